@@ -1,0 +1,30 @@
+package bundle
+
+import "time"
+
+// ManifestName is the manifest's file name inside a bundle directory.
+const ManifestName = "manifest.json"
+
+// Manifest is a parsed manifest.json (schema version 1).
+type Manifest struct {
+	SchemaVersion int
+	ID            string
+	Created       time.Time
+	Digest        string // "sha256:<64 hex>"
+	Files         []File // sorted by Path, byte-wise
+}
+
+// File is one listed bundle file.
+type File struct {
+	Path   string // clean relative path
+	SHA256 string // "sha256:<64 hex>"
+	Size   int64
+}
+
+// Bundle is a validated source bundle on disk.
+type Bundle struct {
+	Dir      string // absolute directory
+	Manifest Manifest
+	// Unlisted holds regular files present in Dir but not listed (warnings).
+	Unlisted []string
+}

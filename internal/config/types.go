@@ -1,0 +1,138 @@
+package config
+
+import "time"
+
+// Workflow values.
+const (
+	WorkflowAdditive    = "additive"
+	WorkflowReplacement = "replacement"
+)
+
+// Backend values.
+const (
+	BackendLocal = "local"
+	BackendSFTP  = "sftp"
+	BackendS3    = "s3"
+)
+
+// Publish source selections.
+const (
+	SourceAll    = "all"
+	SourceAssets = "assets"
+	SourceNone   = "none"
+)
+
+// Config is a decoded and validated distributor.yaml. Relative local paths
+// have been resolved against the config file's directory and "~/" expanded.
+type Config struct {
+	// File is the absolute path of the config file it was loaded from.
+	File          string
+	Pipelines     []Pipeline
+	Destinations  []Destination
+	Notifications []Notification
+}
+
+// Pipeline publishes one source bundle to one or more destinations.
+type Pipeline struct {
+	ID           string
+	Source       string // absolute bundle directory
+	Destinations []string
+	Line         int // line in the config file, for messages
+}
+
+// Destination is one destination root and how outputs are laid out in it.
+type Destination struct {
+	ID       string
+	Backend  string // local | sftp | s3
+	Path     string // root; may hold placeholders; absolute for local (after resolution) and sftp
+	Workflow string // additive | replacement (default additive)
+	Publish  Publish
+	Paths    Paths
+	Markdown Markdown
+	Links    Links
+	// Retention is nil when the destination has no retention block.
+	Retention *Retention
+	SFTP      *SFTP // set exactly when Backend is sftp
+	S3        *S3   // set exactly when Backend is s3
+	Line      int
+}
+
+// Publish selects which outputs are produced.
+type Publish struct {
+	HTML   bool   // render Markdown to HTML; default true
+	Source string // all | assets | none; default assets
+}
+
+// Paths maps source paths to output paths.
+type Paths struct {
+	Prefix string            // prepended to every output path; may hold placeholders
+	Rename map[string]string // exact source path -> output path, before .md -> .html
+}
+
+// Markdown configures markdown_to_html.
+type Markdown struct {
+	Template string // absolute path of an html/template file, or "" for the built-in page
+	RawHTML  bool
+}
+
+// Links configures output URLs.
+type Links struct {
+	BaseURL string // "" when outputs get no URL; otherwise ends with "/"
+	Pretty  bool
+}
+
+// Retention is the destination's retention policy.
+type Retention struct {
+	Prune *Prune
+}
+
+// Prune selects outputs for `distributor prune`.
+type Prune struct {
+	OlderThan time.Duration
+	KeepMin   int
+}
+
+// SFTP is the sftp backend block.
+type SFTP struct {
+	Host           string
+	Port           int // default 22
+	User           string
+	IdentityFile   string // absolute, or ""
+	KnownHostsFile string // absolute
+}
+
+// S3 is the s3 backend block.
+type S3 struct {
+	Bucket    string
+	Region    string
+	Endpoint  string
+	PathStyle bool
+}
+
+// Notification is one webhook notification.
+type Notification struct {
+	ID        string
+	URL       string
+	SecretEnv string
+	On        []string // published | skipped | failed
+}
+
+// Pipeline returns the pipeline with the given id.
+func (c *Config) Pipeline(id string) (*Pipeline, bool) {
+	for i := range c.Pipelines {
+		if c.Pipelines[i].ID == id {
+			return &c.Pipelines[i], true
+		}
+	}
+	return nil, false
+}
+
+// Destination returns the destination with the given id.
+func (c *Config) Destination(id string) (*Destination, bool) {
+	for i := range c.Destinations {
+		if c.Destinations[i].ID == id {
+			return &c.Destinations[i], true
+		}
+	}
+	return nil, false
+}

@@ -1,0 +1,106 @@
+// Package storage defines the small interface every destination backend
+// (local disk, SFTP, S3) implements, and the errors its methods return.
+//
+// A Store is rooted: every path is a clean, relative, slash-separated path
+// below the destination root. Stores know nothing of catalogs, workflows or
+// ownership; that policy lives above this package. This package imports no
+// other internal package.
+package storage
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"strings"
+	"time"
+)
+
+// ErrNotExist is returned (wrapped) when a path does not exist. It is
+// fs.ErrNotExist, so errors.Is(err, fs.ErrNotExist) holds as well.
+var ErrNotExist = fs.ErrNotExist
+
+// ErrPrecondition is returned (wrapped) by PutIf when the stored version does
+// not match the expected one (or the object exists when absence was required).
+var ErrPrecondition = errors.New("storage: precondition failed")
+
+// ErrInvalidPath is returned (wrapped) for a path that is not a clean relative
+// path, or one that would leave the root.
+var ErrInvalidPath = errors.New("storage: invalid path")
+
+// Version identifies one stored state of a small object, for compare-and-swap.
+// It is opaque: an ETag on S3, a content digest elsewhere. The zero Version
+// means "absent".
+type Version string
+
+// Info describes one stored object.
+type Info struct {
+	// Path is the object's path relative to the root, slash-separated.
+	Path string
+	// Size is the object's size in bytes.
+	Size int64
+	// ModTime is the last modification time as the backend reports it.
+	ModTime time.Time
+}
+
+// TempPrefix starts the base name of every temporary object a Store creates
+// while writing. Such objects are never returned by List. The name is inside
+// the reserved ".distributor" namespace, so it cannot collide with a bundle
+// path.
+const TempPrefix = ".distributor-tmp-"
+
+// IsTemp reports whether the final segment of p names a temporary object.
+func IsTemp(p string) bool {
+	base := p
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		base = p[i+1:]
+	}
+	return strings.HasPrefix(base, TempPrefix)
+}
+
+// Store is a destination root. Implementations must be safe for concurrent
+// use by multiple goroutines.
+type Store interface {
+	// Put atomically creates or replaces the object at path with exactly size
+	// bytes read from r, creating parent directories as needed. A reader of
+	// the store sees the old object or the new one, never a partial one. If r
+	// returns an error, or yields more or fewer than size bytes, Put fails and
+	// the old object (or none) remains. On return without error the data is
+	// durable as far as the backend can promise.
+	Put(ctx context.Context, path string, r io.Reader, size int64) error
+
+	// Get reads a small object whole and returns its current Version.
+	// A missing object yields an error matching ErrNotExist.
+	Get(ctx context.Context, path string) ([]byte, Version, error)
+
+	// PutIf atomically writes a small object only if its current version is
+	// ifVersion. The zero Version means "only if absent". When the condition
+	// does not hold it returns an error matching ErrPrecondition and writes
+	// nothing. It returns the new Version.
+	PutIf(ctx context.Context, path string, data []byte, ifVersion Version) (Version, error)
+
+	// Open opens an object for streaming reads. A missing object yields an
+	// error matching ErrNotExist.
+	Open(ctx context.Context, path string) (io.ReadCloser, error)
+
+	// Stat describes one object. A missing object yields an error matching
+	// ErrNotExist. Directories are not objects.
+	Stat(ctx context.Context, path string) (Info, error)
+
+	// List calls fn, in the caller's goroutine, for every object whose path
+	// starts with prefix ("" lists everything), recursively, in byte-wise
+	// path order. Temporary objects (see TempPrefix) are never listed. If fn
+	// returns an error, List stops and returns it.
+	List(ctx context.Context, prefix string, fn func(Info) error) error
+
+	// Delete removes the object at path. Deleting a missing object is not an
+	// error. Implementations may remove directories left empty below the root.
+	Delete(ctx context.Context, path string) error
+
+	// String describes the root for humans, e.g. "/srv/www",
+	// "sftp://user@host:22/var/www" or "s3://bucket/prefix".
+	String() string
+
+	// Close releases the store's resources.
+	Close() error
+}
