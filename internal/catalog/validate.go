@@ -1,0 +1,97 @@
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+
+	"github.com/distributor-dev/distributor/internal/cleanpath"
+)
+
+var (
+	slugRE     = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+	sourceIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+	digestRE   = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+)
+
+// IsDigest reports whether s is "sha256:" followed by 64 lowercase hex digits.
+func IsDigest(s string) bool { return digestRE.MatchString(s) }
+
+// Validate checks every rule of the schema-4 contract and returns all
+// problems found, each naming its field.
+func Validate(c *Catalog) error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if c.SchemaVersion != SchemaVersion {
+		add("schema_version: %d is not %d", c.SchemaVersion, SchemaVersion)
+	}
+	if c.CreatedAt.IsZero() {
+		add("created_at: missing")
+	}
+	if c.UpdatedAt.IsZero() {
+		add("updated_at: missing")
+	}
+	seen := make(map[string]int, len(c.Outputs))
+	for i := range c.Outputs {
+		o := &c.Outputs[i]
+		f := fmt.Sprintf("outputs[%d]", i)
+		if err := cleanpath.CheckUnreserved(o.Path); err != nil {
+			add("%s.path: %w", f, err)
+		}
+		if j, dup := seen[o.Path]; dup {
+			add("%s.path: %q duplicates outputs[%d]", f, o.Path, j)
+		} else {
+			seen[o.Path] = i
+		}
+		if !slugRE.MatchString(o.PipelineID) {
+			add("%s.pipeline_id: %q is not a slug ([a-z0-9][a-z0-9._-]{0,63})", f, o.PipelineID)
+		}
+		if !slugRE.MatchString(o.DestinationID) {
+			add("%s.destination_id: %q is not a slug ([a-z0-9][a-z0-9._-]{0,63})", f, o.DestinationID)
+		}
+		if !sourceIDRE.MatchString(o.Source.ID) {
+			add("%s.source.id: %q is not a source id", f, o.Source.ID)
+		}
+		if !IsDigest(o.Source.Digest) {
+			add("%s.source.digest: %q is not sha256:<64 lowercase hex>", f, o.Source.Digest)
+		}
+		if o.Source.Created.IsZero() {
+			add("%s.source.created: missing", f)
+		}
+		switch o.Kind {
+		case KindSource:
+			if o.SourcePath != "" || o.Transform != "" {
+				add("%s: kind %q must not have source_path or transform", f, o.Kind)
+			}
+		case KindGenerated:
+			if err := cleanpath.CheckUnreserved(o.SourcePath); err != nil {
+				add("%s.source_path: %w", f, err)
+			}
+			if o.Transform != TransformMarkdown {
+				add("%s.transform: %q is not %q", f, o.Transform, TransformMarkdown)
+			}
+		default:
+			add("%s.kind: %q is not %q or %q", f, o.Kind, KindSource, KindGenerated)
+		}
+		if o.URL != "" {
+			u, err := url.Parse(o.URL)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				add("%s.url: %q is not an absolute http(s) URL", f, o.URL)
+			}
+		}
+		if !IsDigest(o.SHA256) {
+			add("%s.sha256: %q is not sha256:<64 lowercase hex>", f, o.SHA256)
+		}
+		if o.Size < 0 {
+			add("%s.size: %d is negative", f, o.Size)
+		}
+		if o.CreatedAt.IsZero() {
+			add("%s.created_at: missing", f)
+		}
+		if o.UpdatedAt.IsZero() {
+			add("%s.updated_at: missing", f)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,492 @@
+// Package plan decides what a run does at one destination root. Make is a
+// pure function of the planned outputs, the catalog state read from the
+// root, a listing of the root, the workflow and --force: it does no I/O and
+// is tested with tables.
+package plan
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/cleanpath"
+)
+
+// Action labels a destination's plan. The values are stable: they appear in
+// text and JSON output.
+type Action string
+
+// The seven action labels of the contract (spec section 5).
+const (
+	PublishNew     Action = "publish_new"
+	UpsertAdditive Action = "upsert_additive"
+	ReplaceCatalog Action = "replace_catalog"
+	SkipSame       Action = "skip_same"
+	ForceReplace   Action = "force_replace"
+	FailUnmanaged  Action = "fail_unmanaged"
+	FailConflict   Action = "fail_conflict"
+)
+
+// Actions lists every action label in a stable order.
+var Actions = []Action{PublishNew, UpsertAdditive, ReplaceCatalog, SkipSame, ForceReplace, FailUnmanaged, FailConflict}
+
+// Failed reports whether the action refuses to publish.
+func (a Action) Failed() bool { return a == FailUnmanaged || a == FailConflict }
+
+// Op is what happens to one path.
+type Op string
+
+// Per-path operations.
+const (
+	OpCreate    Op = "create"    // write a path that does not exist in storage
+	OpOverwrite Op = "overwrite" // replace existing bytes
+	OpUnchanged Op = "unchanged" // same bytes and same record: nothing to do
+	OpUpdate    Op = "update"    // same bytes, record changes (owner, source identity, url): record only
+	OpDelete    Op = "delete"    // remove the path
+)
+
+// Workflow values.
+const (
+	Additive    = "additive"
+	Replacement = "replacement"
+)
+
+// Output is one output the run wants at the root.
+type Output struct {
+	Path       string
+	Kind       string // catalog.KindSource or catalog.KindGenerated
+	SourcePath string // bundle path it derives from
+	Transform  string // "" or catalog.TransformMarkdown
+	URL        string
+	SHA256     string
+	Size       int64
+}
+
+// Input is everything Make decides from.
+type Input struct {
+	Owner   catalog.Owner
+	Source  catalog.Source
+	Outputs []Output
+	State   catalog.State
+	// Listing maps every object path in storage to its size. Reserved
+	// (.distributor*) paths are ignored by the planner.
+	Listing  map[string]int64
+	Workflow string // Additive or Replacement
+	Force    bool
+	// Now stamps new and changed records.
+	Now time.Time
+	// DistributorVersion is written into the catalog.
+	DistributorVersion string
+}
+
+// Item is one path's operation.
+type Item struct {
+	Path string
+	Op   Op
+	// Output is the planned output (nil for OpDelete).
+	Output *Output
+	// Previous is the path's record in the current catalog, if any.
+	Previous *catalog.Output
+}
+
+// Counts summarise a plan (spec section 8). "unchanged" includes record-only
+// updates: their bytes are not rewritten.
+type Counts struct {
+	Created     int `json:"created"`
+	Overwritten int `json:"overwritten"`
+	Unchanged   int `json:"unchanged"`
+	Deleted     int `json:"deleted"`
+	Retained    int `json:"retained"`
+}
+
+// Plan is the decision for one destination root.
+type Plan struct {
+	Action Action
+	// Reason explains a fail_* action, or why deletes happen.
+	Reason string
+	// Items holds one entry per planned output and per delete, sorted by path.
+	Items []Item
+	// Unmanaged lists colliding paths for fail_unmanaged, otherwise the
+	// unmanaged entries seen (present in storage, recorded nowhere, not planned).
+	Unmanaged []string
+	// Retained counts managed outputs kept that this plan does not touch.
+	Retained int
+	// Catalog is the state to write once every item is applied; nil when
+	// nothing is written (skip_same and fail_*).
+	Catalog *catalog.Catalog
+}
+
+// Counts tallies the plan's items.
+func (p *Plan) Counts() Counts {
+	c := Counts{Retained: p.Retained}
+	for _, it := range p.Items {
+		switch it.Op {
+		case OpCreate:
+			c.Created++
+		case OpOverwrite:
+			c.Overwritten++
+		case OpUnchanged, OpUpdate:
+			c.Unchanged++
+		case OpDelete:
+			c.Deleted++
+		}
+	}
+	return c
+}
+
+// Writes returns the items whose bytes must be written (create, overwrite).
+func (p *Plan) Writes() []Item {
+	var out []Item
+	for _, it := range p.Items {
+		if it.Op == OpCreate || it.Op == OpOverwrite {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// Deletes returns the delete items.
+func (p *Plan) Deletes() []Item {
+	var out []Item
+	for _, it := range p.Items {
+		if it.Op == OpDelete {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// Make computes the plan. It returns an error only for inputs that break its
+// preconditions (an unknown workflow, duplicate or unclean planned paths), never
+// for a refusal: refusals are fail_* actions.
+func Make(in Input) (*Plan, error) {
+	if in.Workflow != Additive && in.Workflow != Replacement {
+		return nil, fmt.Errorf("plan: unknown workflow %q", in.Workflow)
+	}
+	planned := make(map[string]*Output, len(in.Outputs))
+	for i := range in.Outputs {
+		o := &in.Outputs[i]
+		if err := cleanpath.CheckUnreserved(o.Path); err != nil {
+			return nil, fmt.Errorf("plan: output %w", err)
+		}
+		if _, dup := planned[o.Path]; dup {
+			return nil, fmt.Errorf("plan: output path %q planned twice", o.Path)
+		}
+		planned[o.Path] = o
+	}
+	listing := make(map[string]int64, len(in.Listing))
+	for p, size := range in.Listing {
+		if !cleanpath.HasReservedSegment(p) {
+			listing[p] = size
+		}
+	}
+	if in.Force {
+		return makeForce(in, planned, listing), nil
+	}
+	switch in.State.Status {
+	case catalog.StatusInvalid, catalog.StatusFuture:
+		reason := fmt.Sprintf("destination state is %s", in.State.Status)
+		if in.State.Problem != nil {
+			reason += ": " + in.State.Problem.Error()
+		}
+		return &Plan{Action: FailConflict, Reason: reason + " (review it, then rerun with --force to replace the root)",
+			Items: plannedItems(in, nil, listing), Unmanaged: unmanaged(listing, nil, planned)}, nil
+	case catalog.StatusLegacy:
+		return makeLegacy(in, planned, listing), nil
+	case catalog.StatusNone:
+		return makeCatalog(in, planned, listing, nil), nil
+	case catalog.StatusCatalog:
+		if in.State.Catalog == nil {
+			return nil, fmt.Errorf("plan: catalog state without a catalog")
+		}
+		return makeCatalog(in, planned, listing, in.State.Catalog), nil
+	default:
+		return nil, fmt.Errorf("plan: unknown state %q", in.State.Status)
+	}
+}
+
+// makeCatalog plans over no state (cat == nil) or a valid catalog.
+func makeCatalog(in Input, planned map[string]*Output, listing map[string]int64, cat *catalog.Catalog) *Plan {
+	var records map[string]*catalog.Output
+	if cat != nil {
+		records = cat.Index()
+	}
+	// Collisions: planned paths present in storage (as a file, or as a
+	// directory or file in the way) that no record holds.
+	if coll := collisions(planned, listing, records); len(coll) > 0 {
+		return &Plan{Action: FailUnmanaged,
+			Reason: fmt.Sprintf("%d planned path(s) exist in storage but are not managed by distributor: %s (remove them, or rerun with --force after review)",
+				len(coll), strings.Join(truncate(coll, 5), ", ")),
+			Items: plannedItems(in, records, listing), Unmanaged: coll}
+	}
+	items := plannedItems(in, records, listing)
+	deleted := map[string]bool{}
+	if cat != nil && in.Workflow == Replacement {
+		for i := range cat.Outputs {
+			rec := &cat.Outputs[i]
+			if planned[rec.Path] == nil && rec.Owner() == in.Owner {
+				items = append(items, Item{Path: rec.Path, Op: OpDelete, Previous: rec})
+				deleted[rec.Path] = true
+			}
+		}
+	}
+	sortItems(items)
+	p := &Plan{Items: items, Unmanaged: unmanaged(listing, records, planned)}
+	if cat != nil {
+		for _, rec := range cat.Outputs {
+			if planned[rec.Path] == nil && !deleted[rec.Path] {
+				p.Retained++
+			}
+		}
+	}
+	changed := false
+	for _, it := range items {
+		if it.Op != OpUnchanged {
+			changed = true
+		}
+	}
+	switch {
+	case cat == nil:
+		p.Action = PublishNew
+	case !changed:
+		p.Action = SkipSame
+		return p
+	case in.Workflow == Replacement:
+		p.Action = ReplaceCatalog
+	default:
+		p.Action = UpsertAdditive
+	}
+	p.Catalog = nextCatalog(in, cat, items)
+	return p
+}
+
+// makeLegacy plans over superseded state: nothing is recorded, planned paths
+// are overwritten; replacement clears every other entry of the root.
+func makeLegacy(in Input, planned map[string]*Output, listing map[string]int64) *Plan {
+	items := plannedItems(in, nil, listing)
+	p := &Plan{Action: UpsertAdditive}
+	if in.Workflow == Replacement {
+		p.Action = ReplaceCatalog
+		p.Reason = fmt.Sprintf("legacy schema %d state: replacement clears the root", in.State.SchemaVersion)
+		for path := range listing {
+			if planned[path] == nil {
+				items = append(items, Item{Path: path, Op: OpDelete})
+			}
+		}
+	} else {
+		p.Unmanaged = unmanaged(listing, nil, planned)
+	}
+	sortItems(items)
+	p.Items = items
+	p.Catalog = nextCatalog(in, nil, items)
+	return p
+}
+
+// makeForce plans --force: every entry of the root that is not planned is
+// deleted and a fresh catalog is written.
+func makeForce(in Input, planned map[string]*Output, listing map[string]int64) *Plan {
+	items := plannedItems(in, nil, listing)
+	for path := range listing {
+		if planned[path] == nil {
+			items = append(items, Item{Path: path, Op: OpDelete})
+		}
+	}
+	sortItems(items)
+	return &Plan{Action: ForceReplace, Reason: "--force: the root is replaced by this run's outputs",
+		Items: items, Catalog: nextCatalog(in, nil, items)}
+}
+
+// plannedItems classifies every planned output against the records (nil for
+// none) and the listing.
+func plannedItems(in Input, records map[string]*catalog.Output, listing map[string]int64) []Item {
+	items := make([]Item, 0, len(in.Outputs))
+	for i := range in.Outputs {
+		o := &in.Outputs[i]
+		rec := records[o.Path]
+		size, present := listing[o.Path]
+		it := Item{Path: o.Path, Output: o, Previous: rec}
+		switch {
+		case !present:
+			it.Op = OpCreate
+		case rec == nil || rec.SHA256 != o.SHA256 || rec.Size != o.Size || size != o.Size:
+			it.Op = OpOverwrite
+		case sameRecord(rec, in, o):
+			it.Op = OpUnchanged
+		default:
+			it.Op = OpUpdate
+		}
+		items = append(items, it)
+	}
+	sortItems(items)
+	return items
+}
+
+func sameRecord(rec *catalog.Output, in Input, o *Output) bool {
+	return rec.Owner() == in.Owner &&
+		rec.Source.ID == in.Source.ID && rec.Source.Digest == in.Source.Digest &&
+		rec.Source.Created.Equal(in.Source.Created) &&
+		rec.Kind == o.Kind && rec.SourcePath == o.recordSourcePath() && rec.Transform == o.recordTransform() &&
+		rec.URL == o.URL
+}
+
+// recordSourcePath is the source_path a record holds: only generated outputs
+// name their source path in the catalog.
+func (o *Output) recordSourcePath() string {
+	if o.Kind != catalog.KindGenerated {
+		return ""
+	}
+	return o.SourcePath
+}
+
+func (o *Output) recordTransform() string {
+	if o.Kind != catalog.KindGenerated {
+		return ""
+	}
+	return o.Transform
+}
+
+// nextCatalog is the catalog after every item is applied. cat is the current
+// valid catalog, or nil to start fresh.
+func nextCatalog(in Input, cat *catalog.Catalog, items []Item) *catalog.Catalog {
+	now := in.Now.UTC().Truncate(time.Second)
+	next := &catalog.Catalog{SchemaVersion: catalog.SchemaVersion, DistributorVersion: in.DistributorVersion,
+		CreatedAt: now, UpdatedAt: now}
+	touched := make(map[string]bool, len(items))
+	if cat != nil {
+		next.CreatedAt = cat.CreatedAt
+		for _, it := range items {
+			touched[it.Path] = true
+		}
+		for _, rec := range cat.Outputs {
+			if !touched[rec.Path] {
+				next.Outputs = append(next.Outputs, rec)
+			}
+		}
+	}
+	for _, it := range items {
+		if it.Op == OpDelete {
+			continue
+		}
+		next.Outputs = append(next.Outputs, Record(in, it, now))
+	}
+	sort.Slice(next.Outputs, func(i, j int) bool { return next.Outputs[i].Path < next.Outputs[j].Path })
+	return next
+}
+
+// Record is the catalog record an applied write/update/unchanged item leaves.
+// A path that was recorded keeps its created_at; an unchanged one keeps its
+// record as it was.
+func Record(in Input, it Item, now time.Time) catalog.Output {
+	if it.Op == OpUnchanged && it.Previous != nil {
+		return *it.Previous
+	}
+	o := it.Output
+	rec := catalog.Output{
+		Path: o.Path, PipelineID: in.Owner.PipelineID, DestinationID: in.Owner.DestinationID,
+		Source: in.Source, Kind: o.Kind, SourcePath: o.recordSourcePath(), Transform: o.recordTransform(),
+		URL: o.URL, SHA256: o.SHA256, Size: o.Size, CreatedAt: now, UpdatedAt: now,
+	}
+	if it.Previous != nil {
+		rec.CreatedAt = it.Previous.CreatedAt
+	}
+	return rec
+}
+
+// collisions lists planned paths blocked by unrecorded storage entries: the
+// same path, an unrecorded file where the planned path needs a directory, or
+// unrecorded files below a planned path.
+func collisions(planned map[string]*Output, listing map[string]int64, records map[string]*catalog.Output) []string {
+	dirs := map[string]bool{} // directories implied by unrecorded entries
+	for path := range listing {
+		if records[path] != nil {
+			continue
+		}
+		for d := parent(path); d != ""; d = parent(d) {
+			dirs[d] = true
+		}
+	}
+	var out []string
+	for path := range planned {
+		_, present := listing[path]
+		blocked := (present && records[path] == nil) || dirs[path]
+		for d := parent(path); d != "" && !blocked; d = parent(d) {
+			if _, isFile := listing[d]; isFile && records[d] == nil {
+				blocked = true
+			}
+		}
+		if blocked {
+			out = append(out, path)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func parent(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[:i]
+	}
+	return ""
+}
+
+// unmanaged lists storage entries that no record holds and no output plans.
+func unmanaged(listing map[string]int64, records map[string]*catalog.Output, planned map[string]*Output) []string {
+	out := []string{}
+	for path := range listing {
+		if records[path] == nil && planned[path] == nil {
+			out = append(out, path)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sortItems(items []Item) {
+	sort.SliceStable(items, func(i, j int) bool { return items[i].Path < items[j].Path })
+}
+
+func truncate(s []string, n int) []string {
+	if len(s) <= n {
+		return s
+	}
+	return append(append([]string(nil), s[:n]...), fmt.Sprintf("and %d more", len(s)-n))
+}
+
+// CheckForceRoot refuses --force on a root that is too broad to wipe: for
+// local and sftp roots "/" or a top-level directory ("/srv"); for s3 the
+// bucket itself (an empty key prefix).
+func CheckForceRoot(backend, root string) error {
+	if backend == "s3" {
+		if strings.Trim(root, "/") == "" {
+			return fmt.Errorf("--force refuses to clear a whole bucket: give the destination a key prefix")
+		}
+		return nil
+	}
+	clean := strings.Trim(root, "/")
+	if clean == "" || !strings.Contains(clean, "/") {
+		return fmt.Errorf("--force refuses to clear %q: it is / or a top-level directory", root)
+	}
+	for _, seg := range strings.Split(clean, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return fmt.Errorf("--force refuses to clear %q: the root is not a clean path", root)
+		}
+	}
+	return nil
+}
+
+// Settle returns the catalog that truthfully describes a root after a failed
+// attempt of plan p applied only the items in done (writes that completed and
+// were not rolled back, and completed deletes). It returns nil when the
+// current state needs no rewrite because nothing in done changes it.
+func Settle(in Input, p *Plan, done []Item) *catalog.Catalog {
+	if len(done) == 0 {
+		return nil
+	}
+	var base *catalog.Catalog
+	if in.State.Status == catalog.StatusCatalog && in.State.Catalog != nil && p.Action != ForceReplace {
+		base = in.State.Catalog
+	}
+	return nextCatalog(in, base, done)
+}

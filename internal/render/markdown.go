@@ -1,0 +1,375 @@
+package render
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"html/template"
+	"io"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/distributor-dev/distributor/internal/bundle"
+	"github.com/distributor-dev/distributor/internal/config"
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	east "github.com/yuin/goldmark/extension/ast"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/renderer"
+	"github.com/yuin/goldmark/renderer/html"
+	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
+)
+
+// docKey holds the *docInfo of the document being parsed in its
+// parser.Context, for the link transformer.
+var docKey = parser.NewContextKey()
+
+// docInfo locates the document being rendered.
+type docInfo struct {
+	sourcePath string // bundle path of the Markdown source
+	outputPath string // its HTML output path
+	title      string // set by the transformer: text of the first non-empty heading
+}
+
+// mdRenderer renders the Markdown sources of one Plan call.
+type mdRenderer struct {
+	md       goldmark.Markdown
+	page     *template.Template
+	tmplName string // template file for messages, "" for the built-in page
+	source   PageSource
+}
+
+// newRenderer builds the Markdown converter and parses the page template
+// once for one Plan call. htmlOut maps every rendered Markdown source path to
+// its output path.
+func newRenderer(d *config.Destination, htmlOut map[string]string, m *bundle.Manifest) (*mdRenderer, error) {
+	page, err := loadTemplate(d.Markdown.Template)
+	if err != nil {
+		return nil, err
+	}
+	var ropts []renderer.Option
+	if d.Markdown.RawHTML {
+		ropts = append(ropts, html.WithUnsafe())
+	} else {
+		ropts = append(ropts, renderer.WithNodeRenderers(util.Prioritized(escapedHTMLRenderer{}, 100)))
+	}
+	md := goldmark.New(
+		goldmark.WithExtensions(extension.GFM, extension.Footnote),
+		goldmark.WithParserOptions(
+			parser.WithASTTransformers(util.Prioritized(
+				&docTransformer{htmlOut: htmlOut, rawHTMLShown: !d.Markdown.RawHTML}, 1000)),
+		),
+		goldmark.WithRendererOptions(ropts...),
+	)
+	return &mdRenderer{
+		md:       md,
+		page:     page,
+		tmplName: d.Markdown.Template,
+		source:   PageSource{ID: m.ID, Digest: m.Digest, Created: m.Created},
+	}, nil
+}
+
+// renderFile reads the Markdown source f from bundle directory dir, checks it
+// against its manifest entry and renders the page for output path out.
+func (r *mdRenderer) renderFile(dir string, f bundle.File, out string) ([]byte, error) {
+	src, err := readVerified(dir, f)
+	if err != nil {
+		return nil, err
+	}
+	body, title, err := r.convert(src, f.Path, out)
+	if err != nil {
+		return nil, fmt.Errorf("render %q: %w", f.Path, err)
+	}
+	if title == "" {
+		base := path.Base(f.Path)
+		title = base[:len(base)-len(markdownExt(base))]
+	}
+	var buf bytes.Buffer
+	data := PageData{Title: title, Content: template.HTML(body), Source: r.source, Path: out}
+	if err := r.page.Execute(&buf, data); err != nil {
+		if r.tmplName != "" {
+			return nil, fmt.Errorf("render %q: markdown.template %s: %w", f.Path, r.tmplName, err)
+		}
+		return nil, fmt.Errorf("render %q: built-in page template: %w", f.Path, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// convert renders Markdown src (bundle path sourcePath, output path out) to
+// an HTML fragment and returns it with the text of its first non-empty
+// heading.
+func (r *mdRenderer) convert(src []byte, sourcePath, out string) ([]byte, string, error) {
+	info := &docInfo{sourcePath: sourcePath, outputPath: out}
+	pc := parser.NewContext()
+	pc.Set(docKey, info)
+	doc := r.md.Parser().Parse(text.NewReader(src), parser.WithContext(pc))
+	var buf bytes.Buffer
+	if err := r.md.Renderer().Render(&buf, src, doc); err != nil {
+		return nil, "", err
+	}
+	return buf.Bytes(), info.title, nil
+}
+
+// readVerified reads bundle file f from dir, checking its size and sha256
+// against the manifest entry.
+func readVerified(dir string, f bundle.File) ([]byte, error) {
+	fh, err := os.Open(filepath.Join(dir, filepath.FromSlash(f.Path)))
+	if err != nil {
+		return nil, fmt.Errorf("read markdown source %q: %w", f.Path, err)
+	}
+	defer fh.Close()
+	h := sha256.New()
+	data, err := io.ReadAll(io.TeeReader(io.LimitReader(fh, f.Size+1), h))
+	if err != nil {
+		return nil, fmt.Errorf("read markdown source %q: %w", f.Path, err)
+	}
+	if int64(len(data)) != f.Size {
+		return nil, fmt.Errorf("markdown source %q: size %d, manifest lists %d: %w",
+			f.Path, len(data), f.Size, ErrSourceMismatch)
+	}
+	if got := "sha256:" + hex.EncodeToString(h.Sum(nil)); got != f.SHA256 {
+		return nil, fmt.Errorf("markdown source %q: sha256 %s, manifest lists %s: %w",
+			f.Path, got, f.SHA256, ErrSourceMismatch)
+	}
+	return data, nil
+}
+
+// sha256Digest is "sha256:" + the lowercase hex SHA-256 of b.
+func sha256Digest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// plainText is the visible text of an inline container, whitespace
+// collapsed. Raw HTML counts as text when it is escaped (shown literally).
+func plainText(n ast.Node, src []byte, rawHTMLShown bool) string {
+	var sb strings.Builder
+	_ = ast.Walk(n, func(c ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		switch c := c.(type) {
+		case *ast.Text:
+			sb.Write(c.Segment.Value(src))
+			if c.SoftLineBreak() || c.HardLineBreak() {
+				sb.WriteByte(' ')
+			}
+		case *ast.String:
+			sb.Write(c.Value)
+		case *ast.AutoLink:
+			sb.Write(c.Label(src))
+		case *ast.RawHTML:
+			if rawHTMLShown {
+				for i := range c.Segments.Len() {
+					seg := c.Segments.At(i)
+					sb.Write(seg.Value(src))
+				}
+			}
+			return ast.WalkSkipChildren, nil
+		case *east.FootnoteLink:
+			return ast.WalkSkipChildren, nil
+		}
+		return ast.WalkContinue, nil
+	})
+	return strings.Join(strings.Fields(sb.String()), " ")
+}
+
+// headingID turns heading text into an id the way GitHub does: lower case,
+// letters, marks, digits, '-' and '_' kept, spaces turned into '-', anything
+// else dropped.
+func headingID(text string) string {
+	var sb strings.Builder
+	for _, r := range strings.ToLower(text) {
+		switch {
+		case unicode.IsLetter(r), unicode.IsMark(r), unicode.IsDigit(r), r == '-', r == '_':
+			sb.WriteRune(r)
+		case r == ' ':
+			sb.WriteByte('-')
+		}
+	}
+	return sb.String()
+}
+
+// docTransformer finishes a parsed document: it gives headings unique ids
+// derived from their text, records the title, and rewrites relative links and
+// images that point at Markdown files of the bundle to their HTML outputs,
+// relative to the linking page's output path.
+type docTransformer struct {
+	htmlOut      map[string]string // Markdown source path -> HTML output path
+	rawHTMLShown bool              // raw HTML is escaped, so it shows as text
+}
+
+// Transform implements parser.ASTTransformer.
+func (t *docTransformer) Transform(doc *ast.Document, reader text.Reader, pc parser.Context) {
+	info, ok := pc.Get(docKey).(*docInfo)
+	if !ok {
+		return
+	}
+	src := reader.Source()
+	used := map[string]bool{}
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		switch n := n.(type) {
+		case *ast.Heading:
+			text := plainText(n, src, t.rawHTMLShown)
+			if info.title == "" {
+				info.title = text
+			}
+			base := headingID(text)
+			if base == "" {
+				base = "heading"
+			}
+			id := base
+			for i := 1; used[id]; i++ {
+				id = base + "-" + strconv.Itoa(i)
+			}
+			used[id] = true
+			n.SetAttributeString("id", []byte(id))
+		case *ast.Link:
+			if d, ok := t.rewrite(n.Destination, info); ok {
+				n.Destination = d
+			}
+		case *ast.Image:
+			if d, ok := t.rewrite(n.Destination, info); ok {
+				n.Destination = d
+			}
+		}
+		return ast.WalkContinue, nil
+	})
+}
+
+// rewrite returns the rewritten destination of a link or image found in the
+// document described by info, and whether it changed.
+func (t *docTransformer) rewrite(dest []byte, info *docInfo) ([]byte, bool) {
+	// Resolve backslash escapes and entities as the HTML renderer would.
+	d := string(util.ResolveEntityNames(util.ResolveNumericReferences(util.UnescapePunctuations(dest))))
+	if d == "" || d[0] == '/' || d[0] == '#' || d[0] == '?' || hasScheme(d) {
+		return nil, false
+	}
+	p, tail := d, ""
+	if i := strings.IndexAny(d, "?#"); i >= 0 {
+		p, tail = d[:i], d[i:]
+	}
+	if p == "" || strings.HasSuffix(p, "/") {
+		return nil, false
+	}
+	if u, err := url.PathUnescape(p); err == nil {
+		p = u
+	}
+	target := path.Join(path.Dir(info.sourcePath), p)
+	out, ok := t.htmlOut[target]
+	if !ok {
+		return nil, false
+	}
+	return []byte(escapeRelPath(relPath(info.outputPath, out)) + tail), true
+}
+
+// hasScheme reports whether the URL reference d starts with a scheme
+// ("https:", "mailto:", ...): a colon before any '/', '?' or '#'.
+func hasScheme(d string) bool {
+	i := strings.IndexAny(d, ":/?#")
+	return i > 0 && d[i] == ':'
+}
+
+// relPath is the relative reference from the file at slash path from to the
+// file at slash path to (both clean, relative to one root).
+func relPath(from, to string) string {
+	var fromDir []string
+	if dir := path.Dir(from); dir != "." {
+		fromDir = strings.Split(dir, "/")
+	}
+	toSegs := strings.Split(to, "/")
+	i := 0
+	for i < len(fromDir) && i < len(toSegs)-1 && fromDir[i] == toSegs[i] {
+		i++
+	}
+	parts := make([]string, 0, len(fromDir)-i+len(toSegs)-i)
+	for range len(fromDir) - i {
+		parts = append(parts, "..")
+	}
+	parts = append(parts, toSegs[i:]...)
+	return strings.Join(parts, "/")
+}
+
+// escapeRelPath percent-escapes each segment of a relative path so that it is
+// a valid relative URL reference (a first segment holding ':' gets a "./"
+// prefix so it cannot read as a scheme).
+func escapeRelPath(p string) string {
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		segs[i] = escapeSegment(s)
+	}
+	out := strings.Join(segs, "/")
+	if strings.Contains(segs[0], ":") {
+		out = "./" + out
+	}
+	return out
+}
+
+// escapeSegment percent-escapes every byte of s except RFC 3986 unreserved
+// characters and the sub-delimiters that are safe in a path segment.
+func escapeSegment(s string) string {
+	const safe = "-._~!$'()*+,;=:@"
+	var sb strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte(safe, c) >= 0 {
+			sb.WriteByte(c)
+			continue
+		}
+		fmt.Fprintf(&sb, "%%%02X", c)
+	}
+	return sb.String()
+}
+
+// escapedHTMLRenderer renders raw HTML (inline and blocks) as escaped text,
+// so that it shows literally instead of being interpreted or dropped.
+type escapedHTMLRenderer struct{}
+
+// RegisterFuncs implements renderer.NodeRenderer.
+func (escapedHTMLRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
+	reg.Register(ast.KindRawHTML, renderEscapedRawHTML)
+	reg.Register(ast.KindHTMLBlock, renderEscapedHTMLBlock)
+}
+
+func renderEscapedRawHTML(w util.BufWriter, src []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
+	if !entering {
+		return ast.WalkSkipChildren, nil
+	}
+	n := node.(*ast.RawHTML)
+	for i := range n.Segments.Len() {
+		seg := n.Segments.At(i)
+		_, _ = w.Write(util.EscapeHTML(seg.Value(src)))
+	}
+	return ast.WalkSkipChildren, nil
+}
+
+func renderEscapedHTMLBlock(w util.BufWriter, src []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
+	if !entering {
+		return ast.WalkContinue, nil
+	}
+	n := node.(*ast.HTMLBlock)
+	var raw []byte
+	for i := range n.Lines().Len() {
+		line := n.Lines().At(i)
+		raw = append(raw, line.Value(src)...)
+	}
+	if n.HasClosure() {
+		raw = append(raw, n.ClosureLine.Value(src)...)
+	}
+	raw = bytes.TrimRight(raw, "\r\n")
+	_, _ = w.WriteString("<p>")
+	_, _ = w.Write(util.EscapeHTML(raw))
+	_, _ = w.WriteString("</p>\n")
+	return ast.WalkContinue, nil
+}

@@ -1,0 +1,330 @@
+// Package render plans the outputs a destination publishes from a source
+// bundle: copies of bundle files and Markdown rendered to complete HTML
+// pages (the markdown_to_html transform).
+//
+// Planning is pure apart from reading Markdown sources (and the optional
+// custom page template) from disk: the same bundle, destination
+// configuration and prefix always give byte-identical outputs.
+package render
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/distributor-dev/distributor/internal/bundle"
+	"github.com/distributor-dev/distributor/internal/cleanpath"
+	"github.com/distributor-dev/distributor/internal/config"
+)
+
+// ErrSourceMismatch is matched (errors.Is) by the error Plan returns when a
+// Markdown source read from the bundle directory does not have the size or
+// sha256 its manifest entry lists (the bundle changed after validation).
+var ErrSourceMismatch = errors.New("file does not match its manifest entry")
+
+// CollisionError reports two planned outputs with the same path, for example
+// "a.md" rendered to "a.html" while a bundle file "a.html" is copied, or two
+// renames to one target.
+type CollisionError struct {
+	// Path is the output path both outputs would be written to.
+	Path string
+	// SourcePaths are the bundle paths of the two outputs: a generated
+	// output before a copy, otherwise ordered byte-wise.
+	SourcePaths [2]string
+	// Kinds are the outputs' kinds (KindGenerated or KindSource), matching
+	// SourcePaths.
+	Kinds [2]string
+}
+
+func (e *CollisionError) Error() string {
+	return fmt.Sprintf("output path %q is produced twice: by %q (%s) and by %q (%s)",
+		e.Path, e.SourcePaths[0], describeKind(e.Kinds[0]), e.SourcePaths[1], describeKind(e.Kinds[1]))
+}
+
+func describeKind(kind string) string {
+	if kind == KindGenerated {
+		return "rendered to HTML"
+	}
+	return "copied"
+}
+
+// IsMarkdown reports whether the bundle path p is a Markdown source: its name
+// ends with ".md" or ".markdown", in any letter case.
+func IsMarkdown(p string) bool {
+	return markdownExt(p) != ""
+}
+
+// markdownExt returns the Markdown extension p ends with (as written in p),
+// or "".
+func markdownExt(p string) string {
+	lower := strings.ToLower(p)
+	for _, ext := range []string{".markdown", ".md"} {
+		if strings.HasSuffix(lower, ext) {
+			return p[len(p)-len(ext):]
+		}
+	}
+	return ""
+}
+
+// htmlName replaces a trailing Markdown extension of p by ".html". A path
+// without a Markdown extension (a rename target such as "report.html") is
+// returned unchanged.
+func htmlName(p string) string {
+	if ext := markdownExt(p); ext != "" {
+		return p[:len(p)-len(ext)] + ".html"
+	}
+	return p
+}
+
+// planned is an output under construction together with its manifest entry.
+type planned struct {
+	out  Output
+	file bundle.File
+}
+
+// Plan computes every output destination d publishes from bundle b.
+//
+// prefix is the destination's paths.prefix with its placeholders already
+// expanded; it is prepended verbatim to every output path.
+//
+// Selection: with publish.html, every Markdown source (see IsMarkdown) yields
+// a generated output (kind KindGenerated, transform TransformMarkdown) at
+// prefix + rename(source) with its Markdown extension replaced by ".html"
+// (a rename target without a Markdown extension is used as is). publish.source
+// "all" copies every bundle file, "assets" (also the meaning of "") every
+// non-Markdown file, "none" nothing; a copy lands at prefix + rename(source),
+// with SHA256 and Size from the manifest and a nil Content. A paths.rename key
+// that is not a bundle file is an error. Every output path must pass
+// cleanpath.CheckUnreserved, and two outputs with one path are a
+// *CollisionError.
+//
+// Generated outputs are read from b.Dir (their bytes must match the manifest,
+// else an error matching ErrSourceMismatch) and rendered as CommonMark with
+// GitHub tables, strikethrough, autolinks and task lists, and footnotes.
+// Headings get GitHub-style ids from their text ("Über uns" -> "über-uns",
+// duplicates suffixed "-1", "-2", ...). Raw HTML is escaped (shown as text)
+// unless markdown.raw_html. Relative links and images that resolve (from the
+// linking file's directory) to Markdown files of the bundle are rewritten to
+// the relative path of those files' HTML outputs, keeping any ?query and
+// #fragment; other links are left alone. The fragment is wrapped in the
+// built-in page or the markdown.template file (see PageData), parsed once per
+// call.
+//
+// URLs: with links.base_url, each output's URL is base_url + its path, each
+// segment percent-escaped; with links.pretty, a path ".../index.html" gets
+// the URL of its directory (".../"), and a root "index.html" the base_url
+// itself. Without base_url every URL is "".
+//
+// PrimaryURL is the URL of the generated output at prefix + "index.html" if
+// there is one, else of the first generated output by path, else of the first
+// output by path; it is "" without links.base_url or without outputs.
+//
+// Result.Outputs is sorted by path, byte-wise.
+func Plan(ctx context.Context, b *bundle.Bundle, d *config.Destination, prefix string) (*Result, error) {
+	if b == nil || d == nil {
+		return nil, errors.New("render: nil bundle or destination")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	copyMD, copyAssets, err := sourceSelection(d.Publish.Source)
+	if err != nil {
+		return nil, fmt.Errorf("destination %q: %w", d.ID, err)
+	}
+
+	files := make(map[string]bundle.File, len(b.Manifest.Files))
+	for _, f := range b.Manifest.Files {
+		files[f.Path] = f
+	}
+	if err := checkRenames(d.Paths.Rename, files); err != nil {
+		return nil, fmt.Errorf("destination %q: %w", d.ID, err)
+	}
+
+	var outs []planned
+	for _, f := range b.Manifest.Files {
+		target := f.Path
+		if r, ok := d.Paths.Rename[f.Path]; ok {
+			target = r
+		}
+		md := IsMarkdown(f.Path)
+		if md && d.Publish.HTML {
+			outs = append(outs, planned{file: f, out: Output{
+				Path:       prefix + htmlName(target),
+				Kind:       KindGenerated,
+				SourcePath: f.Path,
+				Transform:  TransformMarkdown,
+			}})
+		}
+		if (md && copyMD) || (!md && copyAssets) {
+			outs = append(outs, planned{file: f, out: Output{
+				Path:       prefix + target,
+				Kind:       KindSource,
+				SourcePath: f.Path,
+				SHA256:     f.SHA256,
+				Size:       f.Size,
+			}})
+		}
+	}
+	for _, p := range outs {
+		if err := cleanpath.CheckUnreserved(p.out.Path); err != nil {
+			return nil, fmt.Errorf("destination %q: output for %q (prefix %q): invalid output path: %w",
+				d.ID, p.out.SourcePath, prefix, err)
+		}
+	}
+	sort.SliceStable(outs, func(i, j int) bool {
+		a, b := outs[i].out, outs[j].out
+		if a.Path != b.Path {
+			return a.Path < b.Path
+		}
+		if a.Kind != b.Kind {
+			return a.Kind == KindGenerated
+		}
+		return a.SourcePath < b.SourcePath
+	})
+	for i := 1; i < len(outs); i++ {
+		if a, b := outs[i-1].out, outs[i].out; a.Path == b.Path {
+			return nil, fmt.Errorf("destination %q: %w", d.ID, &CollisionError{
+				Path:        a.Path,
+				SourcePaths: [2]string{a.SourcePath, b.SourcePath},
+				Kinds:       [2]string{a.Kind, b.Kind},
+			})
+		}
+	}
+
+	if d.Publish.HTML {
+		htmlOut := make(map[string]string) // Markdown source path -> its HTML output path
+		for _, p := range outs {
+			if p.out.Kind == KindGenerated {
+				htmlOut[p.out.SourcePath] = p.out.Path
+			}
+		}
+		r, err := newRenderer(d, htmlOut, &b.Manifest)
+		if err != nil {
+			return nil, fmt.Errorf("destination %q: %w", d.ID, err)
+		}
+		for i := range outs {
+			o := &outs[i].out
+			if o.Kind != KindGenerated {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			content, err := r.renderFile(b.Dir, outs[i].file, o.Path)
+			if err != nil {
+				return nil, fmt.Errorf("destination %q: %w", d.ID, err)
+			}
+			o.Content = content
+			o.SHA256 = sha256Digest(content)
+			o.Size = int64(len(content))
+		}
+	}
+
+	res := &Result{Outputs: make([]Output, 0, len(outs))}
+	for _, p := range outs {
+		p.out.URL = outputURL(d.Links, p.out.Path)
+		res.Outputs = append(res.Outputs, p.out)
+	}
+	res.PrimaryURL = primaryURL(res.Outputs, prefix)
+	return res, nil
+}
+
+// sourceSelection interprets publish.source: whether Markdown sources and
+// other files are copied.
+func sourceSelection(source string) (copyMD, copyAssets bool, err error) {
+	switch source {
+	case config.SourceAll:
+		return true, true, nil
+	case config.SourceAssets, "":
+		return false, true, nil
+	case config.SourceNone:
+		return false, false, nil
+	}
+	return false, false, fmt.Errorf("publish.source %q: want %q, %q or %q",
+		source, config.SourceAll, config.SourceAssets, config.SourceNone)
+}
+
+// checkRenames reports the first (by key) paths.rename entry whose key is not
+// a bundle file or whose target is not a clean path.
+func checkRenames(rename map[string]string, files map[string]bundle.File) error {
+	keys := make([]string, 0, len(rename))
+	for k := range rename {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if _, ok := files[k]; !ok {
+			return fmt.Errorf("paths.rename: %q is not a file of the bundle", k)
+		}
+		if err := cleanpath.CheckUnreserved(rename[k]); err != nil {
+			return fmt.Errorf("paths.rename: target of %q: %w", k, err)
+		}
+	}
+	return nil
+}
+
+// outputURL is the public URL of output path p, or "" without a base URL.
+func outputURL(links config.Links, p string) string {
+	if links.BaseURL == "" {
+		return ""
+	}
+	if links.Pretty {
+		switch {
+		case p == "index.html":
+			p = ""
+		case strings.HasSuffix(p, "/index.html"):
+			p = strings.TrimSuffix(p, "index.html")
+		}
+	}
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return links.BaseURL + strings.Join(segs, "/")
+}
+
+// primaryURL implements the PrimaryURL rule documented on Plan.
+func primaryURL(outs []Output, prefix string) string {
+	if len(outs) == 0 {
+		return ""
+	}
+	first := -1
+	for i, o := range outs {
+		if o.Kind != KindGenerated {
+			continue
+		}
+		if o.Path == prefix+"index.html" {
+			return o.URL
+		}
+		if first < 0 {
+			first = i
+		}
+	}
+	if first >= 0 {
+		return outs[first].URL
+	}
+	return outs[0].URL
+}
+
+// loadTemplate parses the custom page template file, or returns the built-in
+// page template when file is "".
+func loadTemplate(file string) (*template.Template, error) {
+	if file == "" {
+		return builtinPage, nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("markdown.template %s: %w", file, err)
+	}
+	t, err := template.New(filepath.Base(file)).Parse(string(data))
+	if err != nil {
+		return nil, fmt.Errorf("markdown.template %s: %w", file, err)
+	}
+	return t, nil
+}

@@ -1,0 +1,137 @@
+// Package report holds the documents distributor prints (spec section 8):
+// JSON-tagged types that are the stable machine contract, and the text
+// renderings an operator reads.
+package report
+
+import (
+	"github.com/distributor-dev/distributor/internal/plan"
+)
+
+// Run is the document `distributor run` prints.
+type Run struct {
+	Command            string     `json:"command"`
+	DryRun             bool       `json:"dry_run"`
+	DistributorVersion string     `json:"distributor_version"`
+	StartedAt          string     `json:"started_at"`
+	FinishedAt         string     `json:"finished_at"`
+	Pipelines          []Pipeline `json:"pipelines"`
+	Summary            Summary    `json:"summary"`
+}
+
+// Pipeline is one pipeline's part of a run.
+type Pipeline struct {
+	PipelineID   string        `json:"pipeline_id"`
+	Source       *Source       `json:"source"`
+	Error        *string       `json:"error"`
+	Warnings     []string      `json:"warnings,omitempty"`
+	Destinations []Destination `json:"destinations"`
+}
+
+// Source identifies the bundle a pipeline published.
+type Source struct {
+	Path    string `json:"path"`
+	ID      string `json:"id,omitempty"`
+	Digest  string `json:"digest,omitempty"`
+	Created string `json:"created,omitempty"`
+}
+
+// Destination is one destination's result.
+type Destination struct {
+	DestinationID string         `json:"destination_id"`
+	Backend       string         `json:"backend"`
+	Root          string         `json:"root"`
+	FixedPath     bool           `json:"fixed_path"`
+	Workflow      string         `json:"workflow"`
+	State         string         `json:"state"`
+	Action        string         `json:"action"`
+	Status        string         `json:"status"`
+	Outputs       []Output       `json:"outputs"`
+	Unmanaged     []string       `json:"unmanaged"`
+	Counts        plan.Counts    `json:"counts"`
+	PrimaryURL    string         `json:"primary_url"`
+	Notifications []Notification `json:"notifications"`
+	Error         *string        `json:"error"`
+	// Reason explains a fail_* action or a destructive plan.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Destination statuses.
+const (
+	StatusOK      = "ok"
+	StatusPlanned = "planned"
+	StatusFailed  = "failed"
+)
+
+// Output is one path of a destination's plan.
+type Output struct {
+	Path       string `json:"path"`
+	Op         string `json:"op"`
+	Kind       string `json:"kind,omitempty"`
+	SourcePath string `json:"source_path,omitempty"`
+	SHA256     string `json:"sha256,omitempty"`
+	Size       *int64 `json:"size,omitempty"`
+	URL        string `json:"url,omitempty"`
+}
+
+// Notification is the outcome of one webhook delivery.
+type Notification struct {
+	ID     string `json:"id"`
+	Event  string `json:"event"`
+	Status string `json:"status"`
+	Error  string `json:"error,omitempty"`
+}
+
+// Summary totals a run.
+type Summary struct {
+	Destinations int                 `json:"destinations"`
+	Failed       int                 `json:"failed"`
+	Actions      map[plan.Action]int `json:"actions"`
+	Created      int                 `json:"created"`
+	Overwritten  int                 `json:"overwritten"`
+	Unchanged    int                 `json:"unchanged"`
+	Deleted      int                 `json:"deleted"`
+}
+
+// Summarise fills r.Summary from its destinations.
+func (r *Run) Summarise() {
+	s := Summary{Actions: map[plan.Action]int{}}
+	for _, a := range plan.Actions {
+		s.Actions[a] = 0
+	}
+	for _, p := range r.Pipelines {
+		for _, d := range p.Destinations {
+			s.Destinations++
+			if d.Status == StatusFailed {
+				s.Failed++
+			}
+			if d.Action != "" {
+				s.Actions[plan.Action(d.Action)]++
+			}
+			s.Created += d.Counts.Created
+			s.Overwritten += d.Counts.Overwritten
+			s.Unchanged += d.Counts.Unchanged
+			s.Deleted += d.Counts.Deleted
+		}
+	}
+	r.Summary = s
+}
+
+// Failed reports whether the run must exit 1: a pipeline error (such as an
+// invalid bundle), a failed destination, or a fail_* action (also in a dry
+// run).
+func (r *Run) Failed() bool {
+	for _, p := range r.Pipelines {
+		if p.Error != nil {
+			return true
+		}
+		for _, d := range p.Destinations {
+			if d.Status == StatusFailed || plan.Action(d.Action).Failed() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Str returns a pointer to s, for the nullable error fields.
+func Str(s string) *string { return &s }

@@ -1,0 +1,178 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/distributor-dev/distributor/internal/plan"
+)
+
+// WriteRunText renders a run for a human: per destination the action, every
+// path that changes, the counters, the URL and any error; then a summary.
+// Unchanged paths are counted, not listed.
+func WriteRunText(w io.Writer, r *Run) {
+	for _, p := range r.Pipelines {
+		fmt.Fprintf(w, "pipeline %s\n", p.PipelineID)
+		if p.Source != nil && p.Source.ID != "" {
+			fmt.Fprintf(w, "  source   %s (%s, created %s)\n           %s\n", p.Source.ID, p.Source.Digest, p.Source.Created, p.Source.Path)
+		} else if p.Source != nil {
+			fmt.Fprintf(w, "  source   %s\n", p.Source.Path)
+		}
+		for _, warn := range p.Warnings {
+			fmt.Fprintf(w, "  warning: %s\n", warn)
+		}
+		if p.Error != nil {
+			fmt.Fprintf(w, "  error: %s\n", indentLines(*p.Error, "    "))
+			fmt.Fprintf(w, "  nothing was written for this pipeline\n")
+		}
+		for _, d := range p.Destinations {
+			writeDestination(w, r.DryRun, &d)
+		}
+	}
+	s := r.Summary
+	verb := "done"
+	if r.DryRun {
+		verb = "dry run, nothing was written"
+	}
+	fmt.Fprintf(w, "\n%d destination(s), %d failed (%s): %d created, %d overwritten, %d unchanged, %d deleted\n",
+		s.Destinations, s.Failed, verb, s.Created, s.Overwritten, s.Unchanged, s.Deleted)
+}
+
+func writeDestination(w io.Writer, dryRun bool, d *Destination) {
+	mode := d.Workflow
+	if d.FixedPath {
+		mode += ", fixed path"
+	}
+	fmt.Fprintf(w, "\n  destination %s  %s  (%s, %s)\n", d.DestinationID, d.Root, d.Backend, mode)
+	if d.Action != "" {
+		fmt.Fprintf(w, "    state %s -> %s\n", d.State, d.Action)
+	}
+	unchanged := 0
+	for _, o := range d.Outputs {
+		if o.Op == string(plan.OpUnchanged) {
+			unchanged++
+			continue
+		}
+		detail := ""
+		switch {
+		case o.Op == string(plan.OpDelete):
+		case o.Kind == "generated":
+			detail = fmt.Sprintf("  (from %s, %s)", o.SourcePath, size(o.Size))
+		case o.Size != nil:
+			detail = fmt.Sprintf("  (%s)", size(o.Size))
+		}
+		if o.Op == string(plan.OpUpdate) {
+			detail += "  record only"
+		}
+		fmt.Fprintf(w, "    %-10s %s%s\n", o.Op, o.Path, detail)
+	}
+	if unchanged > 0 {
+		fmt.Fprintf(w, "    %-10s %d path(s) already up to date\n", "unchanged", unchanged)
+	}
+	if plan.Action(d.Action) == plan.FailUnmanaged {
+		for _, u := range d.Unmanaged {
+			fmt.Fprintf(w, "    %-10s %s  (exists, not managed: left untouched)\n", "blocked", u)
+		}
+	} else if len(d.Unmanaged) > 0 {
+		fmt.Fprintf(w, "    %d unmanaged path(s) at the root left alone: %s\n", len(d.Unmanaged), strings.Join(first(d.Unmanaged, 5), ", "))
+	}
+	c := d.Counts
+	fmt.Fprintf(w, "    %d created, %d overwritten, %d unchanged, %d deleted, %d retained\n",
+		c.Created, c.Overwritten, c.Unchanged, c.Deleted, c.Retained)
+	if d.PrimaryURL != "" {
+		fmt.Fprintf(w, "    url %s\n", d.PrimaryURL)
+	}
+	if d.FixedPath && d.Status != StatusFailed {
+		switch plan.Action(d.Action) {
+		case plan.UpsertAdditive:
+			fmt.Fprintf(w, "    note: fixed-path root: this run upserts into the outputs already managed there\n")
+		case plan.ReplaceCatalog:
+			fmt.Fprintf(w, "    note: fixed-path root: this run replaces this owner's outputs there; other owners' outputs stay\n")
+		}
+	}
+	for _, n := range d.Notifications {
+		if n.Status != "sent" {
+			fmt.Fprintf(w, "    warning: notification %s (%s) %s: %s\n", n.ID, n.Event, n.Status, n.Error)
+		}
+	}
+	switch {
+	case d.Status == StatusFailed && d.Error != nil:
+		fmt.Fprintf(w, "    FAILED: %s\n", indentLines(*d.Error, "      "))
+	case d.Status == StatusPlanned:
+		fmt.Fprintf(w, "    dry run: nothing was written\n")
+	case plan.Action(d.Action) == plan.SkipSame:
+		fmt.Fprintf(w, "    ok: already published, nothing to do\n")
+	case d.Status == StatusOK:
+		fmt.Fprintf(w, "    ok\n")
+	}
+}
+
+// WriteValidateText renders a validate result.
+func WriteValidateText(w io.Writer, v *Validate) {
+	fmt.Fprintf(w, "configuration %s: ok (%d pipeline(s), %d destination(s))\n", v.Config, v.Pipelines, v.Destinations)
+	if v.Source != nil {
+		fmt.Fprintf(w, "source %s: %s (%s)\n", v.Source.Path, v.Source.ID, v.Source.Digest)
+	}
+	for _, warn := range v.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+	for _, o := range v.Outputs {
+		if o.Root != "" {
+			fmt.Fprintf(w, "  %s -> %s: %d output(s) at %s", o.PipelineID, o.DestinationID, o.Outputs, o.Root)
+			if o.PrimaryURL != "" {
+				fmt.Fprintf(w, ", url %s", o.PrimaryURL)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	for _, p := range v.Problems {
+		fmt.Fprintf(w, "problem: %s\n", indentLines(p, "  "))
+	}
+	if !v.Valid {
+		fmt.Fprintf(w, "invalid\n")
+	}
+}
+
+// WriteBundleVerifyText renders a bundle verification.
+func WriteBundleVerifyText(w io.Writer, v *BundleVerify) {
+	for _, warn := range v.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+	if v.Valid {
+		fmt.Fprintf(w, "%s: valid bundle %s, %d file(s), digest %s\n", v.Dir, v.ID, v.Files, v.Digest)
+		return
+	}
+	fmt.Fprintf(w, "%s: invalid bundle, %d problem(s):\n", v.Dir, len(v.Problems))
+	for _, p := range v.Problems {
+		fmt.Fprintf(w, "  %s: %s\n", p.Path, indentLines(p.Reason, "    "))
+	}
+}
+
+func size(n *int64) string {
+	if n == nil {
+		return "?"
+	}
+	const unit = 1024
+	b := *n
+	if b < unit {
+		return fmt.Sprintf("%d B", b)
+	}
+	div, exp := int64(unit), 0
+	for x := b / unit; x >= unit; x /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(b)/float64(div), "KMGTPE"[exp])
+}
+
+func first(s []string, n int) []string {
+	if len(s) <= n {
+		return s
+	}
+	return append(append([]string(nil), s[:n]...), fmt.Sprintf("... (%d more)", len(s)-n))
+}
+
+func indentLines(s, indent string) string {
+	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+indent)
+}

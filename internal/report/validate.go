@@ -1,0 +1,53 @@
+package report
+
+// Validate is the document `distributor validate` prints.
+type Validate struct {
+	Command      string            `json:"command"`
+	Config       string            `json:"config"`
+	Valid        bool              `json:"valid"`
+	Pipelines    int               `json:"pipelines"`
+	Destinations int               `json:"destinations"`
+	Source       *Source           `json:"source,omitempty"`
+	Outputs      []ValidateOutputs `json:"outputs"`
+	Problems     []string          `json:"problems"`
+	Warnings     []string          `json:"warnings,omitempty"`
+}
+
+// ValidateOutputs summarises what a bundle would publish at one destination.
+type ValidateOutputs struct {
+	PipelineID    string `json:"pipeline_id"`
+	DestinationID string `json:"destination_id"`
+	Root          string `json:"root"`
+	Outputs       int    `json:"outputs"`
+	PrimaryURL    string `json:"primary_url"`
+}
+
+// BundleVerify is the document `distributor bundle verify` prints.
+type BundleVerify struct {
+	Command  string          `json:"command"`
+	Dir      string          `json:"dir"`
+	Valid    bool            `json:"valid"`
+	ID       string          `json:"id,omitempty"`
+	Digest   string          `json:"digest,omitempty"`
+	Created  string          `json:"created,omitempty"`
+	Files    int             `json:"files"`
+	Problems []BundleProblem `json:"problems"`
+	Warnings []string        `json:"warnings"`
+}
+
+// BundleProblem is one reason a bundle is invalid.
+type BundleProblem struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// BundleSeal is the document `distributor bundle seal` prints.
+type BundleSeal struct {
+	Command  string `json:"command"`
+	Dir      string `json:"dir"`
+	Manifest string `json:"manifest"`
+	ID       string `json:"id"`
+	Digest   string `json:"digest"`
+	Created  string `json:"created"`
+	Files    int    `json:"files"`
+}
