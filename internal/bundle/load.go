@@ -1,0 +1,403 @@
+package bundle
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Problem is one reason a bundle is invalid (or cannot be sealed).
+type Problem struct {
+	// Path is the bundle-relative path the problem is about, such as
+	// "report.md" or "manifest.json".
+	Path string
+	// Reason says what is wrong, such as "missing" or
+	// "size 12 does not match manifest size 13".
+	Reason string
+}
+
+// String formats the problem as "path: reason".
+func (p Problem) String() string { return p.Path + ": " + p.Reason }
+
+// ValidationError is returned by Load when a bundle does not match its
+// manifest (or the manifest is missing or invalid), and by Seal when a
+// directory cannot be sealed. It lists every problem found, in path order.
+type ValidationError struct {
+	// Dir is the absolute bundle directory.
+	Dir string
+	// Problems lists every problem found; it is never empty.
+	Problems []Problem
+	// Unlisted holds the regular files present but not listed in the
+	// manifest (warnings, as in Bundle.Unlisted), when they could be
+	// determined.
+	Unlisted []string
+	// Err is the underlying manifest error (a *ManifestError) when the
+	// manifest itself is invalid, so errors.As finds it; otherwise nil.
+	Err error
+}
+
+// Error names the directory and lists the problems, one per line after a
+// header line when there is more than one.
+func (e *ValidationError) Error() string {
+	if len(e.Problems) == 1 {
+		return fmt.Sprintf("bundle %s: %s", e.Dir, e.Problems[0])
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "bundle %s: %d problems:", e.Dir, len(e.Problems))
+	for _, p := range e.Problems {
+		b.WriteString("\n  ")
+		b.WriteString(p.String())
+	}
+	return b.String()
+}
+
+// Unwrap returns the underlying manifest error, if any.
+func (e *ValidationError) Unwrap() error { return e.Err }
+
+// pathError is a problem with one bundle path; its text is the reason alone.
+type pathError struct {
+	reason string
+	err    error // for errors.Is, e.g. fs.ErrNotExist; may be nil
+}
+
+func (e *pathError) Error() string { return e.reason }
+func (e *pathError) Unwrap() error { return e.err }
+
+// ioReason describes an I/O error without repeating the path that the
+// caller already names.
+func ioReason(what string, err error) *pathError {
+	var pe *fs.PathError
+	inner := err
+	if errors.As(err, &pe) {
+		inner = pe.Err
+	}
+	return &pathError{reason: what + ": " + inner.Error(), err: err}
+}
+
+// openRegular opens the bundle file p (a clean path) below root for reading,
+// refusing a symlink as p or as any of its parent directories, and anything
+// that is not a regular file. It returns the file and its info.
+func openRegular(root *os.Root, p string) (*os.File, fs.FileInfo, error) {
+	var fi fs.FileInfo
+	for i := 0; i <= len(p); i++ {
+		if i < len(p) && p[i] != '/' {
+			continue
+		}
+		prefix, last := p[:i], i == len(p)
+		var err error
+		fi, err = root.Lstat(prefix)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, &pathError{reason: "missing", err: fs.ErrNotExist}
+		}
+		if err != nil {
+			return nil, nil, ioReason("cannot stat", err)
+		}
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0 && last:
+			return nil, nil, &pathError{reason: "is a symlink (a bundle may hold only regular files)"}
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return nil, nil, &pathError{reason: fmt.Sprintf("parent directory %q is a symlink", prefix)}
+		case !last && !fi.IsDir():
+			return nil, nil, &pathError{reason: fmt.Sprintf("missing (%q is not a directory)", prefix), err: fs.ErrNotExist}
+		case last && fi.IsDir():
+			return nil, nil, &pathError{reason: "is a directory, not a regular file"}
+		case last && !fi.Mode().IsRegular():
+			return nil, nil, &pathError{reason: fmt.Sprintf("is not a regular file (mode %s)", fi.Mode().Type())}
+		}
+	}
+	f, err := root.Open(p)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, &pathError{reason: "missing", err: fs.ErrNotExist}
+		}
+		return nil, nil, ioReason("cannot open", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, ioReason("cannot stat", err)
+	}
+	if !os.SameFile(fi, st) {
+		f.Close()
+		return nil, nil, &pathError{reason: "changed while being opened (replaced, possibly by a symlink)"}
+	}
+	return f, st, nil
+}
+
+// ctxReader fails reads once ctx is done, so hashing a large file stops
+// promptly on cancellation.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// hashBuf is the copy buffer size used when hashing files.
+const hashBuf = 256 << 10
+
+// hashFile streams f through SHA-256 and returns the formatted sum and the
+// number of bytes read. A context error is returned as is.
+func hashFile(ctx context.Context, f *os.File, buf []byte) (string, int64, error) {
+	h := sha256.New()
+	n, err := io.CopyBuffer(h, ctxReader{ctx, f}, buf)
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", n, ctx.Err()
+		}
+		return "", n, ioReason("cannot read", err)
+	}
+	return FormatSHA256(h.Sum(nil)), n, nil
+}
+
+// Load reads dir/manifest.json, parses it and checks the bundle against it:
+// every listed file must exist as a regular file (no symlink as the file or
+// any parent directory), with the listed size and sha256. Files are streamed,
+// never read whole into memory. Regular files present but not listed (other
+// than manifest.json) are not an error: they are returned, sorted, in
+// Bundle.Unlisted.
+//
+// When the bundle is invalid Load returns a *ValidationError listing every
+// problem, each naming the file and the reason (a missing or invalid manifest
+// is reported as problems with "manifest.json"). If ctx is done it returns
+// the context's error (wrapped). Other errors, such as an unreadable bundle
+// directory, are returned wrapped with the directory's path.
+func Load(ctx context.Context, dir string) (*Bundle, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("bundle %s: %w", dir, err)
+	}
+	root, err := os.OpenRoot(abs)
+	if err != nil {
+		return nil, fmt.Errorf("bundle: open directory: %w", err)
+	}
+	defer root.Close()
+
+	m, problem, merr := loadManifest(root)
+	if problem != "" {
+		return nil, &ValidationError{Dir: abs, Problems: []Problem{{Path: ManifestName, Reason: problem}}}
+	}
+	if merr != nil {
+		ve := &ValidationError{Dir: abs, Err: merr}
+		for _, mp := range merr.Problems {
+			ve.Problems = append(ve.Problems, Problem{Path: ManifestName, Reason: mp.String()})
+		}
+		return nil, ve
+	}
+
+	var problems []Problem
+	buf := make([]byte, hashBuf)
+	for _, f := range m.Files {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("bundle %s: %w", abs, err)
+		}
+		reason, err := checkFile(ctx, root, f, buf)
+		if err != nil {
+			return nil, fmt.Errorf("bundle %s: %s: %w", abs, f.Path, err)
+		}
+		if reason != "" {
+			problems = append(problems, Problem{Path: f.Path, Reason: reason})
+		}
+	}
+
+	unlisted, err := findUnlisted(ctx, root, m)
+	if err != nil {
+		return nil, fmt.Errorf("bundle %s: %w", abs, err)
+	}
+	if len(problems) > 0 {
+		return nil, &ValidationError{Dir: abs, Problems: problems, Unlisted: unlisted}
+	}
+	return &Bundle{Dir: abs, Manifest: *m, Unlisted: unlisted}, nil
+}
+
+// loadManifest reads and parses manifest.json below root. A problem with the
+// file itself (missing, symlink, unreadable, too large) is returned as a
+// reason; an invalid manifest as a *ManifestError.
+func loadManifest(root *os.Root) (*Manifest, string, *ManifestError) {
+	f, fi, err := openRegular(root, ManifestName)
+	if err != nil {
+		return nil, err.Error(), nil
+	}
+	defer f.Close()
+	if fi.Size() > MaxManifestSize {
+		return nil, fmt.Sprintf("is %d bytes, larger than the %d byte limit", fi.Size(), MaxManifestSize), nil
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxManifestSize+1))
+	if err != nil {
+		return nil, ioReason("cannot read", err).Error(), nil
+	}
+	if len(data) > MaxManifestSize {
+		return nil, fmt.Sprintf("is larger than the %d byte limit", MaxManifestSize), nil
+	}
+	m, err := ParseManifest(data)
+	if err != nil {
+		var me *ManifestError
+		if errors.As(err, &me) {
+			return nil, "", me
+		}
+		return nil, err.Error(), nil
+	}
+	return m, "", nil
+}
+
+// checkFile verifies one listed file. It returns the reason the file does not
+// match (empty if it does), or an error if ctx is done.
+func checkFile(ctx context.Context, root *os.Root, want File, buf []byte) (string, error) {
+	f, fi, err := openRegular(root, want.Path)
+	if err != nil {
+		return err.Error(), nil
+	}
+	defer f.Close()
+	if fi.Size() != want.Size {
+		return sizeMismatch(fi.Size(), want.Size), nil
+	}
+	sum, n, err := hashFile(ctx, f, buf)
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", err
+		}
+		return err.Error(), nil
+	}
+	if n != want.Size {
+		return sizeMismatch(n, want.Size) + " (the file changed while being read)", nil
+	}
+	if sum != want.SHA256 {
+		return fmt.Sprintf("sha256 mismatch: manifest %s, file %s", want.SHA256, sum), nil
+	}
+	return "", nil
+}
+
+func sizeMismatch(got, want int64) string {
+	return fmt.Sprintf("size %d does not match manifest size %d", got, want)
+}
+
+// findUnlisted returns the regular files below root that m does not list,
+// sorted, leaving out manifest.json. Directories that cannot be read are
+// skipped: unlisted files are only warnings.
+func findUnlisted(ctx context.Context, root *os.Root, m *Manifest) ([]string, error) {
+	var unlisted []string
+	err := fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		if err != nil {
+			if d != nil && d.IsDir() && p != "." {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() || p == ManifestName {
+			return nil
+		}
+		if _, ok := m.Lookup(p); !ok {
+			unlisted = append(unlisted, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(unlisted)
+	return unlisted, nil
+}
+
+// Open opens the listed file path of the bundle for reading. It refuses a
+// path the manifest does not list, a symlink as the file or any parent
+// directory, anything that is not a regular file, and anything outside
+// b.Dir. It does not check the contents; see OpenVerified.
+func (b *Bundle) Open(path string) (*os.File, error) {
+	f, _, err := b.open(path)
+	return f, err
+}
+
+func (b *Bundle) open(path string) (*os.File, File, error) {
+	want, ok := b.Manifest.Lookup(path)
+	if !ok {
+		return nil, File{}, fmt.Errorf("bundle %s: open %q: not listed in the manifest", b.Dir, path)
+	}
+	root, err := os.OpenRoot(b.Dir)
+	if err != nil {
+		return nil, File{}, fmt.Errorf("bundle: open directory: %w", err)
+	}
+	defer root.Close() // the opened file stays valid
+	f, _, err := openRegular(root, path)
+	if err != nil {
+		return nil, File{}, fmt.Errorf("bundle %s: open %s: %w", b.Dir, path, err)
+	}
+	return f, want, nil
+}
+
+// OpenVerified is Open, but the returned reader also checks the contents
+// against the manifest as they are read: reading more bytes than the listed
+// size fails at once, and at the end of the file a size or sha256 mismatch is
+// returned as an error instead of io.EOF. A consumer that writes what it
+// reads atomically thus never publishes bytes that changed since Load.
+func (b *Bundle) OpenVerified(path string) (io.ReadCloser, error) {
+	f, want, err := b.open(path)
+	if err != nil {
+		return nil, err
+	}
+	return &verifyingReader{f: f, want: want, dir: b.Dir, h: sha256.New()}, nil
+}
+
+type verifyingReader struct {
+	f    *os.File
+	want File
+	dir  string
+	h    hash.Hash
+	n    int64
+	err  error // sticky
+	// checked is set once the full content has been hashed and matched.
+	checked bool
+}
+
+func (v *verifyingReader) Read(p []byte) (int, error) {
+	if v.err != nil {
+		return 0, v.err
+	}
+	n, err := v.f.Read(p)
+	v.h.Write(p[:n])
+	v.n += int64(n)
+	if v.n > v.want.Size {
+		v.err = fmt.Errorf("bundle %s: %s: size exceeds manifest size %d (the file changed since it was verified)", v.dir, v.want.Path, v.want.Size)
+		return 0, v.err
+	}
+	// Verify as soon as the expected size is reached, so a consumer that
+	// reads exactly Size bytes (and never asks for EOF) still gets the check.
+	if v.n == v.want.Size && (n > 0 || v.want.Size == 0) && !v.checked {
+		v.checked = true
+		if sum := FormatSHA256(v.h.Sum(nil)); sum != v.want.SHA256 {
+			v.err = fmt.Errorf("bundle %s: %s: sha256 mismatch: manifest %s, file %s (the file changed since it was verified)", v.dir, v.want.Path, v.want.SHA256, sum)
+			return n, v.err
+		}
+	}
+	if err == io.EOF {
+		if v.n != v.want.Size {
+			v.err = fmt.Errorf("bundle %s: %s: %s (the file changed since it was verified)", v.dir, v.want.Path, sizeMismatch(v.n, v.want.Size))
+			return n, v.err
+		}
+		if sum := FormatSHA256(v.h.Sum(nil)); sum != v.want.SHA256 {
+			v.err = fmt.Errorf("bundle %s: %s: sha256 mismatch: manifest %s, file %s (the file changed since it was verified)", v.dir, v.want.Path, v.want.SHA256, sum)
+			return n, v.err
+		}
+		v.err = io.EOF
+	} else if err != nil {
+		v.err = fmt.Errorf("bundle %s: read %s: %w", v.dir, v.want.Path, err)
+	}
+	return n, v.err
+}
+
+func (v *verifyingReader) Close() error { return v.f.Close() }

@@ -1,0 +1,200 @@
+package bundle
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/distributor-dev/distributor/internal/cleanpath"
+)
+
+// sealTempPrefix starts the name of the temporary file Seal writes next to
+// manifest.json. It is in the reserved ".distributor" namespace, so no bundle
+// file can have it, and Seal ignores leftovers of an interrupted run.
+const sealTempPrefix = cleanpath.ReservedPrefix + "-seal-"
+
+// Seal writes dir/manifest.json listing every regular file below dir (except
+// an existing manifest.json, which it replaces, and leftovers of an
+// interrupted Seal), with the given id and created time (converted to UTC
+// and truncated to whole seconds). It refuses symlinks and other non-regular
+// files, and files whose path is not a clean unreserved path, returning a
+// *ValidationError naming every one of them; an invalid id, a created time
+// outside years 0000-9999 and a directory without files are errors too.
+// The manifest is written atomically (temporary file, fsync, rename, fsync
+// of the directory) and encoded by EncodeManifest.
+func Seal(ctx context.Context, dir, id string, created time.Time) (*Manifest, error) {
+	if err := ValidateID(id); err != nil {
+		return nil, fmt.Errorf("seal bundle %s: id %s: %w", dir, quoteValue(id), err)
+	}
+	created = created.UTC().Truncate(time.Second)
+	if y := created.Year(); y < 0 || y > 9999 {
+		return nil, fmt.Errorf("seal bundle %s: created %s: year outside 0000-9999", dir, created.Format(time.RFC3339))
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("seal bundle %s: %w", dir, err)
+	}
+	root, err := os.OpenRoot(abs)
+	if err != nil {
+		return nil, fmt.Errorf("seal bundle: open directory: %w", err)
+	}
+	defer root.Close()
+
+	paths, problems, err := sealCandidates(ctx, root)
+	if err != nil {
+		return nil, fmt.Errorf("seal bundle %s: %w", abs, err)
+	}
+	if len(problems) > 0 {
+		return nil, &ValidationError{Dir: abs, Problems: problems}
+	}
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("seal bundle %s: no files to list (a manifest must list at least one file)", abs)
+	}
+
+	m := &Manifest{SchemaVersion: SchemaVersion, ID: id, Created: created}
+	buf := make([]byte, hashBuf)
+	for _, p := range paths {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("seal bundle %s: %w", abs, err)
+		}
+		file, reason, err := hashListed(ctx, root, p, buf)
+		if err != nil {
+			return nil, fmt.Errorf("seal bundle %s: %s: %w", abs, p, err)
+		}
+		if reason != "" {
+			problems = append(problems, Problem{Path: p, Reason: reason})
+			continue
+		}
+		m.Files = append(m.Files, file)
+	}
+	if len(problems) > 0 {
+		return nil, &ValidationError{Dir: abs, Problems: problems}
+	}
+	m.Digest = ComputeDigest(m.Files)
+	data, err := EncodeManifest(m)
+	if err != nil {
+		return nil, fmt.Errorf("seal bundle %s: %w", abs, err)
+	}
+	if err := writeAtomic(root, ManifestName, data); err != nil {
+		return nil, fmt.Errorf("seal bundle %s: write %s: %w", abs, ManifestName, err)
+	}
+	return m, nil
+}
+
+// sealCandidates walks root and returns the sorted paths of the regular files
+// to list, and a problem for every entry that cannot be listed.
+func sealCandidates(ctx context.Context, root *os.Root) ([]string, []Problem, error) {
+	var paths []string
+	var problems []Problem
+	err := fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		if err != nil {
+			problems = append(problems, Problem{Path: p, Reason: ioReason("cannot read", err).Error()})
+			if d != nil && d.IsDir() && p != "." {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if p == "." {
+			return nil
+		}
+		if p == ManifestName || (!strings.Contains(p, "/") && strings.HasPrefix(p, sealTempPrefix)) {
+			return nil
+		}
+		t := d.Type()
+		switch {
+		case t&fs.ModeSymlink != 0:
+			problems = append(problems, Problem{Path: p, Reason: "is a symlink (a bundle may hold only regular files)"})
+			return nil
+		case d.IsDir():
+			return nil
+		case !t.IsRegular():
+			problems = append(problems, Problem{Path: p, Reason: fmt.Sprintf("is not a regular file (mode %s)", t)})
+			return nil
+		}
+		if err := cleanpath.CheckUnreserved(p); err != nil {
+			reason := err.Error()
+			var ce *cleanpath.Error
+			if errors.As(err, &ce) {
+				reason = "cannot be listed: path " + ce.Reason
+			}
+			problems = append(problems, Problem{Path: p, Reason: reason})
+			return nil
+		}
+		paths = append(paths, p)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	slices.Sort(paths)
+	slices.SortStableFunc(problems, func(a, b Problem) int { return strings.Compare(a.Path, b.Path) })
+	return paths, problems, nil
+}
+
+// hashListed hashes the regular file p for the manifest. It returns the
+// reason the file cannot be listed, or an error if ctx is done.
+func hashListed(ctx context.Context, root *os.Root, p string, buf []byte) (File, string, error) {
+	f, _, err := openRegular(root, p)
+	if err != nil {
+		return File{}, err.Error(), nil
+	}
+	defer f.Close()
+	sum, n, err := hashFile(ctx, f, buf)
+	if err != nil {
+		if ctx.Err() != nil {
+			return File{}, "", err
+		}
+		return File{}, err.Error(), nil
+	}
+	return File{Path: p, SHA256: sum, Size: n}, "", nil
+}
+
+// writeAtomic replaces name below root with data: it writes a temporary file
+// in the same directory, syncs it, renames it over name and syncs the
+// directory.
+func writeAtomic(root *os.Root, name string, data []byte) (err error) {
+	var rnd [8]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return err
+	}
+	tmp := sealTempPrefix + hex.EncodeToString(rnd[:]) + ".tmp"
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			root.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = root.Rename(tmp, name); err != nil {
+		return err
+	}
+	if d, derr := root.Open("."); derr == nil {
+		// Not every platform can sync a directory; the rename is done anyway.
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}

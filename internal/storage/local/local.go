@@ -1,0 +1,622 @@
+// Package local implements storage.Store on a local directory tree.
+//
+// Paths must be clean relative slash-separated paths (no "", "/x", "x/",
+// "." or ".." segment, "a//b", backslash or control character) none of whose
+// segments starts with storage.TempPrefix; anything else fails with an error
+// matching storage.ErrInvalidPath.
+//
+// Every access goes through an os.Root opened on the destination root, so no
+// read, write or delete can land outside it. On top of that guarantee the
+// store never follows a symbolic link at all:
+//
+//   - A path whose parent directory (any segment but the last) is a symbolic
+//     link, or is not a directory, does not exist for readers (Open, Get,
+//     Stat, Delete, List) and is refused by writers (Put, PutIf) with an error
+//     matching storage.ErrInvalidPath (symbolic link) or a "not a directory"
+//     error.
+//   - A final segment that is a symbolic link is not an object: Open, Get and
+//     Stat report storage.ErrNotExist and List skips it. Put replaces the link
+//     itself with a regular file (its target is never touched), PutIf with
+//     the zero Version fails with storage.ErrPrecondition (the name is taken),
+//     and Delete removes the link, not its target.
+//
+// Only regular files are objects; directories, symbolic links, devices and
+// other special files are never listed or opened.
+//
+// Writes go to a temporary file named storage.TempPrefix+random in the
+// target's directory, are fsynced, then renamed over the target (or, for an
+// exclusive create, hard-linked to it), and the directory is fsynced, so a
+// published file survives a power loss. Files are created with mode 0644 and
+// directories with 0755, whatever the process umask. Temporary files left by
+// a crash are hidden from List and removed by SweepTemp.
+//
+// Versions (for Get and PutIf) are "sha256:" followed by the lowercase hex
+// SHA-256 of the content.
+package local
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/distributor-dev/distributor/internal/storage"
+)
+
+const (
+	fileMode  fs.FileMode = 0o644
+	dirMode   fs.FileMode = 0o755
+	chunkSize             = 1 << 20 // Put checks its context between chunks
+)
+
+// Store is a storage.Store on a local directory. It is safe for concurrent
+// use by multiple goroutines.
+type Store struct {
+	path string
+
+	mu     sync.Mutex // guards root and closed
+	root   *os.Root   // nil until the root directory exists
+	closed bool
+
+	writes sync.RWMutex // Put and PutIf hold it shared, SweepTemp exclusively
+	cas    sync.Mutex   // serialises PutIf with a non-zero Version
+}
+
+var _ storage.Store = (*Store)(nil)
+
+// New returns a Store rooted at the directory root, which must be an absolute
+// path. A missing root is not an error: until something is written the store
+// reads as empty (Open, Get and Stat report storage.ErrNotExist, List lists
+// nothing, Delete does nothing) and nothing is created on disk, so a dry run
+// against a new destination leaves no trace. The first Put or PutIf creates
+// the root and its missing parents (like os.MkdirAll). An existing root that
+// is not a directory is an error. Symbolic links within root itself are
+// resolved once, here or at the first write.
+func New(root string) (*Store, error) {
+	if !filepath.IsAbs(root) {
+		return nil, fmt.Errorf("local %s: root must be an absolute path", root)
+	}
+	s := &Store{path: filepath.Clean(root)}
+	if _, err := s.openRoot(false); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// openRoot returns the opened root, opening it on first use. When the
+// directory does not exist it returns (nil, nil), or creates it if create is
+// set.
+func (s *Store) openRoot(create bool) (*os.Root, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, fmt.Errorf("local %s: %w", s.path, os.ErrClosed)
+	}
+	if s.root != nil {
+		return s.root, nil
+	}
+	r, err := os.OpenRoot(s.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if !create {
+			return nil, nil
+		}
+		if err := os.MkdirAll(s.path, dirMode); err != nil {
+			return nil, fmt.Errorf("local %s: create root: %w", s.path, err)
+		}
+		// Make the new root's directory entry durable (best effort: the
+		// parent may not be ours to open).
+		if p, err := os.Open(filepath.Dir(s.path)); err == nil {
+			p.Sync()
+			p.Close()
+		}
+		r, err = os.OpenRoot(s.path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("local %s: open root: %w", s.path, err)
+	}
+	s.root = r
+	return r, nil
+}
+
+// String returns the root directory's path.
+func (s *Store) String() string { return s.path }
+
+// Close releases the root directory handle. Calls after Close fail with an
+// error matching os.ErrClosed; Close must not race with other calls. Closing
+// twice is harmless.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if s.root == nil {
+		return nil
+	}
+	err := s.root.Close()
+	s.root = nil
+	return err
+}
+
+// errorf wraps err with the store, the operation and the path.
+func (s *Store) errorf(op, p string, err error) error {
+	return fmt.Errorf("local %s: %s %s: %w", s.path, op, p, err)
+}
+
+// Put implements storage.Store. It writes exactly size bytes from r to a
+// temporary file next to the target, fsyncs it, renames it over the target
+// and fsyncs the directory. If r fails, yields more or fewer than size bytes,
+// or ctx is cancelled (checked between 1 MiB chunks; a Read blocked in r is
+// not interrupted), the temporary file is removed and the old object, or
+// none, remains. Missing parent directories are created (mode 0755); the file
+// gets mode 0644. A symbolic link at the target is replaced, not followed.
+func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64) error {
+	if err := s.put(ctx, p, r, size); err != nil {
+		return s.errorf("put", p, err)
+	}
+	return nil
+}
+
+func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64) error {
+	if err := checkPath(p); err != nil {
+		return err
+	}
+	if size < 0 {
+		return fmt.Errorf("negative size %d", size)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.writes.RLock()
+	defer s.writes.RUnlock()
+	w, err := s.begin(p)
+	if err != nil {
+		return err
+	}
+	defer w.cleanup()
+	if err := copyExact(ctx, w.f, r, size); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return w.rename()
+}
+
+// copyExact copies exactly size bytes from src to dst and checks that src
+// has nothing more, checking ctx between chunks.
+func copyExact(ctx context.Context, dst io.Writer, src io.Reader, size int64) error {
+	var done int64
+	for done < size {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n, err := io.CopyN(dst, src, min(chunkSize, size-done))
+		done += n
+		if err == io.EOF {
+			return fmt.Errorf("short input: got %d of %d bytes", done, size)
+		}
+		if err != nil {
+			return fmt.Errorf("after %d of %d bytes: %w", done, size, err)
+		}
+	}
+	var extra [1]byte
+	n, err := io.ReadFull(src, extra[:])
+	switch {
+	case n > 0:
+		return fmt.Errorf("input is longer than %d bytes", size)
+	case err != io.EOF:
+		return fmt.Errorf("after %d of %d bytes: %w", size, size, err)
+	}
+	return nil
+}
+
+// tempWriter is a temporary file being written next to its target.
+type tempWriter struct {
+	c       *chain
+	f       *os.File // nil once closed
+	tmp     string   // the temporary file's name in c.parent()
+	renamed bool     // tmp no longer exists under its name
+}
+
+// begin opens the target's directory chain, creating missing directories,
+// and creates a temporary file in it. A concurrent Delete may prune a
+// directory just made; begin then starts over.
+func (s *Store) begin(p string) (*tempWriter, error) {
+	root, err := s.openRoot(true)
+	if err != nil {
+		return nil, err
+	}
+	for attempt := 1; ; attempt++ {
+		c, err := openChain(root, p, true)
+		if err == nil {
+			var f *os.File
+			var tmp string
+			f, tmp, err = createTemp(c.parent())
+			if err == nil {
+				return &tempWriter{c: c, f: f, tmp: tmp}, nil
+			}
+			c.close()
+		}
+		if !errors.Is(err, fs.ErrNotExist) || attempt == 10 {
+			return nil, err
+		}
+	}
+}
+
+// createTemp creates a new temporary file with mode 0644 in dir.
+func createTemp(dir *os.Root) (*os.File, string, error) {
+	for range 10 {
+		name := storage.TempPrefix + rand.Text()
+		f, err := dir.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		if err := f.Chmod(fileMode); err != nil { // undo the umask
+			f.Close()
+			dir.Remove(name)
+			return nil, "", err
+		}
+		return f, name, nil
+	}
+	return nil, "", errors.New("cannot create a unique temporary file")
+}
+
+// closeFile fsyncs and closes the temporary file.
+func (w *tempWriter) closeFile() error {
+	err := w.f.Sync()
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
+	}
+	w.f = nil
+	return err
+}
+
+// rename publishes the temporary file over the target and makes it durable.
+func (w *tempWriter) rename() error {
+	if err := w.closeFile(); err != nil {
+		return err
+	}
+	if err := w.c.parent().Rename(w.tmp, w.c.base()); err != nil {
+		return err
+	}
+	w.renamed = true
+	return w.syncDirs()
+}
+
+// syncDirs fsyncs the target's directory and every directory in which the
+// chain created an entry.
+func (w *tempWriter) syncDirs() error {
+	n := len(w.c.roots) - 1
+	for i, r := range w.c.roots {
+		if w.c.dirty[i] || i == n {
+			if err := syncDir(r); err != nil {
+				return fmt.Errorf("sync directory: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// cleanup closes and removes the temporary file unless it was renamed, then
+// (after a failure) removes the directories begin created if they are empty,
+// and closes the directory chain.
+func (w *tempWriter) cleanup() {
+	if w.f != nil {
+		w.f.Close()
+	}
+	if !w.renamed {
+		w.c.parent().Remove(w.tmp)
+		c := w.c
+		for i := len(c.roots) - 1; i >= 1 && c.dirty[i-1]; i-- {
+			if c.roots[i-1].Remove(c.segs[i-1]) != nil {
+				break
+			}
+		}
+	}
+	w.c.close()
+}
+
+// Get implements storage.Store: it reads a regular file whole and returns
+// its Version ("sha256:<hex>"). A missing path, a directory, a symbolic link
+// or a path below one yields an error matching storage.ErrNotExist.
+func (s *Store) Get(ctx context.Context, p string) ([]byte, storage.Version, error) {
+	f, err := s.open(ctx, p)
+	if err != nil {
+		return nil, "", s.errorf("get", p, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, "", s.errorf("get", p, err)
+	}
+	return data, versionOf(data), nil
+}
+
+// versionOf returns the Version of content.
+func versionOf(data []byte) storage.Version {
+	sum := sha256.Sum256(data)
+	return storage.Version("sha256:" + hex.EncodeToString(sum[:]))
+}
+
+// PutIf implements storage.Store.
+//
+// With the zero Version it writes data to a temporary file, fsyncs it and
+// hard-links it to the target, which fails if any entry (even a dangling
+// symbolic link) has that name: an atomic exclusive create that never exposes
+// partial content, safe between processes and hosts sharing the directory.
+// If the file system cannot hard-link, it falls back to an O_EXCL create of
+// the target written in place (still exclusive, but a concurrent reader may
+// briefly see a partial object).
+//
+// With a non-zero Version it compares ifVersion with the Version of the
+// current content and, if they match, replaces the object by rename. The
+// compare and the rename are two steps: calls on this Store are serialised,
+// but between processes this is safe only because writers hold the
+// destination lock. Versions are content digests, so writing back the same
+// bytes yields the same Version.
+//
+// A failed condition returns an error matching storage.ErrPrecondition and
+// leaves the object untouched.
+func (s *Store) PutIf(ctx context.Context, p string, data []byte, ifVersion storage.Version) (storage.Version, error) {
+	if err := s.putIf(ctx, p, data, ifVersion); err != nil {
+		return "", s.errorf("put-if", p, err)
+	}
+	return versionOf(data), nil
+}
+
+func (s *Store) putIf(ctx context.Context, p string, data []byte, ifVersion storage.Version) error {
+	if err := checkPath(p); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.writes.RLock()
+	defer s.writes.RUnlock()
+	if ifVersion != "" {
+		// Compare before writing anything, so that a failed condition
+		// leaves no trace (not even a parent directory).
+		s.cas.Lock()
+		defer s.cas.Unlock()
+		cur, err := s.currentVersion(p)
+		if err != nil {
+			return err
+		}
+		if cur != ifVersion {
+			if cur == "" {
+				return fmt.Errorf("%w: object is absent, want version %s", storage.ErrPrecondition, ifVersion)
+			}
+			return fmt.Errorf("%w: version is %s, want %s", storage.ErrPrecondition, cur, ifVersion)
+		}
+	}
+	w, err := s.begin(p)
+	if err != nil {
+		return err
+	}
+	defer w.cleanup()
+	if _, err := w.f.Write(data); err != nil {
+		return err
+	}
+	if err := w.closeFile(); err != nil {
+		return err
+	}
+	dir, base := w.c.parent(), w.c.base()
+	if ifVersion != "" {
+		if err := dir.Rename(w.tmp, base); err != nil {
+			return err
+		}
+		w.renamed = true
+		return w.syncDirs()
+	}
+	err = dir.Link(w.tmp, base)
+	if err != nil && !errors.Is(err, fs.ErrExist) &&
+		(errors.Is(err, errors.ErrUnsupported) || errors.Is(err, fs.ErrPermission)) {
+		err = createExclusive(dir, base, data)
+	}
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%w: object exists", storage.ErrPrecondition)
+	}
+	if err != nil {
+		return err
+	}
+	dir.Remove(w.tmp)
+	w.renamed = true
+	return w.syncDirs()
+}
+
+// currentVersion returns the Version of the object at p, or "" if there is
+// none.
+func (s *Store) currentVersion(p string) (storage.Version, error) {
+	f, err := s.open(context.Background(), p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return "", err
+	}
+	return versionOf(data), nil
+}
+
+// createExclusive is the exclusive create for file systems without hard
+// links: O_EXCL on the target, then the content in place.
+func createExclusive(dir *os.Root, base string, data []byte) error {
+	f, err := dir.OpenFile(base, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
+	if err != nil {
+		return err
+	}
+	err = f.Chmod(fileMode)
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		dir.Remove(base)
+	}
+	return err
+}
+
+// Open implements storage.Store: it opens a regular file for reading. A
+// missing path, a directory, a symbolic link or a path below one yields an
+// error matching storage.ErrNotExist.
+func (s *Store) Open(ctx context.Context, p string) (io.ReadCloser, error) {
+	f, err := s.open(ctx, p)
+	if err != nil {
+		return nil, s.errorf("open", p, err)
+	}
+	return f, nil
+}
+
+func (s *Store) open(ctx context.Context, p string) (*os.File, error) {
+	c, fi, err := s.lstat(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	defer c.close()
+	if !fi.Mode().IsRegular() {
+		return nil, notObject(p, fi)
+	}
+	f, err := c.parent().OpenFile(c.base(), os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	// Lstat and OpenFile are two steps: check what was actually opened.
+	if fi, err = f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = notObject(p, fi)
+		}
+		return nil, err
+	}
+	return f, nil
+}
+
+// lstat validates p and returns its directory chain and the Lstat of its
+// final segment. The caller closes the chain.
+func (s *Store) lstat(ctx context.Context, p string) (*chain, fs.FileInfo, error) {
+	if err := checkPath(p); err != nil {
+		return nil, nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	root, err := s.openRoot(false)
+	if err != nil {
+		return nil, nil, err
+	}
+	if root == nil {
+		return nil, nil, &fs.PathError{Op: "open", Path: ".", Err: fs.ErrNotExist}
+	}
+	c, err := readChain(root, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := c.parent().Lstat(c.base())
+	if err != nil {
+		c.close()
+		return nil, nil, err
+	}
+	return c, fi, nil
+}
+
+// notObject is the error for an existing entry that is not a regular file.
+func notObject(p string, fi fs.FileInfo) error {
+	kind := "special file"
+	switch {
+	case fi.IsDir():
+		kind = "directory"
+	case fi.Mode()&fs.ModeSymlink != 0:
+		kind = "symbolic link"
+	}
+	return &fs.PathError{Op: "open", Path: p, Err: fmt.Errorf("%w (a %s is not an object)", fs.ErrNotExist, kind)}
+}
+
+// Stat implements storage.Store: it describes a regular file. A missing
+// path, a directory, a symbolic link or a path below one yields an error
+// matching storage.ErrNotExist.
+func (s *Store) Stat(ctx context.Context, p string) (storage.Info, error) {
+	c, fi, err := s.lstat(ctx, p)
+	if err != nil {
+		return storage.Info{}, s.errorf("stat", p, err)
+	}
+	c.close()
+	if !fi.Mode().IsRegular() {
+		return storage.Info{}, s.errorf("stat", p, notObject(p, fi))
+	}
+	return storage.Info{Path: p, Size: fi.Size(), ModTime: fi.ModTime()}, nil
+}
+
+// Delete implements storage.Store. It removes the regular file or symbolic
+// link (never its target) at p and fsyncs its directory; a missing path, a
+// directory or a path below a symbolic link is left alone without error.
+// Directories left empty are then removed, up to but never including the
+// root (best effort: a directory that cannot be removed is left).
+func (s *Store) Delete(ctx context.Context, p string) error {
+	if err := s.delete(ctx, p); err != nil {
+		return s.errorf("delete", p, err)
+	}
+	return nil
+}
+
+func (s *Store) delete(ctx context.Context, p string) error {
+	c, fi, err := s.lstat(ctx, p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	if fi.IsDir() {
+		return nil
+	}
+	if err := c.parent().Remove(c.base()); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	if err := syncDir(c.parent()); err != nil {
+		return fmt.Errorf("sync directory: %w", err)
+	}
+	prune(c)
+	return nil
+}
+
+// prune removes the chain's directories that are now empty, deepest first,
+// stopping at the first that is not (or cannot be removed) and never
+// removing the root. A concurrent Put that loses its fresh directory here
+// retries (see begin).
+func prune(c *chain) {
+	for i := len(c.roots) - 1; i >= 1; i-- {
+		parent, name := c.roots[i-1], c.segs[i-1]
+		if fi, err := parent.Lstat(name); err != nil || !fi.IsDir() {
+			return
+		}
+		if err := parent.Remove(name); err != nil {
+			return
+		}
+		syncDir(parent)
+	}
+}

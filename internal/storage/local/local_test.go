@@ -1,0 +1,415 @@
+package local_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/local"
+	"github.com/distributor-dev/distributor/internal/storage/storagetest"
+)
+
+func TestConformance(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T) storage.Store {
+		return newStore(t, t.TempDir())
+	})
+}
+
+func newStore(t testing.TB, root string) *local.Store {
+	t.Helper()
+	s, err := local.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func put(t testing.TB, s *local.Store, p, data string) {
+	t.Helper()
+	if err := s.Put(t.Context(), p, strings.NewReader(data), int64(len(data))); err != nil {
+		t.Fatalf("Put(%q): %v", p, err)
+	}
+}
+
+func list(t *testing.T, s *local.Store, prefix string) []string {
+	t.Helper()
+	var ps []string
+	if err := s.List(t.Context(), prefix, func(i storage.Info) error {
+		ps = append(ps, i.Path)
+		return nil
+	}); err != nil {
+		t.Fatalf("List(%q): %v", prefix, err)
+	}
+	return ps
+}
+
+func wantList(t *testing.T, s *local.Store, prefix string, want ...string) {
+	t.Helper()
+	if got := list(t, s, prefix); !slices.Equal(got, want) {
+		t.Errorf("List(%q):\n got %q\nwant %q", prefix, got, want)
+	}
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+// tempFiles returns the temporary files anywhere below dir, on disk.
+func tempFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var found []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if storage.IsTemp(p) {
+			found = append(found, p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found
+}
+
+func TestNewRejectsRelativeRoot(t *testing.T) {
+	for _, root := range []string{"", "rel", "./rel", "../rel"} {
+		if s, err := local.New(root); err == nil {
+			s.Close()
+			t.Errorf("New(%q) succeeded", root)
+		}
+	}
+}
+
+func TestNewRootIsFile(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := local.New(f); err == nil {
+		s.Close()
+		t.Error("New on a regular file succeeded")
+	}
+}
+
+func TestMissingRootReadsEmptyAndIsCreatedByFirstWrite(t *testing.T) {
+	ctx := t.Context()
+	root := filepath.Join(t.TempDir(), "new", "root")
+	s := newStore(t, root+"/") // cleaned
+	if s.String() != root {
+		t.Errorf("String() = %q, want %q", s.String(), root)
+	}
+	wantList(t, s, "")
+	if _, err := s.Stat(ctx, "x"); !errors.Is(err, storage.ErrNotExist) {
+		t.Errorf("Stat: got %v, want ErrNotExist", err)
+	}
+	if _, _, err := s.Get(ctx, "x"); !errors.Is(err, storage.ErrNotExist) {
+		t.Errorf("Get: got %v, want ErrNotExist", err)
+	}
+	if err := s.Delete(ctx, "x"); err != nil {
+		t.Errorf("Delete: %v", err)
+	}
+	if n, err := s.SweepTemp(ctx); n != 0 || err != nil {
+		t.Errorf("SweepTemp = %d, %v", n, err)
+	}
+	if _, err := s.PutIf(ctx, "x", []byte("x"), "sha256:00"); !errors.Is(err, storage.ErrPrecondition) {
+		t.Errorf("PutIf(version): got %v, want ErrPrecondition", err)
+	}
+	if exists(filepath.Dir(root)) {
+		t.Fatal("reads created the root")
+	}
+	put(t, s, "a/b", "first")
+	got, err := os.ReadFile(filepath.Join(root, "a", "b"))
+	if err != nil || string(got) != "first" {
+		t.Fatalf("file on disk: %q, %v", got, err)
+	}
+}
+
+func TestClose(t *testing.T) {
+	s, err := local.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, s, "x", "x")
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if err := s.Put(t.Context(), "y", strings.NewReader("y"), 1); !errors.Is(err, os.ErrClosed) {
+		t.Errorf("Put after Close: got %v, want os.ErrClosed", err)
+	}
+	if _, err := s.Stat(t.Context(), "x"); !errors.Is(err, os.ErrClosed) {
+		t.Errorf("Stat after Close: got %v, want os.ErrClosed", err)
+	}
+}
+
+func TestErrorsNameRootOperationAndPath(t *testing.T) {
+	root := t.TempDir()
+	s := newStore(t, root)
+	_, err := s.Stat(t.Context(), "dir/missing.txt")
+	if err == nil || !strings.Contains(err.Error(), "local "+root+": stat dir/missing.txt: ") {
+		t.Errorf("error %q does not name the root, operation and path", err)
+	}
+}
+
+func TestTempFilesHiddenAndSwept(t *testing.T) {
+	ctx := t.Context()
+	root := t.TempDir()
+	s := newStore(t, root)
+	put(t, s, "d/a", "a")
+	// What a crash in the middle of writes leaves behind.
+	for _, p := range []string{
+		storage.TempPrefix + "crash1",
+		"d/" + storage.TempPrefix + "crash2",
+		"e/f/" + storage.TempPrefix + "crash3",
+	} {
+		full := filepath.Join(root, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte("partial"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(root, "empty"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	wantList(t, s, "", "d/a")
+	wantList(t, s, storage.TempPrefix[:5])
+
+	// Temporary names are not addressable.
+	tmp := "d/" + storage.TempPrefix + "crash2"
+	if _, err := s.Stat(ctx, tmp); !errors.Is(err, storage.ErrInvalidPath) {
+		t.Errorf("Stat(%q): got %v, want ErrInvalidPath", tmp, err)
+	}
+	if err := s.Delete(ctx, tmp); !errors.Is(err, storage.ErrInvalidPath) {
+		t.Errorf("Delete(%q): got %v, want ErrInvalidPath", tmp, err)
+	}
+	if err := s.Put(ctx, tmp, strings.NewReader(""), 0); !errors.Is(err, storage.ErrInvalidPath) {
+		t.Errorf("Put(%q): got %v, want ErrInvalidPath", tmp, err)
+	}
+
+	n, err := s.SweepTemp(ctx)
+	if err != nil || n != 3 {
+		t.Fatalf("SweepTemp = %d, %v; want 3, nil", n, err)
+	}
+	if left := tempFiles(t, root); len(left) > 0 {
+		t.Errorf("temporary files left: %q", left)
+	}
+	if exists(filepath.Join(root, "e")) {
+		t.Error("SweepTemp left the directories it emptied")
+	}
+	if !exists(filepath.Join(root, "empty")) || !exists(filepath.Join(root, "d", "a")) {
+		t.Error("SweepTemp removed something that was not temporary")
+	}
+	if n, err := s.SweepTemp(ctx); n != 0 || err != nil {
+		t.Errorf("second SweepTemp = %d, %v; want 0, nil", n, err)
+	}
+}
+
+// errReader fails after yielding n bytes.
+type errReader struct{ n int }
+
+func (r *errReader) Read(p []byte) (int, error) {
+	if r.n == 0 {
+		return 0, errors.New("boom")
+	}
+	k := min(len(p), r.n)
+	clear(p[:k])
+	r.n -= k
+	return k, nil
+}
+
+func TestFailedWritesLeaveNoTempFiles(t *testing.T) {
+	ctx := t.Context()
+	root := t.TempDir()
+	s := newStore(t, root)
+	put(t, s, "a/old", "old")
+	v, err := s.PutIf(ctx, "a/lock", []byte("v1"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put(ctx, "a/old", &errReader{n: 3 << 20}, 4<<20); err == nil {
+		t.Error("Put with a failing reader succeeded")
+	}
+	if err := s.Put(ctx, "a/new", strings.NewReader("short"), 10); err == nil {
+		t.Error("short Put succeeded")
+	}
+	if _, err := s.PutIf(ctx, "a/lock", []byte("v2"), ""); !errors.Is(err, storage.ErrPrecondition) {
+		t.Errorf("PutIf create of an existing object: %v", err)
+	}
+	if _, err := s.PutIf(ctx, "a/lock", []byte("v2"), "sha256:stale"); !errors.Is(err, storage.ErrPrecondition) {
+		t.Errorf("PutIf with a stale version: %v", err)
+	}
+	if _, err := s.PutIf(ctx, "a/lock", []byte("v2"), v); err != nil {
+		t.Errorf("PutIf with the current version: %v", err)
+	}
+	if left := tempFiles(t, root); len(left) > 0 {
+		t.Errorf("temporary files left: %q", left)
+	}
+	// A failed Put removes the directories it created, not others.
+	if err := os.Mkdir(filepath.Join(root, "keep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put(ctx, "keep/new/dirs/f", strings.NewReader("short"), 10); err == nil {
+		t.Error("short Put succeeded")
+	}
+	if exists(filepath.Join(root, "keep", "new")) || !exists(filepath.Join(root, "keep")) {
+		t.Error("a failed Put left the directories it created, or removed one it did not")
+	}
+	// A conditional write that fails leaves no new directory either.
+	if _, err := s.PutIf(ctx, "b/c/lock", []byte("x"), v); !errors.Is(err, storage.ErrPrecondition) {
+		t.Errorf("PutIf(version) of an absent object: %v", err)
+	}
+	if exists(filepath.Join(root, "b")) {
+		t.Error("a failed PutIf created a directory")
+	}
+}
+
+func TestVersionIsContentDigest(t *testing.T) {
+	s := newStore(t, t.TempDir())
+	v, err := s.PutIf(t.Context(), "x", []byte("hello"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
+	if v != want {
+		t.Errorf("version = %q, want %q", v, want)
+	}
+}
+
+func TestDeletePrunesEmptyDirectories(t *testing.T) {
+	ctx := t.Context()
+	root := t.TempDir()
+	s := newStore(t, root)
+	put(t, s, "a/b/c/f", "f")
+	put(t, s, "a/g", "g")
+	put(t, s, "top", "t")
+	if err := s.Delete(ctx, "a/b/c/f"); err != nil {
+		t.Fatal(err)
+	}
+	if exists(filepath.Join(root, "a", "b")) {
+		t.Error("a/b was left empty")
+	}
+	if !exists(filepath.Join(root, "a", "g")) {
+		t.Error("a/g is gone")
+	}
+	for _, p := range []string{"a/g", "top"} {
+		if err := s.Delete(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatalf("the root itself was removed: %v", err)
+	}
+	if len(entries) != 0 {
+		t.Errorf("root not empty: %v", entries)
+	}
+	// The freed name can now be a file.
+	put(t, s, "a", "now a file")
+}
+
+func TestDeleteDirectoryIsNoop(t *testing.T) {
+	root := t.TempDir()
+	s := newStore(t, root)
+	put(t, s, "d/f", "f")
+	if err := s.Delete(t.Context(), "d"); err != nil {
+		t.Errorf("Delete of a directory: %v", err)
+	}
+	if !exists(filepath.Join(root, "d", "f")) {
+		t.Error("Delete of a directory removed its content")
+	}
+}
+
+func TestPutOverDirectoryOrBelowFileFails(t *testing.T) {
+	ctx := t.Context()
+	root := t.TempDir()
+	s := newStore(t, root)
+	put(t, s, "d/x", "x")
+	if err := s.Put(ctx, "d", strings.NewReader("y"), 1); err == nil {
+		t.Error("Put over a directory succeeded")
+	}
+	if _, err := s.PutIf(ctx, "d", []byte("y"), ""); !errors.Is(err, storage.ErrPrecondition) {
+		t.Errorf("PutIf create over a directory: got %v, want ErrPrecondition", err)
+	}
+	err := s.Put(ctx, "d/x/below", strings.NewReader("y"), 1)
+	if err == nil {
+		t.Error("Put below a file succeeded")
+	} else if errors.Is(err, storage.ErrInvalidPath) {
+		t.Errorf("Put below a file: %v should not be ErrInvalidPath", err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(root, "d", "x")); string(got) != "x" {
+		t.Errorf("d/x = %q", got)
+	}
+	if left := tempFiles(t, root); len(left) > 0 {
+		t.Errorf("temporary files left: %q", left)
+	}
+}
+
+// TestConcurrentPutAndDeleteInOneDirectory races Delete's pruning of empty
+// directories against Put's creation of them.
+func TestConcurrentPutAndDeleteInOneDirectory(t *testing.T) {
+	ctx := t.Context()
+	s := newStore(t, t.TempDir())
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			p := fmt.Sprintf("shared/deep/%d", w)
+			for i := range 30 {
+				data := fmt.Sprint(i)
+				if err := s.Put(ctx, p, strings.NewReader(data), int64(len(data))); err != nil {
+					t.Errorf("Put(%q): %v", p, err)
+					return
+				}
+				if err := s.Delete(ctx, p); err != nil {
+					t.Errorf("Delete(%q): %v", p, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	wantList(t, s, "")
+}
+
+func TestListSkipsDirectoriesAndHandlesDeepTrees(t *testing.T) {
+	root := t.TempDir()
+	s := newStore(t, root)
+	if err := os.MkdirAll(filepath.Join(root, "only", "dirs", "here"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	deep := strings.Repeat("d/", 30) + "leaf"
+	put(t, s, deep, "x")
+	wantList(t, s, "", deep)
+	wantList(t, s, "d/d/", deep)
+	wantList(t, s, "only/")
+}
+
+func BenchmarkPut(b *testing.B) {
+	for _, size := range []int{4 << 10, 1 << 20} {
+		b.Run(fmt.Sprintf("%dKiB", size>>10), func(b *testing.B) {
+			s := newStore(b, b.TempDir())
+			data := bytes.Repeat([]byte{'x'}, size)
+			b.SetBytes(int64(size))
+			for b.Loop() {
+				if err := s.Put(b.Context(), "bench/dir/obj", bytes.NewReader(data), int64(size)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,246 @@
+//go:build unix
+
+package local_test
+
+import (
+	"errors"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/distributor-dev/distributor/internal/storage"
+)
+
+// snapshot records every entry below dir (without following symbolic
+// links): its type, mode and, for regular files, content.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		v := fi.Mode().String()
+		if fi.Mode().IsRegular() {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			v += " " + string(b)
+		}
+		m[p] = v
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func symlink(t *testing.T, target, link string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func writeFile(t *testing.T, p, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSymlinksNeverLeadOutsideTheRoot(t *testing.T) {
+	ctx := t.Context()
+	base := t.TempDir()
+	root, outside := filepath.Join(base, "root"), filepath.Join(base, "outside")
+	writeFile(t, filepath.Join(outside, "secret"), "top secret")
+	writeFile(t, filepath.Join(outside, "sub", "file"), "sub file")
+	writeFile(t, filepath.Join(outside, storage.TempPrefix+"not-ours"), "not ours")
+	writeFile(t, filepath.Join(root, "real", "f"), "real f")
+	symlink(t, outside, filepath.Join(root, "out"))              // absolute
+	symlink(t, "../outside", filepath.Join(root, "rel"))         // relative
+	symlink(t, "../../outside", filepath.Join(root, "d", "out")) // nested
+	symlink(t, "real", filepath.Join(root, "in"))                // inside the root
+	symlink(t, filepath.Join(outside, "secret"), filepath.Join(root, "secretlink"))
+	symlink(t, filepath.Join(outside, "secret"), filepath.Join(root, "secretlink2"))
+	symlink(t, filepath.Join(outside, "secret"), filepath.Join(root, "secretlink3"))
+	symlink(t, filepath.Join(outside, "not-yet"), filepath.Join(root, "dangling"))
+	symlink(t, filepath.Join(outside, "not-yet2"), filepath.Join(root, "dangling2"))
+	before := snapshot(t, outside)
+	s := newStore(t, root)
+
+	// Paths through a symbolic link parent: refused for writes, missing for
+	// reads and deletes.
+	for _, p := range []string{
+		"out/x", "out/secret", "out/sub/file", "out/new/deep/x", "out/" + storage.TempPrefix[:5],
+		"rel/x", "rel/secret", "d/out/secret", "d/out/x", "in/g", "in/f",
+	} {
+		if err := s.Put(ctx, p, strings.NewReader("pwned"), 5); !errors.Is(err, storage.ErrInvalidPath) {
+			t.Errorf("Put(%q): got %v, want ErrInvalidPath", p, err)
+		}
+		if _, err := s.PutIf(ctx, p, []byte("pwned"), ""); !errors.Is(err, storage.ErrInvalidPath) {
+			t.Errorf("PutIf(%q, create): got %v, want ErrInvalidPath", p, err)
+		}
+		if _, err := s.PutIf(ctx, p, []byte("pwned"), "sha256:x"); err == nil {
+			t.Errorf("PutIf(%q, version) succeeded", p)
+		}
+		if r, err := s.Open(ctx, p); !errors.Is(err, storage.ErrNotExist) {
+			if err == nil {
+				r.Close()
+			}
+			t.Errorf("Open(%q): got %v, want ErrNotExist", p, err)
+		}
+		if _, _, err := s.Get(ctx, p); !errors.Is(err, storage.ErrNotExist) {
+			t.Errorf("Get(%q): got %v, want ErrNotExist", p, err)
+		}
+		if _, err := s.Stat(ctx, p); !errors.Is(err, storage.ErrNotExist) {
+			t.Errorf("Stat(%q): got %v, want ErrNotExist", p, err)
+		}
+		if err := s.Delete(ctx, p); err != nil {
+			t.Errorf("Delete(%q): %v", p, err)
+		}
+	}
+	if exists(filepath.Join(root, "real", "g")) {
+		t.Error("Put through an inside symlink wrote real/g")
+	}
+	if !exists(filepath.Join(root, "real", "f")) {
+		t.Error("Delete through an inside symlink removed real/f")
+	}
+
+	// List neither follows nor reports symbolic links.
+	wantList(t, s, "", "real/f")
+	wantList(t, s, "out/")
+	wantList(t, s, "in/")
+	if n, err := s.SweepTemp(ctx); n != 0 || err != nil {
+		t.Errorf("SweepTemp = %d, %v; want 0, nil", n, err)
+	}
+
+	// A symbolic link as the final segment is not an object...
+	for _, p := range []string{"secretlink", "dangling", "out", "in"} {
+		if _, err := s.Stat(ctx, p); !errors.Is(err, storage.ErrNotExist) {
+			t.Errorf("Stat(%q): got %v, want ErrNotExist", p, err)
+		}
+		if _, _, err := s.Get(ctx, p); !errors.Is(err, storage.ErrNotExist) {
+			t.Errorf("Get(%q): got %v, want ErrNotExist", p, err)
+		}
+	}
+	// ...but its name is taken for an exclusive create...
+	for _, p := range []string{"secretlink2", "dangling2"} {
+		if _, err := s.PutIf(ctx, p, []byte("pwned"), ""); !errors.Is(err, storage.ErrPrecondition) {
+			t.Errorf("PutIf(%q, create): got %v, want ErrPrecondition", p, err)
+		}
+	}
+	// ...Put replaces the link itself...
+	for _, p := range []string{"secretlink", "dangling"} {
+		if err := s.Put(ctx, p, strings.NewReader("replaced"), 8); err != nil {
+			t.Errorf("Put(%q): %v", p, err)
+		}
+		fi, err := os.Lstat(filepath.Join(root, p))
+		if err != nil || !fi.Mode().IsRegular() {
+			t.Errorf("%s after Put: %v, %v; want a regular file", p, fi, err)
+		}
+	}
+	// ...and Delete removes the link, not its target.
+	if err := s.Delete(ctx, "secretlink3"); err != nil {
+		t.Errorf("Delete(secretlink3): %v", err)
+	}
+	if exists(filepath.Join(root, "secretlink3")) {
+		t.Error("Delete left the symbolic link")
+	}
+
+	if after := snapshot(t, outside); !maps.Equal(before, after) {
+		t.Errorf("the directory outside the root changed:\nbefore %q\n after %q", before, after)
+	}
+}
+
+// TestSymlinkedRootIsResolved: the configured root may itself be (or pass
+// through) a symbolic link; only links inside it are refused.
+func TestSymlinkedRootIsResolved(t *testing.T) {
+	base := t.TempDir()
+	real := filepath.Join(base, "real")
+	if err := os.Mkdir(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	symlink(t, real, filepath.Join(base, "link"))
+	s := newStore(t, filepath.Join(base, "link"))
+	put(t, s, "a/b", "x")
+	if got, _ := os.ReadFile(filepath.Join(real, "a", "b")); string(got) != "x" {
+		t.Errorf("real/a/b = %q", got)
+	}
+}
+
+func TestModesIgnoreUmask(t *testing.T) {
+	old := syscall.Umask(0o077)
+	defer syscall.Umask(old)
+	root := t.TempDir()
+	s := newStore(t, root)
+	put(t, s, "dir/sub/put", "x")
+	if _, err := s.PutIf(t.Context(), "dir/other/putif", []byte("x"), ""); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]fs.FileMode{
+		"dir":             fs.ModeDir | 0o755,
+		"dir/sub":         fs.ModeDir | 0o755,
+		"dir/sub/put":     0o644,
+		"dir/other":       fs.ModeDir | 0o755,
+		"dir/other/putif": 0o644,
+	} {
+		fi, err := os.Lstat(filepath.Join(root, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode() != want {
+			t.Errorf("%s: mode %v, want %v", p, fi.Mode(), want)
+		}
+	}
+}
+
+func TestSpecialFilesAreNotObjects(t *testing.T) {
+	ctx := t.Context()
+	root := t.TempDir()
+	s := newStore(t, root)
+	if err := syscall.Mkfifo(filepath.Join(root, "fifo"), 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Open(ctx, "fifo") // must not block on the FIFO
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, storage.ErrNotExist) {
+			t.Errorf("Open(fifo): got %v, want ErrNotExist", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Open(fifo) blocked")
+	}
+	wantList(t, s, "")
+}
+
+func TestListReportsUnaddressableNames(t *testing.T) {
+	root := t.TempDir()
+	s := newStore(t, root)
+	writeFile(t, filepath.Join(root, `back\slash`), "x")
+	wantList(t, s, "", `back\slash`)
+	if _, err := s.Stat(t.Context(), `back\slash`); !errors.Is(err, storage.ErrInvalidPath) {
+		t.Errorf("Stat: got %v, want ErrInvalidPath", err)
+	}
+}

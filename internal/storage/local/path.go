@@ -1,0 +1,178 @@
+package local
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"runtime"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/distributor-dev/distributor/internal/storage"
+)
+
+// checkPath reports whether p is a path this store accepts: a clean,
+// relative, slash-separated path (the rules of internal/cleanpath, which a
+// storage package may not import) none of whose segments is a temporary name.
+// The error matches storage.ErrInvalidPath.
+func checkPath(p string) error {
+	if reason := unclean(p); reason != "" {
+		return fmt.Errorf("%w: %q %s", storage.ErrInvalidPath, p, reason)
+	}
+	return nil
+}
+
+// unclean returns why p is not an addressable path, or "" if it is.
+func unclean(p string) string {
+	switch {
+	case p == "":
+		return "is empty"
+	case !utf8.ValidString(p):
+		return "is not valid UTF-8"
+	case strings.HasPrefix(p, "/"):
+		return "is absolute"
+	case strings.HasSuffix(p, "/"):
+		return "ends with /"
+	case strings.ContainsRune(p, '\\'):
+		return "contains a backslash"
+	}
+	for _, r := range p {
+		if unicode.IsControl(r) {
+			return fmt.Sprintf("contains control character %U", r)
+		}
+	}
+	for seg := range strings.SplitSeq(p, "/") {
+		switch {
+		case seg == "":
+			return "has an empty segment"
+		case seg == "." || seg == "..":
+			return fmt.Sprintf("has a %q segment", seg)
+		case strings.HasPrefix(seg, storage.TempPrefix):
+			return fmt.Sprintf("has a segment starting with %q (temporary files)", storage.TempPrefix)
+		}
+	}
+	return ""
+}
+
+// chain is the sequence of directories leading to the final segment of a
+// path, each opened as an *os.Root below the previous one, so that every
+// operation on the final segment happens relative to a directory handle that
+// was reached without following any symbolic link.
+type chain struct {
+	segs  []string   // all segments of the path; the last is the base name
+	roots []*os.Root // roots[0] is the store root; roots[i] is the directory segs[:i]
+	dirty []bool     // dirty[i]: an entry was created in roots[i] and needs a sync
+}
+
+// parent returns the directory holding the final segment.
+func (c *chain) parent() *os.Root { return c.roots[len(c.roots)-1] }
+
+// base returns the final segment.
+func (c *chain) base() string { return c.segs[len(c.segs)-1] }
+
+// close closes every directory the chain opened (not the store root).
+func (c *chain) close() {
+	for _, r := range c.roots[1:] {
+		r.Close()
+	}
+	c.roots = c.roots[:1]
+}
+
+// errHidden marks a path whose parent is not a plain directory (a symbolic
+// link, a regular file, a device...). Readers treat such a path as missing;
+// writers refuse it.
+type errHidden struct {
+	dir     string // the offending parent, relative to the root
+	symlink bool
+}
+
+func (e *errHidden) Error() string {
+	if e.symlink {
+		return fmt.Sprintf("%s is a symbolic link (never followed)", e.dir)
+	}
+	return fmt.Sprintf("%s is not a directory", e.dir)
+}
+
+// Unwrap makes a symbolic link in the way an invalid path (it could lead
+// outside the root) and any other non-directory a plain ENOTDIR-like error.
+func (e *errHidden) Unwrap() error {
+	if e.symlink {
+		return storage.ErrInvalidPath
+	}
+	return errNotDir
+}
+
+var errNotDir = errors.New("not a directory")
+
+// openChain walks the parent directories of p below root without following
+// symbolic links: each segment is checked with Lstat and then opened as a
+// nested os.Root (which, in the worst case of a concurrent swap, still cannot
+// leave the store root). With create, missing directories are made with mode
+// 0755. Errors: fs.ErrNotExist (wrapped) for a missing parent when !create,
+// *errHidden for a parent that is not a directory.
+func openChain(root *os.Root, p string, create bool) (*chain, error) {
+	segs := strings.Split(p, "/")
+	c := &chain{segs: segs, roots: []*os.Root{root}, dirty: make([]bool, len(segs))}
+	for i, seg := range segs[:len(segs)-1] {
+		cur := c.roots[i]
+		fi, err := cur.Lstat(seg)
+		if create && errors.Is(err, fs.ErrNotExist) {
+			err = cur.Mkdir(seg, dirMode)
+			switch {
+			case err == nil:
+				c.dirty[i] = true
+				// Mkdir honours the umask; published trees get 0755.
+				err = cur.Chmod(seg, dirMode)
+			case errors.Is(err, fs.ErrExist):
+				err = nil // made concurrently: check it below
+			}
+			if err == nil {
+				fi, err = cur.Lstat(seg)
+			}
+		}
+		if err != nil {
+			c.close()
+			return nil, err
+		}
+		if !fi.IsDir() {
+			c.close()
+			return nil, &errHidden{dir: strings.Join(segs[:i+1], "/"), symlink: fi.Mode()&fs.ModeSymlink != 0}
+		}
+		next, err := cur.OpenRoot(seg)
+		if err != nil {
+			c.close()
+			return nil, err
+		}
+		c.roots = append(c.roots, next)
+	}
+	return c, nil
+}
+
+// readChain is openChain for readers: a missing parent or one that is not a
+// plain directory yields an error matching fs.ErrNotExist.
+func readChain(root *os.Root, p string) (*chain, error) {
+	c, err := openChain(root, p, false)
+	if h := (*errHidden)(nil); errors.As(err, &h) {
+		return nil, &fs.PathError{Op: "open", Path: h.dir, Err: fmt.Errorf("%w (%v)", fs.ErrNotExist, h)}
+	}
+	return c, err
+}
+
+// syncDir flushes a directory's entries to stable storage. Windows cannot
+// sync a directory handle (and needs not: its renames are journalled).
+func syncDir(r *os.Root) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	f, err := r.Open(".")
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

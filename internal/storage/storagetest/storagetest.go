@@ -1,0 +1,844 @@
+// Package storagetest is the conformance suite that every storage.Store
+// adapter runs. An adapter opts in from its own tests:
+//
+//	func TestConformance(t *testing.T) {
+//		storagetest.Run(t, func(t *testing.T) storage.Store {
+//			s, err := local.New(t.TempDir())
+//			if err != nil {
+//				t.Fatal(err)
+//			}
+//			t.Cleanup(func() { s.Close() })
+//			return s
+//		})
+//	}
+//
+// The suite checks only what the storage.Store contract promises, so it runs
+// unchanged against local disk, SFTP and S3. Backend-specific behaviour
+// (symbolic links, file modes, pruning of empty directories) belongs in the
+// adapter's own tests.
+package storagetest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/distributor-dev/distributor/internal/storage"
+)
+
+// Run runs every conformance test as a subtest of t. Each subtest calls
+// newStore for a fresh, empty store; newStore owns the store's cleanup (it
+// should register t.Cleanup to close it and remove its data).
+func Run(t *testing.T, newStore func(t *testing.T) storage.Store) {
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.fn(t, newStore(t))
+		})
+	}
+}
+
+var tests = []struct {
+	name string
+	fn   func(t *testing.T, s storage.Store)
+}{
+	{"RoundTrip", testRoundTrip},
+	{"PutReplaces", testPutReplaces},
+	{"ZeroLength", testZeroLength},
+	{"NestedPaths", testNestedPaths},
+	{"OddNames", testOddNames},
+	{"FailingReader", testFailingReader},
+	{"SizeMismatch", testSizeMismatch},
+	{"StatSize", testStatSize},
+	{"Missing", testMissing},
+	{"DeleteMissing", testDeleteMissing},
+	{"Delete", testDelete},
+	{"ListOrder", testListOrder},
+	{"ListPrefix", testListPrefix},
+	{"ListEmpty", testListEmpty},
+	{"ListStops", testListStops},
+	{"PutIfCreate", testPutIfCreate},
+	{"PutIfVersion", testPutIfVersion},
+	{"PutIfAfterPut", testPutIfAfterPut},
+	{"PutIfCreateRace", testPutIfCreateRace},
+	{"InvalidPaths", testInvalidPaths},
+	{"ContextCancelled", testContextCancelled},
+	{"LargeObject", testLargeObject},
+	{"ConcurrentPuts", testConcurrentPuts},
+	{"ReadersSeeWholeObjects", testReadersSeeWholeObjects},
+}
+
+func testRoundTrip(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	put(t, s, "hello.txt", "hello, world\n")
+
+	r, err := s.Open(ctx, "hello.txt")
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	got, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatalf("reading: %v", err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if string(got) != "hello, world\n" {
+		t.Errorf("Open read %q, want %q", got, "hello, world\n")
+	}
+
+	data, v := get(t, s, "hello.txt")
+	if string(data) != "hello, world\n" {
+		t.Errorf("Get = %q, want %q", data, "hello, world\n")
+	}
+	if v == "" {
+		t.Error("Get returned the zero Version for an existing object")
+	}
+	if _, v2 := get(t, s, "hello.txt"); v2 != v {
+		t.Errorf("Get twice: versions %q and %q differ", v, v2)
+	}
+
+	info := stat(t, s, "hello.txt")
+	if info.Path != "hello.txt" || info.Size != 13 || info.ModTime.IsZero() {
+		t.Errorf("Stat = %+v, want path hello.txt, size 13, a modification time", info)
+	}
+	if s.String() == "" {
+		t.Error("String() is empty")
+	}
+}
+
+func testPutReplaces(t *testing.T, s storage.Store) {
+	put(t, s, "f", "a much longer first version")
+	put(t, s, "f", "short")
+	wantContent(t, s, "f", "short")
+	if info := stat(t, s, "f"); info.Size != 5 {
+		t.Errorf("Stat size = %d, want 5", info.Size)
+	}
+	wantList(t, s, "", "f")
+}
+
+func testZeroLength(t *testing.T, s storage.Store) {
+	put(t, s, "empty", "")
+	wantContent(t, s, "empty", "")
+	if info := stat(t, s, "empty"); info.Size != 0 {
+		t.Errorf("Stat size = %d, want 0", info.Size)
+	}
+	infos := listInfos(t, s, "")
+	if len(infos) != 1 || infos[0].Path != "empty" || infos[0].Size != 0 {
+		t.Errorf("List = %+v, want one entry empty of size 0", infos)
+	}
+	// Replace a non-empty object with an empty one.
+	put(t, s, "f", "content")
+	put(t, s, "f", "")
+	wantContent(t, s, "f", "")
+}
+
+func testNestedPaths(t *testing.T, s storage.Store) {
+	put(t, s, "a/b/c/d.txt", "deep")
+	put(t, s, "a/top.txt", "top")
+	wantContent(t, s, "a/b/c/d.txt", "deep")
+	wantList(t, s, "", "a/b/c/d.txt", "a/top.txt")
+	// Directories are not objects.
+	for _, dir := range []string{"a", "a/b", "a/b/c"} {
+		wantMissing(t, s, dir)
+	}
+}
+
+// oddNames are names that trip up URL encoding, shells and file systems.
+var oddNames = []string{
+	"with space.txt",
+	" leading and trailing ",
+	"unicode-é-ß-日本語-🙂.txt",
+	"hash#fragment",
+	"percent%20encoded%2Fslash",
+	"plus+sign",
+	"question?mark",
+	"amp&ersand=1",
+	`double"quote`,
+	"single'quote",
+	"colon:semi;comma,",
+	"brackets[]{}()<>",
+	"star*pipe|caret^tilde~",
+	"-leading-dash",
+	".hidden",
+	"..double-dot-prefix",
+	"trailing.dot.",
+	"@at$dollar!bang",
+	"dir with space/é/file #1.txt",
+	strings.Repeat("x", 200),
+	"long/" + strings.Repeat("y", 200) + "/z",
+}
+
+func testOddNames(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	for _, name := range oddNames {
+		put(t, s, name, "content of "+name)
+	}
+	want := slices.Clone(oddNames)
+	slices.Sort(want)
+	wantList(t, s, "", want...)
+	for _, name := range oddNames {
+		wantContent(t, s, name, "content of "+name)
+		if info := stat(t, s, name); info.Path != name || info.Size != int64(len("content of "+name)) {
+			t.Errorf("Stat(%q) = %+v", name, info)
+		}
+		wantList(t, s, name, name)
+	}
+	for _, name := range oddNames {
+		if err := s.Delete(ctx, name); err != nil {
+			t.Errorf("Delete(%q): %v", name, err)
+		}
+		wantMissing(t, s, name)
+	}
+	wantList(t, s, "")
+}
+
+// errBoom is the error the test readers fail with.
+var errBoom = errors.New("storagetest: reader failed")
+
+// failingReader yields data[:n] and then fails with errBoom.
+type failingReader struct {
+	data []byte
+	n    int
+}
+
+func (r *failingReader) Read(p []byte) (int, error) {
+	if r.n == 0 {
+		return 0, errBoom
+	}
+	k := copy(p[:min(len(p), r.n)], r.data)
+	r.data, r.n = r.data[k:], r.n-k
+	return k, nil
+}
+
+func testFailingReader(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	for _, tc := range []struct {
+		name      string
+		size, cut int
+	}{
+		{"small", 10, 3},
+		{"immediately", 10, 0},
+		{"multi-chunk", 3<<20 + 17, 2<<20 + 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := payload(tc.size, 1)
+			// No object before: none after.
+			err := s.Put(ctx, "new", &failingReader{data: data, n: tc.cut}, int64(tc.size))
+			if err == nil {
+				t.Fatal("Put with a failing reader succeeded")
+			}
+			wantMissing(t, s, "new")
+			// An old object survives.
+			put(t, s, "old", "old content")
+			err = s.Put(ctx, "old", &failingReader{data: data, n: tc.cut}, int64(tc.size))
+			if err == nil {
+				t.Fatal("Put with a failing reader succeeded")
+			}
+			wantContent(t, s, "old", "old content")
+			// Nested, in a directory the failed Put may have created.
+			if err := s.Put(ctx, "sub/dir/new", &failingReader{data: data, n: tc.cut}, int64(tc.size)); err == nil {
+				t.Fatal("Put with a failing reader succeeded")
+			}
+			wantMissing(t, s, "sub/dir/new")
+			wantList(t, s, "", "old") // no temporary object is listed
+			if err := s.Delete(ctx, "old"); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func testSizeMismatch(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	put(t, s, "f", "old content")
+	for _, tc := range []struct {
+		name string
+		data string
+		size int64
+	}{
+		{"short", "12345", 10},
+		{"long", "1234567890", 5},
+		{"empty for non-zero", "", 1},
+		{"one byte for zero", "x", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := s.Put(ctx, "f", strings.NewReader(tc.data), tc.size); err == nil {
+				t.Errorf("Put of %d bytes with size %d succeeded", len(tc.data), tc.size)
+			}
+			wantContent(t, s, "f", "old content")
+			if err := s.Put(ctx, "g", strings.NewReader(tc.data), tc.size); err == nil {
+				t.Errorf("Put of %d bytes with size %d succeeded", len(tc.data), tc.size)
+			}
+			wantMissing(t, s, "g")
+			wantList(t, s, "", "f")
+		})
+	}
+}
+
+func testStatSize(t *testing.T, s storage.Store) {
+	for _, n := range []int{0, 1, 4095, 4096, 4097, 65536 + 3} {
+		p := fmt.Sprintf("size-%d", n)
+		putBytes(t, s, p, payload(n, uint64(n)))
+		if info := stat(t, s, p); info.Size != int64(n) || info.Path != p {
+			t.Errorf("Stat(%q) = %+v, want size %d", p, info, n)
+		}
+	}
+}
+
+func testMissing(t *testing.T, s storage.Store) {
+	wantMissing(t, s, "nope")
+	wantMissing(t, s, "no/such/dir/file")
+	put(t, s, "file", "x")
+	wantMissing(t, s, "file/below-a-file")
+	wantMissing(t, s, "fil")
+	wantMissing(t, s, "file2")
+}
+
+func testDeleteMissing(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	for _, p := range []string{"nope", "no/such/dir/file"} {
+		if err := s.Delete(ctx, p); err != nil {
+			t.Errorf("Delete(%q) of a missing object: %v", p, err)
+		}
+	}
+	wantList(t, s, "")
+}
+
+func testDelete(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	put(t, s, "f", "x")
+	put(t, s, "d/a", "a")
+	put(t, s, "d/b", "b")
+	for _, p := range []string{"f", "d/a"} {
+		if err := s.Delete(ctx, p); err != nil {
+			t.Fatalf("Delete(%q): %v", p, err)
+		}
+		wantMissing(t, s, p)
+		if err := s.Delete(ctx, p); err != nil {
+			t.Errorf("second Delete(%q): %v", p, err)
+		}
+	}
+	wantList(t, s, "", "d/b")
+	wantContent(t, s, "d/b", "b")
+	// The name is free again.
+	put(t, s, "f", "again")
+	wantContent(t, s, "f", "again")
+}
+
+// orderNames exercise byte-wise ordering: a per-directory walk would put
+// "a/b" before "a-b" and "a.b"; byte-wise, '-' < '.' < '/' < '0'.
+var orderNames = []string{
+	"a/b", "a-b", "a.b", "a0", "a", "a/b/c", "a/b-c", "a/a", "ab", "A", "B",
+	"Z/z", "_", "~", "é", "e", "z", "b/a", "b.", "b-",
+}
+
+func testListOrder(t *testing.T, s storage.Store) {
+	// "a" and "a/b" cannot both be objects on a file system: use "a" as a
+	// directory only, and "a/b" as a directory too (it holds "a/b/c").
+	names := slices.DeleteFunc(slices.Clone(orderNames), func(n string) bool { return n == "a" || n == "a/b" })
+	for i, name := range names {
+		putBytes(t, s, name, payload(i, uint64(i)))
+	}
+	want := slices.Clone(names)
+	slices.Sort(want)
+	infos := listInfos(t, s, "")
+	got := paths(infos)
+	if !slices.Equal(got, want) {
+		t.Fatalf("List order:\n got %q\nwant %q", got, want)
+	}
+	for _, info := range infos {
+		i := slices.Index(names, info.Path)
+		if info.Size != int64(i) {
+			t.Errorf("List: %s has size %d, want %d", info.Path, info.Size, i)
+		}
+		if info.ModTime.IsZero() {
+			t.Errorf("List: %s has no modification time", info.Path)
+		}
+	}
+}
+
+func testListPrefix(t *testing.T, s storage.Store) {
+	for _, name := range []string{"a-b", "a.b", "a/b/c", "a/b-c", "a/c/d", "a/cat", "a0", "ab", "b", "x/y"} {
+		put(t, s, name, name)
+	}
+	for _, tc := range []struct {
+		prefix string
+		want   []string
+	}{
+		{"", []string{"a-b", "a.b", "a/b-c", "a/b/c", "a/c/d", "a/cat", "a0", "ab", "b", "x/y"}},
+		{"a", []string{"a-b", "a.b", "a/b-c", "a/b/c", "a/c/d", "a/cat", "a0", "ab"}},
+		{"a/", []string{"a/b-c", "a/b/c", "a/c/d", "a/cat"}},
+		{"a/b", []string{"a/b-c", "a/b/c"}},
+		{"a/b/", []string{"a/b/c"}},
+		{"a/c", []string{"a/c/d", "a/cat"}},
+		{"a/c/", []string{"a/c/d"}},
+		{"a/c/d", []string{"a/c/d"}},
+		{"a-", []string{"a-b"}},
+		{"a.b", []string{"a.b"}},
+		{"b", []string{"b"}},
+		{"b/", nil},
+		{"x/y/", nil},
+		{"zzz", nil},
+		{"nope/", nil},
+		{"nope/deeper/x", nil},
+	} {
+		got := list(t, s, tc.prefix)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("List(%q):\n got %q\nwant %q", tc.prefix, got, tc.want)
+		}
+	}
+}
+
+func testListEmpty(t *testing.T, s storage.Store) {
+	for _, prefix := range []string{"", "a", "a/"} {
+		wantList(t, s, prefix)
+	}
+}
+
+func testListStops(t *testing.T, s storage.Store) {
+	for _, name := range []string{"a", "b", "c/d"} {
+		put(t, s, name, name)
+	}
+	errStop := errors.New("stop here")
+	calls := 0
+	err := s.List(t.Context(), "", func(storage.Info) error {
+		calls++
+		return errStop
+	})
+	if !errors.Is(err, errStop) {
+		t.Errorf("List returned %v, want the callback's error", err)
+	}
+	if calls != 1 {
+		t.Errorf("callback called %d times after returning an error, want 1", calls)
+	}
+}
+
+func testPutIfCreate(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	v1, err := s.PutIf(ctx, "lock", []byte("one"), "")
+	if err != nil {
+		t.Fatalf("PutIf create: %v", err)
+	}
+	if v1 == "" {
+		t.Fatal("PutIf returned the zero Version")
+	}
+	if _, err := s.PutIf(ctx, "lock", []byte("two"), ""); !errors.Is(err, storage.ErrPrecondition) {
+		t.Fatalf("second PutIf create: got %v, want ErrPrecondition", err)
+	}
+	data, v := get(t, s, "lock")
+	if string(data) != "one" || v != v1 {
+		t.Errorf("Get = %q, %q; want %q, %q", data, v, "one", v1)
+	}
+	// Nested, with parents to create.
+	if _, err := s.PutIf(ctx, "x/y/lock", []byte("nested"), ""); err != nil {
+		t.Fatalf("PutIf nested create: %v", err)
+	}
+	wantContent(t, s, "x/y/lock", "nested")
+	// An object written by Put counts as present.
+	put(t, s, "plain", "p")
+	if _, err := s.PutIf(ctx, "plain", []byte("q"), ""); !errors.Is(err, storage.ErrPrecondition) {
+		t.Fatalf("PutIf create over a Put object: got %v, want ErrPrecondition", err)
+	}
+	wantContent(t, s, "plain", "p")
+	// After Delete the name can be created again.
+	if err := s.Delete(ctx, "lock"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutIf(ctx, "lock", []byte("three"), ""); err != nil {
+		t.Fatalf("PutIf create after Delete: %v", err)
+	}
+	wantContent(t, s, "lock", "three")
+	wantList(t, s, "", "lock", "plain", "x/y/lock")
+}
+
+func testPutIfVersion(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	v1, err := s.PutIf(ctx, "state", []byte("one"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2, err := s.PutIf(ctx, "state", []byte("two"), v1)
+	if err != nil {
+		t.Fatalf("PutIf with the current version: %v", err)
+	}
+	if v2 == v1 || v2 == "" {
+		t.Errorf("new version %q, old %q: want a different, non-zero version", v2, v1)
+	}
+	if _, err := s.PutIf(ctx, "state", []byte("three"), v1); !errors.Is(err, storage.ErrPrecondition) {
+		t.Fatalf("PutIf with a stale version: got %v, want ErrPrecondition", err)
+	}
+	data, v := get(t, s, "state")
+	if string(data) != "two" || v != v2 {
+		t.Errorf("Get = %q, %q; want %q, %q", data, v, "two", v2)
+	}
+	if _, err := s.PutIf(ctx, "state", []byte("four"), v2); err != nil {
+		t.Fatalf("PutIf with the current version: %v", err)
+	}
+	wantContent(t, s, "state", "four")
+	// A non-zero version never matches an absent object.
+	if _, err := s.PutIf(ctx, "absent", []byte("x"), v1); !errors.Is(err, storage.ErrPrecondition) {
+		t.Fatalf("PutIf(version) of an absent object: got %v, want ErrPrecondition", err)
+	}
+	if _, err := s.PutIf(ctx, "absent/nested", []byte("x"), v1); !errors.Is(err, storage.ErrPrecondition) {
+		t.Fatalf("PutIf(version) of an absent object: got %v, want ErrPrecondition", err)
+	}
+	wantMissing(t, s, "absent")
+	wantList(t, s, "", "state")
+}
+
+func testPutIfAfterPut(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	put(t, s, "obj", "by put")
+	_, v := get(t, s, "obj")
+	v2, err := s.PutIf(ctx, "obj", []byte("by put-if"), v)
+	if err != nil {
+		t.Fatalf("PutIf with the version Get returned: %v", err)
+	}
+	data, v3 := get(t, s, "obj")
+	if string(data) != "by put-if" || v3 != v2 {
+		t.Errorf("Get = %q, %q; want %q, %q", data, v3, "by put-if", v2)
+	}
+	// A Put in between makes the version stale.
+	put(t, s, "obj", "by put again")
+	if _, err := s.PutIf(ctx, "obj", []byte("lost"), v2); !errors.Is(err, storage.ErrPrecondition) {
+		t.Fatalf("PutIf after an intervening Put: got %v, want ErrPrecondition", err)
+	}
+	wantContent(t, s, "obj", "by put again")
+}
+
+func testPutIfCreateRace(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	const n = 8
+	var (
+		wg       sync.WaitGroup
+		start    = make(chan struct{})
+		errs     [n]error
+		versions [n]storage.Version
+	)
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			versions[i], errs[i] = s.PutIf(ctx, "race/lock", fmt.Appendf(nil, "holder %d", i), "")
+		})
+	}
+	close(start)
+	wg.Wait()
+	winner := -1
+	for i, err := range errs {
+		switch {
+		case err == nil && winner >= 0:
+			t.Errorf("goroutines %d and %d both created the object", winner, i)
+		case err == nil:
+			winner = i
+		case !errors.Is(err, storage.ErrPrecondition):
+			t.Errorf("goroutine %d: got %v, want nil or ErrPrecondition", i, err)
+		}
+	}
+	if winner < 0 {
+		t.Fatal("no goroutine created the object")
+	}
+	data, v := get(t, s, "race/lock")
+	if want := fmt.Sprintf("holder %d", winner); string(data) != want || v != versions[winner] {
+		t.Errorf("Get = %q, %q; want the winner's %q, %q", data, v, want, versions[winner])
+	}
+	wantList(t, s, "", "race/lock")
+}
+
+// invalidPaths are rejected by every method with storage.ErrInvalidPath.
+var invalidPaths = []string{
+	"", "/", "/abs", "trailing/", "..", ".", "../up", "a/../b", "a/./b", "./a",
+	"a/..", "a//b", `back\slash`, "nul\x00byte", "new\nline", "tab\tchar", "\xff\xfe",
+}
+
+// invalidPrefixes are List prefixes whose directory part is not clean.
+var invalidPrefixes = []string{"/", "/a", "../", "../a", "a//", "a//b", "./a", "a/../", `a\b`, "a\x00"}
+
+func testInvalidPaths(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	for _, p := range invalidPaths {
+		check := func(method string, err error) {
+			t.Helper()
+			if !errors.Is(err, storage.ErrInvalidPath) {
+				t.Errorf("%s(%q): got %v, want ErrInvalidPath", method, p, err)
+			}
+		}
+		check("Put", s.Put(ctx, p, strings.NewReader("x"), 1))
+		_, err := s.PutIf(ctx, p, []byte("x"), "")
+		check("PutIf", err)
+		_, err = s.PutIf(ctx, p, []byte("x"), "some-version")
+		check("PutIf(version)", err)
+		_, _, err = s.Get(ctx, p)
+		check("Get", err)
+		r, err := s.Open(ctx, p)
+		if err == nil {
+			r.Close()
+		}
+		check("Open", err)
+		_, err = s.Stat(ctx, p)
+		check("Stat", err)
+		check("Delete", s.Delete(ctx, p))
+	}
+	for _, prefix := range invalidPrefixes {
+		err := s.List(ctx, prefix, func(storage.Info) error { return nil })
+		if !errors.Is(err, storage.ErrInvalidPath) {
+			t.Errorf("List(%q): got %v, want ErrInvalidPath", prefix, err)
+		}
+	}
+	wantList(t, s, "")
+}
+
+// cancelReader cancels a context once it has yielded after bytes.
+type cancelReader struct {
+	r      io.Reader
+	after  int
+	cancel context.CancelFunc
+}
+
+func (r *cancelReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if r.after -= n; r.after <= 0 {
+		r.cancel()
+	}
+	return n, err
+}
+
+func testContextCancelled(t *testing.T, s storage.Store) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := s.Put(ctx, "new", strings.NewReader("data"), 4); err == nil {
+		t.Error("Put with a cancelled context succeeded")
+	}
+	wantMissing(t, s, "new")
+	put(t, s, "old", "old content")
+	if err := s.Put(ctx, "old", strings.NewReader("data"), 4); err == nil {
+		t.Error("Put with a cancelled context succeeded")
+	}
+	wantContent(t, s, "old", "old content")
+
+	// Cancelled while streaming a large object.
+	for _, p := range []string{"old", "new"} {
+		ctx, cancel := context.WithCancel(t.Context())
+		data := payload(4<<20, 7)
+		r := &cancelReader{r: bytes.NewReader(data), after: 64 << 10, cancel: cancel}
+		err := s.Put(ctx, p, r, int64(len(data)))
+		cancel()
+		if err == nil {
+			t.Errorf("Put(%q) cancelled mid-stream succeeded", p)
+		}
+	}
+	wantContent(t, s, "old", "old content")
+	wantMissing(t, s, "new")
+	wantList(t, s, "", "old")
+}
+
+func testLargeObject(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	data := payload(5<<20+123, 42)
+	// Hide bytes.Reader's WriterTo and Seeker: the store must stream.
+	if err := s.Put(ctx, "big.bin", struct{ io.Reader }{bytes.NewReader(data)}, int64(len(data))); err != nil {
+		t.Fatalf("Put: %v", err)
+	}
+	if info := stat(t, s, "big.bin"); info.Size != int64(len(data)) {
+		t.Errorf("Stat size = %d, want %d", info.Size, len(data))
+	}
+	r, err := s.Open(ctx, "big.bin")
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer r.Close()
+	got, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatalf("reading: %v", err)
+	}
+	if !bytes.Equal(got, data) {
+		t.Errorf("Open read %d bytes that differ from the %d written", len(got), len(data))
+	}
+	if got, _ := get(t, s, "big.bin"); !bytes.Equal(got, data) {
+		t.Errorf("Get read %d bytes that differ from the %d written", len(got), len(data))
+	}
+}
+
+func testConcurrentPuts(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	const n = 8
+	contents := make([][]byte, n)
+	for i := range contents {
+		contents[i] = payload(64<<10, uint64(100+i))
+	}
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			if err := s.Put(ctx, "shared/obj", bytes.NewReader(contents[i]), int64(len(contents[i]))); err != nil {
+				t.Errorf("Put %d: %v", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	got, _ := get(t, s, "shared/obj")
+	if !slices.ContainsFunc(contents, func(c []byte) bool { return bytes.Equal(c, got) }) {
+		t.Error("after concurrent Puts the object matches none of the contents written")
+	}
+	wantList(t, s, "", "shared/obj")
+}
+
+func testReadersSeeWholeObjects(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	const size = 256 << 10
+	a, b := bytes.Repeat([]byte{'a'}, size), bytes.Repeat([]byte{'b'}, size)
+	putBytes(t, s, "obj", a)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer close(done)
+		for i := range 10 {
+			c := a
+			if i%2 == 0 {
+				c = b
+			}
+			if err := s.Put(ctx, "obj", bytes.NewReader(c), size); err != nil {
+				t.Errorf("Put: %v", err)
+				return
+			}
+		}
+	})
+	// Read until the writer is done; fail (after it stops) on a torn read.
+	var bad error
+	for reads := 0; bad == nil; reads++ {
+		select {
+		case <-done:
+			wg.Wait()
+			return
+		default:
+		}
+		data, _, err := s.Get(ctx, "obj")
+		switch {
+		case err != nil:
+			bad = fmt.Errorf("Get during Puts: %w", err)
+		case !bytes.Equal(data, a) && !bytes.Equal(data, b):
+			bad = fmt.Errorf("read %d: Get saw a partial or mixed object (%d bytes)", reads, len(data))
+		}
+	}
+	wg.Wait()
+	t.Fatal(bad)
+}
+
+// payload returns n deterministic pseudo-random bytes.
+func payload(n int, seed uint64) []byte {
+	var key [32]byte
+	key[0] = byte(seed)
+	key[1] = byte(seed >> 8)
+	b := make([]byte, n)
+	rand.NewChaCha8(key).Read(b)
+	return b
+}
+
+func put(t *testing.T, s storage.Store, p, data string) {
+	t.Helper()
+	if err := s.Put(t.Context(), p, strings.NewReader(data), int64(len(data))); err != nil {
+		t.Fatalf("Put(%q): %v", p, err)
+	}
+}
+
+func putBytes(t *testing.T, s storage.Store, p string, data []byte) {
+	t.Helper()
+	if err := s.Put(t.Context(), p, bytes.NewReader(data), int64(len(data))); err != nil {
+		t.Fatalf("Put(%q): %v", p, err)
+	}
+}
+
+func get(t *testing.T, s storage.Store, p string) ([]byte, storage.Version) {
+	t.Helper()
+	data, v, err := s.Get(t.Context(), p)
+	if err != nil {
+		t.Fatalf("Get(%q): %v", p, err)
+	}
+	return data, v
+}
+
+func stat(t *testing.T, s storage.Store, p string) storage.Info {
+	t.Helper()
+	info, err := s.Stat(t.Context(), p)
+	if err != nil {
+		t.Fatalf("Stat(%q): %v", p, err)
+	}
+	return info
+}
+
+// wantContent checks p's content through both Get and Open.
+func wantContent(t *testing.T, s storage.Store, p, want string) {
+	t.Helper()
+	if data, _ := get(t, s, p); string(data) != want {
+		t.Errorf("Get(%q) = %q, want %q", p, data, want)
+	}
+	r, err := s.Open(t.Context(), p)
+	if err != nil {
+		t.Fatalf("Open(%q): %v", p, err)
+	}
+	defer r.Close()
+	data, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatalf("reading %q: %v", p, err)
+	}
+	if string(data) != want {
+		t.Errorf("Open(%q) read %q, want %q", p, data, want)
+	}
+}
+
+// wantMissing checks that Open, Get and Stat all report ErrNotExist.
+func wantMissing(t *testing.T, s storage.Store, p string) {
+	t.Helper()
+	ctx := t.Context()
+	if r, err := s.Open(ctx, p); !errors.Is(err, storage.ErrNotExist) {
+		if err == nil {
+			r.Close()
+		}
+		t.Errorf("Open(%q): got %v, want ErrNotExist", p, err)
+	}
+	if _, _, err := s.Get(ctx, p); !errors.Is(err, storage.ErrNotExist) {
+		t.Errorf("Get(%q): got %v, want ErrNotExist", p, err)
+	}
+	if _, err := s.Stat(ctx, p); !errors.Is(err, storage.ErrNotExist) {
+		t.Errorf("Stat(%q): got %v, want ErrNotExist", p, err)
+	}
+}
+
+func listInfos(t *testing.T, s storage.Store, prefix string) []storage.Info {
+	t.Helper()
+	var infos []storage.Info
+	err := s.List(t.Context(), prefix, func(info storage.Info) error {
+		infos = append(infos, info)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("List(%q): %v", prefix, err)
+	}
+	return infos
+}
+
+func list(t *testing.T, s storage.Store, prefix string) []string {
+	t.Helper()
+	return paths(listInfos(t, s, prefix))
+}
+
+func paths(infos []storage.Info) []string {
+	var ps []string
+	for _, info := range infos {
+		ps = append(ps, info.Path)
+	}
+	return ps
+}
+
+// wantList checks that List(prefix) yields exactly want, in order.
+func wantList(t *testing.T, s storage.Store, prefix string, want ...string) {
+	t.Helper()
+	if got := list(t, s, prefix); !slices.Equal(got, want) {
+		t.Errorf("List(%q):\n got %q\nwant %q", prefix, got, want)
+	}
+}
