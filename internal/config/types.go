@@ -22,6 +22,13 @@ const (
 	SourceNone   = "none"
 )
 
+// Notification events.
+const (
+	EventPublished = "published"
+	EventSkipped   = "skipped"
+	EventFailed    = "failed"
+)
+
 // Config is a decoded and validated distributor.yaml. Relative local paths
 // have been resolved against the config file's directory and "~/" expanded.
 type Config struct {
@@ -42,9 +49,13 @@ type Pipeline struct {
 
 // Destination is one destination root and how outputs are laid out in it.
 type Destination struct {
-	ID       string
-	Backend  string // local | sftp | s3
-	Path     string // root; may hold placeholders; absolute for local (after resolution) and sftp
+	ID      string
+	Backend string // local | sftp | s3
+	// Path is the destination root and may hold placeholders (see Expand).
+	// local: an absolute, cleaned file path ("~/" and relative paths are
+	// resolved at load). sftp: an absolute, cleaned server path. s3: a key
+	// prefix without leading or trailing "/", possibly "" (the bucket root).
+	Path     string
 	Workflow string // additive | replacement (default additive)
 	Publish  Publish
 	Paths    Paths
@@ -65,7 +76,14 @@ type Publish struct {
 
 // Paths maps source paths to output paths.
 type Paths struct {
-	Prefix string            // prepended to every output path; may hold placeholders
+	// Prefix is prepended verbatim, as a plain string, to every output path
+	// and may hold placeholders. It is not a directory name: "tomorrow/"
+	// gives "tomorrow/index.html", while "report-" gives "report-index.html"
+	// and "tomorrow" (no slash) gives "tomorrowindex.html". "" means no
+	// prefix. Load checks that prefix+name stays a clean path; planning must
+	// still check the final output paths (a prefix ".dist" plus a file
+	// "ributor.json" would hit the reserved namespace).
+	Prefix string
 	Rename map[string]string // exact source path -> output path, before .md -> .html
 }
 
@@ -115,6 +133,7 @@ type Notification struct {
 	URL       string
 	SecretEnv string
 	On        []string // published | skipped | failed
+	Line      int
 }
 
 // Pipeline returns the pipeline with the given id.

@@ -1,0 +1,82 @@
+// Package app holds distributor's use cases: run (plan then apply), and the
+// shared steps that open a destination root. Commands in internal/cli parse
+// flags into options and make one call here.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/config"
+	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/local"
+)
+
+// OpenStore opens the storage of a destination at its resolved root.
+type OpenStore func(ctx context.Context, d *config.Destination, root string) (storage.Store, error)
+
+// App carries what every use case needs. The zero value is not usable: use New.
+type App struct {
+	Version string
+	Logger  *slog.Logger
+	Now     func() time.Time
+	Open    OpenStore
+}
+
+// New returns an App with the default store opener and clock.
+func New(version string, logger *slog.Logger) *App {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &App{Version: version, Logger: logger, Now: time.Now, Open: DefaultOpenStore}
+}
+
+// ErrBackendUnsupported is returned for backends this build cannot open.
+var ErrBackendUnsupported = errors.New("backend not supported by this build")
+
+// DefaultOpenStore opens the backends this build supports.
+func DefaultOpenStore(ctx context.Context, d *config.Destination, root string) (storage.Store, error) {
+	switch d.Backend {
+	case config.BackendLocal:
+		return local.New(root)
+	default:
+		return nil, fmt.Errorf("destination %s: backend %q: %w", d.ID, d.Backend, ErrBackendUnsupported)
+	}
+}
+
+// Root is what a command learns by opening a destination root: its catalog
+// state (with the version for compare-and-swap) and a listing of its objects.
+type Root struct {
+	Store   storage.Store
+	State   catalog.State
+	Version storage.Version
+	// Listing maps object paths to sizes (temporary objects excluded).
+	Listing map[string]int64
+}
+
+// ReadRoot reads a root's catalog state and lists it.
+func ReadRoot(ctx context.Context, st storage.Store) (*Root, error) {
+	r := &Root{Store: st, Listing: map[string]int64{}}
+	data, ver, err := st.Get(ctx, catalog.FileName)
+	switch {
+	case errors.Is(err, storage.ErrNotExist):
+		r.State = catalog.Read(nil)
+	case err != nil:
+		return nil, fmt.Errorf("read %s at %s: %w", catalog.FileName, st, err)
+	default:
+		r.State = catalog.Read(data)
+		r.Version = ver
+	}
+	err = st.List(ctx, "", func(info storage.Info) error {
+		r.Listing[info.Path] = info.Size
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", st, err)
+	}
+	return r, nil
+}

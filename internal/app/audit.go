@@ -1,0 +1,69 @@
+package app
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/storage"
+)
+
+// Corrupt is a managed output whose stored bytes differ from its record.
+type Corrupt struct {
+	Path     string `json:"path"`
+	Expected string `json:"expected"`
+	Actual   string `json:"actual"`
+}
+
+// AuditResult says how the records of a catalog compare with storage.
+type AuditResult struct {
+	OK      int
+	Missing []catalog.Output
+	Corrupt []Corrupt
+}
+
+// Truthful reports whether every audited record matched storage.
+func (r *AuditResult) Truthful() bool { return len(r.Missing) == 0 && len(r.Corrupt) == 0 }
+
+// Audit re-hashes, from storage, every output of c that keep selects (nil
+// selects all) and compares sha256 and size with its record.
+func Audit(ctx context.Context, st storage.Store, c *catalog.Catalog, keep func(*catalog.Output) bool) (*AuditResult, error) {
+	res := &AuditResult{}
+	for i := range c.Outputs {
+		o := &c.Outputs[i]
+		if keep != nil && !keep(o) {
+			continue
+		}
+		sum, size, err := hashObject(ctx, st, o.Path)
+		switch {
+		case errors.Is(err, storage.ErrNotExist):
+			res.Missing = append(res.Missing, *o)
+		case err != nil:
+			return nil, err
+		case sum != o.SHA256 || size != o.Size:
+			res.Corrupt = append(res.Corrupt, Corrupt{Path: o.Path,
+				Expected: fmt.Sprintf("%s (%d bytes)", o.SHA256, o.Size), Actual: fmt.Sprintf("%s (%d bytes)", sum, size)})
+		default:
+			res.OK++
+		}
+	}
+	return res, nil
+}
+
+func hashObject(ctx context.Context, st storage.Store, path string) (string, int64, error) {
+	rc, err := st.Open(ctx, path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer rc.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, rc)
+	if err != nil {
+		return "", 0, fmt.Errorf("read %s: %w", path, err)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), n, nil
+}

@@ -1,0 +1,118 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/plan"
+	"github.com/distributor-dev/distributor/internal/storage"
+)
+
+// Content opens the bytes of a planned write.
+type Content func(ctx context.Context, it plan.Item) (io.ReadCloser, error)
+
+// Executor applies one destination's plan to its store: writes outputs,
+// then deletes, then writes the catalog last with compare-and-swap against
+// the version read before planning. On failure it removes the files this
+// attempt created and writes a catalog that records exactly what happened,
+// so every record names a file that exists with its sha256 and size.
+type Executor struct {
+	Store   storage.Store
+	Logger  *slog.Logger
+	Version storage.Version // catalog version read before planning ("" = absent)
+}
+
+// Apply applies p, planned from in. It returns nil when every item and the
+// catalog were written.
+func (e *Executor) Apply(ctx context.Context, in plan.Input, p *plan.Plan, content Content) error {
+	if p.Catalog == nil {
+		return nil // skip_same, fail_*: nothing to write
+	}
+	var done []plan.Item
+	var created []plan.Item
+	fail := func(err error) error {
+		return e.settle(in, p, done, created, err)
+	}
+	for _, it := range p.Writes() {
+		if err := ctx.Err(); err != nil {
+			return fail(err)
+		}
+		if err := e.put(ctx, it, content); err != nil {
+			return fail(err)
+		}
+		if it.Op == plan.OpCreate {
+			created = append(created, it)
+		} else {
+			done = append(done, it)
+		}
+	}
+	for _, it := range p.Deletes() {
+		if err := ctx.Err(); err != nil {
+			return fail(err)
+		}
+		if err := e.Store.Delete(ctx, it.Path); err != nil {
+			return fail(fmt.Errorf("delete %s: %w", it.Path, err))
+		}
+		done = append(done, it)
+	}
+	if err := e.writeCatalog(ctx, p.Catalog); err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+func (e *Executor) put(ctx context.Context, it plan.Item, content Content) error {
+	rc, err := content(ctx, it)
+	if err != nil {
+		return fmt.Errorf("open content of %s: %w", it.Path, err)
+	}
+	defer rc.Close()
+	if err := e.Store.Put(ctx, it.Path, rc, it.Output.Size); err != nil {
+		return fmt.Errorf("write %s: %w", it.Path, err)
+	}
+	return nil
+}
+
+func (e *Executor) writeCatalog(ctx context.Context, c *catalog.Catalog) error {
+	data, err := catalog.Encode(c)
+	if err != nil {
+		return err
+	}
+	v, err := e.Store.PutIf(ctx, catalog.FileName, data, e.Version)
+	if err != nil {
+		if errors.Is(err, storage.ErrPrecondition) {
+			return fmt.Errorf("write %s: it changed since this run read it (another writer?): %w", catalog.FileName, err)
+		}
+		return fmt.Errorf("write %s: %w", catalog.FileName, err)
+	}
+	e.Version = v
+	return nil
+}
+
+// settle runs after a failure: it removes files this attempt created, keeps
+// (and records) writes it cannot undo, and writes the catalog that describes
+// the root truthfully. It uses a fresh context so that a cancelled run still
+// cleans up.
+func (e *Executor) settle(in plan.Input, p *plan.Plan, done, created []plan.Item, cause error) error {
+	ctx := context.WithoutCancel(context.Background())
+	errs := []error{cause}
+	for _, it := range created {
+		if err := e.Store.Delete(ctx, it.Path); err != nil {
+			// It could not be removed: record it so no file is left unrecorded.
+			errs = append(errs, fmt.Errorf("roll back %s: %w", it.Path, err))
+			done = append(done, it)
+			continue
+		}
+		e.Logger.Debug("rolled back created file", "path", it.Path)
+	}
+	if c := plan.Settle(in, p, done); c != nil {
+		if err := e.writeCatalog(ctx, c); err != nil {
+			errs = append(errs, fmt.Errorf("record partial result: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}

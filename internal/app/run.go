@@ -1,0 +1,245 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/distributor-dev/distributor/internal/bundle"
+	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/config"
+	"github.com/distributor-dev/distributor/internal/plan"
+	"github.com/distributor-dev/distributor/internal/render"
+	"github.com/distributor-dev/distributor/internal/report"
+)
+
+// RunOptions are the inputs of `distributor run`.
+type RunOptions struct {
+	Pipeline    string // "" = every pipeline
+	Destination string // "" = every destination of the selected pipelines
+	Source      string // overrides the pipeline's bundle directory (needs Pipeline)
+	DryRun      bool
+	Force       bool // needs Pipeline and Destination
+}
+
+// UsageError is an invalid combination of options (exit status 2).
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+// Run publishes every selected pipeline to each of its destinations. Each
+// destination is independent: one failing does not stop the others. The
+// returned error is only for invalid options; everything else is in the report.
+func (a *App) Run(ctx context.Context, cfg *config.Config, opts RunOptions) (*report.Run, error) {
+	pipelines, err := selectPipelines(cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	rep := &report.Run{Command: "run", DryRun: opts.DryRun, DistributorVersion: a.Version,
+		StartedAt: catalog.FormatTime(a.Now()), Pipelines: []report.Pipeline{}}
+	for _, p := range pipelines {
+		rep.Pipelines = append(rep.Pipelines, a.runPipeline(ctx, cfg, p, opts))
+	}
+	rep.FinishedAt = catalog.FormatTime(a.Now())
+	rep.Summarise()
+	return rep, nil
+}
+
+func selectPipelines(cfg *config.Config, opts RunOptions) ([]*config.Pipeline, error) {
+	if opts.Source != "" && opts.Pipeline == "" {
+		return nil, &UsageError{"--source needs --pipeline: it names the bundle of one pipeline"}
+	}
+	if opts.Force && (opts.Pipeline == "" || opts.Destination == "") {
+		return nil, &UsageError{"--force needs --pipeline and --destination: it replaces exactly one destination root"}
+	}
+	if opts.Pipeline == "" {
+		var out []*config.Pipeline
+		for i := range cfg.Pipelines {
+			p := &cfg.Pipelines[i]
+			if opts.Destination == "" || contains(p.Destinations, opts.Destination) {
+				out = append(out, p)
+			}
+		}
+		if len(out) == 0 {
+			return nil, &UsageError{fmt.Sprintf("no pipeline publishes to destination %q", opts.Destination)}
+		}
+		return out, nil
+	}
+	p, ok := cfg.Pipeline(opts.Pipeline)
+	if !ok {
+		return nil, &UsageError{fmt.Sprintf("unknown pipeline %q (configured: %s)", opts.Pipeline, pipelineIDs(cfg))}
+	}
+	if opts.Destination != "" && !contains(p.Destinations, opts.Destination) {
+		return nil, &UsageError{fmt.Sprintf("pipeline %q does not publish to destination %q (it publishes to %v)", p.ID, opts.Destination, p.Destinations)}
+	}
+	return []*config.Pipeline{p}, nil
+}
+
+func (a *App) runPipeline(ctx context.Context, cfg *config.Config, p *config.Pipeline, opts RunOptions) report.Pipeline {
+	dir := p.Source
+	if opts.Source != "" {
+		dir = opts.Source
+	}
+	rp := report.Pipeline{PipelineID: p.ID, Source: &report.Source{Path: dir}, Destinations: []report.Destination{}}
+	b, err := bundle.Load(ctx, dir)
+	if err != nil {
+		rp.Error = report.Str(fmt.Sprintf("source bundle %s: %v", dir, err))
+		a.Logger.Error("invalid source bundle", "pipeline", p.ID, "dir", dir, "err", err)
+		return rp
+	}
+	m := b.Manifest
+	rp.Source = &report.Source{Path: b.Dir, ID: m.ID, Digest: m.Digest, Created: catalog.FormatTime(m.Created)}
+	for _, u := range b.Unlisted {
+		rp.Warnings = append(rp.Warnings, fmt.Sprintf("%s is in the bundle directory but not in its manifest: ignored", u))
+	}
+	for _, id := range p.Destinations {
+		if opts.Destination != "" && id != opts.Destination {
+			continue
+		}
+		d, _ := cfg.Destination(id) // references are validated by config
+		rp.Destinations = append(rp.Destinations, a.runDestination(ctx, p, d, b, opts))
+	}
+	return rp
+}
+
+func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.Destination, b *bundle.Bundle, opts RunOptions) report.Destination {
+	rd := report.Destination{DestinationID: d.ID, Backend: d.Backend, Root: d.Path, FixedPath: d.FixedPath(),
+		Workflow: d.Workflow, Outputs: []report.Output{}, Unmanaged: []string{}, Notifications: []report.Notification{}}
+	failed := func(err error) report.Destination {
+		rd.Status = report.StatusFailed
+		rd.Error = report.Str(err.Error())
+		a.Logger.Error("destination failed", "pipeline", p.ID, "destination", d.ID, "err", err)
+		return rd
+	}
+	vars := config.Vars{PipelineID: p.ID, DestinationID: d.ID, SourceID: b.Manifest.ID, SourceCreated: b.Manifest.Created}
+	root, err := config.Expand(d.Path, vars)
+	if err != nil {
+		return failed(fmt.Errorf("destination path: %w", err))
+	}
+	rd.Root = root
+	prefix, err := config.Expand(d.Paths.Prefix, vars)
+	if err != nil {
+		return failed(fmt.Errorf("paths.prefix: %w", err))
+	}
+	res, err := render.Plan(ctx, b, d, prefix)
+	if err != nil {
+		return failed(err)
+	}
+	rd.PrimaryURL = res.PrimaryURL
+	if opts.Force {
+		if err := plan.CheckForceRoot(d.Backend, root); err != nil {
+			return failed(err)
+		}
+	}
+	st, err := a.Open(ctx, d, root)
+	if err != nil {
+		return failed(err)
+	}
+	defer st.Close()
+	rd.Root = st.String()
+	r, err := ReadRoot(ctx, st)
+	if err != nil {
+		return failed(err)
+	}
+	rd.State = string(r.State.Status)
+	in := plan.Input{
+		Owner:              catalog.Owner{PipelineID: p.ID, DestinationID: d.ID},
+		Source:             catalog.Source{ID: b.Manifest.ID, Digest: b.Manifest.Digest, Created: b.Manifest.Created},
+		Outputs:            planOutputs(res.Outputs),
+		State:              r.State,
+		Listing:            r.Listing,
+		Workflow:           d.Workflow,
+		Force:              opts.Force,
+		Now:                a.Now(),
+		DistributorVersion: a.Version,
+	}
+	pl, err := plan.Make(in)
+	if err != nil {
+		return failed(err)
+	}
+	rd.Action = string(pl.Action)
+	rd.Reason = pl.Reason
+	rd.Counts = pl.Counts()
+	rd.Unmanaged = pl.Unmanaged
+	rd.Outputs = reportOutputs(pl)
+	switch {
+	case pl.Action.Failed():
+		rd.Status = report.StatusFailed
+		rd.Error = report.Str(pl.Reason)
+		return rd
+	case opts.DryRun:
+		rd.Status = report.StatusPlanned
+		return rd
+	}
+	ex := &Executor{Store: st, Logger: a.Logger, Version: r.Version}
+	if err := ex.Apply(ctx, in, pl, bundleContent(b, res.Outputs)); err != nil {
+		return failed(err)
+	}
+	rd.Status = report.StatusOK
+	return rd
+}
+
+func planOutputs(outs []render.Output) []plan.Output {
+	po := make([]plan.Output, len(outs))
+	for i, o := range outs {
+		po[i] = plan.Output{Path: o.Path, Kind: o.Kind, SourcePath: o.SourcePath, Transform: o.Transform,
+			URL: o.URL, SHA256: o.SHA256, Size: o.Size}
+	}
+	return po
+}
+
+func reportOutputs(pl *plan.Plan) []report.Output {
+	out := make([]report.Output, 0, len(pl.Items))
+	for _, it := range pl.Items {
+		ro := report.Output{Path: it.Path, Op: string(it.Op)}
+		switch {
+		case it.Output != nil:
+			size := it.Output.Size
+			ro.Kind, ro.SourcePath, ro.SHA256, ro.Size, ro.URL = it.Output.Kind, it.Output.SourcePath, it.Output.SHA256, &size, it.Output.URL
+		case it.Previous != nil:
+			size := it.Previous.Size
+			ro.Kind, ro.SourcePath, ro.SHA256, ro.Size, ro.URL = it.Previous.Kind, it.Previous.SourcePath, it.Previous.SHA256, &size, it.Previous.URL
+		}
+		out = append(out, ro)
+	}
+	return out
+}
+
+// bundleContent serves generated outputs from memory and source copies from
+// the bundle, verifying their bytes against the manifest while they stream:
+// bytes that fail verification make the write fail, so they are never
+// published.
+func bundleContent(b *bundle.Bundle, outs []render.Output) Content {
+	byPath := make(map[string]*render.Output, len(outs))
+	for i := range outs {
+		byPath[outs[i].Path] = &outs[i]
+	}
+	return func(ctx context.Context, it plan.Item) (io.ReadCloser, error) {
+		o := byPath[it.Path]
+		if o == nil {
+			return nil, fmt.Errorf("no content planned for %s", it.Path)
+		}
+		if o.Content != nil || o.Kind == render.KindGenerated {
+			return io.NopCloser(bytes.NewReader(o.Content)), nil
+		}
+		return b.OpenVerified(o.SourcePath)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func pipelineIDs(cfg *config.Config) []string {
+	ids := make([]string, len(cfg.Pipelines))
+	for i, p := range cfg.Pipelines {
+		ids[i] = p.ID
+	}
+	return ids
+}

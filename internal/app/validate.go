@@ -1,0 +1,79 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/distributor-dev/distributor/internal/bundle"
+	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/config"
+	"github.com/distributor-dev/distributor/internal/render"
+	"github.com/distributor-dev/distributor/internal/report"
+)
+
+// ValidateOptions are the inputs of `distributor validate`.
+type ValidateOptions struct {
+	Pipeline string // "" = every pipeline
+	Source   string // "" = configuration only
+}
+
+// Validate checks a loaded configuration and, with a source, that bundle and
+// the outputs it would produce at every selected destination. It touches no
+// storage.
+func (a *App) Validate(ctx context.Context, cfg *config.Config, opts ValidateOptions) (*report.Validate, error) {
+	rep := &report.Validate{Command: "validate", Config: cfg.File, Valid: true,
+		Pipelines: len(cfg.Pipelines), Destinations: len(cfg.Destinations), Problems: []string{}, Outputs: []report.ValidateOutputs{}}
+	pipelines := make([]*config.Pipeline, 0, len(cfg.Pipelines))
+	if opts.Pipeline != "" {
+		p, ok := cfg.Pipeline(opts.Pipeline)
+		if !ok {
+			return nil, &UsageError{fmt.Sprintf("unknown pipeline %q (configured: %s)", opts.Pipeline, pipelineIDs(cfg))}
+		}
+		pipelines = append(pipelines, p)
+	} else {
+		for i := range cfg.Pipelines {
+			pipelines = append(pipelines, &cfg.Pipelines[i])
+		}
+	}
+	if opts.Source == "" {
+		return rep, nil
+	}
+	b, err := bundle.Load(ctx, opts.Source)
+	if err != nil {
+		rep.Valid = false
+		rep.Problems = append(rep.Problems, fmt.Sprintf("source bundle %s: %v", opts.Source, err))
+		return rep, nil
+	}
+	m := b.Manifest
+	rep.Source = &report.Source{Path: b.Dir, ID: m.ID, Digest: m.Digest, Created: catalog.FormatTime(m.Created)}
+	for _, u := range b.Unlisted {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s is in the bundle directory but not in its manifest: ignored", u))
+	}
+	for _, p := range pipelines {
+		for _, id := range p.Destinations {
+			d, _ := cfg.Destination(id)
+			vars := config.Vars{PipelineID: p.ID, DestinationID: d.ID, SourceID: m.ID, SourceCreated: m.Created}
+			vo := report.ValidateOutputs{PipelineID: p.ID, DestinationID: d.ID}
+			root, err := config.Expand(d.Path, vars)
+			if err == nil {
+				vo.Root = root
+				var prefix string
+				prefix, err = config.Expand(d.Paths.Prefix, vars)
+				if err == nil {
+					var res *render.Result
+					res, err = render.Plan(ctx, b, d, prefix)
+					if err == nil {
+						vo.Outputs = len(res.Outputs)
+						vo.PrimaryURL = res.PrimaryURL
+					}
+				}
+			}
+			if err != nil {
+				rep.Valid = false
+				rep.Problems = append(rep.Problems, fmt.Sprintf("pipeline %s, destination %s: %v", p.ID, d.ID, err))
+			}
+			rep.Outputs = append(rep.Outputs, vo)
+		}
+	}
+	return rep, nil
+}

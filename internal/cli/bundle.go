@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/distributor-dev/distributor/internal/bundle"
+	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/report"
+)
+
+func newBundleCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "bundle",
+		Short: "Write and check source bundles (a directory with manifest.json)",
+		Long: `A source bundle is a directory holding manifest.json and the files it lists,
+each with its sha256 and size. Producers write one with 'bundle seal' (or by
+hand, see docs/bundle.md) and check it with 'bundle verify'.`,
+		Args: noArgs,
+	}
+	cmd.AddCommand(newBundleSealCmd(g), newBundleVerifyCmd(g))
+	return cmd
+}
+
+func newBundleSealCmd(g *globals) *cobra.Command {
+	var id, created string
+	cmd := &cobra.Command{
+		Use:   "seal DIR --id ID [--created RFC3339]",
+		Short: "Write DIR/manifest.json listing every regular file under DIR",
+		Long: `seal hashes every regular file under DIR (except manifest.json) and writes
+DIR/manifest.json atomically, with the bundle id, its creation time (default:
+now, UTC) and the digest of the file list. Symlinks and names reserved for
+distributor (.distributor*) are refused.`,
+		Example: `  distributor bundle seal ./out --id weather.tomorrow
+  distributor bundle seal ./out --id weather.tomorrow --created 2026-06-19T12:00:00Z`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErr("bundle seal takes exactly one DIR argument, got %d (see 'distributor bundle seal --help')", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if id == "" {
+				return usageErr("bundle seal needs --id (the bundle id, e.g. weather.tomorrow)")
+			}
+			t := time.Now().UTC()
+			if created != "" {
+				var err error
+				if t, err = time.Parse(time.RFC3339, created); err != nil {
+					return usageErr("--created %q is not an RFC3339 time like 2026-06-19T12:00:00Z", created)
+				}
+			}
+			m, err := bundle.Seal(cmd.Context(), args[0], id, t)
+			if err != nil {
+				return &exitError{code: ExitFailed, err: err}
+			}
+			dir, _ := filepath.Abs(args[0])
+			rep := report.BundleSeal{Command: "bundle seal", Dir: dir, Manifest: filepath.Join(dir, bundle.ManifestName),
+				ID: m.ID, Digest: m.Digest, Created: catalog.FormatTime(m.Created), Files: len(m.Files)}
+			if g.output == "json" {
+				return g.printJSON(rep)
+			}
+			fmt.Fprintf(g.env.Stdout, "sealed %s: %d file(s), id %s, digest %s\n", rep.Manifest, rep.Files, rep.ID, rep.Digest)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&id, "id", "", "bundle id: 1-128 of [A-Za-z0-9._-], starting with a letter or digit (required)")
+	cmd.Flags().StringVar(&created, "created", "", "creation time, RFC3339 (default now, UTC)")
+	return cmd
+}
+
+func newBundleVerifyCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "verify DIR",
+		Short: "Check a bundle against its manifest (exit 0 valid, 1 problems)",
+		Long: `verify parses DIR/manifest.json and checks every listed file: it exists as a
+regular file (not a symlink) with the listed size and sha256, and the manifest
+digest matches the file list. Every problem is listed with its file. Files in
+DIR that the manifest does not list are reported as warnings.`,
+		Example: `  distributor bundle verify ./out
+  distributor bundle verify ./out --output json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErr("bundle verify takes exactly one DIR argument, got %d", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir, _ := filepath.Abs(args[0])
+			rep := report.BundleVerify{Command: "bundle verify", Dir: dir, Valid: true,
+				Problems: []report.BundleProblem{}, Warnings: []string{}}
+			b, err := bundle.Load(cmd.Context(), dir)
+			if err != nil {
+				rep.Valid = false
+				var ve *bundle.ValidationError
+				if errors.As(err, &ve) {
+					for _, p := range ve.Problems {
+						rep.Problems = append(rep.Problems, report.BundleProblem{Path: p.Path, Reason: p.Reason})
+					}
+				} else {
+					rep.Problems = append(rep.Problems, report.BundleProblem{Path: bundle.ManifestName, Reason: err.Error()})
+				}
+			} else {
+				m := b.Manifest
+				rep.ID, rep.Digest, rep.Created, rep.Files = m.ID, m.Digest, catalog.FormatTime(m.Created), len(m.Files)
+				for _, u := range b.Unlisted {
+					rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: not listed in the manifest (ignored)", u))
+				}
+			}
+			if g.output == "json" {
+				if err := g.printJSON(rep); err != nil {
+					return err
+				}
+			} else {
+				report.WriteBundleVerifyText(g.env.Stdout, &rep)
+			}
+			if !rep.Valid {
+				return errSilentFailure
+			}
+			return nil
+		},
+	}
+	return cmd
+}

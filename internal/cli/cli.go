@@ -1,0 +1,226 @@
+// Package cli is distributor's command line: one file per command, each
+// parsing flags into options, making one call into internal/app and
+// rendering the result as text or JSON.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/distributor-dev/distributor/internal/app"
+	"github.com/distributor-dev/distributor/internal/config"
+)
+
+// Exit statuses (spec section 7).
+const (
+	ExitOK      = 0
+	ExitFailed  = 1 // a destination failed, a plan has a fail_* action, a bundle is invalid, verify found problems
+	ExitUsage   = 2 // a usage or configuration error
+	exitUnknown = 1
+)
+
+// Env is the process environment the CLI runs in. Nothing is read from
+// globals, so tests run the CLI in-process.
+type Env struct {
+	Stdout  io.Writer
+	Stderr  io.Writer
+	Getenv  func(string) string
+	Version string // module version, e.g. "v0.1.0" or "dev"
+	Commit  string // VCS revision, or ""
+	// IsTerminal reports whether a writer is an interactive terminal.
+	IsTerminal func(io.Writer) bool
+}
+
+// exitError carries an exit status through cobra.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErr(format string, args ...any) error {
+	return &exitError{code: ExitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// silentFailure makes the command exit 1 after it printed its own report.
+var errSilentFailure = &exitError{code: ExitFailed, err: errors.New("")}
+
+// globals are the persistent flags.
+type globals struct {
+	env      Env
+	config   string
+	output   string
+	logLevel string
+	progress string
+	logger   *slog.Logger
+}
+
+// Execute runs the CLI with args (without the program name) and returns the
+// process exit status.
+func Execute(ctx context.Context, args []string, env Env) int {
+	if env.Getenv == nil {
+		env.Getenv = func(string) string { return "" }
+	}
+	if env.IsTerminal == nil {
+		env.IsTerminal = func(io.Writer) bool { return false }
+	}
+	g := &globals{env: env}
+	root := newRoot(g)
+	root.SetArgs(args)
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err.Error() != "" {
+			fmt.Fprintf(env.Stderr, "distributor: %v\n", ee.err)
+		}
+		return ee.code
+	}
+	// Errors from cobra itself (unknown flag, bad argument count) are usage errors.
+	fmt.Fprintf(env.Stderr, "distributor: %v\n", err)
+	if isCobraUsage(err) {
+		fmt.Fprintf(env.Stderr, "Run 'distributor --help' for usage.\n")
+		return ExitUsage
+	}
+	return exitUnknown
+}
+
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, s := range []string{"unknown flag", "unknown shorthand", "unknown command", "accepts ", "requires at least", "flag needs an argument", "invalid argument", "required flag", "if any flags in the group", "none of the others can be"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func newRoot(g *globals) *cobra.Command {
+	version := g.env.Version
+	if g.env.Commit != "" {
+		version += " (commit " + g.env.Commit + ")"
+	}
+	root := &cobra.Command{
+		Use:   "distributor",
+		Short: "Publish report bundles to web servers and object stores, safely",
+		Long: `distributor publishes source bundles (a directory with manifest.json) to local
+disk, SFTP servers and S3-compatible storage. It records every path it manages
+in the catalog .distributor.json at each destination root and never overwrites
+or deletes content it does not manage unless told to with --force.
+
+The configuration is read from --config, else $DISTRIBUTOR_CONFIG, else
+./distributor.yaml.`,
+		Example: `  # Publish every pipeline of ./distributor.yaml
+  distributor run
+
+  # See what a run would do, as JSON, without writing anything
+  distributor run --dry-run --output json
+
+  # Write a manifest for a directory of reports, then check it
+  distributor bundle seal ./out --id weather.tomorrow
+  distributor bundle verify ./out`,
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			return g.setup()
+		},
+	}
+	root.SetVersionTemplate("distributor {{.Version}}\n")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageErr("%v (see 'distributor %s --help')", err, c.Name())
+	})
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.config, "config", "", "configuration file (default $DISTRIBUTOR_CONFIG, else ./distributor.yaml)")
+	pf.StringVar(&g.output, "output", "text", "output format: text or json (json prints one document on stdout)")
+	pf.StringVar(&g.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn or error")
+	pf.StringVar(&g.progress, "progress", "auto", "progress display on stderr: auto (only on a terminal), always or never")
+	root.AddCommand(newRunCmd(g), newValidateCmd(g), newBundleCmd(g))
+	return root
+}
+
+func (g *globals) setup() error {
+	switch g.output {
+	case "text", "json":
+	default:
+		return usageErr("--output %q: use text or json", g.output)
+	}
+	switch g.progress {
+	case "auto", "always", "never":
+	default:
+		return usageErr("--progress %q: use auto, always or never", g.progress)
+	}
+	var level slog.Level
+	switch strings.ToLower(g.logLevel) {
+	case "debug":
+		level = slog.LevelDebug
+	case "info":
+		level = slog.LevelInfo
+	case "warn", "warning":
+		level = slog.LevelWarn
+	case "error":
+		level = slog.LevelError
+	default:
+		return usageErr("--log-level %q: use debug, info, warn or error", g.logLevel)
+	}
+	g.logger = slog.New(slog.NewTextHandler(g.env.Stderr, &slog.HandlerOptions{Level: level}))
+	return nil
+}
+
+// loadConfig resolves and loads the configuration; any problem is exit 2.
+func (g *globals) loadConfig() (*config.Config, error) {
+	path, err := config.Resolve(g.config, g.env.Getenv)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	return cfg, nil
+}
+
+func (g *globals) app() *app.App {
+	return app.New(g.env.Version, g.logger)
+}
+
+// printJSON writes one JSON document to stdout.
+func (g *globals) printJSON(v any) error {
+	enc := json.NewEncoder(g.env.Stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("write JSON output: %w", err)
+	}
+	return nil
+}
+
+// mapAppError turns use-case errors into exit statuses.
+func mapAppError(err error) error {
+	var ue *app.UsageError
+	if errors.As(err, &ue) {
+		return &exitError{code: ExitUsage, err: err}
+	}
+	return &exitError{code: ExitFailed, err: err}
+}
+
+// noArgs is cobra.NoArgs with a friendlier message.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageErr("%s takes no arguments, got %q (see 'distributor %s --help')", cmd.CommandPath(), args, cmd.Name())
+	}
+	return nil
+}

@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/distributor-dev/distributor/internal/app"
+	"github.com/distributor-dev/distributor/internal/report"
+)
+
+func newRunCmd(g *globals) *cobra.Command {
+	var opts app.RunOptions
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Validate bundles, plan and publish them to their destinations",
+		Long: `run publishes every pipeline of the configuration (or the one named with
+--pipeline) to each of its destinations. For each destination it validates the
+source bundle against its manifest, plans the outputs (copied files and
+Markdown rendered to HTML), compares them with the catalog .distributor.json
+and a listing of the root, then writes outputs, deletes what the workflow
+retires, and writes the catalog last.
+
+Destinations are independent: one failing does not stop the others.
+
+Exit status: 0 when every destination succeeded; 1 when a destination failed,
+a plan (also a dry run) refused with fail_unmanaged or fail_conflict, or a
+bundle is invalid; 2 for a usage or configuration error.`,
+		Example: `  distributor run
+  distributor run --pipeline weather.daily --dry-run
+  distributor run --pipeline weather.daily --source /tmp/bundle --output json
+  # Replace one root whose state is invalid, after reviewing a dry run:
+  distributor run --pipeline weather.daily --destination latest --force --dry-run
+  distributor run --pipeline weather.daily --destination latest --force`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := g.loadConfig()
+			if err != nil {
+				return err
+			}
+			rep, err := g.app().Run(cmd.Context(), cfg, opts)
+			if err != nil {
+				return mapAppError(err)
+			}
+			if g.output == "json" {
+				if err := g.printJSON(rep); err != nil {
+					return err
+				}
+			} else {
+				report.WriteRunText(g.env.Stdout, rep)
+			}
+			if rep.Failed() {
+				return errSilentFailure
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Pipeline, "pipeline", "", "publish only this pipeline")
+	f.StringVar(&opts.Destination, "destination", "", "publish only to this destination")
+	f.StringVar(&opts.Source, "source", "", "publish this bundle directory instead of the pipeline's source (needs --pipeline)")
+	f.BoolVar(&opts.DryRun, "dry-run", false, "plan and report; write nothing")
+	f.BoolVar(&opts.Force, "force", false, "replace everything under one destination root (needs --pipeline and --destination)")
+	return cmd
+}

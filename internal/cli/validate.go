@@ -1,0 +1,53 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/distributor-dev/distributor/internal/app"
+	"github.com/distributor-dev/distributor/internal/report"
+)
+
+func newValidateCmd(g *globals) *cobra.Command {
+	var opts app.ValidateOptions
+	cmd := &cobra.Command{
+		Use:   "validate",
+		Short: "Check the configuration (and a bundle) without touching any storage",
+		Long: `validate decodes the configuration strictly and checks every rule: unknown
+fields, ids and references, backend blocks, placeholders. With --source it also
+validates that bundle against its manifest and plans its outputs for every
+destination of the pipeline (or of every pipeline), which catches output
+collisions, rename typos and template errors before a real run.
+
+Exit status: 0 valid; 1 the bundle or its outputs are invalid; 2 the
+configuration is invalid.`,
+		Example: `  distributor validate
+  distributor validate --config /etc/distributor/distributor.yaml
+  distributor validate --pipeline weather.daily --source ./out`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := g.loadConfig()
+			if err != nil {
+				return err
+			}
+			rep, err := g.app().Validate(cmd.Context(), cfg, opts)
+			if err != nil {
+				return mapAppError(err)
+			}
+			if g.output == "json" {
+				if err := g.printJSON(rep); err != nil {
+					return err
+				}
+			} else {
+				report.WriteValidateText(g.env.Stdout, rep)
+			}
+			if !rep.Valid {
+				return errSilentFailure
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Pipeline, "pipeline", "", "check only this pipeline")
+	f.StringVar(&opts.Source, "source", "", "also validate this bundle directory and plan its outputs")
+	return cmd
+}

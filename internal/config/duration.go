@@ -1,0 +1,82 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+const day = 24 * time.Hour
+
+// durationUnits lists the units ParseDuration accepts, largest first.
+var durationUnits = []struct {
+	name byte
+	size time.Duration
+}{
+	{'d', day},
+	{'h', time.Hour},
+	{'m', time.Minute},
+	{'s', time.Second},
+}
+
+// ParseDuration parses a retention duration: one or more pairs of a decimal
+// number and a unit, with units s (seconds), m (minutes), h (hours) and
+// d (days of 24 hours), for example "30d", "1d12h" or "90m". Units must appear
+// from largest to smallest, each at most once; there is no sign, fraction or
+// space. ParseDuration accepts zero ("0d"); callers that need a positive
+// duration check that themselves.
+func ParseDuration(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, fmt.Errorf("invalid duration %q: empty (write e.g. 30d, 1d12h or 90m)", s)
+	}
+	var total time.Duration
+	next := 0 // index in durationUnits of the largest unit still allowed
+	i := 0
+	for i < len(s) {
+		start := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i == start {
+			return 0, fmt.Errorf("invalid duration %q: expected a number at %q (write e.g. 30d, 1d12h or 90m)", s, s[start:])
+		}
+		digits := s[start:i]
+		if i == len(s) {
+			return 0, fmt.Errorf("invalid duration %q: missing unit after %s (use s, m, h or d)", s, digits)
+		}
+		u := s[i]
+		i++
+		idx := -1
+		for k, du := range durationUnits {
+			if du.name == u {
+				idx = k
+				break
+			}
+		}
+		if idx < 0 {
+			return 0, fmt.Errorf("invalid duration %q: unknown unit %q (use s, m, h or d)", s, string(u))
+		}
+		if idx < next {
+			return 0, fmt.Errorf("invalid duration %q: units must go from largest to smallest (d, h, m, s), each at most once", s)
+		}
+		next = idx + 1
+		size := durationUnits[idx].size
+		var n int64
+		for _, c := range digits {
+			d := int64(c - '0')
+			if n > (math.MaxInt64-d)/10 {
+				return 0, fmt.Errorf("invalid duration %q: too large", s)
+			}
+			n = n*10 + d
+		}
+		if n > int64(math.MaxInt64/size) {
+			return 0, fmt.Errorf("invalid duration %q: too large", s)
+		}
+		v := time.Duration(n) * size
+		if total > math.MaxInt64-v {
+			return 0, fmt.Errorf("invalid duration %q: too large", s)
+		}
+		total += v
+	}
+	return total, nil
+}

@@ -1,0 +1,178 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Placeholder names, usable as "{name}" in a destination's path and
+// paths.prefix.
+const (
+	PlaceholderPipelineID    = "pipeline_id"
+	PlaceholderDestinationID = "destination_id"
+	PlaceholderSourceID      = "source_id"
+	PlaceholderSourceDate    = "source_date"    // manifest created, UTC, as 2006-01-02
+	PlaceholderSourceCreated = "source_created" // manifest created, UTC, as 20060102T150405Z
+)
+
+// Layouts of the time placeholders.
+const (
+	SourceDateLayout    = "2006-01-02"
+	SourceCreatedLayout = "20060102T150405Z"
+)
+
+var placeholderNames = []string{
+	PlaceholderPipelineID,
+	PlaceholderDestinationID,
+	PlaceholderSourceID,
+	PlaceholderSourceDate,
+	PlaceholderSourceCreated,
+}
+
+var sourcePlaceholders = []string{
+	PlaceholderSourceID,
+	PlaceholderSourceDate,
+	PlaceholderSourceCreated,
+}
+
+// Vars holds the values substituted for placeholders by Expand.
+type Vars struct {
+	PipelineID    string
+	DestinationID string
+	// SourceID and SourceCreated come from the bundle's manifest; they are
+	// empty (zero) when there is no bundle at hand.
+	SourceID      string
+	SourceCreated time.Time
+}
+
+// templatePart is a literal run of text or, when name is set, a placeholder.
+type templatePart struct {
+	lit  string
+	name string
+}
+
+// parseTemplate splits s into literals and placeholders. Every "{" starts a
+// placeholder, which must be closed by "}" and name a known placeholder; a
+// "}" outside a placeholder is an error. There is no escape for literal braces.
+func parseTemplate(s string) ([]templatePart, error) {
+	var parts []templatePart
+	for len(s) > 0 {
+		open := strings.IndexByte(s, '{')
+		close := strings.IndexByte(s, '}')
+		if close >= 0 && (open < 0 || close < open) {
+			return nil, fmt.Errorf(`unmatched "}" (placeholders are written {name}; known: %s)`, knownPlaceholders())
+		}
+		if open < 0 {
+			parts = append(parts, templatePart{lit: s})
+			break
+		}
+		if open > 0 {
+			parts = append(parts, templatePart{lit: s[:open]})
+		}
+		if close < 0 {
+			return nil, fmt.Errorf(`unclosed "{" (placeholders are written {name}; known: %s)`, knownPlaceholders())
+		}
+		name := s[open+1 : close]
+		if !isPlaceholder(name) {
+			return nil, fmt.Errorf("unknown placeholder %q (known: %s)", s[open:close+1], knownPlaceholders())
+		}
+		parts = append(parts, templatePart{name: name})
+		s = s[close+1:]
+	}
+	return parts, nil
+}
+
+func isPlaceholder(name string) bool {
+	for _, n := range placeholderNames {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+func knownPlaceholders() string {
+	var b strings.Builder
+	for i, n := range placeholderNames {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("{" + n + "}")
+	}
+	return b.String()
+}
+
+// Expand substitutes the placeholders of s (a destination's path or
+// paths.prefix) with values from v. It fails on malformed or unknown
+// placeholders, when a needed value is empty (for example {source_date}
+// without a bundle), and when a value is not a single safe path segment (it
+// is empty, ".", "..", or holds "/", "\" or a NUL byte), so expansion can
+// never move a path up or sideways.
+func Expand(s string, v Vars) (string, error) {
+	parts, err := parseTemplate(s)
+	if err != nil {
+		return "", fmt.Errorf("expanding %q: %w", s, err)
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		if p.name == "" {
+			b.WriteString(p.lit)
+			continue
+		}
+		var val, need string
+		switch p.name {
+		case PlaceholderPipelineID:
+			val, need = v.PipelineID, "a pipeline id"
+		case PlaceholderDestinationID:
+			val, need = v.DestinationID, "a destination id"
+		case PlaceholderSourceID:
+			val, need = v.SourceID, "a source bundle (its manifest id)"
+		case PlaceholderSourceDate:
+			need = "a source bundle (its manifest created time)"
+			if !v.SourceCreated.IsZero() {
+				val = v.SourceCreated.UTC().Format(SourceDateLayout)
+			}
+		case PlaceholderSourceCreated:
+			need = "a source bundle (its manifest created time)"
+			if !v.SourceCreated.IsZero() {
+				val = v.SourceCreated.UTC().Format(SourceCreatedLayout)
+			}
+		}
+		if val == "" {
+			return "", fmt.Errorf("expanding %q: placeholder {%s} needs %s", s, p.name, need)
+		}
+		if val == "." || val == ".." || strings.ContainsAny(val, "/\\\x00") {
+			return "", fmt.Errorf("expanding %q: value %q for {%s} is not a single path segment", s, val, p.name)
+		}
+		b.WriteString(val)
+	}
+	return b.String(), nil
+}
+
+// HasPlaceholder reports whether s contains a placeholder such as
+// {pipeline_id}.
+func HasPlaceholder(s string) bool {
+	for _, n := range placeholderNames {
+		if strings.Contains(s, "{"+n+"}") {
+			return true
+		}
+	}
+	return false
+}
+
+// NeedsSource reports whether s uses a placeholder that comes from the
+// source bundle: {source_id}, {source_date} or {source_created}. Such a path
+// can only be expanded with a bundle's manifest at hand.
+func NeedsSource(s string) bool {
+	for _, n := range sourcePlaceholders {
+		if strings.Contains(s, "{"+n+"}") {
+			return true
+		}
+	}
+	return false
+}
+
+// FixedPath reports whether the destination is fixed-path: its path has no
+// placeholder, so every run lands in the same root.
+func (d *Destination) FixedPath() bool { return !HasPlaceholder(d.Path) }

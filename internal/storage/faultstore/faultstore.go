@@ -1,0 +1,84 @@
+// Package faultstore wraps a storage.Store to inject failures, for tests of
+// what callers leave behind when storage fails part-way.
+package faultstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/distributor-dev/distributor/internal/storage"
+)
+
+// ErrInjected is the error returned by an injected failure.
+var ErrInjected = errors.New("faultstore: injected failure")
+
+// Store fails the FailAt-th mutating call (Put, PutIf, Delete; counting from
+// 1) and, when Sticky is set, every mutating call after it, as a crashed
+// process or a dropped connection would. FailAt 0 injects nothing. Reads pass
+// through.
+type Store struct {
+	storage.Store
+	FailAt int
+	Sticky bool
+
+	mu    sync.Mutex
+	calls int
+	log   []string
+}
+
+// New wraps st.
+func New(st storage.Store, failAt int, sticky bool) *Store {
+	return &Store{Store: st, FailAt: failAt, Sticky: sticky}
+}
+
+// Calls returns how many mutating calls were made.
+func (s *Store) Calls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls
+}
+
+// Log returns the mutating calls made, as "op path", including failed ones.
+func (s *Store) Log() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.log...)
+}
+
+func (s *Store) fail(op, path string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls++
+	s.log = append(s.log, op+" "+path)
+	if s.FailAt > 0 && (s.calls == s.FailAt || (s.Sticky && s.calls > s.FailAt)) {
+		return fmt.Errorf("%s %s (call %d): %w", op, path, s.calls, ErrInjected)
+	}
+	return nil
+}
+
+// Put implements storage.Store.
+func (s *Store) Put(ctx context.Context, path string, r io.Reader, size int64) error {
+	if err := s.fail("put", path); err != nil {
+		return err
+	}
+	return s.Store.Put(ctx, path, r, size)
+}
+
+// PutIf implements storage.Store.
+func (s *Store) PutIf(ctx context.Context, path string, data []byte, v storage.Version) (storage.Version, error) {
+	if err := s.fail("putif", path); err != nil {
+		return "", err
+	}
+	return s.Store.PutIf(ctx, path, data, v)
+}
+
+// Delete implements storage.Store.
+func (s *Store) Delete(ctx context.Context, path string) error {
+	if err := s.fail("delete", path); err != nil {
+		return err
+	}
+	return s.Store.Delete(ctx, path)
+}
