@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
@@ -25,6 +26,9 @@ type App struct {
 	Logger  *slog.Logger
 	Now     func() time.Time
 	Open    OpenStore
+	// Getenv reads the environment (webhook secrets, credentials); tests
+	// replace it, nothing reads os.Getenv directly.
+	Getenv func(string) string
 }
 
 // New returns an App with the default store opener and clock.
@@ -32,7 +36,7 @@ func New(version string, logger *slog.Logger) *App {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &App{Version: version, Logger: logger, Now: time.Now, Open: DefaultOpenStore}
+	return &App{Version: version, Logger: logger, Now: time.Now, Open: DefaultOpenStore, Getenv: os.Getenv}
 }
 
 // ErrBackendUnsupported is returned for backends this build cannot open.

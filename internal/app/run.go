@@ -98,7 +98,11 @@ func (a *App) runPipeline(ctx context.Context, cfg *config.Config, p *config.Pip
 			continue
 		}
 		d, _ := cfg.Destination(id) // references are validated by config
-		rp.Destinations = append(rp.Destinations, a.runDestination(ctx, p, d, b, opts))
+		rd := a.runDestination(ctx, p, d, b, opts)
+		if !opts.DryRun {
+			a.notifyDestination(ctx, cfg, &rp, &rd)
+		}
+		rp.Destinations = append(rp.Destinations, rd)
 	}
 	return rp
 }
@@ -138,6 +142,13 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 	}
 	defer st.Close()
 	rd.Root = st.String()
+	if !opts.DryRun {
+		unlock, err := a.LockRoot(ctx, st, "run")
+		if err != nil {
+			return failed(err)
+		}
+		defer unlock()
+	}
 	r, err := ReadRoot(ctx, st)
 	if err != nil {
 		return failed(err)
