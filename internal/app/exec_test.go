@@ -1,0 +1,306 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/distributor-dev/distributor/internal/bundle"
+	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/config"
+	"github.com/distributor-dev/distributor/internal/report"
+	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/faultstore"
+	"github.com/distributor-dev/distributor/internal/storage/local"
+)
+
+// fixture is a config with two pipelines sharing one local root, and
+// helpers to write bundles.
+type fixture struct {
+	t    *testing.T
+	dir  string
+	root string
+	cfg  *config.Config
+}
+
+func newFixture(t *testing.T, workflow string) *fixture {
+	t.Helper()
+	dir := t.TempDir()
+	f := &fixture{t: t, dir: dir, root: filepath.Join(dir, "www")}
+	yaml := fmt.Sprintf(`pipelines:
+  - {id: mine, source: mine, destinations: [site]}
+  - {id: theirs, source: theirs, destinations: [site-theirs]}
+destinations:
+  - {id: site, backend: local, path: www, workflow: %s}
+  - {id: site-theirs, backend: local, path: www}
+`, workflow)
+	path := filepath.Join(dir, "distributor.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.cfg = cfg
+	return f
+}
+
+// bundle writes files into the named bundle directory (replacing it) and seals it.
+func (f *fixture) bundle(name, id string, files map[string]string) {
+	f.t.Helper()
+	d := filepath.Join(f.dir, name)
+	if err := os.RemoveAll(d); err != nil {
+		f.t.Fatal(err)
+	}
+	for p, content := range files {
+		full := filepath.Join(d, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			f.t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+	if _, err := bundle.Seal(context.Background(), d, id, time.Date(2026, 6, 19, 12, 0, 0, 0, time.UTC)); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *fixture) app(wrap func(storage.Store) storage.Store) *App {
+	a := New("test", nil)
+	a.Now = func() time.Time { return time.Date(2026, 6, 20, 8, 0, 0, 0, time.UTC) }
+	if wrap != nil {
+		a.Open = func(ctx context.Context, d *config.Destination, root string) (storage.Store, error) {
+			st, err := DefaultOpenStore(ctx, d, root)
+			if err != nil {
+				return nil, err
+			}
+			return wrap(st), nil
+		}
+	}
+	return a
+}
+
+func (f *fixture) run(a *App, pipeline string) *report.Destination {
+	f.t.Helper()
+	rep, err := a.Run(context.Background(), f.cfg, RunOptions{Pipeline: pipeline})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if p := rep.Pipelines[0]; p.Error != nil {
+		f.t.Fatalf("pipeline error: %s", *p.Error)
+	}
+	return &rep.Pipelines[0].Destinations[0]
+}
+
+// snapshot maps every file under the root (reserved names included) to its bytes.
+func snapshot(t *testing.T, root string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		m[filepath.ToSlash(rel)] = string(b)
+		return nil
+	})
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// checkInvariants asserts what spec section 6 promises after any run:
+// the catalog is truthful, every file is recorded or was there before
+// unrecorded (no orphan), no record of an untouched path was lost, and
+// unmanaged content is byte-identical.
+func checkInvariants(t *testing.T, root string, before map[string]string, beforeCat *catalog.Catalog, unmanaged []string) *catalog.Catalog {
+	t.Helper()
+	ctx := context.Background()
+	st, err := local.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	r, err := ReadRoot(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.State.Status != catalog.StatusCatalog {
+		t.Fatalf("state %s (%v) after the run", r.State.Status, r.State.Problem)
+	}
+	c := r.State.Catalog
+	audit, err := Audit(ctx, st, c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !audit.Truthful() {
+		t.Errorf("catalog not truthful: missing %v corrupt %v", audit.Missing, audit.Corrupt)
+	}
+	idx := c.Index()
+	after := snapshot(t, root)
+	for p := range after {
+		if strings.HasPrefix(p, ".distributor") {
+			if p != catalog.FileName {
+				t.Errorf("left reserved file %s", p)
+			}
+			continue
+		}
+		if idx[p] == nil && !contains(unmanaged, p) {
+			t.Errorf("orphan: %s is in storage but not recorded", p)
+		}
+	}
+	for _, u := range unmanaged {
+		if after[u] != before[u] {
+			t.Errorf("unmanaged %s changed", u)
+		}
+	}
+	for _, old := range beforeCat.Outputs {
+		if _, exists := after[old.Path]; exists && idx[old.Path] == nil {
+			t.Errorf("record of %s lost while the file still exists", old.Path)
+		}
+	}
+	return c
+}
+
+// TestApplyFailureAtEveryStep fails the k-th storage write of a replacement
+// run (creates, overwrites, deletes, the catalog) for every k, and checks the
+// invariants after each.
+func TestApplyFailureAtEveryStep(t *testing.T) {
+	f := newFixture(t, "replacement")
+	f.bundle("mine", "mine.one", map[string]string{"keep.txt": "keep", "change.txt": "v1", "drop.txt": "drop", "docs/a.md": "# A"})
+	f.bundle("theirs", "theirs.one", map[string]string{"theirs.txt": "theirs"})
+	if d := f.run(f.app(nil), "mine"); d.Status != report.StatusOK {
+		t.Fatalf("setup run: %+v", d)
+	}
+	if d := f.run(f.app(nil), "theirs"); d.Status != report.StatusOK {
+		t.Fatalf("setup run: %+v", d)
+	}
+	if err := os.WriteFile(filepath.Join(f.root, "hand.txt"), []byte("hand"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The next bundle creates, overwrites, keeps and drops.
+	f.bundle("mine", "mine.two", map[string]string{"keep.txt": "keep", "change.txt": "v2", "new/one.txt": "1", "new/two.txt": "2", "docs/a.md": "# A2"})
+	pristine := snapshot(t, f.root)
+	st, _ := local.New(f.root)
+	r0, _ := ReadRoot(context.Background(), st)
+	st.Close()
+	beforeCat := r0.State.Catalog
+
+	// Count the writes of a clean run on a copy.
+	counter := &faultstore.Store{}
+	clean := f.app(func(s storage.Store) storage.Store { counter.Store = s; return counter })
+	d := f.run(clean, "mine")
+	if d.Status != report.StatusOK || d.Action != "replace_catalog" {
+		t.Fatalf("clean run: %s %s %v", d.Status, d.Action, d.Error)
+	}
+	total := counter.Calls()
+	if total < 6 {
+		t.Fatalf("expected at least 6 writes, got %d: %v", total, counter.Log())
+	}
+	checkInvariants(t, f.root, pristine, beforeCat, []string{"hand.txt"})
+
+	for k := 1; k <= total; k++ {
+		t.Run(fmt.Sprintf("fail_write_%d", k), func(t *testing.T) {
+			restore(t, f.root, pristine)
+			fs := &faultstore.Store{FailAt: k}
+			a := f.app(func(s storage.Store) storage.Store { fs.Store = s; return fs })
+			d := f.run(a, "mine")
+			if d.Status != report.StatusFailed {
+				t.Fatalf("run with write %d failing (%s) succeeded", k, fs.Log()[k-1])
+			}
+			if d.Error == nil || !strings.Contains(*d.Error, "injected failure") {
+				t.Errorf("error does not carry the cause: %v", d.Error)
+			}
+			checkInvariants(t, f.root, pristine, beforeCat, []string{"hand.txt"})
+			// The next clean run converges to the same result as a clean run.
+			d = f.run(f.app(nil), "mine")
+			if d.Status != report.StatusOK {
+				t.Fatalf("recovery run: %s %v", d.Status, d.Error)
+			}
+			c := checkInvariants(t, f.root, pristine, beforeCat, []string{"hand.txt"})
+			got := paths(c)
+			want := []string{"change.txt", "docs/a.html", "keep.txt", "new/one.txt", "new/two.txt", "theirs.txt"}
+			if strings.Join(got, ",") != strings.Join(want, ",") {
+				t.Errorf("after recovery run: %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// TestSourceChangedDuringCopy: bytes that no longer match the manifest are
+// never published, and nothing the attempt created is left behind.
+func TestSourceChangedDuringCopy(t *testing.T) {
+	f := newFixture(t, "additive")
+	f.bundle("mine", "mine.one", map[string]string{"a.txt": "aaaa", "b.txt": "bbbb"})
+	// Tamper after validation: the wrapper swaps b.txt's bytes when the
+	// first write happens.
+	tampered := false
+	a := f.app(func(s storage.Store) storage.Store {
+		return &hookStore{Store: s, beforePut: func(path string) {
+			if !tampered {
+				tampered = true
+				os.WriteFile(filepath.Join(f.dir, "mine", "b.txt"), []byte("BBBB"), 0o644)
+			}
+		}}
+	})
+	d := f.run(a, "mine")
+	if d.Status != report.StatusFailed || d.Error == nil || !strings.Contains(*d.Error, "sha256 mismatch") {
+		t.Fatalf("want a failed run naming the mismatch, got %s %v", d.Status, d.Error)
+	}
+	after := snapshot(t, f.root)
+	if _, ok := after["b.txt"]; ok {
+		t.Errorf("tampered bytes were published")
+	}
+	if _, ok := after["a.txt"]; ok {
+		t.Errorf("file created by the failed attempt was left behind")
+	}
+}
+
+type hookStore struct {
+	storage.Store
+	beforePut func(path string)
+}
+
+func (h *hookStore) Put(ctx context.Context, path string, r io.Reader, size int64) error {
+	h.beforePut(path)
+	return h.Store.Put(ctx, path, r, size)
+}
+
+func restore(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	if err := os.RemoveAll(root); err != nil {
+		t.Fatal(err)
+	}
+	for p, content := range files {
+		full := filepath.Join(root, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func paths(c *catalog.Catalog) []string {
+	var out []string
+	for _, o := range c.Outputs {
+		out = append(out, o.Path)
+	}
+	sort.Strings(out)
+	return out
+}
