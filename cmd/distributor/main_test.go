@@ -11,6 +11,11 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// Tests that need real processes (kill -9, concurrent writers) run this
+	// test binary as the distributor command.
+	if os.Getenv("DISTRIBUTOR_TEST_AS_MAIN") == "1" {
+		os.Exit(run())
+	}
 	testscript.Main(m, map[string]func(){
 		"distributor": func() { os.Exit(run()) },
 	})

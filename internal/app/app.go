@@ -14,7 +14,6 @@ import (
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/storage"
-	"github.com/distributor-dev/distributor/internal/storage/local"
 )
 
 // OpenStore opens the storage of a destination at its resolved root.
@@ -29,6 +28,9 @@ type App struct {
 	// Getenv reads the environment (webhook secrets, credentials); tests
 	// replace it, nothing reads os.Getenv directly.
 	Getenv func(string) string
+	// LockTimeout is how long a writer waits for a root's lock held by
+	// another live process (0: the default, 2m; negative: do not wait).
+	LockTimeout time.Duration
 }
 
 // New returns an App with the default store opener and clock.
@@ -36,20 +38,20 @@ func New(version string, logger *slog.Logger) *App {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &App{Version: version, Logger: logger, Now: time.Now, Open: DefaultOpenStore, Getenv: os.Getenv}
+	a := &App{Version: version, Logger: logger, Now: time.Now, Getenv: os.Getenv}
+	a.Open = a.DefaultOpenStore
+	return a
 }
 
 // ErrBackendUnsupported is returned for backends this build cannot open.
 var ErrBackendUnsupported = errors.New("backend not supported by this build")
 
-// DefaultOpenStore opens the backends this build supports.
-func DefaultOpenStore(ctx context.Context, d *config.Destination, root string) (storage.Store, error) {
-	switch d.Backend {
-	case config.BackendLocal:
-		return local.New(root)
-	default:
-		return nil, fmt.Errorf("destination %s: backend %q: %w", d.ID, d.Backend, ErrBackendUnsupported)
-	}
+// DefaultOpenStore opens the backends this build supports (see
+// OpenDestination), reading the environment (SSH_AUTH_SOCK, the AWS
+// credential chain) through a.Getenv. New installs it as a.Open; tests that
+// wrap stores call it from their own Open.
+func (a *App) DefaultOpenStore(ctx context.Context, d *config.Destination, root string) (storage.Store, error) {
+	return OpenDestination(ctx, d, root, a.Getenv)
 }
 
 // Root is what a command learns by opening a destination root: its catalog

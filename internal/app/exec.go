@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"time"
+
+	"github.com/distributor-dev/distributor/internal/journal"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/plan"
@@ -24,6 +27,11 @@ type Executor struct {
 	Store   storage.Store
 	Logger  *slog.Logger
 	Version storage.Version // catalog version read before planning ("" = absent)
+	// RunID and Command identify the attempt in its intent journal.
+	RunID   string
+	Command string
+	// baseVersion is the version the journal records.
+	baseVersion storage.Version
 }
 
 // Apply applies p, planned from in. It returns nil when every item and the
@@ -31,6 +39,10 @@ type Executor struct {
 func (e *Executor) Apply(ctx context.Context, in plan.Input, p *plan.Plan, content Content) error {
 	if p.Catalog == nil {
 		return nil // skip_same, fail_*: nothing to write
+	}
+	e.baseVersion = e.Version
+	if err := e.writeJournal(ctx, in, p); err != nil {
+		return err // nothing was changed yet
 	}
 	var done []plan.Item
 	var created []plan.Item
@@ -62,7 +74,41 @@ func (e *Executor) Apply(ctx context.Context, in plan.Input, p *plan.Plan, conte
 	if err := e.writeCatalog(ctx, p.Catalog); err != nil {
 		return fail(err)
 	}
+	e.dropJournal(ctx)
 	return nil
+}
+
+// writeJournal records the plan's writes and deletes before the first change,
+// so that recovery can settle the root if this process dies.
+func (e *Executor) writeJournal(ctx context.Context, in plan.Input, p *plan.Plan) error {
+	now := in.Now.UTC().Truncate(time.Second)
+	j := &journal.Journal{RunID: e.RunID, Command: e.Command, Started: now, BaseVersion: string(e.baseVersion)}
+	for _, it := range p.Items {
+		switch it.Op {
+		case plan.OpCreate, plan.OpOverwrite:
+			r := plan.Record(in, it, now)
+			j.Ops = append(j.Ops, journal.Op{Op: journal.OpWrite, Path: it.Path, Existed: it.Op == plan.OpOverwrite,
+				SHA256: it.Output.SHA256, Size: it.Output.Size, Record: &r})
+		case plan.OpDelete:
+			j.Ops = append(j.Ops, journal.Op{Op: journal.OpDelete, Path: it.Path})
+		}
+	}
+	data, err := journal.Encode(j)
+	if err != nil {
+		return err
+	}
+	if _, err := e.Store.PutIf(ctx, journal.Name, data, ""); err != nil {
+		return fmt.Errorf("write %s: %w", journal.Name, err)
+	}
+	return nil
+}
+
+// dropJournal removes the journal once the root is settled. If that fails the
+// next writer finds the catalog committed and only removes the journal.
+func (e *Executor) dropJournal(ctx context.Context) {
+	if err := e.Store.Delete(context.WithoutCancel(ctx), journal.Name); err != nil {
+		e.Logger.Warn("remove journal", "root", e.Store.String(), "err", err)
+	}
 }
 
 func (e *Executor) put(ctx context.Context, it plan.Item, content Content) error {
@@ -109,10 +155,17 @@ func (e *Executor) settle(in plan.Input, p *plan.Plan, done, created []plan.Item
 		}
 		e.Logger.Debug("rolled back created file", "path", it.Path)
 	}
+	settled := len(errs) == 1
 	if c := plan.Settle(in, p, done); c != nil {
 		if err := e.writeCatalog(ctx, c); err != nil {
 			errs = append(errs, fmt.Errorf("record partial result: %w", err))
+			settled = false
 		}
+	}
+	if settled {
+		e.dropJournal(ctx)
+	} else {
+		errs = append(errs, fmt.Errorf("the root was left with its intent journal: the next run or maintenance command on it recovers it"))
 	}
 	return errors.Join(errs...)
 }

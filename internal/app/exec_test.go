@@ -15,6 +15,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/bundle"
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/config"
+	"github.com/distributor-dev/distributor/internal/journal"
 	"github.com/distributor-dev/distributor/internal/report"
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/faultstore"
@@ -79,7 +80,7 @@ func (f *fixture) app(wrap func(storage.Store) storage.Store) *App {
 	a.Now = func() time.Time { return time.Date(2026, 6, 20, 8, 0, 0, 0, time.UTC) }
 	if wrap != nil {
 		a.Open = func(ctx context.Context, d *config.Destination, root string) (storage.Store, error) {
-			st, err := DefaultOpenStore(ctx, d, root)
+			st, err := a.DefaultOpenStore(ctx, d, root)
 			if err != nil {
 				return nil, err
 			}
@@ -201,7 +202,7 @@ func TestApplyFailureAtEveryStep(t *testing.T) {
 	beforeCat := r0.State.Catalog
 
 	// Count the writes of a clean run on a copy.
-	counter := &faultstore.Store{}
+	counter := &faultstore.Store{Ignore: faultstore.IgnoreLock}
 	clean := f.app(func(s storage.Store) storage.Store { counter.Store = s; return counter })
 	d := f.run(clean, "mine")
 	if d.Status != report.StatusOK || d.Action != "replace_catalog" {
@@ -214,30 +215,54 @@ func TestApplyFailureAtEveryStep(t *testing.T) {
 	checkInvariants(t, f.root, pristine, beforeCat, []string{"hand.txt"})
 
 	for k := 1; k <= total; k++ {
-		t.Run(fmt.Sprintf("fail_write_%d", k), func(t *testing.T) {
-			restore(t, f.root, pristine)
-			fs := &faultstore.Store{FailAt: k}
-			a := f.app(func(s storage.Store) storage.Store { fs.Store = s; return fs })
-			d := f.run(a, "mine")
-			if d.Status != report.StatusFailed {
-				t.Fatalf("run with write %d failing (%s) succeeded", k, fs.Log()[k-1])
+		for _, crash := range []bool{false, true} {
+			name := fmt.Sprintf("fail_write_%d", k)
+			if crash {
+				name = fmt.Sprintf("crash_at_write_%d", k)
 			}
-			if d.Error == nil || !strings.Contains(*d.Error, "injected failure") {
-				t.Errorf("error does not carry the cause: %v", d.Error)
-			}
-			checkInvariants(t, f.root, pristine, beforeCat, []string{"hand.txt"})
-			// The next clean run converges to the same result as a clean run.
-			d = f.run(f.app(nil), "mine")
-			if d.Status != report.StatusOK {
-				t.Fatalf("recovery run: %s %v", d.Status, d.Error)
-			}
-			c := checkInvariants(t, f.root, pristine, beforeCat, []string{"hand.txt"})
-			got := paths(c)
-			want := []string{"change.txt", "docs/a.html", "keep.txt", "new/one.txt", "new/two.txt", "theirs.txt"}
-			if strings.Join(got, ",") != strings.Join(want, ",") {
-				t.Errorf("after recovery run: %v, want %v", got, want)
-			}
-		})
+			t.Run(name, func(t *testing.T) {
+				restore(t, f.root, pristine)
+				// crash: this write and every later one fail, as if the
+				// process died there; nothing can be cleaned up.
+				fs := &faultstore.Store{FailAt: k, Sticky: crash, Ignore: faultstore.IgnoreLock}
+				a := f.app(func(s storage.Store) storage.Store { fs.Store = s; return fs })
+				d := f.run(a, "mine")
+				failedOp := fs.Log()[k-1]
+				switch {
+				case failedOp == "delete "+journal.Name:
+					// The catalog was committed; only the journal is left over.
+					if d.Status != report.StatusOK {
+						t.Fatalf("run failed although its catalog was written: %v", d.Error)
+					}
+				case d.Status != report.StatusFailed:
+					t.Fatalf("run with write %d failing (%s) succeeded", k, failedOp)
+				case d.Error == nil || !strings.Contains(*d.Error, "injected failure"):
+					t.Errorf("error does not carry the cause: %v", d.Error)
+				}
+				if !crash && failedOp != "delete "+journal.Name {
+					checkInvariants(t, f.root, pristine, beforeCat, []string{"hand.txt"})
+				}
+				// Recovery (what the next writer does first) restores the
+				// invariants whatever the attempt left.
+				st, _ := local.New(f.root)
+				if _, err := Recover(context.Background(), st, time.Now()); err != nil {
+					t.Fatalf("recover: %v", err)
+				}
+				st.Close()
+				checkInvariants(t, f.root, pristine, beforeCat, []string{"hand.txt"})
+				// The next clean run converges to the result of a clean run.
+				d = f.run(f.app(nil), "mine")
+				if d.Status != report.StatusOK {
+					t.Fatalf("recovery run: %s %v", d.Status, d.Error)
+				}
+				c := checkInvariants(t, f.root, pristine, beforeCat, []string{"hand.txt"})
+				got := paths(c)
+				want := []string{"change.txt", "docs/a.html", "keep.txt", "new/one.txt", "new/two.txt", "theirs.txt"}
+				if strings.Join(got, ",") != strings.Join(want, ",") {
+					t.Errorf("after recovery run: %v, want %v", got, want)
+				}
+			})
+		}
 	}
 }
 

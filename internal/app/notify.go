@@ -2,15 +2,139 @@ package app
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/distributor-dev/distributor/internal/config"
+	"github.com/distributor-dev/distributor/internal/notify"
 	"github.com/distributor-dev/distributor/internal/report"
 )
 
+// CheckNotifications checks what notifications need from the environment
+// before a run publishes anything: every webhook with secret_env must find a
+// non-empty secret in that variable (read through a.Getenv). A missing
+// secret is a *UsageError (exit status 2) naming the variable and the
+// notification, never the secret. `distributor run` calls it before a real
+// run; a dry run sends nothing and only warns.
+func (a *App) CheckNotifications(cfg *config.Config) error {
+	var missing []string
+	for _, n := range cfg.Notifications {
+		if n.SecretEnv != "" && a.getenv(n.SecretEnv) == "" {
+			missing = append(missing, fmt.Sprintf("notification %s: webhook.secret_env names %s, which is unset or empty", n.ID, n.SecretEnv))
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return &UsageError{Msg: strings.Join(missing, "\n") +
+		"\n(set the variable to the webhook's signing secret, or remove secret_env to send unsigned notifications; nothing was published)"}
+}
+
 // notifyDestination sends the notifications configured for a finished
 // destination and records their outcome in rd. It is never called for a dry
-// run.
-//
-// TODO(issue 7): webhook delivery.
+// run. A notification that fails is recorded (status "failed" with the
+// reason) and logged as a warning; it never changes the destination's status.
 func (a *App) notifyDestination(ctx context.Context, cfg *config.Config, p *report.Pipeline, rd *report.Destination) {
+	event := notify.EventFor(rd.Action, rd.Status)
+	if event == "" || len(cfg.Notifications) == 0 {
+		return
+	}
+	payload := notify.Payload{Event: event, PipelineID: p.PipelineID, DestinationID: rd.DestinationID,
+		Action: rd.Action, Root: rd.Root, PrimaryURL: rd.PrimaryURL, Counts: rd.Counts, Source: p.Source, Error: rd.Error}
+	rd.Notifications = append(rd.Notifications, a.deliver(ctx, cfg, payload)...)
+}
+
+// notifyPipelineFailed raises the "failed" event for each destination of a
+// pipeline that published nothing because its source bundle is invalid
+// (only the destination named by only, when set). The report has no
+// destinations for such a pipeline, so failed deliveries become pipeline
+// warnings; successful ones are logged. It is never called for a dry run.
+func (a *App) notifyPipelineFailed(ctx context.Context, cfg *config.Config, p *config.Pipeline, only string, rp *report.Pipeline) {
+	if len(cfg.Notifications) == 0 {
+		return
+	}
+	for _, id := range p.Destinations {
+		if only != "" && id != only {
+			continue
+		}
+		root := ""
+		if d, ok := cfg.Destination(id); ok {
+			root = d.Path // unexpanded: placeholders need the manifest
+		}
+		payload := notify.Payload{Event: config.EventFailed, PipelineID: p.ID, DestinationID: id,
+			Root: root, Source: rp.Source, Error: rp.Error}
+		for _, n := range a.deliver(ctx, cfg, payload) {
+			if n.Status != notify.StatusSent {
+				rp.Warnings = append(rp.Warnings, fmt.Sprintf("notification %s (%s) for destination %s %s: %s", n.ID, n.Event, id, n.Status, n.Error))
+			}
+		}
+	}
+}
+
+// deliver sends payload to every notification subscribed to its event, in
+// configuration order, and returns their outcomes.
+func (a *App) deliver(ctx context.Context, cfg *config.Config, payload notify.Payload) []report.Notification {
+	var targets []config.Notification
+	for _, n := range cfg.Notifications {
+		if slices.Contains(n.On, payload.Event) {
+			targets = append(targets, n)
+		}
+	}
+	if len(targets) == 0 {
+		return nil
+	}
+	log := a.Logger.With("event", payload.Event, "pipeline", payload.PipelineID, "destination", payload.DestinationID)
+	body, encErr := json.Marshal(payload)
+	if encErr != nil {
+		encErr = fmt.Errorf("encode the notification body: %w", encErr)
+	}
+	sender := a.webhookSender()
+	out := make([]report.Notification, 0, len(targets))
+	for _, n := range targets {
+		rn := report.Notification{ID: n.ID, Event: payload.Event, Status: notify.StatusSent}
+		err := encErr
+		if err == nil {
+			err = a.send(ctx, sender, n, payload.Event, body)
+		}
+		if err != nil {
+			rn.Status, rn.Error = notify.StatusFailed, err.Error()
+			log.Warn("notification failed", "notification", n.ID, "err", err)
+		} else {
+			log.Info("notification sent", "notification", n.ID)
+		}
+		out = append(out, rn)
+	}
+	return out
+}
+
+// send delivers one notification, signing it with the secret named by its
+// secret_env.
+func (a *App) send(ctx context.Context, sender *notify.Sender, n config.Notification, event string, body []byte) error {
+	t := notify.Target{URL: n.URL}
+	if n.SecretEnv != "" {
+		secret := a.getenv(n.SecretEnv)
+		if secret == "" {
+			return fmt.Errorf("not sent: environment variable %s (webhook.secret_env) is unset or empty", n.SecretEnv)
+		}
+		t.Secret = []byte(secret)
+	}
+	return sender.Send(ctx, t, event, body)
+}
+
+// webhookSender returns the sender for this run's notifications: its own
+// http.Client (the default transport, so proxy environment variables apply;
+// no shared client is modified), a timeout of notify.DefaultTimeout per
+// attempt, notify.DefaultAttempts attempts with notify.DefaultBackoff.
+func (a *App) webhookSender() *notify.Sender {
+	return &notify.Sender{Client: &http.Client{}, UserAgent: "distributor/" + a.Version}
+}
+
+func (a *App) getenv(name string) string {
+	if a.Getenv == nil {
+		return ""
+	}
+	return a.Getenv(name)
 }

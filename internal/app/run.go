@@ -3,6 +3,8 @@ package app
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"io"
 
@@ -21,6 +23,12 @@ type RunOptions struct {
 	Source      string // overrides the pipeline's bundle directory (needs Pipeline)
 	DryRun      bool
 	Force       bool // needs Pipeline and Destination
+	// MaxDeletes, when set, overrides every destination's max_deletes.
+	MaxDeletes *int
+	// AllowEmpty lets a replacement plan with no outputs delete this
+	// owner's outputs (normally refused: an empty bundle selection is more
+	// often a mistake than an intent).
+	AllowEmpty bool
 }
 
 // UsageError is an invalid combination of options (exit status 2).
@@ -86,6 +94,9 @@ func (a *App) runPipeline(ctx context.Context, cfg *config.Config, p *config.Pip
 	if err != nil {
 		rp.Error = report.Str(fmt.Sprintf("source bundle %s: %v", dir, err))
 		a.Logger.Error("invalid source bundle", "pipeline", p.ID, "dir", dir, "err", err)
+		if !opts.DryRun {
+			a.notifyPipelineFailed(ctx, cfg, p, opts.Destination, &rp)
+		}
 		return rp
 	}
 	m := b.Manifest
@@ -174,6 +185,11 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 	rd.Counts = pl.Counts()
 	rd.Unmanaged = pl.Unmanaged
 	rd.Outputs = reportOutputs(pl)
+	if err := deleteGuard(d, opts, pl, len(in.Outputs)); err != nil {
+		rd.Status = report.StatusFailed
+		rd.Error = report.Str(err.Error())
+		return rd
+	}
 	switch {
 	case pl.Action.Failed():
 		rd.Status = report.StatusFailed
@@ -183,12 +199,34 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 		rd.Status = report.StatusPlanned
 		return rd
 	}
-	ex := &Executor{Store: st, Logger: a.Logger, Version: r.Version}
+	ex := &Executor{Store: st, Logger: a.Logger, Version: r.Version, RunID: runID(), Command: "run"}
 	if err := ex.Apply(ctx, in, pl, bundleContent(b, res.Outputs)); err != nil {
 		return failed(err)
 	}
 	rd.Status = report.StatusOK
 	return rd
+}
+
+// deleteGuard refuses, before anything is written, a plan that deletes more
+// than the destination's max_deletes (or --max-deletes), and a replacement
+// that plans no output at all but would delete (unless --allow-empty).
+func deleteGuard(d *config.Destination, opts RunOptions, pl *plan.Plan, outputs int) error {
+	deletes := len(pl.Deletes())
+	limit, source := -1, ""
+	if d.MaxDeletes != nil {
+		limit, source = *d.MaxDeletes, fmt.Sprintf("destination %s max_deletes", d.ID)
+	}
+	if opts.MaxDeletes != nil {
+		limit, source = *opts.MaxDeletes, "--max-deletes"
+	}
+	if limit >= 0 && deletes > limit {
+		return fmt.Errorf("delete guard: the plan would delete %d output(s), more than %s %d; nothing was changed (review with --dry-run, then raise the limit with --max-deletes %d if this is intended)",
+			deletes, source, limit, deletes)
+	}
+	if outputs == 0 && deletes > 0 && !opts.AllowEmpty && d.Workflow == config.WorkflowReplacement {
+		return fmt.Errorf("delete guard: this replacement plans no outputs but would delete %d; nothing was changed (check publish and the bundle, or rerun with --allow-empty)", deletes)
+	}
+	return nil
 }
 
 func planOutputs(outs []render.Output) []plan.Output {
@@ -236,6 +274,15 @@ func bundleContent(b *bundle.Bundle, outs []render.Output) Content {
 		}
 		return b.OpenVerified(o.SourcePath)
 	}
+}
+
+// runID returns a random id naming one attempt in journals and logs.
+func runID() string {
+	b := make([]byte, 8)
+	if _, err := rand.Read(b); err != nil {
+		return "unknown"
+	}
+	return hex.EncodeToString(b)
 }
 
 func contains(list []string, s string) bool {

@@ -20,6 +20,8 @@ func newBundleCmd(g *globals) *cobra.Command {
 		Long: `A source bundle is a directory holding manifest.json and the files it lists,
 each with its sha256 and size. Producers write one with 'bundle seal' (or by
 hand, see docs/bundle.md) and check it with 'bundle verify'.`,
+		Example: `  distributor bundle seal ./out --id weather.tomorrow
+  distributor bundle verify ./out`,
 		Args: noArgs,
 	}
 	cmd.AddCommand(newBundleSealCmd(g), newBundleVerifyCmd(g))

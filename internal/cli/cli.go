@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -61,6 +62,7 @@ type globals struct {
 	output   string
 	logLevel string
 	progress string
+	lockWait time.Duration
 	logger   *slog.Logger
 }
 
@@ -148,7 +150,8 @@ The configuration is read from --config, else $DISTRIBUTOR_CONFIG, else
 	pf.StringVar(&g.output, "output", "text", "output format: text or json (json prints one document on stdout)")
 	pf.StringVar(&g.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn or error")
 	pf.StringVar(&g.progress, "progress", "auto", "progress display on stderr: auto (only on a terminal), always or never")
-	root.AddCommand(newRunCmd(g), newValidateCmd(g), newBundleCmd(g))
+	pf.DurationVar(&g.lockWait, "lock-timeout", 2*time.Minute, "how long a writing command waits for a destination root locked by another run (0: fail at once)")
+	root.AddCommand(newRunCmd(g), newValidateCmd(g), newBundleCmd(g), newPruneCmd(g), newReconcileCmd(g), newVerifyCmd(g), newStateCmd(g), newConfigCmd(g), newCompletionCmd(g, root))
 	return root
 }
 
@@ -194,7 +197,13 @@ func (g *globals) loadConfig() (*config.Config, error) {
 }
 
 func (g *globals) app() *app.App {
-	return app.New(g.env.Version, g.logger)
+	a := app.New(g.env.Version, g.logger)
+	a.Getenv = g.env.Getenv
+	a.LockTimeout = g.lockWait
+	if g.lockWait == 0 {
+		a.LockTimeout = -1 // do not wait
+	}
+	return a
 }
 
 // printJSON writes one JSON document to stdout.

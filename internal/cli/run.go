@@ -9,6 +9,7 @@ import (
 
 func newRunCmd(g *globals) *cobra.Command {
 	var opts app.RunOptions
+	var maxDeletes int
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Validate bundles, plan and publish them to their destinations",
@@ -20,6 +21,13 @@ and a listing of the root, then writes outputs, deletes what the workflow
 retires, and writes the catalog last.
 
 Destinations are independent: one failing does not stop the others.
+
+After each destination (never in a dry run) the webhooks configured under
+notifications receive a JSON POST for the events they subscribe to:
+published, skipped or failed. A notification that cannot be delivered is a
+warning in the report and does not change the exit status. A webhook whose
+secret_env variable is unset or empty is a configuration error, detected
+before anything is published.
 
 Exit status: 0 when every destination succeeded; 1 when a destination failed,
 a plan (also a dry run) refused with fail_unmanaged or fail_conflict, or a
@@ -36,7 +44,23 @@ bundle is invalid; 2 for a usage or configuration error.`,
 			if err != nil {
 				return err
 			}
-			rep, err := g.app().Run(cmd.Context(), cfg, opts)
+			a := g.app()
+			// Webhook secrets are checked before anything is published: a
+			// missing one is a configuration error (exit 2). A dry run
+			// sends no notification, so it only warns.
+			if err := a.CheckNotifications(cfg); err != nil {
+				if !opts.DryRun {
+					return mapAppError(err)
+				}
+				g.logger.Warn("notifications are not ready: a real run would exit 2", "err", err)
+			}
+			if cmd.Flags().Changed("max-deletes") {
+				if maxDeletes < 0 {
+					return usageErr("--max-deletes %d: must be 0 or more", maxDeletes)
+				}
+				opts.MaxDeletes = &maxDeletes
+			}
+			rep, err := a.Run(cmd.Context(), cfg, opts)
 			if err != nil {
 				return mapAppError(err)
 			}
@@ -59,5 +83,8 @@ bundle is invalid; 2 for a usage or configuration error.`,
 	f.StringVar(&opts.Source, "source", "", "publish this bundle directory instead of the pipeline's source (needs --pipeline)")
 	f.BoolVar(&opts.DryRun, "dry-run", false, "plan and report; write nothing")
 	f.BoolVar(&opts.Force, "force", false, "replace everything under one destination root (needs --pipeline and --destination)")
+	f.IntVar(&maxDeletes, "max-deletes", 0, "abort before any change if a destination's plan deletes more than this many outputs (overrides max_deletes)")
+	f.BoolVar(&opts.AllowEmpty, "allow-empty", false, "let a replacement that plans no outputs delete this owner's outputs")
+	registerIDCompletions(g, cmd)
 	return cmd
 }

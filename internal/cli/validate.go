@@ -49,5 +49,6 @@ configuration is invalid.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.Pipeline, "pipeline", "", "check only this pipeline")
 	f.StringVar(&opts.Source, "source", "", "also validate this bundle directory and plan its outputs")
+	registerIDCompletions(g, cmd)
 	return cmd
 }

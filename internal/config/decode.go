@@ -74,7 +74,7 @@ const nodeBudget = 1 << 20
 var (
 	rootFields         = []string{"pipelines", "destinations", "notifications"}
 	pipelineFields     = []string{"id", "source", "destinations"}
-	destinationFields  = []string{"id", "backend", "path", "workflow", "publish", "paths", "markdown", "links", "retention", "sftp", "s3"}
+	destinationFields  = []string{"id", "backend", "path", "workflow", "max_deletes", "publish", "paths", "markdown", "links", "retention", "sftp", "s3"}
 	publishFields      = []string{"html", "source"}
 	pathsFields        = []string{"prefix", "rename"}
 	markdownFields     = []string{"template", "raw_html"}
@@ -674,6 +674,15 @@ func (d *decoder) destination(n *yaml.Node, field string, seen map[string]int) (
 	dst.Workflow = WorkflowAdditive
 	if s, v, ok := d.str(o, "workflow", false); ok && d.oneOf(s, v, join(field, "workflow"), workflows) {
 		dst.Workflow = s
+	}
+
+	if n, v, ok := d.integer(o, "max_deletes"); ok {
+		if n < 0 {
+			d.add(v.Line, join(field, "max_deletes"), "must be 0 or more, not %d", n)
+		} else {
+			m := int(n)
+			dst.MaxDeletes = &m
+		}
 	}
 
 	dst.Publish = Publish{HTML: true, Source: SourceAssets}

@@ -57,10 +57,13 @@ type Destination struct {
 	// prefix without leading or trailing "/", possibly "" (the bucket root).
 	Path     string
 	Workflow string // additive | replacement (default additive)
-	Publish  Publish
-	Paths    Paths
-	Markdown Markdown
-	Links    Links
+	// MaxDeletes, when set, is the most outputs one plan may delete at this
+	// destination: a plan that would delete more aborts before any change.
+	MaxDeletes *int
+	Publish    Publish
+	Paths      Paths
+	Markdown   Markdown
+	Links      Links
 	// Retention is nil when the destination has no retention block.
 	Retention *Retention
 	SFTP      *SFTP // set exactly when Backend is sftp

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/distributor-dev/distributor/internal/storage"
@@ -14,6 +15,10 @@ import (
 
 // ErrInjected is the error returned by an injected failure.
 var ErrInjected = errors.New("faultstore: injected failure")
+
+// IgnoreLock is an Ignore func that exempts the root lock and its takeover
+// claims.
+func IgnoreLock(op, path string) bool { return strings.HasPrefix(path, ".distributor.lock") }
 
 // Store fails the FailAt-th mutating call (Put, PutIf, Delete; counting from
 // 1) and, when Sticky is set, every mutating call after it, as a crashed
@@ -23,6 +28,9 @@ type Store struct {
 	storage.Store
 	FailAt int
 	Sticky bool
+	// Ignore, when set, exempts matching calls: they are neither counted
+	// nor failed (e.g. lock traffic, to aim at a run's own writes).
+	Ignore func(op, path string) bool
 
 	mu    sync.Mutex
 	calls int
@@ -49,6 +57,9 @@ func (s *Store) Log() []string {
 }
 
 func (s *Store) fail(op, path string) error {
+	if s.Ignore != nil && s.Ignore(op, path) {
+		return nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls++

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/distributor-dev/distributor/internal/app"
+	"github.com/distributor-dev/distributor/internal/bundle"
+	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/storage/local"
+)
+
+// command returns the real distributor entry point as a separate process.
+func command(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), "DISTRIBUTOR_TEST_AS_MAIN=1", "DISTRIBUTOR_CONFIG=")
+	return cmd
+}
+
+func writeBundle(t *testing.T, dir, id string, files map[string]string) {
+	t.Helper()
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	for p, c := range files {
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := bundle.Seal(context.Background(), dir, id, time.Date(2026, 6, 19, 12, 0, 0, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// auditRoot recovers the root as the next writer would, then checks that
+// the catalog is truthful and that every file is recorded (these roots
+// hold no unmanaged content). It returns the catalog.
+func auditRoot(t *testing.T, root string) *catalog.Catalog {
+	t.Helper()
+	ctx := context.Background()
+	st, err := local.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := app.Recover(ctx, st, time.Now()); err != nil {
+		t.Fatalf("recover: %v", err)
+	}
+	r, err := app.ReadRoot(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch r.State.Status {
+	case catalog.StatusNone:
+		r.State.Catalog = &catalog.Catalog{}
+	case catalog.StatusCatalog:
+	default:
+		t.Fatalf("state %s: %v", r.State.Status, r.State.Problem)
+	}
+	c := r.State.Catalog
+	audit, err := app.Audit(ctx, st, c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !audit.Truthful() {
+		t.Fatalf("catalog not truthful: %d missing, %d corrupt (first: %v %v)", len(audit.Missing), len(audit.Corrupt), first(audit.Missing), first(audit.Corrupt))
+	}
+	idx := c.Index()
+	for p := range r.Listing {
+		if !strings.HasPrefix(p, ".distributor") && idx[p] == nil {
+			t.Fatalf("orphan %s: in storage, not recorded", p)
+		}
+	}
+	return c
+}
+
+func first[T any](s []T) any {
+	if len(s) == 0 {
+		return nil
+	}
+	return s[0]
+}
+
+// TestConcurrentWriters: 8 processes publish different pipelines additively
+// into one root at the same time; every output of every run is recorded.
+func TestConcurrentWriters(t *testing.T) {
+	dir := t.TempDir()
+	const writers, files = 8, 5
+	var conf strings.Builder
+	conf.WriteString("pipelines:\n")
+	for i := 0; i < writers; i++ {
+		fmt.Fprintf(&conf, "  - {id: p%d, source: b%d, destinations: [shared]}\n", i, i)
+		fs := map[string]string{}
+		for j := 0; j < files; j++ {
+			fs[fmt.Sprintf("f%d.txt", j)] = fmt.Sprintf("writer %d file %d", i, j)
+		}
+		writeBundle(t, filepath.Join(dir, fmt.Sprintf("b%d", i)), fmt.Sprintf("b%d", i), fs)
+	}
+	conf.WriteString("destinations:\n  - {id: shared, backend: local, path: www, paths: {prefix: \"{pipeline_id}/\"}}\n")
+	cfg := filepath.Join(dir, "distributor.yaml")
+	if err := os.WriteFile(cfg, []byte(conf.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, writers)
+	outs := make([][]byte, writers)
+	for i := 0; i < writers; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			cmd := command(t, "run", "--config", cfg, "--pipeline", fmt.Sprintf("p%d", i), "--lock-timeout", "2m")
+			outs[i], errs[i] = cmd.CombinedOutput()
+		}(i)
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("writer %d: %v\n%s", i, err, outs[i])
+		}
+	}
+	c := auditRoot(t, filepath.Join(dir, "www"))
+	if len(c.Outputs) != writers*files {
+		t.Fatalf("%d records, want %d: a catalog update was lost", len(c.Outputs), writers*files)
+	}
+	owners := map[string]int{}
+	for _, o := range c.Outputs {
+		owners[o.PipelineID]++
+	}
+	for i := 0; i < writers; i++ {
+		if owners[fmt.Sprintf("p%d", i)] != files {
+			t.Errorf("pipeline p%d has %d records, want %d", i, owners[fmt.Sprintf("p%d", i)], files)
+		}
+	}
+	t.Logf("%d concurrent writers, %d records kept", writers, len(c.Outputs))
+}
+
+// TestKillAtRandomMoments starts real runs of a replacement publication
+// that alternates between two bundles (creates, overwrites and deletes) and
+// kills each with SIGKILL at a random moment. After every kill, recovery
+// must leave a truthful catalog and no orphan, and the next run completes.
+// DISTRIBUTOR_SOAK=N runs N kills instead of the bounded CI count.
+func TestKillAtRandomMoments(t *testing.T) {
+	kills := 12
+	if n, err := strconv.Atoi(os.Getenv("DISTRIBUTOR_SOAK")); err == nil && n > 0 {
+		kills = n
+	}
+	dir := t.TempDir()
+	big := strings.Repeat("x", 8<<10)
+	a, b := map[string]string{}, map[string]string{}
+	for i := 0; i < 150; i++ {
+		a[fmt.Sprintf("d%d/f%03d.txt", i%7, i)] = fmt.Sprintf("A %d %s", i, big)
+		if i%3 != 0 { // b drops a third, rewrites another third
+			v := "A"
+			if i%3 == 1 {
+				v = "B"
+			}
+			b[fmt.Sprintf("d%d/f%03d.txt", i%7, i)] = fmt.Sprintf("%s %d %s", v, i, big)
+		}
+	}
+	b["new.md"] = "# New\n"
+	writeBundle(t, filepath.Join(dir, "a"), "bundle.a", a)
+	writeBundle(t, filepath.Join(dir, "b"), "bundle.b", b)
+	cfg := filepath.Join(dir, "distributor.yaml")
+	conf := "pipelines:\n  - {id: p, source: a, destinations: [site]}\ndestinations:\n  - {id: site, backend: local, path: www, workflow: replacement}\n"
+	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(dir, "www")
+	rng := rand.New(rand.NewPCG(1, 2)) // deterministic sequence of kill delays
+	killed, finished := 0, 0
+	for i := 0; i < kills; i++ {
+		src := "a"
+		if i%2 == 1 {
+			src = "b"
+		}
+		cmd := command(t, "run", "--config", cfg, "--pipeline", "p", "--source", filepath.Join(dir, src), "--lock-timeout", "30s")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		delay := time.Duration(rng.IntN(400)) * time.Millisecond
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("run %d failed on its own: %v", i, err)
+			}
+			finished++
+		case <-time.After(delay):
+			cmd.Process.Signal(syscall.SIGKILL)
+			<-done
+			killed++
+		}
+		auditRoot(t, root)
+	}
+	// A final run converges to bundle b or a exactly.
+	out, err := command(t, "run", "--config", cfg, "--pipeline", "p", "--source", filepath.Join(dir, "b")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("final run: %v\n%s", err, out)
+	}
+	c := auditRoot(t, root)
+	if len(c.Outputs) != len(b) {
+		t.Errorf("final catalog has %d outputs, want %d", len(c.Outputs), len(b))
+	}
+	t.Logf("%d runs killed at random moments, %d finished first; every state recovered truthful", killed, finished)
+}

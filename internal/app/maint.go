@@ -1,0 +1,206 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/distributor-dev/distributor/internal/bundle"
+	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/config"
+	"github.com/distributor-dev/distributor/internal/journal"
+	"github.com/distributor-dev/distributor/internal/storage"
+)
+
+// This file holds what the maintenance commands (prune, reconcile-state,
+// verify, state show) share: selecting one destination root from a pipeline,
+// one of its destinations and, for a templated path, a source bundle's
+// manifest; reading its state; and writing its catalog back.
+
+// MaintOptions select the destination root a maintenance command works on.
+type MaintOptions struct {
+	Pipeline    string // required
+	Destination string // required: one of the pipeline's destinations
+	// Source is a bundle directory whose manifest.json fills the source
+	// placeholders ({source_id}, {source_date}, {source_created}) of the
+	// destination's path. Required exactly when the path uses them.
+	Source string
+}
+
+// ConfigError is a configuration that cannot serve the requested command,
+// such as prune on a destination without a retention.prune policy (exit
+// status 2, like any configuration error).
+type ConfigError struct{ Msg string }
+
+func (e *ConfigError) Error() string { return e.Msg }
+
+// maintTarget is a resolved maintenance target.
+type maintTarget struct {
+	pipeline *config.Pipeline
+	dest     *config.Destination
+	owner    catalog.Owner
+	root     string // the expanded destination path
+}
+
+// resolveMaint checks the options of command and expands the destination's
+// root. Problems with the options are *UsageError; an unreadable or invalid
+// --source manifest is a plain error (exit 1, like any invalid bundle).
+func resolveMaint(cfg *config.Config, command string, opts MaintOptions) (*maintTarget, error) {
+	if opts.Pipeline == "" || opts.Destination == "" {
+		return nil, &UsageError{fmt.Sprintf("%s needs --pipeline and --destination: it works on the one destination root they name", command)}
+	}
+	p, ok := cfg.Pipeline(opts.Pipeline)
+	if !ok {
+		return nil, &UsageError{fmt.Sprintf("unknown pipeline %q (configured: %s)", opts.Pipeline, pipelineIDs(cfg))}
+	}
+	if !contains(p.Destinations, opts.Destination) {
+		return nil, &UsageError{fmt.Sprintf("pipeline %q does not publish to destination %q (it publishes to %v)", p.ID, opts.Destination, p.Destinations)}
+	}
+	d, ok := cfg.Destination(opts.Destination)
+	if !ok {
+		return nil, &UsageError{fmt.Sprintf("unknown destination %q", opts.Destination)}
+	}
+	vars := config.Vars{PipelineID: p.ID, DestinationID: d.ID}
+	switch {
+	case opts.Source != "":
+		m, err := readManifest(opts.Source)
+		if err != nil {
+			return nil, err
+		}
+		vars.SourceID, vars.SourceCreated = m.ID, m.Created
+	case config.NeedsSource(d.Path):
+		return nil, &UsageError{fmt.Sprintf(
+			"destination %q has a templated path %q that takes values from a source bundle: "+
+				"pass --source DIR with the bundle whose root %s should work on", d.ID, d.Path, command)}
+	}
+	root, err := config.Expand(d.Path, vars)
+	if err != nil {
+		return nil, &UsageError{fmt.Sprintf("destination %q path: %v", d.ID, err)}
+	}
+	return &maintTarget{pipeline: p, dest: d, owner: catalog.Owner{PipelineID: p.ID, DestinationID: d.ID}, root: root}, nil
+}
+
+// readManifest parses DIR/manifest.json. Only the manifest is read: the
+// bundle's files are not hashed, as maintenance needs just its identity.
+func readManifest(dir string) (*bundle.Manifest, error) {
+	name := filepath.Join(dir, bundle.ManifestName)
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("--source %s: %w", dir, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, bundle.MaxManifestSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("--source %s: read %s: %w", dir, bundle.ManifestName, err)
+	}
+	if len(data) > bundle.MaxManifestSize {
+		return nil, fmt.Errorf("--source %s: %s is larger than %d bytes", dir, bundle.ManifestName, bundle.MaxManifestSize)
+	}
+	m, err := bundle.ParseManifest(data)
+	if err != nil {
+		return nil, fmt.Errorf("--source %s: %s: %w", dir, bundle.ManifestName, err)
+	}
+	return m, nil
+}
+
+// openMaint opens the target's store.
+func (a *App) openMaint(ctx context.Context, t *maintTarget) (storage.Store, error) {
+	st, err := a.Open(ctx, t.dest, t.root)
+	if err != nil {
+		return nil, fmt.Errorf("open destination %s at %s: %w", t.dest.ID, t.root, err)
+	}
+	return st, nil
+}
+
+// storedState is a root's catalog file as stored, and what it holds.
+type storedState struct {
+	raw     []byte // nil when there is no catalog file
+	state   catalog.State
+	version storage.Version
+}
+
+// readState reads a root's catalog without listing the root (verify and
+// state show need no listing).
+func readState(ctx context.Context, st storage.Store) (*storedState, error) {
+	data, ver, err := st.Get(ctx, catalog.FileName)
+	switch {
+	case errors.Is(err, storage.ErrNotExist):
+		return &storedState{state: catalog.Read(nil)}, nil
+	case err != nil:
+		return nil, fmt.Errorf("read %s at %s: %w", catalog.FileName, st, err)
+	}
+	return &storedState{raw: data, state: catalog.Read(data), version: ver}, nil
+}
+
+// refuseState explains why command cannot work on a root whose state is
+// legacy, invalid or future. It returns nil for none and catalog.
+func refuseState(command, root string, s catalog.State) error {
+	switch s.Status {
+	case catalog.StatusNone, catalog.StatusCatalog:
+		return nil
+	case catalog.StatusLegacy:
+		return fmt.Errorf("%s at %s is legacy state (%v): %s works only on a schema-%d catalog; "+
+			"`distributor run` on this destination replaces legacy state", catalog.FileName, root, s.Problem, command, catalog.SchemaVersion)
+	case catalog.StatusFuture:
+		return fmt.Errorf("%s at %s is future state (%v): upgrade distributor; %s leaves it untouched",
+			catalog.FileName, root, s.Problem, command)
+	default:
+		return fmt.Errorf("%s at %s is invalid state (%v): %s never rewrites invalid state; "+
+			"review it, then `distributor run --force` on this destination replaces the root", catalog.FileName, root, s.Problem, command)
+	}
+}
+
+// writeMaintCatalog writes c as the root's catalog with compare-and-swap
+// against ifVersion, the version read before the command decided anything.
+func (a *App) writeMaintCatalog(ctx context.Context, st storage.Store, c *catalog.Catalog, ifVersion storage.Version) error {
+	c.UpdatedAt = a.Now()
+	if a.Version != "" {
+		c.DistributorVersion = a.Version
+	}
+	data, err := catalog.Encode(c)
+	if err != nil {
+		return err
+	}
+	if _, err := st.PutIf(ctx, catalog.FileName, data, ifVersion); err != nil {
+		if errors.Is(err, storage.ErrPrecondition) {
+			return fmt.Errorf("write %s: it changed since it was read (another writer?): %w", catalog.FileName, err)
+		}
+		return fmt.Errorf("write %s: %w", catalog.FileName, err)
+	}
+	return nil
+}
+
+// pendingJournal returns a warning when a dead writer left its intent
+// journal at the root: until the next writing command (run, prune --apply,
+// reconcile-state) recovers it, the catalog may record files that are gone
+// or miss files that were written. Read-only commands and dry runs do not
+// recover; they say so.
+func pendingJournal(ctx context.Context, st storage.Store) []string {
+	if _, err := st.Stat(ctx, journal.Name); err != nil {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s: a writer died at this root and left its intent journal; "+
+		"the catalog may not match storage until the next run, prune --apply or reconcile-state on it recovers the root", journal.Name)}
+}
+
+// ownedBy returns a filter selecting owner's outputs, or every output when
+// allOwners is set.
+func ownedBy(owner catalog.Owner, allOwners bool) func(*catalog.Output) bool {
+	return func(o *catalog.Output) bool { return allOwners || o.Owner() == owner }
+}
+
+// withoutPaths returns a copy of c without the outputs at the given paths.
+func withoutPaths(c *catalog.Catalog, drop map[string]bool) *catalog.Catalog {
+	n := c.Clone()
+	kept := n.Outputs[:0]
+	for _, o := range n.Outputs {
+		if !drop[o.Path] {
+			kept = append(kept, o)
+		}
+	}
+	n.Outputs = kept
+	return n
+}

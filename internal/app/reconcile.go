@@ -1,0 +1,123 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/cleanpath"
+	"github.com/distributor-dev/distributor/internal/config"
+	"github.com/distributor-dev/distributor/internal/report"
+	"github.com/distributor-dev/distributor/internal/storage"
+)
+
+// ReconcileOptions are the inputs of `distributor reconcile-state`.
+type ReconcileOptions struct {
+	MaintOptions
+	// AllOwners checks every owner's records, not just the selected
+	// pipeline/destination's.
+	AllOwners bool
+	// DryRun reports without rewriting the catalog.
+	DryRun bool
+}
+
+// ReconcileState repairs a catalog after files were removed behind
+// distributor's back: it drops the records (the selected owner's, or every
+// owner's) whose file is missing from storage, and reports the unmanaged
+// storage paths that no record holds (reserved .distributor* names
+// excluded). It deletes no file, adopts nothing, checks no digest and never
+// rewrites legacy, invalid or future state.
+//
+// The returned error is for invalid options; everything after the root is
+// resolved, including failures, is in the report.
+func (a *App) ReconcileState(ctx context.Context, cfg *config.Config, opts ReconcileOptions) (*report.ReconcileState, error) {
+	t, err := resolveMaint(cfg, "reconcile-state", opts.MaintOptions)
+	if err != nil {
+		return nil, err
+	}
+	rep := &report.ReconcileState{Command: "reconcile-state", PipelineID: t.owner.PipelineID, DestinationID: t.owner.DestinationID,
+		Root: t.root, DryRun: opts.DryRun, AllOwners: opts.AllOwners,
+		Missing: []report.Record{}, Unmanaged: []string{}, Removed: []report.Record{}}
+	fail := func(err error) (*report.ReconcileState, error) {
+		rep.Error = report.Str(err.Error())
+		a.Logger.Error("reconcile-state failed", "pipeline", t.owner.PipelineID, "destination", t.owner.DestinationID, "err", err)
+		return rep, nil
+	}
+	st, err := a.openMaint(ctx, t)
+	if err != nil {
+		return fail(err)
+	}
+	defer st.Close()
+	rep.Root = st.String()
+	if !opts.DryRun {
+		unlock, err := a.LockRoot(ctx, st, "reconcile-state")
+		if err != nil {
+			return fail(err)
+		}
+		defer unlock()
+	}
+	r, err := ReadRoot(ctx, st)
+	if err != nil {
+		return fail(err)
+	}
+	rep.State = string(r.State.Status)
+	rep.Warnings = pendingJournal(ctx, st) // a dry run does not recover
+	if err := refuseState("reconcile-state", rep.Root, r.State); err != nil {
+		return fail(err)
+	}
+	c := r.State.Catalog
+	if c == nil { // state none: no records, everything is unmanaged
+		c = &catalog.Catalog{}
+	}
+	rep.Unmanaged = unmanagedPaths(r.Listing, c)
+	keep := ownedBy(t.owner, opts.AllOwners)
+	drop := map[string]bool{}
+	for i := range c.Outputs {
+		o := &c.Outputs[i]
+		if !keep(o) {
+			continue
+		}
+		rep.Checked++
+		if _, listed := r.Listing[o.Path]; listed {
+			continue
+		}
+		// Confirm with Stat before dropping a record: only a file storage
+		// says does not exist is missing.
+		_, err := st.Stat(ctx, o.Path)
+		switch {
+		case err == nil:
+			continue
+		case !errors.Is(err, storage.ErrNotExist):
+			return fail(fmt.Errorf("check %s: %w", o.Path, err))
+		}
+		rep.Missing = append(rep.Missing, report.RecordOf(o))
+		drop[o.Path] = true
+	}
+	if opts.DryRun || len(drop) == 0 {
+		return rep, nil
+	}
+	if err := a.writeMaintCatalog(ctx, st, withoutPaths(c, drop), r.Version); err != nil {
+		return fail(err)
+	}
+	rep.Removed = append(rep.Removed, rep.Missing...)
+	for _, m := range rep.Removed {
+		a.Logger.Info("dropped record of missing file", "path", m.Path, "pipeline", m.PipelineID, "destination", m.DestinationID)
+	}
+	return rep, nil
+}
+
+// unmanagedPaths lists, sorted, the paths in listing that no record of c
+// holds, leaving out reserved .distributor* names.
+func unmanagedPaths(listing map[string]int64, c *catalog.Catalog) []string {
+	recorded := c.Index()
+	out := []string{}
+	for p := range listing {
+		if recorded[p] == nil && !cleanpath.HasReservedSegment(p) {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

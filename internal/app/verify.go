@@ -1,0 +1,76 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/config"
+	"github.com/distributor-dev/distributor/internal/report"
+)
+
+// VerifyOptions are the inputs of `distributor verify`.
+type VerifyOptions struct {
+	MaintOptions
+	// AllOwners verifies every owner's outputs, not just the selected
+	// pipeline/destination's.
+	AllOwners bool
+}
+
+// Verify is a read-only bitrot check: it streams every selected managed
+// output from storage and compares its sha256 and size with its record. It
+// takes no lock and writes nothing. The report's Failed says whether any
+// output is missing or corrupt.
+//
+// The returned error is for invalid options; everything after the root is
+// resolved, including failures, is in the report.
+func (a *App) Verify(ctx context.Context, cfg *config.Config, opts VerifyOptions) (*report.Verify, error) {
+	t, err := resolveMaint(cfg, "verify", opts.MaintOptions)
+	if err != nil {
+		return nil, err
+	}
+	rep := &report.Verify{Command: "verify", PipelineID: t.owner.PipelineID, DestinationID: t.owner.DestinationID,
+		Root: t.root, AllOwners: opts.AllOwners, Missing: []report.Record{}, Corrupt: []report.VerifyCorrupt{}}
+	fail := func(err error) (*report.Verify, error) {
+		rep.Error = report.Str(err.Error())
+		a.Logger.Error("verify failed", "pipeline", t.owner.PipelineID, "destination", t.owner.DestinationID, "err", err)
+		return rep, nil
+	}
+	st, err := a.openMaint(ctx, t)
+	if err != nil {
+		return fail(err)
+	}
+	defer st.Close()
+	rep.Root = st.String()
+	s, err := readState(ctx, st)
+	if err != nil {
+		return fail(err)
+	}
+	rep.State = string(s.state.Status)
+	rep.Warnings = pendingJournal(ctx, st)
+	if err := refuseState("verify", rep.Root, s.state); err != nil {
+		return fail(err)
+	}
+	if s.state.Status == catalog.StatusNone {
+		return rep, nil // nothing is managed here: nothing to verify
+	}
+	c := s.state.Catalog
+	res, err := Audit(ctx, st, c, ownedBy(t.owner, opts.AllOwners))
+	if err != nil {
+		return fail(fmt.Errorf("verify: %w", err))
+	}
+	rep.OK = res.OK
+	for i := range res.Missing {
+		rep.Missing = append(rep.Missing, report.RecordOf(&res.Missing[i]))
+	}
+	idx := c.Index()
+	for _, cr := range res.Corrupt {
+		vc := report.VerifyCorrupt{Path: cr.Path, Expected: cr.Expected, Actual: cr.Actual}
+		if o := idx[cr.Path]; o != nil {
+			vc.PipelineID, vc.DestinationID = o.PipelineID, o.DestinationID
+		}
+		rep.Corrupt = append(rep.Corrupt, vc)
+		a.Logger.Info("corrupt output", "path", cr.Path, "expected", cr.Expected, "actual", cr.Actual)
+	}
+	return rep, nil
+}

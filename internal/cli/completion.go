@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/distributor-dev/distributor/internal/config"
+)
+
+// completionShells are the shells `distributor completion` writes scripts for.
+var completionShells = []string{"bash", "zsh", "fish", "powershell"}
+
+// newCompletionCmd returns the completion command, which replaces cobra's
+// default one (cobra adds its own only when no "completion" command
+// exists), and registers value completions for root's global flags.
+func newCompletionCmd(g *globals, root *cobra.Command) *cobra.Command {
+	registerGlobalCompletions(root)
+	cmd := &cobra.Command{
+		Use:   "completion bash|zsh|fish|powershell",
+		Short: "Print a shell completion script",
+		Long: `completion prints a script that makes the shell complete distributor's
+commands, flags and flag values: --output, --log-level and --progress values,
+--config files, and --pipeline and --destination ids read from the
+configuration (the one --config names, else $DISTRIBUTOR_CONFIG, else
+./distributor.yaml).
+
+bash needs the bash-completion package (v2). For zsh, completion must be
+enabled (autoload -U compinit; compinit) in ~/.zshrc. Start a new shell after
+installing a script.`,
+		Example: `  # bash, for the current user (needs bash-completion v2)
+  mkdir -p ~/.local/share/bash-completion/completions
+  distributor completion bash > ~/.local/share/bash-completion/completions/distributor
+
+  # bash, in the current shell only
+  source <(distributor completion bash)
+
+  # zsh: a directory listed in $fpath
+  distributor completion zsh > "${fpath[1]}/_distributor"
+
+  # fish
+  distributor completion fish > ~/.config/fish/completions/distributor.fish`,
+		ValidArgs:             completionShells,
+		DisableFlagsInUseLine: true,
+		Args: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case len(args) == 0:
+				return usageErr("completion needs a shell name: bash, zsh, fish or powershell")
+			case len(args) > 1 || !slices.Contains(completionShells, args[0]):
+				return usageErr("completion takes one shell name: bash, zsh, fish or powershell, not %q", strings.Join(args, " "))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var err error
+			w := g.env.Stdout
+			switch args[0] {
+			case "bash":
+				err = root.GenBashCompletionV2(w, true)
+			case "zsh":
+				err = root.GenZshCompletion(w)
+			case "fish":
+				err = root.GenFishCompletion(w, true)
+			case "powershell":
+				err = root.GenPowerShellCompletionWithDesc(w)
+			}
+			if err != nil {
+				return fmt.Errorf("write the %s completion script: %w", args[0], err)
+			}
+			return nil
+		},
+	}
+	return cmd
+}
+
+// registerGlobalCompletions completes the values of the global flags.
+func registerGlobalCompletions(root *cobra.Command) {
+	fixed := func(flag string, values ...string) {
+		_ = root.RegisterFlagCompletionFunc(flag, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
+	}
+	fixed("output", "text", "json")
+	fixed("log-level", "debug", "info", "warn", "error")
+	fixed("progress", "auto", "always", "never")
+	_ = root.MarkPersistentFlagFilename("config", "yaml", "yml")
+}
+
+// registerIDCompletions completes --pipeline and --destination of cmd (when
+// it has them) with the ids of the configuration. Errors loading the
+// configuration complete nothing.
+func registerIDCompletions(g *globals, cmd *cobra.Command) {
+	ids := func(list func(*config.Config) []string) cobra.CompletionFunc {
+		return func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			path, err := config.Resolve(g.config, g.env.Getenv)
+			if err != nil {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			cfg, err := config.Load(path)
+			if err != nil {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return list(cfg), cobra.ShellCompDirectiveNoFileComp
+		}
+	}
+	if cmd.Flags().Lookup("pipeline") != nil {
+		_ = cmd.RegisterFlagCompletionFunc("pipeline", ids(func(c *config.Config) []string {
+			out := make([]string, len(c.Pipelines))
+			for i, p := range c.Pipelines {
+				out[i] = p.ID
+			}
+			return out
+		}))
+	}
+	if cmd.Flags().Lookup("destination") != nil {
+		_ = cmd.RegisterFlagCompletionFunc("destination", ids(func(c *config.Config) []string {
+			out := make([]string, len(c.Destinations))
+			for i, d := range c.Destinations {
+				out[i] = d.ID
+			}
+			return out
+		}))
+	}
+	if cmd.Flags().Lookup("source") != nil {
+		_ = cmd.MarkFlagDirname("source")
+	}
+}

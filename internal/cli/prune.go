@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"errors"
+
+	"github.com/spf13/cobra"
+
+	"github.com/distributor-dev/distributor/internal/app"
+	"github.com/distributor-dev/distributor/internal/report"
+)
+
+func newPruneCmd(g *globals) *cobra.Command {
+	var opts app.PruneOptions
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "prune --pipeline P --destination D (--dry-run | --apply) [--source DIR]",
+		Short: "Delete one owner's outputs that its retention.prune policy selects",
+		Long: `prune applies the destination's retention.prune policy to the outputs that
+pipeline P publishes to destination D at that destination's root: it selects
+those whose updated_at is older than older_than, except the owner's keep_min
+newest (by updated_at, ties broken by path), which are never selected.
+
+--dry-run lists the selected outputs and changes nothing. --apply deletes
+them one by one, removes from .distributor.json exactly the records of the
+files it deleted, and updates the catalog's updated_at. One of the two is
+required.
+
+prune never deletes unmanaged files, outputs of other pipelines or
+destinations, or .distributor.json itself. A destination path with
+{source_*} placeholders needs --source DIR: the bundle whose manifest names
+the root.
+
+Exit status: 0 done (also when nothing is selected); 1 a delete or the
+catalog write failed, or the root's state is legacy, invalid or future;
+2 a usage error, or the destination has no retention.prune policy.`,
+		Example: `  distributor prune --pipeline weather.daily --destination archive --dry-run
+  distributor prune --pipeline weather.daily --destination archive --apply
+  distributor prune --pipeline weather.daily --destination archive --apply --output json`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if dryRun == opts.Apply {
+				return usageErr("prune needs exactly one of --dry-run (list what would be deleted) or --apply (delete it)")
+			}
+			cfg, err := g.loadConfig()
+			if err != nil {
+				return err
+			}
+			rep, err := g.app().Prune(cmd.Context(), cfg, opts)
+			if err != nil {
+				return mapMaintError(err)
+			}
+			return g.finishMaint(rep, rep.Failed(), func() { report.WritePruneText(g.env.Stdout, rep) })
+		},
+	}
+	addMaintFlags(g, cmd, &opts.MaintOptions)
+	f := cmd.Flags()
+	f.BoolVar(&dryRun, "dry-run", false, "list the outputs the policy selects; delete nothing")
+	f.BoolVar(&opts.Apply, "apply", false, "delete the selected outputs and remove their records")
+	return cmd
+}
+
+// addMaintFlags adds the flags every maintenance command shares: the root's
+// pipeline and destination, and --source for a templated path.
+func addMaintFlags(g *globals, cmd *cobra.Command, opts *app.MaintOptions) {
+	f := cmd.Flags()
+	f.StringVar(&opts.Pipeline, "pipeline", "", "the pipeline whose destination root to work on (required)")
+	f.StringVar(&opts.Destination, "destination", "", "the destination of that pipeline (required)")
+	f.StringVar(&opts.Source, "source", "", "bundle directory whose manifest fills {source_*} placeholders of the destination path")
+	_ = cmd.MarkFlagDirname("source")
+	registerIDCompletions(g, cmd)
+}
+
+// mapMaintError maps the errors a maintenance use case returns before it
+// has a report: invalid options and configuration are exit 2, anything else
+// (an unreadable --source manifest, an unreadable root) exit 1.
+func mapMaintError(err error) error {
+	var ce *app.ConfigError
+	if errors.As(err, &ce) {
+		return &exitError{code: ExitUsage, err: err}
+	}
+	return mapAppError(err)
+}
+
+// finishMaint prints a maintenance report as JSON or, through text, as text,
+// and exits 1 when failed.
+func (g *globals) finishMaint(doc any, failed bool, text func()) error {
+	if g.output == "json" {
+		if err := g.printJSON(doc); err != nil {
+			return err
+		}
+	} else {
+		text()
+	}
+	if failed {
+		return errSilentFailure
+	}
+	return nil
+}

@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/distributor-dev/distributor/internal/app"
+	"github.com/distributor-dev/distributor/internal/report"
+)
+
+func newStateCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "state",
+		Short: "Inspect a destination root's catalog (.distributor.json)",
+		Long: `The state commands read the catalog .distributor.json at a destination root:
+the record of every output distributor manages there, with its owner
+(pipeline/destination), sha256, size and timestamps. They change nothing.
+See docs/state.md for the format.`,
+		Example: `  distributor state show --pipeline weather.daily --destination latest
+  distributor state show --pipeline weather.daily --destination latest --output json`,
+		Args: noArgs,
+	}
+	cmd.AddCommand(newStateShowCmd(g))
+	return cmd
+}
+
+func newStateShowCmd(g *globals) *cobra.Command {
+	var opts app.MaintOptions
+	cmd := &cobra.Command{
+		Use:   "show --pipeline P --destination D [--source DIR]",
+		Short: "Print the catalog of a destination root",
+		Long: `show reads .distributor.json at the root of destination D of pipeline P and
+prints every output it records, whoever owns it: path, owner
+(pipeline/destination), kind, size, updated_at and url, as a table.
+
+With --output json it prints the state document itself, exactly as stored,
+or null when the root has no catalog yet (state none).
+
+Exit status: 0 shown (also for state none); 1 the root could not be read,
+or its state is legacy, invalid or future (the message says which); 2 a
+usage or configuration error.`,
+		Example: `  distributor state show --pipeline weather.daily --destination latest
+  distributor state show --pipeline weather.daily --destination latest --output json | jq '.outputs[].path'`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := g.loadConfig()
+			if err != nil {
+				return err
+			}
+			s, err := g.app().ShowState(cmd.Context(), cfg, opts)
+			if err != nil {
+				return mapMaintError(err)
+			}
+			if g.output != "json" {
+				report.WriteStateText(g.env.Stdout, s)
+				return nil
+			}
+			out := s.Raw
+			if out == nil {
+				out = []byte("null")
+			}
+			if !bytes.HasSuffix(out, []byte("\n")) {
+				out = append(out[:len(out):len(out)], '\n')
+			}
+			if _, err := g.env.Stdout.Write(out); err != nil {
+				return fmt.Errorf("write JSON output: %w", err)
+			}
+			return nil
+		},
+	}
+	addMaintFlags(g, cmd, &opts)
+	return cmd
+}

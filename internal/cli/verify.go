@@ -1,0 +1,43 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/distributor-dev/distributor/internal/app"
+	"github.com/distributor-dev/distributor/internal/report"
+)
+
+func newVerifyCmd(g *globals) *cobra.Command {
+	var opts app.VerifyOptions
+	cmd := &cobra.Command{
+		Use:   "verify --pipeline P --destination D [--all-owners] [--source DIR]",
+		Short: "Re-hash managed outputs in storage and compare them with the catalog",
+		Long: `verify is a read-only bitrot check. It streams every output of pipeline P at
+destination D (with --all-owners, every output recorded at that root) from
+storage, and compares its sha256 and size with its record in
+.distributor.json. It reports how many are ok, which are missing and which
+are corrupt (expected and actual sha256 and size). It writes nothing and
+takes no lock.
+
+Exit status: 0 every checked output is intact (also when the root has no
+catalog yet); 1 an output is missing or corrupt, the root could not be read,
+or its state is legacy, invalid or future; 2 a usage or configuration error.`,
+		Example: `  distributor verify --pipeline weather.daily --destination latest
+  distributor verify --pipeline weather.daily --destination latest --all-owners --output json`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := g.loadConfig()
+			if err != nil {
+				return err
+			}
+			rep, err := g.app().Verify(cmd.Context(), cfg, opts)
+			if err != nil {
+				return mapMaintError(err)
+			}
+			return g.finishMaint(rep, rep.Failed(), func() { report.WriteVerifyText(g.env.Stdout, rep) })
+		},
+	}
+	addMaintFlags(g, cmd, &opts.MaintOptions)
+	cmd.Flags().BoolVar(&opts.AllOwners, "all-owners", false, "verify every owner's outputs at the root, not just this pipeline/destination's")
+	return cmd
+}

@@ -1,0 +1,88 @@
+// Package journal defines the intent journal a writer leaves at a
+// destination root (.distributor.journal) while it changes outputs: every
+// write with the bytes it will leave and the record it will add, and every
+// delete. A run writes it before its first change and removes it after its
+// catalog is written; a journal found by the next writer means a run died,
+// and tells recovery what may have happened (see internal/app, recover.go).
+package journal
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/distributor-dev/distributor/internal/catalog"
+)
+
+// Name is the journal object's path at a destination root.
+const Name = ".distributor.journal"
+
+// FormatVersion is the journal format this package reads and writes.
+const FormatVersion = 1
+
+// Op kinds.
+const (
+	OpWrite  = "write"
+	OpDelete = "delete"
+)
+
+// Journal records what one attempt intends to change.
+type Journal struct {
+	FormatVersion int       `json:"journal_version"`
+	RunID         string    `json:"run_id"`
+	Command       string    `json:"command"`
+	Started       time.Time `json:"started_at"`
+	// BaseVersion is the catalog's storage version when the attempt read it
+	// ("" when there was no catalog). A different version at recovery means
+	// the attempt committed its catalog.
+	BaseVersion string `json:"base_version"`
+	Ops         []Op   `json:"ops"`
+}
+
+// Op is one intended change.
+type Op struct {
+	Op   string `json:"op"`
+	Path string `json:"path"`
+	// Existed says the path held an object when the attempt planned: a
+	// completed write then replaced it (roll forward); otherwise the write
+	// created it (remove it).
+	Existed bool `json:"existed,omitempty"`
+	// SHA256 and Size are the bytes a completed write leaves.
+	SHA256 string `json:"sha256,omitempty"`
+	Size   int64  `json:"size,omitempty"`
+	// Record is the catalog record a completed write stands for.
+	Record *catalog.Output `json:"record,omitempty"`
+}
+
+// Encode serialises j.
+func Encode(j *Journal) ([]byte, error) {
+	j.FormatVersion = FormatVersion
+	data, err := json.Marshal(j)
+	if err != nil {
+		return nil, fmt.Errorf("encode journal: %w", err)
+	}
+	return data, nil
+}
+
+// Decode parses a journal strictly.
+func Decode(data []byte) (*Journal, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var j Journal
+	if err := dec.Decode(&j); err != nil {
+		return nil, fmt.Errorf("decode journal: %w", err)
+	}
+	if j.FormatVersion != FormatVersion {
+		return nil, fmt.Errorf("decode journal: journal_version %d is not %d", j.FormatVersion, FormatVersion)
+	}
+	for i, op := range j.Ops {
+		switch {
+		case op.Op == OpWrite && (op.Record == nil || !catalog.IsDigest(op.SHA256) || op.Size < 0):
+			return nil, fmt.Errorf("decode journal: ops[%d] (%s): write without a valid record, sha256 and size", i, op.Path)
+		case op.Op != OpWrite && op.Op != OpDelete:
+			return nil, fmt.Errorf("decode journal: ops[%d]: unknown op %q", i, op.Op)
+		}
+	}
+	return &j, nil
+}

@@ -1,0 +1,289 @@
+// Package notify delivers distributor's webhook notifications (spec section
+// 9): a JSON body POSTed to an HTTP(S) endpoint, optionally signed with
+// HMAC-SHA256, with a timeout per attempt and retries with backoff on
+// network errors and 5xx responses.
+//
+// The package knows nothing about configuration or the environment: callers
+// resolve secrets and pass them in a Target, and pass the *http.Client to use.
+package notify
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/distributor-dev/distributor/internal/config"
+	"github.com/distributor-dev/distributor/internal/plan"
+	"github.com/distributor-dev/distributor/internal/report"
+)
+
+// Header names set on every delivery.
+const (
+	// SignatureHeader carries "sha256=<hex HMAC-SHA256 of the body>" when the
+	// target has a secret.
+	SignatureHeader = "X-Distributor-Signature"
+	// EventHeader repeats the body's event, so receivers can route without
+	// parsing the body.
+	EventHeader = "X-Distributor-Event"
+)
+
+// Delivery outcomes, as recorded in report.Notification.Status.
+const (
+	StatusSent   = "sent"
+	StatusFailed = "failed"
+)
+
+// Defaults of a Sender.
+const (
+	DefaultAttempts = 3
+	DefaultTimeout  = 10 * time.Second
+)
+
+// Payload is the JSON body of a notification. Its fields are a stable
+// contract with webhook receivers.
+type Payload struct {
+	Event         string         `json:"event"`
+	PipelineID    string         `json:"pipeline_id"`
+	DestinationID string         `json:"destination_id"`
+	Action        string         `json:"action"`
+	Root          string         `json:"root"`
+	PrimaryURL    string         `json:"primary_url"`
+	Counts        plan.Counts    `json:"counts"`
+	Source        *report.Source `json:"source"`
+	Error         *string        `json:"error"`
+}
+
+// EventFor returns the event a finished destination raises: "failed" for a
+// failed status or a fail_* action, "skipped" for skip_same, "published" for
+// an action that wrote or deleted and succeeded. It returns "" when the
+// destination raises no event (a dry run's "planned" status).
+func EventFor(action, status string) string {
+	a := plan.Action(action)
+	switch {
+	case status == report.StatusFailed || a.Failed():
+		return config.EventFailed
+	case status != report.StatusOK:
+		return ""
+	case a == plan.SkipSame:
+		return config.EventSkipped
+	case a == plan.PublishNew, a == plan.UpsertAdditive, a == plan.ReplaceCatalog, a == plan.ForceReplace:
+		return config.EventPublished
+	}
+	return ""
+}
+
+// Sign returns the X-Distributor-Signature value of body under secret:
+// "sha256=" followed by the lowercase hex HMAC-SHA256 of the exact body bytes.
+func Sign(secret, body []byte) string {
+	m := hmac.New(sha256.New, secret)
+	m.Write(body)
+	return "sha256=" + hex.EncodeToString(m.Sum(nil))
+}
+
+// Target is where one notification goes.
+type Target struct {
+	URL string
+	// Secret signs the body when non-empty. It is never logged nor part of
+	// an error message.
+	Secret []byte
+}
+
+// Sender delivers notifications. The zero value is not usable: Client is
+// required; the other fields have defaults.
+type Sender struct {
+	// Client sends the requests. Its redirect policy is not used: a
+	// redirect is reported as a failure, so a signed body is never
+	// re-sent to another URL (and a 302 never turns the POST into a GET).
+	Client *http.Client
+	// UserAgent is the User-Agent header, e.g. "distributor/v0.1.0".
+	UserAgent string
+	// Attempts is the total number of attempts (default DefaultAttempts).
+	Attempts int
+	// Timeout bounds each attempt, including reading the response status
+	// (default DefaultTimeout).
+	Timeout time.Duration
+	// Backoff returns the wait before retry n (1 for the first retry).
+	// Default: 1s, 2s, 4s, ...
+	Backoff func(retry int) time.Duration
+}
+
+// DefaultBackoff waits 1s before the first retry and doubles each time.
+func DefaultBackoff(retry int) time.Duration {
+	if retry < 1 {
+		retry = 1
+	}
+	return time.Second << min(retry-1, 6)
+}
+
+// Error is a delivery that failed after its last attempt.
+type Error struct {
+	// Host is the target's scheme and host: the URL's path and query may
+	// carry tokens, so they are never part of a message.
+	Host     string
+	Attempts int
+	// StatusCode is the last HTTP status, or 0 for a network error.
+	StatusCode int
+	Err        error
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("POST to %s: %v (%d attempt(s))", e.Host, e.Err, e.Attempts)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// attemptError is the outcome of one attempt; err is nil on success.
+type attemptError struct {
+	err       error
+	status    int
+	retryable bool
+}
+
+// Send POSTs body to t.URL with the JSON content type, the User-Agent, the
+// event header (when event is not "") and the signature (when t.Secret is
+// set). A 2xx response is success. Network errors, timeouts and 5xx
+// responses are retried after Backoff, up to Attempts in total; any other
+// status fails at once. The error is an *Error.
+func (s *Sender) Send(ctx context.Context, t Target, event string, body []byte) error {
+	u, err := url.Parse(t.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return &Error{Host: "(invalid URL)", Err: errors.New("the webhook URL must be an absolute http:// or https:// URL")}
+	}
+	host := u.Scheme + "://" + u.Host
+	if s.Client == nil {
+		return &Error{Host: host, Err: errors.New("no HTTP client configured")}
+	}
+	attempts := s.Attempts
+	if attempts < 1 {
+		attempts = DefaultAttempts
+	}
+	backoff := s.Backoff
+	if backoff == nil {
+		backoff = DefaultBackoff
+	}
+	// A shallow copy, so that the caller's client is never modified.
+	client := *s.Client
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+	var last attemptError
+	n := 0
+	for n < attempts {
+		if n > 0 {
+			if err := sleep(ctx, backoff(n)); err != nil {
+				last = attemptError{err: fmt.Errorf("gave up waiting to retry: %w", err)}
+				break
+			}
+		}
+		n++
+		last = s.attempt(ctx, &client, t, event, body)
+		if last.err == nil || !last.retryable || ctx.Err() != nil {
+			break
+		}
+	}
+	if last.err == nil {
+		return nil
+	}
+	return &Error{Host: host, Attempts: n, StatusCode: last.status, Err: last.err}
+}
+
+func (s *Sender) attempt(ctx context.Context, client *http.Client, t Target, event string, body []byte) attemptError {
+	timeout := s.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.URL, bytes.NewReader(body))
+	if err != nil {
+		return attemptError{err: fmt.Errorf("build request: %w", stripURL(err))}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if s.UserAgent != "" {
+		req.Header.Set("User-Agent", s.UserAgent)
+	}
+	if event != "" {
+		req.Header.Set(EventHeader, event)
+	}
+	if len(t.Secret) > 0 {
+		req.Header.Set(SignatureHeader, Sign(t.Secret, body))
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		if ctx.Err() == context.DeadlineExceeded {
+			err = fmt.Errorf("no response within %s", timeout)
+		} else {
+			err = stripURL(err)
+		}
+		return attemptError{err: err, retryable: true}
+	}
+	defer resp.Body.Close()
+	// Read a little of the body, for the message and so that the connection
+	// can be reused.
+	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	switch {
+	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+		return attemptError{status: resp.StatusCode}
+	case resp.StatusCode >= 300 && resp.StatusCode < 400:
+		return attemptError{status: resp.StatusCode,
+			err: fmt.Errorf("HTTP %s: redirects are not followed (configure the final URL)", resp.Status)}
+	}
+	msg := fmt.Sprintf("HTTP %s", resp.Status)
+	if s := printable(snippet); s != "" {
+		msg += ": " + s
+	}
+	return attemptError{status: resp.StatusCode, err: errors.New(msg), retryable: resp.StatusCode >= 500}
+}
+
+// stripURL drops the URL from a *url.Error: the URL's path or query may hold
+// a token.
+func stripURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// printable returns the first line of a response body, trimmed to 200
+// bytes, with non-printable bytes replaced.
+func printable(b []byte) string {
+	if i := bytes.IndexAny(b, "\r\n"); i >= 0 {
+		b = b[:i]
+	}
+	b = bytes.TrimSpace(b)
+	if len(b) > 200 {
+		b = append(b[:200:200], "..."...)
+	}
+	out := []rune{}
+	for _, r := range string(b) {
+		if r < 0x20 || r == 0x7f || r == '\uFFFD' {
+			r = '?'
+		}
+		out = append(out, r)
+	}
+	return string(out)
+}
+
+// sleep waits for d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

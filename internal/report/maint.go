@@ -1,0 +1,139 @@
+package report
+
+import "github.com/distributor-dev/distributor/internal/catalog"
+
+// The documents of the maintenance commands (prune, reconcile-state, verify,
+// state show). Each works on one destination root, selected by a pipeline and
+// one of its destinations, and carries command, pipeline_id, destination_id
+// and root (spec section 8). Lists are never null: an empty list is [].
+
+// Record names a catalog output record and its owner.
+type Record struct {
+	Path          string `json:"path"`
+	PipelineID    string `json:"pipeline_id"`
+	DestinationID string `json:"destination_id"`
+}
+
+// RecordOf returns the Record naming o.
+func RecordOf(o *catalog.Output) Record {
+	return Record{Path: o.Path, PipelineID: o.PipelineID, DestinationID: o.DestinationID}
+}
+
+// PruneEntry is one output selected (or deleted) by prune.
+type PruneEntry struct {
+	Path      string `json:"path"`
+	UpdatedAt string `json:"updated_at"`
+}
+
+// PrunePolicy is the retention.prune policy a prune applied.
+type PrunePolicy struct {
+	// OlderThan is the configured age, as written in the configuration
+	// style (e.g. "30d", "1d12h").
+	OlderThan string `json:"older_than"`
+	KeepMin   int    `json:"keep_min"`
+	// Cutoff is now minus older_than: outputs updated strictly before it
+	// are old enough to prune.
+	Cutoff string `json:"cutoff"`
+}
+
+// Prune is the document `distributor prune` prints.
+type Prune struct {
+	Command       string      `json:"command"`
+	PipelineID    string      `json:"pipeline_id"`
+	DestinationID string      `json:"destination_id"`
+	Root          string      `json:"root"`
+	DryRun        bool        `json:"dry_run"`
+	State         string      `json:"state"`
+	Policy        PrunePolicy `json:"policy"`
+	// Owned counts the outputs this pipeline/destination owns at the root.
+	Owned int `json:"owned"`
+	// Selected lists the outputs the policy selects, sorted by path.
+	Selected []PruneEntry `json:"selected"`
+	// Deleted lists the outputs whose files were deleted and whose records
+	// were removed (empty in a dry run).
+	Deleted []PruneEntry `json:"deleted"`
+	// Warnings are things the operator should know that did not make the
+	// command fail (such as a dead writer's journal at the root).
+	Warnings []string `json:"warnings,omitempty"`
+	Error    *string  `json:"error"`
+}
+
+// Failed reports whether prune must exit 1.
+func (p *Prune) Failed() bool { return p.Error != nil }
+
+// ReconcileState is the document `distributor reconcile-state` prints.
+type ReconcileState struct {
+	Command       string `json:"command"`
+	PipelineID    string `json:"pipeline_id"`
+	DestinationID string `json:"destination_id"`
+	Root          string `json:"root"`
+	DryRun        bool   `json:"dry_run"`
+	// AllOwners is true when every owner's records were checked, false when
+	// only pipeline_id/destination_id's were.
+	AllOwners bool   `json:"all_owners"`
+	State     string `json:"state"`
+	// Checked counts the records checked.
+	Checked int `json:"checked"`
+	// Missing lists checked records whose file is not in storage.
+	Missing []Record `json:"missing"`
+	// Unmanaged lists storage paths no record holds (reserved names excluded).
+	Unmanaged []string `json:"unmanaged"`
+	// Removed lists the records actually dropped from the catalog (empty in
+	// a dry run, or when the catalog could not be written).
+	Removed []Record `json:"removed"`
+	// Warnings are things the operator should know that did not make the
+	// command fail (such as a dead writer's journal at the root).
+	Warnings []string `json:"warnings,omitempty"`
+	Error    *string  `json:"error"`
+}
+
+// Failed reports whether reconcile-state must exit 1.
+func (r *ReconcileState) Failed() bool { return r.Error != nil }
+
+// VerifyCorrupt is a managed output whose stored bytes differ from its record.
+type VerifyCorrupt struct {
+	Path          string `json:"path"`
+	PipelineID    string `json:"pipeline_id"`
+	DestinationID string `json:"destination_id"`
+	// Expected and Actual are "sha256:<hex> (<size> bytes)".
+	Expected string `json:"expected"`
+	Actual   string `json:"actual"`
+}
+
+// Verify is the document `distributor verify` prints.
+type Verify struct {
+	Command       string `json:"command"`
+	PipelineID    string `json:"pipeline_id"`
+	DestinationID string `json:"destination_id"`
+	Root          string `json:"root"`
+	AllOwners     bool   `json:"all_owners"`
+	State         string `json:"state"`
+	// OK counts the outputs whose stored sha256 and size match their record.
+	OK      int             `json:"ok"`
+	Missing []Record        `json:"missing"`
+	Corrupt []VerifyCorrupt `json:"corrupt"`
+	// Warnings are things the operator should know that did not make the
+	// command fail (such as a dead writer's journal at the root).
+	Warnings []string `json:"warnings,omitempty"`
+	Error    *string  `json:"error"`
+}
+
+// Failed reports whether verify must exit 1: an error, or any missing or
+// corrupt output.
+func (v *Verify) Failed() bool { return v.Error != nil || len(v.Missing) > 0 || len(v.Corrupt) > 0 }
+
+// StateShow is what `distributor state show` found at a root. With
+// --output json the command prints Raw (the stored state document itself,
+// or null when there is none); this type feeds the text table.
+type StateShow struct {
+	Command       string `json:"-"`
+	PipelineID    string `json:"-"`
+	DestinationID string `json:"-"`
+	Root          string `json:"-"`
+	// State is "none" or "catalog" (other states are errors).
+	State string `json:"-"`
+	// Catalog is set when State is "catalog".
+	Catalog *catalog.Catalog `json:"-"`
+	// Raw is the stored .distributor.json, nil for state none.
+	Raw []byte `json:"-"`
+}

@@ -1,0 +1,214 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"text/tabwriter"
+
+	"github.com/distributor-dev/distributor/internal/catalog"
+)
+
+// maxUnmanagedText is how many unmanaged paths the text output lists before
+// it points to --output json for the rest.
+const maxUnmanagedText = 20
+
+const noCatalogNote = "no catalog (" + catalog.FileName + ") at this root: nothing is managed here"
+
+func owner(pipelineID, destinationID string) string { return pipelineID + "/" + destinationID }
+
+func writeWarnings(w io.Writer, warnings []string) {
+	for _, warn := range warnings {
+		fmt.Fprintf(w, "  warning: %s\n", indentLines(warn, "    "))
+	}
+}
+
+// WritePruneText renders a prune for a human: the policy, every selected
+// output and what happened to it, and the outcome.
+func WritePruneText(w io.Writer, p *Prune) {
+	who := owner(p.PipelineID, p.DestinationID)
+	head := fmt.Sprintf("prune %s at %s", who, p.Root)
+	if p.DryRun {
+		head += " (dry run)"
+	}
+	fmt.Fprintln(w, head)
+	writeWarnings(w, p.Warnings)
+	fmt.Fprintf(w, "  policy   older than %s (updated before %s), never the %d newest\n", p.Policy.OlderThan, p.Policy.Cutoff, p.Policy.KeepMin)
+	if p.State == string(catalog.StatusNone) && p.Error == nil {
+		fmt.Fprintf(w, "  %s, nothing to prune\n", noCatalogNote)
+		return
+	}
+	if p.State == string(catalog.StatusCatalog) {
+		fmt.Fprintf(w, "  %s owns %d output(s) here; %d selected\n", who, p.Owned, len(p.Selected))
+	}
+	deleted := make(map[string]bool, len(p.Deleted))
+	for _, d := range p.Deleted {
+		deleted[d.Path] = true
+	}
+	for _, s := range p.Selected {
+		op := "would delete"
+		switch {
+		case deleted[s.Path]:
+			op = "deleted"
+		case !p.DryRun:
+			op = "kept"
+		}
+		fmt.Fprintf(w, "    %-12s %s  (updated %s)\n", op, s.Path, s.UpdatedAt)
+	}
+	switch {
+	case p.Error != nil:
+		fmt.Fprintf(w, "  FAILED: %s\n", indentLines(*p.Error, "    "))
+		if len(p.Deleted) > 0 {
+			fmt.Fprintf(w, "  %d output(s) were deleted and their records removed; the others are still managed\n", len(p.Deleted))
+		}
+	case len(p.Selected) == 0:
+		fmt.Fprintf(w, "  nothing to prune: no output of %s is older than %s beyond the %d newest\n", who, p.Policy.OlderThan, p.Policy.KeepMin)
+	case p.DryRun:
+		fmt.Fprintf(w, "  dry run: nothing was deleted; run with --apply instead of --dry-run to delete these %d output(s)\n", len(p.Selected))
+	default:
+		fmt.Fprintf(w, "  ok: %d output(s) deleted and their records removed from %s\n", len(p.Deleted), catalog.FileName)
+	}
+}
+
+// WriteReconcileText renders a reconcile-state for a human: the records
+// whose files are missing, the unmanaged paths, and what was done.
+func WriteReconcileText(w io.Writer, r *ReconcileState) {
+	who := owner(r.PipelineID, r.DestinationID)
+	head := fmt.Sprintf("reconcile-state %s at %s", who, r.Root)
+	if r.DryRun {
+		head += " (dry run)"
+	}
+	fmt.Fprintln(w, head)
+	writeWarnings(w, r.Warnings)
+	if r.State == string(catalog.StatusNone) && r.Error == nil {
+		fmt.Fprintf(w, "  %s, no record to check\n", noCatalogNote)
+	} else if r.State == string(catalog.StatusCatalog) {
+		scope := "of " + who
+		if r.AllOwners {
+			scope = "of every owner (--all-owners)"
+		}
+		fmt.Fprintf(w, "  checked %d record(s) %s: %d missing\n", r.Checked, scope, len(r.Missing))
+	}
+	removed := make(map[string]bool, len(r.Removed))
+	for _, m := range r.Removed {
+		removed[m.Path] = true
+	}
+	for _, m := range r.Missing {
+		what := "file gone, record kept"
+		switch {
+		case removed[m.Path]:
+			what = "file gone, record removed"
+		case r.DryRun:
+			what = "file gone, record would be removed"
+		}
+		fmt.Fprintf(w, "    missing    %s  (%s): %s\n", m.Path, owner(m.PipelineID, m.DestinationID), what)
+	}
+	if n := len(r.Unmanaged); n > 0 {
+		fmt.Fprintf(w, "  %d unmanaged path(s) (in storage, recorded nowhere; left alone, not adopted):\n", n)
+		for i, u := range r.Unmanaged {
+			if i == maxUnmanagedText {
+				fmt.Fprintf(w, "    ... and %d more (--output json lists them all)\n", n-i)
+				break
+			}
+			fmt.Fprintf(w, "    unmanaged  %s\n", u)
+		}
+	}
+	switch {
+	case r.Error != nil:
+		fmt.Fprintf(w, "  FAILED: %s\n", indentLines(*r.Error, "    "))
+		fmt.Fprintf(w, "  %s was not changed; no file was deleted\n", catalog.FileName)
+	case len(r.Missing) == 0:
+		fmt.Fprintf(w, "  ok: nothing to repair, every checked record's file exists\n")
+	case r.DryRun:
+		fmt.Fprintf(w, "  dry run: %s unchanged; run without --dry-run to remove these %d record(s)\n", catalog.FileName, len(r.Missing))
+	default:
+		fmt.Fprintf(w, "  ok: removed %d record(s) of missing files from %s; no file was deleted\n", len(r.Removed), catalog.FileName)
+	}
+}
+
+// WriteVerifyText renders a verify for a human: every problem with its
+// expected and actual content, then the counts and what to do.
+func WriteVerifyText(w io.Writer, v *Verify) {
+	who := owner(v.PipelineID, v.DestinationID)
+	scope := "outputs of " + who
+	if v.AllOwners {
+		scope = "outputs of every owner"
+	}
+	fmt.Fprintf(w, "verify %s at %s (%s)\n", who, v.Root, scope)
+	writeWarnings(w, v.Warnings)
+	if v.State == string(catalog.StatusNone) && v.Error == nil {
+		fmt.Fprintf(w, "  %s, nothing to verify\n", noCatalogNote)
+		return
+	}
+	for _, m := range v.Missing {
+		fmt.Fprintf(w, "  MISSING  %s  (%s): recorded, not in storage\n", m.Path, owner(m.PipelineID, m.DestinationID))
+	}
+	for _, c := range v.Corrupt {
+		fmt.Fprintf(w, "  CORRUPT  %s  (%s)\n", c.Path, owner(c.PipelineID, c.DestinationID))
+		fmt.Fprintf(w, "             expected %s\n", c.Expected)
+		fmt.Fprintf(w, "             found    %s\n", c.Actual)
+	}
+	if v.Error != nil {
+		fmt.Fprintf(w, "  FAILED: %s\n", indentLines(*v.Error, "    "))
+		return
+	}
+	fmt.Fprintf(w, "  %d ok, %d missing, %d corrupt\n", v.OK, len(v.Missing), len(v.Corrupt))
+	if !v.Failed() {
+		fmt.Fprintf(w, "  ok: every checked output matches its recorded sha256 and size\n")
+		return
+	}
+	fmt.Fprintf(w, "  FAILED: %d problem(s)\n", len(v.Missing)+len(v.Corrupt))
+	if len(v.Missing) > 0 {
+		fmt.Fprintf(w, "  missing: `distributor run` republishes outputs its bundle still produces;\n")
+		fmt.Fprintf(w, "           `distributor reconcile-state` drops the records of the others\n")
+	}
+	if len(v.Corrupt) > 0 {
+		fmt.Fprintf(w, "  corrupt: restore the file, or delete it and `distributor run` writes it again\n")
+	}
+}
+
+// WriteStateText renders a catalog as a table: path, owner, kind, size,
+// updated_at and url of every output, every owner's.
+func WriteStateText(w io.Writer, s *StateShow) {
+	if s.Catalog == nil {
+		fmt.Fprintf(w, "state none at %s: %s does not exist; nothing is managed here\n", s.Root, catalog.FileName)
+		return
+	}
+	c := s.Catalog
+	who := owner(s.PipelineID, s.DestinationID)
+	head := fmt.Sprintf("catalog of %s (state catalog, schema %d", s.Root, c.SchemaVersion)
+	if c.DistributorVersion != "" {
+		head += ", written by distributor " + c.DistributorVersion
+	}
+	fmt.Fprintln(w, head+")")
+	fmt.Fprintf(w, "  created %s, updated %s\n", catalog.FormatTime(c.CreatedAt), catalog.FormatTime(c.UpdatedAt))
+	outs := append([]catalog.Output(nil), c.Outputs...)
+	sort.Slice(outs, func(i, j int) bool { return outs[i].Path < outs[j].Path })
+	mine, owners := 0, map[string]bool{}
+	for i := range outs {
+		o := &outs[i]
+		if owner(o.PipelineID, o.DestinationID) == who {
+			mine++
+		} else {
+			owners[owner(o.PipelineID, o.DestinationID)] = true
+		}
+	}
+	fmt.Fprintf(w, "  %d output(s): %d of %s, %d of %d other owner(s)\n", len(c.Outputs), mine, who, len(c.Outputs)-mine, len(owners))
+	if len(c.Outputs) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PATH\tOWNER\tKIND\tSIZE\tUPDATED\tURL")
+	for i := range outs {
+		o := &outs[i]
+		url := o.URL
+		if url == "" {
+			url = "-"
+		}
+		n := o.Size
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", o.Path, owner(o.PipelineID, o.DestinationID), o.Kind, size(&n),
+			catalog.FormatTime(o.UpdatedAt), url)
+	}
+	tw.Flush()
+}

@@ -1,0 +1,99 @@
+package s3
+
+import (
+	"errors"
+	"path/filepath"
+
+	"github.com/minio/minio-go/v7/pkg/credentials"
+)
+
+// newCredentials returns the standard AWS credential chain, reading the
+// environment only through getenv:
+//
+//  1. AWS_ACCESS_KEY_ID (or AWS_ACCESS_KEY), AWS_SECRET_ACCESS_KEY (or
+//     AWS_SECRET_KEY) and the optional AWS_SESSION_TOKEN;
+//  2. the shared credentials file, AWS_SHARED_CREDENTIALS_FILE or
+//     ~/.aws/credentials, profile AWS_PROFILE or "default";
+//  3. the instance, container or EKS role (IAM). minio-go's IAM provider
+//     also consults the process environment for its container and web
+//     identity variables.
+//
+// The first provider that yields credentials wins. Secrets are held by the
+// chain only: nothing here formats or logs them.
+func newCredentials(getenv func(string) string) *credentials.Credentials {
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	first := func(names ...string) string {
+		for _, n := range names {
+			if v := getenv(n); v != "" {
+				return v
+			}
+		}
+		return ""
+	}
+	providers := []credentials.Provider{&envProvider{getenv: getenv}}
+	file := getenv("AWS_SHARED_CREDENTIALS_FILE")
+	if file == "" {
+		if home := getenv("HOME"); home != "" {
+			file = filepath.Join(home, ".aws", "credentials")
+		}
+	}
+	if file != "" {
+		profile := getenv("AWS_PROFILE")
+		if profile == "" {
+			profile = "default"
+		}
+		providers = append(providers, &credentials.FileAWSCredentials{Filename: file, Profile: profile})
+	}
+	iam := &credentials.IAM{Region: first("AWS_REGION", "AWS_DEFAULT_REGION")}
+	iam.Container.AuthorizationToken = getenv("AWS_CONTAINER_AUTHORIZATION_TOKEN")
+	iam.Container.AuthorizationTokenFile = getenv("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE")
+	iam.Container.CredentialsRelativeURI = getenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")
+	iam.Container.CredentialsFullURI = getenv("AWS_CONTAINER_CREDENTIALS_FULL_URI")
+	iam.EKSIdentity.TokenFile = getenv("AWS_WEB_IDENTITY_TOKEN_FILE")
+	iam.EKSIdentity.RoleARN = getenv("AWS_ROLE_ARN")
+	iam.EKSIdentity.RoleSessionName = getenv("AWS_ROLE_SESSION_NAME")
+	providers = append(providers, iam)
+	return credentials.NewChainCredentials(providers)
+}
+
+// envProvider is minio-go's EnvAWS reading through getenv instead of
+// os.Getenv.
+type envProvider struct {
+	getenv    func(string) string
+	retrieved bool
+}
+
+var errNoEnvCredentials = errors.New("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set")
+
+// Retrieve implements credentials.Provider.
+func (e *envProvider) Retrieve() (credentials.Value, error) {
+	return e.RetrieveWithCredContext(nil)
+}
+
+// RetrieveWithCredContext implements credentials.Provider.
+func (e *envProvider) RetrieveWithCredContext(*credentials.CredContext) (credentials.Value, error) {
+	e.retrieved = false
+	id := e.getenv("AWS_ACCESS_KEY_ID")
+	if id == "" {
+		id = e.getenv("AWS_ACCESS_KEY")
+	}
+	secret := e.getenv("AWS_SECRET_ACCESS_KEY")
+	if secret == "" {
+		secret = e.getenv("AWS_SECRET_KEY")
+	}
+	if id == "" || secret == "" {
+		return credentials.Value{SignerType: credentials.SignatureAnonymous}, errNoEnvCredentials
+	}
+	e.retrieved = true
+	return credentials.Value{
+		AccessKeyID:     id,
+		SecretAccessKey: secret,
+		SessionToken:    e.getenv("AWS_SESSION_TOKEN"),
+		SignerType:      credentials.SignatureV4,
+	}, nil
+}
+
+// IsExpired implements credentials.Provider.
+func (e *envProvider) IsExpired() bool { return !e.retrieved }

@@ -1,0 +1,617 @@
+// Package s3 implements storage.Store on a key prefix of an S3 bucket (AWS
+// or any S3-compatible server), with github.com/minio/minio-go/v7.
+//
+// The store's path p is the object key Prefix+"/"+p (or p for an empty
+// Prefix). Paths must be clean relative slash-separated paths none of whose
+// segments starts with storage.TempPrefix, else storage.ErrInvalidPath.
+// "Directories" do not exist: an object "a/b" makes no object "a", and a
+// path below an object ("f/x" next to "f") is a legal, separate key.
+//
+// Writes: Put is one PutObject of exactly size bytes, which S3 applies
+// atomically: readers see the old object or the new one. A reader that
+// fails, yields more or fewer bytes, or a cancelled context aborts the
+// request before its last byte, so the server stores nothing. Objects
+// larger than the part size (Options.PartSize, 16 MiB by default) go up as
+// a multipart upload, which is also invisible until completed and is
+// aborted (its parts deleted) on failure. Every object gets a Content-Type
+// from its extension ("text/html; charset=utf-8" for .html).
+//
+// PutIf is a single conditional PutObject, enforced by the server: the zero
+// Version sends "If-None-Match: *" (create only if absent), another Version
+// "If-Match: <etag>"; the server's 412 (or 409 for a concurrent conditional
+// write, or 404 for an If-Match on a missing key) becomes
+// storage.ErrPrecondition. Conditional writes are never retried, so a lost
+// response cannot turn a won race into a reported conflict. Versions are the
+// objects' ETags.
+//
+// Credentials come from the standard AWS chain (see newCredentials), never
+// from configuration; String and errors show only "s3://bucket/prefix".
+package s3
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"mime"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/minio/minio-go/v7"
+
+	"github.com/distributor-dev/distributor/internal/storage"
+)
+
+// Options configure a Store. The s3 package reads no configuration: the
+// caller passes everything here, and the environment through Getenv.
+type Options struct {
+	Bucket string
+	// Prefix is the destination root: a key prefix without leading or
+	// trailing "/", possibly "" (the whole bucket).
+	Prefix string
+	// Region is the bucket's region; "" lets the client ask the server
+	// (GetBucketLocation).
+	Region string
+	// Endpoint is the server's URL, e.g. "http://127.0.0.1:9000" or
+	// "https://s3.eu-central-1.amazonaws.com"; "" means AWS
+	// (https://s3.amazonaws.com). Without a scheme, https is assumed.
+	Endpoint string
+	// PathStyle selects path-style requests (https://host/bucket/key)
+	// instead of virtual-host style (https://bucket.host/key); most
+	// S3-compatible servers need it.
+	PathStyle bool
+	// Getenv reads the credential environment variables (AWS_ACCESS_KEY_ID,
+	// ...). nil means an empty environment.
+	Getenv func(string) string
+	// PartSize is the size of multipart upload parts, and objects up to it
+	// are sent in one PUT. 0 means minio-go's default, 16 MiB; S3 needs at
+	// least 5 MiB.
+	PartSize uint64
+	// Transport is the HTTP transport; nil means minio-go's default.
+	Transport http.RoundTripper
+}
+
+// Store is a storage.Store on a key prefix of an S3 bucket. It is safe for
+// concurrent use by multiple goroutines.
+type Store struct {
+	client    *minio.Client
+	bucket    string
+	prefix    string // the root: "" or a clean key prefix
+	keyPrefix string // prefix+"/", or ""
+	partSize  uint64
+	closed    atomic.Bool
+}
+
+var _ storage.Store = (*Store)(nil)
+
+// New checks opts, sets up the client and lists one key of the root, so
+// that a wrong endpoint, bucket, credentials or permission fails here,
+// before anything is planned or written.
+func New(ctx context.Context, opts Options) (*Store, error) {
+	prefix := strings.TrimSuffix(opts.Prefix, "/")
+	s := &Store{bucket: opts.Bucket, prefix: prefix, partSize: opts.PartSize}
+	if prefix != "" {
+		s.keyPrefix = prefix + "/"
+	}
+	if err := s.init(ctx, opts); err != nil {
+		return nil, fmt.Errorf("%s: %w", s, err)
+	}
+	return s, nil
+}
+
+func (s *Store) init(ctx context.Context, opts Options) error {
+	if s.bucket == "" {
+		return errors.New("bucket is required")
+	}
+	if s.prefix != "" {
+		if err := checkPath(s.prefix); err != nil {
+			return fmt.Errorf("prefix: %w", err)
+		}
+	}
+	host, secure, err := parseEndpoint(opts.Endpoint)
+	if err != nil {
+		return err
+	}
+	lookup := minio.BucketLookupAuto
+	if opts.PathStyle {
+		lookup = minio.BucketLookupPath
+	}
+	s.client, err = minio.New(host, &minio.Options{
+		Creds:        newCredentials(opts.Getenv),
+		Secure:       secure,
+		Region:       opts.Region,
+		BucketLookup: lookup,
+		Transport:    opts.Transport,
+	})
+	if err != nil {
+		return err
+	}
+	// One listing request proves the endpoint, the credentials, the bucket
+	// and the s3:ListBucket permission, with an error body that says which
+	// failed (a HEAD request's answer has none).
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for obj := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: s.keyPrefix, Recursive: true, MaxKeys: 1}) {
+		if obj.Err != nil {
+			return fmt.Errorf("list bucket %s: %w", s.bucket, explain(obj.Err))
+		}
+		break
+	}
+	return ctx.Err()
+}
+
+// parseEndpoint returns the host[:port] and whether to use TLS.
+func parseEndpoint(endpoint string) (string, bool, error) {
+	if endpoint == "" {
+		return "s3.amazonaws.com", true, nil
+	}
+	if !strings.Contains(endpoint, "://") {
+		endpoint = "https://" + endpoint
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return "", false, fmt.Errorf("endpoint: %w", err)
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", false, fmt.Errorf("endpoint %q: the scheme must be http or https", endpoint)
+	case u.Host == "":
+		return "", false, fmt.Errorf("endpoint %q has no host", endpoint)
+	case u.Path != "" && u.Path != "/", u.RawQuery != "", u.User != nil:
+		return "", false, fmt.Errorf("endpoint %q: give only scheme, host and port", endpoint)
+	}
+	return u.Host, u.Scheme == "https", nil
+}
+
+// String returns "s3://bucket/prefix" (or "s3://bucket").
+func (s *Store) String() string {
+	if s.prefix == "" {
+		return "s3://" + s.bucket
+	}
+	return "s3://" + s.bucket + "/" + s.prefix
+}
+
+// Close marks the store closed: later calls fail with an error matching
+// os.ErrClosed. The client holds no connection that needs closing beyond
+// the HTTP transport's idle pool.
+func (s *Store) Close() error {
+	s.closed.Store(true)
+	return nil
+}
+
+// key returns the object key of the store path p.
+func (s *Store) key(p string) string { return s.keyPrefix + p }
+
+// errorf wraps err with the store, the operation and the path.
+func (s *Store) errorf(op, p string, err error) error {
+	return fmt.Errorf("%s: %s %s: %w", s, op, p, err)
+}
+
+// begin validates p and checks that the store is open and ctx alive.
+func (s *Store) begin(ctx context.Context, p string) error {
+	if err := checkPath(p); err != nil {
+		return err
+	}
+	if s.closed.Load() {
+		return os.ErrClosed
+	}
+	return ctx.Err()
+}
+
+// s3Error is an S3 error response with the storage error it stands for.
+type s3Error struct {
+	resp minio.ErrorResponse
+	is   error // storage.ErrNotExist, storage.ErrPrecondition or nil
+	hint string
+}
+
+func (e *s3Error) Error() string {
+	msg := e.resp.Code
+	if e.resp.Message != "" {
+		msg += ": " + e.resp.Message
+	}
+	if e.resp.StatusCode != 0 {
+		msg += " (HTTP " + strconv.Itoa(e.resp.StatusCode) + ")"
+	}
+	if e.hint != "" {
+		msg += "; " + e.hint
+	}
+	return msg
+}
+
+func (e *s3Error) Is(target error) bool { return e.is != nil && target == e.is }
+
+// explain turns a minio-go error into an *s3Error (keeping transport and
+// other errors as they are). NoSuchKey matches storage.ErrNotExist.
+func explain(err error) error {
+	resp := minio.ToErrorResponse(err)
+	if resp.Code == "" && resp.StatusCode == 0 {
+		return err
+	}
+	e := &s3Error{resp: resp}
+	switch {
+	case resp.Code == "NoSuchKey":
+		e.is = storage.ErrNotExist
+	case resp.Code == "NoSuchBucket":
+		e.hint = "the bucket does not exist"
+	case resp.StatusCode == http.StatusForbidden || credentialCodes[resp.Code]:
+		e.hint = "check the credentials (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, the shared credentials file or the instance role) and their permissions (see docs/backends.md)"
+	}
+	return e
+}
+
+// credentialCodes are the error codes of rejected credentials (the last
+// is versitygw's for an unknown access key).
+var credentialCodes = map[string]bool{
+	"AccessDenied": true, "InvalidAccessKeyId": true, "SignatureDoesNotMatch": true,
+	"InvalidToken": true, "ExpiredToken": true, "TokenRefreshRequired": true, "XAdminUserNotFound": true,
+}
+
+// Put implements storage.Store: see the package documentation.
+func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64) error {
+	if err := s.put(ctx, p, r, size); err != nil {
+		return s.errorf("put", p, err)
+	}
+	return nil
+}
+
+func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64) error {
+	if err := s.begin(ctx, p); err != nil {
+		return err
+	}
+	if size < 0 {
+		return fmt.Errorf("negative size %d", size)
+	}
+	er := &exactReader{ctx: ctx, r: r, left: size}
+	if size == 0 {
+		// Nothing will be read: check now that there is nothing to read.
+		if err := er.checkEnd(); err != nil {
+			return err
+		}
+	}
+	opts := minio.PutObjectOptions{ContentType: contentType(p), PartSize: s.partSize}
+	if size == 0 {
+		// minio-go's streaming signature sends an empty body as chunked
+		// transfer without Content-Length, which servers may refuse
+		// (411); an empty payload needs no streaming signature.
+		opts.DisableContentSha256 = true
+	}
+	_, err := s.client.PutObject(ctx, s.bucket, s.key(p), er, size, opts)
+	if er.err != nil {
+		return er.err // the reader's failure is the cause, whatever the client made of it
+	}
+	if err != nil {
+		return explain(err)
+	}
+	if er.left != 0 {
+		return fmt.Errorf("the client sent %d of %d bytes", size-er.left, size)
+	}
+	return nil
+}
+
+// exactReader yields exactly left bytes of r and fails, without yielding
+// the last bytes, if r has fewer or more, if r fails, or if ctx ends: so a
+// request whose body is cut short never reaches its declared length and
+// the server stores nothing.
+type exactReader struct {
+	ctx  context.Context
+	r    io.Reader
+	left int64
+	read int64
+	err  error
+}
+
+func (e *exactReader) Read(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	if e.left == 0 {
+		return 0, io.EOF
+	}
+	if err := e.ctx.Err(); err != nil {
+		e.err = err
+		return 0, err
+	}
+	if int64(len(p)) > e.left {
+		p = p[:e.left]
+	}
+	n, err := e.r.Read(p)
+	e.read += int64(n)
+	e.left -= int64(n)
+	switch {
+	case err == io.EOF && e.left > 0:
+		e.err = fmt.Errorf("short input: got %d of %d bytes", e.read, e.read+e.left)
+	case err != nil && err != io.EOF:
+		e.err = fmt.Errorf("after %d bytes: %w", e.read, err)
+	case e.left == 0:
+		e.err = e.checkEnd()
+	}
+	if e.err != nil {
+		return 0, e.err // withhold this chunk: the body stays incomplete
+	}
+	return n, nil
+}
+
+// checkEnd checks that r has no byte left and ctx is alive.
+func (e *exactReader) checkEnd() error {
+	var extra [1]byte
+	n, err := io.ReadFull(e.r, extra[:])
+	switch {
+	case n > 0:
+		return fmt.Errorf("input is longer than %d bytes", e.read)
+	case err != io.EOF:
+		return fmt.Errorf("after %d bytes: %w", e.read, err)
+	}
+	return e.ctx.Err()
+}
+
+// contentTypes are the Content-Types of common web files, fixed here so
+// that uploads do not depend on the machine's MIME database.
+var contentTypes = map[string]string{
+	".html":        "text/html; charset=utf-8",
+	".htm":         "text/html; charset=utf-8",
+	".css":         "text/css; charset=utf-8",
+	".js":          "text/javascript; charset=utf-8",
+	".mjs":         "text/javascript; charset=utf-8",
+	".json":        "application/json",
+	".map":         "application/json",
+	".xml":         "application/xml",
+	".rss":         "application/rss+xml",
+	".atom":        "application/atom+xml",
+	".txt":         "text/plain; charset=utf-8",
+	".md":          "text/markdown; charset=utf-8",
+	".markdown":    "text/markdown; charset=utf-8",
+	".csv":         "text/csv; charset=utf-8",
+	".tsv":         "text/tab-separated-values; charset=utf-8",
+	".svg":         "image/svg+xml",
+	".png":         "image/png",
+	".jpg":         "image/jpeg",
+	".jpeg":        "image/jpeg",
+	".gif":         "image/gif",
+	".webp":        "image/webp",
+	".avif":        "image/avif",
+	".ico":         "image/vnd.microsoft.icon",
+	".pdf":         "application/pdf",
+	".zip":         "application/zip",
+	".gz":          "application/gzip",
+	".wasm":        "application/wasm",
+	".woff":        "font/woff",
+	".woff2":       "font/woff2",
+	".ttf":         "font/ttf",
+	".otf":         "font/otf",
+	".mp4":         "video/mp4",
+	".webm":        "video/webm",
+	".mp3":         "audio/mpeg",
+	".ogg":         "audio/ogg",
+	".webmanifest": "application/manifest+json",
+}
+
+// contentType returns the Content-Type for the path p: the table above,
+// then the system's MIME types, then application/octet-stream.
+func contentType(p string) string {
+	ext := strings.ToLower(path.Ext(p))
+	if ct, ok := contentTypes[ext]; ok {
+		return ct
+	}
+	if ext != "" {
+		if ct := mime.TypeByExtension(ext); ct != "" {
+			return ct
+		}
+	}
+	return "application/octet-stream"
+}
+
+// Get implements storage.Store: it reads an object whole, with the ETag of
+// the same response as its Version.
+func (s *Store) Get(ctx context.Context, p string) ([]byte, storage.Version, error) {
+	data, v, err := s.get(ctx, p)
+	if err != nil {
+		return nil, "", s.errorf("get", p, err)
+	}
+	return data, v, nil
+}
+
+func (s *Store) get(ctx context.Context, p string) ([]byte, storage.Version, error) {
+	body, info, err := s.getObject(ctx, p)
+	if err != nil {
+		return nil, "", err
+	}
+	defer body.Close()
+	data, err := io.ReadAll(body)
+	if err != nil {
+		return nil, "", err
+	}
+	if info.ETag == "" {
+		return nil, "", errors.New("the server returned no ETag")
+	}
+	return data, storage.Version(info.ETag), nil
+}
+
+// getObject starts one GET of the object at p.
+func (s *Store) getObject(ctx context.Context, p string) (io.ReadCloser, minio.ObjectInfo, error) {
+	if err := s.begin(ctx, p); err != nil {
+		return nil, minio.ObjectInfo{}, err
+	}
+	core := minio.Core{Client: s.client}
+	body, info, _, err := core.GetObject(ctx, s.bucket, s.key(p), minio.GetObjectOptions{})
+	if err != nil {
+		return nil, minio.ObjectInfo{}, explain(err)
+	}
+	return body, info, nil
+}
+
+// PutIf implements storage.Store: one conditional PutObject (see the
+// package documentation).
+func (s *Store) PutIf(ctx context.Context, p string, data []byte, ifVersion storage.Version) (storage.Version, error) {
+	v, err := s.putIf(ctx, p, data, ifVersion)
+	if err != nil {
+		return "", s.errorf("put-if", p, err)
+	}
+	return v, nil
+}
+
+func (s *Store) putIf(ctx context.Context, p string, data []byte, ifVersion storage.Version) (storage.Version, error) {
+	if err := s.begin(ctx, p); err != nil {
+		return "", err
+	}
+	// An empty body is sent unsigned: see put.
+	opts := minio.PutObjectOptions{ContentType: contentType(p), DisableMultipart: true, DisableContentSha256: len(data) == 0}
+	if ifVersion == "" {
+		opts.SetMatchETagExcept("*")
+	} else {
+		opts.SetMatchETag(string(ifVersion))
+	}
+	// A body that cannot seek is never retried by the client.
+	body := struct{ io.Reader }{bytes.NewReader(data)}
+	info, err := s.client.PutObject(ctx, s.bucket, s.key(p), body, int64(len(data)), opts)
+	if err != nil {
+		resp := minio.ToErrorResponse(err)
+		switch {
+		case resp.StatusCode == http.StatusPreconditionFailed || resp.Code == "PreconditionFailed":
+			if ifVersion == "" {
+				return "", fmt.Errorf("%w: object exists", storage.ErrPrecondition)
+			}
+			return "", fmt.Errorf("%w: version is not %s", storage.ErrPrecondition, ifVersion)
+		case resp.StatusCode == http.StatusConflict || resp.Code == "ConditionalRequestConflict":
+			return "", fmt.Errorf("%w: a concurrent conditional write: %w", storage.ErrPrecondition, explain(err))
+		case ifVersion != "" && (resp.Code == "NoSuchKey" || resp.StatusCode == http.StatusNotFound && resp.Code != "NoSuchBucket"):
+			return "", fmt.Errorf("%w: object is absent, want version %s", storage.ErrPrecondition, ifVersion)
+		}
+		return "", explain(err)
+	}
+	if info.ETag == "" {
+		return "", errors.New("the server returned no ETag")
+	}
+	return storage.Version(info.ETag), nil
+}
+
+// Open implements storage.Store: one streaming GET.
+func (s *Store) Open(ctx context.Context, p string) (io.ReadCloser, error) {
+	body, _, err := s.getObject(ctx, p)
+	if err != nil {
+		return nil, s.errorf("open", p, err)
+	}
+	return body, nil
+}
+
+// Stat implements storage.Store (HeadObject).
+func (s *Store) Stat(ctx context.Context, p string) (storage.Info, error) {
+	if err := s.begin(ctx, p); err != nil {
+		return storage.Info{}, s.errorf("stat", p, err)
+	}
+	info, err := s.client.StatObject(ctx, s.bucket, s.key(p), minio.StatObjectOptions{})
+	if err != nil {
+		return storage.Info{}, s.errorf("stat", p, explain(err))
+	}
+	return storage.Info{Path: p, Size: info.Size, ModTime: info.LastModified}, nil
+}
+
+// Delete implements storage.Store (DeleteObject). Deleting a missing
+// object is not an error.
+func (s *Store) Delete(ctx context.Context, p string) error {
+	if err := s.begin(ctx, p); err != nil {
+		return s.errorf("delete", p, err)
+	}
+	err := s.client.RemoveObject(ctx, s.bucket, s.key(p), minio.RemoveObjectOptions{})
+	if err != nil {
+		if err := explain(err); !errors.Is(err, fs.ErrNotExist) {
+			return s.errorf("delete", p, err)
+		}
+	}
+	return nil
+}
+
+// List implements storage.Store (ListObjectsV2, recursive, paginated by
+// the client). S3 lists keys in UTF-8 binary order, which is byte-wise
+// order; the store checks it. Temporary objects and "directory marker"
+// keys ending in "/" are skipped. If fn returns an error, List stops and
+// returns that error unwrapped.
+func (s *Store) List(ctx context.Context, prefix string, fn func(storage.Info) error) error {
+	err := s.list(ctx, prefix, fn)
+	if fe := (*fnError)(nil); errors.As(err, &fe) {
+		return fe.err
+	}
+	if err != nil {
+		return s.errorf("list", strconv.Quote(prefix), err)
+	}
+	return nil
+}
+
+// fnError carries an error returned by List's callback.
+type fnError struct{ err error }
+
+func (e *fnError) Error() string { return e.err.Error() }
+
+func (s *Store) list(ctx context.Context, prefix string, fn func(storage.Info) error) error {
+	if _, _, err := splitPrefix(prefix); err != nil {
+		return err
+	}
+	if s.closed.Load() {
+		return os.ErrClosed
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // stops the client's listing goroutine
+	last := ""
+	for obj := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: s.key(prefix), Recursive: true}) {
+		if obj.Err != nil {
+			return explain(obj.Err)
+		}
+		rel, ok := strings.CutPrefix(obj.Key, s.keyPrefix)
+		if !ok || rel == "" || strings.HasSuffix(rel, "/") || storage.IsTemp(rel) {
+			continue
+		}
+		if rel <= last {
+			return fmt.Errorf("the server listed %q after %q: not in byte-wise order", rel, last)
+		}
+		last = rel
+		if err := fn(storage.Info{Path: rel, Size: obj.Size, ModTime: obj.LastModified}); err != nil {
+			return &fnError{err}
+		}
+	}
+	return ctx.Err()
+}
+
+// SweepTemp aborts the incomplete multipart uploads below the root, which
+// a process that died while uploading a large object leaves behind (S3 keeps
+// and bills their parts, unseen by listings). It returns how many it
+// aborted. Call it only while holding the destination lock, as part of crash
+// recovery: it cannot tell a dead upload from one in flight.
+func (s *Store) SweepTemp(ctx context.Context) (int, error) {
+	n, err := s.sweep(ctx)
+	if err != nil {
+		return n, fmt.Errorf("%s: abort incomplete uploads: %w", s, err)
+	}
+	return n, nil
+}
+
+func (s *Store) sweep(ctx context.Context) (int, error) {
+	if s.closed.Load() {
+		return 0, os.ErrClosed
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type upload struct{ key, id string }
+	var uploads []upload
+	for u := range s.client.ListIncompleteUploads(ctx, s.bucket, s.keyPrefix, true) {
+		if u.Err != nil {
+			return 0, explain(u.Err)
+		}
+		uploads = append(uploads, upload{u.Key, u.UploadID})
+	}
+	core := minio.Core{Client: s.client}
+	for i, u := range uploads {
+		if err := core.AbortMultipartUpload(ctx, s.bucket, u.key, u.id); err != nil {
+			if resp := minio.ToErrorResponse(err); resp.Code != "NoSuchUpload" {
+				return i, fmt.Errorf("%s: %w", u.key, explain(err))
+			}
+		}
+	}
+	return len(uploads), nil
+}

@@ -1,0 +1,364 @@
+package sftp
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	sftplib "github.com/pkg/sftp"
+	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/agent"
+	"golang.org/x/crypto/ssh/knownhosts"
+)
+
+// Extensions of the SFTP protocol the store uses (OpenSSH's names).
+const (
+	extPosixRename = "posix-rename@openssh.com" // required: atomic replace
+	extHardlink    = "hardlink@openssh.com"     // exclusive create of complete content
+	extFsync       = "fsync@openssh.com"        // durability before rename
+)
+
+// conn is one SSH connection with its SFTP session.
+type conn struct {
+	ssh      *ssh.Client
+	sftp     *sftplib.Client
+	hardlink bool // the server offers hardlink@openssh.com
+	fsync    bool // the server offers fsync@openssh.com
+	dead     atomic.Bool
+	once     sync.Once
+}
+
+// close shuts the connection down (idempotent).
+func (c *conn) close() error {
+	var err error
+	c.once.Do(func() {
+		c.dead.Store(true)
+		err = c.sftp.Close()
+		if cerr := c.ssh.Close(); err == nil && cerr != nil && !errors.Is(cerr, net.ErrClosed) {
+			err = cerr
+		}
+	})
+	return err
+}
+
+// HostKeyError reports a server host key that the known_hosts file does not
+// vouch for: the host is not in it (Known is empty), the file lists other
+// keys for it (a changed key: possibly a man-in-the-middle), or the key is
+// revoked. The connection is refused before anything is sent.
+type HostKeyError struct {
+	Host           string // the address as known_hosts names it, e.g. "[web1]:2222"
+	KeyType        string // the offered key's type, e.g. "ssh-ed25519"
+	Fingerprint    string // the offered key's SHA256 fingerprint, "SHA256:..."
+	KnownHostsFile string
+	Known          []knownhosts.KnownKey // keys the file lists for Host
+	Revoked        bool
+
+	addr string // host:port as dialled
+}
+
+// keyscan returns the ssh-keyscan command that shows the server's keys.
+func (e *HostKeyError) keyscan() string {
+	host, port, err := net.SplitHostPort(e.addr)
+	if err != nil {
+		return "ssh-keyscan HOST"
+	}
+	if port == "22" {
+		return "ssh-keyscan " + host
+	}
+	return "ssh-keyscan -p " + port + " " + host
+}
+
+func (e *HostKeyError) Error() string {
+	switch {
+	case e.Revoked:
+		return fmt.Sprintf("host key %s %s of %s is marked revoked in %s", e.KeyType, e.Fingerprint, e.Host, e.KnownHostsFile)
+	case len(e.Known) == 0:
+		return fmt.Sprintf("host %s is not in known_hosts_file %s: it offered %s key %s; "+
+			"check that fingerprint with the server's administrator, then add the key (e.g. %s >> %s)",
+			e.Host, e.KnownHostsFile, e.KeyType, e.Fingerprint, e.keyscan(), e.KnownHostsFile)
+	default:
+		var known []string
+		for _, k := range e.Known {
+			known = append(known, fmt.Sprintf("%s %s (%s:%d)", k.Key.Type(), ssh.FingerprintSHA256(k.Key), k.Filename, k.Line))
+		}
+		return fmt.Sprintf("HOST KEY MISMATCH for %s: it offered %s key %s, but known_hosts_file lists %s; "+
+			"someone may be intercepting the connection, or the host key was changed",
+			e.Host, e.KeyType, e.Fingerprint, strings.Join(known, ", "))
+	}
+}
+
+// hostKeys holds the parsed known_hosts file.
+type hostKeys struct {
+	file     string
+	callback ssh.HostKeyCallback
+}
+
+func loadHostKeys(file string) (*hostKeys, error) {
+	if file == "" {
+		return nil, errors.New("known_hosts_file is required: host keys are always verified")
+	}
+	cb, err := knownhosts.New(file)
+	if err != nil {
+		return nil, fmt.Errorf("read known_hosts_file: %w", err)
+	}
+	return &hostKeys{file: file, callback: cb}, nil
+}
+
+// check is the ssh.HostKeyCallback: it accepts only a key the file lists
+// for the host, and otherwise returns a *HostKeyError.
+func (h *hostKeys) check(hostname string, remote net.Addr, key ssh.PublicKey) error {
+	err := h.callback(hostname, remote, key)
+	if err == nil {
+		return nil
+	}
+	he := &HostKeyError{
+		Host:           knownhosts.Normalize(hostname),
+		KeyType:        key.Type(),
+		Fingerprint:    ssh.FingerprintSHA256(key),
+		KnownHostsFile: h.file,
+		addr:           hostname,
+	}
+	var ke *knownhosts.KeyError
+	var re *knownhosts.RevokedError
+	switch {
+	case errors.As(err, &ke):
+		he.Known = ke.Want
+	case errors.As(err, &re):
+		he.Revoked = true
+	default:
+		return err
+	}
+	return he
+}
+
+// algorithms returns the host key algorithms to ask the server for: those
+// of the keys the file lists for addr, so that a server with several host
+// keys presents one we can check. nil (the library default) when the host is
+// unknown: the handshake then fails with a HostKeyError that shows the
+// server's key.
+func (h *hostKeys) algorithms(addr string) []string {
+	// Any key not in the file makes the callback list the known ones.
+	probe, err := ssh.NewPublicKey(probeKey)
+	if err != nil {
+		return nil
+	}
+	var ke *knownhosts.KeyError
+	if !errors.As(h.callback(addr, &net.TCPAddr{IP: net.IPv4zero}, probe), &ke) {
+		return nil
+	}
+	var algos []string
+	seen := map[string]bool{}
+	add := func(a ...string) {
+		for _, x := range a {
+			if !seen[x] {
+				seen[x] = true
+				algos = append(algos, x)
+			}
+		}
+	}
+	for _, k := range ke.Want {
+		switch t := k.Key.Type(); t {
+		case ssh.KeyAlgoRSA:
+			add(ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256, ssh.KeyAlgoRSA)
+		default:
+			add(t)
+		}
+	}
+	return algos
+}
+
+// probeKey is an ed25519 public key (32 zero bytes) that no server uses.
+var probeKey = ed25519.PublicKey(make([]byte, ed25519.PublicKeySize))
+
+// authMethods returns the public-key authentication from the identity file
+// and the agent. The agent connection, if any, is returned for closing once
+// the handshake is over.
+func authMethods(opts *Options, signer ssh.Signer) ([]ssh.AuthMethod, net.Conn, error) {
+	var agentConn net.Conn
+	var ag agent.ExtendedAgent
+	if opts.AgentSocket != "" {
+		c, err := net.Dial("unix", opts.AgentSocket)
+		if err != nil {
+			if signer == nil {
+				return nil, nil, fmt.Errorf("connect to ssh agent (SSH_AUTH_SOCK): %w", err)
+			}
+		} else {
+			agentConn, ag = c, agent.NewClient(c)
+		}
+	}
+	if signer == nil && ag == nil {
+		return nil, nil, errors.New("no way to authenticate: set identity_file, or run an ssh agent (SSH_AUTH_SOCK)")
+	}
+	cb := func() ([]ssh.Signer, error) {
+		var signers []ssh.Signer
+		if signer != nil {
+			signers = append(signers, signer)
+		}
+		if ag != nil {
+			s, err := ag.Signers()
+			if err != nil && len(signers) == 0 {
+				return nil, fmt.Errorf("ssh agent: %w", err)
+			}
+			signers = append(signers, s...)
+		}
+		return signers, nil
+	}
+	return []ssh.AuthMethod{ssh.PublicKeysCallback(cb)}, agentConn, nil
+}
+
+// loadIdentity reads an unencrypted private key. An encrypted key is
+// usable only through the agent: with an agent configured it is skipped
+// (nil signer), otherwise it is an error.
+func loadIdentity(opts *Options) (ssh.Signer, error) {
+	if opts.IdentityFile == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(opts.IdentityFile)
+	if err != nil {
+		return nil, fmt.Errorf("read identity_file: %w", err)
+	}
+	signer, err := ssh.ParsePrivateKey(data)
+	var pe *ssh.PassphraseMissingError
+	switch {
+	case errors.As(err, &pe) && opts.AgentSocket != "":
+		return nil, nil
+	case errors.As(err, &pe):
+		return nil, fmt.Errorf("identity_file %s is protected by a passphrase: load it into ssh-agent (ssh-add) and set SSH_AUTH_SOCK", opts.IdentityFile)
+	case err != nil:
+		return nil, fmt.Errorf("identity_file %s: %w", opts.IdentityFile, err)
+	}
+	return signer, nil
+}
+
+// dial connects, verifies the host key, authenticates and starts the SFTP
+// session. ctx bounds the whole handshake, and so does s.opts.DialTimeout.
+func (s *Store) dial(ctx context.Context) (*conn, error) {
+	methods, agentConn, err := authMethods(&s.opts, s.signer)
+	if err != nil {
+		return nil, err
+	}
+	if agentConn != nil {
+		defer agentConn.Close()
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.DialTimeout)
+	defer cancel()
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", s.addr)
+	if err != nil {
+		return nil, err
+	}
+	// The handshake and the SFTP init honour ctx through the deadline.
+	if dl, ok := ctx.Deadline(); ok {
+		nc.SetDeadline(dl)
+	}
+	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
+	c, err := s.handshake(nc, methods)
+	if !stop() || err != nil {
+		if c != nil {
+			c.close()
+		}
+		nc.Close()
+		if err == nil || ctx.Err() != nil {
+			err = errors.Join(context.Cause(ctx), err)
+		}
+		return nil, err
+	}
+	nc.SetDeadline(time.Time{})
+	go func() {
+		c.sftp.Wait()
+		c.dead.Store(true)
+	}()
+	return c, nil
+}
+
+func (s *Store) handshake(nc net.Conn, methods []ssh.AuthMethod) (*conn, error) {
+	cfg := &ssh.ClientConfig{
+		User:              s.opts.User,
+		Auth:              methods,
+		HostKeyCallback:   s.hostKeys.check,
+		HostKeyAlgorithms: s.hostKeys.algorithms(s.addr),
+	}
+	cc, chans, reqs, err := ssh.NewClientConn(nc, s.addr, cfg)
+	if err != nil {
+		return nil, err
+	}
+	client := ssh.NewClient(cc, chans, reqs)
+	sc, err := sftplib.NewClient(client, sftplib.UseConcurrentWrites(true))
+	if err != nil {
+		client.Close()
+		return nil, fmt.Errorf("start the sftp subsystem: %w", err)
+	}
+	c := &conn{ssh: client, sftp: sc}
+	if _, ok := sc.HasExtension(extPosixRename); !ok {
+		c.close()
+		return nil, fmt.Errorf("the server lacks the %s extension, needed for atomic replacement (OpenSSH's sftp-server and internal-sftp have it)", extPosixRename)
+	}
+	_, c.hardlink = sc.HasExtension(extHardlink)
+	_, c.fsync = sc.HasExtension(extFsync)
+	return c, nil
+}
+
+// client returns the live connection, connecting (again) if there is none
+// or the last one broke.
+func (s *Store) client(ctx context.Context) (*conn, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, os.ErrClosed
+	}
+	if s.conn != nil && !s.conn.dead.Load() {
+		return s.conn, nil
+	}
+	if s.conn != nil {
+		s.conn.close()
+		s.conn = nil
+	}
+	c, err := s.dial(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	s.conn = c
+	return c, nil
+}
+
+// abortGrace is how long an operation may go on after its context is
+// cancelled before the store closes the connection under it.
+const abortGrace = 2 * time.Second
+
+// watch arranges for c to be closed if ctx is cancelled and the operation
+// has not finished abortGrace later (pkg/sftp requests cannot be cancelled
+// one by one). Operations on other goroutines then fail too, and the next
+// call reconnects. The returned stop ends the watch.
+func watch(ctx context.Context, c *conn) (stop func()) {
+	var (
+		mu    sync.Mutex
+		done  bool
+		timer *time.Timer
+	)
+	stopAfter := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !done {
+			timer = time.AfterFunc(abortGrace, func() { c.close() })
+		}
+	})
+	return func() {
+		stopAfter()
+		mu.Lock()
+		defer mu.Unlock()
+		done = true
+		if timer != nil {
+			timer.Stop()
+		}
+	}
+}

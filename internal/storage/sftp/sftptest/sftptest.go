@@ -1,0 +1,184 @@
+// Package sftptest runs an in-process SSH server on 127.0.0.1 that serves
+// SFTP (github.com/pkg/sftp's server, on the real file system) for fast
+// tests of the sftp adapter and of the CLI, without OpenSSH. It is not a
+// chroot: the client sees the whole file system, and tests use absolute
+// roots below Server.Root.
+package sftptest
+
+import (
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rand"
+	"encoding/pem"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	sftplib "github.com/pkg/sftp"
+	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/knownhosts"
+)
+
+// Server is an in-process SSH server on 127.0.0.1 that serves SFTP to one
+// authorised key, any user name.
+type Server struct {
+	Addr       string          // 127.0.0.1:port
+	Host       string          // 127.0.0.1
+	Port       int             // the port
+	HostKey    ssh.PublicKey   // the host key KnownHosts lists
+	HostKeys   []ssh.PublicKey // every host key the server has (also an ECDSA key KnownHosts omits)
+	ClientKey  string          // path of the client's private key (OpenSSH format, no passphrase)
+	KnownHosts string          // path of a known_hosts file holding HostKey only
+	Root       string          // a fresh directory (not yet created) for the test's data
+
+	mu     sync.Mutex
+	conns  []net.Conn
+	logins int
+}
+
+// Start starts a server that stops when the test ends.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	dir := t.TempDir()
+	srv := &Server{Root: filepath.Join(dir, "root")}
+	hostKey, _ := NewKey(t, "", "")
+	srv.HostKey = hostKey.PublicKey()
+	var client ssh.Signer
+	client, srv.ClientKey = NewKey(t, dir, "client")
+
+	cfg := &ssh.ServerConfig{
+		PublicKeyCallback: func(_ ssh.ConnMetadata, key ssh.PublicKey) (*ssh.Permissions, error) {
+			if string(key.Marshal()) != string(client.PublicKey().Marshal()) {
+				return nil, errors.New("unknown key")
+			}
+			return nil, nil
+		},
+	}
+	cfg.AddHostKey(hostKey)
+	// A second host key, of a type clients prefer by default, that
+	// known_hosts does not list: the client must ask for the listed type.
+	ecKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ecSigner, err := ssh.NewSignerFromKey(ecKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.AddHostKey(ecSigner)
+	srv.HostKeys = []ssh.PublicKey{srv.HostKey, ecSigner.PublicKey()}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Addr = ln.Addr().String()
+	srv.Host = "127.0.0.1"
+	srv.Port = ln.Addr().(*net.TCPAddr).Port
+	srv.KnownHosts = filepath.Join(dir, "known_hosts")
+	line := knownhosts.Line([]string{knownhosts.Normalize(srv.Addr)}, srv.HostKey)
+	if err := os.WriteFile(srv.KnownHosts, []byte(line+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			srv.mu.Lock()
+			srv.conns = append(srv.conns, nc)
+			srv.mu.Unlock()
+			wg.Go(func() { srv.serve(nc, cfg) })
+		}
+	})
+	t.Cleanup(func() {
+		ln.Close()
+		srv.DropConnections()
+		wg.Wait()
+	})
+	return srv
+}
+
+// serve runs one SSH connection: SFTP subsystem requests only.
+func (srv *Server) serve(nc net.Conn, cfg *ssh.ServerConfig) {
+	defer nc.Close()
+	_, chans, reqs, err := ssh.NewServerConn(nc, cfg)
+	if err != nil {
+		return
+	}
+	srv.mu.Lock()
+	srv.logins++
+	srv.mu.Unlock()
+	go ssh.DiscardRequests(reqs)
+	for nch := range chans {
+		if nch.ChannelType() != "session" {
+			nch.Reject(ssh.UnknownChannelType, "session only")
+			continue
+		}
+		ch, reqs, err := nch.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			for req := range reqs {
+				ok := req.Type == "subsystem" && len(req.Payload) > 4 && string(req.Payload[4:]) == "sftp"
+				req.Reply(ok, nil)
+				if ok {
+					s, err := sftplib.NewServer(ch)
+					if err == nil {
+						s.Serve()
+					}
+					ch.Close()
+				}
+			}
+		}()
+	}
+}
+
+// DropConnections closes every connection, as a server restart would.
+func (srv *Server) DropConnections() {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	for _, c := range srv.conns {
+		c.Close()
+	}
+	srv.conns = nil
+}
+
+// Logins returns how many clients authenticated.
+func (srv *Server) Logins() int {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	return srv.logins
+}
+
+// NewKey generates an ed25519 key. With dir set it also writes the private
+// key there in OpenSSH format and returns its path.
+func NewKey(t testing.TB, dir, name string) (ssh.Signer, string) {
+	t.Helper()
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := ssh.NewSignerFromKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dir == "" {
+		return signer, ""
+	}
+	block, err := ssh.MarshalPrivateKey(priv, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, pem.EncodeToMemory(block), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return signer, p
+}
