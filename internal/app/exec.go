@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/journal"
@@ -27,6 +28,8 @@ type Executor struct {
 	Store   storage.Store
 	Logger  *slog.Logger
 	Version storage.Version // catalog version read before planning ("" = absent)
+	// Jobs is how many writes or deletes run at once (default 1).
+	Jobs int
 	// RunID and Command identify the attempt in its intent journal.
 	RunID   string
 	Command string
@@ -49,27 +52,26 @@ func (e *Executor) Apply(ctx context.Context, in plan.Input, p *plan.Plan, conte
 	fail := func(err error) error {
 		return e.settle(in, p, done, created, err)
 	}
-	for _, it := range p.Writes() {
-		if err := ctx.Err(); err != nil {
-			return fail(err)
-		}
-		if err := e.put(ctx, it, content); err != nil {
-			return fail(err)
-		}
+	err := e.each(ctx, p.Writes(), func(ctx context.Context, it plan.Item) error {
+		return e.put(ctx, it, content)
+	}, func(it plan.Item) {
 		if it.Op == plan.OpCreate {
 			created = append(created, it)
 		} else {
 			done = append(done, it)
 		}
+	})
+	if err != nil {
+		return fail(err)
 	}
-	for _, it := range p.Deletes() {
-		if err := ctx.Err(); err != nil {
-			return fail(err)
-		}
+	err = e.each(ctx, p.Deletes(), func(ctx context.Context, it plan.Item) error {
 		if err := e.Store.Delete(ctx, it.Path); err != nil {
-			return fail(fmt.Errorf("delete %s: %w", it.Path, err))
+			return fmt.Errorf("delete %s: %w", it.Path, err)
 		}
-		done = append(done, it)
+		return nil
+	}, func(it plan.Item) { done = append(done, it) })
+	if err != nil {
+		return fail(err)
 	}
 	if err := e.writeCatalog(ctx, p.Catalog); err != nil {
 		return fail(err)
@@ -109,6 +111,56 @@ func (e *Executor) dropJournal(ctx context.Context) {
 	if err := e.Store.Delete(context.WithoutCancel(ctx), journal.Name); err != nil {
 		e.Logger.Warn("remove journal", "root", e.Store.String(), "err", err)
 	}
+}
+
+// each runs fn for every item on up to e.Jobs goroutines and calls ok, one
+// call at a time, for each item fn completed. After the first error it
+// starts no new item, waits for those in flight, and returns that error.
+func (e *Executor) each(ctx context.Context, items []plan.Item, fn func(context.Context, plan.Item) error, ok func(plan.Item)) error {
+	jobs := e.Jobs
+	if jobs < 1 {
+		jobs = 1
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var (
+		mu       sync.Mutex
+		firstErr error
+		wg       sync.WaitGroup
+		sem      = make(chan struct{}, jobs)
+	)
+loop:
+	for _, it := range items {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			break loop
+		}
+		wg.Add(1)
+		go func(it plan.Item) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			err := ctx.Err()
+			if err == nil {
+				err = fn(ctx, it)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if firstErr == nil {
+					firstErr = err
+					cancel(err)
+				}
+				return
+			}
+			ok(it)
+		}(it)
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	return context.Cause(ctx)
 }
 
 func (e *Executor) put(ctx context.Context, it plan.Item, content Content) error {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -273,13 +274,12 @@ func TestSourceChangedDuringCopy(t *testing.T) {
 	f.bundle("mine", "mine.one", map[string]string{"a.txt": "aaaa", "b.txt": "bbbb"})
 	// Tamper after validation: the wrapper swaps b.txt's bytes when the
 	// first write happens.
-	tampered := false
+	var tamper sync.Once
 	a := f.app(func(s storage.Store) storage.Store {
 		return &hookStore{Store: s, beforePut: func(path string) {
-			if !tampered {
-				tampered = true
+			tamper.Do(func() {
 				os.WriteFile(filepath.Join(f.dir, "mine", "b.txt"), []byte("BBBB"), 0o644)
-			}
+			})
 		}}
 	})
 	d := f.run(a, "mine")

@@ -115,26 +115,6 @@ func (a *App) openMaint(ctx context.Context, t *maintTarget) (storage.Store, err
 	return st, nil
 }
 
-// storedState is a root's catalog file as stored, and what it holds.
-type storedState struct {
-	raw     []byte // nil when there is no catalog file
-	state   catalog.State
-	version storage.Version
-}
-
-// readState reads a root's catalog without listing the root (verify and
-// state show need no listing).
-func readState(ctx context.Context, st storage.Store) (*storedState, error) {
-	data, ver, err := st.Get(ctx, catalog.FileName)
-	switch {
-	case errors.Is(err, storage.ErrNotExist):
-		return &storedState{state: catalog.Read(nil)}, nil
-	case err != nil:
-		return nil, fmt.Errorf("read %s at %s: %w", catalog.FileName, st, err)
-	}
-	return &storedState{raw: data, state: catalog.Read(data), version: ver}, nil
-}
-
 // refuseState explains why command cannot work on a root whose state is
 // legacy, invalid or future. It returns nil for none and catalog.
 func refuseState(command, root string, s catalog.State) error {

@@ -29,6 +29,21 @@ type RunOptions struct {
 	// owner's outputs (normally refused: an empty bundle selection is more
 	// often a mistake than an intent).
 	AllowEmpty bool
+	// Jobs is how many transfers run at once per destination (0: 4 for
+	// local, 8 for sftp and s3).
+	Jobs int
+}
+
+// jobsFor is the number of concurrent transfers for a backend.
+func jobsFor(backend string, jobs int) int {
+	switch {
+	case jobs > 0:
+		return jobs
+	case backend == config.BackendLocal:
+		return 4
+	default:
+		return 8
+	}
 }
 
 // UsageError is an invalid combination of options (exit status 2).
@@ -199,7 +214,7 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 		rd.Status = report.StatusPlanned
 		return rd
 	}
-	ex := &Executor{Store: st, Logger: a.Logger, Version: r.Version, RunID: runID(), Command: "run"}
+	ex := &Executor{Store: st, Logger: a.Logger, Version: r.Version, RunID: runID(), Command: "run", Jobs: jobsFor(d.Backend, opts.Jobs)}
 	if err := ex.Apply(ctx, in, pl, bundleContent(b, res.Outputs)); err != nil {
 		return failed(err)
 	}

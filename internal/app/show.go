@@ -27,15 +27,28 @@ func (a *App) ShowState(ctx context.Context, cfg *config.Config, opts MaintOptio
 		return nil, err
 	}
 	defer st.Close()
-	s, err := readState(ctx, st)
+	r, err := ReadRoot(ctx, st)
 	if err != nil {
 		return nil, err
 	}
-	if err := refuseShowState(st.String(), s.state); err != nil {
+	if err := refuseShowState(st.String(), r.State); err != nil {
 		return nil, err
 	}
+	// The stored bytes, for --output json: the same version ReadRoot
+	// classified, or the catalog changed in between.
+	var raw []byte
+	if r.State.Status == catalog.StatusCatalog {
+		data, ver, err := st.Get(ctx, catalog.FileName)
+		if err != nil {
+			return nil, fmt.Errorf("read %s at %s: %w", catalog.FileName, st, err)
+		}
+		if ver != r.Version {
+			return nil, fmt.Errorf("%s at %s changed while it was being read (a writer is at work): try again", catalog.FileName, st)
+		}
+		raw = data
+	}
 	return &report.StateShow{Command: "state show", PipelineID: t.owner.PipelineID, DestinationID: t.owner.DestinationID,
-		Root: st.String(), State: string(s.state.Status), Catalog: s.state.Catalog, Raw: s.raw}, nil
+		Root: st.String(), State: string(r.State.Status), Catalog: r.State.Catalog, Raw: raw}, nil
 }
 
 // refuseShowState says which unreadable state a root holds; nil for none

@@ -42,19 +42,19 @@ func (a *App) Verify(ctx context.Context, cfg *config.Config, opts VerifyOptions
 	}
 	defer st.Close()
 	rep.Root = st.String()
-	s, err := readState(ctx, st)
+	r, err := ReadRoot(ctx, st)
 	if err != nil {
 		return fail(err)
 	}
-	rep.State = string(s.state.Status)
+	rep.State = string(r.State.Status)
 	rep.Warnings = pendingJournal(ctx, st)
-	if err := refuseState("verify", rep.Root, s.state); err != nil {
+	if err := refuseState("verify", rep.Root, r.State); err != nil {
 		return fail(err)
 	}
-	if s.state.Status == catalog.StatusNone {
+	if r.State.Status == catalog.StatusNone {
 		return rep, nil // nothing is managed here: nothing to verify
 	}
-	c := s.state.Catalog
+	c := r.State.Catalog
 	res, err := Audit(ctx, st, c, ownedBy(t.owner, opts.AllOwners))
 	if err != nil {
 		return fail(fmt.Errorf("verify: %w", err))

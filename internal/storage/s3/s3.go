@@ -13,8 +13,10 @@
 // request before its last byte, so the server stores nothing. Objects
 // larger than the part size (Options.PartSize, 16 MiB by default) go up as
 // a multipart upload, which is also invisible until completed and is
-// aborted (its parts deleted) on failure. Every object gets a Content-Type
-// from its extension ("text/html; charset=utf-8" for .html).
+// aborted (its parts deleted) on failure. The body is streamed once, so a
+// failed Put is not retried (reads, listings and deletes are, by minio-go).
+// Every object gets a Content-Type from its extension
+// ("text/html; charset=utf-8" for .html).
 //
 // PutIf is a single conditional PutObject, enforced by the server: the zero
 // Version sends "If-None-Match: *" (create only if absent), another Version

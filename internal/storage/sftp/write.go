@@ -1,0 +1,425 @@
+package sftp
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strings"
+
+	sftplib "github.com/pkg/sftp"
+
+	"github.com/distributor-dev/distributor/internal/storage"
+)
+
+// Put implements storage.Store: see the package documentation. If r fails,
+// yields more or fewer than size bytes, or ctx is cancelled, the temporary
+// file is removed and the old object, or none, remains.
+func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64) error {
+	if err := s.put(ctx, p, r, size); err != nil {
+		return s.errorf("put", p, err)
+	}
+	return nil
+}
+
+func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64) error {
+	if err := checkPath(p); err != nil {
+		return err
+	}
+	if size < 0 {
+		return fmt.Errorf("negative size %d", size)
+	}
+	c, err := s.client(ctx)
+	if err != nil {
+		return err
+	}
+	defer watch(ctx, c)()
+	s.writes.RLock()
+	defer s.writes.RUnlock()
+	w, err := s.begin(c, p)
+	if err != nil {
+		return err
+	}
+	defer w.cleanup()
+	if err := copyExact(ctx, w.f, r, size); err != nil {
+		return err
+	}
+	if err := w.closeFile(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := c.sftp.PosixRename(w.tmp, w.target); err != nil {
+		return fmt.Errorf("rename into place: %w", err)
+	}
+	w.published = true
+	return nil
+}
+
+// copyExact copies exactly size bytes from src to dst and checks that src
+// has nothing more, checking ctx between chunks.
+func copyExact(ctx context.Context, dst io.Writer, src io.Reader, size int64) error {
+	var done int64
+	for done < size {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n, err := io.CopyN(dst, src, min(chunkSize, size-done))
+		done += n
+		if err == io.EOF {
+			return fmt.Errorf("short input: got %d of %d bytes", done, size)
+		}
+		if err != nil {
+			return fmt.Errorf("after %d of %d bytes: %w", done, size, err)
+		}
+	}
+	var extra [1]byte
+	n, err := io.ReadFull(src, extra[:])
+	switch {
+	case n > 0:
+		return fmt.Errorf("input is longer than %d bytes", size)
+	case err != io.EOF:
+		return fmt.Errorf("after %d of %d bytes: %w", size, size, err)
+	}
+	return ctx.Err()
+}
+
+// tempWriter is a temporary file being written next to its target.
+type tempWriter struct {
+	s         *Store
+	c         *conn
+	f         *sftplib.File // nil once closed
+	tmp       string        // server path of the temporary file
+	target    string        // server path of the target
+	created   []string      // directories begin made, outermost first
+	published bool          // tmp no longer exists under its name
+}
+
+// begin creates the target's missing parent directories and a temporary
+// file next to it. A concurrent Delete may prune a directory just made or
+// checked; begin then starts over.
+func (s *Store) begin(c *conn, p string) (*tempWriter, error) {
+	target := s.full(p)
+	dir := path.Dir(target)
+	var created []string
+	for attempt := 1; ; attempt++ {
+		made, err := s.mkdirs(c, p)
+		created = append(created, made...)
+		if err != nil {
+			s.removeDirs(c, created)
+			return nil, err
+		}
+		f, tmp, err := createTemp(c, dir)
+		if err == nil {
+			return &tempWriter{s: s, c: c, f: f, tmp: tmp, target: target, created: created}, nil
+		}
+		s.forgetDirs(dir)
+		if !errors.Is(err, fs.ErrNotExist) || attempt == 10 {
+			s.removeDirs(c, created)
+			return nil, fmt.Errorf("create temporary file: %w", err)
+		}
+	}
+}
+
+// createTemp creates a new, empty temporary file in the server directory
+// dir.
+func createTemp(c *conn, dir string) (*sftplib.File, string, error) {
+	for range 5 {
+		tmp := path.Join(dir, storage.TempPrefix+rand.Text())
+		f, err := c.sftp.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
+		if err == nil {
+			return f, tmp, nil
+		}
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+			return nil, "", err
+		}
+		// SFTP v3 reports an existing name as a generic failure: a random
+		// name collision is all but impossible, so any other error is
+		// retried only a few times.
+		if _, serr := c.sftp.Lstat(tmp); serr != nil {
+			return nil, "", err
+		}
+	}
+	return nil, "", errors.New("cannot create a unique temporary file")
+}
+
+// closeFile fsyncs (where the server can) and closes the temporary file.
+func (w *tempWriter) closeFile() error {
+	var err error
+	if w.c.fsync {
+		err = w.f.Sync()
+	}
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
+	}
+	w.f = nil
+	return err
+}
+
+// cleanup closes and removes the temporary file unless it was published,
+// then (after a failure) removes the directories begin created if empty.
+func (w *tempWriter) cleanup() {
+	if w.f != nil {
+		w.f.Close()
+	}
+	if !w.published {
+		w.c.sftp.Remove(w.tmp)
+		w.s.removeDirs(w.c, w.created)
+	}
+}
+
+// mkdirs makes sure the parent directories of the store path p exist,
+// creating the missing ones, and returns the server paths of those it
+// created, outermost first. A parent that is a symbolic link fails with
+// storage.ErrInvalidPath, one that is not a directory with an error naming
+// it. The root itself (and its parents) is created like mkdir -p.
+func (s *Store) mkdirs(c *conn, p string) ([]string, error) {
+	var created []string
+	if !s.knownDir(s.root) {
+		made, err := s.mkdirRoot(c)
+		if err != nil {
+			return nil, err
+		}
+		created = append(created, made...)
+	}
+	segs := strings.Split(p, "/")
+	for i := 1; i < len(segs); i++ {
+		dir := s.full(strings.Join(segs[:i], "/"))
+		if s.knownDir(dir) {
+			continue
+		}
+		fi, err := c.sftp.Lstat(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			err = c.sftp.Mkdir(dir)
+			if err == nil {
+				created = append(created, dir)
+			}
+			// An error may be a concurrent Mkdir: look again.
+			fi, err = c.sftp.Lstat(dir)
+		}
+		if err != nil {
+			return created, fmt.Errorf("directory %s: %w", strings.Join(segs[:i], "/"), err)
+		}
+		if err := checkDir(strings.Join(segs[:i], "/"), fi); err != nil {
+			return created, err
+		}
+		s.markDir(dir)
+	}
+	return created, nil
+}
+
+// mkdirRoot creates the root and its missing parents.
+func (s *Store) mkdirRoot(c *conn) ([]string, error) {
+	var missing []string
+	for dir := s.root; ; dir = path.Dir(dir) {
+		fi, err := c.sftp.Stat(dir)
+		if err == nil {
+			if !fi.IsDir() {
+				return nil, fmt.Errorf("root: %s is not a directory", dir)
+			}
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) || dir == "/" {
+			return nil, fmt.Errorf("root: stat %s: %w", dir, err)
+		}
+		missing = append(missing, dir)
+	}
+	var created []string
+	for _, dir := range slices.Backward(missing) {
+		if err := c.sftp.Mkdir(dir); err != nil {
+			if fi, serr := c.sftp.Stat(dir); serr != nil || !fi.IsDir() {
+				return created, fmt.Errorf("root: mkdir %s: %w", dir, err)
+			}
+		} else {
+			created = append(created, dir)
+		}
+	}
+	s.markDir(s.root)
+	return created, nil
+}
+
+// checkDir checks that fi, the Lstat of the store directory p, is a plain
+// directory.
+func checkDir(p string, fi fs.FileInfo) error {
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return fmt.Errorf("%w: %s is a symbolic link (never followed)", storage.ErrInvalidPath, p)
+	case !fi.IsDir():
+		return fmt.Errorf("%s is not a directory", p)
+	}
+	return nil
+}
+
+func (s *Store) knownDir(dir string) bool {
+	s.dirMu.Lock()
+	defer s.dirMu.Unlock()
+	return s.dirs[dir]
+}
+
+func (s *Store) markDir(dir string) {
+	s.dirMu.Lock()
+	defer s.dirMu.Unlock()
+	s.dirs[dir] = true
+}
+
+// forgetDirs forgets dir and everything below it.
+func (s *Store) forgetDirs(dir string) {
+	s.dirMu.Lock()
+	defer s.dirMu.Unlock()
+	for d := range s.dirs {
+		if d == dir || strings.HasPrefix(d, dir+"/") {
+			delete(s.dirs, d)
+		}
+	}
+}
+
+// removeDirs removes the given directories, innermost first, while they are
+// empty (best effort).
+func (s *Store) removeDirs(c *conn, dirs []string) {
+	for _, dir := range slices.Backward(dirs) {
+		s.forgetDirs(dir)
+		if c.sftp.RemoveDirectory(dir) != nil {
+			return
+		}
+	}
+}
+
+// PutIf implements storage.Store.
+//
+// With the zero Version it writes data to a temporary file, fsyncs it and
+// hard-links it to the target with hardlink@openssh.com, which fails if any
+// entry has that name: an atomic exclusive create that never exposes partial
+// content, safe between processes and hosts. (SFTP v3 reports that failure
+// as a generic SSH_FX_FAILURE, so an Lstat tells "exists" from other
+// errors.) A server without hardlink@openssh.com gets an O_EXCL create of the
+// target written in place: still exclusive, but a concurrent reader may
+// briefly see a partial object.
+//
+// With a non-zero Version it compares ifVersion with the Version of the
+// current content and, if they match, replaces the object by rename. The
+// compare and the rename are two steps: calls on this Store are serialised,
+// but between processes this is safe only because writers hold the
+// destination lock.
+func (s *Store) PutIf(ctx context.Context, p string, data []byte, ifVersion storage.Version) (storage.Version, error) {
+	if err := s.putIf(ctx, p, data, ifVersion); err != nil {
+		return "", s.errorf("put-if", p, err)
+	}
+	return versionOf(data), nil
+}
+
+func (s *Store) putIf(ctx context.Context, p string, data []byte, ifVersion storage.Version) error {
+	if err := checkPath(p); err != nil {
+		return err
+	}
+	c, err := s.client(ctx)
+	if err != nil {
+		return err
+	}
+	defer watch(ctx, c)()
+	s.writes.RLock()
+	defer s.writes.RUnlock()
+	if ifVersion != "" {
+		// Compare before writing anything, so that a failed condition
+		// leaves no trace (not even a parent directory).
+		s.cas.Lock()
+		defer s.cas.Unlock()
+		cur, err := s.currentVersion(ctx, c, p)
+		if err != nil {
+			return err
+		}
+		if cur != ifVersion {
+			if cur == "" {
+				return fmt.Errorf("%w: object is absent, want version %s", storage.ErrPrecondition, ifVersion)
+			}
+			return fmt.Errorf("%w: version is %s, want %s", storage.ErrPrecondition, cur, ifVersion)
+		}
+	}
+	if ifVersion == "" && !c.hardlink {
+		return s.createExclusive(c, p, data)
+	}
+	w, err := s.begin(c, p)
+	if err != nil {
+		return err
+	}
+	defer w.cleanup()
+	if _, err := w.f.Write(data); err != nil {
+		return err
+	}
+	if err := w.closeFile(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if ifVersion != "" {
+		if err := c.sftp.PosixRename(w.tmp, w.target); err != nil {
+			return fmt.Errorf("rename into place: %w", err)
+		}
+		w.published = true
+		return nil
+	}
+	if err := c.sftp.Link(w.tmp, w.target); err != nil {
+		if _, serr := c.sftp.Lstat(w.target); serr == nil {
+			return fmt.Errorf("%w: object exists", storage.ErrPrecondition)
+		}
+		return fmt.Errorf("hard-link into place: %w", err)
+	}
+	w.published = true
+	c.sftp.Remove(w.tmp)
+	return nil
+}
+
+// currentVersion returns the Version of the object at p, or "" if there is
+// none.
+func (s *Store) currentVersion(ctx context.Context, c *conn, p string) (storage.Version, error) {
+	f, err := s.open(c, p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(&ctxReader{ctx: ctx, r: f})
+	if err != nil {
+		return "", err
+	}
+	return versionOf(data), nil
+}
+
+// createExclusive is the exclusive create for servers without
+// hardlink@openssh.com: O_EXCL on the target, then the content in place.
+func (s *Store) createExclusive(c *conn, p string, data []byte) error {
+	created, err := s.mkdirs(c, p)
+	if err != nil {
+		s.removeDirs(c, created)
+		return err
+	}
+	target := s.full(p)
+	f, err := c.sftp.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
+	if err != nil {
+		if _, serr := c.sftp.Lstat(target); serr == nil {
+			return fmt.Errorf("%w: object exists", storage.ErrPrecondition)
+		}
+		s.removeDirs(c, created)
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil && c.fsync {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		c.sftp.Remove(target)
+		s.removeDirs(c, created)
+	}
+	return err
+}
