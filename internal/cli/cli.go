@@ -151,7 +151,7 @@ The configuration is read from --config, else $DISTRIBUTOR_CONFIG, else
 	pf.StringVar(&g.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn or error")
 	pf.StringVar(&g.progress, "progress", "auto", "progress display on stderr: auto (only on a terminal), always or never")
 	pf.DurationVar(&g.lockWait, "lock-timeout", 2*time.Minute, "how long a writing command waits for a destination root locked by another run (0: fail at once)")
-	root.AddCommand(newRunCmd(g), newValidateCmd(g), newBundleCmd(g), newPruneCmd(g), newReconcileCmd(g), newVerifyCmd(g), newStateCmd(g), newConfigCmd(g), newCompletionCmd(g, root))
+	root.AddCommand(newRunCmd(g), newValidateCmd(g), newBundleCmd(g), newPruneCmd(g), newReconcileCmd(g), newVerifyCmd(g), newStateCmd(g), newUnlockCmd(g), newConfigCmd(g), newCompletionCmd(g, root))
 	return root
 }
 

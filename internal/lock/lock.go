@@ -246,6 +246,13 @@ func (l *Locker) grab(ctx context.Context, name string, data []byte, ourID strin
 	return v, nil
 }
 
+// Stale reports whether a lock record may be taken over: its lease expired,
+// or its holder ran on this host and that process is gone.
+func (l *Locker) Stale(cur Info) bool {
+	l.defaults()
+	return l.stale(cur)
+}
+
 // stale reports whether a holder's lock (or claim) may be taken over.
 func (l *Locker) stale(cur Info) bool {
 	if l.Now().After(cur.ExpiresAt) {

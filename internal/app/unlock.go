@@ -1,0 +1,62 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/distributor-dev/distributor/internal/config"
+	"github.com/distributor-dev/distributor/internal/lock"
+	"github.com/distributor-dev/distributor/internal/report"
+	"github.com/distributor-dev/distributor/internal/storage"
+)
+
+// UnlockOptions are the inputs of `distributor unlock`.
+type UnlockOptions struct {
+	MaintOptions
+	// Force removes a lock whose holder looks alive.
+	Force bool
+}
+
+// Unlock removes a destination root's lock when it is stale (lease expired,
+// or its holder ran on this host and is gone) or, with Force, whatever holds
+// it. It does not recover the root: the next writer does that under the
+// lock, from the journal the dead run left.
+func (a *App) Unlock(ctx context.Context, cfg *config.Config, opts UnlockOptions) (*report.Unlock, error) {
+	t, err := resolveMaint(cfg, "unlock", opts.MaintOptions)
+	if err != nil {
+		return nil, err
+	}
+	rep := &report.Unlock{Command: "unlock", PipelineID: t.owner.PipelineID, DestinationID: t.owner.DestinationID, Root: t.root}
+	st, err := a.openMaint(ctx, t)
+	if err != nil {
+		rep.Error = report.Str(err.Error())
+		return rep, nil
+	}
+	defer st.Close()
+	rep.Root = st.String()
+	info, _, err := lock.Read(ctx, st)
+	if errors.Is(err, storage.ErrNotExist) {
+		return rep, nil
+	}
+	if err != nil {
+		rep.Error = report.Str(fmt.Sprintf("read %s: %v", lock.Name, err))
+		return rep, nil
+	}
+	rep.Locked = true
+	rep.Holder = &report.LockHolder{ID: info.ID, Host: info.Host, PID: info.PID, Command: info.Command,
+		Acquired: report.FormatLockTime(info.Acquired), ExpiresAt: report.FormatLockTime(info.ExpiresAt)}
+	l := &lock.Locker{Store: st, Now: a.Now}
+	rep.Stale = l.Stale(info)
+	if !rep.Stale && !opts.Force {
+		rep.Error = report.Str(fmt.Sprintf("the holder looks alive (lease until %s): wait for it, or, if you are sure no run is active on this root, rerun with --force", rep.Holder.ExpiresAt))
+		return rep, nil
+	}
+	if err := st.Delete(ctx, lock.Name); err != nil {
+		rep.Error = report.Str(fmt.Sprintf("remove %s: %v", lock.Name, err))
+		return rep, nil
+	}
+	rep.Removed = true
+	a.Logger.Warn("removed the lock of a destination root", "root", rep.Root, "holder", info.String(), "stale", rep.Stale)
+	return rep, nil
+}

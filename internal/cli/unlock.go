@@ -1,0 +1,47 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/distributor-dev/distributor/internal/app"
+	"github.com/distributor-dev/distributor/internal/report"
+)
+
+func newUnlockCmd(g *globals) *cobra.Command {
+	var opts app.UnlockOptions
+	cmd := &cobra.Command{
+		Use:   "unlock --pipeline P --destination D [--force] [--source DIR]",
+		Short: "Remove a destination root's lock left by a run that is gone",
+		Long: `unlock removes .distributor.lock from one destination root. Writers take over
+a stale lock by themselves (its lease expired, or its holder ran on this host
+and the process is gone), so unlock is for the rare case you cannot wait: a
+holder on another host that died with a long lease left.
+
+Without --force it removes only a stale lock and refuses one whose holder
+looks alive, naming it. With --force it removes the lock whoever holds it:
+use it only when you are sure no run is active on that root (a run that
+still works there would then race the next one). unlock does not repair the
+root: the next writing command recovers what the dead run left, from its
+intent journal.
+
+Exit status: 0 removed, or not locked; 1 refused or failed; 2 usage or
+configuration error.`,
+		Example: `  distributor unlock --pipeline weather.daily --destination latest
+  distributor unlock --pipeline weather.daily --destination latest --force`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := g.loadConfig()
+			if err != nil {
+				return err
+			}
+			rep, err := g.app().Unlock(cmd.Context(), cfg, opts)
+			if err != nil {
+				return mapMaintError(err)
+			}
+			return g.finishMaint(rep, rep.Error != nil, func() { report.WriteUnlockText(g.env.Stdout, rep) })
+		},
+	}
+	addMaintFlags(g, cmd, &opts.MaintOptions)
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "remove the lock even if its holder looks alive")
+	return cmd
+}
