@@ -69,6 +69,9 @@ func ReadRoot(ctx context.Context, st storage.Store) (*Root, error) {
 	r := &Root{Store: st, Listing: map[string]int64{}}
 	data, ver, err := st.Get(ctx, catalog.FileName)
 	switch {
+	case errors.Is(err, storage.ErrNotObject):
+		r.State = catalog.State{Status: catalog.StatusInvalid,
+			Problem: fmt.Errorf("%s is not a regular file: %w", catalog.FileName, err)}
 	case errors.Is(err, storage.ErrNotExist):
 		r.State = catalog.Read(nil)
 	case err != nil:

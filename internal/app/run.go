@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 
@@ -105,7 +106,10 @@ func (a *App) runPipeline(ctx context.Context, cfg *config.Config, p *config.Pip
 		dir = opts.Source
 	}
 	rp := report.Pipeline{PipelineID: p.ID, Source: &report.Source{Path: dir}, Destinations: []report.Destination{}}
-	b, err := bundle.Load(ctx, dir)
+	// Structure and sizes now; bytes are hashed only if a destination has
+	// something to write (see contentCheck), so a no-op rerun reads no
+	// source bytes.
+	b, err := bundle.LoadShallow(ctx, dir)
 	if err != nil {
 		rp.Error = report.Str(fmt.Sprintf("source bundle %s: %v", dir, err))
 		a.Logger.Error("invalid source bundle", "pipeline", p.ID, "dir", dir, "err", err)
@@ -119,21 +123,42 @@ func (a *App) runPipeline(ctx context.Context, cfg *config.Config, p *config.Pip
 	for _, u := range b.Unlisted {
 		rp.Warnings = append(rp.Warnings, fmt.Sprintf("%s is in the bundle directory but not in its manifest: ignored", u))
 	}
+	vc := &contentCheck{b: b}
 	for _, id := range p.Destinations {
 		if opts.Destination != "" && id != opts.Destination {
 			continue
 		}
 		d, _ := cfg.Destination(id) // references are validated by config
-		rd := a.runDestination(ctx, p, d, b, opts)
+		rd := a.runDestination(ctx, p, d, b, vc, opts)
 		if !opts.DryRun {
 			a.notifyDestination(ctx, cfg, &rp, &rd)
 		}
 		rp.Destinations = append(rp.Destinations, rd)
 	}
+	if vc.err != nil {
+		rp.Error = report.Str(fmt.Sprintf("source bundle %s: %v", b.Dir, vc.err))
+	}
 	return rp
 }
 
-func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.Destination, b *bundle.Bundle, opts RunOptions) report.Destination {
+// contentCheck hashes a shallowly loaded bundle's files once, the first time
+// a destination needs to write: a bundle whose bytes do not match its
+// manifest then fails every destination before any of them writes.
+type contentCheck struct {
+	b    *bundle.Bundle
+	done bool
+	err  error
+}
+
+func (c *contentCheck) check(ctx context.Context) error {
+	if !c.done {
+		c.err = c.b.Verify(ctx)
+		c.done = c.err == nil || ctx.Err() == nil
+	}
+	return c.err
+}
+
+func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.Destination, b *bundle.Bundle, vc *contentCheck, opts RunOptions) report.Destination {
 	rd := report.Destination{DestinationID: d.ID, Backend: d.Backend, Root: d.Path, FixedPath: d.FixedPath(),
 		Workflow: d.Workflow, Outputs: []report.Output{}, Unmanaged: []string{}, Notifications: []report.Notification{}}
 	failed := func(err error) report.Destination {
@@ -168,51 +193,96 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 	}
 	defer st.Close()
 	rd.Root = st.String()
-	if !opts.DryRun {
-		unlock, err := a.LockRoot(ctx, st, "run")
-		if err != nil {
-			return failed(err)
+
+	// Plan first from an unlocked read. A dry run stops there; so does a
+	// run with nothing to write (skip_same, fail_*) on a root that no dead
+	// run left a journal on: it takes no lock and costs one catalog read,
+	// one listing and one journal probe. Anything else locks the root
+	// (recovering it first if a run died there), reads and plans again.
+	makePlan := func(r *Root) (plan.Input, *plan.Plan, error) {
+		in := plan.Input{
+			Owner:              catalog.Owner{PipelineID: p.ID, DestinationID: d.ID},
+			Source:             catalog.Source{ID: b.Manifest.ID, Digest: b.Manifest.Digest, Created: b.Manifest.Created},
+			Outputs:            planOutputs(res.Outputs),
+			State:              r.State,
+			Listing:            r.Listing,
+			Workflow:           d.Workflow,
+			Force:              opts.Force,
+			Now:                a.Now(),
+			DistributorVersion: a.Version,
 		}
-		defer unlock()
+		pl, err := plan.Make(in)
+		return in, pl, err
 	}
+	describe := func(r *Root, pl *plan.Plan) {
+		rd.State = string(r.State.Status)
+		rd.Action = string(pl.Action)
+		rd.Reason = pl.Reason
+		rd.Counts = pl.Counts()
+		rd.Unmanaged = pl.Unmanaged
+		rd.Outputs = reportOutputs(pl)
+	}
+	// check refuses a plan before it changes anything: bundle bytes that do
+	// not match the manifest, the delete guard, fail_* actions.
+	check := func(in plan.Input, pl *plan.Plan) error {
+		if len(pl.Writes()) > 0 && !pl.Action.Failed() {
+			if err := vc.check(ctx); err != nil {
+				return fmt.Errorf("source bundle %s is invalid, nothing was written: %w", b.Dir, err)
+			}
+		}
+		if err := deleteGuard(d, opts, pl, len(in.Outputs)); err != nil {
+			return err
+		}
+		if pl.Action.Failed() {
+			return errors.New(pl.Reason)
+		}
+		return nil
+	}
+
 	r, err := ReadRoot(ctx, st)
 	if err != nil {
 		return failed(err)
 	}
-	rd.State = string(r.State.Status)
-	in := plan.Input{
-		Owner:              catalog.Owner{PipelineID: p.ID, DestinationID: d.ID},
-		Source:             catalog.Source{ID: b.Manifest.ID, Digest: b.Manifest.Digest, Created: b.Manifest.Created},
-		Outputs:            planOutputs(res.Outputs),
-		State:              r.State,
-		Listing:            r.Listing,
-		Workflow:           d.Workflow,
-		Force:              opts.Force,
-		Now:                a.Now(),
-		DistributorVersion: a.Version,
-	}
-	pl, err := plan.Make(in)
+	in, pl, err := makePlan(r)
 	if err != nil {
 		return failed(err)
 	}
-	rd.Action = string(pl.Action)
-	rd.Reason = pl.Reason
-	rd.Counts = pl.Counts()
-	rd.Unmanaged = pl.Unmanaged
-	rd.Outputs = reportOutputs(pl)
-	if err := deleteGuard(d, opts, pl, len(in.Outputs)); err != nil {
-		rd.Status = report.StatusFailed
-		rd.Error = report.Str(err.Error())
-		return rd
-	}
-	switch {
-	case pl.Action.Failed():
-		rd.Status = report.StatusFailed
-		rd.Error = report.Str(pl.Reason)
-		return rd
-	case opts.DryRun:
+	describe(r, pl)
+	pending := pendingJournal(ctx, st)
+	if opts.DryRun {
+		for _, w := range pending {
+			a.Logger.Warn(w, "root", rd.Root)
+		}
+		if err := check(in, pl); err != nil {
+			return refused(&rd, err)
+		}
 		rd.Status = report.StatusPlanned
 		return rd
+	}
+	if len(pending) == 0 {
+		if pl.Action == plan.SkipSame {
+			rd.Status = report.StatusOK
+			return rd
+		}
+		if err := check(in, pl); err != nil {
+			return refused(&rd, err) // refused before taking the lock: nothing written
+		}
+	}
+
+	unlock, err := a.LockRoot(ctx, st, "run")
+	if err != nil {
+		return failed(err)
+	}
+	defer unlock()
+	if r, err = ReadRoot(ctx, st); err != nil {
+		return failed(err)
+	}
+	if in, pl, err = makePlan(r); err != nil {
+		return failed(err)
+	}
+	describe(r, pl)
+	if err := check(in, pl); err != nil {
+		return refused(&rd, err)
 	}
 	ex := &Executor{Store: st, Logger: a.Logger, Version: r.Version, RunID: runID(), Command: "run", Jobs: jobsFor(d.Backend, opts.Jobs)}
 	if err := ex.Apply(ctx, in, pl, bundleContent(b, res.Outputs)); err != nil {
@@ -220,6 +290,13 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 	}
 	rd.Status = report.StatusOK
 	return rd
+}
+
+// refused marks a destination whose plan was refused before any change.
+func refused(rd *report.Destination, err error) report.Destination {
+	rd.Status = report.StatusFailed
+	rd.Error = report.Str(err.Error())
+	return *rd
 }
 
 // deleteGuard refuses, before anything is written, a plan that deletes more

@@ -275,3 +275,26 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+func TestReadRejectsBrokenUnicode(t *testing.T) {
+	valid, _ := os.ReadFile(filepath.Join("testdata", "full.golden.json"))
+	for name, repl := range map[string]string{
+		"invalid UTF-8":       "caf\xe9.html",
+		"lone high surrogate": `caf\ud800.html`,
+		"lone low surrogate":  `caf\udc00.html`,
+		"reversed pair":       `\udc00\ud800.html`,
+	} {
+		doc := strings.Replace(string(valid), `"path": "report.html"`, `"path": "`+repl+`"`, 1)
+		if st := Read([]byte(doc)); st.Status != StatusInvalid {
+			t.Errorf("%s: status %s, want invalid", name, st.Status)
+		}
+	}
+	// A proper escaped pair (an emoji) and an escaped backslash sequence are fine.
+	doc := strings.Replace(string(valid), `"path": "report.html"`, `"path": "r\ud83d\ude00.html"`, 1)
+	if st := Read([]byte(doc)); st.Status != StatusCatalog {
+		t.Errorf("escaped surrogate pair: %s %v", st.Status, st.Problem)
+	}
+	if hasLoneSurrogate([]byte(`"a\\ud800"`)) {
+		t.Errorf(`an escaped backslash followed by "ud800" is not a surrogate escape`)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"sort"
 	"time"
+	"unicode/utf8"
 )
 
 // wire types fix field order and names of the JSON document.
@@ -91,6 +92,14 @@ func Read(data []byte) State {
 // Parse decodes and validates a schema-4 document strictly: unknown fields,
 // missing required fields and trailing data are errors.
 func Parse(data []byte) (*Catalog, error) {
+	// encoding/json silently turns invalid UTF-8 (and escaped lone
+	// surrogates) into U+FFFD; a catalog must not be "repaired" that way.
+	if !utf8.Valid(data) {
+		return nil, errors.New("decode catalog: not valid UTF-8")
+	}
+	if hasLoneSurrogate(data) {
+		return nil, errors.New("decode catalog: contains an unpaired escaped UTF-16 surrogate (\\uD800-\\uDFFF): not valid Unicode")
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var w wireCatalog
@@ -147,6 +156,52 @@ func Parse(data []byte) (*Catalog, error) {
 		errs = append(errs, err)
 	}
 	return nil, errors.Join(errs...)
+}
+
+// hasLoneSurrogate reports whether data holds a \uD800-\uDFFF escape that
+// is not part of a high+low surrogate pair.
+func hasLoneSurrogate(data []byte) bool {
+	esc := func(i int) (rune, bool) {
+		if i+6 > len(data) || data[i] != '\\' || data[i+1] != 'u' {
+			return 0, false
+		}
+		var r rune
+		for _, c := range data[i+2 : i+6] {
+			switch {
+			case c >= '0' && c <= '9':
+				r = r<<4 | rune(c-'0')
+			case c >= 'a' && c <= 'f':
+				r = r<<4 | rune(c-'a'+10)
+			case c >= 'A' && c <= 'F':
+				r = r<<4 | rune(c-'A'+10)
+			default:
+				return 0, false
+			}
+		}
+		return r, true
+	}
+	for i := 0; i < len(data); i++ {
+		if data[i] != '\\' {
+			continue
+		}
+		r, ok := esc(i)
+		if !ok {
+			i++ // skip the escaped character (e.g. \\)
+			continue
+		}
+		switch {
+		case r >= 0xD800 && r <= 0xDBFF:
+			if lo, ok := esc(i + 6); ok && lo >= 0xDC00 && lo <= 0xDFFF {
+				i += 11
+				continue
+			}
+			return true
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return true
+		}
+		i += 5
+	}
+	return false
 }
 
 func parseTime(s, field string, add func(string, ...any)) time.Time {

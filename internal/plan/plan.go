@@ -187,7 +187,7 @@ func Make(in Input) (*Plan, error) {
 	}
 	switch in.State.Status {
 	case catalog.StatusInvalid, catalog.StatusFuture:
-		reason := fmt.Sprintf("destination state is %s", in.State.Status)
+		reason := fmt.Sprintf("destination state (%s) is %s", catalog.FileName, in.State.Status)
 		if in.State.Problem != nil {
 			reason += ": " + in.State.Problem.Error()
 		}

@@ -90,6 +90,9 @@ type Summary struct {
 	Overwritten  int                 `json:"overwritten"`
 	Unchanged    int                 `json:"unchanged"`
 	Deleted      int                 `json:"deleted"`
+	// PipelinesFailed counts pipelines that failed as a whole (an invalid
+	// bundle): their destinations are not in Destinations/Failed.
+	PipelinesFailed int `json:"pipelines_failed"`
 }
 
 // Summarise fills r.Summary from its destinations.
@@ -99,6 +102,9 @@ func (r *Run) Summarise() {
 		s.Actions[a] = 0
 	}
 	for _, p := range r.Pipelines {
+		if p.Error != nil {
+			s.PipelinesFailed++
+		}
 		for _, d := range p.Destinations {
 			s.Destinations++
 			if d.Status == StatusFailed {

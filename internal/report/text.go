@@ -37,6 +37,9 @@ func WriteRunText(w io.Writer, r *Run) {
 	}
 	fmt.Fprintf(w, "\n%d destination(s), %d failed (%s): %d created, %d overwritten, %d unchanged, %d deleted\n",
 		s.Destinations, s.Failed, verb, s.Created, s.Overwritten, s.Unchanged, s.Deleted)
+	if s.PipelinesFailed > 0 {
+		fmt.Fprintf(w, "%d pipeline(s) failed as a whole (see the errors above)\n", s.PipelinesFailed)
+	}
 }
 
 func writeDestination(w io.Writer, dryRun bool, d *Destination) {

@@ -20,6 +20,13 @@ import (
 // fs.ErrNotExist, so errors.Is(err, fs.ErrNotExist) holds as well.
 var ErrNotExist = fs.ErrNotExist
 
+// ErrNotObject is returned (wrapped, together with ErrNotExist) when a path
+// exists but is not an object: a directory, a symbolic link or a special
+// file. Such a path does not exist as an object, so errors.Is(err,
+// ErrNotExist) holds too; callers that must not mistake it for absence (the
+// catalog) test ErrNotObject first.
+var ErrNotObject = errors.New("storage: not a regular object")
+
 // ErrPrecondition is returned (wrapped) by PutIf when the stored version does
 // not match the expected one (or the object exists when absence was required).
 var ErrPrecondition = errors.New("storage: precondition failed")

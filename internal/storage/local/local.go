@@ -549,7 +549,7 @@ func notObject(p string, fi fs.FileInfo) error {
 	case fi.Mode()&fs.ModeSymlink != 0:
 		kind = "symbolic link"
 	}
-	return &fs.PathError{Op: "open", Path: p, Err: fmt.Errorf("%w (a %s is not an object)", fs.ErrNotExist, kind)}
+	return &fs.PathError{Op: "open", Path: p, Err: fmt.Errorf("%w: %w (a %s is not an object)", storage.ErrNotObject, fs.ErrNotExist, kind)}
 }
 
 // Stat implements storage.Store: it describes a regular file. A missing

@@ -210,6 +210,11 @@ func notExist(p, why string) error {
 	return &fs.PathError{Op: "stat", Path: p, Err: err}
 }
 
+// notObject is the error for an existing entry that is not a regular file.
+func notObject(p, why string) error {
+	return &fs.PathError{Op: "stat", Path: p, Err: fmt.Errorf("%w: %w (%s)", storage.ErrNotObject, storage.ErrNotExist, why)}
+}
+
 // Get implements storage.Store: it reads a regular file whole and returns
 // its Version ("sha256:<hex>"). A missing path, a directory, a symbolic
 // link or a path below a file yields an error matching storage.ErrNotExist.
@@ -256,7 +261,7 @@ func (s *Store) open(c *conn, p string) (*sftplib.File, error) {
 	// Lstat and Open are two steps: check what was opened.
 	fi, err := f.Stat()
 	if err == nil && !fi.Mode().IsRegular() {
-		err = notExist(p, "not a regular file")
+		err = notObject(p, "not a regular file")
 	}
 	if err != nil {
 		f.Close()
@@ -289,11 +294,11 @@ func (s *Store) lstat(c *conn, p string) (fs.FileInfo, error) {
 	case fi.Mode().IsRegular():
 		return fi, nil
 	case fi.IsDir():
-		return nil, notExist(p, "a directory is not an object")
+		return nil, notObject(p, "a directory is not an object")
 	case fi.Mode()&fs.ModeSymlink != 0:
-		return nil, notExist(p, "a symbolic link is not an object")
+		return nil, notObject(p, "a symbolic link is not an object")
 	default:
-		return nil, notExist(p, "a special file is not an object")
+		return nil, notObject(p, "a special file is not an object")
 	}
 }
 

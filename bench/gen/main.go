@@ -1,0 +1,152 @@
+// Command gen writes the data bench/run measures distributor on. It is part
+// of the benchmark harness, not of distributor.
+//
+//	gen bundle -dir DIR -files N -size BYTES [-id ID] [-seed S] [-per-dir K]
+//	    writes N files of BYTES random bytes each below DIR (K per
+//	    subdirectory, d000/f00000.bin, ...) and seals DIR as a bundle
+//	    (manifest.json) with bundle.Seal.
+//	gen root -dir DIR -outputs N [-size BYTES] [-pipeline P] [-destination D]
+//	    writes N small random files below DIR (100 per directory) and a
+//	    valid .distributor.json recording all of them as managed outputs of
+//	    P/D, encoded with catalog.Encode: a destination root that already
+//	    holds N outputs, made without publishing them one by one.
+//
+// Content is pseudo-random (ChaCha8, seeded), so it neither compresses nor
+// deduplicates, and the same flags give the same bytes.
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/distributor-dev/distributor/internal/bundle"
+	"github.com/distributor-dev/distributor/internal/catalog"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+	}
+	var err error
+	switch os.Args[1] {
+	case "bundle":
+		err = genBundle(os.Args[2:])
+	case "root":
+		err = genRoot(os.Args[2:])
+	default:
+		usage()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(1)
+	}
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: gen bundle -dir DIR -files N -size BYTES [-id ID] [-seed S] [-per-dir K]\n       gen root -dir DIR -outputs N [-size BYTES] [-pipeline P] [-destination D]")
+	os.Exit(2)
+}
+
+// created is the fixed creation time of generated bundles and records.
+var created = time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+
+// writeRandom writes size pseudo-random bytes from rng to path, creating
+// its directory, and returns the content's sha256 in catalog form.
+func writeRandom(path string, size int64, rng *rand.ChaCha8, buf []byte) (string, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	w := bufio.NewWriterSize(f, len(buf))
+	for left := size; left > 0; {
+		n := min(int64(len(buf)), left)
+		rng.Read(buf[:n])
+		h.Write(buf[:n])
+		if _, err := w.Write(buf[:n]); err != nil {
+			f.Close()
+			return "", err
+		}
+		left -= n
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return "", err
+	}
+	if err := f.Close(); err != nil {
+		return "", err
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func genBundle(args []string) error {
+	fs := flag.NewFlagSet("bundle", flag.ExitOnError)
+	dir := fs.String("dir", "", "bundle directory (created)")
+	files := fs.Int("files", 1, "number of files")
+	size := fs.Int64("size", 100<<10, "bytes per file")
+	id := fs.String("id", "bench.bundle", "bundle id")
+	seed := fs.Uint64("seed", 1, "content seed")
+	perDir := fs.Int("per-dir", 100, "files per subdirectory")
+	fs.Parse(args)
+	if *dir == "" || *files < 1 || *size < 0 || *perDir < 1 {
+		return fmt.Errorf("bundle: need -dir, -files >= 1, -size >= 0, -per-dir >= 1")
+	}
+	var key [32]byte
+	key[0], key[1] = byte(*seed), byte(*seed>>8)
+	rng := rand.NewChaCha8(key)
+	buf := make([]byte, 1<<20)
+	for i := range *files {
+		p := filepath.Join(*dir, fmt.Sprintf("d%03d", i / *perDir), fmt.Sprintf("f%05d.bin", i))
+		if _, err := writeRandom(p, *size, rng, buf); err != nil {
+			return err
+		}
+	}
+	_, err := bundle.Seal(context.Background(), *dir, *id, created)
+	return err
+}
+
+func genRoot(args []string) error {
+	fs := flag.NewFlagSet("root", flag.ExitOnError)
+	dir := fs.String("dir", "", "destination root (created)")
+	outputs := fs.Int("outputs", 1000, "number of managed outputs")
+	size := fs.Int64("size", 100, "bytes per output file")
+	pipeline := fs.String("pipeline", "bench", "owner pipeline id")
+	destination := fs.String("destination", "dst", "owner destination id")
+	fs.Parse(args)
+	if *dir == "" || *outputs < 0 || *size < 0 {
+		return fmt.Errorf("root: need -dir, -outputs >= 0, -size >= 0")
+	}
+	rng := rand.NewChaCha8([32]byte{42})
+	buf := make([]byte, max(*size, 1))
+	src := catalog.Source{ID: "bench.seed", Digest: "sha256:" + hex.EncodeToString(make([]byte, 32)), Created: created}
+	c := &catalog.Catalog{SchemaVersion: catalog.SchemaVersion, CreatedAt: created, UpdatedAt: created,
+		Outputs: make([]catalog.Output, 0, *outputs)}
+	for i := range *outputs {
+		p := fmt.Sprintf("d%04d/f%07d.bin", i/100, i)
+		sum, err := writeRandom(filepath.Join(*dir, filepath.FromSlash(p)), *size, rng, buf)
+		if err != nil {
+			return err
+		}
+		c.Outputs = append(c.Outputs, catalog.Output{Path: p, PipelineID: *pipeline, DestinationID: *destination,
+			Source: src, Kind: catalog.KindSource, SHA256: sum, Size: *size, CreatedAt: created, UpdatedAt: created})
+	}
+	data, err := catalog.Encode(c)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(*dir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(*dir, catalog.FileName), data, 0o644)
+}

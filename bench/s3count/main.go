@@ -1,0 +1,162 @@
+// Command s3count is a counting reverse proxy for the S3 benchmarks of
+// bench/run: it forwards every request to one S3 server unchanged (the Host
+// header is kept, so SigV4 signatures made for the proxy's address stay
+// valid) and counts them by method and by S3 operation.
+//
+//	s3count -target http://127.0.0.1:PORT [-listen 127.0.0.1:0] [-addr-file F]
+//
+// It listens on 127.0.0.1 only and writes its address (host:port) to
+// -addr-file once it accepts connections. GET /__count returns the counts
+// as JSON; GET /__count?reset=1 returns them and starts again from zero. On
+// SIGTERM or SIGINT it prints the counts to stdout and exits.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/signal"
+	"sort"
+	"sync"
+	"syscall"
+)
+
+// counter counts requests by method and by S3 operation.
+type counter struct {
+	mu       sync.Mutex
+	total    int
+	byMethod map[string]int
+	byOp     map[string]int
+}
+
+// Counts is the JSON document GET /__count returns.
+type Counts struct {
+	Total    int            `json:"total"`
+	ByMethod map[string]int `json:"by_method"`
+	ByOp     map[string]int `json:"by_op"`
+}
+
+func newCounter() *counter {
+	return &counter{byMethod: map[string]int{}, byOp: map[string]int{}}
+}
+
+// operation names the S3 operation of r roughly: a listing, a multipart
+// step, or the method on an object or bucket.
+func operation(r *http.Request) string {
+	q := r.URL.Query()
+	switch {
+	case r.Method == http.MethodGet && (q.Has("list-type") || q.Has("prefix") || q.Has("delimiter")):
+		return "ListObjects"
+	case q.Has("uploads") || q.Has("uploadId"):
+		return r.Method + " multipart"
+	case q.Has("delete"):
+		return "DeleteObjects"
+	case q.Has("location"):
+		return "GetBucketLocation"
+	}
+	return r.Method
+}
+
+func (c *counter) add(r *http.Request) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.total++
+	c.byMethod[r.Method]++
+	c.byOp[operation(r)]++
+}
+
+func (c *counter) snapshot(reset bool) Counts {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := Counts{Total: c.total, ByMethod: c.byMethod, ByOp: c.byOp}
+	if reset {
+		c.total, c.byMethod, c.byOp = 0, map[string]int{}, map[string]int{}
+	} else {
+		s.ByMethod, s.ByOp = clone(c.byMethod), clone(c.byOp)
+	}
+	return s
+}
+
+func clone(m map[string]int) map[string]int {
+	n := make(map[string]int, len(m))
+	for k, v := range m {
+		n[k] = v
+	}
+	return n
+}
+
+// String formats counts on one line: "total=N GET=a PUT=b ...".
+func (s Counts) String() string {
+	out := fmt.Sprintf("total=%d", s.Total)
+	keys := make([]string, 0, len(s.ByOp))
+	for k := range s.ByOp {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		out += fmt.Sprintf(" %q=%d", k, s.ByOp[k])
+	}
+	return out
+}
+
+func main() {
+	target := flag.String("target", "", "URL of the S3 server, e.g. http://127.0.0.1:9000")
+	listen := flag.String("listen", "127.0.0.1:0", "address to listen on (loopback only)")
+	addrFile := flag.String("addr-file", "", "file to write the listening host:port to")
+	flag.Parse()
+	u, err := url.Parse(*target)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		log.Fatalf("s3count: -target %q: need an http(s) URL", *target)
+	}
+	host, _, err := net.SplitHostPort(*listen)
+	if err != nil || (host != "127.0.0.1" && host != "localhost" && host != "::1") {
+		log.Fatalf("s3count: -listen %q: must be a loopback address", *listen)
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		log.Fatalf("s3count: %v", err)
+	}
+	c := newCounter()
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(u)
+			pr.Out.Host = pr.In.Host // keep the signed Host header
+		},
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/__count", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(c.snapshot(r.URL.Query().Get("reset") == "1"))
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		c.add(r)
+		proxy.ServeHTTP(w, r)
+	})
+	srv := &http.Server{Handler: mux}
+	if *addrFile != "" {
+		tmp := *addrFile + ".tmp"
+		if err := os.WriteFile(tmp, []byte(ln.Addr().String()+"\n"), 0o644); err != nil {
+			log.Fatalf("s3count: %v", err)
+		}
+		if err := os.Rename(tmp, *addrFile); err != nil {
+			log.Fatalf("s3count: %v", err)
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		srv.Shutdown(context.Background())
+	}()
+	if err := srv.Serve(ln); err != nil && err != http.ErrServerClosed {
+		log.Fatalf("s3count: %v", err)
+	}
+	fmt.Println(c.snapshot(false))
+}

@@ -1,0 +1,72 @@
+package catalog_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/distributor-dev/distributor/internal/catalog"
+)
+
+// benchCatalog returns a valid catalog of n source outputs with URLs, the
+// shape of a large archive root.
+func benchCatalog(n int) *catalog.Catalog {
+	t0 := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	src := catalog.Source{ID: "bench.2026-06-01", Digest: fmt.Sprintf("sha256:%064x", 1), Created: t0}
+	c := &catalog.Catalog{SchemaVersion: catalog.SchemaVersion, DistributorVersion: "v0.1.0", CreatedAt: t0, UpdatedAt: t0,
+		Outputs: make([]catalog.Output, n)}
+	for i := range n {
+		p := fmt.Sprintf("%04d/report-%07d.html", i/100, i)
+		c.Outputs[i] = catalog.Output{Path: p, PipelineID: "bench", DestinationID: "archive", Source: src,
+			Kind: catalog.KindSource, URL: "https://reports.example.com/archive/" + p,
+			SHA256: fmt.Sprintf("sha256:%064x", i), Size: int64(1000 + i), CreatedAt: t0, UpdatedAt: t0}
+	}
+	return c
+}
+
+var sizes = []int{1000, 10000, 100000}
+
+// BenchmarkEncode measures catalog.Encode (clone, sort, validate, JSON with
+// indentation) of catalogs of 1k, 10k and 100k outputs. MB/s is of the
+// encoded document.
+func BenchmarkEncode(b *testing.B) {
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("outputs=%d", n), func(b *testing.B) {
+			c := benchCatalog(n)
+			data, err := catalog.Encode(c)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := catalog.Encode(c); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/output")
+		})
+	}
+}
+
+// BenchmarkRead measures catalog.Read (probe the schema version, strict
+// decode, validate) of the documents BenchmarkEncode writes.
+func BenchmarkRead(b *testing.B) {
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("outputs=%d", n), func(b *testing.B) {
+			data, err := catalog.Encode(benchCatalog(n))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				st := catalog.Read(data)
+				if st.Status != catalog.StatusCatalog {
+					b.Fatalf("status %s: %v", st.Status, st.Problem)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/output")
+		})
+	}
+}
