@@ -31,6 +31,8 @@ type App struct {
 	// LockTimeout is how long a writer waits for a root's lock held by
 	// another live process (0: the default, 2m; negative: do not wait).
 	LockTimeout time.Duration
+	// Progress, when set, receives transfer events (a terminal display).
+	Progress Progress
 }
 
 // New returns an App with the default store opener and clock.

@@ -16,6 +16,17 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage"
 )
 
+// Progress receives transfer events for a display. Implementations must be
+// safe for concurrent use: Done is called from transfer goroutines.
+type Progress interface {
+	// Start announces a destination's writes: how many files and bytes.
+	Start(destination string, files int, bytes int64)
+	// Done reports one completed write.
+	Done(destination, path string, bytes int64)
+	// Finish ends the destination's display, whatever happened.
+	Finish(destination string)
+}
+
 // Content opens the bytes of a planned write.
 type Content func(ctx context.Context, it plan.Item) (io.ReadCloser, error)
 
@@ -30,6 +41,9 @@ type Executor struct {
 	Version storage.Version // catalog version read before planning ("" = absent)
 	// Jobs is how many writes or deletes run at once (default 1).
 	Jobs int
+	// Progress, when set, is told about every write; Name labels it.
+	Progress Progress
+	Name     string
 	// RunID and Command identify the attempt in its intent journal.
 	RunID   string
 	Command string
@@ -52,8 +66,23 @@ func (e *Executor) Apply(ctx context.Context, in plan.Input, p *plan.Plan, conte
 	fail := func(err error) error {
 		return e.settle(in, p, done, created, err)
 	}
-	err := e.each(ctx, p.Writes(), func(ctx context.Context, it plan.Item) error {
-		return e.put(ctx, it, content)
+	writes := p.Writes()
+	if e.Progress != nil {
+		var total int64
+		for _, it := range writes {
+			total += it.Output.Size
+		}
+		e.Progress.Start(e.Name, len(writes), total)
+		defer e.Progress.Finish(e.Name)
+	}
+	err := e.each(ctx, writes, func(ctx context.Context, it plan.Item) error {
+		if err := e.put(ctx, it, content); err != nil {
+			return err
+		}
+		if e.Progress != nil {
+			e.Progress.Done(e.Name, it.Path, it.Output.Size)
+		}
+		return nil
 	}, func(it plan.Item) {
 		if it.Op == plan.OpCreate {
 			created = append(created, it)

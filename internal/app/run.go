@@ -284,7 +284,8 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 	if err := check(in, pl); err != nil {
 		return refused(&rd, err)
 	}
-	ex := &Executor{Store: st, Logger: a.Logger, Version: r.Version, RunID: runID(), Command: "run", Jobs: jobsFor(d.Backend, opts.Jobs)}
+	ex := &Executor{Store: st, Logger: a.Logger, Version: r.Version, RunID: runID(), Command: "run", Jobs: jobsFor(d.Backend, opts.Jobs),
+		Progress: a.Progress, Name: p.ID + " -> " + d.ID}
 	if err := ex.Apply(ctx, in, pl, bundleContent(b, res.Outputs)); err != nil {
 		return failed(err)
 	}
