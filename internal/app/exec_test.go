@@ -329,3 +329,55 @@ func paths(c *catalog.Catalog) []string {
 	sort.Strings(out)
 	return out
 }
+
+// TestCancelLeavesTruthfulCatalog: Ctrl-C in the middle of the writes stops
+// the run, which still removes what it created and leaves a truthful catalog.
+func TestCancelLeavesTruthfulCatalog(t *testing.T) {
+	f := newFixture(t, "replacement")
+	files := map[string]string{}
+	for i := 0; i < 40; i++ {
+		files[fmt.Sprintf("f%02d.txt", i)] = fmt.Sprintf("v1 %d", i)
+	}
+	f.bundle("mine", "mine.one", files)
+	if d := f.run(f.app(nil), "mine"); d.Status != report.StatusOK {
+		t.Fatalf("setup: %+v", d)
+	}
+	for i := 0; i < 40; i++ {
+		files[fmt.Sprintf("f%02d.txt", i)] = fmt.Sprintf("v2 %d", i)
+		files[fmt.Sprintf("new%02d.txt", i)] = "new"
+	}
+	f.bundle("mine", "mine.two", files)
+	pristine := snapshot(t, f.root)
+	st, _ := local.New(f.root)
+	r0, _ := ReadRoot(context.Background(), st)
+	st.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var puts sync.Mutex
+	n := 0
+	a := f.app(func(s storage.Store) storage.Store {
+		return &hookStore{Store: s, beforePut: func(path string) {
+			puts.Lock()
+			defer puts.Unlock()
+			if n++; n == 10 {
+				cancel() // the operator presses Ctrl-C
+			}
+		}}
+	})
+	rep, err := a.Run(ctx, f.cfg, RunOptions{Pipeline: "mine"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := rep.Pipelines[0].Destinations[0]
+	if d.Status != report.StatusFailed || d.Error == nil || !strings.Contains(*d.Error, "context canceled") {
+		t.Fatalf("want a run stopped by cancellation, got %s %v", d.Status, d.Error)
+	}
+	checkInvariants(t, f.root, pristine, r0.State.Catalog, nil)
+	after := snapshot(t, f.root)
+	for p := range after {
+		if strings.HasPrefix(p, "new") {
+			t.Errorf("%s created by the cancelled run was left behind", p)
+		}
+	}
+}
