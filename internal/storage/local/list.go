@@ -9,8 +9,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/distributor-dev/distributor/internal/storage"
 )
@@ -70,33 +68,6 @@ func (s *Store) list(ctx context.Context, prefix string, fn func(storage.Info) e
 		start, rel = c.parent(), dir+"/"
 	}
 	return walk(ctx, start, rel, filter, fn)
-}
-
-// splitPrefix splits a List prefix into its directory part (before the last
-// slash, "" if none) and the name prefix that follows.
-func splitPrefix(prefix string) (dir, filter string, err error) {
-	bad := func(reason string) error {
-		return fmt.Errorf("%w: prefix %q %s", storage.ErrInvalidPath, prefix, reason)
-	}
-	switch {
-	case !utf8.ValidString(prefix):
-		return "", "", bad("is not valid UTF-8")
-	case strings.HasPrefix(prefix, "/"):
-		return "", "", bad("is absolute")
-	case strings.ContainsRune(prefix, '\\'):
-		return "", "", bad("contains a backslash")
-	case strings.ContainsFunc(prefix, unicode.IsControl):
-		return "", "", bad("contains a control character")
-	}
-	i := strings.LastIndexByte(prefix, '/')
-	if i < 0 {
-		return "", prefix, nil
-	}
-	dir, filter = prefix[:i], prefix[i+1:]
-	if err := checkPath(dir); err != nil {
-		return "", "", err
-	}
-	return dir, filter, nil
 }
 
 // entry is one directory entry to visit, keyed for byte-wise path order: a

@@ -7,54 +7,15 @@ import (
 	"os"
 	"runtime"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/distributor-dev/distributor/internal/storage"
 )
 
-// checkPath reports whether p is a path this store accepts: a clean,
-// relative, slash-separated path (the rules of internal/cleanpath, which a
-// storage package may not import) none of whose segments is a temporary name.
-// The error matches storage.ErrInvalidPath.
-func checkPath(p string) error {
-	if reason := unclean(p); reason != "" {
-		return fmt.Errorf("%w: %q %s", storage.ErrInvalidPath, p, reason)
-	}
-	return nil
-}
+// checkPath is storage.CheckPath, the path rules every adapter shares.
+func checkPath(p string) error { return storage.CheckPath(p) }
 
-// unclean returns why p is not an addressable path, or "" if it is.
-func unclean(p string) string {
-	switch {
-	case p == "":
-		return "is empty"
-	case !utf8.ValidString(p):
-		return "is not valid UTF-8"
-	case strings.HasPrefix(p, "/"):
-		return "is absolute"
-	case strings.HasSuffix(p, "/"):
-		return "ends with /"
-	case strings.ContainsRune(p, '\\'):
-		return "contains a backslash"
-	}
-	for _, r := range p {
-		if unicode.IsControl(r) {
-			return fmt.Sprintf("contains control character %U", r)
-		}
-	}
-	for seg := range strings.SplitSeq(p, "/") {
-		switch {
-		case seg == "":
-			return "has an empty segment"
-		case seg == "." || seg == "..":
-			return fmt.Sprintf("has a %q segment", seg)
-		case strings.HasPrefix(seg, storage.TempPrefix):
-			return fmt.Sprintf("has a segment starting with %q (temporary files)", storage.TempPrefix)
-		}
-	}
-	return ""
-}
+// splitPrefix is storage.SplitPrefix.
+func splitPrefix(prefix string) (dir, filter string, err error) { return storage.SplitPrefix(prefix) }
 
 // chain is the sequence of directories leading to the final segment of a
 // path, each opened as an *os.Root below the previous one, so that every
