@@ -85,7 +85,6 @@ type Options struct {
 
 const (
 	defaultDialTimeout = 30 * time.Second
-	chunkSize          = 1 << 20 // Put checks its context between chunks
 )
 
 // Store is a storage.Store on a directory of an SFTP server. It is safe for

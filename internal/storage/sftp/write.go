@@ -46,7 +46,7 @@ func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64) erro
 		return err
 	}
 	defer w.cleanup()
-	if err := copyExact(ctx, w.f, r, size); err != nil {
+	if err := storage.CopyExact(ctx, w.f, r, size); err != nil {
 		return err
 	}
 	if err := w.closeFile(); err != nil {
@@ -60,34 +60,6 @@ func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64) erro
 	}
 	w.published = true
 	return nil
-}
-
-// copyExact copies exactly size bytes from src to dst and checks that src
-// has nothing more, checking ctx between chunks.
-func copyExact(ctx context.Context, dst io.Writer, src io.Reader, size int64) error {
-	var done int64
-	for done < size {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		n, err := io.CopyN(dst, src, min(chunkSize, size-done))
-		done += n
-		if err == io.EOF {
-			return fmt.Errorf("short input: got %d of %d bytes", done, size)
-		}
-		if err != nil {
-			return fmt.Errorf("after %d of %d bytes: %w", done, size, err)
-		}
-	}
-	var extra [1]byte
-	n, err := io.ReadFull(src, extra[:])
-	switch {
-	case n > 0:
-		return fmt.Errorf("input is longer than %d bytes", size)
-	case err != io.EOF:
-		return fmt.Errorf("after %d of %d bytes: %w", size, size, err)
-	}
-	return ctx.Err()
 }
 
 // tempWriter is a temporary file being written next to its target.

@@ -1,0 +1,41 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"io"
+)
+
+// CopyChunk is how many bytes CopyExact copies between context checks.
+const CopyChunk = 1 << 20
+
+// CopyExact copies exactly size bytes from src to dst, checking ctx between
+// chunks of CopyChunk bytes, and then checks that src has nothing more. It
+// is the body of every adapter's Put: a reader that fails, ends early or
+// yields more than size bytes makes it fail, so the Put fails and publishes
+// nothing.
+func CopyExact(ctx context.Context, dst io.Writer, src io.Reader, size int64) error {
+	var done int64
+	for done < size {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n, err := io.CopyN(dst, src, min(CopyChunk, size-done))
+		done += n
+		if err == io.EOF {
+			return fmt.Errorf("short input: got %d of %d bytes", done, size)
+		}
+		if err != nil {
+			return fmt.Errorf("after %d of %d bytes: %w", done, size, err)
+		}
+	}
+	var extra [1]byte
+	n, err := io.ReadFull(src, extra[:])
+	switch {
+	case n > 0:
+		return fmt.Errorf("input is longer than %d bytes", size)
+	case err != io.EOF:
+		return fmt.Errorf("after %d of %d bytes: %w", size, size, err)
+	}
+	return ctx.Err()
+}
