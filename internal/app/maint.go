@@ -115,6 +115,48 @@ func (a *App) openMaint(ctx context.Context, t *maintTarget) (storage.Store, err
 	return st, nil
 }
 
+// maintRoot is a maintenance target's root, opened, locked when the command
+// writes, and read.
+type maintRoot struct {
+	store storage.Store
+	root  *Root
+	// warnings mention a journal a dead (or running) writer left, for
+	// commands that do not recover it.
+	warnings []string
+	unlock   func()
+}
+
+// close releases the lock (if taken) and the store.
+func (m *maintRoot) close() {
+	if m.unlock != nil {
+		m.unlock()
+	}
+	m.store.Close()
+}
+
+// openMaintRoot opens t's store, takes the root's lock (recovering a root a
+// dead run left) when lock is set, reads its state and refuses legacy,
+// invalid and future state for command. On error nothing stays open.
+func (a *App) openMaintRoot(ctx context.Context, t *maintTarget, command string, lock bool) (*maintRoot, error) {
+	st, err := a.openMaint(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	m := &maintRoot{store: st}
+	if lock {
+		if m.unlock, err = a.LockRoot(ctx, st, command); err != nil {
+			st.Close()
+			return nil, err
+		}
+	}
+	if m.root, err = ReadRoot(ctx, st); err != nil {
+		m.close()
+		return nil, err
+	}
+	m.warnings = pendingJournal(ctx, st)
+	return m, nil
+}
+
 // refuseState explains why command cannot work on a root whose state is
 // legacy, invalid or future. It returns nil for none and catalog.
 func refuseState(command, root string, s catalog.State) error {

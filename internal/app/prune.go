@@ -93,25 +93,15 @@ func (a *App) Prune(ctx context.Context, cfg *config.Config, opts PruneOptions) 
 		a.Logger.Error("prune failed", "pipeline", t.owner.PipelineID, "destination", t.owner.DestinationID, "err", err)
 		return rep, nil
 	}
-	st, err := a.openMaint(ctx, t)
+	m, err := a.openMaintRoot(ctx, t, "prune", opts.Apply)
 	if err != nil {
 		return fail(err)
 	}
-	defer st.Close()
+	defer m.close()
+	st, r := m.store, m.root
 	rep.Root = st.String()
-	if opts.Apply {
-		unlock, err := a.LockRoot(ctx, st, "prune")
-		if err != nil {
-			return fail(err)
-		}
-		defer unlock()
-	}
-	r, err := ReadRoot(ctx, st)
-	if err != nil {
-		return fail(err)
-	}
 	rep.State = string(r.State.Status)
-	rep.Warnings = pendingJournal(ctx, st) // a dry run does not recover
+	rep.Warnings = m.warnings
 	if err := refuseState("prune", rep.Root, r.State); err != nil {
 		return fail(err)
 	}

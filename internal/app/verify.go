@@ -36,18 +36,15 @@ func (a *App) Verify(ctx context.Context, cfg *config.Config, opts VerifyOptions
 		a.Logger.Error("verify failed", "pipeline", t.owner.PipelineID, "destination", t.owner.DestinationID, "err", err)
 		return rep, nil
 	}
-	st, err := a.openMaint(ctx, t)
+	m, err := a.openMaintRoot(ctx, t, "verify", false)
 	if err != nil {
 		return fail(err)
 	}
-	defer st.Close()
+	defer m.close()
+	st, r := m.store, m.root
 	rep.Root = st.String()
-	r, err := ReadRoot(ctx, st)
-	if err != nil {
-		return fail(err)
-	}
 	rep.State = string(r.State.Status)
-	rep.Warnings = pendingJournal(ctx, st)
+	rep.Warnings = m.warnings
 	if err := refuseState("verify", rep.Root, r.State); err != nil {
 		return fail(err)
 	}
