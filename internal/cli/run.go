@@ -14,11 +14,17 @@ func newRunCmd(g *globals) *cobra.Command {
 		Use:   "run",
 		Short: "Validate bundles, plan and publish them to their destinations",
 		Long: `run publishes every pipeline of the configuration (or the one named with
---pipeline) to each of its destinations. For each destination it validates the
-source bundle against its manifest, plans the outputs (copied files and
-Markdown rendered to HTML), compares them with the catalog .distributor.json
-and a listing of the root, then writes outputs, deletes what the workflow
-retires, and writes the catalog last.
+--pipeline) to each of its destinations. For each destination it plans the
+outputs (copied files and Markdown rendered to HTML) from the bundle's
+manifest, compares them with the catalog .distributor.json and a listing of
+the root, and, if anything must change, checks every bundle file against its
+manifest, takes the root's lock (waiting up to --lock-timeout), writes
+outputs, deletes what the workflow retires, and writes the catalog last. A
+run with nothing to do reads no bundle bytes and takes no lock.
+
+A bundle that does not match its manifest, a plan that would delete more
+than max_deletes (or --max-deletes), and a replacement that plans nothing
+(without --allow-empty) are refused before anything is written.
 
 Destinations are independent: one failing does not stop the others.
 
