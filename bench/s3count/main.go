@@ -3,12 +3,16 @@
 // header is kept, so SigV4 signatures made for the proxy's address stay
 // valid) and counts them by method and by S3 operation.
 //
-//	s3count -target http://127.0.0.1:PORT [-listen 127.0.0.1:0] [-addr-file F]
+//	s3count -target http://127.0.0.1:PORT [-listen 127.0.0.1:0] [-addr-file F] [-log F]
 //
 // It listens on 127.0.0.1 only and writes its address (host:port) to
 // -addr-file once it accepts connections. GET /__count returns the counts
-// as JSON; GET /__count?reset=1 returns them and starts again from zero. On
-// SIGTERM or SIGINT it prints the counts to stdout and exits.
+// as JSON; GET /__count?reset=1 returns them and starts again from zero;
+// &mark=NAME also labels the requests logged so far (see -log). On
+// SIGTERM or SIGINT it prints the counts to stdout and exits. With -log,
+// every forwarded request is also appended to a file as one line
+// "OPERATION METHOD PATH?QUERY" (with the signature query parameters of
+// presigned requests left out), to see which requests a tool makes.
 package main
 
 import (
@@ -16,6 +20,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/http"
@@ -24,6 +29,7 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 )
@@ -34,6 +40,7 @@ type counter struct {
 	total    int
 	byMethod map[string]int
 	byOp     map[string]int
+	log      io.Writer // nil: no request log
 }
 
 // Counts is the JSON document GET /__count returns.
@@ -69,13 +76,33 @@ func (c *counter) add(r *http.Request) {
 	defer c.mu.Unlock()
 	c.total++
 	c.byMethod[r.Method]++
-	c.byOp[operation(r)]++
+	op := operation(r)
+	c.byOp[op]++
+	if c.log != nil {
+		q := r.URL.Query()
+		for k := range q {
+			if strings.HasPrefix(k, "X-Amz-") {
+				q.Del(k)
+			}
+		}
+		line := op + " " + r.Method + " " + r.URL.Path
+		if len(q) > 0 {
+			line += "?" + q.Encode()
+		}
+		fmt.Fprintln(c.log, line)
+	}
 }
 
-func (c *counter) snapshot(reset bool) Counts {
+// snapshot returns the counts, zeroing them if reset is set. A non-empty
+// mark is written to the request log as "== end of MARK: COUNTS ==", to
+// label the requests above it.
+func (c *counter) snapshot(reset bool, mark string) Counts {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := Counts{Total: c.total, ByMethod: c.byMethod, ByOp: c.byOp}
+	if mark != "" && c.log != nil {
+		fmt.Fprintf(c.log, "== end of %s: %s ==\n", mark, s)
+	}
 	if reset {
 		c.total, c.byMethod, c.byOp = 0, map[string]int{}, map[string]int{}
 	} else {
@@ -110,6 +137,7 @@ func main() {
 	target := flag.String("target", "", "URL of the S3 server, e.g. http://127.0.0.1:9000")
 	listen := flag.String("listen", "127.0.0.1:0", "address to listen on (loopback only)")
 	addrFile := flag.String("addr-file", "", "file to write the listening host:port to")
+	logFile := flag.String("log", "", "file to append one line per forwarded request to")
 	flag.Parse()
 	u, err := url.Parse(*target)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
@@ -124,6 +152,14 @@ func main() {
 		log.Fatalf("s3count: %v", err)
 	}
 	c := newCounter()
+	if *logFile != "" {
+		f, err := os.OpenFile(*logFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			log.Fatalf("s3count: %v", err)
+		}
+		defer f.Close()
+		c.log = f
+	}
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(u)
@@ -132,8 +168,10 @@ func main() {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/__count", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		snap := c.snapshot(q.Get("reset") == "1", q.Get("mark"))
 		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(c.snapshot(r.URL.Query().Get("reset") == "1"))
+		json.NewEncoder(w).Encode(snap)
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		c.add(r)
@@ -158,5 +196,5 @@ func main() {
 	if err := srv.Serve(ln); err != nil && err != http.ErrServerClosed {
 		log.Fatalf("s3count: %v", err)
 	}
-	fmt.Println(c.snapshot(false))
+	fmt.Println(c.snapshot(false, ""))
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/plan"
 	"github.com/distributor-dev/distributor/internal/render"
 	"github.com/distributor-dev/distributor/internal/report"
+	"github.com/distributor-dev/distributor/internal/storage"
 )
 
 // RunOptions are the inputs of `distributor run`.
@@ -274,13 +275,20 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 		return failed(err)
 	}
 	defer unlock()
-	if r, err = ReadRoot(ctx, st); err != nil {
-		return failed(err)
+	// Under the lock, plan again unless nothing changed: with no journal to
+	// recover and the catalog at the version the first plan read, another
+	// writer has not committed since, and the first plan stands (a listing
+	// of a large root and a parse of its catalog are the bulk of an
+	// additive run's cost).
+	if len(pending) > 0 || !catalogUnchanged(ctx, st, r.Version) {
+		if r, err = ReadRoot(ctx, st); err != nil {
+			return failed(err)
+		}
+		if in, pl, err = makePlan(r); err != nil {
+			return failed(err)
+		}
+		describe(r, pl)
 	}
-	if in, pl, err = makePlan(r); err != nil {
-		return failed(err)
-	}
-	describe(r, pl)
 	if err := check(in, pl); err != nil {
 		return refused(&rd, err)
 	}
@@ -291,6 +299,16 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 	}
 	rd.Status = report.StatusOK
 	return rd
+}
+
+// catalogUnchanged reports whether the root's catalog is still at version v
+// ("" = absent). Any doubt (an error) says it changed.
+func catalogUnchanged(ctx context.Context, st storage.Store, v storage.Version) bool {
+	_, cur, err := st.Get(ctx, catalog.FileName)
+	if errors.Is(err, storage.ErrNotExist) && !errors.Is(err, storage.ErrNotObject) {
+		return v == ""
+	}
+	return err == nil && cur == v
 }
 
 // refused marks a destination whose plan was refused before any change.

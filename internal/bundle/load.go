@@ -231,14 +231,27 @@ func load(ctx context.Context, dir string, hash bool) (*Bundle, error) {
 		return nil, ve
 	}
 
-	problems, err := checkFiles(ctx, root, abs, m, hash)
-	if err != nil {
-		return nil, err
-	}
-
-	unlisted, err := findUnlisted(ctx, root, m)
+	unlisted, sizes, err := walkBundle(ctx, root, m)
 	if err != nil {
 		return nil, fmt.Errorf("bundle %s: %w", abs, err)
+	}
+	var problems []Problem
+	if hash {
+		problems, err = checkFiles(ctx, root, abs, m, true)
+	} else {
+		// Shallow: a file the walk saw as a regular file of the listed size
+		// needs no further look; anything else gets the full check, which
+		// names the precise problem.
+		var doubtful Manifest
+		for _, f := range m.Files {
+			if size, ok := sizes[f.Path]; !ok || size != f.Size {
+				doubtful.Files = append(doubtful.Files, f)
+			}
+		}
+		problems, err = checkFiles(ctx, root, abs, &doubtful, false)
+	}
+	if err != nil {
+		return nil, err
 	}
 	if len(problems) > 0 {
 		return nil, &ValidationError{Dir: abs, Problems: problems, Unlisted: unlisted}
@@ -330,12 +343,12 @@ func sizeMismatch(got, want int64) string {
 	return fmt.Sprintf("size %d does not match manifest size %d", got, want)
 }
 
-// findUnlisted returns the regular files below root that m does not list,
+// walkBundle returns the regular files below root that m does not list,
 // sorted, leaving out manifest.json. Directories that cannot be read are
 // skipped: unlisted files are only warnings.
-func findUnlisted(ctx context.Context, root *os.Root, m *Manifest) ([]string, error) {
-	var unlisted []string
-	err := fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+func walkBundle(ctx context.Context, root *os.Root, m *Manifest) (unlisted []string, sizes map[string]int64, err error) {
+	sizes = make(map[string]int64, len(m.Files))
+	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
 		}
@@ -350,14 +363,18 @@ func findUnlisted(ctx context.Context, root *os.Root, m *Manifest) ([]string, er
 		}
 		if _, ok := m.Lookup(p); !ok {
 			unlisted = append(unlisted, p)
+			return nil
+		}
+		if fi, err := d.Info(); err == nil && fi.Mode().IsRegular() {
+			sizes[p] = fi.Size()
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	slices.Sort(unlisted)
-	return unlisted, nil
+	return unlisted, sizes, nil
 }
 
 // Open opens the listed file path of the bundle for reading. It refuses a

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"time"
 	"unicode/utf8"
 )
@@ -58,6 +59,11 @@ func FormatTime(t time.Time) string {
 func Read(data []byte) State {
 	if data == nil {
 		return State{Status: StatusNone}
+	}
+	// The common case first: a valid schema-4 catalog decodes in one pass.
+	// Only a document that fails is probed to classify it.
+	if c, err := Parse(data); err == nil {
+		return State{Status: StatusCatalog, SchemaVersion: SchemaVersion, Catalog: c}
 	}
 	var probe map[string]json.RawMessage
 	if err := json.Unmarshal(data, &probe); err != nil {
@@ -227,30 +233,140 @@ func Encode(c *Catalog) ([]byte, error) {
 	if err := Validate(n); err != nil {
 		return nil, fmt.Errorf("encode catalog: %w", err)
 	}
-	w := wireCatalog{
-		SchemaVersion:      SchemaVersion,
-		DistributorVersion: n.DistributorVersion,
-		CreatedAt:          FormatTime(n.CreatedAt),
-		UpdatedAt:          FormatTime(n.UpdatedAt),
-		State:              &wireState{Mode: ModeCatalog},
-		Outputs:            make([]wireOutput, 0, len(n.Outputs)),
+	// Written by hand in the exact layout json.Encoder with a 2-space
+	// indent would produce (the golden files pin it), in one pre-sized
+	// buffer: a 100k-output catalog is encoded without the second,
+	// indenting pass.
+	b := make([]byte, 0, 256+len(n.Outputs)*640)
+	b = append(b, "{\n  \"schema_version\": 4,\n"...)
+	if n.DistributorVersion != "" {
+		b = appendField(b, "  ", "distributor_version", n.DistributorVersion, true)
 	}
-	for _, o := range n.Outputs {
-		size := o.Size
-		w.Outputs = append(w.Outputs, wireOutput{
-			Path: o.Path, PipelineID: o.PipelineID, DestinationID: o.DestinationID,
-			Source: &wireSource{ID: o.Source.ID, Digest: o.Source.Digest, Created: FormatTime(o.Source.Created)},
-			Kind:   o.Kind, SourcePath: o.SourcePath, Transform: o.Transform, URL: o.URL,
-			SHA256: o.SHA256, Size: &size,
-			CreatedAt: FormatTime(o.CreatedAt), UpdatedAt: FormatTime(o.UpdatedAt),
-		})
+	b = appendTime(b, "  ", "created_at", n.CreatedAt, true)
+	b = appendTime(b, "  ", "updated_at", n.UpdatedAt, true)
+	b = append(b, "  \"state\": {\n    \"mode\": \"catalog\"\n  },\n  \"outputs\": ["...)
+	if len(n.Outputs) == 0 {
+		b = append(b, "]\n}\n"...)
+		return b, nil
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(w); err != nil {
-		return nil, fmt.Errorf("encode catalog: %w", err)
+	for i := range n.Outputs {
+		o := &n.Outputs[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		const in = "      "
+		b = append(b, "\n    {\n"...)
+		b = appendField(b, in, "path", o.Path, true)
+		b = appendField(b, in, "pipeline_id", o.PipelineID, true)
+		b = appendField(b, in, "destination_id", o.DestinationID, true)
+		b = append(b, in+"\"source\": {\n"...)
+		b = appendField(b, in+"  ", "id", o.Source.ID, true)
+		b = appendField(b, in+"  ", "digest", o.Source.Digest, true)
+		b = appendTime(b, in+"  ", "created", o.Source.Created, false)
+		b = append(b, in+"},\n"...)
+		b = appendField(b, in, "kind", o.Kind, true)
+		if o.SourcePath != "" {
+			b = appendField(b, in, "source_path", o.SourcePath, true)
+		}
+		if o.Transform != "" {
+			b = appendField(b, in, "transform", o.Transform, true)
+		}
+		if o.URL != "" {
+			b = appendField(b, in, "url", o.URL, true)
+		}
+		b = appendField(b, in, "sha256", o.SHA256, true)
+		b = append(b, in+"\"size\": "...)
+		b = strconv.AppendInt(b, o.Size, 10)
+		b = append(b, ",\n"...)
+		b = appendTime(b, in, "created_at", o.CreatedAt, true)
+		b = appendTime(b, in, "updated_at", o.UpdatedAt, false)
+		b = append(b, "    }"...)
 	}
-	return buf.Bytes(), nil
+	b = append(b, "\n  ]\n}\n"...)
+	return b, nil
+}
+
+// appendField appends `<indent>"name": "value"` (with a comma if more
+// follows) and a newline.
+func appendField(b []byte, indent, name, value string, more bool) []byte {
+	b = append(b, indent...)
+	b = append(b, '"')
+	b = append(b, name...)
+	b = append(b, "\": "...)
+	b = appendString(b, value)
+	if more {
+		b = append(b, ',')
+	}
+	return append(b, '\n')
+}
+
+// appendTime is appendField for a timestamp, formatted as FormatTime does
+// without an intermediate string.
+func appendTime(b []byte, indent, name string, t time.Time, more bool) []byte {
+	b = append(b, indent...)
+	b = append(b, '"')
+	b = append(b, name...)
+	b = append(b, "\": \""...)
+	b = t.UTC().Truncate(time.Second).AppendFormat(b, time.RFC3339)
+	b = append(b, '"')
+	if more {
+		b = append(b, ',')
+	}
+	return append(b, '\n')
+}
+
+// appendString appends s as a JSON string, escaped exactly as encoding/json
+// does with HTML escaping off: quote, backslash, control characters, U+2028
+// and U+2029; invalid UTF-8 becomes U+FFFD (validation has refused it).
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, "\\ufffd"...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }

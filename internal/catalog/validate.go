@@ -4,19 +4,65 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 
 	"github.com/distributor-dev/distributor/internal/cleanpath"
 )
 
-var (
-	slugRE     = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
-	sourceIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
-	digestRE   = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
-)
+// isSlug reports whether s matches [a-z0-9][a-z0-9._-]{0,63}. Byte loops,
+// not regexps: Validate runs them for every record of large catalogs.
+func isSlug(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+		case i > 0 && (c == '.' || c == '_' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// isSourceID reports whether s matches [A-Za-z0-9][A-Za-z0-9._-]{0,127}.
+func isSourceID(s string) bool {
+	if len(s) == 0 || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case i > 0 && (c == '.' || c == '_' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // IsDigest reports whether s is "sha256:" followed by 64 lowercase hex digits.
-func IsDigest(s string) bool { return digestRE.MatchString(s) }
+func IsDigest(s string) bool {
+	const prefix = "sha256:"
+	if len(s) != len(prefix)+64 || s[:len(prefix)] != prefix {
+		return false
+	}
+	for i := len(prefix); i < len(s); i++ {
+		c := s[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// field names outputs[i] in messages; it is a type so that the name is only
+// formatted when a message is.
+type field int
+
+func (f field) String() string { return fmt.Sprintf("outputs[%d]", int(f)) }
 
 // Validate checks every rule of the schema-4 contract and returns all
 // problems found, each naming its field.
@@ -35,7 +81,7 @@ func Validate(c *Catalog) error {
 	seen := make(map[string]int, len(c.Outputs))
 	for i := range c.Outputs {
 		o := &c.Outputs[i]
-		f := fmt.Sprintf("outputs[%d]", i)
+		f := field(i)
 		if err := cleanpath.CheckUnreserved(o.Path); err != nil {
 			add("%s.path: %w", f, err)
 		}
@@ -44,13 +90,13 @@ func Validate(c *Catalog) error {
 		} else {
 			seen[o.Path] = i
 		}
-		if !slugRE.MatchString(o.PipelineID) {
+		if !isSlug(o.PipelineID) {
 			add("%s.pipeline_id: %q is not a slug ([a-z0-9][a-z0-9._-]{0,63})", f, o.PipelineID)
 		}
-		if !slugRE.MatchString(o.DestinationID) {
+		if !isSlug(o.DestinationID) {
 			add("%s.destination_id: %q is not a slug ([a-z0-9][a-z0-9._-]{0,63})", f, o.DestinationID)
 		}
-		if !sourceIDRE.MatchString(o.Source.ID) {
+		if !isSourceID(o.Source.ID) {
 			add("%s.source.id: %q is not a source id", f, o.Source.ID)
 		}
 		if !IsDigest(o.Source.Digest) {

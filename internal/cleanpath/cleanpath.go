@@ -57,7 +57,7 @@ func Check(p string) error {
 			return bad(fmt.Sprintf("contains control character %U", r))
 		}
 	}
-	for _, seg := range strings.Split(p, "/") {
+	for seg := range strings.SplitSeq(p, "/") {
 		switch seg {
 		case "":
 			return bad("has an empty segment (//)")
@@ -85,7 +85,7 @@ func CheckUnreserved(p string) error {
 // HasReservedSegment reports whether any segment of p starts with
 // ".distributor".
 func HasReservedSegment(p string) bool {
-	for _, seg := range strings.Split(p, "/") {
+	for seg := range strings.SplitSeq(p, "/") {
 		if strings.HasPrefix(seg, ReservedPrefix) {
 			return true
 		}

@@ -196,8 +196,19 @@ func (g *globals) loadConfig() (*config.Config, error) {
 	return cfg, nil
 }
 
+// app builds the App for a command: its logger, lock timeout and, as
+// --progress and stderr say, the progress display (which then also carries
+// the log lines, so that they are printed above the bars).
 func (g *globals) app() *app.App {
-	a := app.New(g.env.Version, g.logger)
+	logger := g.logger
+	progress := newProgress(g.progress, g.env)
+	if progress != nil {
+		logger = progressLogger(g.logger, progress)
+	}
+	a := app.New(g.env.Version, logger)
+	if progress != nil {
+		a.Progress = progress
+	}
 	a.Getenv = g.env.Getenv
 	a.LockTimeout = g.lockWait
 	if g.lockWait == 0 {

@@ -466,6 +466,12 @@ func TestBuiltinPage(t *testing.T) {
 		"max-width: 70ch",
 		"overflow-x: auto",
 		"img, video { max-width: 100%",
+		// Numeric columns do not wrap; tables are compact on a phone.
+		`td[style*="text-align:right"], td[style*="text-align:center"] { white-space: nowrap; }`,
+		"@media (max-width: 40em)",
+		// Task list boxes are drawn, readable when disabled and in print.
+		"li > input[type=checkbox]:checked {",
+		"print-color-adjust: exact",
 		"<p>text</p>",
 		"<code>weather.tomorrow</code>",
 		`<time datetime="2026-06-19T12:00:00Z">2026-06-19 12:00 UTC</time>`,

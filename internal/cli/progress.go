@@ -1,0 +1,251 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/vbauerster/cupwriter"
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
+
+	"github.com/distributor-dev/distributor/internal/app"
+)
+
+// newProgress returns the progress display that --progress mode asks for,
+// or nil for none:
+//
+//   - never: none.
+//   - auto: only when stderr is an interactive terminal (and TERM is not
+//     "dumb", which cannot move the cursor). This is the default, so pipes,
+//     log files, cron mail and `--output json | jq` never see it.
+//   - always: on stderr whatever it is. On a terminal the display is redrawn
+//     in place; elsewhere each refresh appends plain lines without escape
+//     sequences, at a slower rate, so a log file stays readable.
+//
+// The display is on stderr only: stdout carries the result (one JSON
+// document with --output json) and is never touched. It uses no color, so
+// NO_COLOR is always honoured (see docs/cli.md).
+func newProgress(mode string, env Env) *progressDisplay {
+	terminal := env.IsTerminal(env.Stderr) && env.Getenv("TERM") != "dumb"
+	switch mode {
+	case "always":
+	case "auto":
+		if !terminal {
+			return nil
+		}
+	default: // "never"; setup rejected anything else
+		return nil
+	}
+	return &progressDisplay{out: env.Stderr, terminal: terminal}
+}
+
+// progressDisplay implements app.Progress with mpb bars on stderr: one bar
+// per destination while its files are written, showing files and bytes done
+// of the plan's writes. A destination with nothing to write shows no bar.
+// It also serves as the log writer while it shows bars (see Write), so log
+// lines appear above the bars instead of being overwritten by them.
+//
+// One mpb container is alive while at least one destination is being
+// written; the last Finish waits for the final frame and shuts it down, so
+// nothing is drawn once the executor returns and the report can be printed.
+type progressDisplay struct {
+	out      io.Writer
+	terminal bool // redraw in place (cursor movement); else append plain frames
+
+	mu   sync.Mutex
+	p    *mpb.Progress // nil when no destination is being written
+	cw   *console      // p's console writer
+	bars map[string]*destinationBar
+}
+
+// destinationBar is one destination's bar and counters. The counters are
+// updated from transfer goroutines and read by mpb's render goroutine.
+type destinationBar struct {
+	bar       *mpb.Bar
+	files     int64
+	bytes     int64
+	doneFiles atomic.Int64
+	doneBytes atomic.Int64
+}
+
+var _ app.Progress = (*progressDisplay)(nil)
+
+// refreshNonTerminal is how often `--progress always` appends a frame to an
+// output that is not a terminal: often enough to follow a long transfer,
+// rarely enough not to flood a log.
+const refreshNonTerminal = time.Second
+
+// defaultWidth is the width of the display when it is not drawn on a
+// terminal, or on one that does not report its size.
+const defaultWidth = 80
+
+// console is mpb's console writer (a buffer flushed once per frame) with two
+// changes: a terminal reporting no size (a pseudo-terminal whose size was
+// never set, as under some container runtimes) counts as 80x24, where mpb
+// would draw empty lines; and drain, for log lines written after the last
+// frame, which mpb would drop when it shuts down.
+type console struct {
+	*cupwriter.Writer
+	out io.Writer
+	// esc is how many bytes at the start of the buffer only move the cursor
+	// up for the next frame: Flush leaves them there.
+	esc int
+}
+
+// GetTermSize reports the terminal's size, or 80x24 when it has none.
+func (c *console) GetTermSize() (width, height int, err error) {
+	width, height, err = c.Writer.GetTermSize()
+	if err != nil || width <= 0 {
+		return defaultWidth, 24, nil
+	}
+	return width, max(height, 2), nil
+}
+
+// Flush writes a frame (and whatever was written before it).
+func (c *console) Flush(lines int) error {
+	err := c.Writer.Flush(lines)
+	c.esc = c.Writer.Len()
+	return err
+}
+
+// drain writes what is left in the buffer after the display stopped, minus
+// the cursor movement meant for a next frame that will not come.
+func (c *console) drain() {
+	if rest := c.Writer.Bytes()[c.esc:]; len(rest) > 0 {
+		_, _ = c.out.Write(rest) // like a log line: nowhere to report a failure
+	}
+	c.Writer.Reset()
+	c.esc = 0
+}
+
+// Start adds a bar for destination's writes.
+func (d *progressDisplay) Start(destination string, files int, bytes int64) {
+	if files <= 0 {
+		return // deletes only: nothing to show
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.bars == nil {
+		d.bars = map[string]*destinationBar{}
+	}
+	if _, dup := d.bars[destination]; dup {
+		return // labels are pipeline -> destination, unique in one run
+	}
+	if d.p == nil {
+		// On a terminal the cursor moves up to redraw (forced: the fake
+		// terminals of tests are not *os.File; a real one is also measured).
+		d.cw = &console{Writer: cupwriter.New(d.out, d.terminal), out: d.out}
+		opts := []mpb.ContainerOption{mpb.WithConsoleWriter(d.cw), mpb.WithAutoRefresh()}
+		if !d.terminal {
+			opts = append(opts, mpb.WithRefreshRate(refreshNonTerminal))
+		}
+		d.p = mpb.New(opts...)
+	}
+	b := &destinationBar{files: int64(files), bytes: bytes}
+	// The bar advances by one unit per file plus one per byte: by bytes
+	// for real files, yet complete only after the last file, even an
+	// empty one.
+	b.bar = d.p.AddBar(b.files+b.bytes, mpb.BarWidth(40),
+		mpb.PrependDecorators(
+			decor.Name(destination, decor.WCSyncSpaceR),
+		),
+		mpb.AppendDecorators(
+			decor.Any(b.counters, decor.WCSyncSpace),
+			decor.OnAbort(decor.OnComplete(decor.Percentage(decor.WC{W: 5}), "done"), "stopped"),
+		),
+	)
+	d.bars[destination] = b
+}
+
+// counters renders "2/3 files  1.1 KiB/4.0 KiB", padded so that the bar
+// keeps its width while the numbers grow.
+func (b *destinationBar) counters(decor.Statistics) string {
+	total := formatBytes(b.bytes)
+	files := fmt.Sprint(b.files)
+	return fmt.Sprintf("%*d/%s files  %*s/%s", len(files), b.doneFiles.Load(), files,
+		len(total), formatBytes(b.doneBytes.Load()), total)
+}
+
+// formatBytes formats n as "512 B", "1.5 KiB", "12.0 MiB"...
+func formatBytes(n int64) string {
+	if n < 1024 {
+		return fmt.Sprintf("%d B", n)
+	}
+	v, units := float64(n)/1024, "KMGTPE"
+	for v >= 1024 && len(units) > 1 {
+		v, units = v/1024, units[1:]
+	}
+	return fmt.Sprintf("%.1f %ciB", v, units[0])
+}
+
+// Done advances destination's bar by one file of n bytes.
+func (d *progressDisplay) Done(destination, _ string, n int64) {
+	d.mu.Lock()
+	b := d.bars[destination]
+	d.mu.Unlock()
+	if b == nil {
+		return
+	}
+	b.doneFiles.Add(1)
+	b.doneBytes.Add(n)
+	b.bar.IncrInt64(1 + n) // after the counters: the final frame shows them all
+}
+
+// Finish ends destination's bar: complete when every file was written,
+// otherwise marked "stopped" where it stopped. When it was the last bar it
+// draws the final frame and stops the display.
+func (d *progressDisplay) Finish(destination string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	b := d.bars[destination]
+	if b == nil {
+		return
+	}
+	delete(d.bars, destination)
+	switch {
+	case b.doneFiles.Load() < b.files:
+		b.bar.Abort(false) // keep it on screen, marked stopped
+	case !b.bar.Completed():
+		b.bar.SetTotal(-1, true) // every file done: complete whatever the byte count
+	}
+	if len(d.bars) == 0 && d.p != nil {
+		d.p.Wait() // the final frame; then mpb's goroutines end
+		d.cw.drain()
+		d.p, d.cw = nil, nil
+	}
+}
+
+// Write writes log output: above the bars while they are shown, else
+// straight to stderr. It holds the lock while mpb takes the line, so Finish
+// cannot shut the display down in between: a log line is never lost or torn
+// by a redraw.
+func (d *progressDisplay) Write(b []byte) (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.p != nil {
+		if n, err := d.p.Write(b); err == nil {
+			return n, nil
+		}
+	}
+	return d.out.Write(b)
+}
+
+// progressLogger returns a logger like l (same level, text format as set up
+// by globals.setup) that writes through the display.
+func progressLogger(l *slog.Logger, d *progressDisplay) *slog.Logger {
+	level := slog.LevelError + 4 // nothing enabled
+	if l != nil {
+		for _, lv := range []slog.Level{slog.LevelDebug, slog.LevelInfo, slog.LevelWarn, slog.LevelError} {
+			if l.Enabled(context.Background(), lv) {
+				level = lv
+				break
+			}
+		}
+	}
+	return slog.New(slog.NewTextHandler(d, &slog.HandlerOptions{Level: level}))
+}
