@@ -343,9 +343,10 @@ func sizeMismatch(got, want int64) string {
 	return fmt.Sprintf("size %d does not match manifest size %d", got, want)
 }
 
-// walkBundle returns the regular files below root that m does not list,
-// sorted, leaving out manifest.json. Directories that cannot be read are
-// skipped: unlisted files are only warnings.
+// walkBundle walks root once and returns the regular files m does not list
+// (sorted, manifest.json left out) and the sizes of the listed ones it saw
+// as regular files. Directories that cannot be read are skipped: unlisted
+// files are only warnings, and listed files not seen get the full check.
 func walkBundle(ctx context.Context, root *os.Root, m *Manifest) (unlisted []string, sizes map[string]int64, err error) {
 	sizes = make(map[string]int64, len(m.Files))
 	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
