@@ -153,7 +153,9 @@ func (a *App) openMaintRoot(ctx context.Context, t *maintTarget, command string,
 		m.close()
 		return nil, err
 	}
-	m.warnings = pendingJournal(ctx, st)
+	if _, ok := m.root.Listing[journal.Name]; ok {
+		m.warnings = journalWarning()
+	}
 	return m, nil
 }
 
@@ -195,16 +197,12 @@ func (a *App) writeMaintCatalog(ctx context.Context, st storage.Store, c *catalo
 	return nil
 }
 
-// pendingJournal returns a warning when a dead writer left its intent
-// journal at the root: until the next writing command (run, prune --apply,
-// reconcile-state) recovers it, the catalog may record files that are gone
-// or miss files that were written. Read-only commands and dry runs do not
-// recover; they say so.
-func pendingJournal(ctx context.Context, st storage.Store) []string {
-	if _, err := st.Stat(ctx, journal.Name); err != nil {
-		return nil
-	}
-	return []string{fmt.Sprintf("%s: a writer died at this root and left its intent journal; "+
+// journalWarning is the warning for a root holding an intent journal: until
+// the next writing command (run, prune --apply, reconcile-state) recovers
+// it, the catalog may record files that are gone or miss files that were
+// written. Read-only commands and dry runs do not recover; they say so.
+func journalWarning() []string {
+	return []string{fmt.Sprintf("%s: a writer died at this root (or is running) and left its intent journal; "+
 		"the catalog may not match storage until the next run, prune --apply or reconcile-state on it recovers the root", journal.Name)}
 }
 

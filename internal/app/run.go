@@ -12,6 +12,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/bundle"
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/config"
+	"github.com/distributor-dev/distributor/internal/journal"
 	"github.com/distributor-dev/distributor/internal/plan"
 	"github.com/distributor-dev/distributor/internal/render"
 	"github.com/distributor-dev/distributor/internal/report"
@@ -249,7 +250,12 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 		return failed(err)
 	}
 	describe(r, pl)
-	pending := pendingJournal(ctx, st)
+	// The listing shows reserved names too: a journal there means a run
+	// died (or is running) on this root.
+	var pending []string
+	if _, ok := r.Listing[journal.Name]; ok {
+		pending = journalWarning()
+	}
 	if opts.DryRun {
 		for _, w := range pending {
 			a.Logger.Warn(w, "root", rd.Root)

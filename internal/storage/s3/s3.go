@@ -138,13 +138,14 @@ func (s *Store) init(ctx context.Context, opts Options) error {
 	// One listing request proves the endpoint, the credentials, the bucket
 	// and the s3:ListBucket permission, with an error body that says which
 	// failed (a HEAD request's answer has none).
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	for obj := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: s.keyPrefix, Recursive: true, MaxKeys: 1}) {
-		if obj.Err != nil {
-			return fmt.Errorf("list bucket %s: %w", s.bucket, explain(obj.Err))
-		}
-		break
+	// Exactly one request (the ListObjects iterator would fetch the next
+	// page ahead); Core's call takes no context, so check it around.
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	core := minio.Core{Client: s.client}
+	if _, err := core.ListObjectsV2(s.bucket, s.keyPrefix, "", "", "", 1); err != nil {
+		return fmt.Errorf("list bucket %s: %w", s.bucket, explain(err))
 	}
 	return ctx.Err()
 }
