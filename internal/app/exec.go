@@ -102,10 +102,24 @@ func (e *Executor) Apply(ctx context.Context, in plan.Input, p *plan.Plan, conte
 	if err != nil {
 		return fail(err)
 	}
+	if err := e.sync(ctx); err != nil {
+		return fail(err)
+	}
 	if err := e.writeCatalog(ctx, p.Catalog); err != nil {
 		return fail(err)
 	}
 	e.dropJournal(ctx)
+	return nil
+}
+
+// sync makes the batch of writes durable before a catalog records it, on
+// stores that defer that work (storage.Syncer).
+func (e *Executor) sync(ctx context.Context) error {
+	if sy, ok := e.Store.(storage.Syncer); ok {
+		if err := sy.Sync(ctx); err != nil {
+			return fmt.Errorf("sync %s: %w", e.Store, err)
+		}
+	}
 	return nil
 }
 
@@ -237,6 +251,10 @@ func (e *Executor) settle(in plan.Input, p *plan.Plan, done, created []plan.Item
 		e.Logger.Debug("rolled back created file", "path", it.Path)
 	}
 	settled := len(errs) == 1
+	if err := e.sync(ctx); err != nil {
+		errs = append(errs, err)
+		settled = false
+	}
 	if c := plan.Settle(in, p, done); c != nil {
 		if err := e.writeCatalog(ctx, c); err != nil {
 			errs = append(errs, fmt.Errorf("record partial result: %w", err))

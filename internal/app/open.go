@@ -25,7 +25,7 @@ func OpenDestination(ctx context.Context, d *config.Destination, root string, ge
 	}
 	switch d.Backend {
 	case config.BackendLocal:
-		return local.New(root)
+		return local.NewDeferred(root) // the executor calls Sync before the catalog
 	case config.BackendSFTP:
 		if d.SFTP == nil {
 			return nil, fmt.Errorf("destination %s: backend sftp without an sftp block", d.ID)

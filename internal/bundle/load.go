@@ -10,8 +10,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Problem is one reason a bundle is invalid (or cannot be sealed).
@@ -292,18 +294,43 @@ func loadManifest(root *os.Root) (*Manifest, string, *ManifestError) {
 // checkFiles checks every listed file (its bytes too when hash is set) and
 // returns the problems found.
 func checkFiles(ctx context.Context, root *os.Root, abs string, m *Manifest, hash bool) ([]Problem, error) {
+	// Files are checked on one goroutine per core (hashing is CPU-bound);
+	// problems are reported in manifest order whatever finishes first.
+	workers := min(runtime.GOMAXPROCS(0), len(m.Files))
+	reasons := make([]string, len(m.Files))
+	errs := make([]error, len(m.Files))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, hashBuf)
+			for i := range next {
+				reasons[i], errs[i] = checkFile(ctx, root, m.Files[i], buf, hash)
+			}
+		}()
+	}
+feed:
+	for i := range m.Files {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("bundle %s: %w", abs, err)
+	}
 	var problems []Problem
-	buf := make([]byte, hashBuf)
-	for _, f := range m.Files {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("bundle %s: %w", abs, err)
+	for i, f := range m.Files {
+		if errs[i] != nil {
+			return nil, fmt.Errorf("bundle %s: %s: %w", abs, f.Path, errs[i])
 		}
-		reason, err := checkFile(ctx, root, f, buf, hash)
-		if err != nil {
-			return nil, fmt.Errorf("bundle %s: %s: %w", abs, f.Path, err)
-		}
-		if reason != "" {
-			problems = append(problems, Problem{Path: f.Path, Reason: reason})
+		if reasons[i] != "" {
+			problems = append(problems, Problem{Path: f.Path, Reason: reasons[i]})
 		}
 	}
 	return problems, nil

@@ -111,3 +111,11 @@ type Store interface {
 	// Close releases the store's resources.
 	Close() error
 }
+
+// Syncer is implemented by stores that can defer part of their durability
+// work (local.NewDeferred): after Sync returns, everything written before it
+// is as durable as Put promises. Writers call it once after a batch of Puts
+// and before the catalog that records them.
+type Syncer interface {
+	Sync(ctx context.Context) error
+}

@@ -45,6 +45,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/distributor-dev/distributor/internal/storage"
@@ -66,6 +68,11 @@ type Store struct {
 
 	writes sync.RWMutex // Put and PutIf hold it shared, SweepTemp exclusively
 	cas    sync.Mutex   // serialises PutIf with a non-zero Version
+
+	// deferDirSync: Put leaves directory fsyncs to Sync (see NewDeferred).
+	deferDirSync bool
+	dirtyMu      sync.Mutex
+	dirty        map[string]bool // directories (relative, "" = root) awaiting Sync
 }
 
 var _ storage.Store = (*Store)(nil)
@@ -87,6 +94,66 @@ func New(root string) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// NewDeferred is New for a writer that publishes many files and then calls
+// Sync once: its Put fsyncs each file but records the directories whose
+// entries changed instead of fsyncing them one Put at a time, and Sync
+// fsyncs each of those directories once. Until Sync returns, a Put's new
+// name may not survive a power loss (its bytes do). PutIf is never
+// deferred: the catalog, lock and journal are durable when it returns.
+func NewDeferred(root string) (*Store, error) {
+	s, err := New(root)
+	if err != nil {
+		return nil, err
+	}
+	s.deferDirSync = true
+	s.dirty = map[string]bool{}
+	return s, nil
+}
+
+// Sync fsyncs every directory a deferred Put changed (see NewDeferred). It
+// does nothing on a store made by New.
+func (s *Store) Sync(ctx context.Context) error {
+	s.dirtyMu.Lock()
+	dirs := make([]string, 0, len(s.dirty))
+	for d := range s.dirty {
+		dirs = append(dirs, d)
+	}
+	clear(s.dirty)
+	s.dirtyMu.Unlock()
+	if len(dirs) == 0 {
+		return nil
+	}
+	root, err := s.openRoot(false)
+	if err != nil || root == nil {
+		return err
+	}
+	// Deepest first, so a new directory's entries are durable before the
+	// entry that names it in its parent.
+	slices.SortFunc(dirs, func(a, b string) int { return strings.Count(b, "/") - strings.Count(a, "/") })
+	for _, d := range dirs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		name := d
+		if name == "" {
+			name = "."
+		}
+		f, err := root.Open(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // removed since (a Delete pruned it)
+		}
+		if err != nil {
+			return s.errorf("sync", d, err)
+		}
+		err = f.Sync()
+		f.Close()
+		if err != nil {
+			return s.errorf("sync", d, err)
+		}
+	}
+	return nil
 }
 
 // openRoot returns the opened root, opening it on first use. When the
@@ -181,6 +248,7 @@ func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64) erro
 		return err
 	}
 	defer w.cleanup()
+	w.deferSync = s.deferDirSync
 	if err := storage.CopyExact(ctx, w.f, r, size); err != nil {
 		return err
 	}
@@ -196,6 +264,9 @@ type tempWriter struct {
 	f       *os.File // nil once closed
 	tmp     string   // the temporary file's name in c.parent()
 	renamed bool     // tmp no longer exists under its name
+	s       *Store
+	// deferSync leaves the directory fsyncs of this write to Store.Sync.
+	deferSync bool
 }
 
 // begin opens the target's directory chain, creating missing directories,
@@ -213,7 +284,7 @@ func (s *Store) begin(p string) (*tempWriter, error) {
 			var tmp string
 			f, tmp, err = createTemp(c.parent())
 			if err == nil {
-				return &tempWriter{c: c, f: f, tmp: tmp}, nil
+				return &tempWriter{c: c, f: f, tmp: tmp, s: s}, nil
 			}
 			c.close()
 		}
@@ -270,6 +341,16 @@ func (w *tempWriter) rename() error {
 // chain created an entry.
 func (w *tempWriter) syncDirs() error {
 	n := len(w.c.roots) - 1
+	if w.deferSync {
+		w.s.dirtyMu.Lock()
+		for i := range w.c.roots {
+			if w.c.dirty[i] || i == n {
+				w.s.dirty[strings.Join(w.c.segs[:i], "/")] = true
+			}
+		}
+		w.s.dirtyMu.Unlock()
+		return nil
+	}
 	for i, r := range w.c.roots {
 		if w.c.dirty[i] || i == n {
 			if err := syncDir(r); err != nil {
