@@ -42,9 +42,10 @@ type tempSweeper interface {
 // Rules, per journaled op:
 //   - a write whose bytes are in place (sha256 and size match) of a path
 //     that existed before or is recorded: rolled forward into the catalog;
-//   - a write whose bytes are in place of a path that did not exist before:
-//     the file is removed;
-//   - a write whose bytes are not in place: nothing happened, nothing to do;
+//   - a write of a path that did not exist before and is not recorded: any
+//     file there is the dead run's (complete, or cut short by a power loss
+//     before its batch was synced) and is removed;
+//   - a replace whose bytes are not in place did not happen: nothing to do;
 //   - a delete whose file is gone: its record is dropped.
 //
 // If the catalog changed since the dead run read it, that run committed
@@ -109,10 +110,12 @@ func rollForward(ctx context.Context, st storage.Store, root *Root, j *journal.J
 			if err != nil {
 				return err
 			}
-			if sum != op.SHA256 || size != op.Size {
-				continue // the write did not happen
+			completed := sum == op.SHA256 && size == op.Size
+			prev := idx[op.Path]
+			if op.Existed && !completed {
+				continue // the replace did not happen: the old bytes are there
 			}
-			if prev := idx[op.Path]; prev != nil || op.Existed {
+			if completed && (prev != nil || op.Existed) {
 				r := *op.Record
 				if prev != nil {
 					r.CreatedAt = prev.CreatedAt
@@ -123,6 +126,10 @@ func rollForward(ctx context.Context, st storage.Store, root *Root, j *journal.J
 				changed = true
 				continue
 			}
+			// The path did not exist when the dead run planned (and was not
+			// recorded, or its record was already stale) and no one else
+			// writes under the lock: whatever is there now (complete, or cut
+			// short by a power loss before its Sync) is that run's.
 			if err := st.Delete(ctx, op.Path); err != nil {
 				return fmt.Errorf("remove %s created by the dead run: %w", op.Path, err)
 			}

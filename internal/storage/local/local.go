@@ -73,6 +73,9 @@ type Store struct {
 	deferDirSync bool
 	dirtyMu      sync.Mutex
 	dirty        map[string]bool // directories (relative, "" = root) awaiting Sync
+	// unsyncedFiles: a deferred Put created a file without fsyncing it;
+	// Sync flushes the whole file system (syncfs).
+	unsyncedFiles bool
 }
 
 var _ storage.Store = (*Store)(nil)
@@ -121,13 +124,29 @@ func (s *Store) Sync(ctx context.Context) error {
 		dirs = append(dirs, d)
 	}
 	clear(s.dirty)
+	files := s.unsyncedFiles
+	s.unsyncedFiles = false
 	s.dirtyMu.Unlock()
-	if len(dirs) == 0 {
+	if len(dirs) == 0 && !files {
 		return nil
 	}
 	root, err := s.openRoot(false)
 	if err != nil || root == nil {
 		return err
+	}
+	if files {
+		// One syncfs flushes every file and directory of the file system
+		// holding the root: what `sync -f` does after a cp.
+		f, err := root.Open(".")
+		if err != nil {
+			return s.errorf("sync", ".", err)
+		}
+		err = syncfs(f)
+		f.Close()
+		if err != nil {
+			return s.errorf("sync", ".", err)
+		}
+		return nil
 	}
 	// Deepest first, so a new directory's entries are durable before the
 	// entry that names it in its parent.
@@ -265,8 +284,10 @@ type tempWriter struct {
 	tmp     string   // the temporary file's name in c.parent()
 	renamed bool     // tmp no longer exists under its name
 	s       *Store
-	// deferSync leaves the directory fsyncs of this write to Store.Sync.
-	deferSync bool
+	// deferSync leaves the directory fsyncs of this write to Store.Sync;
+	// skipFileSync also the file's own (a new name, see rename).
+	deferSync    bool
+	skipFileSync bool
 }
 
 // begin opens the target's directory chain, creating missing directories,
@@ -317,7 +338,14 @@ func createTemp(dir *os.Root) (*os.File, string, error) {
 
 // closeFile fsyncs and closes the temporary file.
 func (w *tempWriter) closeFile() error {
-	err := w.f.Sync()
+	var err error
+	if w.skipFileSync {
+		w.s.dirtyMu.Lock()
+		w.s.unsyncedFiles = true
+		w.s.dirtyMu.Unlock()
+	} else {
+		err = w.f.Sync()
+	}
 	if cerr := w.f.Close(); err == nil {
 		err = cerr
 	}
@@ -327,6 +355,16 @@ func (w *tempWriter) closeFile() error {
 
 // rename publishes the temporary file over the target and makes it durable.
 func (w *tempWriter) rename() error {
+	// A deferred store skips the file's own fsync when the name is new
+	// (Sync then flushes the file system at once): a crash before Sync can
+	// only leave a new, unrecorded name, which recovery removes. Replacing
+	// an existing name always fsyncs first, so the name holds the old bytes
+	// or the new ones, even after a power loss.
+	if w.deferSync && canSyncfs {
+		if _, err := w.c.parent().Lstat(w.c.base()); errors.Is(err, fs.ErrNotExist) {
+			w.skipFileSync = true
+		}
+	}
 	if err := w.closeFile(); err != nil {
 		return err
 	}
