@@ -164,13 +164,16 @@ func (e *Executor) each(ctx context.Context, items []plan.Item, fn func(context.
 	if jobs < 1 {
 		jobs = 1
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
+	// The first failure stops new items but does not cancel those in
+	// flight: a cancelled request may still complete on a server after the
+	// client gave up, and the rollback must know what landed. Only the
+	// caller's ctx (Ctrl-C) cancels in-flight work.
 	var (
 		mu       sync.Mutex
 		firstErr error
 		wg       sync.WaitGroup
 		sem      = make(chan struct{}, jobs)
+		stop     = make(chan struct{})
 	)
 loop:
 	for _, it := range items {
@@ -178,6 +181,14 @@ loop:
 		case sem <- struct{}{}:
 		case <-ctx.Done():
 			break loop
+		case <-stop:
+			break loop
+		}
+		select {
+		case <-stop:
+			<-sem
+			break loop
+		default:
 		}
 		wg.Add(1)
 		go func(it plan.Item) {
@@ -192,7 +203,7 @@ loop:
 			if err != nil {
 				if firstErr == nil {
 					firstErr = err
-					cancel(err)
+					close(stop)
 				}
 				return
 			}
@@ -203,7 +214,7 @@ loop:
 	if firstErr != nil {
 		return firstErr
 	}
-	return context.Cause(ctx)
+	return ctx.Err()
 }
 
 func (e *Executor) put(ctx context.Context, it plan.Item, content Content) error {
@@ -241,16 +252,60 @@ func (e *Executor) writeCatalog(ctx context.Context, c *catalog.Catalog) error {
 func (e *Executor) settle(in plan.Input, p *plan.Plan, done, created []plan.Item, cause error) error {
 	ctx := context.WithoutCancel(context.Background())
 	errs := []error{cause}
+	settled := true
+	known := make(map[string]bool, len(created))
 	for _, it := range created {
-		if err := e.Store.Delete(ctx, it.Path); err != nil {
-			// It could not be removed: record it so no file is left unrecorded.
-			errs = append(errs, fmt.Errorf("roll back %s: %w", it.Path, err))
-			done = append(done, it)
+		known[it.Path] = true
+	}
+	// Every path this plan creates is removed, not only the writes known to
+	// have completed: a write whose answer was lost (a cancelled request the
+	// server still finished) may have landed. The paths did not exist when
+	// the plan was made, and no one else writes under the lock.
+	for _, it := range p.Writes() {
+		if it.Op != plan.OpCreate {
 			continue
 		}
-		e.Logger.Debug("rolled back created file", "path", it.Path)
+		if err := e.Store.Delete(ctx, it.Path); err != nil {
+			errs = append(errs, fmt.Errorf("roll back %s: %w", it.Path, err))
+			if known[it.Path] {
+				// It exists with its bytes: record it so no file is left
+				// unrecorded.
+				done = append(done, it)
+			} else {
+				settled = false // unknown: leave it to recovery
+			}
+			continue
+		}
+		if known[it.Path] {
+			e.Logger.Debug("rolled back created file", "path", it.Path)
+		}
 	}
-	settled := len(errs) == 1
+	// A replace whose answer was lost may have landed too: look, and record
+	// the new bytes if they are there.
+	doneSet := make(map[string]bool, len(done))
+	for _, it := range done {
+		doneSet[it.Path] = true
+	}
+	for _, it := range p.Writes() {
+		if it.Op != plan.OpOverwrite || doneSet[it.Path] {
+			continue
+		}
+		sum, size, err := hashObject(ctx, e.Store, it.Path)
+		switch {
+		case err != nil:
+			settled = false // cannot tell: leave it to recovery
+		case sum == it.Output.SHA256 && size == it.Output.Size:
+			done = append(done, it)
+		case it.Previous != nil && (sum != it.Previous.SHA256 || size != it.Previous.Size):
+			settled = false // neither old nor new bytes: leave it to recovery
+		}
+	}
+	settled = settled && len(errs) == 1
+	if errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded) {
+		// Requests cut short by cancellation may still land on a remote
+		// server after this: keep the journal so the next writer looks.
+		settled = false
+	}
 	if err := e.sync(ctx); err != nil {
 		errs = append(errs, err)
 		settled = false

@@ -373,6 +373,18 @@ func TestCancelLeavesTruthfulCatalog(t *testing.T) {
 	if d.Status != report.StatusFailed || d.Error == nil || !strings.Contains(*d.Error, "context canceled") {
 		t.Fatalf("want a run stopped by cancellation, got %s %v", d.Status, d.Error)
 	}
+	// The catalog is truthful as the run left it; the journal stays (a
+	// cancelled remote request may still land) and the next writer's
+	// recovery finds nothing more to do here.
+	st2, _ := local.New(f.root)
+	r1, _ := ReadRoot(context.Background(), st2)
+	if audit, err := Audit(context.Background(), st2, r1.State.Catalog, nil); err != nil || !audit.Truthful() {
+		t.Errorf("catalog not truthful after the cancelled run: %+v %v", audit, err)
+	}
+	if _, err := Recover(context.Background(), st2, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	st2.Close()
 	checkInvariants(t, f.root, pristine, r0.State.Catalog, nil)
 	after := snapshot(t, f.root)
 	for p := range after {

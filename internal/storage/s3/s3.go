@@ -604,6 +604,11 @@ func (s *Store) sweep(ctx context.Context) (int, error) {
 	var uploads []upload
 	for u := range s.client.ListIncompleteUploads(ctx, s.bucket, s.keyPrefix, true) {
 		if u.Err != nil {
+			// The listing looks at each upload's parts; an upload that went
+			// away meanwhile (finished or aborted) is what a sweep wants.
+			if minio.ToErrorResponse(u.Err).Code == "NoSuchUpload" {
+				continue
+			}
 			return 0, explain(u.Err)
 		}
 		uploads = append(uploads, upload{u.Key, u.UploadID})

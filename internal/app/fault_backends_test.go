@@ -1,0 +1,238 @@
+package app
+
+import (
+	"context"
+	"io"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+
+	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/config"
+	"github.com/distributor-dev/distributor/internal/journal"
+	"github.com/distributor-dev/distributor/internal/report"
+	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/faultstore"
+	"github.com/distributor-dev/distributor/internal/storage/local"
+	"github.com/distributor-dev/distributor/internal/storage/s3"
+	"github.com/distributor-dev/distributor/internal/storage/sftp"
+	"github.com/distributor-dev/distributor/internal/storage/sftp/sftptest"
+)
+
+// keepOpen stops the app from closing a store the test keeps using.
+type keepOpen struct{ storage.Store }
+
+func (keepOpen) Close() error { return nil }
+
+// faultBackends are the stores the fault-injection test runs on: local
+// disk and the in-process S3 and SFTP servers.
+var faultBackends = []struct {
+	name string
+	open func(t *testing.T) storage.Store
+}{
+	{"local", func(t *testing.T) storage.Store {
+		st, err := local.NewDeferred(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}},
+	{"s3-inprocess", func(t *testing.T) storage.Store {
+		mem := s3mem.New()
+		if err := mem.CreateBucket("reports"); err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewTLSServer(gofakes3.New(mem, gofakes3.WithLogger(gofakes3.DiscardLog())).Server())
+		t.Cleanup(srv.Close)
+		env := map[string]string{"AWS_ACCESS_KEY_ID": "id", "AWS_SECRET_ACCESS_KEY": "secret"}
+		st, err := s3.New(context.Background(), s3.Options{Bucket: "reports", Prefix: "site", Region: "us-east-1",
+			Endpoint: srv.URL, PathStyle: true, Getenv: func(k string) string { return env[k] },
+			Transport: srv.Client().Transport})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}},
+	{"sftp-inprocess", func(t *testing.T) storage.Store {
+		srv := sftptest.Start(t)
+		st, err := sftp.New(context.Background(), sftp.Options{Host: srv.Host, Port: srv.Port, User: "tester",
+			IdentityFile: srv.ClientKey, KnownHostsFile: srv.KnownHosts, Root: srv.Root})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}},
+}
+
+// storeSnapshot maps every object (reserved names included) to its bytes.
+func storeSnapshot(t *testing.T, st storage.Store) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	m := map[string]string{}
+	var paths []string
+	if err := st.List(ctx, "", func(i storage.Info) error { paths = append(paths, i.Path); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range paths {
+		rc, err := st.Open(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m[p] = string(b)
+	}
+	return m
+}
+
+func storeRestore(t *testing.T, st storage.Store, files map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	for p := range storeSnapshot(t, st) {
+		if err := st.Delete(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for p, c := range files {
+		if err := st.Put(ctx, p, strings.NewReader(c), int64(len(c))); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// storeInvariants is checkInvariants over any store.
+func storeInvariants(t *testing.T, st storage.Store, before map[string]string, beforeCat *catalog.Catalog, unmanaged []string) *catalog.Catalog {
+	t.Helper()
+	ctx := context.Background()
+	r, err := ReadRoot(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.State.Status != catalog.StatusCatalog {
+		t.Fatalf("state %s (%v)", r.State.Status, r.State.Problem)
+	}
+	c := r.State.Catalog
+	audit, err := Audit(ctx, st, c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !audit.Truthful() {
+		t.Errorf("catalog not truthful: missing %v corrupt %v", audit.Missing, audit.Corrupt)
+	}
+	idx := c.Index()
+	after := storeSnapshot(t, st)
+	for p := range after {
+		if strings.HasPrefix(p, ".distributor") {
+			if p != catalog.FileName {
+				t.Errorf("left reserved object %s", p)
+			}
+			continue
+		}
+		if idx[p] == nil && !contains(unmanaged, p) {
+			t.Errorf("orphan: %s is in storage but not recorded", p)
+		}
+	}
+	for _, u := range unmanaged {
+		if after[u] != before[u] {
+			t.Errorf("unmanaged %s changed", u)
+		}
+	}
+	for _, old := range beforeCat.Outputs {
+		if _, exists := after[old.Path]; exists && idx[old.Path] == nil {
+			t.Errorf("record of %s lost while the object still exists", old.Path)
+		}
+	}
+	return c
+}
+
+// TestFaultInjectionAllBackends fails, and separately "crashes" at (every
+// later write fails too), every write of a replacement run on local disk,
+// S3 and SFTP; after each, recovery (what the next writer does first) must
+// leave a truthful catalog, no orphan, no lost record and unmanaged content
+// untouched, and a clean rerun converges.
+func TestFaultInjectionAllBackends(t *testing.T) {
+	total := map[string]int{}
+	for _, b := range faultBackends {
+		t.Run(b.name, func(t *testing.T) {
+			base := b.open(t)
+			f := newFixture(t, "replacement")
+			app := func(wrap func(storage.Store) storage.Store) *App {
+				a := f.app(nil)
+				a.Open = func(ctx context.Context, d *config.Destination, root string) (storage.Store, error) {
+					var st storage.Store = keepOpen{base}
+					if wrap != nil {
+						st = wrap(st)
+					}
+					return st, nil
+				}
+				return a
+			}
+			f.bundle("mine", "mine.one", map[string]string{"keep.txt": "keep", "change.txt": "v1", "drop.txt": "drop", "docs/a.md": "# A"})
+			f.bundle("theirs", "theirs.one", map[string]string{"theirs.txt": "theirs"})
+			for _, p := range []string{"mine", "theirs"} {
+				if d := f.run(app(nil), p); d.Status != report.StatusOK {
+					t.Fatalf("setup run %s: %s %v", p, d.Status, d.Error)
+				}
+			}
+			ctx := context.Background()
+			if err := base.Put(ctx, "hand.txt", strings.NewReader("hand"), 4); err != nil {
+				t.Fatal(err)
+			}
+			f.bundle("mine", "mine.two", map[string]string{"keep.txt": "keep", "change.txt": "v2", "new/one.txt": "1", "new/two.txt": "2", "docs/a.md": "# A2"})
+			pristine := storeSnapshot(t, base)
+			r0, err := ReadRoot(ctx, base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			counter := &faultstore.Store{Ignore: faultstore.IgnoreLock}
+			if d := f.run(app(func(s storage.Store) storage.Store { counter.Store = s; return counter }), "mine"); d.Status != report.StatusOK {
+				t.Fatalf("clean run: %s %v", d.Status, d.Error)
+			}
+			n := counter.Calls()
+			total[b.name] = n
+			for k := 1; k <= n; k++ {
+				for _, crash := range []bool{false, true} {
+					storeRestore(t, base, pristine)
+					fs := &faultstore.Store{FailAt: k, Sticky: crash, Ignore: faultstore.IgnoreLock}
+					d := f.run(app(func(s storage.Store) storage.Store { fs.Store = s; return fs }), "mine")
+					op := fs.Log()[k-1]
+					if d.Status == report.StatusOK && op != "delete "+journal.Name {
+						t.Fatalf("k=%d crash=%v: run with %q failing succeeded", k, crash, op)
+					}
+					// A crash leaves a stale lock behind only if the lock
+					// were counted; it is not (IgnoreLock), so the next
+					// writer finds the journal and recovers.
+					if _, err := Recover(ctx, base, time.Now()); err != nil {
+						t.Fatalf("k=%d crash=%v: recover: %v", k, crash, err)
+					}
+					storeInvariants(t, base, pristine, r0.State.Catalog, []string{"hand.txt"})
+					if d := f.run(app(nil), "mine"); d.Status != report.StatusOK {
+						t.Fatalf("k=%d crash=%v: rerun: %s %s", k, crash, d.Status, str(d.Error))
+					}
+					c := storeInvariants(t, base, pristine, r0.State.Catalog, []string{"hand.txt"})
+					if got := strings.Join(paths(c), ","); got != "change.txt,docs/a.html,keep.txt,new/one.txt,new/two.txt,theirs.txt" {
+						t.Fatalf("k=%d crash=%v: converged to %s", k, crash, got)
+					}
+				}
+			}
+		})
+	}
+	t.Logf("crash points per backend (each failed once and crashed once): %v", total)
+}
+
+func str(s *string) string {
+	if s == nil {
+		return "<nil>"
+	}
+	return *s
+}
