@@ -62,6 +62,9 @@ type Root struct {
 	Store   storage.Store
 	State   catalog.State
 	Version storage.Version
+	// CatalogInfo is the catalog's listing entry (zero when absent): its
+	// size and modification time tell cheaply whether it changed since.
+	CatalogInfo storage.Info
 	// Listing maps object paths to sizes (temporary objects excluded).
 	Listing map[string]int64
 }
@@ -84,6 +87,9 @@ func ReadRoot(ctx context.Context, st storage.Store) (*Root, error) {
 	}
 	err = st.List(ctx, "", func(info storage.Info) error {
 		r.Listing[info.Path] = info.Size
+		if info.Path == catalog.FileName {
+			r.CatalogInfo = info
+		}
 		return nil
 	})
 	if err != nil {

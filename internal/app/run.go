@@ -286,7 +286,7 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 	// writer has not committed since, and the first plan stands (a listing
 	// of a large root and a parse of its catalog are the bulk of an
 	// additive run's cost).
-	if len(pending) > 0 || !catalogUnchanged(ctx, st, r.Version) {
+	if len(pending) > 0 || !catalogUnchanged(ctx, st, r) {
 		if r, err = ReadRoot(ctx, st); err != nil {
 			return failed(err)
 		}
@@ -307,14 +307,17 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 	return rd
 }
 
-// catalogUnchanged reports whether the root's catalog is still at version v
-// ("" = absent). Any doubt (an error) says it changed.
-func catalogUnchanged(ctx context.Context, st storage.Store, v storage.Version) bool {
-	_, cur, err := st.Get(ctx, catalog.FileName)
+// catalogUnchanged reports whether the root's catalog looks as it did when
+// r was read: absent then and now, or the same size and modification time.
+// It reads no catalog bytes. A commit it cannot see (same size within one
+// timestamp tick) still cannot be lost: the catalog write is a
+// compare-and-swap against r.Version and fails. Any doubt says it changed.
+func catalogUnchanged(ctx context.Context, st storage.Store, r *Root) bool {
+	info, err := st.Stat(ctx, catalog.FileName)
 	if errors.Is(err, storage.ErrNotExist) && !errors.Is(err, storage.ErrNotObject) {
-		return v == ""
+		return r.Version == ""
 	}
-	return err == nil && cur == v
+	return err == nil && r.Version != "" && info.Size == r.CatalogInfo.Size && info.ModTime.Equal(r.CatalogInfo.ModTime)
 }
 
 // refused marks a destination whose plan was refused before any change.
