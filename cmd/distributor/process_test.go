@@ -100,59 +100,6 @@ func first[T any](s []T) any {
 	return s[0]
 }
 
-// TestConcurrentWriters: 8 processes publish different pipelines additively
-// into one root at the same time; every output of every run is recorded.
-func TestConcurrentWriters(t *testing.T) {
-	dir := t.TempDir()
-	const writers, files = 8, 5
-	var conf strings.Builder
-	conf.WriteString("pipelines:\n")
-	for i := 0; i < writers; i++ {
-		fmt.Fprintf(&conf, "  - {id: p%d, source: b%d, destinations: [shared]}\n", i, i)
-		fs := map[string]string{}
-		for j := 0; j < files; j++ {
-			fs[fmt.Sprintf("f%d.txt", j)] = fmt.Sprintf("writer %d file %d", i, j)
-		}
-		writeBundle(t, filepath.Join(dir, fmt.Sprintf("b%d", i)), fmt.Sprintf("b%d", i), fs)
-	}
-	conf.WriteString("destinations:\n  - {id: shared, backend: local, path: www, paths: {prefix: \"{pipeline_id}/\"}}\n")
-	cfg := filepath.Join(dir, "distributor.yaml")
-	if err := os.WriteFile(cfg, []byte(conf.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	errs := make([]error, writers)
-	outs := make([][]byte, writers)
-	for i := 0; i < writers; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			cmd := command(t, "run", "--config", cfg, "--pipeline", fmt.Sprintf("p%d", i), "--lock-timeout", "2m")
-			outs[i], errs[i] = cmd.CombinedOutput()
-		}(i)
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Errorf("writer %d: %v\n%s", i, err, outs[i])
-		}
-	}
-	c := auditRoot(t, filepath.Join(dir, "www"))
-	if len(c.Outputs) != writers*files {
-		t.Fatalf("%d records, want %d: a catalog update was lost", len(c.Outputs), writers*files)
-	}
-	owners := map[string]int{}
-	for _, o := range c.Outputs {
-		owners[o.PipelineID]++
-	}
-	for i := 0; i < writers; i++ {
-		if owners[fmt.Sprintf("p%d", i)] != files {
-			t.Errorf("pipeline p%d has %d records, want %d", i, owners[fmt.Sprintf("p%d", i)], files)
-		}
-	}
-	t.Logf("%d concurrent writers, %d records kept", writers, len(c.Outputs))
-}
-
 // TestKillAtRandomMoments starts real runs of a replacement publication
 // that alternates between two bundles (creates, overwrites and deletes) and
 // kills each with SIGKILL at a random moment. After every kill, recovery
@@ -224,12 +171,27 @@ func TestKillAtRandomMoments(t *testing.T) {
 	t.Logf("%d runs killed at random moments, %d finished first; every state recovered truthful", killed, finished)
 }
 
-// TestConcurrentWritersRemote is TestConcurrentWriters against SFTP and S3
-// (the in-process servers, and the real ones of scripts/test-servers when
-// they run): 8 processes publish different pipelines into one root at
-// once; every output of every run is recorded, none lost.
-func TestConcurrentWritersRemote(t *testing.T) {
-	for _, b := range backends {
+// localBackend is a local root for the scenarios the remote backends run.
+func localBackend(t *testing.T) backend {
+	root := filepath.Join(t.TempDir(), "www")
+	st, err := local.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return backend{store: st, yaml: fmt.Sprintf("    backend: local\n    path: %s\n", root)}
+}
+
+// TestConcurrentWriters: 8 processes publish different pipelines into one
+// root at the same time, on local disk, SFTP and S3 (the in-process
+// servers, and the real ones of scripts/test-servers when they run); every
+// output of every run is recorded, none lost.
+func TestConcurrentWriters(t *testing.T) {
+	all := append([]struct {
+		name string
+		open func(t *testing.T) backend
+	}{{"local", localBackend}}, backends...)
+	for _, b := range all {
 		t.Run(b.name, func(t *testing.T) {
 			be := b.open(t)
 			dir := t.TempDir()

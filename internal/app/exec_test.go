@@ -125,57 +125,16 @@ func snapshot(t *testing.T, root string) map[string]string {
 	return m
 }
 
-// checkInvariants asserts what spec section 6 promises after any run:
-// the catalog is truthful, every file is recorded or was there before
-// unrecorded (no orphan), no record of an untouched path was lost, and
-// unmanaged content is byte-identical.
+// checkInvariants asserts what spec section 6 promises after any run (see
+// storeInvariants) for a local root.
 func checkInvariants(t *testing.T, root string, before map[string]string, beforeCat *catalog.Catalog, unmanaged []string) *catalog.Catalog {
 	t.Helper()
-	ctx := context.Background()
 	st, err := local.New(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	r, err := ReadRoot(ctx, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.State.Status != catalog.StatusCatalog {
-		t.Fatalf("state %s (%v) after the run", r.State.Status, r.State.Problem)
-	}
-	c := r.State.Catalog
-	audit, err := Audit(ctx, st, c, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !audit.Truthful() {
-		t.Errorf("catalog not truthful: missing %v corrupt %v", audit.Missing, audit.Corrupt)
-	}
-	idx := c.Index()
-	after := snapshot(t, root)
-	for p := range after {
-		if strings.HasPrefix(p, ".distributor") {
-			if p != catalog.FileName {
-				t.Errorf("left reserved file %s", p)
-			}
-			continue
-		}
-		if idx[p] == nil && !contains(unmanaged, p) {
-			t.Errorf("orphan: %s is in storage but not recorded", p)
-		}
-	}
-	for _, u := range unmanaged {
-		if after[u] != before[u] {
-			t.Errorf("unmanaged %s changed", u)
-		}
-	}
-	for _, old := range beforeCat.Outputs {
-		if _, exists := after[old.Path]; exists && idx[old.Path] == nil {
-			t.Errorf("record of %s lost while the file still exists", old.Path)
-		}
-	}
-	return c
+	return storeInvariants(t, st, before, beforeCat, unmanaged)
 }
 
 // TestApplyFailureAtEveryStep fails the k-th storage write of a replacement

@@ -110,7 +110,10 @@ func storeRestore(t *testing.T, st storage.Store, files map[string]string) {
 	}
 }
 
-// storeInvariants is checkInvariants over any store.
+// storeInvariants asserts what spec section 6 promises after any run: the
+// catalog is truthful, every object is recorded or was there before
+// unrecorded (no orphan), no record of an untouched path was lost, and
+// unmanaged content is byte-identical.
 func storeInvariants(t *testing.T, st storage.Store, before map[string]string, beforeCat *catalog.Catalog, unmanaged []string) *catalog.Catalog {
 	t.Helper()
 	ctx := context.Background()
