@@ -35,6 +35,7 @@
 package local
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -427,10 +428,15 @@ func (s *Store) Get(ctx context.Context, p string) ([]byte, storage.Version, err
 		return nil, "", s.errorf("get", p, err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(f)
-	if err != nil {
+	var data []byte
+	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
+		data = make([]byte, 0, fi.Size()+1) // one allocation, no regrowth
+	}
+	buf := bytes.NewBuffer(data)
+	if _, err := buf.ReadFrom(f); err != nil {
 		return nil, "", s.errorf("get", p, err)
 	}
+	data = buf.Bytes()
 	return data, versionOf(data), nil
 }
 
@@ -537,11 +543,12 @@ func (s *Store) currentVersion(p string) (storage.Version, error) {
 		return "", err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(f)
-	if err != nil {
+	// Streamed: a large catalog is hashed without holding a second copy.
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
 		return "", err
 	}
-	return versionOf(data), nil
+	return storage.Version("sha256:" + hex.EncodeToString(h.Sum(nil))), nil
 }
 
 // createExclusive is the exclusive create for file systems without hard
