@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -21,6 +20,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/faultstore"
 	"github.com/distributor-dev/distributor/internal/storage/local"
+	"github.com/distributor-dev/distributor/internal/storage/storagetest"
 )
 
 // fixture is a config with two pipelines sharing one local root, and
@@ -103,28 +103,6 @@ func (f *fixture) run(a *App, pipeline string) *report.Destination {
 	return &rep.Pipelines[0].Destinations[0]
 }
 
-// snapshot maps every file under the root (reserved names included) to its bytes.
-func snapshot(t *testing.T, root string) map[string]string {
-	t.Helper()
-	m := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		m[filepath.ToSlash(rel)] = string(b)
-		return nil
-	})
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		t.Fatal(err)
-	}
-	return m
-}
-
 // checkInvariants asserts what spec section 6 promises after any run (see
 // storeInvariants) for a local root.
 func checkInvariants(t *testing.T, root string, before map[string]string, beforeCat *catalog.Catalog, unmanaged []string) *catalog.Catalog {
@@ -155,7 +133,7 @@ func TestApplyFailureAtEveryStep(t *testing.T) {
 	}
 	// The next bundle creates, overwrites, keeps and drops.
 	f.bundle("mine", "mine.two", map[string]string{"keep.txt": "keep", "change.txt": "v2", "new/one.txt": "1", "new/two.txt": "2", "docs/a.md": "# A2"})
-	pristine := snapshot(t, f.root)
+	pristine := storagetest.DirSnapshot(t, f.root)
 	st, _ := local.New(f.root)
 	r0, _ := ReadRoot(context.Background(), st)
 	st.Close()
@@ -245,7 +223,7 @@ func TestSourceChangedDuringCopy(t *testing.T) {
 	if d.Status != report.StatusFailed || d.Error == nil || !strings.Contains(*d.Error, "sha256 mismatch") {
 		t.Fatalf("want a failed run naming the mismatch, got %s %v", d.Status, d.Error)
 	}
-	after := snapshot(t, f.root)
+	after := storagetest.DirSnapshot(t, f.root)
 	if _, ok := after["b.txt"]; ok {
 		t.Errorf("tampered bytes were published")
 	}
@@ -306,7 +284,7 @@ func TestCancelLeavesTruthfulCatalog(t *testing.T) {
 		files[fmt.Sprintf("new%02d.txt", i)] = "new"
 	}
 	f.bundle("mine", "mine.two", files)
-	pristine := snapshot(t, f.root)
+	pristine := storagetest.DirSnapshot(t, f.root)
 	st, _ := local.New(f.root)
 	r0, _ := ReadRoot(context.Background(), st)
 	st.Close()
@@ -345,7 +323,7 @@ func TestCancelLeavesTruthfulCatalog(t *testing.T) {
 	}
 	st2.Close()
 	checkInvariants(t, f.root, pristine, r0.State.Catalog, nil)
-	after := snapshot(t, f.root)
+	after := storagetest.DirSnapshot(t, f.root)
 	for p := range after {
 		if strings.HasPrefix(p, "new") {
 			t.Errorf("%s created by the cancelled run was left behind", p)

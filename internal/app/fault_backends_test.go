@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"io"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -21,6 +20,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage/s3"
 	"github.com/distributor-dev/distributor/internal/storage/sftp"
 	"github.com/distributor-dev/distributor/internal/storage/sftp/sftptest"
+	"github.com/distributor-dev/distributor/internal/storage/storagetest"
 )
 
 // keepOpen stops the app from closing a store the test keeps using.
@@ -71,34 +71,10 @@ var faultBackends = []struct {
 	}},
 }
 
-// storeSnapshot maps every object (reserved names included) to its bytes.
-func storeSnapshot(t *testing.T, st storage.Store) map[string]string {
-	t.Helper()
-	ctx := context.Background()
-	m := map[string]string{}
-	var paths []string
-	if err := st.List(ctx, "", func(i storage.Info) error { paths = append(paths, i.Path); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range paths {
-		rc, err := st.Open(ctx, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(rc)
-		rc.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		m[p] = string(b)
-	}
-	return m
-}
-
 func storeRestore(t *testing.T, st storage.Store, files map[string]string) {
 	t.Helper()
 	ctx := context.Background()
-	for p := range storeSnapshot(t, st) {
+	for p := range storagetest.Snapshot(t, st) {
 		if err := st.Delete(ctx, p); err != nil {
 			t.Fatal(err)
 		}
@@ -133,7 +109,7 @@ func storeInvariants(t *testing.T, st storage.Store, before map[string]string, b
 		t.Errorf("catalog not truthful: missing %v corrupt %v", audit.Missing, audit.Corrupt)
 	}
 	idx := c.Index()
-	after := storeSnapshot(t, st)
+	after := storagetest.Snapshot(t, st)
 	for p := range after {
 		if strings.HasPrefix(p, ".distributor") {
 			if p != catalog.FileName {
@@ -192,7 +168,7 @@ func TestFaultInjectionAllBackends(t *testing.T) {
 				t.Fatal(err)
 			}
 			f.bundle("mine", "mine.two", map[string]string{"keep.txt": "keep", "change.txt": "v2", "new/one.txt": "1", "new/two.txt": "2", "docs/a.md": "# A2"})
-			pristine := storeSnapshot(t, base)
+			pristine := storagetest.Snapshot(t, base)
 			r0, err := ReadRoot(ctx, base)
 			if err != nil {
 				t.Fatal(err)

@@ -129,28 +129,6 @@ func mtWrite(t *testing.T, root, p, content string) {
 	}
 }
 
-// mtSnapshot maps every file under root (reserved names included) to its bytes.
-func mtSnapshot(t *testing.T, root string) map[string]string {
-	t.Helper()
-	m := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		m[filepath.ToSlash(rel)] = string(b)
-		return nil
-	})
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		t.Fatal(err)
-	}
-	return m
-}
-
 func mtSameSnapshot(t *testing.T, before, after map[string]string) {
 	t.Helper()
 	for p, b := range before {

@@ -13,6 +13,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/report"
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/faultstore"
+	"github.com/distributor-dev/distributor/internal/storage/storagetest"
 )
 
 func TestSelectPrune(t *testing.T) {
@@ -88,7 +89,7 @@ func TestFormatRetention(t *testing.T) {
 func TestPruneDryRunChangesNothing(t *testing.T) {
 	f := newMT(t)
 	f.mtStandard()
-	before := mtSnapshot(t, f.root)
+	before := storagetest.DirSnapshot(t, f.root)
 	rep, err := f.app().Prune(context.Background(), f.cfg, app.PruneOptions{MaintOptions: mtOpts(alphaA)})
 	if err != nil {
 		t.Fatal(err)
@@ -106,13 +107,13 @@ func TestPruneDryRunChangesNothing(t *testing.T) {
 	if rep.Selected[0].UpdatedAt != "2026-05-21T12:00:00Z" {
 		t.Errorf("updated_at %q", rep.Selected[0].UpdatedAt)
 	}
-	mtSameSnapshot(t, before, mtSnapshot(t, f.root))
+	mtSameSnapshot(t, before, storagetest.DirSnapshot(t, f.root))
 }
 
 func TestPruneApply(t *testing.T) {
 	f := newMT(t)
 	f.mtStandard()
-	before := mtSnapshot(t, f.root)
+	before := storagetest.DirSnapshot(t, f.root)
 	rep, err := f.app().Prune(context.Background(), f.cfg, app.PruneOptions{MaintOptions: mtOpts(alphaA), Apply: true})
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +122,7 @@ func TestPruneApply(t *testing.T) {
 		t.Fatalf("report %+v, error %v", rep, mtDeref(rep.Error))
 	}
 	mtEqual(t, "deleted", mtEntryPaths(rep.Deleted), []string{"alpha/old2.txt", "alpha/old3.txt"})
-	after := mtSnapshot(t, f.root)
+	after := storagetest.DirSnapshot(t, f.root)
 	for p, content := range before {
 		gone := p == "alpha/old2.txt" || p == "alpha/old3.txt"
 		switch {
@@ -138,12 +139,12 @@ func TestPruneApply(t *testing.T) {
 		t.Errorf("catalog updated_at %v, want %v", c.UpdatedAt, mtNow)
 	}
 	// A second prune finds nothing and does not rewrite the catalog.
-	before = mtSnapshot(t, f.root)
+	before = storagetest.DirSnapshot(t, f.root)
 	rep, err = f.app().Prune(context.Background(), f.cfg, app.PruneOptions{MaintOptions: mtOpts(alphaA), Apply: true})
 	if err != nil || rep.Failed() || len(rep.Selected) != 0 {
 		t.Fatalf("second prune: %+v %v", rep, err)
 	}
-	mtSameSnapshot(t, before, mtSnapshot(t, f.root))
+	mtSameSnapshot(t, before, storagetest.DirSnapshot(t, f.root))
 }
 
 func TestPruneOtherOwner(t *testing.T) {
@@ -270,12 +271,12 @@ func TestPruneStates(t *testing.T) {
 	} {
 		mtWrite(t, f.root, catalog.FileName, doc)
 		mtWrite(t, f.root, "a.txt", "a")
-		before := mtSnapshot(t, f.root)
+		before := storagetest.DirSnapshot(t, f.root)
 		rep, err := f.app().Prune(ctx, f.cfg, app.PruneOptions{MaintOptions: mtOpts(alphaA), Apply: true})
 		if err != nil || !rep.Failed() || rep.State != name || !strings.Contains(*rep.Error, name+" state") {
 			t.Errorf("%s: %+v %v %v", name, rep, err, mtDeref(rep.Error))
 		}
-		mtSameSnapshot(t, before, mtSnapshot(t, f.root))
+		mtSameSnapshot(t, before, storagetest.DirSnapshot(t, f.root))
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/app"
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/report"
+	"github.com/distributor-dev/distributor/internal/storage/storagetest"
 )
 
 // mtRemoveByHand deletes files of the standard root the way an operator
@@ -38,7 +39,7 @@ func TestReconcileDryRunLeavesCatalogByteIdentical(t *testing.T) {
 	// Reserved names are never reported as unmanaged.
 	mtWrite(t, f.root, ".distributor.lock", "held")
 	mtWrite(t, f.root, "alpha/.distributor-journal", "x")
-	before := mtSnapshot(t, f.root)
+	before := storagetest.DirSnapshot(t, f.root)
 	for _, all := range []bool{false, true} {
 		rep, err := f.app().ReconcileState(context.Background(), f.cfg,
 			app.ReconcileOptions{MaintOptions: mtOpts(alphaA), DryRun: true, AllOwners: all})
@@ -56,7 +57,7 @@ func TestReconcileDryRunLeavesCatalogByteIdentical(t *testing.T) {
 		// Compared against every record: beta's files are not unmanaged,
 		// even in the scoped run.
 		mtEqual(t, "unmanaged", rep.Unmanaged, []string{"alpha/stray.txt", "hand.txt"})
-		mtSameSnapshot(t, before, mtSnapshot(t, f.root))
+		mtSameSnapshot(t, before, storagetest.DirSnapshot(t, f.root))
 	}
 }
 
@@ -64,7 +65,7 @@ func TestReconcileScoped(t *testing.T) {
 	f := newMT(t)
 	f.mtStandard()
 	f.mtRemoveByHand("alpha/mid.txt", "beta/fresh.txt")
-	before := mtSnapshot(t, f.root)
+	before := storagetest.DirSnapshot(t, f.root)
 	rep, err := f.app().ReconcileState(context.Background(), f.cfg, app.ReconcileOptions{MaintOptions: mtOpts(alphaA)})
 	if err != nil || rep.Failed() {
 		t.Fatalf("%+v %v %v", rep, err, mtDeref(rep.Error))
@@ -73,7 +74,7 @@ func TestReconcileScoped(t *testing.T) {
 		t.Errorf("checked %d records, want alpha's 5", rep.Checked)
 	}
 	mtEqual(t, "removed", mtRecordPaths(rep.Removed), []string{"alpha/mid.txt@alpha/shared-a"})
-	after := mtSnapshot(t, f.root)
+	after := storagetest.DirSnapshot(t, f.root)
 	for p := range before {
 		if p != catalog.FileName && after[p] != before[p] {
 			t.Errorf("%s was touched", p)
@@ -114,25 +115,25 @@ func TestReconcileAllOwnersMakesCatalogTruthful(t *testing.T) {
 		t.Error("reconcile adopted an unmanaged file")
 	}
 	// Nothing missing any more: no rewrite.
-	before := mtSnapshot(t, f.root)
+	before := storagetest.DirSnapshot(t, f.root)
 	rep, err = f.app().ReconcileState(context.Background(), f.cfg,
 		app.ReconcileOptions{MaintOptions: mtOpts(betaB), AllOwners: true})
 	if err != nil || rep.Failed() || len(rep.Missing) != 0 {
 		t.Fatalf("%+v %v", rep, err)
 	}
-	mtSameSnapshot(t, before, mtSnapshot(t, f.root))
+	mtSameSnapshot(t, before, storagetest.DirSnapshot(t, f.root))
 }
 
 func TestReconcileChecksNoDigest(t *testing.T) {
 	f := newMT(t)
 	f.mtStandard()
 	mtWrite(t, f.root, "alpha/new.txt", "changed by hand")
-	before := mtSnapshot(t, f.root)
+	before := storagetest.DirSnapshot(t, f.root)
 	rep, err := f.app().ReconcileState(context.Background(), f.cfg, app.ReconcileOptions{MaintOptions: mtOpts(alphaA)})
 	if err != nil || rep.Failed() || len(rep.Missing) != 0 {
 		t.Fatalf("%+v %v", rep, err)
 	}
-	mtSameSnapshot(t, before, mtSnapshot(t, f.root))
+	mtSameSnapshot(t, before, storagetest.DirSnapshot(t, f.root))
 }
 
 func TestReconcileStates(t *testing.T) {
@@ -155,12 +156,12 @@ func TestReconcileStates(t *testing.T) {
 	} {
 		for _, dry := range []bool{true, false} {
 			mtWrite(t, f.root, catalog.FileName, doc)
-			before := mtSnapshot(t, f.root)
+			before := storagetest.DirSnapshot(t, f.root)
 			rep, err := f.app().ReconcileState(ctx, f.cfg, app.ReconcileOptions{MaintOptions: mtOpts(alphaA), DryRun: dry})
 			if err != nil || !rep.Failed() || rep.State != name || !strings.Contains(*rep.Error, name+" state") {
 				t.Errorf("%s: %+v %v %v", name, rep, err, mtDeref(rep.Error))
 			}
-			mtSameSnapshot(t, before, mtSnapshot(t, f.root))
+			mtSameSnapshot(t, before, storagetest.DirSnapshot(t, f.root))
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/distributor-dev/distributor/internal/app"
 	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/storage/storagetest"
 )
 
 func TestVerifyDetectsModifiedAndMissing(t *testing.T) {
@@ -23,7 +24,7 @@ func TestVerifyDetectsModifiedAndMissing(t *testing.T) {
 	mtWrite(t, f.root, "alpha/old1.txt", "OLD1") // same size, other bytes
 	mtWrite(t, f.root, "beta/fresh.txt", "fresh and longer")
 	f.mtRemoveByHand("alpha/new.txt")
-	before := mtSnapshot(t, f.root)
+	before := storagetest.DirSnapshot(t, f.root)
 
 	rep, err = f.app().Verify(ctx, f.cfg, app.VerifyOptions{MaintOptions: mtOpts(alphaA)})
 	if err != nil || !rep.Failed() || rep.Error != nil {
@@ -50,7 +51,7 @@ func TestVerifyDetectsModifiedAndMissing(t *testing.T) {
 		t.Errorf("corrupt %+v", rep.Corrupt[1])
 	}
 	// Read-only.
-	mtSameSnapshot(t, before, mtSnapshot(t, f.root))
+	mtSameSnapshot(t, before, storagetest.DirSnapshot(t, f.root))
 }
 
 func TestVerifyStates(t *testing.T) {
@@ -79,7 +80,7 @@ func TestShowState(t *testing.T) {
 	if err != nil || s.State != "catalog" || len(s.Catalog.Outputs) != 7 {
 		t.Fatalf("catalog: %+v %v", s, err)
 	}
-	if string(s.Raw) != mtSnapshot(t, f.root)[catalog.FileName] {
+	if string(s.Raw) != storagetest.DirSnapshot(t, f.root)[catalog.FileName] {
 		t.Error("Raw is not the stored document")
 	}
 	for name, doc := range map[string]string{
