@@ -276,7 +276,7 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 		}
 	}
 
-	unlock, err := a.LockRoot(ctx, st, "run")
+	ctx, unlock, err := a.LockRootContext(ctx, st, "run")
 	if err != nil {
 		return failed(err)
 	}
