@@ -294,9 +294,10 @@ func loadManifest(root *os.Root) (*Manifest, string, *ManifestError) {
 // checkFiles checks every listed file (its bytes too when hash is set) and
 // returns the problems found.
 func checkFiles(ctx context.Context, root *os.Root, abs string, m *Manifest, hash bool) ([]Problem, error) {
-	// Files are checked on one goroutine per core (hashing is CPU-bound);
+	// Files are checked on at least 8 goroutines (more reads in flight help
+	// a cold disk; hashing uses every core);
 	// problems are reported in manifest order whatever finishes first.
-	workers := min(runtime.GOMAXPROCS(0), len(m.Files))
+	workers := min(max(8, runtime.GOMAXPROCS(0)), len(m.Files))
 	reasons := make([]string, len(m.Files))
 	errs := make([]error, len(m.Files))
 	next := make(chan int)
