@@ -31,6 +31,9 @@ type App struct {
 	// LockTimeout is how long a writer waits for a root's lock held by
 	// another live process (0: the default, 2m; negative: do not wait).
 	LockTimeout time.Duration
+	// LockLease is the lease of the locks this App takes (0: the lock
+	// package's default, 60s).
+	LockLease time.Duration
 	// Progress, when set, receives transfer events (a terminal display).
 	Progress Progress
 }

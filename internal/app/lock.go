@@ -27,7 +27,7 @@ func (a *App) LockRoot(ctx context.Context, st storage.Store, command string) (u
 // lease cannot be renewed because another process took the lock over, so a
 // writer that lost its lock stops instead of racing the new holder.
 func (a *App) LockRootContext(ctx context.Context, st storage.Store, command string) (held context.Context, unlock func(), err error) {
-	l := &lock.Locker{Store: st, Wait: a.LockTimeout, NoWait: a.LockTimeout < 0, Now: a.Now}
+	l := &lock.Locker{Store: st, Wait: a.LockTimeout, NoWait: a.LockTimeout < 0, Now: a.Now, Lease: a.LockLease}
 	k, err := l.Acquire(ctx, command)
 	if err != nil {
 		return nil, nil, err

@@ -120,14 +120,15 @@ func processAlive(pid int) bool {
 
 // Lock is a held lock.
 type Lock struct {
-	l       *Locker
-	info    Info
-	mu      sync.Mutex
-	version storage.Version
-	stop    chan struct{}
-	done    chan struct{}
-	cancel  context.CancelCauseFunc
-	ctx     context.Context
+	l           *Locker
+	info        Info
+	mu          sync.Mutex
+	releaseOnce sync.Once
+	version     storage.Version
+	stop        chan struct{}
+	done        chan struct{}
+	cancel      context.CancelCauseFunc
+	ctx         context.Context
 }
 
 // Info returns the held lock's record.
@@ -348,7 +349,13 @@ func (k *Lock) Renew(ctx context.Context) error {
 }
 
 // Release stops renewal and removes the lock if it is still this holder's.
+// Calling it again does nothing.
 func (k *Lock) Release(ctx context.Context) error {
+	first := false
+	k.releaseOnce.Do(func() { first = true })
+	if !first {
+		return nil
+	}
 	close(k.stop)
 	<-k.done
 	k.cancel(errors.New("lock released"))
