@@ -27,20 +27,10 @@ import (
 // be a clean path or the call fails with storage.ErrInvalidPath. If fn
 // returns an error, List stops and returns that error unwrapped.
 func (s *Store) List(ctx context.Context, prefix string, fn func(storage.Info) error) error {
-	err := s.list(ctx, prefix, fn)
-	if fe := (*fnError)(nil); errors.As(err, &fe) {
-		return fe.err
-	}
-	if err != nil {
+	return storage.ListResult(s.list(ctx, prefix, fn), func(err error) error {
 		return s.errorf("list", fmt.Sprintf("%q", prefix), err)
-	}
-	return nil
+	})
 }
-
-// fnError carries an error returned by List's callback.
-type fnError struct{ err error }
-
-func (e *fnError) Error() string { return e.err.Error() }
 
 func (s *Store) list(ctx context.Context, prefix string, fn func(storage.Info) error) error {
 	dir, filter, err := splitPrefix(prefix)
@@ -112,7 +102,7 @@ func walk(ctx context.Context, d *os.Root, rel, filter string, fn func(storage.I
 		if !e.fi.IsDir() {
 			info := storage.Info{Path: rel + e.key, Size: e.fi.Size(), ModTime: e.fi.ModTime()}
 			if err := fn(info); err != nil {
-				return &fnError{err}
+				return &storage.CallbackError{Err: err}
 			}
 			continue
 		}

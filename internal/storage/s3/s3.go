@@ -537,20 +537,10 @@ func (s *Store) Delete(ctx context.Context, p string) error {
 // keys ending in "/" are skipped. If fn returns an error, List stops and
 // returns that error unwrapped.
 func (s *Store) List(ctx context.Context, prefix string, fn func(storage.Info) error) error {
-	err := s.list(ctx, prefix, fn)
-	if fe := (*fnError)(nil); errors.As(err, &fe) {
-		return fe.err
-	}
-	if err != nil {
+	return storage.ListResult(s.list(ctx, prefix, fn), func(err error) error {
 		return s.errorf("list", strconv.Quote(prefix), err)
-	}
-	return nil
+	})
 }
-
-// fnError carries an error returned by List's callback.
-type fnError struct{ err error }
-
-func (e *fnError) Error() string { return e.err.Error() }
 
 func (s *Store) list(ctx context.Context, prefix string, fn func(storage.Info) error) error {
 	if _, _, err := splitPrefix(prefix); err != nil {
@@ -575,7 +565,7 @@ func (s *Store) list(ctx context.Context, prefix string, fn func(storage.Info) e
 		}
 		last = rel
 		if err := fn(storage.Info{Path: rel, Size: obj.Size, ModTime: obj.LastModified}); err != nil {
-			return &fnError{err}
+			return &storage.CallbackError{Err: err}
 		}
 	}
 	return ctx.Err()
