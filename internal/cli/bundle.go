@@ -113,17 +113,7 @@ DIR that the manifest does not list are reported as warnings.`,
 					rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: not listed in the manifest (ignored)", u))
 				}
 			}
-			if g.output == "json" {
-				if err := g.printJSON(rep); err != nil {
-					return err
-				}
-			} else {
-				report.WriteBundleVerifyText(g.env.Stdout, &rep)
-			}
-			if !rep.Valid {
-				return errSilentFailure
-			}
-			return nil
+			return g.finish(rep, !rep.Valid, func() { report.WriteBundleVerifyText(g.env.Stdout, &rep) })
 		},
 	}
 	return cmd

@@ -228,6 +228,22 @@ func (g *globals) printJSON(v any) error {
 	return nil
 }
 
+// finish prints a command's document as JSON or, through text, as text,
+// and makes the command exit 1 when failed (the document says why).
+func (g *globals) finish(doc any, failed bool, text func()) error {
+	if g.output == "json" {
+		if err := g.printJSON(doc); err != nil {
+			return err
+		}
+	} else {
+		text()
+	}
+	if failed {
+		return errSilentFailure
+	}
+	return nil
+}
+
 // mapAppError turns use-case errors into exit statuses.
 func mapAppError(err error) error {
 	var ue *app.UsageError

@@ -49,7 +49,7 @@ catalog write failed, or the root's state is legacy, invalid or future;
 			if err != nil {
 				return mapMaintError(err)
 			}
-			return g.finishMaint(rep, rep.Failed(), func() { report.WritePruneText(g.env.Stdout, rep) })
+			return g.finish(rep, rep.Failed(), func() { report.WritePruneText(g.env.Stdout, rep) })
 		},
 	}
 	addMaintFlags(g, cmd, &opts.MaintOptions)
@@ -79,20 +79,4 @@ func mapMaintError(err error) error {
 		return &exitError{code: ExitUsage, err: err}
 	}
 	return mapAppError(err)
-}
-
-// finishMaint prints a maintenance report as JSON or, through text, as text,
-// and exits 1 when failed.
-func (g *globals) finishMaint(doc any, failed bool, text func()) error {
-	if g.output == "json" {
-		if err := g.printJSON(doc); err != nil {
-			return err
-		}
-	} else {
-		text()
-	}
-	if failed {
-		return errSilentFailure
-	}
-	return nil
 }

@@ -40,7 +40,7 @@ usage or configuration error.`,
 			if err != nil {
 				return mapMaintError(err)
 			}
-			return g.finishMaint(rep, rep.Failed(), func() { report.WriteReconcileText(g.env.Stdout, rep) })
+			return g.finish(rep, rep.Failed(), func() { report.WriteReconcileText(g.env.Stdout, rep) })
 		},
 	}
 	addMaintFlags(g, cmd, &opts.MaintOptions)

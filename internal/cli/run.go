@@ -73,17 +73,7 @@ bundle is invalid; 2 for a usage or configuration error.`,
 			if err != nil {
 				return mapAppError(err)
 			}
-			if g.output == "json" {
-				if err := g.printJSON(rep); err != nil {
-					return err
-				}
-			} else {
-				report.WriteRunText(g.env.Stdout, rep)
-			}
-			if rep.Failed() {
-				return errSilentFailure
-			}
-			return nil
+			return g.finish(rep, rep.Failed(), func() { report.WriteRunText(g.env.Stdout, rep) })
 		},
 	}
 	f := cmd.Flags()

@@ -38,7 +38,7 @@ configuration error.`,
 			if err != nil {
 				return mapMaintError(err)
 			}
-			return g.finishMaint(rep, rep.Error != nil, func() { report.WriteUnlockText(g.env.Stdout, rep) })
+			return g.finish(rep, rep.Error != nil, func() { report.WriteUnlockText(g.env.Stdout, rep) })
 		},
 	}
 	addMaintFlags(g, cmd, &opts.MaintOptions)

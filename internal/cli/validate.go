@@ -33,17 +33,7 @@ configuration is invalid.`,
 			if err != nil {
 				return mapAppError(err)
 			}
-			if g.output == "json" {
-				if err := g.printJSON(rep); err != nil {
-					return err
-				}
-			} else {
-				report.WriteValidateText(g.env.Stdout, rep)
-			}
-			if !rep.Valid {
-				return errSilentFailure
-			}
-			return nil
+			return g.finish(rep, !rep.Valid, func() { report.WriteValidateText(g.env.Stdout, rep) })
 		},
 	}
 	f := cmd.Flags()

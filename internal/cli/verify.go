@@ -34,7 +34,7 @@ or its state is legacy, invalid or future; 2 a usage or configuration error.`,
 			if err != nil {
 				return mapMaintError(err)
 			}
-			return g.finishMaint(rep, rep.Failed(), func() { report.WriteVerifyText(g.env.Stdout, rep) })
+			return g.finish(rep, rep.Failed(), func() { report.WriteVerifyText(g.env.Stdout, rep) })
 		},
 	}
 	addMaintFlags(g, cmd, &opts.MaintOptions)
