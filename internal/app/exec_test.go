@@ -330,3 +330,58 @@ func TestCancelLeavesTruthfulCatalog(t *testing.T) {
 		}
 	}
 }
+
+// syncRecorder is a store that defers durability (storage.Syncer) and
+// records the order of writes and syncs.
+type syncRecorder struct {
+	storage.Store
+	mu  sync.Mutex
+	ops []string
+}
+
+func (s *syncRecorder) record(op string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ops = append(s.ops, op)
+}
+
+func (s *syncRecorder) Put(ctx context.Context, p string, r io.Reader, size int64) error {
+	s.record("put " + p)
+	return s.Store.Put(ctx, p, r, size)
+}
+
+func (s *syncRecorder) PutIf(ctx context.Context, p string, data []byte, v storage.Version) (storage.Version, error) {
+	s.record("putif " + p)
+	return s.Store.PutIf(ctx, p, data, v)
+}
+
+func (s *syncRecorder) Sync(ctx context.Context) error {
+	s.record("sync")
+	return nil
+}
+
+// TestSyncBeforeCatalog: on a store that defers durability, the executor
+// syncs after the last output write and before the catalog that records it.
+func TestSyncBeforeCatalog(t *testing.T) {
+	f := newFixture(t, "additive")
+	f.bundle("mine", "mine.one", map[string]string{"a.txt": "a", "b/c.txt": "c"})
+	rec := &syncRecorder{}
+	d := f.run(f.app(func(s storage.Store) storage.Store { rec.Store = s; return rec }), "mine")
+	if d.Status != report.StatusOK {
+		t.Fatalf("run: %s %v", d.Status, d.Error)
+	}
+	lastPut, syncAt, catalogAt := -1, -1, -1
+	for i, op := range rec.ops {
+		switch {
+		case strings.HasPrefix(op, "put "):
+			lastPut = i
+		case op == "sync":
+			syncAt = i
+		case op == "putif "+catalog.FileName:
+			catalogAt = i
+		}
+	}
+	if !(lastPut >= 0 && lastPut < syncAt && syncAt < catalogAt) {
+		t.Errorf("want puts, then sync, then the catalog; got %v", rec.ops)
+	}
+}
