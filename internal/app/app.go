@@ -68,13 +68,28 @@ type Root struct {
 	// CatalogInfo is the catalog's listing entry (zero when absent): its
 	// size and modification time tell cheaply whether it changed since.
 	CatalogInfo storage.Info
+	// ReadAt is when the read started.
+	ReadAt time.Time
 	// Listing maps object paths to sizes (temporary objects excluded).
 	Listing map[string]int64
 }
 
 // ReadRoot reads a root's catalog state and lists it.
 func ReadRoot(ctx context.Context, st storage.Store) (*Root, error) {
-	r := &Root{Store: st, Listing: map[string]int64{}}
+	r := &Root{Store: st, Listing: map[string]int64{}, ReadAt: time.Now()}
+	// List first, then read the catalog: if a writer commits in between,
+	// the catalog's listing entry is older than the version read, so
+	// catalogUnchanged sees a change (the safe direction).
+	err := st.List(ctx, "", func(info storage.Info) error {
+		r.Listing[info.Path] = info.Size
+		if info.Path == catalog.FileName {
+			r.CatalogInfo = info
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", st, err)
+	}
 	data, ver, err := st.Get(ctx, catalog.FileName)
 	switch {
 	case errors.Is(err, storage.ErrNotObject):
@@ -87,16 +102,6 @@ func ReadRoot(ctx context.Context, st storage.Store) (*Root, error) {
 	default:
 		r.State = catalog.Read(data)
 		r.Version = ver
-	}
-	err = st.List(ctx, "", func(info storage.Info) error {
-		r.Listing[info.Path] = info.Size
-		if info.Path == catalog.FileName {
-			r.CatalogInfo = info
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", st, err)
 	}
 	return r, nil
 }

@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/lock"
 	"github.com/distributor-dev/distributor/internal/storage/local"
 )
@@ -46,5 +49,58 @@ func TestLostLockCancelsWork(t *testing.T) {
 	unlock()
 	if info, _, err := lock.Read(context.Background(), st); err != nil || info.ID != "someone-else" {
 		t.Errorf("after release: %+v %v", info, err)
+	}
+}
+
+// TestCatalogUnchanged pins when run may reuse its unlocked plan under the
+// lock: only for a catalog that is absent then and now, or unchanged and
+// written well before the read (so a same-second commit on a backend with
+// one-second timestamps cannot hide).
+func TestCatalogUnchanged(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := local.New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	r, _ := ReadRoot(ctx, st)
+	if !catalogUnchanged(ctx, st, r) {
+		t.Error("absent then and now: want unchanged")
+	}
+	put := func(s string) {
+		if err := st.Put(ctx, catalog.FileName, strings.NewReader(s), int64(len(s))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(`{"schema_version": 4}`)
+	if catalogUnchanged(ctx, st, r) {
+		t.Error("absent then, present now: want changed")
+	}
+	r, _ = ReadRoot(ctx, st)
+	if !catalogUnchanged(ctx, st, r) {
+		t.Error("untouched since the read (fine-grained timestamp): want unchanged")
+	}
+	// A whole-second timestamp (as SFTP and S3 give) is trusted only once
+	// it is older than the read by a margin.
+	recent := time.Now().Truncate(time.Second)
+	if err := os.Chtimes(filepath.Join(dir, catalog.FileName), recent, recent); err != nil {
+		t.Fatal(err)
+	}
+	r, _ = ReadRoot(ctx, st)
+	if catalogUnchanged(ctx, st, r) {
+		t.Error("whole-second timestamp written just now: want changed")
+	}
+	old := time.Now().Add(-time.Minute).Truncate(time.Second)
+	if err := os.Chtimes(filepath.Join(dir, catalog.FileName), old, old); err != nil {
+		t.Fatal(err)
+	}
+	r, _ = ReadRoot(ctx, st)
+	if !catalogUnchanged(ctx, st, r) {
+		t.Error("old and untouched: want unchanged")
+	}
+	put(`{"schema_version": 44}`)
+	if catalogUnchanged(ctx, st, r) {
+		t.Error("rewritten after the read: want changed")
 	}
 }

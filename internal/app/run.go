@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/distributor-dev/distributor/internal/bundle"
 	"github.com/distributor-dev/distributor/internal/catalog"
@@ -308,16 +309,25 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 }
 
 // catalogUnchanged reports whether the root's catalog looks as it did when
-// r was read: absent then and now, or the same size and modification time.
-// It reads no catalog bytes. A commit it cannot see (same size within one
-// timestamp tick) still cannot be lost: the catalog write is a
-// compare-and-swap against r.Version and fails. Any doubt says it changed.
+// r was read: absent then and now, or the same size and modification time;
+// a whole-second time must also be stableFor older than the read (backends
+// with one-second timestamps could otherwise hide a commit made in the same
+// second with the same size). It reads no catalog bytes. A commit it still
+// cannot see cannot be lost either: the catalog write is a compare-and-swap
+// against r.Version and fails. Any doubt says it changed.
 func catalogUnchanged(ctx context.Context, st storage.Store, r *Root) bool {
+	const stableFor = 2 * time.Second
 	info, err := st.Stat(ctx, catalog.FileName)
 	if errors.Is(err, storage.ErrNotExist) && !errors.Is(err, storage.ErrNotObject) {
-		return r.Version == ""
+		return r.Version == "" && r.CatalogInfo.Path == ""
 	}
-	return err == nil && r.Version != "" && info.Size == r.CatalogInfo.Size && info.ModTime.Equal(r.CatalogInfo.ModTime)
+	if err != nil || r.Version == "" || info.Size != r.CatalogInfo.Size || !info.ModTime.Equal(r.CatalogInfo.ModTime) {
+		return false
+	}
+	// A whole-second timestamp may come from a backend that keeps no
+	// finer one: trust it only if it is older than the read by stableFor.
+	coarse := info.ModTime.Nanosecond() == 0
+	return !coarse || info.ModTime.Before(r.ReadAt.Add(-stableFor))
 }
 
 // refused marks a destination whose plan was refused before any change.

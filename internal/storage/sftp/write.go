@@ -336,9 +336,20 @@ func (s *Store) putIf(ctx context.Context, p string, data []byte, ifVersion stor
 		w.published = true
 		return nil
 	}
-	if err := c.sftp.Link(w.tmp, w.target); err != nil {
+	// SFTP v3 reports a link onto an existing name as a generic failure.
+	// Look: if the name exists, the condition failed. If it is gone again
+	// (its owner removed it between the link and the look, as a released
+	// lock is), the link lost a race, not a permission: try again.
+	for attempt := 1; ; attempt++ {
+		err := c.sftp.Link(w.tmp, w.target)
+		if err == nil {
+			break
+		}
 		if _, serr := c.sftp.Lstat(w.target); serr == nil {
 			return fmt.Errorf("%w: object exists", storage.ErrPrecondition)
+		}
+		if attempt < 5 && !errors.Is(err, fs.ErrPermission) {
+			continue
 		}
 		return fmt.Errorf("hard-link into place: %w", err)
 	}
