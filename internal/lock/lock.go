@@ -1,18 +1,38 @@
-// Package lock serialises writers of one destination root. The lock is a
-// small object under the reserved name .distributor.lock, taken with an
-// exclusive create (storage.Store.PutIf with the zero Version: O_EXCL/link on
-// local disk, hardlink on SFTP, If-None-Match: * on S3). The record names
-// its holder; the holder renews its lease while it works; a waiter takes over
-// a lock whose lease expired or whose holder process is gone (same host).
+// Package lock serialises writers of one destination root and fences them.
 //
-// Takeover is a two-step protocol that is safe on every backend, including
-// those whose compare-and-swap is not atomic across processes: a waiter first
-// wins an exclusive claim object named after the stale holder's id
-// (.distributor.lock.claim-<id>), re-reads the lock to check it still belongs
-// to that holder, deletes it and creates its own with an exclusive create.
-// Only one waiter can win the claim, and only one can win the create. A
-// claim left by a claimer that died is itself stale and is taken over the
-// same way (its claim is named after the dead claimer's id).
+// The lock is a small object under the reserved name .distributor.lock,
+// taken with an exclusive create (storage.Store.PutIf with the zero
+// Version: link/O_EXCL on local disk, hardlink or O_EXCL on SFTP,
+// If-None-Match: * on S3). The record names its holder and its lease; the
+// holder renews it every Lease/4, and every renewal changes the record (a
+// renewal counter), so a record that stops changing belongs to a holder
+// that stopped renewing.
+//
+// Fencing: a holder may change the root only while its lease, counted on
+// its own monotonic clock from the start of its last successful renewal,
+// minus a safety margin (Lease/4), has not run out. Lock.Fence says whether
+// that holds; Lock.Bind returns a context whose Err checks it synchronously
+// and which is cancelled when it lapses. A renewal that fails counts
+// against the holder: it only ever moves the deadline forward on success.
+//
+// Takeover: a waiter never trusts another machine's wall clock. It takes a
+// lock over only after it has watched the record stay unchanged (same
+// storage version) for the holder's lease plus SkewAllowance on its own
+// monotonic clock, or at once when the holder ran on this host and its
+// process is gone. Since the holder stopped changing the root a margin
+// before its lease ran out, holder and successor never overlap as long as
+// no single pause between a fence check and the request it guards, and no
+// difference between the two machines' clock rates, exceeds margin plus
+// allowance (see docs/design.md).
+//
+// The takeover itself is a two-step protocol that is safe on every backend,
+// including those whose compare-and-swap is not atomic across processes: a
+// waiter first wins an exclusive claim object named after the stale holder's
+// id (.distributor.lock.claim-<id>), re-reads the lock to check it is still
+// the record it watched, deletes it and creates its own with an exclusive
+// create. Only one waiter can win the claim, and only one can win the
+// create. A claim left by a claimer that died is itself stale and is taken
+// over the same way.
 package lock
 
 import (
@@ -25,7 +45,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/storage"
@@ -34,14 +53,30 @@ import (
 // Name is the lock object's path at a destination root.
 const Name = ".distributor.lock"
 
+// Defaults of a Locker (see docs/design.md for the reasoning).
+const (
+	DefaultLease         = 60 * time.Second
+	DefaultSkewAllowance = 30 * time.Second
+	DefaultWait          = 2 * time.Minute
+	DefaultPoll          = 500 * time.Millisecond
+)
+
 // Info is the lock record.
 type Info struct {
-	ID        string    `json:"id"`
-	Host      string    `json:"host"`
-	PID       int       `json:"pid"`
-	Command   string    `json:"command"`
-	Acquired  time.Time `json:"acquired_at"`
+	ID       string    `json:"id"`
+	Host     string    `json:"host"`
+	PID      int       `json:"pid"`
+	Command  string    `json:"command"`
+	Acquired time.Time `json:"acquired_at"`
+	// ExpiresAt is the holder's wall-clock view of its lease's end. It is
+	// shown to operators and used by `distributor unlock`; automatic
+	// takeover never trusts it.
 	ExpiresAt time.Time `json:"expires_at"`
+	// LeaseMS is the holder's lease in milliseconds.
+	LeaseMS int64 `json:"lease_ms,omitempty"`
+	// Renewals counts the holder's renewals: every renewal changes the
+	// record, so waiters can tell a live holder from a silent one.
+	Renewals int64 `json:"renewals,omitempty"`
 }
 
 func (i Info) String() string {
@@ -49,37 +84,69 @@ func (i Info) String() string {
 		i.Command, i.Host, i.PID, i.Acquired.UTC().Format(time.RFC3339), i.ExpiresAt.UTC().Format(time.RFC3339))
 }
 
+// lease returns the holder's lease, or def when the record does not say.
+func (i Info) lease(def time.Duration) time.Duration {
+	if i.LeaseMS > 0 {
+		return time.Duration(i.LeaseMS) * time.Millisecond
+	}
+	return def
+}
+
 // HeldError reports a lock that stayed held until the wait ran out.
 type HeldError struct {
 	Root   string
 	Holder Info
 	Waited time.Duration
+	// Silent is how long the record had not changed when the wait ended
+	// (0 when it was changing: the holder is renewing).
+	Silent time.Duration
+	// TakeoverAfter is how long the record must stay unchanged before a
+	// waiter takes it over.
+	TakeoverAfter time.Duration
 }
 
 func (e *HeldError) Error() string {
-	return fmt.Sprintf("%s is locked by %s; gave up after waiting %s (see 'distributor unlock --help' if that run is gone)",
-		e.Root, e.Holder, e.Waited.Round(time.Second))
+	msg := fmt.Sprintf("%s is locked by %s; gave up after waiting %s", e.Root, e.Holder, e.Waited.Round(time.Second))
+	if e.Silent > 0 {
+		msg += fmt.Sprintf(" (the holder has not renewed for %s; a waiter takes the lock over after %s without renewal)",
+			e.Silent.Round(time.Second), e.TakeoverAfter.Round(time.Second))
+	}
+	return msg + " (see 'distributor unlock --help' if that run is gone)"
 }
 
 // ErrLost is the cause of a held lock's context when its lease could not be
 // renewed because another process took the lock over.
 var ErrLost = errors.New("lock lost: another process took over this root's lock")
 
+// ErrLeaseLapsed is the cause of a held lock's context when the holder could
+// not renew its lease in time (a pause, a partition, a stalled server): it
+// no longer knows that it holds the lock and must not change the root.
+var ErrLeaseLapsed = errors.New("lock lease lapsed: this process could not renew its lock in time")
+
 // Locker takes the lock of one root.
 type Locker struct {
 	Store storage.Store
 	// Lease is how long a lock stays valid without renewal (default 60s).
-	// The holder renews it every Lease/3.
+	// The holder renews it every Lease/4 and stops changing the root
+	// Lease/4 before it would run out.
 	Lease time.Duration
-	// Wait is how long Acquire waits for a held lock (default 2m; 0 waits not at all
-	// when NoWait is set).
+	// SkewAllowance is how much longer than the holder's lease a waiter
+	// watches a silent lock record before it takes it over (default 30s).
+	// It covers clock-rate differences between machines, request delays
+	// and scheduling, on top of the holder's own margin of Lease/4.
+	SkewAllowance time.Duration
+	// Wait is how long Acquire waits for a held lock (default 2m; with
+	// NoWait, Acquire does not wait).
 	Wait   time.Duration
 	NoWait bool
-	// Poll is the pause between attempts (default 500ms).
+	// Poll is the pause between attempts (default 500ms, at most Lease/8).
 	Poll time.Duration
-	// Now, Host, PID and Alive describe this process; zero values mean the
-	// real clock, os.Hostname, os.Getpid and a kill(pid, 0) probe.
+	// Now stamps records (default time.Now); Mono measures leases and
+	// silences (default SystemClock). Host, PID and Alive describe this
+	// process; zero values mean os.Hostname, os.Getpid and a liveness
+	// probe of a pid on this host.
 	Now   func() time.Time
+	Mono  MonoClock
 	Host  string
 	PID   int
 	Alive func(pid int) bool
@@ -87,16 +154,22 @@ type Locker struct {
 
 func (l *Locker) defaults() {
 	if l.Lease <= 0 {
-		l.Lease = 60 * time.Second
+		l.Lease = DefaultLease
+	}
+	if l.SkewAllowance <= 0 {
+		l.SkewAllowance = DefaultSkewAllowance
 	}
 	if l.Wait <= 0 && !l.NoWait {
-		l.Wait = 2 * time.Minute
+		l.Wait = DefaultWait
 	}
 	if l.Poll <= 0 {
-		l.Poll = 500 * time.Millisecond
+		l.Poll = min(DefaultPoll, l.Lease/8)
 	}
 	if l.Now == nil {
 		l.Now = time.Now
+	}
+	if l.Mono == nil {
+		l.Mono = SystemClock
 	}
 	if l.Host == "" {
 		l.Host, _ = os.Hostname()
@@ -109,80 +182,88 @@ func (l *Locker) defaults() {
 	}
 }
 
-// processAlive reports whether a process with this pid exists on this host.
-func processAlive(pid int) bool {
-	if pid <= 0 {
-		return false
+// margin is how long before its lease runs out a holder stops.
+func (l *Locker) margin() time.Duration { return l.Lease / 4 }
+
+// takeoverAfter is how long a waiter watches a silent record of holder
+// before it takes it over.
+func (l *Locker) takeoverAfter(holder Info) time.Duration {
+	return max(holder.lease(l.Lease), l.Lease) + l.SkewAllowance
+}
+
+// watch remembers, per object name, the version a waiter saw and since
+// when (on its monotonic clock) it has not changed.
+type watch struct {
+	mono MonoClock
+	seen map[string]sighting
+}
+
+type sighting struct {
+	version storage.Version
+	since   time.Duration
+}
+
+// silence records a sighting of version at name and returns how long it has
+// been unchanged.
+func (w *watch) silence(name string, v storage.Version) time.Duration {
+	now := w.mono()
+	s, ok := w.seen[name]
+	if !ok || s.version != v {
+		w.seen[name] = sighting{version: v, since: now}
+		return 0
 	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	return now - s.since
 }
 
-// Lock is a held lock.
-type Lock struct {
-	l           *Locker
-	info        Info
-	mu          sync.Mutex
-	releaseOnce sync.Once
-	version     storage.Version
-	stop        chan struct{}
-	done        chan struct{}
-	cancel      context.CancelCauseFunc
-	ctx         context.Context
-}
-
-// Info returns the held lock's record.
-func (k *Lock) Info() Info { return k.info }
-
-// Context is cancelled (with ErrLost as the cause) if the lease cannot be
-// renewed because the lock was taken over. Writers use it for their I/O.
-func (k *Lock) Context() context.Context { return k.ctx }
-
-// Acquire takes the lock for command, waiting while another live holder has
-// it. It starts a goroutine that renews the lease until Release.
+// Acquire takes the lock for command, waiting while another holder has it.
+// It starts a goroutine that renews the lease until Release.
 func (l *Locker) Acquire(ctx context.Context, command string) (*Lock, error) {
 	l.defaults()
 	id := make([]byte, 12)
 	if _, err := rand.Read(id); err != nil {
 		return nil, fmt.Errorf("lock id: %w", err)
 	}
-	now := l.Now()
 	info := Info{ID: hex.EncodeToString(id), Host: l.Host, PID: l.PID, Command: command,
-		Acquired: now.UTC().Truncate(time.Second), ExpiresAt: now.Add(l.Lease).UTC().Truncate(time.Second)}
-	// The wait is measured on the real monotonic clock; Now only stamps records.
+		Acquired: l.Now().UTC().Truncate(time.Second), LeaseMS: l.Lease.Milliseconds()}
+	w := &watch{mono: l.Mono, seen: map[string]sighting{}}
+	// The wait is measured on Go's monotonic clock; Mono measures silences.
 	start := time.Now()
-	var last Info
 	for {
-		v, err := l.tryAcquire(ctx, &info)
+		sent := l.Mono()
+		v, err := l.tryAcquire(ctx, &info, w)
 		if err == nil {
-			return l.hold(ctx, info, v), nil
+			return l.hold(ctx, info, v, sent), nil
 		}
 		var held *heldNow
 		if !errors.As(err, &held) {
 			return nil, err
 		}
-		last = held.info
-		if l.NoWait || time.Since(start) >= l.Wait {
-			return nil, &HeldError{Root: l.Store.String(), Holder: last, Waited: time.Since(start)}
+		waited := time.Since(start)
+		if l.NoWait || waited >= l.Wait {
+			return nil, &HeldError{Root: l.Store.String(), Holder: held.info, Waited: waited,
+				Silent: held.silent, TakeoverAfter: l.takeoverAfter(held.info)}
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("waiting for the lock of %s held by %s: %w", l.Store.String(), last, ctx.Err())
+			return nil, fmt.Errorf("waiting for the lock of %s held by %s: %w", l.Store.String(), held.info, ctx.Err())
 		case <-time.After(l.Poll):
 		}
 	}
 }
 
-type heldNow struct{ info Info }
+type heldNow struct {
+	info   Info
+	silent time.Duration
+}
 
 func (h *heldNow) Error() string { return "held by " + h.info.String() }
 
 // tryAcquire makes one attempt: create the lock, or find it ours (a retried
 // create whose first attempt succeeded), or take over a stale one.
-func (l *Locker) tryAcquire(ctx context.Context, info *Info) (storage.Version, error) {
+func (l *Locker) tryAcquire(ctx context.Context, info *Info, w *watch) (storage.Version, error) {
 	info.ExpiresAt = l.Now().Add(l.Lease).UTC().Truncate(time.Second)
 	data, _ := json.Marshal(info)
-	return l.grab(ctx, Name, data, info.ID, 0)
+	return l.grab(ctx, Name, data, info.ID, w, 0)
 }
 
 // maxClaimDepth bounds nested takeovers (a claimer that died while taking
@@ -192,9 +273,9 @@ const maxClaimDepth = 4
 // grab creates the object name exclusively with data. If it exists and
 // belongs to a stale holder, grab first wins the claim object
 // name+".claim-"+holder (recursively: a claim left by a dead claimer is
-// itself taken over the same way), checks that name still belongs to that
-// holder, deletes it and creates it again exclusively.
-func (l *Locker) grab(ctx context.Context, name string, data []byte, ourID string, depth int) (storage.Version, error) {
+// itself taken over the same way), checks that name is still the record it
+// watched, deletes it and creates it again exclusively.
+func (l *Locker) grab(ctx context.Context, name string, data []byte, ourID string, w *watch, depth int) (storage.Version, error) {
 	v, err := l.Store.PutIf(ctx, name, data, "")
 	if err == nil {
 		return v, nil
@@ -212,14 +293,15 @@ func (l *Locker) grab(ctx context.Context, name string, data []byte, ourID strin
 	if cur.ID == ourID {
 		return curV, nil // our own create succeeded, the answer was lost
 	}
-	if !l.stale(cur) || depth >= maxClaimDepth {
-		return "", &heldNow{info: cur}
+	silent := w.silence(name, curV)
+	if !l.stale(cur, silent) || depth >= maxClaimDepth {
+		return "", &heldNow{info: cur, silent: silent}
 	}
 	claim := name + ".claim-" + safeID(cur.ID)
-	if _, err := l.grab(ctx, claim, data, ourID, depth+1); err != nil {
+	if _, err := l.grab(ctx, claim, data, ourID, w, depth+1); err != nil {
 		var held *heldNow
 		if errors.As(err, &held) {
-			return "", &heldNow{info: cur} // another waiter is taking over
+			return "", &heldNow{info: cur, silent: silent} // another waiter is taking over
 		}
 		return "", fmt.Errorf("claim stale %s: %w", name, err)
 	}
@@ -247,19 +329,26 @@ func (l *Locker) grab(ctx context.Context, name string, data []byte, ourID strin
 	return v, nil
 }
 
-// Stale reports whether a lock record may be taken over: its lease expired,
-// or its holder ran on this host and that process is gone.
-func (l *Locker) Stale(cur Info) bool {
-	l.defaults()
-	return l.stale(cur)
-}
-
-// stale reports whether a holder's lock (or claim) may be taken over.
-func (l *Locker) stale(cur Info) bool {
-	if l.Now().After(cur.ExpiresAt) {
+// stale reports whether a record that has been silent (unchanged) for
+// silent may be taken over: its holder ran on this host and that process
+// is gone, or the record outlived the holder's lease plus the allowance.
+func (l *Locker) stale(cur Info, silent time.Duration) bool {
+	if cur.Host == l.Host && cur.PID != l.PID && cur.PID > 0 && !l.Alive(cur.PID) {
 		return true
 	}
-	return cur.Host == l.Host && cur.PID != l.PID && !l.Alive(cur.PID)
+	return silent >= l.takeoverAfter(cur)
+}
+
+// Stale reports whether an operator may remove a lock record without
+// watching it (`distributor unlock`): its holder ran on this host and is
+// gone, or its wall-clock lease ended more than SkewAllowance ago. Writers
+// never use this rule: it trusts the holder's clock.
+func (l *Locker) Stale(cur Info) bool {
+	l.defaults()
+	if cur.Host == l.Host && cur.PID != l.PID && cur.PID > 0 && !l.Alive(cur.PID) {
+		return true
+	}
+	return l.Now().After(cur.ExpiresAt.Add(l.SkewAllowance))
 }
 
 func safeID(id string) string {
@@ -284,35 +373,128 @@ func readInfo(ctx context.Context, st storage.Store, name string) (Info, storage
 	}
 	var info Info
 	if err := json.Unmarshal(data, &info); err != nil {
-		// An unreadable record is treated as expired long ago, so it can be
-		// taken over rather than blocking the root forever.
+		// An unreadable (e.g. still empty) record is watched like any
+		// other: it is taken over only after it stayed unchanged for a
+		// lease plus the allowance.
 		return Info{ID: "unreadable", Command: "unreadable lock record"}, v, nil
 	}
 	return info, v, nil
 }
 
-func (l *Locker) read(ctx context.Context) (Info, storage.Version, error) {
-	return Read(ctx, l.Store)
+// Lock is a held lock.
+type Lock struct {
+	l           *Locker
+	releaseOnce sync.Once
+	stopOnce    sync.Once
+	stop        chan struct{}
+	done        chan struct{}
+	ctx         context.Context
+	cancel      context.CancelCauseFunc
+
+	mu         sync.Mutex
+	info       Info
+	version    storage.Version
+	validUntil time.Duration // on l.Mono: start of the last good renewal + Lease - margin
+	lost       error         // sticky: ErrLost or ErrLeaseLapsed (wrapped)
+	timer      *time.Timer
+	renewing   sync.Mutex // serialises Renew
 }
 
-func (l *Locker) hold(parent context.Context, info Info, v storage.Version) *Lock {
+// Info returns the held lock's record.
+func (k *Lock) Info() Info {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.info
+}
+
+// Context is cancelled, with ErrLost or ErrLeaseLapsed (wrapped) as its
+// cause, when this process can no longer prove that it holds the lock. Its
+// Err checks the fence synchronously.
+func (k *Lock) Context() context.Context { return &fencedCtx{Context: k.ctx, k: k, cancel: k.cancel} }
+
+// Bind returns a context for work under the lock: it is cancelled when
+// parent is, or when the fence lapses (see Fence), and its Err checks the
+// fence at every call, so a process that was paused past its lease sees it
+// at its first check after it resumes, before any timer fires. Call stop
+// when the work is done.
+func (k *Lock) Bind(parent context.Context) (ctx context.Context, stop func()) {
+	inner, cancel := context.WithCancelCause(parent)
+	after := context.AfterFunc(k.ctx, func() { cancel(context.Cause(k.ctx)) })
+	return &fencedCtx{Context: inner, k: k, cancel: cancel}, func() {
+		after()
+		cancel(context.Canceled)
+	}
+}
+
+// fencedCtx is a context whose Err first checks the lock's fence.
+type fencedCtx struct {
+	context.Context
+	k      *Lock
+	cancel context.CancelCauseFunc
+}
+
+func (c *fencedCtx) Err() error {
+	if err := c.k.Fence(); err != nil {
+		c.cancel(err)
+	}
+	return c.Context.Err()
+}
+
+// Fence returns nil while this process provably holds the lock: the lease
+// it last renewed, minus the safety margin, has not run out on its
+// monotonic clock, and no renewal found the lock taken over. Otherwise it
+// returns an error matching ErrLeaseLapsed or ErrLost, for good: a lock
+// that lapsed once is never trusted again, even if a later renewal would
+// succeed. Every change to the root must be preceded by a nil Fence.
+func (k *Lock) Fence() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.fenceLocked()
+}
+
+func (k *Lock) fenceLocked() error {
+	if k.lost != nil {
+		return k.lost
+	}
+	if now := k.l.Mono(); now >= k.validUntil {
+		k.lost = fmt.Errorf("%w (no successful renewal for %s; lease %s, safety margin %s)",
+			ErrLeaseLapsed, (now - k.validUntil + k.l.Lease - k.l.margin()).Round(time.Millisecond), k.l.Lease, k.l.margin())
+		k.cancel(k.lost)
+		return k.lost
+	}
+	return nil
+}
+
+func (l *Locker) hold(parent context.Context, info Info, v storage.Version, sent time.Duration) *Lock {
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(parent))
-	k := &Lock{l: l, info: info, version: v, stop: make(chan struct{}), done: make(chan struct{}), cancel: cancel, ctx: ctx}
+	k := &Lock{l: l, info: info, version: v, stop: make(chan struct{}), done: make(chan struct{}),
+		cancel: cancel, ctx: ctx, validUntil: sent + l.Lease - l.margin()}
+	k.timer = time.AfterFunc(k.validUntil-l.Mono(), func() { k.Fence() })
 	go k.renewLoop()
 	return k
 }
 
 func (k *Lock) renewLoop() {
 	defer close(k.done)
-	t := time.NewTicker(k.l.Lease / 3)
+	t := time.NewTicker(k.l.Lease / 4)
 	defer t.Stop()
 	for {
 		select {
 		case <-k.stop:
 			return
 		case <-t.C:
-			if err := k.Renew(k.ctx); errors.Is(err, ErrLost) {
-				k.cancel(ErrLost)
+			if k.Fence() != nil {
+				return
+			}
+			// A renewal may take at most what is left of the lease: a
+			// stalled request must not outlive the fence.
+			k.mu.Lock()
+			left := k.validUntil - k.l.Mono()
+			k.mu.Unlock()
+			rctx, cancel := context.WithTimeout(k.ctx, max(left, time.Millisecond))
+			err := k.Renew(rctx)
+			cancel()
+			if errors.Is(err, ErrLost) {
 				return
 			}
 		}
@@ -320,47 +502,96 @@ func (k *Lock) renewLoop() {
 }
 
 // Renew extends the lease. It fails with ErrLost if the lock is no longer
-// this holder's.
+// this holder's, and with the fence's error once the lease lapsed.
 func (k *Lock) Renew(ctx context.Context) error {
-	k.mu.Lock()
-	defer k.mu.Unlock()
+	k.renewing.Lock()
+	defer k.renewing.Unlock()
+	if err := k.Fence(); err != nil {
+		return err
+	}
+	sent := k.l.Mono()
 	cur, curV, err := Read(ctx, k.l.Store)
 	if err != nil {
 		if errors.Is(err, storage.ErrNotExist) {
-			return ErrLost
+			return k.loseLock()
 		}
-		return err
+		return fmt.Errorf("renew lock: %w", err)
 	}
-	if cur.ID != k.info.ID {
-		return ErrLost
-	}
+	k.mu.Lock()
 	info := k.info
+	k.mu.Unlock()
+	if cur.ID != info.ID {
+		return k.loseLock()
+	}
+	info.Renewals++
 	info.ExpiresAt = k.l.Now().Add(k.l.Lease).UTC().Truncate(time.Second)
 	data, _ := json.Marshal(info)
 	v, err := k.l.Store.PutIf(ctx, Name, data, curV)
 	if errors.Is(err, storage.ErrPrecondition) {
-		return ErrLost
+		return k.loseLock()
 	}
 	if err != nil {
 		return fmt.Errorf("renew lock: %w", err)
 	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if err := k.fenceLocked(); err != nil {
+		return err // lapsed while renewing: too late
+	}
 	k.info, k.version = info, v
+	k.validUntil = sent + k.l.Lease - k.l.margin()
+	k.timer.Reset(k.validUntil - k.l.Mono())
 	return nil
 }
 
-// Release stops renewal and removes the lock if it is still this holder's.
-// Calling it again does nothing.
+// stopRenewal ends the renewal loop (idempotent).
+func (k *Lock) stopRenewal() {
+	k.stopOnce.Do(func() { close(k.stop) })
+	<-k.done
+}
+
+// loseLock records that another process holds the lock now.
+func (k *Lock) loseLock() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.lost == nil {
+		k.lost = ErrLost
+		k.cancel(ErrLost)
+	}
+	return ErrLost
+}
+
+// ErrReleased is the fence's error after Release.
+var ErrReleased = errors.New("lock released")
+
+// markReleased ends the lock's validity for good.
+func (k *Lock) markReleased() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.lost == nil {
+		k.lost = ErrReleased
+	}
+	k.cancel(k.lost)
+}
+
+// Release stops renewal and removes the lock if this process still provably
+// holds it. A holder whose fence lapsed leaves the record alone (it may be
+// a successor's by now, or about to be): waiters take it over as stale.
+// Calling Release again does nothing.
 func (k *Lock) Release(ctx context.Context) error {
 	first := false
 	k.releaseOnce.Do(func() { first = true })
 	if !first {
 		return nil
 	}
-	close(k.stop)
-	<-k.done
-	k.cancel(errors.New("lock released"))
-	k.mu.Lock()
-	defer k.mu.Unlock()
+	k.stopRenewal()
+	k.renewing.Lock()
+	defer k.renewing.Unlock()
+	defer k.markReleased()
+	k.timer.Stop()
+	if err := k.Fence(); err != nil {
+		return nil
+	}
 	cur, _, err := Read(ctx, k.l.Store)
 	if errors.Is(err, storage.ErrNotExist) {
 		return nil
@@ -368,8 +599,11 @@ func (k *Lock) Release(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("release lock: %w", err)
 	}
-	if cur.ID != k.info.ID {
+	if cur.ID != k.Info().ID {
 		return nil // taken over: not ours to remove
+	}
+	if err := k.Fence(); err != nil {
+		return nil
 	}
 	if err := k.l.Store.Delete(ctx, Name); err != nil {
 		return fmt.Errorf("release lock: %w", err)

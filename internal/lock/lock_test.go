@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,21 +26,56 @@ func newStore(t *testing.T) storage.Store {
 	return st
 }
 
+// clock is a fake wall clock and a fake monotonic clock that move together
+// only when the test says so.
 type clock struct {
-	mu sync.Mutex
-	t  time.Time
+	mu   sync.Mutex
+	t    time.Time
+	mono time.Duration
 }
 
 func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Mono() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mono
+}
 func (c *clock) Add(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.t = c.t.Add(d)
+	c.mono += d
 }
 
 func locker(st storage.Store, host string, pid int, c *clock) *Locker {
-	return &Locker{Store: st, Host: host, PID: pid, Now: c.Now, Lease: time.Hour, Wait: 50 * time.Millisecond,
-		Poll: 5 * time.Millisecond, Alive: func(p int) bool { return p < 1000 }}
+	return &Locker{Store: st, Host: host, PID: pid, Now: c.Now, Mono: c.Mono, Lease: time.Hour, Wait: 50 * time.Millisecond,
+		Poll: time.Millisecond, Alive: func(p int) bool { return p < 1000 }}
+}
+
+// acquireWhile runs l.Acquire in the background and, while it has not
+// returned, calls step (which advances the fake clock) between short
+// pauses, so that the waiter polls in between. It gives up after 2000 steps.
+func acquireWhile(t *testing.T, l *Locker, step func()) (*Lock, error) {
+	t.Helper()
+	type result struct {
+		k   *Lock
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		k, err := l.Acquire(context.Background(), "run")
+		ch <- result{k, err}
+	}()
+	for i := 0; i < 2000; i++ {
+		select {
+		case r := <-ch:
+			return r.k, r.err
+		case <-time.After(2 * time.Millisecond):
+			step()
+		}
+	}
+	t.Fatal("Acquire did not return")
+	return nil, nil
 }
 
 func TestAcquireReleaseAndHeldError(t *testing.T) {
@@ -104,7 +140,8 @@ func TestStaleTakeover(t *testing.T) {
 		advance  time.Duration
 		takeover bool
 	}{
-		{"expired lease, other host", "other", 5, 2 * time.Hour, true},
+		{"silent past lease and allowance, other host", "other", 5, 2 * time.Hour, true},
+		{"silent for less than lease and allowance, other host", "other", 5, time.Hour, false},
 		{"live lease, other host", "other", 5, 0, false},
 		{"dead pid, same host", "me", 5000, 0, true},
 		{"live pid, same host", "me", 5, 0, false},
@@ -116,10 +153,20 @@ func TestStaleTakeover(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			close(old.stop) // the holder "dies": no renewal, no release
-			<-old.done
-			c.Add(tc.advance)
-			k, err := locker(st, "me", 7, c).Acquire(ctx, "run")
+			old.stopRenewal() // the holder "dies": no renewal, no release
+			// The waiter must watch the silent record: the fake clock
+			// moves on only while it is waiting, by advance/100 per step.
+			w := locker(st, "me", 7, c)
+			if tc.takeover {
+				w.Wait = 10 * time.Second
+			}
+			k, err := acquireWhile(t, w, func() {
+				if tc.advance > 0 {
+					c.Add(tc.advance / 100)
+				} else {
+					c.Add(time.Millisecond)
+				}
+			})
 			if tc.takeover {
 				if err != nil {
 					t.Fatalf("no takeover: %v", err)
@@ -127,9 +174,10 @@ func TestStaleTakeover(t *testing.T) {
 				if got, _, _ := Read(ctx, st); got.ID != k.Info().ID {
 					t.Errorf("lock holds %v", got)
 				}
-				// The old holder's renewal now reports the loss.
-				if err := old.Renew(ctx); !errors.Is(err, ErrLost) {
-					t.Errorf("old holder renew: %v, want ErrLost", err)
+				// The old holder fenced itself long before: its renewal
+				// reports the lapse, and it never regains the lock.
+				if err := old.Renew(ctx); !errors.Is(err, ErrLeaseLapsed) && !errors.Is(err, ErrLost) {
+					t.Errorf("old holder renew: %v, want ErrLeaseLapsed or ErrLost", err)
 				}
 				k.Release(ctx)
 			} else if err == nil {
@@ -242,4 +290,164 @@ func TestDeadClaimerDoesNotBlock(t *testing.T) {
 	if len(left) != 0 {
 		t.Errorf("left behind: %v", left)
 	}
+}
+
+// TestFenceLapsesOnTheMonotonicClock: a holder that cannot renew (here: its
+// renewal loop is stopped, as in a paused process) is fenced once its lease
+// minus the margin has passed on its monotonic clock, whatever its wall
+// clock says; the fence never comes back, the work context is cancelled
+// with ErrLeaseLapsed, and Release leaves the record for the successor.
+func TestFenceLapsesOnTheMonotonicClock(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	c := &clock{t: time.Date(2026, 6, 19, 12, 0, 0, 0, time.UTC)}
+	l := locker(st, "web1", 10, c)
+	k, err := l.Acquire(ctx, "run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.stopRenewal()
+	work, stop := k.Bind(ctx)
+	defer stop()
+	c.Add(44 * time.Minute) // lease 1h, margin 15m: still within
+	if err := k.Fence(); err != nil {
+		t.Fatalf("fence within the lease: %v", err)
+	}
+	if err := work.Err(); err != nil {
+		t.Fatalf("work context within the lease: %v", err)
+	}
+	c.Add(2 * time.Minute)
+	// Err sees the lapse at once, before any timer had a chance to fire.
+	if err := work.Err(); err == nil || !errors.Is(context.Cause(work), ErrLeaseLapsed) {
+		t.Fatalf("work context after the lapse: %v (cause %v), want cancelled with ErrLeaseLapsed", err, context.Cause(work))
+	}
+	if err := k.Fence(); !errors.Is(err, ErrLeaseLapsed) {
+		t.Fatalf("fence after the lapse: %v", err)
+	}
+	// A renewal that would succeed does not revive the lock.
+	if err := k.Renew(ctx); !errors.Is(err, ErrLeaseLapsed) {
+		t.Fatalf("renew after the lapse: %v", err)
+	}
+	if err := k.Fence(); !errors.Is(err, ErrLeaseLapsed) {
+		t.Fatalf("fence after a late renewal: %v", err)
+	}
+	if err := k.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if info, _, err := Read(ctx, st); err != nil || info.ID != k.Info().ID {
+		t.Errorf("a lapsed holder removed the record on release: %+v %v", info, err)
+	}
+}
+
+// TestRenewalMovesTheFence: each successful renewal restarts the lease from
+// when it was sent, and a failed renewal does not.
+func TestRenewalMovesTheFence(t *testing.T) {
+	ctx := context.Background()
+	st := &failing{Store: newStore(t)}
+	c := &clock{t: time.Date(2026, 6, 19, 12, 0, 0, 0, time.UTC)}
+	k, err := locker(st, "web1", 10, c).Acquire(ctx, "run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.stopRenewal()
+	c.Add(40 * time.Minute)
+	if err := k.Renew(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.Add(40 * time.Minute) // 80m after acquiring, 40m after renewing
+	if err := k.Fence(); err != nil {
+		t.Fatalf("fence 40m after a renewal: %v", err)
+	}
+	st.fail.Store(true)
+	if err := k.Renew(ctx); err == nil {
+		t.Fatal("renewal through a failing store succeeded")
+	}
+	c.Add(6 * time.Minute) // 46m after the last good renewal
+	if err := k.Fence(); !errors.Is(err, ErrLeaseLapsed) {
+		t.Fatalf("fence after a failed renewal: %v, want ErrLeaseLapsed", err)
+	}
+}
+
+// failing fails every PutIf once fail is set.
+type failing struct {
+	storage.Store
+	fail atomic.Bool
+}
+
+func (s *failing) PutIf(ctx context.Context, path string, data []byte, v storage.Version) (storage.Version, error) {
+	if s.fail.Load() {
+		return "", errors.New("injected: server unreachable")
+	}
+	return s.Store.PutIf(ctx, path, data, v)
+}
+
+// TestSlowClockHolderIsNotTakenOver: a live holder whose wall clock is hours
+// slow writes lease ends that look long expired to everyone else. As long
+// as it renews, a waiter never takes its lock over: only a record that
+// stays unchanged for a lease plus the allowance is stale.
+func TestSlowClockHolderIsNotTakenOver(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	c := &clock{t: time.Date(2026, 6, 19, 12, 0, 0, 0, time.UTC)}
+	hl := locker(st, "slow", 10, c)
+	hl.Now = func() time.Time { return c.Now().Add(-3 * time.Hour) }
+	holder, err := hl.Acquire(ctx, "run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder.stopRenewal() // the test renews by hand, in step with the fake clock
+	if info, _, _ := Read(ctx, st); !info.ExpiresAt.Before(c.Now()) {
+		t.Fatalf("the slow holder's record should look expired: %v", info)
+	}
+	w := locker(st, "other", 20, c)
+	w.Wait = 2 * time.Second
+	steps := 0
+	_, err = acquireWhile(t, w, func() {
+		c.Add(10 * time.Minute)
+		if err := holder.Renew(ctx); err != nil {
+			t.Errorf("renew: %v", err)
+		}
+		steps++
+	})
+	var held *HeldError
+	if !errors.As(err, &held) {
+		t.Fatalf("waiter: %v, want HeldError (it took over a live lock)", err)
+	}
+	if steps < 10 {
+		t.Fatalf("only %d renewals happened while the waiter watched", steps)
+	}
+	if err := holder.Fence(); err != nil {
+		t.Errorf("the holder lost its fence: %v", err)
+	}
+	// Once the holder goes silent, the same waiter takes over after a
+	// lease plus the allowance.
+	w.Wait = 10 * time.Second
+	k, err := acquireWhile(t, w, func() { c.Add(time.Minute) })
+	if err != nil {
+		t.Fatalf("no takeover of the silent lock: %v", err)
+	}
+	k.Release(ctx)
+}
+
+// TestUnreadableRecordIsWatched: an empty or garbled lock record (an
+// exclusive create whose content is not written yet) is not stale by
+// itself; it is taken over only after staying unchanged for a lease plus
+// the allowance.
+func TestUnreadableRecordIsWatched(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	c := &clock{t: time.Date(2026, 6, 19, 12, 0, 0, 0, time.UTC)}
+	if _, err := st.PutIf(ctx, Name, nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := locker(st, "me", 7, c).Acquire(ctx, "run"); err == nil {
+		t.Fatal("took over an empty lock record at once")
+	}
+	w := locker(st, "me", 7, c)
+	w.Wait = 10 * time.Second
+	k, err := acquireWhile(t, w, func() { c.Add(5 * time.Minute) })
+	if err != nil {
+		t.Fatalf("the empty record was never taken over: %v", err)
+	}
+	k.Release(ctx)
 }
