@@ -2,6 +2,7 @@ package storage
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -79,4 +80,27 @@ func SplitPrefix(prefix string) (dir, filter string, err error) {
 		return "", "", err
 	}
 	return dir, filter, nil
+}
+
+// CheckSweepDirs checks the directories of SweepOptions.Dirs: each must be
+// "" (the root) or pass CheckPath. It returns them sorted and without
+// duplicates, nil for nil (the whole root) and an empty slice for an empty
+// one (no directory at all). The error matches ErrInvalidPath.
+func CheckSweepDirs(dirs []string) ([]string, error) {
+	if dirs == nil {
+		return nil, nil
+	}
+	out := make([]string, 0, len(dirs))
+	for _, d := range dirs {
+		if d == "" {
+			out = append(out, d)
+			continue
+		}
+		if err := CheckPath(d); err != nil {
+			return nil, fmt.Errorf("sweep directory: %w", err)
+		}
+		out = append(out, d)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
 }

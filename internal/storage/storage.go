@@ -104,6 +104,21 @@ type Store interface {
 	// error. Implementations may remove directories left empty below the root.
 	Delete(ctx context.Context, path string) error
 
+	// Sync makes every Put that returned before it as durable as Put
+	// promises. Stores that do not defer durability work (everything but
+	// local.NewDeferred) return nil at once. Writers call it once after a
+	// batch of Puts and before the catalog that records them.
+	Sync(ctx context.Context) error
+
+	// SweepTemp finds the temporary objects (see TempPrefix) that
+	// interrupted writes left behind and, unless opts.DryRun, removes them,
+	// then the directories this leaves empty (never the root, never a
+	// directory that was empty before). It returns the store paths of the
+	// temporary objects found, sorted. Symbolic links are never followed.
+	// It cannot tell another process's write in flight from a dead one:
+	// only the holder of the destination lock may call it (without DryRun).
+	SweepTemp(ctx context.Context, opts SweepOptions) ([]string, error)
+
 	// String describes the root for humans, e.g. "/srv/www",
 	// "sftp://user@host:22/var/www" or "s3://bucket/prefix".
 	String() string
@@ -112,10 +127,12 @@ type Store interface {
 	Close() error
 }
 
-// Syncer is implemented by stores that can defer part of their durability
-// work (local.NewDeferred): after Sync returns, everything written before it
-// is as durable as Put promises. Writers call it once after a batch of Puts
-// and before the catalog that records them.
-type Syncer interface {
-	Sync(ctx context.Context) error
+// SweepOptions scope Store.SweepTemp.
+type SweepOptions struct {
+	// Dirs limits the search to these directories (store paths, "" is the
+	// root), not recursively. Nil searches the whole root, recursively.
+	// A directory that does not exist (or is a symbolic link) is skipped.
+	Dirs []string
+	// DryRun only reports what would be removed.
+	DryRun bool
 }

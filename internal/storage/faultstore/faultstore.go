@@ -23,7 +23,9 @@ func IgnoreLock(op, path string) bool { return strings.HasPrefix(path, ".distrib
 // Store fails the FailAt-th mutating call (Put, PutIf, Delete; counting from
 // 1) and, when Sticky is set, every mutating call after it, as a crashed
 // process or a dropped connection would. FailAt 0 injects nothing. Reads pass
-// through.
+// through, and so do Sync and SweepTemp (through the embedded Store): they
+// are neither counted, logged nor failed: FailAt numbers the writes and
+// deletes of objects only.
 type Store struct {
 	storage.Store
 	FailAt int

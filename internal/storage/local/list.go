@@ -132,36 +132,77 @@ func readDirNames(d *os.Root) ([]string, error) {
 	return f.Readdirnames(-1)
 }
 
-// SweepTemp removes the temporary files (storage.TempPrefix) that writes
-// interrupted by a crash left anywhere below the root, then the directories
-// that this leaves empty (never the root, never a directory that was empty
-// before). Symbolic links are not followed. It returns how many temporary
-// files it removed. It waits for this Store's in-flight writes, but cannot
-// see other processes' writes: call it only while holding the destination
-// lock, as part of crash recovery.
-func (s *Store) SweepTemp(ctx context.Context) (int, error) {
+// SweepTemp implements storage.Store. It finds the temporary files
+// (storage.TempPrefix) that writes interrupted by a crash left below the
+// root, anywhere (opts.Dirs nil) or directly in the directories opts.Dirs,
+// and unless opts.DryRun removes them, then the directories this leaves
+// empty, up to but never including the root (never a directory that was
+// empty before). Symbolic links are never followed: a directory of
+// opts.Dirs that is, or lies below, a symbolic link or something else than
+// a directory is skipped, and so is a missing one. It returns the store
+// paths of the temporary files found, sorted (on an error, those found so
+// far). An entry of opts.Dirs that is not "" or a valid path fails with
+// storage.ErrInvalidPath.
+//
+// It waits for this Store's in-flight writes, but cannot see other
+// processes' writes: call it (without DryRun) only while holding the
+// destination lock, as part of crash recovery. An exclusive create (PutIf
+// with the zero Version) of another process whose temporary file it
+// removes starts over with a new one.
+func (s *Store) SweepTemp(ctx context.Context, opts storage.SweepOptions) ([]string, error) {
+	found, err := s.sweepTemp(ctx, opts)
+	if err != nil {
+		return found, fmt.Errorf("local %s: sweep temporary files: %w", s.path, err)
+	}
+	return found, nil
+}
+
+func (s *Store) sweepTemp(ctx context.Context, opts storage.SweepOptions) ([]string, error) {
+	dirs, err := storage.CheckSweepDirs(opts.Dirs)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	s.writes.Lock()
 	defer s.writes.Unlock()
 	root, err := s.openRoot(false)
 	if err != nil || root == nil {
-		return 0, err
+		return nil, err
 	}
-	n, err := sweep(ctx, root)
-	if err != nil {
-		return n, fmt.Errorf("local %s: sweep temporary files: %w", s.path, err)
+	sw := &sweeper{ctx: ctx, dryRun: opts.DryRun}
+	if opts.Dirs == nil {
+		_, err = sw.tree(root, "")
+	} else {
+		for _, d := range dirs {
+			if err = sw.dir(root, d); err != nil {
+				break
+			}
+		}
 	}
-	return n, nil
+	slices.Sort(sw.found)
+	return sw.found, err
 }
 
-// sweep removes the temporary files below d and returns how many.
-func sweep(ctx context.Context, d *os.Root) (int, error) {
+// sweeper collects (and unless dryRun removes) temporary files.
+type sweeper struct {
+	ctx    context.Context
+	dryRun bool
+	found  []string // store paths
+}
+
+// tree sweeps the directory d, whose path relative to the store root is
+// rel ("" or ending in "/"), and everything below it. It returns how many
+// temporary files it found there.
+func (sw *sweeper) tree(d *os.Root, rel string) (int, error) {
 	names, err := readDirNames(d)
 	if err != nil {
 		return 0, err
 	}
 	count := 0
 	for _, name := range names {
-		if err := ctx.Err(); err != nil {
+		if err := sw.ctx.Err(); err != nil {
 			return count, err
 		}
 		fi, err := d.Lstat(name)
@@ -174,24 +215,98 @@ func sweep(ctx context.Context, d *os.Root) (int, error) {
 		switch {
 		case fi.IsDir():
 			sub, err := d.OpenRoot(name)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
 			if err != nil {
 				return count, err
 			}
-			n, err := sweep(ctx, sub)
+			n, err := sw.tree(sub, rel+name+"/")
 			sub.Close()
 			count += n
 			if err != nil {
 				return count, err
 			}
-			if n > 0 {
+			if n > 0 && !sw.dryRun {
 				d.Remove(name) // fails, harmlessly, unless now empty
 			}
 		case strings.HasPrefix(name, storage.TempPrefix):
-			if err := d.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := sw.remove(d, name); err != nil {
 				return count, err
 			}
+			sw.found = append(sw.found, rel+name)
 			count++
 		}
 	}
 	return count, nil
+}
+
+// dir sweeps the store directory p ("" is the root) itself, not what is
+// below it, then prunes it and its parents if that left them empty. A
+// missing p, or one that is not a plain directory, is skipped.
+func (sw *sweeper) dir(root *os.Root, p string) error {
+	d, rel := root, ""
+	var c *chain
+	if p != "" {
+		// Walk to p itself: the chain of "p/x" ends at p.
+		var err error
+		c, err = readChain(root, p+"/x")
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		defer c.close()
+		d, rel = c.parent(), p+"/"
+	}
+	names, err := readDirNames(d)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // removed meanwhile
+	}
+	if err != nil {
+		return err
+	}
+	count := 0
+	for _, name := range names {
+		if !strings.HasPrefix(name, storage.TempPrefix) {
+			continue
+		}
+		if err := sw.ctx.Err(); err != nil {
+			return err
+		}
+		fi, err := d.Lstat(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if fi.IsDir() {
+			continue
+		}
+		if err := sw.remove(d, name); err != nil {
+			return err
+		}
+		sw.found = append(sw.found, rel+name)
+		count++
+	}
+	if count > 0 && !sw.dryRun && c != nil {
+		prune(c)
+	}
+	return nil
+}
+
+// remove removes the temporary file name in d, unless dryRun.
+func (sw *sweeper) remove(d *os.Root, name string) error {
+	if sw.dryRun {
+		return nil
+	}
+	if err := sw.ctx.Err(); err != nil {
+		return err
+	}
+	if err := d.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }

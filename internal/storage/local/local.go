@@ -45,6 +45,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -77,6 +78,11 @@ type Store struct {
 	// unsyncedFiles: a deferred Put created a file without fsyncing it;
 	// Sync flushes the whole file system (syncfs).
 	unsyncedFiles bool
+
+	// beforeLink, when set (by tests), is called by an exclusive create
+	// between writing its temporary file and linking it into place, with
+	// the temporary file's store path.
+	beforeLink func(tmp string)
 }
 
 var _ storage.Store = (*Store)(nil)
@@ -116,8 +122,9 @@ func NewDeferred(root string) (*Store, error) {
 	return s, nil
 }
 
-// Sync fsyncs every directory a deferred Put changed (see NewDeferred). It
-// does nothing on a store made by New.
+// Sync implements storage.Store: it fsyncs every directory a deferred Put
+// changed, or the whole file system if a deferred Put skipped a file's own
+// fsync (see NewDeferred). It does nothing on a store made by New.
 func (s *Store) Sync(ctx context.Context) error {
 	s.dirtyMu.Lock()
 	dirs := make([]string, 0, len(s.dirty))
@@ -272,10 +279,7 @@ func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64) erro
 	if err := storage.CopyExact(ctx, w.f, r, size); err != nil {
 		return err
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return w.rename()
+	return w.rename(ctx)
 }
 
 // tempWriter is a temporary file being written next to its target.
@@ -355,7 +359,8 @@ func (w *tempWriter) closeFile() error {
 }
 
 // rename publishes the temporary file over the target and makes it durable.
-func (w *tempWriter) rename() error {
+// ctx is checked just before the rename, the commit.
+func (w *tempWriter) rename(ctx context.Context) error {
 	// A deferred store skips the file's own fsync when the name is new
 	// (Sync then flushes the file system at once): a crash before Sync can
 	// only leave a new, unrecorded name, which recovery removes. Replacing
@@ -367,6 +372,9 @@ func (w *tempWriter) rename() error {
 		}
 	}
 	if err := w.closeFile(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if err := w.c.parent().Rename(w.tmp, w.c.base()); err != nil {
@@ -454,7 +462,9 @@ func versionOf(data []byte) storage.Version {
 // partial content, safe between processes and hosts sharing the directory.
 // If the file system cannot hard-link, it falls back to an O_EXCL create of
 // the target written in place (still exclusive, but a concurrent reader may
-// briefly see a partial object).
+// briefly see a partial object). If the temporary file is gone when it is
+// to be linked (the destination lock's holder swept it, see SweepTemp), it
+// starts over with a new one, up to five times.
 //
 // With a non-zero Version it compares ifVersion with the Version of the
 // current content and, if they match, replaces the object by rename. The
@@ -481,22 +491,60 @@ func (s *Store) putIf(ctx context.Context, p string, data []byte, ifVersion stor
 	}
 	s.writes.RLock()
 	defer s.writes.RUnlock()
-	if ifVersion != "" {
-		// Compare before writing anything, so that a failed condition
-		// leaves no trace (not even a parent directory).
-		s.cas.Lock()
-		defer s.cas.Unlock()
-		cur, err := s.currentVersion(p)
-		if err != nil {
+	if ifVersion == "" {
+		return s.create(ctx, p, data)
+	}
+	// Compare before writing anything, so that a failed condition leaves no
+	// trace (not even a parent directory).
+	s.cas.Lock()
+	defer s.cas.Unlock()
+	cur, err := s.currentVersion(p)
+	if err != nil {
+		return err
+	}
+	if cur != ifVersion {
+		if cur == "" {
+			return fmt.Errorf("%w: object is absent, want version %s", storage.ErrPrecondition, ifVersion)
+		}
+		return fmt.Errorf("%w: version is %s, want %s", storage.ErrPrecondition, cur, ifVersion)
+	}
+	w, err := s.begin(p)
+	if err != nil {
+		return err
+	}
+	defer w.cleanup()
+	if _, err := w.f.Write(data); err != nil {
+		return err
+	}
+	return w.rename(ctx)
+}
+
+// createAttempts bounds how many temporary files an exclusive create
+// writes when a sweep keeps removing them before they are linked.
+const createAttempts = 5
+
+// errTempVanished reports that the temporary file of an exclusive create
+// was gone when it was to be linked into place: the destination lock's
+// holder swept it (see SweepTemp), or pruned its directory.
+var errTempVanished = errors.New("the temporary file was removed before it was linked into place (swept by the destination lock's holder?)")
+
+// create is PutIf with the zero Version. When the temporary file vanishes
+// before it is linked, it starts over with a new one, up to createAttempts
+// times.
+func (s *Store) create(ctx context.Context, p string, data []byte) error {
+	for attempt := 1; ; attempt++ {
+		err := s.createOnce(ctx, p, data)
+		if !errors.Is(err, errTempVanished) {
 			return err
 		}
-		if cur != ifVersion {
-			if cur == "" {
-				return fmt.Errorf("%w: object is absent, want version %s", storage.ErrPrecondition, ifVersion)
-			}
-			return fmt.Errorf("%w: version is %s, want %s", storage.ErrPrecondition, cur, ifVersion)
+		if attempt == createAttempts {
+			return fmt.Errorf("%d attempts: %w", attempt, err)
 		}
 	}
+}
+
+// createOnce writes data to a temporary file and hard-links it to p.
+func (s *Store) createOnce(ctx context.Context, p string, data []byte) error {
 	w, err := s.begin(p)
 	if err != nil {
 		return err
@@ -509,14 +557,18 @@ func (s *Store) putIf(ctx context.Context, p string, data []byte, ifVersion stor
 		return err
 	}
 	dir, base := w.c.parent(), w.c.base()
-	if ifVersion != "" {
-		if err := dir.Rename(w.tmp, base); err != nil {
-			return err
-		}
-		w.renamed = true
-		return w.syncDirs()
+	if s.beforeLink != nil {
+		s.beforeLink(path.Join(path.Dir(p), w.tmp))
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	err = dir.Link(w.tmp, base)
+	if errors.Is(err, fs.ErrNotExist) {
+		// Not an error matching storage.ErrNotExist: the object was not
+		// missing, the temporary file was.
+		return fmt.Errorf("%w (%v)", errTempVanished, err)
+	}
 	if err != nil && !errors.Is(err, fs.ErrExist) &&
 		(errors.Is(err, errors.ErrUnsupported) || errors.Is(err, fs.ErrPermission)) {
 		err = createExclusive(dir, base, data)
@@ -687,6 +739,9 @@ func (s *Store) delete(ctx context.Context, p string) error {
 	defer c.close()
 	if fi.IsDir() {
 		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	if err := c.parent().Remove(c.base()); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

@@ -2,10 +2,12 @@ package local_test
 
 import (
 	"bytes"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,7 +22,35 @@ import (
 func TestConformance(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T) storage.Store {
 		return newStore(t, t.TempDir())
-	})
+	}, storagetest.WithPlantTemp(plantTemp))
+}
+
+// TestConformanceDeferred runs the suite on the store production opens for
+// local destinations.
+func TestConformanceDeferred(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T) storage.Store {
+		s, err := local.NewDeferred(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}, storagetest.WithPlantTemp(plantTemp))
+}
+
+// plantTemp writes a temporary file, as a crashed write leaves it, in the
+// directory dir of the local store s (whose String is its root).
+func plantTemp(t *testing.T, s storage.Store, dir string) string {
+	t.Helper()
+	name := storage.TempPrefix + rand.Text()
+	full := filepath.Join(s.String(), filepath.FromSlash(dir), name)
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(full, []byte("partial"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path.Join(dir, name)
 }
 
 func newStore(t testing.TB, root string) *local.Store {
@@ -120,8 +150,11 @@ func TestMissingRootReadsEmptyAndIsCreatedByFirstWrite(t *testing.T) {
 	if err := s.Delete(ctx, "x"); err != nil {
 		t.Errorf("Delete: %v", err)
 	}
-	if n, err := s.SweepTemp(ctx); n != 0 || err != nil {
-		t.Errorf("SweepTemp = %d, %v", n, err)
+	if found, err := s.SweepTemp(ctx, storage.SweepOptions{}); len(found) != 0 || err != nil {
+		t.Errorf("SweepTemp = %q, %v", found, err)
+	}
+	if found, err := s.SweepTemp(ctx, storage.SweepOptions{Dirs: []string{"", "a"}}); len(found) != 0 || err != nil {
+		t.Errorf("SweepTemp(Dirs) = %q, %v", found, err)
 	}
 	if _, err := s.PutIf(ctx, "x", []byte("x"), "sha256:00"); !errors.Is(err, storage.ErrPrecondition) {
 		t.Errorf("PutIf(version): got %v, want ErrPrecondition", err)
@@ -202,9 +235,18 @@ func TestTempFilesHiddenAndSwept(t *testing.T) {
 		t.Errorf("Put(%q): got %v, want ErrInvalidPath", tmp, err)
 	}
 
-	n, err := s.SweepTemp(ctx)
-	if err != nil || n != 3 {
-		t.Fatalf("SweepTemp = %d, %v; want 3, nil", n, err)
+	all := []string{storage.TempPrefix + "crash1", "d/" + storage.TempPrefix + "crash2", "e/f/" + storage.TempPrefix + "crash3"}
+	// A dry run reports and removes nothing, not even a directory.
+	found, err := s.SweepTemp(ctx, storage.SweepOptions{DryRun: true})
+	if err != nil || !slices.Equal(found, all) {
+		t.Fatalf("SweepTemp(DryRun) = %q, %v; want %q", found, err, all)
+	}
+	if left := tempFiles(t, root); len(left) != 3 {
+		t.Errorf("a dry run removed temporary files: %q left", left)
+	}
+	found, err = s.SweepTemp(ctx, storage.SweepOptions{})
+	if err != nil || !slices.Equal(found, all) {
+		t.Fatalf("SweepTemp = %q, %v; want %q", found, err, all)
 	}
 	if left := tempFiles(t, root); len(left) > 0 {
 		t.Errorf("temporary files left: %q", left)
@@ -215,8 +257,65 @@ func TestTempFilesHiddenAndSwept(t *testing.T) {
 	if !exists(filepath.Join(root, "empty")) || !exists(filepath.Join(root, "d", "a")) {
 		t.Error("SweepTemp removed something that was not temporary")
 	}
-	if n, err := s.SweepTemp(ctx); n != 0 || err != nil {
-		t.Errorf("second SweepTemp = %d, %v; want 0, nil", n, err)
+	if found, err := s.SweepTemp(ctx, storage.SweepOptions{}); len(found) != 0 || err != nil {
+		t.Errorf("second SweepTemp = %q, %v; want nothing", found, err)
+	}
+}
+
+// TestSweepTempDirsPrunes: sweeping given directories removes those left
+// empty and their parents left empty, never the root, never a directory
+// that was empty before, and never descends.
+func TestSweepTempDirsPrunes(t *testing.T) {
+	ctx := t.Context()
+	root := t.TempDir()
+	s := newStore(t, root)
+	put(t, s, "keep/obj", "x")
+	for _, p := range []string{"", "a/b/c", "a/b/c/deeper", "keep", "empty"} {
+		if err := os.MkdirAll(filepath.Join(root, filepath.FromSlash(p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tmp := map[string]string{}
+	for _, dir := range []string{"", "a/b", "a/b/c/deeper", "keep"} {
+		tmp[dir] = plantTemp(t, s, dir)
+	}
+	// A directory holding only a temporary directory: a name no write uses,
+	// never removed by a sweep of its parent (it is not a file).
+	if err := os.Mkdir(filepath.Join(root, "a", storage.TempPrefix+"dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dirs := []string{"a/b", "keep", "empty", "a"}
+	found, err := s.SweepTemp(ctx, storage.SweepOptions{Dirs: dirs})
+	if want := []string{tmp["a/b"], tmp["keep"]}; err != nil || !slices.Equal(found, want) {
+		t.Fatalf("SweepTemp(%q) = %q, %v; want %q", dirs, found, err, want)
+	}
+	for _, p := range []string{
+		"a/b/c/deeper/" + path.Base(tmp["a/b/c/deeper"]), // not recursive
+		"a/b", // not empty: holds c
+		"keep/obj",
+		"empty", // empty before
+		tmp[""],
+		"a/" + storage.TempPrefix + "dir",
+	} {
+		if !exists(filepath.Join(root, filepath.FromSlash(p))) {
+			t.Errorf("%s was removed", p)
+		}
+	}
+	// Sweeping the deepest directory prunes it and its empty parents, up to
+	// the first one that is not empty.
+	found, err = s.SweepTemp(ctx, storage.SweepOptions{Dirs: []string{"a/b/c/deeper"}})
+	if want := []string{tmp["a/b/c/deeper"]}; err != nil || !slices.Equal(found, want) {
+		t.Fatalf("SweepTemp = %q, %v; want %q", found, err, want)
+	}
+	if exists(filepath.Join(root, "a", "b")) || !exists(filepath.Join(root, "a")) {
+		t.Error("a/b was not pruned, or a (holding a temporary directory) was")
+	}
+	found, err = s.SweepTemp(ctx, storage.SweepOptions{Dirs: []string{""}})
+	if want := []string{tmp[""]}; err != nil || !slices.Equal(found, want) {
+		t.Fatalf("SweepTemp(root) = %q, %v; want %q", found, err, want)
+	}
+	if !exists(root) || !exists(filepath.Join(root, "empty")) {
+		t.Error("SweepTemp removed the root or a directory that was empty before")
 	}
 }
 

@@ -128,8 +128,14 @@ func TestSymlinksNeverLeadOutsideTheRoot(t *testing.T) {
 	wantList(t, s, "", "real/f")
 	wantList(t, s, "out/")
 	wantList(t, s, "in/")
-	if n, err := s.SweepTemp(ctx); n != 0 || err != nil {
-		t.Errorf("SweepTemp = %d, %v; want 0, nil", n, err)
+	for _, opts := range []storage.SweepOptions{
+		{},
+		{Dirs: []string{"out", "rel", "d/out", "in", "out/sub", "secretlink"}},
+		{Dirs: []string{"out"}, DryRun: true},
+	} {
+		if found, err := s.SweepTemp(ctx, opts); len(found) != 0 || err != nil {
+			t.Errorf("SweepTemp(%+v) = %q, %v; want nothing", opts, found, err)
+		}
 	}
 
 	// A symbolic link as the final segment is not an object...

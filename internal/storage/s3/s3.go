@@ -32,6 +32,7 @@ package s3
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -42,6 +43,7 @@ import (
 	"net/url"
 	"os"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -571,45 +573,113 @@ func (s *Store) list(ctx context.Context, prefix string, fn func(storage.Info) e
 	return ctx.Err()
 }
 
-// SweepTemp aborts the incomplete multipart uploads below the root, which
-// a process that died while uploading a large object leaves behind (S3 keeps
-// and bills their parts, unseen by listings). It returns how many it
-// aborted. Call it only while holding the destination lock, as part of crash
-// recovery: it cannot tell a dead upload from one in flight.
-func (s *Store) SweepTemp(ctx context.Context) (int, error) {
-	n, err := s.sweep(ctx)
+// Sync implements storage.Store. A Put is durable when the server answers
+// it, so it does nothing.
+func (s *Store) Sync(ctx context.Context) error { return nil }
+
+// SweepTemp implements storage.Store. S3 writes leave no temporary object
+// under a name: the temporary objects are the incomplete multipart uploads
+// below the root, which a process that died while uploading a large object
+// leaves behind (S3 keeps and bills their parts, unseen by listings). It
+// finds them, anywhere below the root (opts.Dirs nil) or for keys directly
+// in the directories opts.Dirs (the key's part up to its last "/", relative
+// to the root), and unless opts.DryRun aborts them. It returns their keys
+// relative to the root, sorted, one entry per upload (on an error, those
+// found, and not aborted, so far included). An entry of opts.Dirs that is
+// not "" or a valid path fails with storage.ErrInvalidPath. Call it
+// (without DryRun) only while holding the destination lock, as part of
+// crash recovery: it cannot tell a dead upload from one in flight.
+func (s *Store) SweepTemp(ctx context.Context, opts storage.SweepOptions) ([]string, error) {
+	found, err := s.sweep(ctx, opts)
 	if err != nil {
-		return n, fmt.Errorf("%s: abort incomplete uploads: %w", s, err)
+		return found, fmt.Errorf("%s: abort incomplete uploads: %w", s, err)
 	}
-	return n, nil
+	return found, nil
 }
 
-func (s *Store) sweep(ctx context.Context) (int, error) {
-	if s.closed.Load() {
-		return 0, os.ErrClosed
+func (s *Store) sweep(ctx context.Context, opts storage.SweepOptions) ([]string, error) {
+	dirs, err := storage.CheckSweepDirs(opts.Dirs)
+	if err != nil {
+		return nil, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	type upload struct{ key, id string }
+	if s.closed.Load() {
+		return nil, os.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// One listing of the whole root, or one per directory asked for (its
+	// keys start with the directory's prefix, and the listing goes below).
+	whole := opts.Dirs == nil
+	if whole {
+		dirs = []string{""}
+	}
+	type upload struct{ rel, key, id string }
 	var uploads []upload
-	for u := range s.client.ListIncompleteUploads(ctx, s.bucket, s.keyPrefix, true) {
+	for _, d := range dirs {
+		prefix := d
+		if d != "" {
+			prefix += "/"
+		}
+		ups, err := s.listUploads(ctx, prefix)
+		if err != nil {
+			return nil, err
+		}
+		for _, u := range ups {
+			rel, ok := strings.CutPrefix(u.Key, s.keyPrefix)
+			if !ok || !whole && keyDir(rel) != d {
+				continue
+			}
+			uploads = append(uploads, upload{rel, u.Key, u.UploadID})
+		}
+	}
+	slices.SortFunc(uploads, func(a, b upload) int { return cmp.Or(cmp.Compare(a.rel, b.rel), cmp.Compare(a.id, b.id)) })
+	found := make([]string, 0, len(uploads))
+	for _, u := range uploads {
+		found = append(found, u.rel)
+	}
+	if opts.DryRun {
+		return found, nil
+	}
+	core := minio.Core{Client: s.client}
+	for _, u := range uploads {
+		if err := ctx.Err(); err != nil {
+			return found, err
+		}
+		if err := core.AbortMultipartUpload(ctx, s.bucket, u.key, u.id); err != nil {
+			if resp := minio.ToErrorResponse(err); resp.Code != "NoSuchUpload" {
+				return found, fmt.Errorf("%s: %w", u.key, explain(err))
+			}
+		}
+	}
+	return found, nil
+}
+
+// keyDir returns the directory part of a key relative to the root: what
+// precedes its last "/", or "" for a key at the root.
+func keyDir(rel string) string {
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		return rel[:i]
+	}
+	return ""
+}
+
+// listUploads lists the incomplete multipart uploads whose keys start with
+// the root's key prefix followed by prefix.
+func (s *Store) listUploads(ctx context.Context, prefix string) ([]minio.ObjectMultipartInfo, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // stops the client's listing goroutine
+	var uploads []minio.ObjectMultipartInfo
+	for u := range s.client.ListIncompleteUploads(ctx, s.bucket, s.key(prefix), true) {
 		if u.Err != nil {
 			// The listing looks at each upload's parts; an upload that went
 			// away meanwhile (finished or aborted) is what a sweep wants.
 			if minio.ToErrorResponse(u.Err).Code == "NoSuchUpload" {
 				continue
 			}
-			return 0, explain(u.Err)
+			return nil, explain(u.Err)
 		}
-		uploads = append(uploads, upload{u.Key, u.UploadID})
+		uploads = append(uploads, u)
 	}
-	core := minio.Core{Client: s.client}
-	for i, u := range uploads {
-		if err := core.AbortMultipartUpload(ctx, s.bucket, u.key, u.id); err != nil {
-			if resp := minio.ToErrorResponse(err); resp.Code != "NoSuchUpload" {
-				return i, fmt.Errorf("%s: %w", u.key, explain(err))
-			}
-		}
-	}
-	return len(uploads), nil
+	return uploads, ctx.Err()
 }

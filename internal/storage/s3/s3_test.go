@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path"
 	"slices"
 	"strings"
 	"testing"
@@ -96,17 +97,33 @@ func servers(t *testing.T, fn func(t *testing.T, opts Options)) {
 }
 
 func TestConformance(t *testing.T) {
+	plant := storagetest.WithPlantTemp(plantTemp)
 	t.Run("gofakes3", func(t *testing.T) {
 		opts := fakeS3(t)
-		storagetest.Run(t, func(t *testing.T) storage.Store { return open(t, uniquePrefix(t, opts)) })
+		storagetest.Run(t, func(t *testing.T) storage.Store { return open(t, uniquePrefix(t, opts)) }, plant)
 	})
 	t.Run("gofakes3-bucket-root", func(t *testing.T) {
-		storagetest.Run(t, func(t *testing.T) storage.Store { return open(t, fakeS3(t)) })
+		storagetest.Run(t, func(t *testing.T) storage.Store { return open(t, fakeS3(t)) }, plant)
 	})
 	t.Run("versitygw", func(t *testing.T) {
 		opts := versityOptions(t)
-		storagetest.Run(t, func(t *testing.T) storage.Store { return open(t, uniquePrefix(t, opts)) })
+		storagetest.Run(t, func(t *testing.T) storage.Store { return open(t, uniquePrefix(t, opts)) }, plant)
 	})
+}
+
+// plantTemp starts a multipart upload, as a process that died while
+// uploading a large object leaves it, of a key in the directory dir of the
+// store s.
+func plantTemp(t *testing.T, s storage.Store, dir string) string {
+	t.Helper()
+	st := s.(*Store)
+	rel := path.Join(dir, "upload-"+rand.Text()[:8])
+	core := minio.Core{Client: st.client}
+	if _, err := core.NewMultipartUpload(t.Context(), st.bucket, st.key(rel), minio.PutObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.client.RemoveIncompleteUpload(context.Background(), st.bucket, st.key(rel)) })
+	return rel
 }
 
 func put(t testing.TB, s storage.Store, p, data string) {
@@ -366,7 +383,7 @@ func TestSweepTemp(t *testing.T) {
 		s := open(t, opts)
 		ctx := t.Context()
 		core := minio.Core{Client: s.client}
-		for _, p := range []string{"a/big", "b"} {
+		for _, p := range []string{"a/big", "b", "a/big"} {
 			if _, err := core.NewMultipartUpload(ctx, opts.Bucket, s.key(p), minio.PutObjectOptions{}); err != nil {
 				t.Fatal(err)
 			}
@@ -377,14 +394,21 @@ func TestSweepTemp(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { s.client.RemoveIncompleteUpload(context.Background(), opts.Bucket, other) })
-		if n, err := s.SweepTemp(ctx); n != 2 || err != nil {
-			t.Fatalf("SweepTemp = %d, %v; want 2", n, err)
+		want := []string{"a/big", "a/big", "b"} // one entry per upload
+		if found, err := s.SweepTemp(ctx, storage.SweepOptions{DryRun: true}); !slices.Equal(found, want) || err != nil {
+			t.Fatalf("SweepTemp(DryRun) = %q, %v; want %q", found, err, want)
+		}
+		if found, err := s.SweepTemp(ctx, storage.SweepOptions{Dirs: []string{"a"}, DryRun: true}); !slices.Equal(found, want[:2]) || err != nil {
+			t.Fatalf("SweepTemp(a, DryRun) = %q, %v; want %q", found, err, want[:2])
+		}
+		if found, err := s.SweepTemp(ctx, storage.SweepOptions{}); !slices.Equal(found, want) || err != nil {
+			t.Fatalf("SweepTemp = %q, %v; want %q", found, err, want)
 		}
 		for u := range s.client.ListIncompleteUploads(ctx, opts.Bucket, s.key(""), true) {
 			t.Errorf("left: %s %v", u.Key, u.Err)
 		}
-		if n, err := s.SweepTemp(ctx); n != 0 || err != nil {
-			t.Errorf("second SweepTemp = %d, %v", n, err)
+		if found, err := s.SweepTemp(ctx, storage.SweepOptions{}); len(found) != 0 || err != nil {
+			t.Errorf("second SweepTemp = %q, %v", found, err)
 		}
 		var others int
 		for u := range s.client.ListIncompleteUploads(ctx, opts.Bucket, other, true) {

@@ -113,32 +113,71 @@ func (s *Store) walk(ctx context.Context, c *conn, rel, filter string, fn func(s
 	return nil
 }
 
-// SweepTemp removes the temporary files (storage.TempPrefix) that writes
-// interrupted by a crash or a dropped connection left anywhere below the
-// root, then the directories this leaves empty (never the root, never a
-// directory that was empty before). Symbolic links are not followed. It
-// returns how many temporary files it removed. It waits for this Store's
-// in-flight writes but cannot see other processes' writes: call it only
-// while holding the destination lock, as part of crash recovery.
-func (s *Store) SweepTemp(ctx context.Context) (int, error) {
+// SweepTemp implements storage.Store. It finds the temporary files
+// (storage.TempPrefix) that writes interrupted by a crash or a dropped
+// connection left below the root, anywhere (opts.Dirs nil) or directly in
+// the directories opts.Dirs, and unless opts.DryRun removes them, then the
+// directories this leaves empty, up to but never including the root (never
+// a directory that was empty before). Symbolic links are never followed: a
+// directory of opts.Dirs that is, or lies below, a symbolic link or
+// something else than a directory is skipped, and so is a missing one. It
+// returns the store paths of the temporary files found, sorted (on an
+// error, those found so far). An entry of opts.Dirs that is not "" or a
+// valid path fails with storage.ErrInvalidPath.
+//
+// It waits for this Store's in-flight writes but cannot see other
+// processes' writes: call it (without DryRun) only while holding the
+// destination lock, as part of crash recovery. An exclusive create (PutIf
+// with the zero Version) of another process whose temporary file it
+// removes starts over with a new one.
+func (s *Store) SweepTemp(ctx context.Context, opts storage.SweepOptions) ([]string, error) {
+	found, err := s.sweepTemp(ctx, opts)
+	if err != nil {
+		return found, fmt.Errorf("%s: sweep temporary files: %w", s, err)
+	}
+	return found, nil
+}
+
+func (s *Store) sweepTemp(ctx context.Context, opts storage.SweepOptions) ([]string, error) {
+	dirs, err := storage.CheckSweepDirs(opts.Dirs)
+	if err != nil {
+		return nil, err
+	}
 	c, err := s.client(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("%s: sweep temporary files: %w", s, err)
+		return nil, err
 	}
 	defer watch(ctx, c)()
 	s.writes.Lock()
 	defer s.writes.Unlock()
-	n, err := s.sweep(ctx, c, s.root)
-	if err != nil {
-		return n, fmt.Errorf("%s: sweep temporary files: %w", s, err)
+	sw := &sweeper{s: s, c: c, ctx: ctx, dryRun: opts.DryRun}
+	if opts.Dirs == nil {
+		_, err = sw.tree(s.root, "")
+	} else {
+		for _, d := range dirs {
+			if err = sw.dir(d); err != nil {
+				break
+			}
+		}
 	}
-	return n, nil
+	slices.Sort(sw.found)
+	return sw.found, err
 }
 
-// sweep removes the temporary files below the server directory dir and
-// returns how many.
-func (s *Store) sweep(ctx context.Context, c *conn, dir string) (int, error) {
-	fis, err := c.sftp.ReadDirContext(ctx, dir)
+// sweeper collects (and unless dryRun removes) temporary files.
+type sweeper struct {
+	s      *Store
+	c      *conn
+	ctx    context.Context
+	dryRun bool
+	found  []string // store paths
+}
+
+// tree sweeps the server directory dir, whose store path is rel ("" or
+// ending in "/"), and everything below it. It returns how many temporary
+// files it found there.
+func (sw *sweeper) tree(dir, rel string) (int, error) {
+	fis, err := sw.c.sftp.ReadDirContext(sw.ctx, dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
 	}
@@ -147,7 +186,7 @@ func (s *Store) sweep(ctx context.Context, c *conn, dir string) (int, error) {
 	}
 	count := 0
 	for _, fi := range fis {
-		if err := ctx.Err(); err != nil {
+		if err := sw.ctx.Err(); err != nil {
 			return count, err
 		}
 		name := fi.Name()
@@ -157,20 +196,85 @@ func (s *Store) sweep(ctx context.Context, c *conn, dir string) (int, error) {
 		full := path.Join(dir, name)
 		switch {
 		case fi.IsDir(): // READDIR attributes are lstat's: a link is no directory
-			n, err := s.sweep(ctx, c, full)
+			n, err := sw.tree(full, rel+name+"/")
 			count += n
 			if err != nil {
 				return count, err
 			}
-			if n > 0 && c.sftp.RemoveDirectory(full) == nil {
-				s.forgetDirs(full) // it was emptied by this sweep
+			if n > 0 && !sw.dryRun && sw.c.sftp.RemoveDirectory(full) == nil {
+				sw.s.forgetDirs(full) // it was emptied by this sweep
 			}
 		case strings.HasPrefix(name, storage.TempPrefix):
-			if err := c.sftp.Remove(full); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := sw.remove(full); err != nil {
 				return count, err
 			}
+			sw.found = append(sw.found, rel+name)
 			count++
 		}
 	}
 	return count, nil
+}
+
+// dir sweeps the store directory p ("" is the root) itself, not what is
+// below it, then prunes it and its parents if that left them empty. A
+// missing p, or one that is not a plain directory, is skipped.
+func (sw *sweeper) dir(p string) error {
+	rel := ""
+	if p != "" {
+		// p itself and its parents: the parents of "p/x".
+		err := sw.s.checkParents(sw.c, p+"/x")
+		if h := (*errHidden)(nil); errors.As(err, &h) || errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		rel = p + "/"
+	}
+	full := sw.s.full(p)
+	fis, err := sw.c.sftp.ReadDirContext(sw.ctx, full)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // a missing root, or removed meanwhile
+	}
+	if err != nil {
+		return err
+	}
+	count := 0
+	for _, fi := range fis {
+		name := fi.Name()
+		if !strings.HasPrefix(name, storage.TempPrefix) || fi.IsDir() {
+			continue
+		}
+		if err := sw.ctx.Err(); err != nil {
+			return err
+		}
+		if err := sw.remove(path.Join(full, name)); err != nil {
+			return err
+		}
+		sw.found = append(sw.found, rel+name)
+		count++
+	}
+	if count > 0 && !sw.dryRun {
+		for dir := full; sw.s.below(dir); dir = path.Dir(dir) {
+			sw.s.forgetDirs(dir)
+			if sw.c.sftp.RemoveDirectory(dir) != nil {
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// remove removes the temporary file at the server path full, unless dryRun.
+func (sw *sweeper) remove(full string) error {
+	if sw.dryRun {
+		return nil
+	}
+	if err := sw.ctx.Err(); err != nil {
+		return err
+	}
+	if err := sw.c.sftp.Remove(full); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }

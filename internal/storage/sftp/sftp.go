@@ -11,14 +11,26 @@
 //
 // Paths must be clean relative slash-separated paths none of whose segments
 // starts with storage.TempPrefix (else storage.ErrInvalidPath); joined to
-// the root they cannot name anything outside it. Writers refuse a parent
-// directory that is a symbolic link (storage.ErrInvalidPath) and never
-// follow a link at the final segment: Put replaces the link itself, PutIf
-// with the zero Version sees the name as taken, Delete removes the link.
-// Readers treat a final segment that is not a regular file as missing and
-// List does not descend into linked directories; the server resolves the
-// parent directories of a read, so for a hard boundary against links planted
-// by others confine the account on the server (ChrootDirectory).
+// the root they cannot name anything outside it. The server would follow
+// symbolic links anywhere in a path, so before acting every operation checks
+// each parent directory of its path with Lstat (once per Store: directories
+// verified, or created, are remembered until the Store removes them), and
+// behaves like the local backend:
+//
+//   - A path whose parent directory is a symbolic link, or is not a
+//     directory, does not exist for readers (Open, Get, Stat, List, the
+//     compare of PutIf), Delete leaves it alone without error, and writers
+//     (Put, PutIf) refuse it with an error matching storage.ErrInvalidPath
+//     (symbolic link) or a "not a directory" error.
+//   - A final segment that is a symbolic link is not an object: readers
+//     report storage.ErrNotExist, Put replaces the link itself, PutIf with
+//     the zero Version sees the name as taken, Delete removes the link.
+//   - List and SweepTemp never descend into a linked directory.
+//
+// The checks and the request that follows are two steps: a link planted by
+// someone else in between, or in place of a directory this Store already
+// verified, is followed. For a hard boundary against such links confine the
+// account on the server (ChrootDirectory).
 //
 // Writes: Put streams to a temporary file storage.TempPrefix+random in the
 // target's directory, fsyncs it when the server offers fsync@openssh.com,
@@ -29,7 +41,8 @@
 // OpenSSH see internal-sftp -u). Versions are "sha256:" plus the hex SHA-256
 // of the content, as for the local backend.
 //
-// Contexts: every call checks its context first, Put checks it between
+// Contexts: every call checks its context first and again just before its
+// committing request (the rename, link or remove), Put checks it between
 // 1 MiB chunks, List between directories and Open's reader on every Read.
 // SFTP requests cannot be cancelled one by one: when a context is cancelled
 // and the call is still blocked abortGrace later, the store closes the
@@ -101,7 +114,12 @@ type Store struct {
 	closed bool
 
 	dirMu sync.Mutex
-	dirs  map[string]bool // directories (server paths) known to exist
+	dirs  map[string]bool // directories (server paths) known to exist, none a link
+
+	// beforeLink, when set (by tests), is called by an exclusive create
+	// between writing its temporary file and linking it into place, with
+	// the temporary file's store path.
+	beforeLink func(tmp string)
 
 	cas    sync.Mutex   // serialises PutIf with a non-zero Version
 	writes sync.RWMutex // Put and PutIf hold it shared, SweepTemp exclusively
@@ -177,6 +195,10 @@ func (s *Store) Close() error {
 	s.conn = nil
 	return err
 }
+
+// Sync implements storage.Store. Put and PutIf are as durable as the server
+// makes them when they return, so it does nothing.
+func (s *Store) Sync(ctx context.Context) error { return nil }
 
 // errorf wraps err with the store, the operation and the path.
 func (s *Store) errorf(op, p string, err error) error {
@@ -271,10 +293,14 @@ func (s *Store) open(c *conn, p string) (*sftplib.File, error) {
 
 // lstat validates p and returns the Lstat of the regular file there. A path
 // that is missing, not a regular file, or below something that is not a
-// directory yields an error matching storage.ErrNotExist.
+// plain directory (a symbolic link, a file) yields an error matching
+// storage.ErrNotExist.
 func (s *Store) lstat(c *conn, p string) (fs.FileInfo, error) {
 	if err := checkPath(p); err != nil {
 		return nil, err
+	}
+	if err := s.checkParents(c, p); err != nil {
+		return nil, readerError(p, err)
 	}
 	fi, err := c.sftp.Lstat(s.full(p))
 	if err != nil {
@@ -384,9 +410,9 @@ func (s *Store) stat(ctx context.Context, p string) (storage.Info, error) {
 }
 
 // Delete implements storage.Store. It removes the regular file or symbolic
-// link (never its target) at p; a missing path or a directory is left alone
-// without error. Directories left empty are then removed, up to but never
-// including the root (best effort).
+// link (never its target) at p; a missing path, a directory or a path below
+// a symbolic link or a file is left alone without error. Directories left
+// empty are then removed, up to but never including the root (best effort).
 func (s *Store) Delete(ctx context.Context, p string) error {
 	if err := s.delete(ctx, p); err != nil {
 		return s.errorf("delete", p, err)
@@ -403,6 +429,12 @@ func (s *Store) delete(ctx context.Context, p string) error {
 		return err
 	}
 	defer watch(ctx, c)()
+	if err := s.checkParents(c, p); err != nil {
+		if h := (*errHidden)(nil); errors.As(err, &h) || errors.Is(err, fs.ErrNotExist) {
+			return nil // nothing below a link (or a file) is touched
+		}
+		return err
+	}
 	full := s.full(p)
 	fi, err := c.sftp.Lstat(full)
 	if err != nil {
@@ -416,6 +448,9 @@ func (s *Store) delete(ctx context.Context, p string) error {
 	if fi.IsDir() {
 		return nil
 	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if err := c.sftp.Remove(full); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
@@ -428,4 +463,76 @@ func (s *Store) delete(ctx context.Context, p string) error {
 		}
 	}
 	return nil
+}
+
+// errHidden marks a path whose parent is not a plain directory (a symbolic
+// link, a regular file, a device...). Readers treat such a path as missing,
+// Delete leaves it alone, writers refuse it.
+type errHidden struct {
+	dir     string // the offending parent, relative to the root
+	symlink bool
+}
+
+func (e *errHidden) Error() string {
+	if e.symlink {
+		return fmt.Sprintf("%s is a symbolic link (never followed)", e.dir)
+	}
+	return fmt.Sprintf("%s is not a directory", e.dir)
+}
+
+// Unwrap makes a symbolic link in the way an invalid path (it could lead
+// outside the root) and any other non-directory a plain ENOTDIR-like error.
+func (e *errHidden) Unwrap() error {
+	if e.symlink {
+		return storage.ErrInvalidPath
+	}
+	return errNotDir
+}
+
+var errNotDir = errors.New("not a directory")
+
+// checkDir checks that fi, the Lstat of the store directory p, is a plain
+// directory; if not it returns an *errHidden.
+func checkDir(p string, fi fs.FileInfo) error {
+	if fi.IsDir() && fi.Mode()&fs.ModeSymlink == 0 {
+		return nil
+	}
+	return &errHidden{dir: p, symlink: fi.Mode()&fs.ModeSymlink != 0}
+}
+
+// checkParents checks with Lstat, never following a symbolic link, that
+// every parent directory of the store path p (each segment but the last)
+// is a plain directory, and remembers those it verified. A missing parent
+// yields an error matching fs.ErrNotExist, one that is not a plain
+// directory an *errHidden.
+func (s *Store) checkParents(c *conn, p string) error {
+	segs := strings.Split(p, "/")
+	for i := 1; i < len(segs); i++ {
+		rel := strings.Join(segs[:i], "/")
+		dir := s.full(rel)
+		if s.knownDir(dir) {
+			continue
+		}
+		fi, err := c.sftp.Lstat(dir)
+		if err != nil {
+			return fmt.Errorf("directory %s: %w", rel, err)
+		}
+		if err := checkDir(rel, fi); err != nil {
+			return err
+		}
+		s.markDir(dir)
+	}
+	return nil
+}
+
+// readerError maps an error of checkParents for a reader: a missing parent,
+// or one that is not a plain directory, makes p missing.
+func readerError(p string, err error) error {
+	if h := (*errHidden)(nil); errors.As(err, &h) {
+		return &fs.PathError{Op: "stat", Path: h.dir, Err: fmt.Errorf("%w (%v)", storage.ErrNotExist, h)}
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return notExist(p, "")
+	}
+	return err
 }

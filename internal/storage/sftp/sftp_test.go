@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -33,14 +34,36 @@ func TestConformance(t *testing.T) {
 			opts := srv.options()
 			opts.Root = filepath.Join(srv.root, strconv.Itoa(n))
 			return open(t, opts)
-		})
+		}, storagetest.WithPlantTemp(plantTemp))
 	})
 	t.Run("sshd", func(t *testing.T) {
 		opts := sshdOptions(t)
 		storagetest.Run(t, func(t *testing.T) storage.Store {
 			return open(t, sshdRoot(t, opts))
-		})
+		}, storagetest.WithPlantTemp(plantTemp))
 	})
+}
+
+// plantTemp writes a temporary file, as a dropped connection leaves it, in
+// the directory dir of the store s, through the file system (both test
+// servers run on this machine).
+func plantTemp(t *testing.T, s storage.Store, dir string) string {
+	t.Helper()
+	name := storage.TempPrefix + rand.Text()
+	full := filepath.Join(s.(*Store).root, filepath.FromSlash(dir), name)
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(full, []byte("partial"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path.Join(dir, name)
+}
+
+// servers runs fn against the in-process server and the real sshd.
+func servers(t *testing.T, fn func(t *testing.T, opts Options)) {
+	t.Run("inprocess", func(t *testing.T) { fn(t, newTestServer(t).options()) })
+	t.Run("sshd", func(t *testing.T) { fn(t, sshdRoot(t, sshdOptions(t))) })
 }
 
 // sshdOptions describes the real sshd of scripts/test-servers, or skips
@@ -551,8 +574,8 @@ func TestSweepTemp(t *testing.T) {
 	srv := newTestServer(t)
 	s := open(t, srv.options())
 	ctx := t.Context()
-	if n, err := s.SweepTemp(ctx); n != 0 || err != nil {
-		t.Errorf("SweepTemp of a missing root = %d, %v", n, err)
+	if found, err := s.SweepTemp(ctx, storage.SweepOptions{}); len(found) != 0 || err != nil {
+		t.Errorf("SweepTemp of a missing root = %q, %v", found, err)
 	}
 	put(t, s, "d/a", "a")
 	for _, p := range []string{storage.TempPrefix + "1", "d/" + storage.TempPrefix + "2", "e/f/" + storage.TempPrefix + "3"} {
@@ -567,8 +590,15 @@ func TestSweepTemp(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(srv.root, "empty"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := s.SweepTemp(ctx); n != 3 || err != nil {
-		t.Fatalf("SweepTemp = %d, %v; want 3", n, err)
+	all := []string{storage.TempPrefix + "1", "d/" + storage.TempPrefix + "2", "e/f/" + storage.TempPrefix + "3"}
+	if found, err := s.SweepTemp(ctx, storage.SweepOptions{DryRun: true}); !slices.Equal(found, all) || err != nil {
+		t.Fatalf("SweepTemp(DryRun) = %q, %v; want %q", found, err, all)
+	}
+	if !exists(filepath.Join(srv.root, "e", "f", storage.TempPrefix+"3")) {
+		t.Fatal("a dry run removed a temporary file")
+	}
+	if found, err := s.SweepTemp(ctx, storage.SweepOptions{}); !slices.Equal(found, all) || err != nil {
+		t.Fatalf("SweepTemp = %q, %v; want %q", found, err, all)
 	}
 	if exists(filepath.Join(srv.root, "e")) || !exists(filepath.Join(srv.root, "empty")) || !exists(filepath.Join(srv.root, "d", "a")) {
 		t.Error("SweepTemp removed too little or too much")

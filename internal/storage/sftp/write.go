@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"path"
 	"slices"
 	"strings"
+	"syscall"
+	"time"
 
 	sftplib "github.com/pkg/sftp"
 
@@ -91,7 +94,7 @@ func (s *Store) begin(c *conn, p string) (*tempWriter, error) {
 		if err == nil {
 			return &tempWriter{s: s, c: c, f: f, tmp: tmp, target: target, created: created}, nil
 		}
-		s.forgetDirs(dir)
+		s.forgetParents(p)
 		if !errors.Is(err, fs.ErrNotExist) || attempt == 10 {
 			s.removeDirs(c, created)
 			return nil, fmt.Errorf("create temporary file: %w", err)
@@ -134,16 +137,50 @@ func (w *tempWriter) closeFile() error {
 	return err
 }
 
+// cleanupTimeout bounds the removal of a failed write's temporary file on
+// a fresh connection, whatever the caller's context.
+const cleanupTimeout = 5 * time.Second
+
 // cleanup closes and removes the temporary file unless it was published,
 // then (after a failure) removes the directories begin created if empty.
+// If the connection died (the failure may be just that), it retries once
+// on a fresh connection; if that fails too the temporary file stays, for
+// SweepTemp.
 func (w *tempWriter) cleanup() {
 	if w.f != nil {
 		w.f.Close()
 	}
-	if !w.published {
-		w.c.sftp.Remove(w.tmp)
-		w.s.removeDirs(w.c, w.created)
+	if w.published {
+		return
 	}
+	c := w.c
+	err := c.sftp.Remove(w.tmp)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && connLost(c, err) {
+		c.close() // mark it dead, so that client reconnects
+		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		defer cancel()
+		fresh, err := w.s.client(ctx)
+		if err != nil {
+			return
+		}
+		defer watch(ctx, fresh)()
+		if err := fresh.sftp.Remove(w.tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return
+		}
+		c = fresh
+	}
+	w.s.removeDirs(c, w.created)
+}
+
+// connLost reports whether err, from a request on c, means that the
+// connection is gone (rather than a refusal by the server): c is known
+// dead, the session ended, or the network failed under it.
+func connLost(c *conn, err error) bool {
+	var ne net.Error
+	return c.dead.Load() || errors.Is(err, sftplib.ErrSSHFxConnectionLost) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, net.ErrClosed) || errors.As(err, &ne) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)
 }
 
 // mkdirs makes sure the parent directories of the store path p exist,
@@ -216,18 +253,6 @@ func (s *Store) mkdirRoot(c *conn) ([]string, error) {
 	return created, nil
 }
 
-// checkDir checks that fi, the Lstat of the store directory p, is a plain
-// directory.
-func checkDir(p string, fi fs.FileInfo) error {
-	switch {
-	case fi.Mode()&fs.ModeSymlink != 0:
-		return fmt.Errorf("%w: %s is a symbolic link (never followed)", storage.ErrInvalidPath, p)
-	case !fi.IsDir():
-		return fmt.Errorf("%s is not a directory", p)
-	}
-	return nil
-}
-
 func (s *Store) knownDir(dir string) bool {
 	s.dirMu.Lock()
 	defer s.dirMu.Unlock()
@@ -238,6 +263,18 @@ func (s *Store) markDir(dir string) {
 	s.dirMu.Lock()
 	defer s.dirMu.Unlock()
 	s.dirs[dir] = true
+}
+
+// forgetParents forgets the parent directories of the store path p, the
+// root for a path at the root (and everything below them): one of them may
+// have been removed behind this Store's back.
+func (s *Store) forgetParents(p string) {
+	top, _, ok := strings.Cut(p, "/")
+	if !ok {
+		s.forgetDirs(s.root)
+		return
+	}
+	s.forgetDirs(s.full(top))
 }
 
 // forgetDirs forgets dir and everything below it.
@@ -273,6 +310,10 @@ func (s *Store) removeDirs(c *conn, dirs []string) {
 // target written in place: still exclusive, but a concurrent reader may
 // briefly see a partial object.
 //
+// If the temporary file is gone when it is to be linked (the destination
+// lock's holder swept it, see SweepTemp), it starts over with a new one, up
+// to five times.
+//
 // With a non-zero Version it compares ifVersion with the Version of the
 // current content and, if they match, replaces the object by rename. The
 // compare and the rename are two steps: calls on this Store are serialised,
@@ -296,24 +337,25 @@ func (s *Store) putIf(ctx context.Context, p string, data []byte, ifVersion stor
 	defer watch(ctx, c)()
 	s.writes.RLock()
 	defer s.writes.RUnlock()
-	if ifVersion != "" {
-		// Compare before writing anything, so that a failed condition
-		// leaves no trace (not even a parent directory).
-		s.cas.Lock()
-		defer s.cas.Unlock()
-		cur, err := s.currentVersion(ctx, c, p)
-		if err != nil {
-			return err
+	if ifVersion == "" {
+		if !c.hardlink {
+			return s.createExclusive(ctx, c, p, data)
 		}
-		if cur != ifVersion {
-			if cur == "" {
-				return fmt.Errorf("%w: object is absent, want version %s", storage.ErrPrecondition, ifVersion)
-			}
-			return fmt.Errorf("%w: version is %s, want %s", storage.ErrPrecondition, cur, ifVersion)
-		}
+		return s.create(ctx, c, p, data)
 	}
-	if ifVersion == "" && !c.hardlink {
-		return s.createExclusive(c, p, data)
+	// Compare before writing anything, so that a failed condition leaves no
+	// trace (not even a parent directory).
+	s.cas.Lock()
+	defer s.cas.Unlock()
+	cur, err := s.currentVersion(ctx, c, p)
+	if err != nil {
+		return err
+	}
+	if cur != ifVersion {
+		if cur == "" {
+			return fmt.Errorf("%w: object is absent, want version %s", storage.ErrPrecondition, ifVersion)
+		}
+		return fmt.Errorf("%w: version is %s, want %s", storage.ErrPrecondition, cur, ifVersion)
 	}
 	w, err := s.begin(c, p)
 	if err != nil {
@@ -329,24 +371,75 @@ func (s *Store) putIf(ctx context.Context, p string, data []byte, ifVersion stor
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if ifVersion != "" {
-		if err := c.sftp.PosixRename(w.tmp, w.target); err != nil {
-			return fmt.Errorf("rename into place: %w", err)
+	if err := c.sftp.PosixRename(w.tmp, w.target); err != nil {
+		return fmt.Errorf("rename into place: %w", err)
+	}
+	w.published = true
+	return nil
+}
+
+// createAttempts bounds how many temporary files an exclusive create
+// writes when a sweep keeps removing them before they are linked.
+const createAttempts = 5
+
+// errTempVanished reports that the temporary file of an exclusive create
+// was gone when it was to be linked into place: the destination lock's
+// holder swept it (see SweepTemp), or pruned its directory.
+var errTempVanished = errors.New("the temporary file was removed before it was linked into place (swept by the destination lock's holder?)")
+
+// create is PutIf with the zero Version on a server with
+// hardlink@openssh.com. When the temporary file vanishes before it is
+// linked, it starts over with a new one, up to createAttempts times.
+func (s *Store) create(ctx context.Context, c *conn, p string, data []byte) error {
+	for attempt := 1; ; attempt++ {
+		err := s.createOnce(ctx, c, p, data)
+		if !errors.Is(err, errTempVanished) {
+			return err
 		}
-		w.published = true
-		return nil
+		if attempt == createAttempts {
+			return fmt.Errorf("%d attempts: %w", attempt, err)
+		}
+	}
+}
+
+// createOnce writes data to a temporary file and hard-links it to p.
+func (s *Store) createOnce(ctx context.Context, c *conn, p string, data []byte) error {
+	w, err := s.begin(c, p)
+	if err != nil {
+		return err
+	}
+	defer w.cleanup()
+	if _, err := w.f.Write(data); err != nil {
+		return err
+	}
+	if err := w.closeFile(); err != nil {
+		return err
+	}
+	if s.beforeLink != nil {
+		s.beforeLink(path.Join(path.Dir(p), path.Base(w.tmp)))
 	}
 	// SFTP v3 reports a link onto an existing name as a generic failure.
-	// Look: if the name exists, the condition failed. If it is gone again
-	// (its owner removed it between the link and the look, as a released
-	// lock is), the link lost a race, not a permission: try again.
+	// Look: if the name exists, the condition failed. If the temporary
+	// file is gone, a sweep removed it: start over. If the name is gone
+	// again (its owner removed it between the link and the look, as a
+	// released lock is), the link lost a race, not a permission: try again.
 	for attempt := 1; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		err := c.sftp.Link(w.tmp, w.target)
 		if err == nil {
 			break
 		}
 		if _, serr := c.sftp.Lstat(w.target); serr == nil {
 			return fmt.Errorf("%w: object exists", storage.ErrPrecondition)
+		}
+		if _, serr := c.sftp.Lstat(w.tmp); errors.Is(serr, fs.ErrNotExist) {
+			// The sweep may have pruned the directories too.
+			s.forgetParents(p)
+			// Not an error matching storage.ErrNotExist: the object was
+			// not missing, the temporary file was.
+			return fmt.Errorf("%w (%v)", errTempVanished, err)
 		}
 		if attempt < 5 && !errors.Is(err, fs.ErrPermission) {
 			continue
@@ -378,8 +471,11 @@ func (s *Store) currentVersion(ctx context.Context, c *conn, p string) (storage.
 
 // createExclusive is the exclusive create for servers without
 // hardlink@openssh.com: O_EXCL on the target, then the content in place.
-func (s *Store) createExclusive(c *conn, p string, data []byte) error {
+func (s *Store) createExclusive(ctx context.Context, c *conn, p string, data []byte) error {
 	created, err := s.mkdirs(c, p)
+	if err == nil {
+		err = ctx.Err()
+	}
 	if err != nil {
 		s.removeDirs(c, created)
 		return err

@@ -35,13 +35,45 @@ import (
 
 // Run runs every conformance test as a subtest of t. Each subtest calls
 // newStore for a fresh, empty store; newStore owns the store's cleanup (it
-// should register t.Cleanup to close it and remove its data).
-func Run(t *testing.T, newStore func(t *testing.T) storage.Store) {
+// should register t.Cleanup to close it and remove its data). Options add
+// what the suite cannot do through the Store interface (see WithPlantTemp).
+func Run(t *testing.T, newStore func(t *testing.T) storage.Store, opts ...Option) {
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.fn(t, newStore(t))
 		})
 	}
+	for _, tc := range sweepTests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.needsPlant && cfg.plantTemp == nil {
+				t.Skip("the adapter's tests give no way to plant a temporary object (WithPlantTemp)")
+			}
+			tc.fn(t, newStore(t), cfg.plantTemp)
+		})
+	}
+}
+
+// Option configures Run.
+type Option func(*config)
+
+type config struct {
+	plantTemp PlantTemp
+}
+
+// PlantTemp creates, behind the store's back, one temporary object of the
+// kind an interrupted write leaves in the store directory dir ("" is the
+// root), creating dir if needed, and returns the store path that
+// Store.SweepTemp reports for it. Each call creates a new one.
+type PlantTemp func(t *testing.T, s storage.Store, dir string) string
+
+// WithPlantTemp lets the suite test SweepTemp on temporary objects. Without
+// it only the tests that need none run (the others are skipped).
+func WithPlantTemp(plant PlantTemp) Option {
+	return func(c *config) { c.plantTemp = plant }
 }
 
 var tests = []struct {
