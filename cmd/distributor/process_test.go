@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/distributor-dev/distributor/internal/txn"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -62,7 +63,7 @@ func auditRoot(t *testing.T, root string) *catalog.Catalog {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if _, err := app.Recover(ctx, st, time.Now()); err != nil {
+	if _, err := txn.Recover(ctx, st, nil, time.Now()); err != nil {
 		t.Fatalf("recover: %v", err)
 	}
 	r, err := app.ReadRoot(ctx, st)

@@ -14,6 +14,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/txn"
 )
 
 // OpenStore opens the storage of a destination at its resolved root.
@@ -34,6 +35,13 @@ type App struct {
 	// LockLease is the lease of the locks this App takes (0: the lock
 	// package's default, 60s).
 	LockLease time.Duration
+	// LockSkewAllowance is how much longer than a holder's lease a waiter
+	// watches a silent lock before taking it over (0: the lock package's
+	// default, 30s).
+	LockSkewAllowance time.Duration
+	// CleanupTimeout bounds how long a failed write spends settling the
+	// root (0: the txn package's default, 1 minute).
+	CleanupTimeout time.Duration
 	// Progress, when set, receives transfer events (a terminal display).
 	Progress Progress
 }
@@ -90,18 +98,8 @@ func ReadRoot(ctx context.Context, st storage.Store) (*Root, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", st, err)
 	}
-	data, ver, err := st.Get(ctx, catalog.FileName)
-	switch {
-	case errors.Is(err, storage.ErrNotObject):
-		r.State = catalog.State{Status: catalog.StatusInvalid,
-			Problem: fmt.Errorf("%s is not a regular file: %w", catalog.FileName, err)}
-	case errors.Is(err, storage.ErrNotExist):
-		r.State = catalog.Read(nil)
-	case err != nil:
-		return nil, fmt.Errorf("read %s at %s: %w", catalog.FileName, st, err)
-	default:
-		r.State = catalog.Read(data)
-		r.Version = ver
+	if r.State, r.Version, err = txn.ReadCatalog(ctx, st); err != nil {
+		return nil, err
 	}
 	return r, nil
 }

@@ -2,14 +2,12 @@ package app
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/txn"
 )
 
 // Corrupt is a managed output whose stored bytes differ from its record.
@@ -38,7 +36,7 @@ func Audit(ctx context.Context, st storage.Store, c *catalog.Catalog, keep func(
 		if keep != nil && !keep(o) {
 			continue
 		}
-		sum, size, err := hashObject(ctx, st, o.Path)
+		sum, size, err := txn.HashObject(ctx, st, o.Path)
 		switch {
 		case errors.Is(err, storage.ErrNotExist):
 			res.Missing = append(res.Missing, *o)
@@ -52,18 +50,4 @@ func Audit(ctx context.Context, st storage.Store, c *catalog.Catalog, keep func(
 		}
 	}
 	return res, nil
-}
-
-func hashObject(ctx context.Context, st storage.Store, path string) (string, int64, error) {
-	rc, err := st.Open(ctx, path)
-	if err != nil {
-		return "", 0, err
-	}
-	defer rc.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, rc)
-	if err != nil {
-		return "", 0, fmt.Errorf("read %s: %w", path, err)
-	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), n, nil
 }

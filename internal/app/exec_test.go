@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"github.com/distributor-dev/distributor/internal/txn"
 	"io"
 	"os"
 	"path/filepath"
@@ -183,7 +184,7 @@ func TestApplyFailureAtEveryStep(t *testing.T) {
 				// Recovery (what the next writer does first) restores the
 				// invariants whatever the attempt left.
 				st, _ := local.New(f.root)
-				if _, err := Recover(context.Background(), st, time.Now()); err != nil {
+				if _, err := txn.Recover(context.Background(), st, nil, time.Now()); err != nil {
 					t.Fatalf("recover: %v", err)
 				}
 				st.Close()
@@ -318,7 +319,7 @@ func TestCancelLeavesTruthfulCatalog(t *testing.T) {
 	if audit, err := Audit(context.Background(), st2, r1.State.Catalog, nil); err != nil || !audit.Truthful() {
 		t.Errorf("catalog not truthful after the cancelled run: %+v %v", audit, err)
 	}
-	if _, err := Recover(context.Background(), st2, time.Now()); err != nil {
+	if _, err := txn.Recover(context.Background(), st2, nil, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	st2.Close()

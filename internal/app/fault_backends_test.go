@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"github.com/distributor-dev/distributor/internal/txn"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -191,7 +192,7 @@ func TestFaultInjectionAllBackends(t *testing.T) {
 					// A crash leaves a stale lock behind only if the lock
 					// were counted; it is not (IgnoreLock), so the next
 					// writer finds the journal and recovers.
-					if _, err := Recover(ctx, base, time.Now()); err != nil {
+					if _, err := txn.Recover(ctx, base, nil, time.Now()); err != nil {
 						t.Fatalf("k=%d crash=%v: recover: %v", k, crash, err)
 					}
 					storeInvariants(t, base, pristine, r0.State.Catalog, []string{"hand.txt"})

@@ -27,11 +27,12 @@ func TestLostLockCancelsWork(t *testing.T) {
 	defer st.Close()
 	a := New("test", nil)
 	a.LockLease = 300 * time.Millisecond // renewed every 100ms
-	held, unlock, err := a.LockRootContext(context.Background(), st, "run")
+	tx, err := a.begin(context.Background(), st, "run", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer unlock()
+	defer tx.End()
+	held := tx.Context()
 	other, _ := json.Marshal(lock.Info{ID: "someone-else", Host: "elsewhere", PID: 1, Command: "run",
 		Acquired: time.Now(), ExpiresAt: time.Now().Add(time.Hour)})
 	if err := st.Put(context.Background(), lock.Name, strings.NewReader(string(other)), int64(len(other))); err != nil {
@@ -46,7 +47,7 @@ func TestLostLockCancelsWork(t *testing.T) {
 		t.Fatal("the work context was not cancelled after the lock was taken over")
 	}
 	// The new holder's lock is not removed by the old holder's release.
-	unlock()
+	tx.End()
 	if info, _, err := lock.Read(context.Background(), st); err != nil || info.ID != "someone-else" {
 		t.Errorf("after release: %+v %v", info, err)
 	}

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/journal"
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/txn"
 )
 
 // This file holds what the maintenance commands (prune, reconcile-state,
@@ -123,31 +123,34 @@ type maintRoot struct {
 	// warnings mention a journal a dead (or running) writer left, for
 	// commands that do not recover it.
 	warnings []string
-	unlock   func()
+	// tx is the write transaction of a command that writes (nil otherwise).
+	tx *txn.Txn
 }
 
-// close releases the lock (if taken) and the store.
+// close ends the transaction (releasing the lock) if one was begun, and
+// closes the store.
 func (m *maintRoot) close() {
-	if m.unlock != nil {
-		m.unlock()
+	if m.tx != nil {
+		m.tx.End()
 	}
 	m.store.Close()
 }
 
-// openMaintRoot opens t's store, takes the root's lock (recovering a root a
-// dead run left) when lock is set, reads its state and refuses legacy,
-// invalid and future state for command. On error nothing stays open.
-func (a *App) openMaintRoot(ctx context.Context, t *maintTarget, command string, lock bool) (*maintRoot, error) {
+// openMaintRoot opens t's store, begins a write transaction (taking the
+// root's lock, recovering a root a dead run left) when write is set, and
+// reads its state. On error nothing stays open.
+func (a *App) openMaintRoot(ctx context.Context, t *maintTarget, command string, write bool) (*maintRoot, error) {
 	st, err := a.openMaint(ctx, t)
 	if err != nil {
 		return nil, err
 	}
 	m := &maintRoot{store: st}
-	if lock {
-		if m.unlock, err = a.LockRoot(ctx, st, command); err != nil {
+	if write {
+		if m.tx, err = a.begin(ctx, st, command, 1); err != nil {
 			st.Close()
 			return nil, err
 		}
+		ctx = m.tx.Context()
 	}
 	if m.root, err = ReadRoot(ctx, st); err != nil {
 		m.close()
@@ -177,24 +180,13 @@ func refuseState(command, root string, s catalog.State) error {
 	}
 }
 
-// writeMaintCatalog writes c as the root's catalog with compare-and-swap
-// against ifVersion, the version read before the command decided anything.
-func (a *App) writeMaintCatalog(ctx context.Context, st storage.Store, c *catalog.Catalog, ifVersion storage.Version) error {
+// stamp marks c as written now by this version of distributor.
+func (a *App) stamp(c *catalog.Catalog) *catalog.Catalog {
 	c.UpdatedAt = a.Now()
 	if a.Version != "" {
 		c.DistributorVersion = a.Version
 	}
-	data, err := catalog.Encode(c)
-	if err != nil {
-		return err
-	}
-	if _, err := st.PutIf(ctx, catalog.FileName, data, ifVersion); err != nil {
-		if errors.Is(err, storage.ErrPrecondition) {
-			return fmt.Errorf("write %s: it changed since it was read (another writer?): %w", catalog.FileName, err)
-		}
-		return fmt.Errorf("write %s: %w", catalog.FileName, err)
-	}
-	return nil
+	return c
 }
 
 // journalWarning is the warning for a root holding an intent journal: until

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -11,9 +10,8 @@ import (
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/cleanpath"
 	"github.com/distributor-dev/distributor/internal/config"
-	"github.com/distributor-dev/distributor/internal/journal"
 	"github.com/distributor-dev/distributor/internal/report"
-	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/txn"
 )
 
 // PruneOptions are the inputs of `distributor prune`.
@@ -121,84 +119,40 @@ func (a *App) Prune(ctx context.Context, cfg *config.Config, opts PruneOptions) 
 	if !opts.Apply || len(selected) == 0 {
 		return rep, nil
 	}
-	// The intent journal lets the next writer on this root (run, prune
-	// --apply, reconcile-state) drop the records of files deleted here if
-	// this process dies before the catalog is written.
-	if err := a.writePruneJournal(ctx, st, r.Version, now, selected); err != nil {
-		return fail(fmt.Errorf("nothing was deleted: %w", err))
+	// The transaction journals the deletes first, so that the next writer
+	// on this root (run, prune --apply, reconcile-state) drops the records
+	// of files deleted here if this process dies before the catalog is
+	// written; after a failure it records exactly the deletes that happened.
+	paths := make([]string, len(selected))
+	all := make(map[string]bool, len(selected))
+	for i, o := range selected {
+		paths[i] = o.Path
+		all[o.Path] = true
 	}
-	deleted, delErr := a.deleteSelected(ctx, st, selected)
-	if len(deleted) > 0 {
-		drop := make(map[string]bool, len(deleted))
-		for _, o := range deleted {
-			drop[o.Path] = true
-		}
-		// A cancelled prune still records what it deleted.
-		wctx := context.WithoutCancel(ctx)
-		if err := a.writeMaintCatalog(wctx, st, withoutPaths(c, drop), r.Version); err != nil {
-			paths := make([]string, len(deleted))
-			for i, o := range deleted {
-				paths[i] = o.Path
+	res, err := m.tx.Apply(&txn.Change{Base: r.Version, Deletes: paths,
+		Final: a.stamp(withoutPaths(c, all)),
+		Partial: func(done []string) *catalog.Catalog {
+			drop := make(map[string]bool, len(done))
+			for _, p := range done {
+				drop[p] = true
 			}
-			return fail(errors.Join(delErr, fmt.Errorf(
-				"%w; %d file(s) were deleted but their records remain (%s); the root keeps its intent journal, "+
-					"so the next run, prune --apply or reconcile-state on this destination drops them",
-				err, len(deleted), strings.Join(paths, ", "))))
-		}
-		for _, o := range deleted {
+			return a.stamp(withoutPaths(c, drop))
+		}})
+	deleted := make(map[string]bool, len(res.Done))
+	for _, p := range res.Done {
+		deleted[p] = true
+	}
+	for _, o := range selected {
+		if deleted[o.Path] {
 			rep.Deleted = append(rep.Deleted, pruneEntry(&o))
+			a.Logger.Info("pruned", "path", o.Path, "updated_at", catalog.FormatTime(o.UpdatedAt))
 		}
 	}
-	a.dropPruneJournal(ctx, st)
-	if delErr != nil {
+	if err != nil {
 		return fail(fmt.Errorf("%w (%d of %d selected output(s) were deleted and their records removed; the others are still managed)",
-			delErr, len(deleted), len(selected)))
+			err, len(rep.Deleted), len(selected)))
 	}
 	return rep, nil
-}
-
-// deleteSelected deletes the selected outputs one by one and returns those
-// whose deletion succeeded. It stops at the first failure (or cancellation)
-// and returns it.
-func (a *App) deleteSelected(ctx context.Context, st storage.Store, selected []catalog.Output) ([]catalog.Output, error) {
-	var deleted []catalog.Output
-	for _, o := range selected {
-		if err := ctx.Err(); err != nil {
-			return deleted, fmt.Errorf("prune interrupted before %s: %w", o.Path, err)
-		}
-		if err := st.Delete(ctx, o.Path); err != nil {
-			return deleted, fmt.Errorf("delete %s: %w", o.Path, err)
-		}
-		a.Logger.Info("pruned", "path", o.Path, "updated_at", catalog.FormatTime(o.UpdatedAt))
-		deleted = append(deleted, o)
-	}
-	return deleted, nil
-}
-
-// writePruneJournal records the deletes prune is about to make, before
-// the first one.
-func (a *App) writePruneJournal(ctx context.Context, st storage.Store, base storage.Version, now time.Time, selected []catalog.Output) error {
-	j := &journal.Journal{RunID: runID(), Command: "prune", Started: now.UTC().Truncate(time.Second), BaseVersion: string(base)}
-	for _, o := range selected {
-		j.Ops = append(j.Ops, journal.Op{Op: journal.OpDelete, Path: o.Path})
-	}
-	data, err := journal.Encode(j)
-	if err != nil {
-		return err
-	}
-	if _, err := st.PutIf(ctx, journal.Name, data, ""); err != nil {
-		return fmt.Errorf("write %s: %w", journal.Name, err)
-	}
-	return nil
-}
-
-// dropPruneJournal removes the journal once the catalog records what
-// happened. If that fails, the next writer finds the catalog committed and
-// only removes the journal.
-func (a *App) dropPruneJournal(ctx context.Context, st storage.Store) {
-	if err := st.Delete(context.WithoutCancel(ctx), journal.Name); err != nil {
-		a.Logger.Warn("remove journal", "root", st.String(), "err", err)
-	}
 }
 
 func pruneEntry(o *catalog.Output) report.PruneEntry {

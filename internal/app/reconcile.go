@@ -11,6 +11,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/report"
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/txn"
 )
 
 // ReconcileOptions are the inputs of `distributor reconcile-state`.
@@ -39,7 +40,7 @@ func (a *App) ReconcileState(ctx context.Context, cfg *config.Config, opts Recon
 	}
 	rep := &report.ReconcileState{Command: "reconcile-state", PipelineID: t.owner.PipelineID, DestinationID: t.owner.DestinationID,
 		Root: t.root, DryRun: opts.DryRun, AllOwners: opts.AllOwners,
-		Missing: []report.Record{}, Unmanaged: []string{}, Removed: []report.Record{}}
+		Missing: []report.Record{}, Unmanaged: []string{}, Removed: []report.Record{}, TempFiles: []string{}}
 	fail := func(err error) (*report.ReconcileState, error) {
 		rep.Error = report.Str(err.Error())
 		a.Logger.Error("reconcile-state failed", "pipeline", t.owner.PipelineID, "destination", t.owner.DestinationID, "err", err)
@@ -57,6 +58,18 @@ func (a *App) ReconcileState(ctx context.Context, cfg *config.Config, opts Recon
 	if err := refuseState("reconcile-state", rep.Root, r.State); err != nil {
 		return fail(err)
 	}
+	// Temporary files interrupted writes left: removed under the lock,
+	// listed in a dry run.
+	var temps []string
+	if m.tx != nil {
+		temps, err = m.tx.SweepTemp(false)
+	} else {
+		temps, err = st.SweepTemp(ctx, storage.SweepOptions{DryRun: true})
+	}
+	if err != nil {
+		return fail(fmt.Errorf("temporary files: %w", err))
+	}
+	rep.TempFiles = append(rep.TempFiles, temps...)
 	c := r.State.Catalog
 	if c == nil { // state none: no records, everything is unmanaged
 		c = &catalog.Catalog{}
@@ -88,7 +101,7 @@ func (a *App) ReconcileState(ctx context.Context, cfg *config.Config, opts Recon
 	if opts.DryRun || len(drop) == 0 {
 		return rep, nil
 	}
-	if err := a.writeMaintCatalog(ctx, st, withoutPaths(c, drop), r.Version); err != nil {
+	if _, err := m.tx.Apply(&txn.Change{Base: r.Version, Final: a.stamp(withoutPaths(c, drop))}); err != nil {
 		return fail(err)
 	}
 	rep.Removed = append(rep.Removed, rep.Missing...)

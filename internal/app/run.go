@@ -3,8 +3,6 @@ package app
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -277,17 +275,19 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 		}
 	}
 
-	ctx, unlock, err := a.LockRootContext(ctx, st, "run")
+	jobs := jobsFor(d.Backend, opts.Jobs)
+	tx, err := a.begin(ctx, st, "run", jobs)
 	if err != nil {
 		return failed(err)
 	}
-	defer unlock()
+	defer tx.End()
+	ctx = tx.Context()
 	// Under the lock, plan again unless nothing changed: with no journal to
 	// recover and the catalog at the version the first plan read, another
 	// writer has not committed since, and the first plan stands (a listing
 	// of a large root and a parse of its catalog are the bulk of an
 	// additive run's cost).
-	if len(pending) > 0 || !catalogUnchanged(ctx, st, r) {
+	if len(pending) > 0 || tx.Recovery != nil || !catalogUnchanged(ctx, st, r) {
 		if r, err = ReadRoot(ctx, st); err != nil {
 			return failed(err)
 		}
@@ -299,9 +299,18 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 	if err := check(in, pl); err != nil {
 		return refused(&rd, err)
 	}
-	ex := &Executor{Store: st, Logger: a.Logger, Version: r.Version, RunID: runID(), Command: "run", Jobs: jobsFor(d.Backend, opts.Jobs),
-		Progress: a.Progress, Name: p.ID + " -> " + d.ID}
-	if err := ex.Apply(ctx, in, pl, bundleContent(b, res.Outputs)); err != nil {
+	ch := runChange(in, pl, r.Version, bundleContent(b, res.Outputs))
+	if a.Progress != nil {
+		name := p.ID + " -> " + d.ID
+		var total int64
+		for _, w := range ch.Writes {
+			total += w.Size
+		}
+		a.Progress.Start(name, len(ch.Writes), total)
+		defer a.Progress.Finish(name)
+		ch.Written = func(path string, size int64) { a.Progress.Done(name, path, size) }
+	}
+	if _, err := tx.Apply(ch); err != nil {
 		return failed(err)
 	}
 	rd.Status = report.StatusOK
@@ -404,15 +413,6 @@ func bundleContent(b *bundle.Bundle, outs []render.Output) Content {
 		}
 		return b.OpenVerified(o.SourcePath)
 	}
-}
-
-// runID returns a random id naming one attempt in journals and logs.
-func runID() string {
-	b := make([]byte, 8)
-	if _, err := rand.Read(b); err != nil {
-		return "unknown"
-	}
-	return hex.EncodeToString(b)
 }
 
 func contains(list []string, s string) bool {

@@ -7,6 +7,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/report"
+	"github.com/distributor-dev/distributor/internal/storage"
 )
 
 // VerifyOptions are the inputs of `distributor verify`.
@@ -30,7 +31,7 @@ func (a *App) Verify(ctx context.Context, cfg *config.Config, opts VerifyOptions
 		return nil, err
 	}
 	rep := &report.Verify{Command: "verify", PipelineID: t.owner.PipelineID, DestinationID: t.owner.DestinationID,
-		Root: t.root, AllOwners: opts.AllOwners, Missing: []report.Record{}, Corrupt: []report.VerifyCorrupt{}}
+		Root: t.root, AllOwners: opts.AllOwners, Missing: []report.Record{}, Corrupt: []report.VerifyCorrupt{}, TempFiles: []string{}}
 	fail := func(err error) (*report.Verify, error) {
 		rep.Error = report.Str(err.Error())
 		a.Logger.Error("verify failed", "pipeline", t.owner.PipelineID, "destination", t.owner.DestinationID, "err", err)
@@ -48,6 +49,13 @@ func (a *App) Verify(ctx context.Context, cfg *config.Config, opts VerifyOptions
 	if err := refuseState("verify", rep.Root, r.State); err != nil {
 		return fail(err)
 	}
+	// Report (never remove: verify holds no lock) temporary files that
+	// interrupted writes left.
+	temps, err := st.SweepTemp(ctx, storage.SweepOptions{DryRun: true})
+	if err != nil {
+		return fail(fmt.Errorf("look for temporary files: %w", err))
+	}
+	rep.TempFiles = append(rep.TempFiles, temps...)
 	if r.State.Status == catalog.StatusNone {
 		return rep, nil // nothing is managed here: nothing to verify
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/distributor-dev/distributor/internal/app"
 	"github.com/distributor-dev/distributor/internal/config"
+	"github.com/distributor-dev/distributor/internal/lock"
 )
 
 // Exit statuses (spec section 7).
@@ -63,7 +64,10 @@ type globals struct {
 	logLevel string
 	progress string
 	lockWait time.Duration
-	logger   *slog.Logger
+	// lockLease and lockSkew tune fencing (see docs/design.md).
+	lockLease time.Duration
+	lockSkew  time.Duration
+	logger    *slog.Logger
 }
 
 // Execute runs the CLI with args (without the program name) and returns the
@@ -151,6 +155,8 @@ The configuration is read from --config, else $DISTRIBUTOR_CONFIG, else
 	pf.StringVar(&g.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn or error")
 	pf.StringVar(&g.progress, "progress", "auto", "progress display on stderr: auto (only on a terminal), always or never")
 	pf.DurationVar(&g.lockWait, "lock-timeout", 2*time.Minute, "how long a writing command waits for a destination root locked by another run (0: fail at once)")
+	pf.DurationVar(&g.lockLease, "lock-lease", lock.DefaultLease, "lease of the lock a writing command holds: renewed every quarter, and the writer stops changing the root if it could not renew for three quarters of it (0: the default)")
+	pf.DurationVar(&g.lockSkew, "lock-skew-allowance", lock.DefaultSkewAllowance, "how much longer than the holder's lease a waiting command watches a silent lock before it takes it over (0: the default)")
 	root.AddCommand(newRunCmd(g), newValidateCmd(g), newBundleCmd(g), newPruneCmd(g), newReconcileCmd(g), newVerifyCmd(g), newStateCmd(g), newUnlockCmd(g), newConfigCmd(g), newCompletionCmd(g, root))
 	return root
 }
@@ -160,6 +166,12 @@ func (g *globals) setup() error {
 	case "text", "json":
 	default:
 		return usageErr("--output %q: use text or json", g.output)
+	}
+	if g.lockLease != 0 && g.lockLease < 100*time.Millisecond {
+		return usageErr("--lock-lease %s: use at least 100ms (0: the default)", g.lockLease)
+	}
+	if g.lockSkew < 0 {
+		return usageErr("--lock-skew-allowance %s: use a duration of 0 or more", g.lockSkew)
 	}
 	switch g.progress {
 	case "auto", "always", "never":
@@ -214,6 +226,7 @@ func (g *globals) app() *app.App {
 	if g.lockWait == 0 {
 		a.LockTimeout = -1 // do not wait
 	}
+	a.LockLease, a.LockSkewAllowance = g.lockLease, g.lockSkew
 	return a
 }
 

@@ -103,15 +103,22 @@ type HeldError struct {
 	// TakeoverAfter is how long the record must stay unchanged before a
 	// waiter takes it over.
 	TakeoverAfter time.Duration
+	// ExpiredByHolderClock says the record's lease end, by the holder's
+	// wall clock, is in the past by this process's clock.
+	ExpiredByHolderClock bool
 }
 
 func (e *HeldError) Error() string {
 	msg := fmt.Sprintf("%s is locked by %s; gave up after waiting %s", e.Root, e.Holder, e.Waited.Round(time.Second))
-	if e.Silent > 0 {
-		msg += fmt.Sprintf(" (the holder has not renewed for %s; a waiter takes the lock over after %s without renewal)",
+	switch {
+	case e.Silent > 0:
+		msg += fmt.Sprintf(" (the holder has not renewed for %s; a waiting run takes the lock over after watching it unchanged for %s)",
 			e.Silent.Round(time.Second), e.TakeoverAfter.Round(time.Second))
+	case e.ExpiredByHolderClock:
+		msg += fmt.Sprintf(" (its lease looks expired by the holder's clock, but a run trusts no other host's clock: "+
+			"with --lock-timeout longer than %s it watches the lock and takes it over if it stays unchanged)", e.TakeoverAfter.Round(time.Second))
 	}
-	return msg + " (see 'distributor unlock --help' if that run is gone)"
+	return msg + "; if that run is gone, 'distributor unlock' removes the lock (see 'distributor unlock --help')"
 }
 
 // ErrLost is the cause of a held lock's context when its lease could not be
@@ -241,7 +248,8 @@ func (l *Locker) Acquire(ctx context.Context, command string) (*Lock, error) {
 		waited := time.Since(start)
 		if l.NoWait || waited >= l.Wait {
 			return nil, &HeldError{Root: l.Store.String(), Holder: held.info, Waited: waited,
-				Silent: held.silent, TakeoverAfter: l.takeoverAfter(held.info)}
+				Silent: held.silent, TakeoverAfter: l.takeoverAfter(held.info),
+				ExpiredByHolderClock: !held.info.ExpiresAt.IsZero() && l.Now().After(held.info.ExpiresAt)}
 		}
 		select {
 		case <-ctx.Done():

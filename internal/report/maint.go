@@ -81,6 +81,9 @@ type ReconcileState struct {
 	// Removed lists the records actually dropped from the catalog (empty in
 	// a dry run, or when the catalog could not be written).
 	Removed []Record `json:"removed"`
+	// TempFiles lists the temporary files (.distributor-tmp-*) interrupted
+	// writes left below the root: removed, unless this is a dry run.
+	TempFiles []string `json:"temp_files"`
 	// Warnings are things the operator should know that did not make the
 	// command fail (such as a dead writer's journal at the root).
 	Warnings []string `json:"warnings,omitempty"`
@@ -112,6 +115,9 @@ type Verify struct {
 	OK      int             `json:"ok"`
 	Missing []Record        `json:"missing"`
 	Corrupt []VerifyCorrupt `json:"corrupt"`
+	// TempFiles lists the temporary files (.distributor-tmp-*) interrupted
+	// writes left below the root; the next writing command removes them.
+	TempFiles []string `json:"temp_files"`
 	// Warnings are things the operator should know that did not make the
 	// command fail (such as a dead writer's journal at the root).
 	Warnings []string `json:"warnings,omitempty"`

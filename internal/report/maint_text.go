@@ -113,6 +113,7 @@ func WriteReconcileText(w io.Writer, r *ReconcileState) {
 			fmt.Fprintf(w, "    unmanaged  %s\n", u)
 		}
 	}
+	writeTempFiles(w, r.TempFiles, map[bool]string{true: "would be removed", false: "removed"}[r.DryRun])
 	switch {
 	case r.Error != nil:
 		fmt.Fprintf(w, "  FAILED: %s\n", indentLines(*r.Error, "    "))
@@ -123,6 +124,22 @@ func WriteReconcileText(w io.Writer, r *ReconcileState) {
 		fmt.Fprintf(w, "  dry run: %s unchanged; run without --dry-run to remove these %d record(s)\n", catalog.FileName, len(r.Missing))
 	default:
 		fmt.Fprintf(w, "  ok: removed %d record(s) of missing files from %s; no file was deleted\n", len(r.Removed), catalog.FileName)
+	}
+}
+
+// writeTempFiles lists the temporary files interrupted writes left (a few,
+// then a count), saying what happens to them.
+func writeTempFiles(w io.Writer, temps []string, what string) {
+	if len(temps) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  %d temporary file(s) left by interrupted writes (%s):\n", len(temps), what)
+	for i, p := range temps {
+		if i == maxUnmanagedText {
+			fmt.Fprintf(w, "    ... and %d more (--output json lists them all)\n", len(temps)-i)
+			break
+		}
+		fmt.Fprintf(w, "    temp       %s\n", p)
 	}
 }
 
@@ -152,6 +169,7 @@ func WriteVerifyText(w io.Writer, v *Verify) {
 		fmt.Fprintf(w, "  FAILED: %s\n", indentLines(*v.Error, "    "))
 		return
 	}
+	writeTempFiles(w, v.TempFiles, "the next run, prune --apply or reconcile-state removes them")
 	fmt.Fprintf(w, "  %d ok, %d missing, %d corrupt\n", v.OK, len(v.Missing), len(v.Corrupt))
 	if !v.Failed() {
 		fmt.Fprintf(w, "  ok: every checked output matches its recorded sha256 and size\n")

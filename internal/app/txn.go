@@ -1,0 +1,74 @@
+package app
+
+import (
+	"context"
+	"io"
+	"time"
+
+	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/lock"
+	"github.com/distributor-dev/distributor/internal/plan"
+	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/txn"
+)
+
+// Progress receives transfer events for a display. Implementations must be
+// safe for concurrent use: Done is called from transfer goroutines.
+type Progress interface {
+	// Start announces a destination's writes: how many files and bytes.
+	Start(destination string, files int, bytes int64)
+	// Done reports one completed write.
+	Done(destination, path string, bytes int64)
+	// Finish ends the destination's display, whatever happened.
+	Finish(destination string)
+}
+
+// Content opens the bytes of a planned write.
+type Content func(ctx context.Context, it plan.Item) (io.ReadCloser, error)
+
+// begin starts a write transaction on a root for command: it takes the
+// root's lock (waiting up to App.LockTimeout for a lock another process
+// holds; the error then names the holder), recovers the root if a dead run
+// left its journal, and sweeps temporary files. Every command that writes
+// to a root calls it before reading the state it plans from, and ends it
+// after its catalog is written.
+func (a *App) begin(ctx context.Context, st storage.Store, command string, jobs int) (*txn.Txn, error) {
+	return txn.Begin(ctx, txn.Options{
+		Store: st, Command: command, Logger: a.Logger, Jobs: jobs, Now: a.Now, CleanupTimeout: a.CleanupTimeout,
+		Lock: lock.Locker{Wait: a.LockTimeout, NoWait: a.LockTimeout < 0, Now: a.Now, Lease: a.LockLease,
+			SkewAllowance: a.LockSkewAllowance},
+	})
+}
+
+// runChange turns a run's plan into the transaction that applies it: its
+// writes (with the records the journal keeps for recovery), its deletes,
+// the catalog once all took effect, and the catalog that records a partial
+// outcome (plan.Settle).
+func runChange(in plan.Input, p *plan.Plan, base storage.Version, content Content) *txn.Change {
+	now := in.Now.UTC().Truncate(time.Second)
+	ch := &txn.Change{Base: base, Final: p.Catalog}
+	items := make(map[string]plan.Item, len(p.Items))
+	for _, it := range p.Items {
+		items[it.Path] = it
+		switch it.Op {
+		case plan.OpCreate, plan.OpOverwrite:
+			w := txn.Write{Path: it.Path, Existed: it.Op == plan.OpOverwrite, SHA256: it.Output.SHA256, Size: it.Output.Size,
+				Record: plan.Record(in, it, now),
+				Open:   func(ctx context.Context) (io.ReadCloser, error) { return content(ctx, it) }}
+			if it.Previous != nil {
+				w.Previous = &txn.Digest{SHA256: it.Previous.SHA256, Size: it.Previous.Size}
+			}
+			ch.Writes = append(ch.Writes, w)
+		case plan.OpDelete:
+			ch.Deletes = append(ch.Deletes, it.Path)
+		}
+	}
+	ch.Partial = func(done []string) *catalog.Catalog {
+		di := make([]plan.Item, 0, len(done))
+		for _, path := range done {
+			di = append(di, items[path])
+		}
+		return plan.Settle(in, p, di)
+	}
+	return ch
+}

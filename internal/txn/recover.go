@@ -1,0 +1,193 @@
+package txn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/journal"
+	"github.com/distributor-dev/distributor/internal/storage"
+)
+
+// Recovery describes what recovering a root from a dead run's journal did.
+type Recovery struct {
+	Journal *journal.Journal
+	// Committed is true when the dead run had written its catalog: only the
+	// journal (and temporary files) needed removing.
+	Committed bool
+	// RolledForward lists completed writes of paths that existed before,
+	// now recorded.
+	RolledForward []string
+	// Removed lists files the dead run created, now deleted.
+	Removed []string
+	// Dropped lists records of files the dead run deleted, now removed.
+	Dropped []string
+	// Left lists files at paths the dead run meant to create whose bytes
+	// are not the ones it journaled: not provably its own, so left in place
+	// (they are unmanaged now).
+	Left []Leftover
+	// TempSwept counts temporary files removed.
+	TempSwept int
+}
+
+// LogAttrs returns the recovery as bounded log attributes: counts and the
+// first few paths of each list.
+func (r *Recovery) LogAttrs(root string) []any {
+	attrs := []any{"root", root, "dead_run", r.Journal.RunID, "command", r.Journal.Command,
+		"started", r.Journal.Started, "committed", r.Committed}
+	for _, l := range []struct {
+		name  string
+		paths []string
+	}{{"rolled_forward", r.RolledForward}, {"removed", r.Removed}, {"dropped", r.Dropped}} {
+		if len(l.paths) > 0 {
+			attrs = append(attrs, l.name, fmt.Sprintf("%d (%s)", len(l.paths), summarise(l.paths, 3)))
+		}
+	}
+	if len(r.Left) > 0 {
+		attrs = append(attrs, "left", fmt.Sprintf("%d (%s: %s)", len(r.Left), r.Left[0].Path, r.Left[0].Reason))
+	}
+	return append(attrs, "temp_swept", r.TempSwept)
+}
+
+// Recover restores the spec's invariant on a root where a run died (or lost
+// its lock): the catalog is truthful and no file the dead attempt provably
+// created is left unrecorded. It must run under the root's lock; fence is
+// checked before every change (nil: the caller guarantees that no other
+// writer is active, as tests and offline tools do). It returns nil when the
+// root has no journal.
+//
+// Rules, per journaled op:
+//   - a write whose bytes are in place (sha256 and size match) of a path
+//     that existed before or is recorded: rolled forward into the catalog;
+//   - a write of a path that did not exist before and is not recorded:
+//     removed if it holds exactly the journaled bytes (the dead run's),
+//     otherwise left in place and reported (it cannot be proved to be the
+//     dead run's: after a power loss before a batch was synced it may be
+//     cut short; it is unmanaged now);
+//   - a replace whose bytes are not in place did not happen: nothing to do;
+//   - a delete whose file is gone: its record is dropped.
+//
+// If the catalog changed since the dead run read it, that run committed
+// its catalog (which already describes its writes), and only the journal
+// is removed.
+func Recover(ctx context.Context, st storage.Store, fence func() error, now time.Time) (*Recovery, error) {
+	data, _, err := st.Get(ctx, journal.Name)
+	if errors.Is(err, storage.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", journal.Name, err)
+	}
+	j, err := journal.Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s at %s is unreadable, inspect the root by hand (see docs/operations.md): %w", journal.Name, st, err)
+	}
+	if fence == nil {
+		fence = func() error { return nil }
+	}
+	rec := &Recovery{Journal: j}
+	state, ver, err := ReadCatalog(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	if string(ver) != j.BaseVersion {
+		rec.Committed = true
+	} else if err := rollForward(ctx, st, fence, state, ver, j, now, rec); err != nil {
+		return nil, err
+	}
+	if err := fence(); err != nil {
+		return nil, err
+	}
+	if err := st.Delete(ctx, journal.Name); err != nil {
+		return nil, fmt.Errorf("remove %s: %w", journal.Name, err)
+	}
+	return rec, nil
+}
+
+func rollForward(ctx context.Context, st storage.Store, fence func() error, state catalog.State, ver storage.Version,
+	j *journal.Journal, now time.Time, rec *Recovery) error {
+	var next *catalog.Catalog
+	if state.Status == catalog.StatusCatalog {
+		next = state.Catalog.Clone()
+	} else {
+		t := now.UTC().Truncate(time.Second)
+		next = &catalog.Catalog{SchemaVersion: catalog.SchemaVersion, CreatedAt: t, UpdatedAt: t}
+	}
+	idx := next.Index()
+	changed := false
+	var keep []catalog.Output
+	drop := map[string]bool{}
+	for _, op := range j.Ops {
+		switch op.Op {
+		case journal.OpWrite:
+			sum, size, err := HashObject(ctx, st, op.Path)
+			if errors.Is(err, storage.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			completed := sum == op.SHA256 && size == op.Size
+			prev := idx[op.Path]
+			switch {
+			case op.Existed && !completed:
+				continue // the replace did not happen: the old bytes are there
+			case completed && (prev != nil || op.Existed):
+				r := *op.Record
+				if prev != nil {
+					r.CreatedAt = prev.CreatedAt
+				}
+				drop[op.Path] = true
+				keep = append(keep, r)
+				rec.RolledForward = append(rec.RolledForward, op.Path)
+				changed = true
+			case !completed:
+				rec.Left = append(rec.Left, Leftover{op.Path, "its bytes are not the ones the dead run journaled: left alone, unmanaged"})
+			default:
+				if err := fence(); err != nil {
+					return err
+				}
+				if err := st.Delete(ctx, op.Path); err != nil {
+					return fmt.Errorf("remove %s created by the dead run: %w", op.Path, err)
+				}
+				rec.Removed = append(rec.Removed, op.Path)
+			}
+		case journal.OpDelete:
+			if _, err := st.Stat(ctx, op.Path); !errors.Is(err, storage.ErrNotExist) {
+				if err != nil {
+					return err
+				}
+				continue // still there: the delete did not happen
+			}
+			if idx[op.Path] != nil {
+				drop[op.Path] = true
+				rec.Dropped = append(rec.Dropped, op.Path)
+				changed = true
+			}
+		}
+	}
+	if !changed {
+		return nil
+	}
+	out := next.Outputs[:0:0]
+	for _, o := range next.Outputs {
+		if !drop[o.Path] {
+			out = append(out, o)
+		}
+	}
+	next.Outputs = append(out, keep...)
+	next.UpdatedAt = now.UTC().Truncate(time.Second)
+	data, err := catalog.Encode(next)
+	if err != nil {
+		return fmt.Errorf("recovered catalog: %w", err)
+	}
+	if err := fence(); err != nil {
+		return err
+	}
+	if _, err := st.PutIf(ctx, catalog.FileName, data, ver); err != nil {
+		return fmt.Errorf("write recovered %s: %w", catalog.FileName, err)
+	}
+	return nil
+}

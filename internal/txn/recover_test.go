@@ -1,0 +1,141 @@
+package txn
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/journal"
+	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/local"
+)
+
+func digest(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// TestRecoverRemovesOnlyProvableCreates: recovery removes a file the dead
+// run created only if it holds exactly the journaled bytes. A create cut
+// short (a power loss before a deferred store's Sync) or a file someone
+// else put at that path is not provably the dead run's: it is left in
+// place and reported. A replace whose new bytes are not in place is left
+// alone, one whose bytes are in place is rolled forward.
+func TestRecoverRemovesOnlyProvableCreates(t *testing.T) {
+	ctx := context.Background()
+	st, err := local.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	put := func(p, data string) {
+		if err := st.Put(ctx, p, strings.NewReader(data), int64(len(data))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Date(2026, 6, 19, 12, 0, 0, 0, time.UTC)
+	src := catalog.Source{ID: "s", Digest: "sha256:" + strings.Repeat("0", 64), Created: now}
+	rec := func(p, data string) catalog.Output {
+		return catalog.Output{Path: p, PipelineID: "p", DestinationID: "d", Source: src, Kind: catalog.KindSource,
+			SHA256: digest(data), Size: int64(len(data)), CreatedAt: now, UpdatedAt: now}
+	}
+	kept, moved := rec("kept.txt", "old bytes"), rec("moved.txt", "old moved")
+	c := &catalog.Catalog{SchemaVersion: 4, CreatedAt: now, UpdatedAt: now, Outputs: []catalog.Output{kept, moved}}
+	data, _ := catalog.Encode(c)
+	v, err := st.PutIf(ctx, catalog.FileName, data, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	put("kept.txt", "old bytes")  // the replace never happened
+	put("moved.txt", "new moved") // the replace happened
+	put("new.txt", "complete")    // a create that completed
+	put("cut.txt", "cut sh")      // a create cut short: not the journaled bytes
+	write := func(p, data string, existed bool) journal.Op {
+		r := rec(p, data)
+		return journal.Op{Op: journal.OpWrite, Path: p, Existed: existed, SHA256: r.SHA256, Size: r.Size, Record: &r}
+	}
+	j := &journal.Journal{RunID: "dead", Command: "run", Started: now, BaseVersion: string(v), Ops: []journal.Op{
+		write("cut.txt", "cut short by power loss", false),
+		write("kept.txt", "new bytes", true),
+		write("moved.txt", "new moved", true),
+		write("new.txt", "complete", false),
+	}}
+	jd, _ := journal.Encode(j)
+	if _, err := st.PutIf(ctx, journal.Name, jd, ""); err != nil {
+		t.Fatal(err)
+	}
+	var fenced int
+	r, err := Recover(ctx, st, func() error { fenced++; return nil }, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Removed) != 1 || r.Removed[0] != "new.txt" {
+		t.Errorf("removed %v, want [new.txt]", r.Removed)
+	}
+	if len(r.RolledForward) != 1 || r.RolledForward[0] != "moved.txt" {
+		t.Errorf("rolled forward %v, want [moved.txt]", r.RolledForward)
+	}
+	if len(r.Left) != 1 || r.Left[0].Path != "cut.txt" {
+		t.Errorf("left %v, want cut.txt", r.Left)
+	}
+	if got, _, _ := st.Get(ctx, "cut.txt"); string(got) != "cut sh" {
+		t.Errorf("cut.txt = %q: recovery touched bytes it cannot prove are the dead run's", got)
+	}
+	if _, err := st.Stat(ctx, "new.txt"); !errors.Is(err, storage.ErrNotExist) {
+		t.Errorf("the dead run's complete create was left behind: %v", err)
+	}
+	if fenced < 3 {
+		t.Errorf("fence checked %d times, want one before every change", fenced)
+	}
+	state, _, err := ReadCatalog(ctx, st)
+	if err != nil || state.Status != catalog.StatusCatalog {
+		t.Fatalf("catalog after recovery: %v %v", state.Status, err)
+	}
+	for _, o := range state.Catalog.Outputs {
+		sum, size, err := HashObject(ctx, st, o.Path)
+		if err != nil || sum != o.SHA256 || size != o.Size {
+			t.Errorf("record %s not truthful: %s %d %v", o.Path, sum, size, err)
+		}
+	}
+	if _, err := st.Stat(ctx, journal.Name); !errors.Is(err, storage.ErrNotExist) {
+		t.Errorf("journal left: %v", err)
+	}
+}
+
+// TestRecoverStopsWhenFenced: a recoverer that can no longer prove it holds
+// the lock changes nothing, and the journal stays for the next holder.
+func TestRecoverStopsWhenFenced(t *testing.T) {
+	ctx := context.Background()
+	st, err := local.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	now := time.Date(2026, 6, 19, 12, 0, 0, 0, time.UTC)
+	if err := st.Put(ctx, "new.txt", strings.NewReader("complete"), 8); err != nil {
+		t.Fatal(err)
+	}
+	r := catalog.Output{Path: "new.txt", PipelineID: "p", DestinationID: "d", Kind: catalog.KindSource,
+		Source: catalog.Source{ID: "s", Digest: "sha256:" + strings.Repeat("0", 64), Created: now},
+		SHA256: digest("complete"), Size: 8, CreatedAt: now, UpdatedAt: now}
+	j := &journal.Journal{RunID: "dead", Command: "run", Started: now, Ops: []journal.Op{
+		{Op: journal.OpWrite, Path: "new.txt", SHA256: r.SHA256, Size: r.Size, Record: &r}}}
+	jd, _ := journal.Encode(j)
+	if _, err := st.PutIf(ctx, journal.Name, jd, ""); err != nil {
+		t.Fatal(err)
+	}
+	lapsed := errors.New("lease lapsed")
+	if _, err := Recover(ctx, st, func() error { return lapsed }, now); !errors.Is(err, lapsed) {
+		t.Fatalf("recover with a lapsed fence: %v", err)
+	}
+	for _, p := range []string{"new.txt", journal.Name} {
+		if _, err := st.Stat(ctx, p); err != nil {
+			t.Errorf("%s: %v (a fenced recovery changed the root)", p, err)
+		}
+	}
+}

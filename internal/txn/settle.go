@@ -1,0 +1,179 @@
+package txn
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/storage"
+)
+
+// attempt is one Apply in progress.
+type attempt struct {
+	t  *Txn
+	ch *Change
+	// written and deleted hold the paths whose write or delete returned
+	// success (filled one call at a time by each's ok).
+	written, deleted map[string]bool
+	// catalogUnsure: the catalog write failed without a precondition
+	// failure, so it may have landed.
+	catalogUnsure bool
+}
+
+// settle runs after a failure. It removes the files this attempt provably
+// created, records the writes and deletes it cannot undo, writes the
+// catalog that describes the root truthfully, sweeps the temporary files
+// of its directories and drops the journal only when nothing is left in
+// doubt. It stops at once if the lock's fence lapsed, and gives up (keeping
+// the journal) after Options.CleanupTimeout.
+func (a *attempt) settle(cause error) (*Result, error) {
+	t := a.t
+	res := &Result{}
+	if ferr := t.lk.Fence(); ferr != nil {
+		return res, fmt.Errorf("%w; this process can no longer prove it holds the root's lock (%v), so it made no further change, "+
+			"not even a rollback: the lock's next holder settles the root from this run's intent journal", cause, ferr)
+	}
+	ctx, cancel := context.WithTimeout(t.lk.Context(), t.opts.CleanupTimeout)
+	defer cancel()
+	var doubts []string // why the journal must stay
+	doubt := func(format string, args ...any) { doubts = append(doubts, fmt.Sprintf(format, args...)) }
+	if errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded) {
+		// Requests cut short by cancellation may still land on a remote
+		// server after this: keep the journal so the next writer looks.
+		doubt("requests cut short may still land")
+	}
+
+	data, curV, err := t.st.Get(ctx, catalog.FileName)
+	switch {
+	case errors.Is(err, storage.ErrNotExist) && !errors.Is(err, storage.ErrNotObject):
+		data, curV, err = nil, "", nil
+	case err != nil:
+		return a.giveUp(res, cause, fmt.Errorf("re-read %s: %w", catalog.FileName, err))
+	}
+	if curV != a.ch.Base {
+		if a.catalogUnsure && a.ch.Final != nil {
+			if want, eerr := catalog.Encode(a.ch.Final); eerr == nil && bytes.Equal(want, data) {
+				// The catalog write landed; only its answer was lost.
+				res.Committed = true
+				res.Done = append(mapKeys(a.written), mapKeys(a.deleted)...)
+				sort.Strings(res.Done)
+				t.dropJournal()
+				return res, nil
+			}
+		}
+		return a.giveUp(res, cause, fmt.Errorf("%s changed since this run read it (another writer?)", catalog.FileName))
+	}
+	recorded := map[string]*catalog.Output{}
+	if st := catalog.Read(data); st.Status == catalog.StatusCatalog {
+		recorded = st.Catalog.Index()
+	}
+
+	var done []string
+	for i := range a.ch.Writes {
+		w := &a.ch.Writes[i]
+		if a.written[w.Path] && w.Existed {
+			done = append(done, w.Path) // a replace cannot be undone: record it
+			continue
+		}
+		sum, size, err := HashObject(ctx, t.st, w.Path)
+		mine := err == nil && sum == w.SHA256 && size == w.Size
+		switch {
+		case errors.Is(err, storage.ErrNotExist):
+			// nothing landed (or a replace's old bytes are gone: nothing to record)
+		case err != nil:
+			res.Left = append(res.Left, Leftover{w.Path, fmt.Sprintf("could not be checked: %v", err)})
+			doubt("%s could not be checked", w.Path)
+		case w.Existed:
+			if mine {
+				done = append(done, w.Path) // the replace landed, its answer was lost
+			} else if w.Previous != nil && (sum != w.Previous.SHA256 || size != w.Previous.Size) {
+				res.Left = append(res.Left, Leftover{w.Path, "holds neither the old nor this run's bytes"})
+				doubt("%s holds neither the old nor the new bytes", w.Path)
+			}
+		case !mine:
+			res.Left = append(res.Left, Leftover{w.Path, "its bytes are not the ones this run wrote: left alone"})
+		case recorded[w.Path] != nil:
+			// A recorded path whose file was missing: this run's bytes are
+			// there now, so record them rather than delete anything the
+			// catalog names.
+			done = append(done, w.Path)
+		default:
+			if err := t.lk.Fence(); err != nil {
+				return a.giveUp(res, cause, err)
+			}
+			if err := t.st.Delete(ctx, w.Path); err != nil {
+				res.Left = append(res.Left, Leftover{w.Path, fmt.Sprintf("could not be removed: %v", err)})
+				done = append(done, w.Path) // it exists with this run's bytes: record it
+				continue
+			}
+			res.RolledBack = append(res.RolledBack, w.Path)
+		}
+	}
+	for _, p := range a.ch.Deletes {
+		if a.deleted[p] {
+			done = append(done, p)
+			continue
+		}
+		// A delete whose answer was lost may have happened: look.
+		_, err := t.st.Stat(ctx, p)
+		switch {
+		case errors.Is(err, storage.ErrNotExist) && !errors.Is(err, storage.ErrNotObject):
+			done = append(done, p)
+		case err != nil:
+			doubt("%s could not be checked", p)
+		}
+	}
+	sort.Strings(done)
+	if err := t.sync(ctx); err != nil {
+		doubt("%v", err)
+	}
+	if a.ch.Partial != nil && len(done) > 0 {
+		if c := a.ch.Partial(done); c != nil {
+			if err := t.writeCatalog(ctx, c, a.ch.Base); err != nil {
+				return a.giveUp(res, cause, fmt.Errorf("record partial result: %w", err))
+			}
+		}
+	}
+	res.Done = done
+	if len(a.ch.Writes) > 0 {
+		if _, err := t.sweep(ctx, storage.SweepOptions{Dirs: dirsOf(a.ch.Writes)}); err != nil {
+			doubt("temporary files: %v", err)
+		}
+	}
+	msg := a.outcome(res)
+	if len(doubts) == 0 && t.lk.Fence() == nil {
+		t.dropJournal()
+	} else {
+		res.JournalKept = true
+		msg += "; the root keeps its intent journal (" + summarise(doubts, 3) +
+			"): the next run, prune --apply or reconcile-state on it recovers it"
+	}
+	return res, fmt.Errorf("%w; %s", cause, msg)
+}
+
+// giveUp ends a cleanup that cannot go on: the journal stays.
+func (a *attempt) giveUp(res *Result, cause, why error) (*Result, error) {
+	res.JournalKept = a.t.lk.Fence() == nil
+	msg := a.outcome(res)
+	if res.JournalKept {
+		return res, fmt.Errorf("%w; cleanup stopped (%v)%s; the root keeps its intent journal: the next run, prune --apply or reconcile-state on it recovers it",
+			cause, why, msg)
+	}
+	return res, fmt.Errorf("%w; cleanup stopped (%v)%s; the lock's next holder settles the root from this run's intent journal", cause, why, msg)
+}
+
+// outcome summarises what the cleanup did, in one bounded line.
+func (a *attempt) outcome(res *Result) string {
+	s := fmt.Sprintf("rolled back %d created file(s), recorded %d completed change(s)", len(res.RolledBack), len(res.Done))
+	if len(res.Left) > 0 {
+		paths := make([]string, len(res.Left))
+		for i, l := range res.Left {
+			paths[i] = l.Path
+		}
+		s += fmt.Sprintf(", left %d in place (%s: %s)", len(res.Left), summarise(paths, 3), res.Left[0].Reason)
+	}
+	return s
+}

@@ -1,0 +1,481 @@
+// Package txn is distributor's write protocol for one destination root,
+// shared by every command that changes a root (run, prune --apply,
+// reconcile-state) and by crash recovery:
+//
+//	lock -> recover a dead run's journal -> sweep temporary files ->
+//	journal -> writes -> deletes -> sync -> catalog compare-and-swap ->
+//	drop journal -> unlock
+//
+// Every change is fenced: it happens only while this process provably holds
+// the root's lock (lock.Lock.Fence), checked immediately before the change
+// and again, synchronously, by the context the storage call gets. A process
+// that lost its lock (paused past its lease, partitioned, taken over) stops
+// changing the root, its own cleanup included.
+//
+// After a failure the transaction settles the root in bounded time: it
+// removes only what it provably wrote (a path the current catalog does not
+// record whose bytes are still the ones it wrote), records what it cannot
+// undo, and keeps its intent journal whenever it cannot tell, so that the
+// next holder of the lock recovers the root (see Recover).
+//
+// The package knows catalogs and journals but no configuration, workflow or
+// ownership rule: callers describe a Change (what to write and delete, and
+// which catalog records the outcome) and the engine applies it.
+package txn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/journal"
+	"github.com/distributor-dev/distributor/internal/lock"
+	"github.com/distributor-dev/distributor/internal/storage"
+)
+
+// DefaultCleanupTimeout bounds how long a failed transaction spends
+// settling the root before it leaves the rest to the next writer.
+const DefaultCleanupTimeout = time.Minute
+
+// Options configure Begin.
+type Options struct {
+	Store storage.Store
+	// Command names the writer in the lock record and the journal ("run",
+	// "prune", "reconcile-state").
+	Command string
+	Logger  *slog.Logger
+	// Lock is the template of the lock to take: Wait, NoWait, Lease,
+	// SkewAllowance and the clocks. Its Store is set by Begin.
+	Lock lock.Locker
+	// Jobs is how many writes or deletes run at once (default 1).
+	Jobs int
+	// CleanupTimeout bounds settling after a failure (default 1 minute).
+	CleanupTimeout time.Duration
+	// Now stamps journals and recovered catalogs (default time.Now).
+	Now func() time.Time
+}
+
+// Txn is a held destination root: its lock, recovered and swept.
+type Txn struct {
+	opts Options
+	st   storage.Store
+	lk   *lock.Lock
+	ctx  context.Context
+	stop func()
+	// Recovery is what Begin recovered from a dead run's journal (nil if
+	// there was none).
+	Recovery *Recovery
+	// Swept lists the temporary files Begin removed.
+	Swept []string
+}
+
+// Begin takes the root's lock (waiting as opts.Lock says), recovers the
+// root if a dead run left its journal, and removes temporary files that
+// interrupted writes left in the root directory (everywhere below it after
+// a recovery). The returned Txn's Context is cancelled when ctx is or when
+// the lock's fence lapses. End releases it.
+func Begin(ctx context.Context, opts Options) (*Txn, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.CleanupTimeout <= 0 {
+		opts.CleanupTimeout = DefaultCleanupTimeout
+	}
+	if opts.Jobs < 1 {
+		opts.Jobs = 1
+	}
+	l := opts.Lock
+	l.Store = opts.Store
+	k, err := l.Acquire(ctx, opts.Command)
+	if err != nil {
+		return nil, err
+	}
+	t := &Txn{opts: opts, st: opts.Store, lk: k}
+	t.ctx, t.stop = k.Bind(ctx)
+	rec, err := Recover(t.ctx, t.st, k.Fence, opts.Now())
+	if err != nil {
+		t.End()
+		return nil, fmt.Errorf("recover %s: %w", t.st, err)
+	}
+	t.Recovery = rec
+	if rec != nil {
+		opts.Logger.Warn("recovered a root left by a dead run", rec.LogAttrs(t.st.String())...)
+	}
+	// A process killed while creating the lock, a claim, the journal or
+	// the catalog leaves its temporary file in the root directory; one
+	// killed while writing outputs left a journal, so after a recovery the
+	// whole tree is swept.
+	scope := storage.SweepOptions{Dirs: []string{""}}
+	if rec != nil {
+		scope.Dirs = nil
+	}
+	if t.Swept, err = t.sweep(t.ctx, scope); err != nil {
+		t.End()
+		return nil, fmt.Errorf("sweep temporary files of %s: %w", t.st, err)
+	}
+	if rec != nil {
+		rec.TempSwept = len(t.Swept)
+	}
+	return t, nil
+}
+
+// Context is the context of the work under the lock: cancelled when the
+// caller's is, or when this process can no longer prove it holds the lock
+// (its cause is then lock.ErrLost or lock.ErrLeaseLapsed).
+func (t *Txn) Context() context.Context { return t.ctx }
+
+// Fence returns nil while this process provably holds the root's lock.
+func (t *Txn) Fence() error { return t.lk.Fence() }
+
+// Lock returns the held lock's record.
+func (t *Txn) Lock() lock.Info { return t.lk.Info() }
+
+// End releases the lock (if this process still provably holds it).
+// Calling it again does nothing.
+func (t *Txn) End() {
+	t.stop()
+	if err := t.lk.Release(context.Background()); err != nil {
+		t.opts.Logger.Warn("release lock", "root", t.st.String(), "err", err)
+	}
+}
+
+// SweepTemp finds (dryRun) or removes the temporary files below the whole
+// root, under the lock's fence.
+func (t *Txn) SweepTemp(dryRun bool) ([]string, error) {
+	return t.sweep(t.ctx, storage.SweepOptions{DryRun: dryRun})
+}
+
+func (t *Txn) sweep(ctx context.Context, opts storage.SweepOptions) ([]string, error) {
+	if !opts.DryRun {
+		if err := t.lk.Fence(); err != nil {
+			return nil, err
+		}
+	}
+	return t.st.SweepTemp(ctx, opts)
+}
+
+// Write is one object a Change writes.
+type Write struct {
+	Path string
+	// Existed says the path held an object when the change was planned:
+	// the write replaces it. Otherwise it creates it.
+	Existed bool
+	// Previous is the digest and size of the bytes the write replaces, when
+	// known.
+	Previous *Digest
+	// SHA256 and Size are the bytes the write leaves.
+	SHA256 string
+	Size   int64
+	// Record is the catalog record the write stands for (journaled, so
+	// that recovery can roll the write forward).
+	Record catalog.Output
+	// Open opens the bytes to write.
+	Open func(ctx context.Context) (io.ReadCloser, error)
+}
+
+// Digest names some bytes.
+type Digest struct {
+	SHA256 string
+	Size   int64
+}
+
+// Change is what one transaction applies.
+type Change struct {
+	// Base is the catalog's version the change was planned from ("" when
+	// there was no catalog): the catalog write is a compare-and-swap
+	// against it.
+	Base storage.Version
+	// Writes are applied first, in this order (up to Options.Jobs at
+	// once), then Deletes.
+	Writes  []Write
+	Deletes []string
+	// Final is the catalog once every write and delete took effect; nil
+	// leaves the catalog alone.
+	Final *catalog.Catalog
+	// Partial returns the catalog that records exactly the writes and
+	// deletes in done (paths), after a failure; nil leaves the catalog
+	// alone. It may be nil.
+	Partial func(done []string) *catalog.Catalog
+	// Written, when set, is called after each completed write (from the
+	// writing goroutines).
+	Written func(path string, size int64)
+}
+
+// Result says what a transaction did.
+type Result struct {
+	// Committed is true when Final was written (or there was none and
+	// every write and delete took effect).
+	Committed bool
+	// Done lists, sorted, the paths whose write or delete took effect and
+	// is recorded.
+	Done []string
+	// RolledBack lists the paths this transaction created and removed
+	// again after a failure.
+	RolledBack []string
+	// Left lists what the cleanup after a failure could not prove to be
+	// this transaction's, or could not remove.
+	Left []Leftover
+	// JournalKept says the root keeps this transaction's intent journal
+	// for the next writer to recover.
+	JournalKept bool
+}
+
+// Leftover is a path a failed transaction's cleanup left in place.
+type Leftover struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// Apply applies ch under the lock. It returns a nil error when every write
+// and delete took effect and the catalog was written. Otherwise it settles
+// the root (see the package documentation) and returns an error that says
+// what happened, together with a Result.
+func (t *Txn) Apply(ch *Change) (*Result, error) {
+	ctx := t.ctx
+	res := &Result{}
+	if len(ch.Writes) == 0 && len(ch.Deletes) == 0 {
+		if ch.Final != nil {
+			if err := t.writeCatalog(ctx, ch.Final, ch.Base); err != nil {
+				return res, err
+			}
+		}
+		res.Committed = true
+		return res, nil
+	}
+	if err := t.writeJournal(ctx, ch); err != nil {
+		return res, fmt.Errorf("%w; nothing was changed", err)
+	}
+	a := &attempt{t: t, ch: ch, written: map[string]bool{}, deleted: map[string]bool{}}
+	err := t.each(ctx, len(ch.Writes), func(ctx context.Context, i int) error {
+		w := &ch.Writes[i]
+		if err := t.put(ctx, w); err != nil {
+			return err
+		}
+		if ch.Written != nil {
+			ch.Written(w.Path, w.Size)
+		}
+		return nil
+	}, func(i int) { a.written[ch.Writes[i].Path] = true })
+	if err == nil {
+		err = t.each(ctx, len(ch.Deletes), func(ctx context.Context, i int) error {
+			p := ch.Deletes[i]
+			if err := t.lk.Fence(); err != nil {
+				return err
+			}
+			if err := t.st.Delete(ctx, p); err != nil {
+				return fmt.Errorf("delete %s: %w", p, err)
+			}
+			return nil
+		}, func(i int) { a.deleted[ch.Deletes[i]] = true })
+	}
+	if err == nil {
+		err = t.sync(ctx)
+	}
+	if err == nil && ch.Final != nil {
+		err = t.writeCatalog(ctx, ch.Final, ch.Base)
+		if err != nil && !errors.Is(err, storage.ErrPrecondition) {
+			a.catalogUnsure = true
+		}
+	}
+	if err != nil {
+		return a.settle(err)
+	}
+	res.Committed = true
+	res.Done = append(res.Done, mapKeys(a.written)...)
+	res.Done = append(res.Done, mapKeys(a.deleted)...)
+	sort.Strings(res.Done)
+	t.dropJournal()
+	return res, nil
+}
+
+// put writes one object under the fence.
+func (t *Txn) put(ctx context.Context, w *Write) error {
+	if err := t.lk.Fence(); err != nil {
+		return err
+	}
+	rc, err := w.Open(ctx)
+	if err != nil {
+		return fmt.Errorf("open content of %s: %w", w.Path, err)
+	}
+	defer rc.Close()
+	if err := t.st.Put(ctx, w.Path, rc, w.Size); err != nil {
+		return fmt.Errorf("write %s: %w", w.Path, err)
+	}
+	return nil
+}
+
+// sync makes the batch of writes durable before a catalog records it.
+func (t *Txn) sync(ctx context.Context) error {
+	if err := t.st.Sync(ctx); err != nil {
+		return fmt.Errorf("sync %s: %w", t.st, err)
+	}
+	return nil
+}
+
+// writeJournal records the change before its first step, so that recovery
+// can settle the root if this process dies.
+func (t *Txn) writeJournal(ctx context.Context, ch *Change) error {
+	if err := t.lk.Fence(); err != nil {
+		return err
+	}
+	j := &journal.Journal{RunID: RunID(), Command: t.opts.Command, Started: t.opts.Now().UTC().Truncate(time.Second),
+		BaseVersion: string(ch.Base)}
+	for i := range ch.Writes {
+		w := &ch.Writes[i]
+		r := w.Record
+		j.Ops = append(j.Ops, journal.Op{Op: journal.OpWrite, Path: w.Path, Existed: w.Existed,
+			SHA256: w.SHA256, Size: w.Size, Record: &r})
+	}
+	for _, p := range ch.Deletes {
+		j.Ops = append(j.Ops, journal.Op{Op: journal.OpDelete, Path: p})
+	}
+	data, err := journal.Encode(j)
+	if err != nil {
+		return err
+	}
+	if _, err := t.st.PutIf(ctx, journal.Name, data, ""); err != nil {
+		return fmt.Errorf("write %s: %w", journal.Name, err)
+	}
+	return nil
+}
+
+// dropJournal removes the journal once the root is settled. If that fails
+// (or the fence lapsed) the next writer finds the catalog committed and only
+// removes the journal.
+func (t *Txn) dropJournal() {
+	if err := t.lk.Fence(); err != nil {
+		return
+	}
+	if err := t.st.Delete(t.lk.Context(), journal.Name); err != nil {
+		t.opts.Logger.Warn("remove journal", "root", t.st.String(), "err", err)
+	}
+}
+
+// writeCatalog writes c with compare-and-swap against base, under the fence.
+func (t *Txn) writeCatalog(ctx context.Context, c *catalog.Catalog, base storage.Version) error {
+	if err := t.lk.Fence(); err != nil {
+		return err
+	}
+	data, err := catalog.Encode(c)
+	if err != nil {
+		return err
+	}
+	if _, err := t.st.PutIf(ctx, catalog.FileName, data, base); err != nil {
+		if errors.Is(err, storage.ErrPrecondition) {
+			return fmt.Errorf("write %s: it changed since it was read (another writer?): %w", catalog.FileName, err)
+		}
+		return fmt.Errorf("write %s: %w", catalog.FileName, err)
+	}
+	return nil
+}
+
+// each runs fn for items 0..n-1 on up to Jobs goroutines and calls ok, one
+// call at a time, for each item fn completed. After the first error it
+// starts no new item, waits for those in flight, and returns that error.
+// The first failure does not cancel the items in flight: a cancelled
+// request may still complete on a server after the client gave up, and the
+// cleanup must know what landed. Only ctx (a signal, a lapsed fence)
+// cancels them.
+func (t *Txn) each(ctx context.Context, n int, fn func(context.Context, int) error, ok func(int)) error {
+	var (
+		mu       sync.Mutex
+		firstErr error
+		wg       sync.WaitGroup
+		sem      = make(chan struct{}, t.opts.Jobs)
+		stop     = make(chan struct{})
+	)
+loop:
+	for i := 0; i < n; i++ {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			break loop
+		case <-stop:
+			break loop
+		}
+		select {
+		case <-stop:
+			<-sem
+			break loop
+		default:
+		}
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			err := ctx.Err()
+			if err == nil {
+				err = fn(ctx, i)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if firstErr == nil {
+					firstErr = err
+					close(stop)
+				}
+				return
+			}
+			ok(i)
+		}(i)
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		if cause := context.Cause(ctx); cause != nil && cause != err {
+			return fmt.Errorf("%w (%w)", err, cause)
+		}
+		return err
+	}
+	return nil
+}
+
+func mapKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// dirsOf returns the distinct parent directories of the written paths.
+func dirsOf(ws []Write) []string {
+	seen := map[string]bool{}
+	for _, w := range ws {
+		d := path.Dir(w.Path)
+		if d == "." {
+			d = ""
+		}
+		seen[d] = true
+	}
+	return slices.Sorted(func(yield func(string) bool) {
+		for d := range seen {
+			if !yield(d) {
+				return
+			}
+		}
+	})
+}
+
+// summarise writes at most max paths of a list, then a count of the rest.
+func summarise(paths []string, max int) string {
+	if len(paths) <= max {
+		return strings.Join(paths, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(paths[:max], ", "), len(paths)-max)
+}
