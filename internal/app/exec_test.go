@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"github.com/distributor-dev/distributor/internal/txn"
 	"io"
 	"os"
 	"path/filepath"
@@ -22,6 +21,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage/faultstore"
 	"github.com/distributor-dev/distributor/internal/storage/local"
 	"github.com/distributor-dev/distributor/internal/storage/storagetest"
+	"github.com/distributor-dev/distributor/internal/txn"
 )
 
 // fixture is a config with two pipelines sharing one local root, and

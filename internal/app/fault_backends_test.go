@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"github.com/distributor-dev/distributor/internal/txn"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -22,6 +21,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage/sftp"
 	"github.com/distributor-dev/distributor/internal/storage/sftp/sftptest"
 	"github.com/distributor-dev/distributor/internal/storage/storagetest"
+	"github.com/distributor-dev/distributor/internal/txn"
 )
 
 // keepOpen stops the app from closing a store the test keeps using.

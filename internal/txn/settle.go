@@ -33,7 +33,7 @@ func (a *attempt) settle(cause error) (*Result, error) {
 	t := a.t
 	res := &Result{}
 	if ferr := t.lk.Fence(); ferr != nil {
-		return res, fmt.Errorf("%w; this process can no longer prove it holds the root's lock (%v), so it made no further change, "+
+		return res, fmt.Errorf("%w; this process can no longer prove it holds the root's lock (%w), so it made no further change, "+
 			"not even a rollback: the lock's next holder settles the root from this run's intent journal", cause, ferr)
 	}
 	ctx, cancel := context.WithTimeout(t.lk.Context(), t.opts.CleanupTimeout)

@@ -1,0 +1,315 @@
+package txn
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/journal"
+	"github.com/distributor-dev/distributor/internal/lock"
+	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/local"
+)
+
+var now = time.Date(2026, 6, 20, 8, 0, 0, 0, time.UTC)
+
+// fakeClock is a monotonic clock the test moves.
+type fakeClock struct {
+	mu sync.Mutex
+	d  time.Duration
+}
+
+func (c *fakeClock) Mono() time.Duration { c.mu.Lock(); defer c.mu.Unlock(); return c.d }
+func (c *fakeClock) Add(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock(); c.d += d }
+
+// hooked calls before (if set) ahead of every Put and PutIf; a non-nil
+// error fails the call. after runs after a successful Put.
+type hooked struct {
+	storage.Store
+	before func(op, path string) error
+	after  func(path string)
+}
+
+func (h *hooked) Put(ctx context.Context, p string, r io.Reader, size int64) error {
+	if h.before != nil {
+		if err := h.before("put", p); err != nil {
+			return err
+		}
+	}
+	if err := h.Store.Put(ctx, p, r, size); err != nil {
+		return err
+	}
+	if h.after != nil {
+		h.after(p)
+	}
+	return nil
+}
+
+func (h *hooked) PutIf(ctx context.Context, p string, data []byte, v storage.Version) (storage.Version, error) {
+	if h.before != nil {
+		if err := h.before("putif", p); err != nil {
+			return "", err
+		}
+	}
+	return h.Store.PutIf(ctx, p, data, v)
+}
+
+func newRoot(t *testing.T) (string, storage.Store) {
+	t.Helper()
+	dir := t.TempDir()
+	st, err := local.NewDeferred(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return dir, st
+}
+
+func begin(t *testing.T, st storage.Store, clock *fakeClock) *Txn {
+	t.Helper()
+	l := lock.Locker{Lease: time.Hour, Wait: time.Second}
+	if clock != nil {
+		l.Mono = clock.Mono
+	}
+	tx, err := Begin(context.Background(), Options{Store: st, Command: "run", Lock: l, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tx.End)
+	return tx
+}
+
+func record(p, data string) catalog.Output {
+	return catalog.Output{Path: p, PipelineID: "p", DestinationID: "d", Kind: catalog.KindSource,
+		Source: catalog.Source{ID: "s", Digest: "sha256:" + strings.Repeat("0", 64), Created: now},
+		SHA256: digest(data), Size: int64(len(data)), CreatedAt: now, UpdatedAt: now}
+}
+
+func write(p, data string) Write {
+	return Write{Path: p, SHA256: digest(data), Size: int64(len(data)), Record: record(p, data),
+		Open: func(context.Context) (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(data)), nil }}
+}
+
+// change writes files (all new) and records them all in Final; Partial
+// records the done ones.
+func change(files map[string]string) *Change {
+	ch := &Change{}
+	var all []catalog.Output
+	for _, p := range slices.Sorted(func(y func(string) bool) {
+		for p := range files {
+			if !y(p) {
+				return
+			}
+		}
+	}) {
+		ch.Writes = append(ch.Writes, write(p, files[p]))
+		all = append(all, record(p, files[p]))
+	}
+	ch.Final = &catalog.Catalog{SchemaVersion: 4, CreatedAt: now, UpdatedAt: now, Outputs: all}
+	ch.Partial = func(done []string) *catalog.Catalog {
+		c := &catalog.Catalog{SchemaVersion: 4, CreatedAt: now, UpdatedAt: now}
+		for _, p := range done {
+			c.Outputs = append(c.Outputs, record(p, files[p]))
+		}
+		return c
+	}
+	return ch
+}
+
+func exists(t *testing.T, dir, p string) bool {
+	t.Helper()
+	_, err := os.Lstat(filepath.Join(dir, p))
+	return err == nil
+}
+
+func TestApplyCommits(t *testing.T) {
+	dir, st := newRoot(t)
+	if err := os.WriteFile(filepath.Join(dir, "old.txt"), []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tx := begin(t, st, nil)
+	ch := change(map[string]string{"a.txt": "a", "sub/b.txt": "b"})
+	ch.Deletes = []string{"old.txt"}
+	res, err := tx.Apply(ch)
+	if err != nil || !res.Committed {
+		t.Fatalf("apply: %v %+v", err, res)
+	}
+	if want := []string{"a.txt", "old.txt", "sub/b.txt"}; !slices.Equal(res.Done, want) {
+		t.Errorf("done %v, want %v", res.Done, want)
+	}
+	if exists(t, dir, "old.txt") || exists(t, dir, journal.Name) || !exists(t, dir, "sub/b.txt") {
+		t.Errorf("root after commit: old.txt %v, journal %v, sub/b.txt %v",
+			exists(t, dir, "old.txt"), exists(t, dir, journal.Name), exists(t, dir, "sub/b.txt"))
+	}
+	state, _, _ := ReadCatalog(context.Background(), st)
+	if state.Status != catalog.StatusCatalog || len(state.Catalog.Outputs) != 2 {
+		t.Errorf("catalog: %v %v", state.Status, state.Problem)
+	}
+}
+
+// TestSettleRemovesOnlyWhatItWrote: after a failure the cleanup removes a
+// file this transaction created, but not one whose bytes someone else
+// replaced meanwhile (it reports it), and the catalog records neither.
+func TestSettleRemovesOnlyWhatItWrote(t *testing.T) {
+	dir, base := newRoot(t)
+	st := &hooked{Store: base}
+	st.after = func(p string) {
+		if p == "b.txt" { // someone else replaces b.txt right after this run wrote it
+			if err := os.WriteFile(filepath.Join(dir, "b.txt"), []byte("theirs"), 0o644); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	st.before = func(op, p string) error {
+		if p == "c.txt" {
+			return errors.New("injected: disk full")
+		}
+		return nil
+	}
+	tx := begin(t, st, nil)
+	res, err := tx.Apply(change(map[string]string{"a.txt": "a", "b.txt": "b", "c.txt": "c"}))
+	if err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("apply: %v", err)
+	}
+	if !slices.Equal(res.RolledBack, []string{"a.txt"}) {
+		t.Errorf("rolled back %v, want [a.txt]", res.RolledBack)
+	}
+	if len(res.Left) != 1 || res.Left[0].Path != "b.txt" {
+		t.Errorf("left %+v, want b.txt", res.Left)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "b.txt")); string(data) != "theirs" {
+		t.Errorf("b.txt = %q: the cleanup touched bytes this run did not write", data)
+	}
+	if exists(t, dir, "a.txt") || exists(t, dir, journal.Name) || exists(t, dir, catalog.FileName) || res.JournalKept {
+		t.Errorf("after settle: a.txt %v, journal %v (kept %v), catalog %v",
+			exists(t, dir, "a.txt"), exists(t, dir, journal.Name), res.JournalKept, exists(t, dir, catalog.FileName))
+	}
+	if !strings.Contains(err.Error(), "left 1 in place (b.txt") {
+		t.Errorf("error does not report what was left: %v", err)
+	}
+}
+
+// TestFencedSettleChangesNothing: a transaction whose lease lapsed mid-run
+// (a pause, a partition) stops: no rollback, no catalog write, no journal
+// removal, and it does not claim to know what the root keeps.
+func TestFencedSettleChangesNothing(t *testing.T) {
+	dir, base := newRoot(t)
+	clock := &fakeClock{}
+	st := &hooked{Store: base}
+	st.before = func(op, p string) error {
+		if p == "b.txt" {
+			clock.Add(2 * time.Hour) // paused past the lease before this write
+		}
+		return nil
+	}
+	tx := begin(t, st, clock)
+	res, err := tx.Apply(change(map[string]string{"a.txt": "a", "b.txt": "b"}))
+	if err == nil {
+		t.Fatal("apply succeeded after the lease lapsed")
+	}
+	if !errors.Is(err, lock.ErrLeaseLapsed) {
+		t.Errorf("error %v, want one matching lock.ErrLeaseLapsed", err)
+	}
+	if strings.Contains(err.Error(), "keeps its intent journal") || !strings.Contains(err.Error(), "next holder") {
+		t.Errorf("error should hand the root to the lock's next holder: %v", err)
+	}
+	if exists(t, dir, "b.txt") {
+		t.Error("a write landed after the lease lapsed")
+	}
+	if !exists(t, dir, "a.txt") || !exists(t, dir, journal.Name) || exists(t, dir, catalog.FileName) {
+		t.Errorf("a fenced writer changed the root: a.txt %v, journal %v, catalog %v",
+			exists(t, dir, "a.txt"), exists(t, dir, journal.Name), exists(t, dir, catalog.FileName))
+	}
+	if len(res.RolledBack) != 0 {
+		t.Errorf("rolled back %v", res.RolledBack)
+	}
+}
+
+// TestLostCatalogAnswer: a catalog write that landed but whose answer was
+// lost is recognised as committed by the cleanup.
+func TestLostCatalogAnswer(t *testing.T) {
+	dir, base := newRoot(t)
+	st := &hooked{Store: base}
+	st.before = func(op, p string) error {
+		if op == "putif" && p == catalog.FileName {
+			st.before = nil
+			if _, err := base.PutIf(context.Background(), p, mustEncode(t, finalOf(t)), ""); err != nil {
+				t.Error(err)
+			}
+			return errors.New("injected: connection reset after the request was sent")
+		}
+		return nil
+	}
+	tx := begin(t, st, nil)
+	res, err := tx.Apply(change(map[string]string{"a.txt": "a"}))
+	if err != nil || !res.Committed {
+		t.Fatalf("apply: %v %+v", err, res)
+	}
+	if !exists(t, dir, "a.txt") || exists(t, dir, journal.Name) {
+		t.Errorf("a.txt %v, journal %v", exists(t, dir, "a.txt"), exists(t, dir, journal.Name))
+	}
+}
+
+func finalOf(t *testing.T) *catalog.Catalog { return change(map[string]string{"a.txt": "a"}).Final }
+
+func mustEncode(t *testing.T, c *catalog.Catalog) []byte {
+	data, err := catalog.Encode(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// TestBeginSweepsTempFiles: a writer removes the temporary files of
+// interrupted lock, claim, journal or catalog writes in the root directory
+// every time, and those below it after recovering a dead run's journal.
+func TestBeginSweepsTempFiles(t *testing.T) {
+	plant := func(t *testing.T, dir string) {
+		for _, p := range []string{storage.TempPrefix + "lock", "sub/" + storage.TempPrefix + "out"} {
+			full := filepath.Join(dir, p)
+			if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(full, []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, "sub/keep.txt"), []byte("k"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("no journal", func(t *testing.T) {
+		dir, st := newRoot(t)
+		plant(t, dir)
+		tx := begin(t, st, nil)
+		if !slices.Equal(tx.Swept, []string{storage.TempPrefix + "lock"}) {
+			t.Errorf("swept %v", tx.Swept)
+		}
+		if !exists(t, dir, "sub/"+storage.TempPrefix+"out") {
+			t.Error("swept below the root without a journal to recover")
+		}
+	})
+	t.Run("after recovery", func(t *testing.T) {
+		dir, st := newRoot(t)
+		plant(t, dir)
+		j, _ := journal.Encode(&journal.Journal{RunID: "dead", Command: "run", Started: now})
+		if err := os.WriteFile(filepath.Join(dir, journal.Name), j, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tx := begin(t, st, nil)
+		if tx.Recovery == nil || len(tx.Swept) != 2 || tx.Recovery.TempSwept != 2 {
+			t.Errorf("recovery %+v, swept %v", tx.Recovery, tx.Swept)
+		}
+		if !exists(t, dir, "sub/keep.txt") {
+			t.Error("the sweep removed a file that is not temporary")
+		}
+	})
+}
