@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/lock"
 	"github.com/distributor-dev/distributor/internal/storage/local"
 )
@@ -27,7 +28,7 @@ func TestLostLockCancelsWork(t *testing.T) {
 	defer st.Close()
 	a := New("test", nil)
 	a.LockLease = 300 * time.Millisecond // renewed every 100ms
-	tx, err := a.begin(context.Background(), st, "run", 1)
+	tx, err := a.begin(context.Background(), st, &config.Destination{}, "run", 1)
 	if err != nil {
 		t.Fatal(err)
 	}

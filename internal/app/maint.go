@@ -146,7 +146,7 @@ func (a *App) openMaintRoot(ctx context.Context, t *maintTarget, command string,
 	}
 	m := &maintRoot{store: st}
 	if write {
-		if m.tx, err = a.begin(ctx, st, command, 1); err != nil {
+		if m.tx, err = a.begin(ctx, st, t.dest, command, 1); err != nil {
 			st.Close()
 			return nil, err
 		}

@@ -276,7 +276,7 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 	}
 
 	jobs := jobsFor(d.Backend, opts.Jobs)
-	tx, err := a.begin(ctx, st, "run", jobs)
+	tx, err := a.begin(ctx, st, d, "run", jobs)
 	if err != nil {
 		return failed(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/lock"
 	"github.com/distributor-dev/distributor/internal/plan"
 	"github.com/distributor-dev/distributor/internal/storage"
@@ -26,15 +27,17 @@ type Progress interface {
 // Content opens the bytes of a planned write.
 type Content func(ctx context.Context, it plan.Item) (io.ReadCloser, error)
 
-// begin starts a write transaction on a root for command: it takes the
+// begin starts a write transaction on destination d's root for command: it
+// proves the server enforces conditional writes (unless d.SingleWriter), takes the
 // root's lock (waiting up to App.LockTimeout for a lock another process
 // holds; the error then names the holder), recovers the root if a dead run
 // left its journal, and sweeps temporary files. Every command that writes
 // to a root calls it before reading the state it plans from, and ends it
 // after its catalog is written.
-func (a *App) begin(ctx context.Context, st storage.Store, command string, jobs int) (*txn.Txn, error) {
+func (a *App) begin(ctx context.Context, st storage.Store, d *config.Destination, command string, jobs int) (*txn.Txn, error) {
 	return txn.Begin(ctx, txn.Options{
 		Store: st, Command: command, Logger: a.Logger, Jobs: jobs, Now: a.Now, CleanupTimeout: a.CleanupTimeout,
+		SingleWriter: d.SingleWriter,
 		Lock: lock.Locker{Wait: a.LockTimeout, NoWait: a.LockTimeout < 0, Now: a.Now, Lease: a.LockLease,
 			SkewAllowance: a.LockSkewAllowance},
 	})

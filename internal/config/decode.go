@@ -74,7 +74,7 @@ const nodeBudget = 1 << 20
 var (
 	rootFields         = []string{"pipelines", "destinations", "notifications"}
 	pipelineFields     = []string{"id", "source", "destinations"}
-	destinationFields  = []string{"id", "backend", "path", "workflow", "max_deletes", "publish", "paths", "markdown", "links", "retention", "sftp", "s3"}
+	destinationFields  = []string{"id", "backend", "path", "workflow", "max_deletes", "single_writer", "publish", "paths", "markdown", "links", "retention", "sftp", "s3"}
 	publishFields      = []string{"html", "source"}
 	pathsFields        = []string{"prefix", "rename"}
 	markdownFields     = []string{"template", "raw_html"}
@@ -684,6 +684,8 @@ func (d *decoder) destination(n *yaml.Node, field string, seen map[string]int) (
 			dst.MaxDeletes = &m
 		}
 	}
+
+	dst.SingleWriter = d.boolean(o, "single_writer", false)
 
 	dst.Publish = Publish{HTML: true, Source: SourceAssets}
 	if po := d.sub(o, "publish", publishFields, nil); po != nil {

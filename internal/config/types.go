@@ -60,10 +60,14 @@ type Destination struct {
 	// MaxDeletes, when set, is the most outputs one plan may delete at this
 	// destination: a plan that would delete more aborts before any change.
 	MaxDeletes *int
-	Publish    Publish
-	Paths      Paths
-	Markdown   Markdown
-	Links      Links
+	// SingleWriter lets writers use a root whose server fails the probe of
+	// conditional writes (the operator guarantees that no two writers run
+	// on it at once); every run warns.
+	SingleWriter bool
+	Publish      Publish
+	Paths        Paths
+	Markdown     Markdown
+	Links        Links
 	// Retention is nil when the destination has no retention block.
 	Retention *Retention
 	SFTP      *SFTP // set exactly when Backend is sftp

@@ -40,6 +40,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/journal"
 	"github.com/distributor-dev/distributor/internal/lock"
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/probe"
 )
 
 // DefaultCleanupTimeout bounds how long a failed transaction spends
@@ -62,6 +63,10 @@ type Options struct {
 	CleanupTimeout time.Duration
 	// Now stamps journals and recovered catalogs (default time.Now).
 	Now func() time.Time
+	// SingleWriter lets a root whose server fails the exclusion probe be
+	// written anyway (the operator guarantees that no two writers ever
+	// run on it), with a warning every time.
+	SingleWriter bool
 }
 
 // Txn is a held destination root: its lock, recovered and swept.
@@ -78,7 +83,10 @@ type Txn struct {
 	Swept []string
 }
 
-// Begin takes the root's lock (waiting as opts.Lock says), recovers the
+// Begin proves that the root's server enforces conditional writes (see
+// package probe; a server that does not is refused unless
+// opts.SingleWriter), takes the root's lock (waiting as opts.Lock says),
+// recovers the
 // root if a dead run left its journal, and removes temporary files that
 // interrupted writes left in the root directory (everywhere below it after
 // a recovery). The returned Txn's Context is cancelled when ctx is or when
@@ -95,6 +103,16 @@ func Begin(ctx context.Context, opts Options) (*Txn, error) {
 	}
 	if opts.Jobs < 1 {
 		opts.Jobs = 1
+	}
+	// No trust without proof: the lock and the catalog's compare-and-swap
+	// are only as good as the server's enforcement of conditional writes.
+	if err := probe.Exclusion(ctx, opts.Store); err != nil {
+		var ue *probe.UnenforcedError
+		if !errors.As(err, &ue) || !opts.SingleWriter {
+			return nil, err
+		}
+		opts.Logger.Warn("the server does not enforce conditional writes; writing anyway because the destination sets single_writer: "+
+			"two writers at once on this root would lose records", "root", opts.Store.String(), "missing", ue.Capability)
 	}
 	l := opts.Lock
 	l.Store = opts.Store

@@ -16,9 +16,12 @@ import (
 // ErrInjected is the error returned by an injected failure.
 var ErrInjected = errors.New("faultstore: injected failure")
 
-// IgnoreLock is an Ignore func that exempts the root lock and its takeover
-// claims.
-func IgnoreLock(op, path string) bool { return strings.HasPrefix(path, ".distributor.lock") }
+// IgnoreLock is an Ignore func that exempts the root lock, its takeover
+// claims and the objects of the exclusion probe a writer runs first
+// (.distributor.probe-*): traffic around a run's own writes.
+func IgnoreLock(op, path string) bool {
+	return strings.HasPrefix(path, ".distributor.lock") || strings.HasPrefix(path, ".distributor.probe-")
+}
 
 // Store fails the FailAt-th mutating call (Put, PutIf, Delete; counting from
 // 1) and, when Sticky is set, every mutating call after it, as a crashed

@@ -1,0 +1,126 @@
+package probe
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+
+	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/local"
+	"github.com/distributor-dev/distributor/internal/storage/s3"
+	"github.com/distributor-dev/distributor/internal/storage/storagetest"
+)
+
+// fakeS3 serves gofakes3 in process; strip removes the conditional-write
+// headers from every request first, as some S3 gateways do silently.
+func fakeS3(t *testing.T, strip ...string) storage.Store {
+	t.Helper()
+	mem := s3mem.New()
+	if err := mem.CreateBucket("reports"); err != nil {
+		t.Fatal(err)
+	}
+	inner := gofakes3.New(mem, gofakes3.WithLogger(gofakes3.DiscardLog())).Server()
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for _, h := range strip {
+			r.Header.Del(h)
+		}
+		inner.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	env := map[string]string{"AWS_ACCESS_KEY_ID": "id", "AWS_SECRET_ACCESS_KEY": "secret"}
+	st, err := s3.New(context.Background(), s3.Options{Bucket: "reports", Prefix: "site", Region: "us-east-1",
+		Endpoint: srv.URL, PathStyle: true, Getenv: func(k string) string { return env[k] }, Transport: srv.Client().Transport})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// liar ignores the version condition of PutIf, as a server that accepts a
+// conditional request and ignores the condition does.
+type liar struct {
+	storage.Store
+	ignoreCreate, ignoreMatch bool
+}
+
+func (l *liar) PutIf(ctx context.Context, p string, data []byte, v storage.Version) (storage.Version, error) {
+	if (v == "" && l.ignoreCreate) || (v != "" && l.ignoreMatch) {
+		if err := l.Store.Put(ctx, p, strings.NewReader(string(data)), int64(len(data))); err != nil {
+			return "", err
+		}
+		return "whatever", nil
+	}
+	return l.Store.PutIf(ctx, p, data, v)
+}
+
+func localStore(t *testing.T) storage.Store {
+	st, err := local.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func TestExclusion(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		open func(t *testing.T) storage.Store
+		want string // "" = proved; else the capability found missing
+	}{
+		{"local", localStore, ""},
+		{"s3 gofakes3", func(t *testing.T) storage.Store { return fakeS3(t) }, ""},
+		{"s3 dropping If-None-Match", func(t *testing.T) storage.Store { return fakeS3(t, "If-None-Match") }, ExclusiveCreate},
+		{"s3 dropping If-Match", func(t *testing.T) storage.Store { return fakeS3(t, "If-Match") }, CompareAndSwap},
+		{"store ignoring exclusive create", func(t *testing.T) storage.Store {
+			return &liar{Store: localStore(t), ignoreCreate: true}
+		}, ExclusiveCreate},
+		{"store ignoring versions", func(t *testing.T) storage.Store { return &liar{Store: localStore(t), ignoreMatch: true} }, CompareAndSwap},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := tc.open(t)
+			err := Exclusion(context.Background(), st)
+			var ue *UnenforcedError
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("probe of a server that enforces conditions: %v", err)
+			case tc.want != "" && !errors.As(err, &ue):
+				t.Fatalf("probe: %v, want an UnenforcedError", err)
+			case tc.want != "" && ue.Capability != tc.want:
+				t.Fatalf("missing %q, want %q", ue.Capability, tc.want)
+			}
+			if tc.want != "" && !strings.Contains(err.Error(), "single_writer") {
+				t.Errorf("the error does not say how to opt in: %v", err)
+			}
+			// The probe cleans up after itself either way.
+			if snap := storagetest.Snapshot(t, st); len(snap) != 0 {
+				t.Errorf("left behind: %v", snap)
+			}
+		})
+	}
+}
+
+// TestExclusionVersitygw runs the probe against the real S3 server the test
+// setup starts.
+func TestExclusionVersitygw(t *testing.T) {
+	env := storagetest.ServerEnv(t, "S3", "DISTRIBUTOR_TEST_S3_ENDPOINT", "DISTRIBUTOR_TEST_S3_BUCKET", "DISTRIBUTOR_TEST_S3_REGION",
+		"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
+	st, err := s3.New(context.Background(), s3.Options{Bucket: env[1], Prefix: "probe-test", Region: env[2], Endpoint: env[0],
+		PathStyle: true, Getenv: func(k string) string {
+			return map[string]string{"AWS_ACCESS_KEY_ID": env[3], "AWS_SECRET_ACCESS_KEY": env[4]}[k]
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := Exclusion(context.Background(), st); err != nil {
+		t.Fatalf("versitygw: %v", err)
+	}
+}
