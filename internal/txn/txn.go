@@ -273,7 +273,18 @@ func (t *Txn) Apply(ch *Change) (*Result, error) {
 		return res, nil
 	}
 	if err := t.writeJournal(ctx, ch); err != nil {
-		return res, fmt.Errorf("%w; nothing was changed", err)
+		if ferr := t.lk.Fence(); ferr != nil {
+			// The journal may have landed before the lock was lost: it is
+			// the next holder's to recover.
+			return res, fmt.Errorf("%w; this process can no longer prove it holds the root's lock (%w), so it changed nothing "+
+				"after that; its intent journal, if it landed, is recovered by the lock's next holder", err, ferr)
+		}
+		if !errors.Is(err, storage.ErrPrecondition) {
+			// A journal write whose answer was lost may have landed: it is
+			// this transaction's (it holds the lock), so remove it.
+			t.dropJournal()
+		}
+		return res, fmt.Errorf("%w; no output was changed", err)
 	}
 	a := &attempt{t: t, ch: ch, written: map[string]bool{}, deleted: map[string]bool{}}
 	err := t.each(ctx, len(ch.Writes), func(ctx context.Context, i int) error {

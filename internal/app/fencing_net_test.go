@@ -1,0 +1,682 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	mrand "math/rand/v2"
+	"net"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/config"
+	"github.com/distributor-dev/distributor/internal/journal"
+	"github.com/distributor-dev/distributor/internal/lock"
+	"github.com/distributor-dev/distributor/internal/report"
+	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/s3"
+	"github.com/distributor-dev/distributor/internal/storage/sftp"
+	"github.com/distributor-dev/distributor/internal/storage/sftp/sftptest"
+	"github.com/distributor-dev/distributor/internal/storage/storagetest"
+	"github.com/distributor-dev/distributor/internal/testutil/faultproxy"
+)
+
+// The lease and skew allowance of both writers in the partition tests: a
+// waiter takes a silent lock over after 1.5s, and a holder stops changing
+// the root 750ms after its last successful renewal.
+const (
+	netLease     = time.Second
+	netAllowance = 500 * time.Millisecond
+	// partitionedEnd bounds how long after the partition began the
+	// partitioned writer may take to give up by itself.
+	partitionedEnd = 20 * time.Second
+)
+
+// netServer is a destination root on a server reached over TCP on the
+// loopback interface, for tests that put a faultproxy between a writer and
+// the server.
+type netServer struct {
+	// addr is the server's host:port, which a proxy forwards to.
+	addr string
+	// dest returns the destination's backend fields (backend, path and the
+	// backend block, indented for a list item) for a client that connects
+	// to host:port via: the server itself or a proxy in front of it.
+	dest func(t *testing.T, via string) string
+	// store is the root opened directly, to look behind the writers' backs.
+	store storage.Store
+	// dir is the root on this machine's disk ("" for S3).
+	dir string
+	// getenv is the environment the writers get (S3 credentials).
+	getenv func(string) string
+}
+
+// snapshot maps everything at the root to its bytes: on disk for SFTP
+// (temporary and reserved files included), through the store for S3.
+func (s netServer) snapshot(t *testing.T) map[string]string {
+	t.Helper()
+	if s.dir != "" {
+		return storagetest.DirSnapshot(t, s.dir)
+	}
+	return storagetest.Snapshot(t, s.store)
+}
+
+func sftpNetServer(t *testing.T, opts sftp.Options) netServer {
+	t.Helper()
+	st, err := sftp.New(t.Context(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return netServer{
+		addr: net.JoinHostPort(opts.Host, strconv.Itoa(opts.Port)),
+		dest: func(t *testing.T, via string) string {
+			host, port, err := net.SplitHostPort(via)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return fmt.Sprintf(`    backend: sftp
+    path: %s
+    sftp:
+      host: %s
+      port: %s
+      user: %s
+      identity_file: %s
+      known_hosts_file: %s
+`, opts.Root, host, port, opts.User, opts.IdentityFile, knownHostsFor(t, opts.KnownHostsFile, via))
+		},
+		store:  st,
+		dir:    opts.Root,
+		getenv: func(string) string { return "" },
+	}
+}
+
+// knownHostsFor writes a known_hosts file that lists the host keys of the
+// file base for the address addr: known_hosts names host and port, so a
+// proxy in front of a server needs its own entry.
+func knownHostsFor(t *testing.T, base, addr string) string {
+	t.Helper()
+	data, err := os.ReadFile(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for rest := data; len(rest) > 0; {
+		marker, _, key, _, next, err := ssh.ParseKnownHosts(rest)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", base, err)
+		}
+		rest = next
+		if marker == "" {
+			lines = append(lines, knownhosts.Line([]string{knownhosts.Normalize(addr)}, key))
+		}
+	}
+	if len(lines) == 0 {
+		t.Fatalf("%s lists no host key", base)
+	}
+	file := filepath.Join(t.TempDir(), "known_hosts")
+	if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// inProcessSFTPServer is the in-process SFTP server (the real file system).
+func inProcessSFTPServer(t *testing.T) netServer {
+	srv := sftptest.Start(t)
+	return sftpNetServer(t, sftp.Options{Host: srv.Host, Port: srv.Port, User: "tester",
+		IdentityFile: srv.ClientKey, KnownHostsFile: srv.KnownHosts, Root: srv.Root})
+}
+
+// sshdServer is OpenSSH's sshd of scripts/test-servers (skipped when it is
+// not running, failed under CI=true), with a fresh root below its root.
+func sshdServer(t *testing.T) netServer {
+	env := storagetest.ServerEnv(t, "SFTP",
+		"DISTRIBUTOR_TEST_SFTP_ADDR", "DISTRIBUTOR_TEST_SFTP_USER", "DISTRIBUTOR_TEST_SFTP_KEY",
+		"DISTRIBUTOR_TEST_SFTP_KNOWN_HOSTS", "DISTRIBUTOR_TEST_SFTP_ROOT")
+	host, port, err := net.SplitHostPort(env[0])
+	if err != nil {
+		t.Fatalf("DISTRIBUTOR_TEST_SFTP_ADDR: %v", err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		t.Fatalf("DISTRIBUTOR_TEST_SFTP_ADDR: %v", err)
+	}
+	root := filepath.Join(env[4], "fencing-"+rand.Text()[:10])
+	t.Cleanup(func() { os.RemoveAll(root) }) // the test server runs on this machine
+	return sftpNetServer(t, sftp.Options{Host: host, Port: p, User: env[1], IdentityFile: env[2],
+		KnownHostsFile: env[3], Root: root})
+}
+
+func s3NetServer(t *testing.T, addr, bucket, region, prefix string, getenv func(string) string) netServer {
+	t.Helper()
+	st, err := s3.New(t.Context(), s3.Options{Bucket: bucket, Prefix: prefix, Region: region,
+		Endpoint: "http://" + addr, PathStyle: true, Getenv: getenv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		var keys []string
+		st.List(context.Background(), "", func(i storage.Info) error {
+			keys = append(keys, i.Path)
+			return nil
+		})
+		for _, k := range keys {
+			st.Delete(context.Background(), k)
+		}
+		st.Close()
+	})
+	return netServer{
+		addr: addr,
+		dest: func(t *testing.T, via string) string {
+			return fmt.Sprintf(`    backend: s3
+    path: %s
+    s3:
+      bucket: %s
+      region: %s
+      endpoint: http://%s
+      path_style: true
+`, prefix, bucket, region, via)
+		},
+		store:  st,
+		getenv: getenv,
+	}
+}
+
+// gofakes3Server is an in-process S3 server (gofakes3 over plain HTTP).
+func gofakes3Server(t *testing.T) netServer {
+	mem := s3mem.New()
+	if err := mem.CreateBucket("reports"); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(gofakes3.New(mem, gofakes3.WithLogger(gofakes3.DiscardLog())).Server())
+	t.Cleanup(srv.Close)
+	env := map[string]string{"AWS_ACCESS_KEY_ID": "id", "AWS_SECRET_ACCESS_KEY": "secret"}
+	return s3NetServer(t, srv.Listener.Addr().String(), "reports", "us-east-1", "site",
+		func(k string) string { return env[k] })
+}
+
+// versitygwServer is the versitygw S3 server of scripts/test-servers
+// (skipped when it is not running, failed under CI=true), with a fresh
+// prefix.
+func versitygwServer(t *testing.T) netServer {
+	env := storagetest.ServerEnv(t, "S3", "DISTRIBUTOR_TEST_S3_ENDPOINT", "DISTRIBUTOR_TEST_S3_BUCKET",
+		"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
+	u, err := url.Parse(env[0])
+	if err != nil || u.Scheme != "http" || u.Host == "" {
+		t.Fatalf("DISTRIBUTOR_TEST_S3_ENDPOINT %q: want http://host:port (%v)", env[0], err)
+	}
+	region := os.Getenv("DISTRIBUTOR_TEST_S3_REGION")
+	if region == "" {
+		region = "us-east-1"
+	}
+	creds := map[string]string{"AWS_ACCESS_KEY_ID": env[2], "AWS_SECRET_ACCESS_KEY": env[3]}
+	return s3NetServer(t, u.Host, env[1], region, "fencing/"+rand.Text()[:10],
+		func(k string) string { return creds[k] })
+}
+
+// netConfig writes and loads a configuration whose pipeline mine publishes
+// the bundle directory mine (replacement) to the destination site.
+func netConfig(t *testing.T, dir, name, dest string) *config.Config {
+	t.Helper()
+	yaml := "pipelines:\n  - {id: mine, source: mine, destinations: [site]}\n" +
+		"destinations:\n  - id: site\n    workflow: replacement\n" + dest
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", name, err, yaml)
+	}
+	return cfg
+}
+
+// netApp is a writer with the tests' short lease.
+func netApp(f *fixture, srv netServer) *App {
+	a := f.app(nil)
+	a.Getenv = srv.getenv
+	a.LockLease, a.LockSkewAllowance = netLease, netAllowance
+	return a
+}
+
+// runNet runs pipeline mine from the bundle directory source ("" for the
+// configured one) and returns its destination's result. It may run on any
+// goroutine.
+func runNet(ctx context.Context, a *App, cfg *config.Config, source string, jobs int) (*report.Destination, error) {
+	rep, err := a.Run(ctx, cfg, RunOptions{Pipeline: "mine", Source: source, Jobs: jobs})
+	if err != nil {
+		return nil, err
+	}
+	p := rep.Pipelines[0]
+	if p.Error != nil {
+		return nil, fmt.Errorf("pipeline error: %s", *p.Error)
+	}
+	return &p.Destinations[0], nil
+}
+
+// putHook is a store that calls hook before its at-th Put (outputs are the
+// only objects the engine writes with Put) and counts Puts.
+type putHook struct {
+	storage.Store
+	at   int
+	hook func()
+
+	mu        sync.Mutex
+	started   int
+	succeeded int
+}
+
+func (h *putHook) Put(ctx context.Context, p string, r io.Reader, size int64) error {
+	h.mu.Lock()
+	h.started++
+	fire := h.started == h.at && h.hook != nil
+	h.mu.Unlock()
+	if fire {
+		h.hook()
+	}
+	err := h.Store.Put(ctx, p, r, size)
+	if err == nil {
+		h.mu.Lock()
+		h.succeeded++
+		h.mu.Unlock()
+	}
+	return err
+}
+
+func (h *putHook) counts() (started, succeeded int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.started, h.succeeded
+}
+
+// logBuffer is a bytes.Buffer safe for concurrent writers (a log sink).
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// writerPackages name the code of a writer in goroutine stacks (the store
+// adapters' own package, not their test servers).
+var writerPackages = []string{"distributor/internal/txn.", "distributor/internal/lock.",
+	"distributor/internal/storage/sftp.", "distributor/internal/storage/s3."}
+
+// goroutinesIn returns the stacks of the goroutines running code of the
+// given packages (for a report on a writer that did not end).
+func goroutinesIn(pkgs ...string) string {
+	buf := make([]byte, 4<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	var out []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		for _, p := range pkgs {
+			if strings.Contains(g, p) {
+				out = append(out, g)
+				break
+			}
+		}
+	}
+	return strings.Join(out, "\n\n")
+}
+
+// tempFilesBelow lists the temporary files below a directory on disk.
+func tempFilesBelow(t *testing.T, dir string) []string {
+	t.Helper()
+	var found []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if strings.HasPrefix(d.Name(), storage.TempPrefix) {
+			rel, _ := filepath.Rel(dir, p)
+			found = append(found, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	sort.Strings(found)
+	return found
+}
+
+// wantPublished checks that the root holds exactly files' bytes at their
+// paths, and that the catalog records exactly those paths.
+func wantPublished(t *testing.T, st storage.Store, c *catalog.Catalog, files map[string]string) {
+	t.Helper()
+	bad := 0
+	for p, want := range files {
+		data, _, err := st.Get(context.Background(), p)
+		if err != nil || string(data) != want {
+			if bad++; bad <= 5 {
+				t.Errorf("%s: %v, %d bytes that are not the last writer's", p, err, len(data))
+			}
+		}
+	}
+	if bad > 5 {
+		t.Errorf("... %d paths in all do not hold the last writer's bytes", bad)
+	}
+	if len(c.Outputs) != len(files) {
+		t.Errorf("the catalog records %d outputs, want %d", len(c.Outputs), len(files))
+	}
+	for _, o := range c.Outputs {
+		if _, ok := files[o.Path]; !ok {
+			t.Errorf("the catalog records %s, which the last bundle does not publish", o.Path)
+		}
+	}
+}
+
+// lostLock reports whether a failed run's error says it lost its lock or
+// could not renew it.
+func lostLock(msg string) bool {
+	return strings.Contains(msg, lock.ErrLeaseLapsed.Error()) || strings.Contains(msg, lock.ErrLost.Error())
+}
+
+// TestPartitionLongerThanLeaseSFTP: writer A publishes through a proxy
+// that partitions it from the SFTP server (after its journal and ten
+// outputs are written) for longer than its lease. Writer B, connected
+// directly, waits out A's lease plus the allowance, takes the lock over,
+// recovers A's journal and commits. A must give up by itself, report that
+// it lost its lock, and change nothing once B committed: B's outputs stay
+// intact, byte for byte, after A returned and the partition healed.
+func TestPartitionLongerThanLeaseSFTP(t *testing.T) {
+	t.Run("inprocess", func(t *testing.T) { partitionScenario(t, inProcessSFTPServer(t)) })
+	t.Run("sshd", func(t *testing.T) { partitionScenario(t, sshdServer(t)) })
+}
+
+// TestPartitionLongerThanLeaseS3 is the partition scenario on S3: A's
+// requests go through the stalled proxy and must be cancelled through
+// their context once A's fence lapses.
+func TestPartitionLongerThanLeaseS3(t *testing.T) {
+	t.Run("gofakes3", func(t *testing.T) { partitionScenario(t, gofakes3Server(t)) })
+	t.Run("versitygw", func(t *testing.T) { partitionScenario(t, versitygwServer(t)) })
+}
+
+// partitionFiles is a bundle of 100 text files in four directories whose
+// bytes name the version.
+func partitionFiles(version string) map[string]string {
+	m := map[string]string{}
+	for i := range 100 {
+		m[fmt.Sprintf("part%d/f%03d.txt", i%4, i)] = fmt.Sprintf("%s %03d %s\n", version, i, strings.Repeat(version+" ", 300))
+	}
+	return m
+}
+
+func partitionScenario(t *testing.T, srv netServer) {
+	ctx := t.Context()
+	f := newFixture(t, "replacement")
+	v2 := partitionFiles("v2")
+	f.bundle("mine", "mine.v0", partitionFiles("v0"))
+	f.bundle("v1", "mine.v1", partitionFiles("v1"))
+	f.bundle("v2", "mine.v2", v2)
+	proxy := faultproxy.New(t, srv.addr)
+	direct := netConfig(t, f.dir, "direct.yaml", srv.dest(t, srv.addr))
+	partitioned := netConfig(t, f.dir, "partitioned.yaml", srv.dest(t, proxy.Addr()))
+
+	// v0 is published first, so that A's writes replace files (recovery
+	// rolls A's completed ones forward before B replaces them again).
+	if d, err := runNet(ctx, netApp(f, srv), direct, "", 0); err != nil || d.Status != report.StatusOK {
+		t.Fatalf("setup run: %v %+v", err, d)
+	}
+	r0, err := ReadRoot(ctx, srv.store)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A: jobs 1, through the proxy, which partitions it just before its
+	// 11th output: its journal exists and ten outputs are written.
+	stalled := make(chan time.Time, 1)
+	a := netApp(f, srv)
+	a.Open = func(ctx context.Context, d *config.Destination, root string) (storage.Store, error) {
+		st, err := a.DefaultOpenStore(ctx, d, root)
+		if err != nil {
+			return nil, err
+		}
+		return &putHook{Store: st, at: 11, hook: func() {
+			proxy.Stall()
+			stalled <- time.Now()
+		}}, nil
+	}
+	type result struct {
+		d   *report.Destination
+		err error
+		at  time.Time
+	}
+	aDone := make(chan result, 1)
+	aFinished := make(chan struct{})
+	go func() {
+		defer close(aFinished)
+		d, err := runNet(context.Background(), a, partitioned, filepath.Join(f.dir, "v1"), 1)
+		aDone <- result{d, err, time.Now()}
+	}()
+	// Whatever happens below, A is released and waited for before the
+	// servers stop.
+	t.Cleanup(func() {
+		proxy.Heal()
+		select {
+		case <-aFinished:
+		case <-time.After(30 * time.Second):
+			t.Errorf("writer A still runs 30s after the partition healed:\n%s", goroutinesIn(writerPackages...))
+		}
+	})
+	var stallAt time.Time
+	select {
+	case stallAt = <-stalled:
+	case r := <-aDone:
+		t.Fatalf("A ended before the partition: %v %+v", r.err, r.d)
+	case <-time.After(10 * time.Second):
+		t.Fatal("A did not reach its 11th output within 10s")
+	}
+	if _, err := srv.store.Stat(ctx, journal.Name); err != nil {
+		t.Fatalf("A's journal is not at the root when the partition begins: %v", err)
+	}
+
+	// B: direct, waits for the lock up to 20s.
+	var logs logBuffer
+	b := netApp(f, srv)
+	b.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	b.LockTimeout = 20 * time.Second
+	d, err := runNet(ctx, b, direct, filepath.Join(f.dir, "v2"), 0)
+	bAt := time.Now()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Status != report.StatusOK {
+		t.Fatalf("B: %s %s", d.Status, str(d.Error))
+	}
+	if took := bAt.Sub(stallAt); took < netLease+netAllowance {
+		t.Errorf("B committed %s after the partition began: it cannot have watched A's lock for lease + allowance (%s)",
+			took, netLease+netAllowance)
+	}
+	if !strings.Contains(logs.String(), "recovered a root left by a dead run") {
+		t.Errorf("B did not recover A's journal; its log:\n%s", logs.String())
+	}
+	afterB := srv.snapshot(t)
+
+	// A must end by itself, partitioned, and say it lost its lock.
+	var ar result
+	select {
+	case ar = <-aDone:
+	case <-time.After(time.Until(stallAt.Add(partitionedEnd))):
+		t.Errorf("A did not end by itself within %s of the partition; its goroutines:\n%s",
+			partitionedEnd, goroutinesIn(writerPackages...))
+		proxy.Heal()
+		select {
+		case ar = <-aDone:
+		case <-time.After(30 * time.Second):
+			t.Fatal("A did not end even after the partition healed")
+		}
+	}
+	t.Logf("B committed %s after the partition began; A ended %s after it",
+		bAt.Sub(stallAt).Round(time.Millisecond), ar.at.Sub(stallAt).Round(time.Millisecond))
+	switch {
+	case ar.err != nil:
+		t.Errorf("A: %v", ar.err)
+	case ar.d.Status != report.StatusFailed:
+		t.Errorf("A: status %s, want failed", ar.d.Status)
+	case ar.d.Error == nil || !lostLock(*ar.d.Error):
+		t.Errorf("A's error does not say it lost its lock: %s", str(ar.d.Error))
+	default:
+		t.Logf("A: %s", *ar.d.Error)
+	}
+
+	// Nothing changed since B's commit, even once the partition is over,
+	// and B's outputs are intact.
+	proxy.Heal()
+	if n := proxy.Active(); n != 0 {
+		t.Errorf("%d connections through the proxy still open after A returned and the partition healed", n)
+	}
+	if after := srv.snapshot(t); !sameSnapshot(afterB, after) {
+		t.Errorf("the root changed after B committed:\n%s", diffSnapshot(afterB, after))
+	}
+	c := storeInvariants(t, srv.store, nil, r0.State.Catalog, nil)
+	wantPublished(t, srv.store, c, v2)
+}
+
+func sameSnapshot(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+func diffSnapshot(before, after map[string]string) string {
+	var lines []string
+	for k, v := range before {
+		w, ok := after[k]
+		switch {
+		case !ok:
+			lines = append(lines, "removed "+k)
+		case w != v:
+			lines = append(lines, "changed "+k)
+		}
+	}
+	for k := range after {
+		if _, ok := before[k]; !ok {
+			lines = append(lines, "added "+k)
+		}
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}
+
+// TestDroppedConnectionLeavesNoTempFileSFTP: a run whose SSH connection is
+// cut in the middle of its uploads (64 KiB files) fails; the next run of
+// the same bundle, connected directly, succeeds, and then no temporary file
+// is left anywhere below the root and the catalog is truthful, with no
+// orphan. It also reports whether the failed run had already removed its
+// temporary files.
+func TestDroppedConnectionLeavesNoTempFileSFTP(t *testing.T) {
+	t.Run("inprocess", func(t *testing.T) { droppedConnectionScenario(t, inProcessSFTPServer(t)) })
+	t.Run("sshd", func(t *testing.T) { droppedConnectionScenario(t, sshdServer(t)) })
+}
+
+func droppedConnectionScenario(t *testing.T, srv netServer) {
+	ctx := t.Context()
+	const (
+		nFiles   = 24
+		fileSize = 64 << 10
+		// cutAfter is about five files' worth of client->server bytes: the
+		// handshake, lock and journal take a few KiB, so the cut falls in
+		// the uploads, and a new connection (cleanup) gets as much again.
+		cutAfter = 5*fileSize + fileSize/2
+	)
+	f := newFixture(t, "replacement")
+	files := map[string]string{}
+	rng := mrand.NewChaCha8([32]byte{7})
+	for i := range nFiles {
+		b := make([]byte, fileSize)
+		rng.Read(b)
+		files[fmt.Sprintf("blobs/%d/b%02d.bin", i%3, i)] = string(b)
+	}
+	f.bundle("mine", "mine.one", files)
+	proxy := faultproxy.New(t, srv.addr)
+	direct := netConfig(t, f.dir, "direct.yaml", srv.dest(t, srv.addr))
+	cut := netConfig(t, f.dir, "cut.yaml", srv.dest(t, proxy.Addr()))
+	proxy.CutAfter(cutAfter)
+
+	a := f.app(nil)
+	a.Getenv = srv.getenv
+	counter := &putHook{}
+	a.Open = func(ctx context.Context, d *config.Destination, root string) (storage.Store, error) {
+		st, err := a.DefaultOpenStore(ctx, d, root)
+		if err != nil {
+			return nil, err
+		}
+		counter.Store = st
+		return counter, nil
+	}
+	start := time.Now()
+	d, err := runNet(ctx, a, cut, "", 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Status != report.StatusFailed {
+		t.Fatalf("a run whose connection was cut after %d bytes: status %s, want failed", cutAfter, d.Status)
+	}
+	started, succeeded := counter.counts()
+	t.Logf("failed run (%s, %d connection(s) through the proxy, %d of %d writes started, %d completed): %s",
+		time.Since(start).Round(time.Millisecond), proxy.Accepted(), started, nFiles, succeeded, str(d.Error))
+	if succeeded == 0 || succeeded == nFiles {
+		t.Fatalf("the cut did not fall in the middle of the uploads (%d of %d completed): adjust cutAfter", succeeded, nFiles)
+	}
+	left := tempFilesBelow(t, srv.dir)
+	_, jerr := srv.store.Stat(ctx, journal.Name)
+	t.Logf("right after the failed run: %d temporary file(s) below the root %v; journal kept: %v",
+		len(left), left, jerr == nil)
+
+	start = time.Now()
+	b := f.app(nil)
+	b.Getenv = srv.getenv
+	d, err = runNet(ctx, b, direct, "", 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Status != report.StatusOK {
+		t.Fatalf("rerun, connected directly: %s %s", d.Status, str(d.Error))
+	}
+	t.Logf("rerun: %s", time.Since(start).Round(time.Millisecond))
+	if left := tempFilesBelow(t, srv.dir); len(left) > 0 {
+		t.Errorf("temporary files left below the root after the rerun: %v", left)
+	}
+	c := storeInvariants(t, srv.store, nil, &catalog.Catalog{}, nil)
+	wantPublished(t, srv.store, c, files)
+}
