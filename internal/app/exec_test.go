@@ -243,6 +243,11 @@ func (h *hookStore) Put(ctx context.Context, path string, r io.Reader, size int6
 	return h.Store.Put(ctx, path, r, size)
 }
 
+func (h *hookStore) PutNew(ctx context.Context, path string, r io.Reader, size int64) error {
+	h.beforePut(path)
+	return h.Store.PutNew(ctx, path, r, size)
+}
+
 func restore(t *testing.T, root string, files map[string]string) {
 	t.Helper()
 	if err := os.RemoveAll(root); err != nil {
@@ -349,6 +354,11 @@ func (s *syncRecorder) record(op string) {
 func (s *syncRecorder) Put(ctx context.Context, p string, r io.Reader, size int64) error {
 	s.record("put " + p)
 	return s.Store.Put(ctx, p, r, size)
+}
+
+func (s *syncRecorder) PutNew(ctx context.Context, p string, r io.Reader, size int64) error {
+	s.record("put " + p)
+	return s.Store.PutNew(ctx, p, r, size)
 }
 
 func (s *syncRecorder) PutIf(ctx context.Context, p string, data []byte, v storage.Version) (storage.Version, error) {

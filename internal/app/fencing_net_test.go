@@ -290,6 +290,14 @@ type putHook struct {
 }
 
 func (h *putHook) Put(ctx context.Context, p string, r io.Reader, size int64) error {
+	return h.put(func() error { return h.Store.Put(ctx, p, r, size) })
+}
+
+func (h *putHook) PutNew(ctx context.Context, p string, r io.Reader, size int64) error {
+	return h.put(func() error { return h.Store.PutNew(ctx, p, r, size) })
+}
+
+func (h *putHook) put(write func() error) error {
 	h.mu.Lock()
 	h.started++
 	fire := h.started == h.at && h.hook != nil
@@ -297,7 +305,7 @@ func (h *putHook) Put(ctx context.Context, p string, r io.Reader, size int64) er
 	if fire {
 		h.hook()
 	}
-	err := h.Store.Put(ctx, p, r, size)
+	err := write()
 	if err == nil {
 		h.mu.Lock()
 		h.succeeded++

@@ -76,6 +76,17 @@ type Store interface {
 	// durable as far as the backend can promise.
 	Put(ctx context.Context, path string, r io.Reader, size int64) error
 
+	// PutNew is Put that only creates: when any entry exists at path it
+	// fails with an error matching ErrPrecondition and leaves that entry
+	// alone. S3 sends If-None-Match: * (not enforced on multipart uploads
+	// by every server); local disk, and SFTP servers with
+	// hardlink@openssh.com, link the complete temporary file to the name,
+	// which fails if the name is taken; other SFTP servers look, then
+	// rename. Writers use it for every output that did not exist when they
+	// planned, so that a late write of a writer that lost its lock cannot
+	// replace a successor's file.
+	PutNew(ctx context.Context, path string, r io.Reader, size int64) error
+
 	// Get reads a small object whole and returns its current Version.
 	// A missing object yields an error matching ErrNotExist.
 	Get(ctx context.Context, path string) ([]byte, Version, error)

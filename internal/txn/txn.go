@@ -339,7 +339,14 @@ func (t *Txn) put(ctx context.Context, w *Write) error {
 		return fmt.Errorf("open content of %s: %w", w.Path, err)
 	}
 	defer rc.Close()
-	if err := t.st.Put(ctx, w.Path, rc, w.Size); err != nil {
+	// A path that did not exist when the change was planned is only ever
+	// created, never replaced: should a successor have written it since,
+	// this write fails instead of destroying the successor's file.
+	put := t.st.PutNew
+	if w.Existed {
+		put = t.st.Put
+	}
+	if err := put(ctx, w.Path, rc, w.Size); err != nil {
 		return fmt.Errorf("write %s: %w", w.Path, err)
 	}
 	return nil

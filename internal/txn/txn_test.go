@@ -39,12 +39,20 @@ type hooked struct {
 }
 
 func (h *hooked) Put(ctx context.Context, p string, r io.Reader, size int64) error {
+	return h.put(p, func() error { return h.Store.Put(ctx, p, r, size) })
+}
+
+func (h *hooked) PutNew(ctx context.Context, p string, r io.Reader, size int64) error {
+	return h.put(p, func() error { return h.Store.PutNew(ctx, p, r, size) })
+}
+
+func (h *hooked) put(p string, write func() error) error {
 	if h.before != nil {
 		if err := h.before("put", p); err != nil {
 			return err
 		}
 	}
-	if err := h.Store.Put(ctx, p, r, size); err != nil {
+	if err := write(); err != nil {
 		return err
 	}
 	if h.after != nil {
@@ -312,4 +320,32 @@ func TestBeginSweepsTempFiles(t *testing.T) {
 			t.Error("the sweep removed a file that is not temporary")
 		}
 	})
+}
+
+// TestCreateNeverReplaces: a path that did not exist when the change was
+// planned is only created: if something appeared there since (a successor's
+// file, written while this writer was paused), the write fails and the
+// cleanup leaves that file alone.
+func TestCreateNeverReplaces(t *testing.T) {
+	dir, base := newRoot(t)
+	st := &hooked{Store: base}
+	st.before = func(op, p string) error {
+		if p == "b.txt" {
+			if err := os.WriteFile(filepath.Join(dir, "b.txt"), []byte("successor"), 0o644); err != nil {
+				t.Error(err)
+			}
+		}
+		return nil
+	}
+	tx := begin(t, st, nil)
+	_, err := tx.Apply(change(map[string]string{"a.txt": "a", "b.txt": "b"}))
+	if !errors.Is(err, storage.ErrPrecondition) {
+		t.Fatalf("apply: %v, want a precondition failure for b.txt", err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "b.txt")); string(data) != "successor" {
+		t.Errorf("b.txt = %q: a create replaced a file that appeared after planning", data)
+	}
+	if exists(t, dir, "a.txt") {
+		t.Error("a.txt, created by the failed change, was left behind")
+	}
 }

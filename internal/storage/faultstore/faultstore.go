@@ -83,6 +83,14 @@ func (s *Store) Put(ctx context.Context, path string, r io.Reader, size int64) e
 	return s.Store.Put(ctx, path, r, size)
 }
 
+// PutNew implements storage.Store; it counts (and logs) as a "put".
+func (s *Store) PutNew(ctx context.Context, path string, r io.Reader, size int64) error {
+	if err := s.fail("put", path); err != nil {
+		return err
+	}
+	return s.Store.PutNew(ctx, path, r, size)
+}
+
 // PutIf implements storage.Store.
 func (s *Store) PutIf(ctx context.Context, path string, data []byte, v storage.Version) (storage.Version, error) {
 	if err := s.fail("putif", path); err != nil {

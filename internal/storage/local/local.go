@@ -252,13 +252,25 @@ func (s *Store) errorf(op, p string, err error) error {
 // none, remains. Missing parent directories are created (mode 0755); the file
 // gets mode 0644. A symbolic link at the target is replaced, not followed.
 func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64) error {
-	if err := s.put(ctx, p, r, size); err != nil {
+	if err := s.put(ctx, p, r, size, false); err != nil {
 		return s.errorf("put", p, err)
 	}
 	return nil
 }
 
-func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64) error {
+// PutNew implements storage.Store: Put, except that the complete temporary
+// file is linked to the name (link(2) fails if the name exists: the error
+// then matches storage.ErrPrecondition), not renamed over it. On a file
+// system without hard links it looks first, then renames (safe under the
+// destination lock).
+func (s *Store) PutNew(ctx context.Context, p string, r io.Reader, size int64) error {
+	if err := s.put(ctx, p, r, size, true); err != nil {
+		return s.errorf("put-new", p, err)
+	}
+	return nil
+}
+
+func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64, exclusive bool) error {
 	if err := checkPath(p); err != nil {
 		return err
 	}
@@ -278,6 +290,9 @@ func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64) erro
 	w.deferSync = s.deferDirSync
 	if err := storage.CopyExact(ctx, w.f, r, size); err != nil {
 		return err
+	}
+	if exclusive {
+		return w.link(ctx)
 	}
 	return w.rename(ctx)
 }
@@ -380,6 +395,39 @@ func (w *tempWriter) rename(ctx context.Context) error {
 	if err := w.c.parent().Rename(w.tmp, w.c.base()); err != nil {
 		return err
 	}
+	w.renamed = true
+	return w.syncDirs()
+}
+
+// link publishes the temporary file under the target's name only if the
+// name is free, and makes it durable like rename does for a new name.
+func (w *tempWriter) link(ctx context.Context) error {
+	w.skipFileSync = w.deferSync && canSyncfs // the name is new, or the link fails
+	if err := w.closeFile(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	dir, base := w.c.parent(), w.c.base()
+	err := dir.Link(w.tmp, base)
+	if err != nil && !errors.Is(err, fs.ErrExist) &&
+		(errors.Is(err, errors.ErrUnsupported) || errors.Is(err, fs.ErrPermission)) {
+		// No hard links here: look, then rename (safe under the lock).
+		if _, lerr := dir.Lstat(base); lerr == nil {
+			err = fs.ErrExist
+		} else if err = dir.Rename(w.tmp, base); err == nil {
+			w.renamed = true
+			return w.syncDirs()
+		}
+	}
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%w: an entry exists", storage.ErrPrecondition)
+	}
+	if err != nil {
+		return err
+	}
+	dir.Remove(w.tmp)
 	w.renamed = true
 	return w.syncDirs()
 }

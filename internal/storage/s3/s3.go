@@ -26,6 +26,19 @@
 // response cannot turn a won race into a reported conflict. Versions are the
 // objects' ETags.
 //
+// Deadlines: no request waits forever on a server that went silent, a
+// stalled transfer or a network partition. Each new connection has
+// Options.DialTimeout to connect and again to complete its TLS handshake;
+// a sent request has Options.ResponseTimeout to get its response's
+// headers; and every connection carries a progress deadline: a request
+// fails once no byte has moved on its connection, either way, for
+// Options.IdleTimeout, however long the transfer takes while bytes flow.
+// minio-go sends a request that failed that way (or with another transient
+// error) up to Options.MaxAttempts times in all (3 by default), with a
+// backoff of at most a second in between, so a vanished server fails a
+// call within seconds (refused connections) or about MaxAttempts times the
+// timeouts (a silent one); retrying beyond that is the caller's decision.
+//
 // Credentials come from the standard AWS chain (see newCredentials), never
 // from configuration; String and errors show only "s3://bucket/prefix".
 package s3
@@ -39,6 +52,7 @@ import (
 	"io"
 	"io/fs"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -47,6 +61,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/minio/minio-go/v7"
 
@@ -78,9 +93,46 @@ type Options struct {
 	// are sent in one PUT. 0 means minio-go's default, 16 MiB; S3 needs at
 	// least 5 MiB.
 	PartSize uint64
-	// Transport is the HTTP transport; nil means minio-go's default.
+	// Transport is the HTTP transport; nil means minio-go's default. The
+	// store installs its timeouts (below) into a clone of minio-go's
+	// default, or of an *http.Transport given here (replacing its
+	// TLSHandshakeTimeout, ResponseHeaderTimeout and IdleConnTimeout and
+	// wrapping its dialer). Any other http.RoundTripper is used as it is:
+	// the timeouts are then its own business, and only the calls'
+	// contexts bound the requests.
 	Transport http.RoundTripper
+	// DialTimeout bounds the TCP connect, and then the TLS handshake, of
+	// each new connection; 0 means 10 seconds.
+	DialTimeout time.Duration
+	// ResponseTimeout bounds the wait for a response's headers once the
+	// request is sent; 0 means 30 seconds.
+	ResponseTimeout time.Duration
+	// IdleTimeout is the progress deadline of a connection: a request
+	// fails when no byte has moved on its connection, in either
+	// direction, for this long (a stalled upload or download, a server
+	// that went silent, a network partition). 0 means 30 seconds. It also
+	// bounds the wait for response headers, and a Put whose reader yields
+	// nothing for that long fails too; pauses between the Reads of an
+	// object opened with Open do not count (nothing waits on the
+	// connection then). Idle pooled connections are closed after half of
+	// it.
+	IdleTimeout time.Duration
+	// MaxAttempts is how many times minio-go sends a request that failed
+	// in a way it deems transient (a network error, a timeout, a 5xx or
+	// throttling answer), with a short backoff in between (at most 1s);
+	// 0 means 3, 1 disables retries. Conditional writes and single-request
+	// uploads (a streamed body cannot be sent again) are sent once
+	// whatever it says; the parts of a multipart upload are retried.
+	MaxAttempts int
 }
+
+// Defaults of Options.
+const (
+	defaultDialTimeout     = 10 * time.Second
+	defaultResponseTimeout = 30 * time.Second
+	defaultIdleTimeout     = 30 * time.Second
+	defaultMaxAttempts     = 3
+)
 
 // Store is a storage.Store on a key prefix of an S3 bucket. It is safe for
 // concurrent use by multiple goroutines.
@@ -114,6 +166,18 @@ func (s *Store) init(ctx context.Context, opts Options) error {
 	if s.bucket == "" {
 		return errors.New("bucket is required")
 	}
+	if opts.DialTimeout <= 0 {
+		opts.DialTimeout = defaultDialTimeout
+	}
+	if opts.ResponseTimeout <= 0 {
+		opts.ResponseTimeout = defaultResponseTimeout
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = defaultIdleTimeout
+	}
+	if opts.MaxAttempts <= 0 {
+		opts.MaxAttempts = defaultMaxAttempts
+	}
 	if s.prefix != "" {
 		if err := checkPath(s.prefix); err != nil {
 			return fmt.Errorf("prefix: %w", err)
@@ -127,12 +191,17 @@ func (s *Store) init(ctx context.Context, opts Options) error {
 	if opts.PathStyle {
 		lookup = minio.BucketLookupPath
 	}
+	transport, err := newTransport(&opts, secure)
+	if err != nil {
+		return fmt.Errorf("http transport: %w", err)
+	}
 	s.client, err = minio.New(host, &minio.Options{
 		Creds:        newCredentials(opts.Getenv),
 		Secure:       secure,
 		Region:       opts.Region,
 		BucketLookup: lookup,
-		Transport:    opts.Transport,
+		Transport:    transport,
+		MaxRetries:   opts.MaxAttempts,
 	})
 	if err != nil {
 		return err
@@ -151,6 +220,117 @@ func (s *Store) init(ctx context.Context, opts Options) error {
 	}
 	return ctx.Err()
 }
+
+// newTransport returns the HTTP transport of the client, with opts's
+// timeouts installed (see Options.Transport).
+func newTransport(opts *Options, secure bool) (http.RoundTripper, error) {
+	var tr *http.Transport
+	switch t := opts.Transport.(type) {
+	case nil:
+		def, err := minio.DefaultTransport(secure)
+		if err != nil {
+			return nil, err
+		}
+		def.DialContext = nil // ours, below
+		tr = def
+	case *http.Transport:
+		tr = t.Clone()
+	default:
+		return t, nil
+	}
+	dial := tr.DialContext
+	if dial == nil {
+		dial = (&net.Dialer{KeepAlive: 15 * time.Second}).DialContext
+	}
+	idle := opts.IdleTimeout
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		ctx, cancel := context.WithTimeout(ctx, opts.DialTimeout)
+		defer cancel()
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return newProgressConn(c, idle), nil
+	}
+	if dialTLS := tr.DialTLSContext; dialTLS != nil {
+		// A TLS dialer connects and shakes hands: DialTimeout for each.
+		tr.DialTLSContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			ctx, cancel := context.WithTimeout(ctx, 2*opts.DialTimeout)
+			defer cancel()
+			c, err := dialTLS(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return newProgressConn(c, idle), nil
+		}
+	}
+	tr.TLSHandshakeTimeout = opts.DialTimeout
+	tr.ResponseHeaderTimeout = opts.ResponseTimeout
+	// A pooled connection's pending read (the transport watches idle
+	// connections) runs into the progress deadline: retire it before.
+	tr.IdleConnTimeout = idle / 2
+	return tr, nil
+}
+
+// progressConn is a connection whose every Read and Write moves the
+// deadline of both directions to timeout from now: a request fails once
+// no byte has moved either way for timeout, however long its transfer
+// takes while bytes flow. (A Write extends a Read waiting for the
+// response, so a long upload does not time out the wait that follows.)
+type progressConn struct {
+	net.Conn
+	timeout time.Duration
+}
+
+func newProgressConn(c net.Conn, timeout time.Duration) *progressConn {
+	c.SetDeadline(time.Now().Add(timeout))
+	return &progressConn{Conn: c, timeout: timeout}
+}
+
+func (c *progressConn) Read(p []byte) (int, error) {
+	if err := c.Conn.SetDeadline(time.Now().Add(c.timeout)); err != nil {
+		return 0, err
+	}
+	n, err := c.Conn.Read(p)
+	return n, c.explain(err)
+}
+
+func (c *progressConn) Write(p []byte) (int, error) {
+	if err := c.Conn.SetDeadline(time.Now().Add(c.timeout)); err != nil {
+		return 0, err
+	}
+	n, err := c.Conn.Write(p)
+	return n, c.explain(err)
+}
+
+// explain names the progress deadline in a timeout error.
+func (c *progressConn) explain(err error) error {
+	if err == nil || !errors.Is(err, os.ErrDeadlineExceeded) {
+		return err
+	}
+	return &stallError{timeout: c.timeout, err: err}
+}
+
+// stallError is the error of a connection on which no byte moved for the
+// idle timeout. Like the deadline error it wraps, it is a net.Error whose
+// Timeout is true.
+type stallError struct {
+	timeout time.Duration
+	err     error
+}
+
+func (e *stallError) Error() string {
+	return fmt.Sprintf("no data moved for %s (idle timeout): %v", e.timeout, e.err)
+}
+
+func (e *stallError) Unwrap() error { return e.err }
+
+// Timeout reports true: the error is a timeout.
+func (e *stallError) Timeout() bool { return true }
+
+// Temporary reports true, as the deadline error does (crypto/tls then
+// keeps the connection's state intact; the transport closes it anyway).
+func (e *stallError) Temporary() bool { return true }
 
 // parseEndpoint returns the host[:port] and whether to use TLS.
 func parseEndpoint(endpoint string) (string, bool, error) {
@@ -261,13 +441,24 @@ var credentialCodes = map[string]bool{
 
 // Put implements storage.Store: see the package documentation.
 func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64) error {
-	if err := s.put(ctx, p, r, size); err != nil {
+	if err := s.put(ctx, p, r, size, false); err != nil {
 		return s.errorf("put", p, err)
 	}
 	return nil
 }
 
-func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64) error {
+// PutNew implements storage.Store: Put with If-None-Match: *, which the
+// server answers with 412 (an error matching storage.ErrPrecondition) when
+// the key exists. Objects above the part size go up in parts, and not every
+// server enforces the condition on completing a multipart upload.
+func (s *Store) PutNew(ctx context.Context, p string, r io.Reader, size int64) error {
+	if err := s.put(ctx, p, r, size, true); err != nil {
+		return s.errorf("put-new", p, err)
+	}
+	return nil
+}
+
+func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64, exclusive bool) error {
 	if err := s.begin(ctx, p); err != nil {
 		return err
 	}
@@ -288,11 +479,18 @@ func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64) erro
 		// (411); an empty payload needs no streaming signature.
 		opts.DisableContentSha256 = true
 	}
+	if exclusive {
+		opts.SetMatchETagExcept("*")
+	}
 	_, err := s.client.PutObject(ctx, s.bucket, s.key(p), er, size, opts)
 	if er.err != nil {
 		return er.err // the reader's failure is the cause, whatever the client made of it
 	}
 	if err != nil {
+		if resp := minio.ToErrorResponse(err); exclusive && (resp.StatusCode == http.StatusPreconditionFailed ||
+			resp.Code == "PreconditionFailed" || resp.StatusCode == http.StatusConflict || resp.Code == "ConditionalRequestConflict") {
+			return fmt.Errorf("%w: an object exists: %w", storage.ErrPrecondition, explain(err))
+		}
 		return explain(err)
 	}
 	if er.left != 0 {

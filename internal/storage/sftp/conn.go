@@ -25,25 +25,38 @@ const (
 	extFsync       = "fsync@openssh.com"        // durability before rename
 )
 
+// keepaliveRequest is the SSH global request that probes the server, as
+// OpenSSH's ServerAliveInterval sends it. Servers that do not know it
+// answer with a failure, which proves them alive just as well.
+const keepaliveRequest = "keepalive@openssh.com"
+
 // conn is one SSH connection with its SFTP session.
 type conn struct {
 	ssh      *ssh.Client
 	sftp     *sftplib.Client
-	hardlink bool // the server offers hardlink@openssh.com
-	fsync    bool // the server offers fsync@openssh.com
+	net      *progressConn // the TCP connection under ssh
+	hardlink bool          // the server offers hardlink@openssh.com
+	fsync    bool          // the server offers fsync@openssh.com
 	dead     atomic.Bool
 	once     sync.Once
+	done     chan struct{} // closed by close
 }
 
-// close shuts the connection down (idempotent).
+// close shuts the connection down (idempotent): requests in flight on it
+// fail, its keepalive stops, and Store.client dials anew on the next call.
 func (c *conn) close() error {
 	var err error
 	c.once.Do(func() {
 		c.dead.Store(true)
-		err = c.sftp.Close()
-		if cerr := c.ssh.Close(); err == nil && cerr != nil && !errors.Is(cerr, net.ErrClosed) {
-			err = cerr
+		close(c.done)
+		// The SSH connection first: closing the SFTP session alone waits
+		// for the server to confirm, which a stalled server never does.
+		// Closing the transport ends the session and every request in
+		// flight at once.
+		if err = c.ssh.Close(); errors.Is(err, net.ErrClosed) {
+			err = nil
 		}
+		c.sftp.Close() // fails: its channel went with the connection
 	})
 	return err
 }
@@ -237,8 +250,15 @@ func loadIdentity(opts *Options) (ssh.Signer, error) {
 	return signer, nil
 }
 
+// errDialTimeout is the cause of a dial's context when Options.DialTimeout
+// ran out (rather than the caller's context).
+var errDialTimeout = errors.New("dial timeout")
+
 // dial connects, verifies the host key, authenticates and starts the SFTP
-// session. ctx bounds the whole handshake, and so does s.opts.DialTimeout.
+// session. ctx bounds the whole of it, and so does s.opts.DialTimeout: a
+// server that accepts the TCP connection and then says nothing (or stops
+// half-way through the handshake) fails the dial when either ends. The
+// connection then gets its keepalive (see keepalive).
 func (s *Store) dial(ctx context.Context) (*conn, error) {
 	methods, agentConn, err := authMethods(&s.opts, s.signer)
 	if err != nil {
@@ -247,14 +267,18 @@ func (s *Store) dial(ctx context.Context) (*conn, error) {
 	if agentConn != nil {
 		defer agentConn.Close()
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.opts.DialTimeout)
+	parent := ctx
+	ctx, cancel := context.WithTimeoutCause(ctx, s.opts.DialTimeout, errDialTimeout)
 	defer cancel()
 	var d net.Dialer
-	nc, err := d.DialContext(ctx, "tcp", s.addr)
+	raw, err := d.DialContext(ctx, "tcp", s.addr)
 	if err != nil {
-		return nil, err
+		return nil, s.dialError(parent, ctx, "TCP connect to", err)
 	}
-	// The handshake and the SFTP init honour ctx through the deadline.
+	nc := &progressConn{Conn: raw, start: time.Now()}
+	// The handshake and the SFTP init honour ctx through the deadline
+	// (every read and write of the connection fails once it passes), and
+	// through AfterFunc when ctx is cancelled earlier.
 	if dl, ok := ctx.Deadline(); ok {
 		nc.SetDeadline(dl)
 	}
@@ -265,20 +289,123 @@ func (s *Store) dial(ctx context.Context) (*conn, error) {
 			c.close()
 		}
 		nc.Close()
-		if err == nil || ctx.Err() != nil {
-			err = errors.Join(context.Cause(ctx), err)
-		}
-		return nil, err
+		return nil, s.dialError(parent, ctx, "SSH handshake with", err)
 	}
+	// From here on the keepalive bounds the wait for the server.
 	nc.SetDeadline(time.Time{})
 	go func() {
 		c.sftp.Wait()
 		c.dead.Store(true)
 	}()
+	go c.keepalive(s.opts.KeepaliveInterval, s.opts.KeepaliveTimeout)
 	return c, nil
 }
 
-func (s *Store) handshake(nc net.Conn, methods []ssh.AuthMethod) (*conn, error) {
+// dialError describes a dial step that failed with err (or nil) because
+// ctx, the dial's context derived from parent, ended: it says whether the
+// dial timeout ran out (matching context.DeadlineExceeded) or the caller's
+// context ended (wrapping that context's error). Any other failure err is
+// returned as it is.
+func (s *Store) dialError(parent, ctx context.Context, step string, err error) error {
+	var why error
+	switch {
+	case parent.Err() != nil:
+		why = context.Cause(parent)
+	case errors.Is(context.Cause(ctx), errDialTimeout), errors.Is(err, os.ErrDeadlineExceeded):
+		// The connection's deadline is the dial's: it may pass just
+		// before ctx notices.
+		why = fmt.Errorf("no answer within %s (dial timeout): %w", s.opts.DialTimeout, context.DeadlineExceeded)
+	case ctx.Err() != nil:
+		why = context.Cause(ctx)
+	default:
+		return err
+	}
+	if err == nil {
+		return fmt.Errorf("%s %s: %w", step, s.addr, why)
+	}
+	return fmt.Errorf("%s %s: %w (%w)", step, s.addr, why, err)
+}
+
+// progressConn is the TCP connection under an SSH connection. It records
+// when bytes last came from the server: any byte proves the server alive.
+type progressConn struct {
+	net.Conn
+	start    time.Time    // the base of lastRead (monotonic)
+	lastRead atomic.Int64 // time.Since(start) at the last read of at least one byte
+}
+
+func (p *progressConn) Read(b []byte) (int, error) {
+	n, err := p.Conn.Read(b)
+	if n > 0 {
+		p.lastRead.Store(int64(time.Since(p.start)))
+	}
+	return n, err
+}
+
+// sinceRead returns how long ago the last byte came from the server (or
+// the connection was made, if none came yet).
+func (p *progressConn) sinceRead() time.Duration {
+	return time.Since(p.start) - time.Duration(p.lastRead.Load())
+}
+
+// keepalive runs for the life of c: every interval it sends a
+// keepalive@openssh.com global request asking for a reply, and closes c
+// (so that requests in flight fail and the next call reconnects) when
+// neither the reply nor any other byte from the server arrives within
+// timeout. Any answer, even "request not understood", proves the server
+// alive, and so does any byte it sends meanwhile (a slow link busy with a
+// large transfer may hold the reply back). A dead or partitioned server is
+// thus detected within about interval+timeout. At most one request is
+// outstanding; keepalive returns when c is closed.
+func (c *conn) keepalive(interval, timeout time.Duration) {
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-ticker.C:
+		}
+		reply := make(chan error, 1)
+		go func() {
+			// Returns when the reply comes or the connection is closed.
+			_, _, err := c.ssh.SendRequest(keepaliveRequest, true, nil)
+			reply <- err
+		}()
+		if !c.await(reply, timeout) {
+			c.close()
+			return
+		}
+	}
+}
+
+// await waits for the reply to a keepalive just sent. It reports false
+// when the request failed (the connection is gone) or when timeout passed
+// since the request was sent and since the last byte from the server,
+// whichever is later, without a reply; true when the reply came or c was
+// closed meanwhile.
+func (c *conn) await(reply <-chan error, timeout time.Duration) bool {
+	sent := time.Now()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for {
+		select {
+		case <-c.done:
+			return true
+		case err := <-reply:
+			return err == nil
+		case <-timer.C:
+			silent := min(time.Since(sent), c.net.sinceRead())
+			if silent >= timeout {
+				return false
+			}
+			timer.Reset(timeout - silent)
+		}
+	}
+}
+
+// handshake runs the SSH handshake and starts the SFTP session on nc.
+func (s *Store) handshake(nc *progressConn, methods []ssh.AuthMethod) (*conn, error) {
 	cfg := &ssh.ClientConfig{
 		User:              s.opts.User,
 		Auth:              methods,
@@ -295,7 +422,7 @@ func (s *Store) handshake(nc net.Conn, methods []ssh.AuthMethod) (*conn, error) 
 		client.Close()
 		return nil, fmt.Errorf("start the sftp subsystem: %w", err)
 	}
-	c := &conn{ssh: client, sftp: sc}
+	c := &conn{ssh: client, sftp: sc, net: nc, done: make(chan struct{})}
 	if _, ok := sc.HasExtension(extPosixRename); !ok {
 		c.close()
 		return nil, fmt.Errorf("the server lacks the %s extension, needed for atomic replacement (OpenSSH's sftp-server and internal-sftp have it)", extPosixRename)

@@ -3,11 +3,20 @@
 //
 // Connection: one SSH connection and one SFTP session per Store, opened by
 // New and shared by every call (the Store is safe for concurrent use). If
-// the connection breaks, the next call reconnects. The server's host key is
-// always checked against Options.KnownHostsFile: an unknown, changed or
-// revoked key fails with a *HostKeyError naming the host and the offered
-// key's SHA256 fingerprint, and nothing is sent. Authentication is by public
-// key: the identity file and/or the keys of an ssh agent.
+// the connection breaks, the next call reconnects. Options.DialTimeout
+// bounds a connection attempt, TCP connect, SSH handshake and SFTP session
+// start together. Once connected, a keepalive@openssh.com request goes to
+// the server every Options.KeepaliveInterval; when neither its answer nor
+// any other byte comes back within Options.KeepaliveTimeout, the store
+// closes the connection, so that no request waits forever on a dead,
+// stalled or partitioned server: the calls in flight fail (within about
+// interval+timeout, 30 seconds by default) and the next call reconnects.
+//
+// The server's host key is always checked against Options.KnownHostsFile:
+// an unknown, changed or revoked key fails with a *HostKeyError naming the
+// host and the offered key's SHA256 fingerprint, and nothing is sent.
+// Authentication is by public key: the identity file and/or the keys of an
+// ssh agent.
 //
 // Paths must be clean relative slash-separated paths none of whose segments
 // starts with storage.TempPrefix (else storage.ErrInvalidPath); joined to
@@ -92,12 +101,26 @@ type Options struct {
 	// it (with its missing parents).
 	Root string
 	// DialTimeout bounds connecting, the SSH handshake and the SFTP
-	// session's start; 0 means 30 seconds.
+	// session's start, together: a server that accepts the TCP connection
+	// and then says nothing fails the connection attempt when it runs out.
+	// 0 means 30 seconds.
 	DialTimeout time.Duration
+	// KeepaliveInterval is the pause between the keepalive@openssh.com
+	// requests that probe a connected server; 0 means 15 seconds.
+	KeepaliveInterval time.Duration
+	// KeepaliveTimeout is how long a keepalive request may go unanswered,
+	// with no other byte from the server either, before the connection is
+	// declared dead and closed: every request in flight on it fails, and
+	// the next call reconnects. 0 means 15 seconds. A dead, stalled or
+	// partitioned server is detected within about KeepaliveInterval +
+	// KeepaliveTimeout (30 seconds by default).
+	KeepaliveTimeout time.Duration
 }
 
 const (
-	defaultDialTimeout = 30 * time.Second
+	defaultDialTimeout       = 30 * time.Second
+	defaultKeepaliveInterval = 15 * time.Second
+	defaultKeepaliveTimeout  = 15 * time.Second
 )
 
 // Store is a storage.Store on a directory of an SFTP server. It is safe for
@@ -130,13 +153,21 @@ var _ storage.Store = (*Store)(nil)
 // New checks opts, reads the identity and known_hosts files and connects.
 // An unknown or changed host key fails here, before anything is written, with
 // an error matching *HostKeyError. ctx bounds the connection (together with
-// opts.DialTimeout); later calls reconnect with their own context if needed.
+// opts.DialTimeout: a server that does not complete the handshake in time
+// fails New with an error matching context.DeadlineExceeded); later calls
+// reconnect with their own context if needed.
 func New(ctx context.Context, opts Options) (*Store, error) {
 	if opts.Port == 0 {
 		opts.Port = 22
 	}
 	if opts.DialTimeout <= 0 {
 		opts.DialTimeout = defaultDialTimeout
+	}
+	if opts.KeepaliveInterval <= 0 {
+		opts.KeepaliveInterval = defaultKeepaliveInterval
+	}
+	if opts.KeepaliveTimeout <= 0 {
+		opts.KeepaliveTimeout = defaultKeepaliveTimeout
 	}
 	s := &Store{
 		opts: opts,

@@ -24,13 +24,25 @@ import (
 // yields more or fewer than size bytes, or ctx is cancelled, the temporary
 // file is removed and the old object, or none, remains.
 func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64) error {
-	if err := s.put(ctx, p, r, size); err != nil {
+	if err := s.put(ctx, p, r, size, false); err != nil {
 		return s.errorf("put", p, err)
 	}
 	return nil
 }
 
-func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64) error {
+// PutNew implements storage.Store: Put, except that the complete temporary
+// file is hard-linked to the name (hardlink@openssh.com refuses a taken
+// name: the error then matches storage.ErrPrecondition). A server without
+// that extension gets a look, then the rename (safe under the destination
+// lock).
+func (s *Store) PutNew(ctx context.Context, p string, r io.Reader, size int64) error {
+	if err := s.put(ctx, p, r, size, true); err != nil {
+		return s.errorf("put-new", p, err)
+	}
+	return nil
+}
+
+func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64, exclusive bool) error {
 	if err := checkPath(p); err != nil {
 		return err
 	}
@@ -57,6 +69,25 @@ func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64) erro
 	}
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if exclusive {
+		if c.hardlink {
+			if err := c.sftp.Link(w.tmp, w.target); err != nil {
+				// SFTP v3 reports a taken name as a generic failure: look.
+				if _, serr := c.sftp.Lstat(w.target); serr == nil {
+					return fmt.Errorf("%w: an entry exists", storage.ErrPrecondition)
+				}
+				return fmt.Errorf("hard-link into place: %w", err)
+			}
+			w.published = true
+			c.sftp.Remove(w.tmp)
+			return nil
+		}
+		if _, err := c.sftp.Lstat(w.target); err == nil {
+			return fmt.Errorf("%w: an entry exists", storage.ErrPrecondition)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
 	}
 	if err := c.sftp.PosixRename(w.tmp, w.target); err != nil {
 		return fmt.Errorf("rename into place: %w", err)

@@ -82,6 +82,7 @@ var tests = []struct {
 }{
 	{"RoundTrip", testRoundTrip},
 	{"PutReplaces", testPutReplaces},
+	{"PutNew", testPutNew},
 	{"ZeroLength", testZeroLength},
 	{"NestedPaths", testNestedPaths},
 	{"OddNames", testOddNames},
@@ -153,6 +154,30 @@ func testPutReplaces(t *testing.T, s storage.Store) {
 		t.Errorf("Stat size = %d, want 5", info.Size)
 	}
 	wantList(t, s, "", "f")
+}
+
+// testPutNew: PutNew creates, and refuses a taken name with
+// ErrPrecondition, leaving the object and no temporary object behind.
+func testPutNew(t *testing.T, s storage.Store) {
+	ctx := context.Background()
+	if err := s.PutNew(ctx, "d/new", strings.NewReader("first"), 5); err != nil {
+		t.Fatalf("PutNew of a free name: %v", err)
+	}
+	wantContent(t, s, "d/new", "first")
+	err := s.PutNew(ctx, "d/new", strings.NewReader("second!"), 7)
+	if !errors.Is(err, storage.ErrPrecondition) {
+		t.Fatalf("PutNew of a taken name: %v, want ErrPrecondition", err)
+	}
+	put(t, s, "d/old", "put")
+	if err := s.PutNew(ctx, "d/old", strings.NewReader("x"), 1); !errors.Is(err, storage.ErrPrecondition) {
+		t.Fatalf("PutNew over a Put: %v, want ErrPrecondition", err)
+	}
+	wantContent(t, s, "d/new", "first")
+	wantContent(t, s, "d/old", "put")
+	wantList(t, s, "", "d/new", "d/old")
+	if temps, err := s.SweepTemp(ctx, storage.SweepOptions{DryRun: true}); err != nil || len(temps) != 0 {
+		t.Errorf("temporary objects after a refused PutNew: %v %v", temps, err)
+	}
 }
 
 func testZeroLength(t *testing.T, s storage.Store) {
