@@ -5,6 +5,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -33,13 +35,79 @@ func run() int {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(defaultMemoryLimit)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := notifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	v, commit := buildVersion()
-	return cli.Execute(ctx, os.Args[1:], cli.Env{
+	code := cli.Execute(ctx, os.Args[1:], cli.Env{
 		Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv,
 		Version: v, Commit: commit, IsTerminal: isTerminal,
 	})
+	var ie *interruptedError
+	if code != cli.ExitOK && errors.As(context.Cause(ctx), &ie) {
+		// The run stopped because of the signal (it has cleaned up as far
+		// as its bounded cleanup could): say so, with the shell's status
+		// for a process ended by that signal.
+		fmt.Fprintf(os.Stderr, "distributor: %v: stopped\n", ie)
+		return ie.exitCode()
+	}
+	return code
+}
+
+// interruptedError is the cause of the run's context when a signal ended
+// it.
+type interruptedError struct {
+	sig os.Signal
+}
+
+func (e *interruptedError) Error() string {
+	return "interrupted by " + signalName(e.sig)
+}
+
+// exitCode is the status of a run that a signal stopped: 128 plus the
+// signal's number (130 for SIGINT, 143 for SIGTERM), as a shell reports a
+// process that the signal killed.
+func (e *interruptedError) exitCode() int {
+	if s, ok := e.sig.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return cli.ExitFailed
+}
+
+// signalName names the signals the run handles as operators know them.
+func signalName(sig os.Signal) string {
+	switch sig {
+	case os.Interrupt:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return sig.String()
+}
+
+// notifyContext returns a context that the first of the signals cancels,
+// with an *interruptedError naming it as the cause. That first signal also
+// restores the signals' default handling, so that a second one ends the
+// process at once, even while the run is still cleaning up or stuck in
+// something that does not watch its context. stop releases the signals
+// (and cancels the context) when the run is over.
+func notifyContext(parent context.Context, sigs ...os.Signal) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, sigs...)
+	go func() {
+		select {
+		case sig := <-ch:
+			// Default handling first: from the moment the run starts to
+			// wind down, another signal kills it.
+			signal.Stop(ch)
+			cancel(&interruptedError{sig: sig})
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		cancel(nil)
+	}
 }
 
 // buildVersion reports the module version and VCS revision the binary was

@@ -512,10 +512,23 @@ func (s *Store) createExclusive(ctx context.Context, c *conn, p string, data []b
 		return err
 	}
 	target := s.full(p)
-	f, err := c.sftp.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
-	if err != nil {
-		if _, serr := c.sftp.Lstat(target); serr == nil {
+	var f *sftplib.File
+	for attempt := 1; ; attempt++ {
+		if f, err = c.sftp.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL); err == nil {
+			break
+		}
+		// SFTP v3 reports a taken name as a generic failure: look. If the
+		// name is gone again (its holder released it between the create
+		// and the look, as a lock is), the create lost a race: try again.
+		_, serr := c.sftp.Lstat(target)
+		if serr == nil {
 			return fmt.Errorf("%w: object exists", storage.ErrPrecondition)
+		}
+		if errors.Is(serr, fs.ErrNotExist) && attempt < 5 && !errors.Is(err, fs.ErrPermission) {
+			if cerr := ctx.Err(); cerr != nil {
+				return cerr
+			}
+			continue
 		}
 		s.removeDirs(c, created)
 		return err
