@@ -253,7 +253,7 @@ func (l *Locker) Acquire(ctx context.Context, command string) (*Lock, error) {
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("waiting for the lock of %s held by %s: %w", l.Store.String(), held.info, ctx.Err())
+			return nil, fmt.Errorf("waiting for the lock of %s held by %s: %w", l.Store.String(), held.info, context.Cause(ctx))
 		case <-time.After(l.Poll):
 		}
 	}
