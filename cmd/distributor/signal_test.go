@@ -186,7 +186,9 @@ destinations:
 	if code := ws.ExitStatus(); code != 128+int(syscall.SIGTERM) {
 		t.Errorf("exit status %d, want %d (stopped by SIGTERM)", code, 128+int(syscall.SIGTERM))
 	}
-	for _, want := range []string{"context canceled", "interrupted by SIGTERM"} {
+	// The destination's error names the signal as the cause of the
+	// cancellation, and so does the closing line.
+	for _, want := range []string{"FAILED: waiting for the lock", "): interrupted by SIGTERM", "distributor: interrupted by SIGTERM: stopped"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the output does not say %q", want)
 		}
