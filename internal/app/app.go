@@ -14,6 +14,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/retry"
 	"github.com/distributor-dev/distributor/internal/txn"
 )
 
@@ -63,8 +64,20 @@ var ErrBackendUnsupported = errors.New("backend not supported by this build")
 // OpenDestination), reading the environment (SSH_AUTH_SOCK, the AWS
 // credential chain) through a.Getenv. New installs it as a.Open; tests that
 // wrap stores call it from their own Open.
+//
+// Remote stores come wrapped in a retry.Store: reads, listings, deletes,
+// replayable uploads and conditional writes whose outcome can be read back
+// are repeated after a transient failure, with backoff and jitter, and each
+// retry is logged at warning level.
 func (a *App) DefaultOpenStore(ctx context.Context, d *config.Destination, root string) (storage.Store, error) {
-	return OpenDestination(ctx, d, root, a.Getenv)
+	st, err := OpenDestination(ctx, d, root, a.Getenv)
+	if err != nil || d.Backend == config.BackendLocal {
+		return st, err
+	}
+	return retry.New(st, retry.Options{OnRetry: func(op, path string, attempt int, err error) {
+		a.Logger.Warn("retrying a storage operation after a transient failure", "destination", d.ID,
+			"op", op, "path", path, "attempt", attempt, "err", err)
+	}}), nil
 }
 
 // Root is what a command learns by opening a destination root: its catalog

@@ -16,6 +16,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/render"
 	"github.com/distributor-dev/distributor/internal/report"
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/retry"
 )
 
 // RunOptions are the inputs of `distributor run`.
@@ -159,8 +160,8 @@ func (c *contentCheck) check(ctx context.Context) error {
 	return c.err
 }
 
-func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.Destination, b *bundle.Bundle, vc *contentCheck, opts RunOptions) report.Destination {
-	rd := report.Destination{DestinationID: d.ID, Backend: d.Backend, Root: d.Path, FixedPath: d.FixedPath(),
+func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.Destination, b *bundle.Bundle, vc *contentCheck, opts RunOptions) (rd report.Destination) {
+	rd = report.Destination{DestinationID: d.ID, Backend: d.Backend, Root: d.Path, FixedPath: d.FixedPath(),
 		Workflow: d.Workflow, Outputs: []report.Output{}, Unmanaged: []string{}, Notifications: []report.Notification{}}
 	failed := func(err error) report.Destination {
 		rd.Status = report.StatusFailed
@@ -193,6 +194,7 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 		return failed(err)
 	}
 	defer st.Close()
+	defer func() { rd.Retries = retry.Count(st) }()
 	rd.Root = st.String()
 
 	// Plan first from an unlocked read. A dry run stops there; so does a
@@ -409,7 +411,11 @@ func bundleContent(b *bundle.Bundle, outs []render.Output) Content {
 			return nil, fmt.Errorf("no content planned for %s", it.Path)
 		}
 		if o.Content != nil || o.Kind == render.KindGenerated {
-			return io.NopCloser(bytes.NewReader(o.Content)), nil
+			// Seekable, so that a retried upload can start over.
+			return struct {
+				*bytes.Reader
+				io.Closer
+			}{bytes.NewReader(o.Content), io.NopCloser(nil)}, nil
 		}
 		return b.OpenVerified(o.SourcePath)
 	}

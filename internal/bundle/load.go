@@ -493,3 +493,22 @@ func (v *verifyingReader) Read(p []byte) (int, error) {
 }
 
 func (v *verifyingReader) Close() error { return v.f.Close() }
+
+// Seek supports exactly what a retrying writer needs: Seek(0, io.SeekCurrent)
+// reports how far the reader is, and Seek(0, io.SeekStart) starts the
+// verification over from the first byte (a file that changed in between
+// still fails it). Anything else is an error.
+func (v *verifyingReader) Seek(offset int64, whence int) (int64, error) {
+	switch {
+	case offset == 0 && whence == io.SeekCurrent:
+		return v.n, nil
+	case offset == 0 && whence == io.SeekStart:
+		if _, err := v.f.Seek(0, io.SeekStart); err != nil {
+			return 0, fmt.Errorf("bundle %s: %s: rewind: %w", v.dir, v.want.Path, err)
+		}
+		v.h.Reset()
+		v.n, v.err, v.checked = 0, nil, false
+		return 0, nil
+	}
+	return 0, fmt.Errorf("bundle %s: %s: only a rewind to the start is supported", v.dir, v.want.Path)
+}

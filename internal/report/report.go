@@ -53,6 +53,9 @@ type Destination struct {
 	Error         *string        `json:"error"`
 	// Reason explains a fail_* action or a destructive plan.
 	Reason string `json:"reason,omitempty"`
+	// Retries counts storage operations repeated after a transient failure
+	// (SFTP and S3), omitted when none were.
+	Retries int `json:"retries,omitempty"`
 }
 
 // Destination statuses.

@@ -41,6 +41,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/lock"
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/probe"
+	"github.com/distributor-dev/distributor/internal/storage/retry"
 )
 
 // DefaultCleanupTimeout bounds how long a failed transaction spends
@@ -325,6 +326,16 @@ func (t *Txn) Apply(ch *Change) (*Result, error) {
 	res.Done = append(res.Done, mapKeys(a.written)...)
 	res.Done = append(res.Done, mapKeys(a.deleted)...)
 	sort.Strings(res.Done)
+	// An upload that failed and was retried (a dropped connection) may
+	// have left its temporary file where its cleanup could not reach it:
+	// sweep the directories written to. If that fails, the journal stays,
+	// so the next writer sweeps the whole tree.
+	if retry.Count(t.st) > 0 && len(ch.Writes) > 0 {
+		if _, err := t.sweep(t.lk.Context(), storage.SweepOptions{Dirs: dirsOf(ch.Writes)}); err != nil {
+			t.opts.Logger.Warn("sweep temporary files after retried writes; the next writer sweeps the root", "root", t.st.String(), "err", err)
+			return res, nil
+		}
+	}
 	t.dropJournal()
 	return res, nil
 }

@@ -1,0 +1,338 @@
+package retry
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"sync"
+
+	"github.com/distributor-dev/distributor/internal/storage"
+)
+
+// errAttemptOver is what a Put's reader returns to a Read that comes after
+// its attempt ended (a client library reading a request body late).
+var errAttemptOver = errors.New("retry: read after the attempt ended")
+
+// body is the caller's reader of a Put, shared by its attempts. Each
+// attempt reads it through its own attemptReader; when the attempt ends,
+// that reader is fenced off, so that a late Read (an HTTP transport may
+// read a request body after its round trip returned) never takes bytes
+// from the next attempt, or from a reader the caller has closed.
+type body struct {
+	mu       sync.Mutex
+	r        io.Reader
+	seeker   io.Seeker // nil: the reader cannot be replayed once read
+	start    int64     // where the reader was when Put was called
+	gen      int       // the attempt whose reader may read
+	consumed int64     // bytes read over all attempts
+	n        int64     // bytes read in this attempt
+	h        hash.Hash // SHA-256 of this attempt's bytes, or nil
+	rerr     error     // the reader's own failure in this attempt
+}
+
+func newBody(r io.Reader, hashed bool) *body {
+	b := &body{r: r}
+	if sk, ok := r.(io.Seeker); ok {
+		if off, err := sk.Seek(0, io.SeekCurrent); err == nil {
+			b.seeker, b.start = sk, off
+		}
+	}
+	if hashed {
+		b.h = sha256.New()
+	}
+	return b
+}
+
+// attempt returns the reader of a new attempt.
+func (b *body) attempt() io.Reader {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.gen++
+	b.n, b.rerr = 0, nil
+	if b.h != nil {
+		b.h.Reset()
+	}
+	return &attemptReader{b: b, gen: b.gen}
+}
+
+// attemptResult is what an attempt did with the reader.
+type attemptResult struct {
+	n    int64  // bytes read
+	sum  []byte // their SHA-256, if hashed
+	rerr error  // the reader's own failure
+}
+
+// end fences off the current attempt's reader and reports what it read.
+func (b *body) end() attemptResult {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.gen++
+	res := attemptResult{n: b.n, rerr: b.rerr}
+	if b.h != nil {
+		res.sum = b.h.Sum(nil)
+	}
+	return res
+}
+
+// unreplayable says why the reader cannot be read again from the start,
+// or returns "" if it can.
+func (b *body) unreplayable() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.consumed > 0 && b.seeker == nil {
+		return fmt.Sprintf("%d bytes of a reader that cannot seek were consumed", b.consumed)
+	}
+	return ""
+}
+
+// rewind prepares the reader for another attempt: it seeks back to where
+// it started, if anything was read.
+func (b *body) rewind() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.consumed == 0 {
+		return nil
+	}
+	if b.seeker == nil {
+		return fmt.Errorf("%d bytes of a reader that cannot seek were consumed", b.consumed)
+	}
+	if _, err := b.seeker.Seek(b.start, io.SeekStart); err != nil {
+		return fmt.Errorf("seek the reader back: %w", err)
+	}
+	return nil
+}
+
+// attemptReader is one attempt's view of a body.
+type attemptReader struct {
+	b   *body
+	gen int
+}
+
+func (a *attemptReader) Read(p []byte) (int, error) {
+	b := a.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if a.gen != b.gen {
+		return 0, errAttemptOver
+	}
+	n, err := b.r.Read(p)
+	b.n += int64(n)
+	b.consumed += int64(n)
+	if b.h != nil {
+		b.h.Write(p[:n])
+	}
+	if err != nil && err != io.EOF {
+		b.rerr = err
+	}
+	return n, err
+}
+
+// Put implements storage.Store. It retries only while r can be replayed:
+// r implements io.Seeker (a retry seeks back to where r was when Put was
+// called), or nothing has been read from it. A failure of r is not
+// retried.
+func (s *Store) Put(ctx context.Context, path string, r io.Reader, size int64) error {
+	return s.put(ctx, "put", path, r, size, false)
+}
+
+// PutNew implements storage.Store. It retries as Put does. When a retry
+// meets storage.ErrPrecondition after an attempt that failed having sent
+// all of its bytes, it reads the object back: if it holds the bytes this
+// call sent, the earlier attempt landed and PutNew succeeds; otherwise
+// the error matching storage.ErrPrecondition is returned.
+func (s *Store) PutNew(ctx context.Context, path string, r io.Reader, size int64) error {
+	return s.put(ctx, "put-new", path, r, size, true)
+}
+
+func (s *Store) put(ctx context.Context, op, path string, r io.Reader, size int64, exclusive bool) error {
+	b := newBody(r, exclusive)
+	c := s.call(ctx, op, path)
+	var maybe [][]byte // PutNew: digests of failed attempts that sent everything
+	for {
+		ar := b.attempt()
+		var err error
+		if exclusive {
+			err = s.st.PutNew(ctx, path, ar, size)
+		} else {
+			err = s.st.Put(ctx, path, ar, size)
+		}
+		res := b.end()
+		switch {
+		case err == nil:
+			return nil
+		case exclusive && len(maybe) > 0 && errors.Is(err, storage.ErrPrecondition):
+			return s.settleNew(c, path, size, maybe, err)
+		case res.rerr != nil, !IsTransient(err):
+			return c.final(err)
+		}
+		if why := b.unreplayable(); why != "" {
+			return c.final(fmt.Errorf("%w (not retried: %s)", err, why))
+		}
+		if exclusive && res.n == size {
+			maybe = append(maybe, res.sum)
+		}
+		if err := c.again(err); err != nil {
+			return err
+		}
+		if rerr := b.rewind(); rerr != nil {
+			return fmt.Errorf("%w (not retried: %v)", err, rerr)
+		}
+	}
+}
+
+// settleNew establishes the outcome of a PutNew whose attempt failed with
+// perr, matching storage.ErrPrecondition, after earlier attempts that sent
+// all of the content (whose digests are sums) failed without an answer:
+// it reads the object back, and succeeds if it holds one of those
+// contents.
+func (s *Store) settleNew(c *call, path string, size int64, sums [][]byte, perr error) error {
+	for {
+		sum, n, err := s.digest(c.ctx, path)
+		switch {
+		case err == nil && n == size && containsSum(sums, sum):
+			return nil // an earlier attempt landed
+		case err == nil, errors.Is(err, storage.ErrNotExist): // ErrNotObject too
+			// Another entry holds the name (or held it until just now).
+			return c.final(perr)
+		case IsTransient(err):
+			if err := c.again(err); err != nil {
+				return unknownOutcome(c, perr, err)
+			}
+		default:
+			return unknownOutcome(c, perr, err)
+		}
+	}
+}
+
+// unknownOutcome is the error of a conditional write whose outcome could
+// not be read back: it does not match storage.ErrPrecondition (it says
+// why with %v), only the read-back's failure.
+func unknownOutcome(c *call, werr, rerr error) error {
+	return fmt.Errorf("%s %s: outcome unknown: an attempt may have written it before one failed (%v), and reading it back failed: %w",
+		c.op, c.path, werr, rerr)
+}
+
+// digest reads the object at path and returns the SHA-256 of its bytes
+// and their number.
+func (s *Store) digest(ctx context.Context, path string) ([]byte, int64, error) {
+	rc, err := s.st.Open(ctx, path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rc.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, ctxReader{ctx: ctx, r: rc})
+	if err != nil {
+		return nil, 0, fmt.Errorf("read back %s: %w", path, err)
+	}
+	return h.Sum(nil), n, nil
+}
+
+func containsSum(sums [][]byte, sum []byte) bool {
+	for _, s := range sums {
+		if bytes.Equal(s, sum) {
+			return true
+		}
+	}
+	return false
+}
+
+// ctxReader fails once its context is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (r ctxReader) Read(p []byte) (int, error) {
+	if err := r.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return r.r.Read(p)
+}
+
+// PutIf implements storage.Store. After a transient failure it reads the
+// object back to establish the outcome: if the object holds data, the
+// write landed and PutIf returns its Version; if the condition still
+// holds, it writes again; otherwise it fails with an error matching
+// storage.ErrPrecondition. A storage.ErrPrecondition met after a transient
+// failure is checked the same way.
+func (s *Store) PutIf(ctx context.Context, path string, data []byte, ifVersion storage.Version) (storage.Version, error) {
+	c := s.call(ctx, "put-if", path)
+	uncertain := false // an attempt failed without an answer: it may have landed
+	for {
+		v, err := s.st.PutIf(ctx, path, data, ifVersion)
+		if err == nil {
+			return v, nil
+		}
+		precond := errors.Is(err, storage.ErrPrecondition)
+		switch {
+		case precond && !uncertain, !precond && !IsTransient(err):
+			return "", c.final(err)
+		case !precond:
+			uncertain = true
+			if err := c.again(err); err != nil {
+				return "", err
+			}
+		}
+		v, retry, serr := s.settleIf(c, path, data, ifVersion, err)
+		if !retry {
+			return v, serr
+		}
+		if precond {
+			// The server said the condition failed and the read-back says it
+			// holds: count it as a failure, so that a flapping condition
+			// cannot retry forever. Not wrapped: the call did not fail on the
+			// condition.
+			if err := c.again(fmt.Errorf("condition holds again after %v", err)); err != nil {
+				return "", err
+			}
+		}
+	}
+}
+
+// settleIf reads the object back after the attempt of c that failed with
+// werr, when an attempt may have landed without an answer. It returns the
+// object's Version if it holds data, or retry when the condition holds,
+// else an error matching storage.ErrPrecondition (or, when the read-back
+// fails, an error saying the outcome is unknown).
+func (s *Store) settleIf(c *call, path string, data []byte, ifVersion storage.Version, werr error) (v storage.Version, retry bool, err error) {
+	for {
+		got, cur, err := s.st.Get(c.ctx, path)
+		switch {
+		case err == nil && bytes.Equal(got, data):
+			return cur, false, nil // the write landed
+		case err == nil && ifVersion != "" && cur == ifVersion:
+			return "", true, nil
+		case err == nil:
+			return "", false, c.precondition(werr, fmt.Sprintf("the object holds other bytes (version %s)", cur))
+		case errors.Is(err, storage.ErrNotObject):
+			return "", false, c.precondition(werr, "the name is not an object")
+		case errors.Is(err, storage.ErrNotExist):
+			if ifVersion == "" {
+				return "", true, nil
+			}
+			return "", false, c.precondition(werr, "the object is absent, want version "+string(ifVersion))
+		case IsTransient(err):
+			if err := c.again(err); err != nil {
+				return "", false, unknownOutcome(c, werr, err)
+			}
+		default:
+			return "", false, unknownOutcome(c, werr, err)
+		}
+	}
+}
+
+// precondition returns the error of a conditional write that the read-back
+// showed did not land and cannot: werr if it is the server's precondition
+// failure, else a new error matching storage.ErrPrecondition.
+func (c *call) precondition(werr error, why string) error {
+	if errors.Is(werr, storage.ErrPrecondition) {
+		return c.final(werr)
+	}
+	return fmt.Errorf("%s %s: %w: %s (read back after attempt %d failed with: %v)",
+		c.op, c.path, storage.ErrPrecondition, why, c.failed, werr)
+}

@@ -1,0 +1,409 @@
+// Package retry wraps a storage.Store to retry the operations that are safe
+// to repeat after a transient failure (see IsTransient), with exponential
+// backoff and full jitter, bounded by an attempt count per call and by a
+// retry budget: the total time the Store may spend waiting between
+// attempts, over all its calls. Calling a failed operation again is this
+// wrapper's policy, never an adapter's (an adapter only gets what its
+// client library does for one request, such as minio-go's retries of a
+// request that can be sent again).
+//
+// What is retried:
+//
+//   - Get, Stat, Delete (deleting a missing object is not an error, so
+//     repeating is harmless), Sync and SweepTemp (with or without DryRun:
+//     removing temporary files twice is harmless).
+//   - Open: the call that opens the object only. A stream that fails
+//     mid-way is not resumed: its Read returns the error.
+//   - List: only while fn has not been called in the failed attempt. Once
+//     fn has seen entries a retry would show them again, so the failure
+//     is returned.
+//   - Put: only when its reader can be replayed: it implements io.Seeker
+//     (the retry seeks back to where the reader was when Put was called),
+//     or no byte has been read from it yet. Otherwise the failure is
+//     returned. A failure of the reader itself is never retried.
+//   - PutNew: as Put. When a retry meets storage.ErrPrecondition after an
+//     attempt that failed having sent all of its bytes, that attempt may
+//     have landed with its answer lost: the object is read back, and if
+//     its bytes are those the call sent, PutNew succeeds; otherwise it
+//     fails with the error matching storage.ErrPrecondition.
+//   - PutIf: after a transient failure the object is read back (Get): if
+//     it holds data, the write landed and PutIf returns its Version; if
+//     not and the condition still holds (absent for the zero Version,
+//     else the current Version equals ifVersion) the write is sent again;
+//     otherwise PutIf fails with an error matching storage.ErrPrecondition.
+//     A storage.ErrPrecondition from a later attempt is checked the same
+//     way (the first attempt may have landed late).
+//
+// When a read-back cannot tell what happened (it fails for good, or the
+// limits run out), PutNew and PutIf fail with an error that does not match
+// storage.ErrPrecondition and says that the outcome is unknown.
+//
+// Identical bytes written by someone else are indistinguishable from this
+// call's own: PutNew and PutIf then report success, which leaves the store
+// in the state the caller asked for.
+//
+// A call never retries once its context is done (a context bound to a
+// lock's fence is done once the fence lapses), and returns the context's
+// error wrapping the last failure. Close and String pass through.
+package retry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/distributor-dev/distributor/internal/storage"
+)
+
+// Options configure a Store. Zero (or negative) fields take their default.
+type Options struct {
+	// Attempts bounds the tries of one call: the call gives up after this
+	// many transient failures (the read-backs of PutNew and PutIf count).
+	// Default 4; 1 disables retries.
+	Attempts int
+	// Base is the backoff ceiling before the first retry; it doubles with
+	// each retry of the same call, up to Max. The wait is drawn uniformly
+	// between 0 and the ceiling (full jitter). Default 250ms.
+	Base time.Duration
+	// Max caps the backoff ceiling. Default 5s.
+	Max time.Duration
+	// Budget is the total time the Store may spend waiting between
+	// attempts, over all its calls (and goroutines) together. Once it is
+	// spent no call retries any more: a destination that keeps failing
+	// fails the run instead of stretching it. Default 30s.
+	Budget time.Duration
+	// Sleep waits d, or until ctx is done (then it returns a non-nil
+	// error). Default: a timer. Tests substitute their own.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Rand returns a number in [0, 1), the jitter. Default math/rand/v2's
+	// Float64. The Store calls it under its lock.
+	Rand func() float64
+	// OnRetry, when set, is called before each wait with the operation
+	// ("get", "put", "put-new", "put-if", "list", ...), its path (List's
+	// prefix; "" for Sync and SweepTemp), the number of the attempt that
+	// failed (from 1) and its error. It may be called concurrently.
+	OnRetry func(op, path string, attempt int, err error)
+}
+
+// Defaults of Options.
+const (
+	DefaultAttempts = 4
+	DefaultBase     = 250 * time.Millisecond
+	DefaultMax      = 5 * time.Second
+	DefaultBudget   = 30 * time.Second
+)
+
+// Store is a storage.Store that retries the calls of the Store it wraps.
+// It is safe for concurrent use by multiple goroutines.
+type Store struct {
+	st   storage.Store
+	opts Options
+
+	mu      sync.Mutex // guards waited, retries and opts.Rand
+	waited  time.Duration
+	retries int
+}
+
+var _ storage.Store = (*Store)(nil)
+
+// New wraps st.
+func New(st storage.Store, opts Options) *Store {
+	if opts.Attempts <= 0 {
+		opts.Attempts = DefaultAttempts
+	}
+	if opts.Base <= 0 {
+		opts.Base = DefaultBase
+	}
+	if opts.Max <= 0 {
+		opts.Max = DefaultMax
+	}
+	opts.Max = max(opts.Max, opts.Base)
+	if opts.Budget <= 0 {
+		opts.Budget = DefaultBudget
+	}
+	if opts.Sleep == nil {
+		opts.Sleep = sleep
+	}
+	if opts.Rand == nil {
+		opts.Rand = rand.Float64
+	}
+	return &Store{st: st, opts: opts}
+}
+
+// Retries returns how many retries the Store made so far: attempts sent
+// after a transient failure (read-backs included), over all calls.
+func (s *Store) Retries() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.retries
+}
+
+// Waited returns the part of the retry budget spent so far.
+func (s *Store) Waited() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.waited
+}
+
+// Unwrap returns the wrapped Store.
+func (s *Store) Unwrap() storage.Store { return s.st }
+
+// Count returns the Retries of the first *Store found in st or in the
+// chain of Stores it wraps (through Unwrap() storage.Store methods), or 0
+// if there is none: what a run reports for a destination whatever wrappers
+// (tests add some) are around the retrying one.
+func Count(st storage.Store) int {
+	for st != nil {
+		if s, ok := st.(*Store); ok {
+			if s == nil {
+				return 0
+			}
+			return s.Retries()
+		}
+		u, ok := st.(interface{ Unwrap() storage.Store })
+		if !ok {
+			return 0
+		}
+		st = u.Unwrap()
+	}
+	return 0
+}
+
+// String implements storage.Store: the wrapped Store's description.
+func (s *Store) String() string { return s.st.String() }
+
+// Close implements storage.Store: it closes the wrapped Store.
+func (s *Store) Close() error { return s.st.Close() }
+
+// sleep is the default Options.Sleep.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// reserve draws the wait before retry number k (from 1) of a call and
+// takes it from the budget. It reports false when the budget is spent.
+func (s *Store) reserve(k int) (time.Duration, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	left := s.opts.Budget - s.waited
+	if left <= 0 {
+		return 0, false
+	}
+	ceil := s.opts.Base
+	for i := 1; i < k && ceil < s.opts.Max; i++ {
+		ceil *= 2
+	}
+	ceil = min(ceil, s.opts.Max)
+	f := s.opts.Rand()
+	if f < 0 || f >= 1 {
+		f = 0
+	}
+	d := min(time.Duration(f*float64(ceil)), left)
+	s.waited += d
+	return d, true
+}
+
+// counted records one retry.
+func (s *Store) counted() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.retries++
+}
+
+// call is the retry state of one call.
+type call struct {
+	s        *Store
+	ctx      context.Context
+	op, path string
+	failed   int   // transient failures so far
+	last     error // the last of them
+}
+
+func (s *Store) call(ctx context.Context, op, path string) *call {
+	return &call{s: s, ctx: ctx, op: op, path: path}
+}
+
+// fail handles the failure err of an attempt: it returns nil, after the
+// backoff, when the call is to try again, else the error to return.
+func (c *call) fail(err error) error {
+	if !IsTransient(err) {
+		return c.final(err)
+	}
+	return c.again(err)
+}
+
+// again records the transient failure err and waits before the next
+// attempt. It returns nil to go on, or the error to return: the call's
+// context is done, or the attempts or the budget ran out.
+func (c *call) again(err error) error {
+	c.failed++
+	c.last = err
+	if c.ctx.Err() != nil {
+		return c.stopped()
+	}
+	if c.failed >= c.s.opts.Attempts {
+		if c.s.opts.Attempts == 1 {
+			return err
+		}
+		return fmt.Errorf("%w (gave up after %d attempts)", err, c.failed)
+	}
+	d, ok := c.s.reserve(c.failed)
+	if !ok {
+		return fmt.Errorf("%w (not retried: the retry budget of %s is spent; %d attempts)", err, c.s.opts.Budget, c.failed)
+	}
+	if fn := c.s.opts.OnRetry; fn != nil {
+		fn(c.op, c.path, c.failed, err)
+	}
+	serr := c.s.opts.Sleep(c.ctx, d)
+	if c.ctx.Err() != nil {
+		return c.stopped()
+	}
+	if serr != nil {
+		return fmt.Errorf("%w (not retried: wait: %v)", err, serr)
+	}
+	c.s.counted()
+	return nil
+}
+
+// final returns err, a failure not to retry, noting the earlier failures
+// if any (not wrapped: the call failed with err, not with them).
+func (c *call) final(err error) error {
+	if c.failed == 0 {
+		return err
+	}
+	return fmt.Errorf("%w (attempt %d; attempt %d failed with: %v)", err, c.failed+1, c.failed, c.last)
+}
+
+// stopped returns the error of a call whose context ended while it had a
+// transient failure to retry: the context's error wrapping that failure.
+func (c *call) stopped() error {
+	if errors.Is(c.last, c.ctx.Err()) {
+		return c.last // the attempt saw the context end
+	}
+	return fmt.Errorf("%w (not retried; attempt %d failed with: %w)", ctxError(c.ctx), c.failed, c.last)
+}
+
+// ctxError returns ctx's error, with its cause when that says more (a
+// lock's fence that lapsed, say).
+func ctxError(ctx context.Context) error {
+	err := ctx.Err()
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, err) {
+		return fmt.Errorf("%w: %w", err, cause)
+	}
+	return err
+}
+
+// do runs attempt until it succeeds, fails for good or the limits run out.
+func (s *Store) do(ctx context.Context, op, path string, attempt func() error) error {
+	c := s.call(ctx, op, path)
+	for {
+		err := attempt()
+		if err == nil {
+			return nil
+		}
+		if err := c.fail(err); err != nil {
+			return err
+		}
+	}
+}
+
+// Get implements storage.Store.
+func (s *Store) Get(ctx context.Context, path string) ([]byte, storage.Version, error) {
+	var (
+		data []byte
+		v    storage.Version
+	)
+	err := s.do(ctx, "get", path, func() (err error) {
+		data, v, err = s.st.Get(ctx, path)
+		return err
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return data, v, nil
+}
+
+// Open implements storage.Store. Only opening is retried: the returned
+// stream is the wrapped Store's, and a Read that fails is not resumed.
+func (s *Store) Open(ctx context.Context, path string) (io.ReadCloser, error) {
+	var rc io.ReadCloser
+	err := s.do(ctx, "open", path, func() (err error) {
+		rc, err = s.st.Open(ctx, path)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rc, nil
+}
+
+// Stat implements storage.Store.
+func (s *Store) Stat(ctx context.Context, path string) (storage.Info, error) {
+	var info storage.Info
+	err := s.do(ctx, "stat", path, func() (err error) {
+		info, err = s.st.Stat(ctx, path)
+		return err
+	})
+	if err != nil {
+		return storage.Info{}, err
+	}
+	return info, nil
+}
+
+// List implements storage.Store. A failed attempt is retried only if it
+// did not call fn: entries fn has seen would be shown again. An error of
+// fn is returned unchanged.
+func (s *Store) List(ctx context.Context, prefix string, fn func(storage.Info) error) error {
+	c := s.call(ctx, "list", prefix)
+	for {
+		called := false
+		err := s.st.List(ctx, prefix, func(info storage.Info) error {
+			called = true
+			return fn(info)
+		})
+		switch {
+		case err == nil:
+			return nil
+		case called:
+			return err
+		}
+		if err := c.fail(err); err != nil {
+			return err
+		}
+	}
+}
+
+// Delete implements storage.Store.
+func (s *Store) Delete(ctx context.Context, path string) error {
+	return s.do(ctx, "delete", path, func() error { return s.st.Delete(ctx, path) })
+}
+
+// Sync implements storage.Store.
+func (s *Store) Sync(ctx context.Context) error {
+	return s.do(ctx, "sync", "", func() error { return s.st.Sync(ctx) })
+}
+
+// SweepTemp implements storage.Store. It returns what the last attempt
+// found.
+func (s *Store) SweepTemp(ctx context.Context, opts storage.SweepOptions) ([]string, error) {
+	var found []string
+	err := s.do(ctx, "sweep-temp", "", func() (err error) {
+		found, err = s.st.SweepTemp(ctx, opts)
+		return err
+	})
+	return found, err
+}
