@@ -2,30 +2,25 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"net/http/httptest"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/distributor-dev/distributor/internal/cli"
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/s3"
+	"github.com/distributor-dev/distributor/internal/storage/s3/s3test"
 	"github.com/distributor-dev/distributor/internal/storage/sftp"
 	"github.com/distributor-dev/distributor/internal/storage/sftp/sftptest"
-	"github.com/distributor-dev/distributor/internal/storage/storagetest"
 )
 
 // backend is one remote destination root for the end-to-end tests: the
@@ -81,48 +76,23 @@ func sftpBackend(t *testing.T, opts sftp.Options) backend {
 }
 
 func inProcessSFTP(t *testing.T) backend {
-	srv := sftptest.Start(t)
-	return sftpBackend(t, sftp.Options{
-		Host: srv.Host, Port: srv.Port, User: "tester",
-		IdentityFile: srv.ClientKey, KnownHostsFile: srv.KnownHosts, Root: srv.Root,
-	})
+	return sftpBackend(t, sftpOptions(sftptest.Start(t).Login()))
 }
 
 func realSFTP(t *testing.T) backend {
-	env := storagetest.ServerEnv(t, "SFTP",
-		"DISTRIBUTOR_TEST_SFTP_ADDR", "DISTRIBUTOR_TEST_SFTP_USER", "DISTRIBUTOR_TEST_SFTP_KEY",
-		"DISTRIBUTOR_TEST_SFTP_KNOWN_HOSTS", "DISTRIBUTOR_TEST_SFTP_ROOT")
-	host, port, err := net.SplitHostPort(env[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, _ := strconv.Atoi(port)
-	root := filepath.Join(env[4], "e2e-"+rand.Text()[:10])
-	t.Cleanup(func() { os.RemoveAll(root) }) // the test server runs on this machine
-	return sftpBackend(t, sftp.Options{
-		Host: host, Port: p, User: env[1], IdentityFile: env[2], KnownHostsFile: env[3], Root: root,
-	})
+	return sftpBackend(t, sftpOptions(sftptest.SSHD(t).FreshRoot(t)))
 }
 
-func s3Backend(t *testing.T, opts s3.Options) backend {
+// sftpOptions returns the sftp adapter's Options for a test server's login.
+func sftpOptions(l sftptest.Login) sftp.Options {
+	return sftp.Options{Host: l.Host, Port: l.Port, User: l.User, IdentityFile: l.ClientKey, KnownHostsFile: l.KnownHosts, Root: l.Root}
+}
+
+// s3Backend is a fresh prefix on an S3 server (emptied when the test ends).
+func s3Backend(t *testing.T, srv *s3test.Server) backend {
 	t.Helper()
-	opts.Prefix = "e2e/" + rand.Text()[:10]
-	st, err := s3.New(t.Context(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		var keys []string
-		st.List(context.Background(), "", func(i storage.Info) error {
-			keys = append(keys, i.Path)
-			return nil
-		})
-		for _, k := range keys {
-			st.Delete(context.Background(), k)
-		}
-		st.Close()
-	})
-	return backend{store: st, s3: &opts, yaml: fmt.Sprintf(`    backend: s3
+	opts := srv.Options("e2e/" + rand.Text()[:10])
+	return backend{store: srv.Open(t, opts.Prefix), s3: &opts, yaml: fmt.Sprintf(`    backend: s3
     path: %s
     s3:
       bucket: %s
@@ -133,27 +103,17 @@ func s3Backend(t *testing.T, opts s3.Options) backend {
 }
 
 func fakeS3(t *testing.T) backend {
-	mem := s3mem.New()
-	if err := mem.CreateBucket("reports"); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(gofakes3.New(mem, gofakes3.WithLogger(gofakes3.DiscardLog())).Server())
-	t.Cleanup(srv.Close)
+	srv := s3test.Start(t)
 	// The CLI reads credentials from the environment it is given: the
 	// process environment here (see distributor).
-	t.Setenv("AWS_ACCESS_KEY_ID", "fake-id")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "fake-secret")
-	return s3Backend(t, s3.Options{Bucket: "reports", Region: "us-east-1", Endpoint: srv.URL, PathStyle: true, Getenv: os.Getenv})
+	for k, v := range srv.Env {
+		t.Setenv(k, v)
+	}
+	return s3Backend(t, srv)
 }
 
 func realS3(t *testing.T) backend {
-	env := storagetest.ServerEnv(t, "S3", "DISTRIBUTOR_TEST_S3_ENDPOINT", "DISTRIBUTOR_TEST_S3_BUCKET",
-		"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
-	region := os.Getenv("DISTRIBUTOR_TEST_S3_REGION")
-	if region == "" {
-		region = "us-east-1"
-	}
-	return s3Backend(t, s3.Options{Bucket: env[1], Region: region, Endpoint: env[0], PathStyle: true, Getenv: os.Getenv})
+	return s3Backend(t, s3test.Versitygw(t))
 }
 
 // cliResult is one in-process CLI run.
@@ -347,7 +307,7 @@ func TestBackends(t *testing.T) {
 			if d.Action != "fail_unmanaged" || !slices.Contains(d.Unmanaged, "gamma/report.html") {
 				t.Errorf("gamma: %+v", d)
 			}
-			if after := objects(t, st); !mapsEqual(before, after) {
+			if after := objects(t, st); !maps.Equal(before, after) {
 				t.Errorf("fail_unmanaged changed the root:\nbefore %q\nafter  %q", before, after)
 			}
 
@@ -414,18 +374,6 @@ func maintenance(t *testing.T, dir string, st storage.Store) {
 // hasCommand reports whether the CLI has the command.
 func hasCommand(t *testing.T, dir, name string) bool {
 	return distributor(t, dir, name, "--help").code == 0
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 // TestUnknownHostKeyWritesNothing: a run against an SFTP server whose host

@@ -11,11 +11,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/distributor-dev/distributor/internal/app"
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/journal"
 	"github.com/distributor-dev/distributor/internal/lock"
@@ -23,13 +23,27 @@ import (
 )
 
 // proc is a distributor (or strace) process the test started, with its
-// stdout and stderr interleaved in out.
+// stdout and stderr interleaved in its output.
 type proc struct {
 	cmd   *exec.Cmd
-	out   bytes.Buffer
+	mu    sync.Mutex
+	out   bytes.Buffer // guarded by mu: the process writes while the test reads
 	done  chan struct{}
 	err   error // Wait's result, once done is closed
 	start time.Time
+}
+
+func (p *proc) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.Write(b)
+}
+
+// output returns what the process wrote so far.
+func (p *proc) output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.String()
 }
 
 // startProc starts cmd. A process still running when the test ends is
@@ -37,7 +51,7 @@ type proc struct {
 func startProc(t *testing.T, cmd *exec.Cmd) *proc {
 	t.Helper()
 	p := &proc{cmd: cmd, done: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = &p.out, &p.out
+	cmd.Stdout, cmd.Stderr = p, p
 	p.start = time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -72,7 +86,7 @@ func (p *proc) kill() string {
 	p.cmd.Process.Signal(syscall.SIGCONT)
 	p.cmd.Process.Kill()
 	<-p.done
-	return p.out.String()
+	return p.output()
 }
 
 // wait waits up to limit for the process to end and returns its exit code
@@ -96,7 +110,7 @@ func runProc(t *testing.T, what string, limit time.Duration, args ...string) (in
 	t.Helper()
 	p := startProc(t, command(t, args...))
 	code := p.wait(t, what, limit)
-	return code, p.out.String()
+	return code, p.output()
 }
 
 // skipUnlessCI skips the test, or fails it under CI=true, where every
@@ -115,36 +129,6 @@ type verifyDoc struct {
 	Missing []json.RawMessage `json:"missing"`
 	Corrupt []json.RawMessage `json:"corrupt"`
 	Error   *string           `json:"error"`
-}
-
-// auditStore is auditRoot's check for a root the test reaches through a
-// store (a remote one): the catalog is truthful and records every object.
-// It does not recover: the caller checks that no journal is left.
-func auditStore(t *testing.T, st storage.Store) *catalog.Catalog {
-	t.Helper()
-	ctx := t.Context()
-	r, err := app.ReadRoot(ctx, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.State.Status != catalog.StatusCatalog {
-		t.Fatalf("state %s: %v", r.State.Status, r.State.Problem)
-	}
-	c := r.State.Catalog
-	audit, err := app.Audit(ctx, st, c, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !audit.Truthful() {
-		t.Fatalf("catalog not truthful: %d missing, %d corrupt (first: %v %v)", len(audit.Missing), len(audit.Corrupt), first(audit.Missing), first(audit.Corrupt))
-	}
-	idx := c.Index()
-	for p := range r.Listing {
-		if !strings.HasPrefix(p, ".distributor") && idx[p] == nil {
-			t.Fatalf("orphan %s: in storage, not recorded", p)
-		}
-	}
-	return c
 }
 
 // TestPausedWriterResumedAfterTakeover reproduces the fencing issue with
@@ -220,7 +204,7 @@ func pausedWriter(t *testing.T, local bool, be backend) {
 	deadline := time.Now().Add(15 * time.Second)
 	for !journalExists() {
 		if a.exited() {
-			t.Fatalf("A ended before its journal was seen (exit %d): the scenario needs a slower run\n%s", a.cmd.ProcessState.ExitCode(), a.out.String())
+			t.Fatalf("A ended before its journal was seen (exit %d): the scenario needs a slower run\n%s", a.cmd.ProcessState.ExitCode(), a.output())
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("no %s at the root 15s after A started\n%s", journal.Name, a.kill())
@@ -273,7 +257,7 @@ func pausedWriter(t *testing.T, local bool, be backend) {
 		t.Fatalf("SIGCONT A: %v", err)
 	}
 	codeA := a.wait(t, "A after SIGCONT", 20*time.Second)
-	outA := a.out.String()
+	outA := a.output()
 	defer func() {
 		if t.Failed() {
 			t.Logf("A's output (plan lines left out):\n%s\nB's output (plan lines left out):\n%s", withoutPlan(outA), withoutPlan(outB))
@@ -328,7 +312,7 @@ func pausedWriter(t *testing.T, local bool, be backend) {
 	if local {
 		c = auditRoot(t, st.String())
 	} else {
-		c = auditStore(t, st)
+		c = auditCatalog(t, st, false) // no recovery: no journal is left (checked above)
 	}
 	if len(c.Outputs) != files {
 		t.Errorf("the catalog records %d outputs, want %d", len(c.Outputs), files)
@@ -417,7 +401,7 @@ func TestKillAtLockAndJournalCreation(t *testing.T) {
 			// strace ends itself with the signal that killed its tracee.
 			if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
 				t.Fatalf("the run was not killed at the linkat onto %s (%s): it does not create the %s with linkat\n%s",
-					tc.target, p.cmd.ProcessState, tc.name, p.out.String())
+					tc.target, p.cmd.ProcessState, tc.name, p.output())
 			}
 
 			// The state the kill left shows which file was being created, and

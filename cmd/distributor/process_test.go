@@ -17,6 +17,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/app"
 	"github.com/distributor-dev/distributor/internal/bundle"
 	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/local"
 	"github.com/distributor-dev/distributor/internal/txn"
 )
@@ -57,24 +58,31 @@ func writeBundle(t *testing.T, dir, id string, files map[string]string) {
 // hold no unmanaged content). It returns the catalog.
 func auditRoot(t *testing.T, root string) *catalog.Catalog {
 	t.Helper()
-	ctx := context.Background()
 	st, err := local.New(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if _, err := txn.Recover(ctx, st, nil, time.Now()); err != nil {
+	if _, err := txn.Recover(context.Background(), st, nil, time.Now()); err != nil {
 		t.Fatalf("recover: %v", err)
 	}
+	return auditCatalog(t, st, true)
+}
+
+// auditCatalog checks that the catalog of the root st is truthful and
+// records every object but the reserved ones, and returns it. With noneOK
+// a root without a catalog has an empty one.
+func auditCatalog(t *testing.T, st storage.Store, noneOK bool) *catalog.Catalog {
+	t.Helper()
+	ctx := context.Background()
 	r, err := app.ReadRoot(ctx, st)
 	if err != nil {
 		t.Fatal(err)
 	}
-	switch r.State.Status {
-	case catalog.StatusNone:
+	switch {
+	case r.State.Status == catalog.StatusNone && noneOK:
 		r.State.Catalog = &catalog.Catalog{}
-	case catalog.StatusCatalog:
-	default:
+	case r.State.Status != catalog.StatusCatalog:
 		t.Fatalf("state %s: %v", r.State.Status, r.State.Problem)
 	}
 	c := r.State.Catalog

@@ -9,8 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
+	"github.com/distributor-dev/distributor/internal/storage/s3/s3test"
 )
 
 // TestSecretsNeverPrinted publishes to an S3 server and a webhook with
@@ -23,12 +22,7 @@ func TestSecretsNeverPrinted(t *testing.T) {
 		secretKey = "s3cr3t-SENTINEL-do-not-print"
 		hookKey   = "hook-SENTINEL-do-not-print"
 	)
-	mem := s3mem.New()
-	if err := mem.CreateBucket("reports"); err != nil {
-		t.Fatal(err)
-	}
-	s3srv := httptest.NewServer(gofakes3.New(mem, gofakes3.WithLogger(gofakes3.DiscardLog())).Server())
-	defer s3srv.Close()
+	s3srv := s3test.Start(t)
 	hookStatus := http.StatusOK
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(hookStatus)

@@ -8,9 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,73 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
-
 	"github.com/distributor-dev/distributor/internal/lock"
-	"github.com/distributor-dev/distributor/internal/storage/s3"
+	"github.com/distributor-dev/distributor/internal/storage/s3/s3test"
 )
-
-// sigProc is a distributor process started by a signal test, with its
-// stdout and stderr interleaved in out.
-type sigProc struct {
-	cmd  *exec.Cmd
-	mu   sync.Mutex
-	out  bytes.Buffer
-	done chan struct{}
-	err  error // Wait's result, once done is closed
-}
-
-func (p *sigProc) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.Write(b)
-}
-
-func (p *sigProc) output() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.String()
-}
-
-// startSigProc starts cmd; a process still running when the test ends is
-// killed.
-func startSigProc(t *testing.T, cmd *exec.Cmd) *sigProc {
-	t.Helper()
-	p := &sigProc{cmd: cmd, done: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = p, p
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-p.done
-	})
-	return p
-}
-
-// waitEnd waits up to limit for the process to end and returns how long
-// that took, failing the test (and killing the process) past the limit.
-func (p *sigProc) waitEnd(t *testing.T, what string, limit time.Duration) time.Duration {
-	t.Helper()
-	start := time.Now()
-	select {
-	case <-p.done:
-	case <-time.After(limit):
-		p.cmd.Process.Kill()
-		<-p.done
-		t.Fatalf("%s: still running %v later: killed\n%s", what, limit, p.output())
-	}
-	var ee *exec.ExitError
-	if p.err != nil && !errors.As(p.err, &ee) {
-		t.Fatalf("%s: %v", what, p.err)
-	}
-	return time.Since(start)
-}
 
 // lockGets wraps a gofakes3 server to count the GETs of the lock object:
 // a run reads the lock after its exclusive create found it taken, then
@@ -115,20 +49,9 @@ func (l *lockGets) wrap(h http.Handler) http.Handler {
 // by SIGTERM (143), naming the cancellation, and leaves the holder's lock
 // alone.
 func TestFirstSignalCancelsRun(t *testing.T) {
-	mem := s3mem.New()
-	if err := mem.CreateBucket("reports"); err != nil {
-		t.Fatal(err)
-	}
 	gets := &lockGets{seen: make(chan struct{})}
-	srv := httptest.NewServer(gets.wrap(gofakes3.New(mem, gofakes3.WithLogger(gofakes3.DiscardLog())).Server()))
-	t.Cleanup(srv.Close)
-	creds := map[string]string{"AWS_ACCESS_KEY_ID": "fake-id", "AWS_SECRET_ACCESS_KEY": "fake-secret"}
-	st, err := s3.New(t.Context(), s3.Options{Bucket: "reports", Prefix: "site", Region: "us-east-1",
-		Endpoint: srv.URL, PathStyle: true, Getenv: func(k string) string { return creds[k] }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	srv := s3test.Start(t, s3test.Middleware(gets.wrap))
+	st := srv.Open(t, "site")
 
 	// The holder is this test process: same host, a live pid.
 	host, err := os.Hostname()
@@ -159,10 +82,10 @@ destinations:
 		t.Fatal(err)
 	}
 	cmd := command(t, "run", "--config", cfg, "--lock-timeout", "1m")
-	for k, v := range creds {
+	for k, v := range srv.Env {
 		cmd.Env = append(cmd.Env, k+"="+v) // the last value of a name wins
 	}
-	p := startSigProc(t, cmd)
+	p := startProc(t, cmd)
 	select {
 	case <-gets.seen:
 	case <-p.done:
@@ -176,7 +99,9 @@ destinations:
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	took := p.waitEnd(t, "the run after SIGTERM", 10*time.Second)
+	sent := time.Now()
+	p.wait(t, "the run after SIGTERM", 10*time.Second)
+	took := time.Since(sent)
 	out := p.output()
 	t.Logf("the run ended %v after SIGTERM:\n%s", took.Round(time.Millisecond), out)
 	ws := p.cmd.ProcessState.Sys().(syscall.WaitStatus)
@@ -212,7 +137,7 @@ func TestSecondSignalKills(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Skipf("mkfifo: %v", err)
 	}
-	p := startSigProc(t, command(t, "run", "--config", fifo))
+	p := startProc(t, command(t, "run", "--config", fifo))
 	// Opening the pipe for writing without blocking succeeds once the run
 	// has it open for reading: it is then past its signal setup, in the
 	// configuration's read, which waits for bytes that never come.
@@ -255,7 +180,9 @@ func TestSecondSignalKills(t *testing.T) {
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	took := p.waitEnd(t, "the run after the second SIGTERM", 10*time.Second)
+	sent := time.Now()
+	p.wait(t, "the run after the second SIGTERM", 10*time.Second)
+	took := time.Since(sent)
 	t.Logf("the run ended %v after the second SIGTERM", took.Round(time.Millisecond))
 	ws := p.cmd.ProcessState.Sys().(syscall.WaitStatus)
 	if !ws.Signaled() || ws.Signal() != syscall.SIGTERM {

@@ -35,25 +35,36 @@ type fixture struct {
 
 func newFixture(t *testing.T, workflow string) *fixture {
 	t.Helper()
-	dir := t.TempDir()
-	f := &fixture{t: t, dir: dir, root: filepath.Join(dir, "www")}
-	yaml := fmt.Sprintf(`pipelines:
+	return yamlFixture(t, fmt.Sprintf(`pipelines:
   - {id: mine, source: mine, destinations: [site]}
   - {id: theirs, source: theirs, destinations: [site-theirs]}
 destinations:
   - {id: site, backend: local, path: www, workflow: %s}
   - {id: site-theirs, backend: local, path: www}
-`, workflow)
-	path := filepath.Join(dir, "distributor.yaml")
+`, workflow))
+}
+
+// yamlFixture is a fixture in a fresh directory whose configuration
+// (distributor.yaml) is yaml; root is its www, where local destinations
+// with path www publish.
+func yamlFixture(t *testing.T, yaml string) *fixture {
+	t.Helper()
+	dir := t.TempDir()
+	return &fixture{t: t, dir: dir, root: filepath.Join(dir, "www"), cfg: writeConfig(t, dir, "distributor.yaml", yaml)}
+}
+
+// writeConfig writes yaml to the file name in dir and loads it.
+func writeConfig(t *testing.T, dir, name, yaml string) *config.Config {
+	t.Helper()
+	path := filepath.Join(dir, name)
 	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := config.Load(path)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v\n%s", name, err, yaml)
 	}
-	f.cfg = cfg
-	return f
+	return cfg
 }
 
 // bundle writes files into the named bundle directory (replacing it) and seals it.

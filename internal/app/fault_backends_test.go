@@ -2,13 +2,9 @@ package app
 
 import (
 	"context"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/config"
@@ -17,7 +13,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/faultstore"
 	"github.com/distributor-dev/distributor/internal/storage/local"
-	"github.com/distributor-dev/distributor/internal/storage/s3"
+	"github.com/distributor-dev/distributor/internal/storage/s3/s3test"
 	"github.com/distributor-dev/distributor/internal/storage/sftp"
 	"github.com/distributor-dev/distributor/internal/storage/sftp/sftptest"
 	"github.com/distributor-dev/distributor/internal/storage/storagetest"
@@ -44,32 +40,21 @@ var faultBackends = []struct {
 		return st
 	}},
 	{"s3-inprocess", func(t *testing.T) storage.Store {
-		mem := s3mem.New()
-		if err := mem.CreateBucket("reports"); err != nil {
-			t.Fatal(err)
-		}
-		srv := httptest.NewTLSServer(gofakes3.New(mem, gofakes3.WithLogger(gofakes3.DiscardLog())).Server())
-		t.Cleanup(srv.Close)
-		env := map[string]string{"AWS_ACCESS_KEY_ID": "id", "AWS_SECRET_ACCESS_KEY": "secret"}
-		st, err := s3.New(context.Background(), s3.Options{Bucket: "reports", Prefix: "site", Region: "us-east-1",
-			Endpoint: srv.URL, PathStyle: true, Getenv: func(k string) string { return env[k] },
-			Transport: srv.Client().Transport})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
+		return s3test.Start(t, s3test.TLS()).Open(t, "site")
 	}},
 	{"sftp-inprocess", func(t *testing.T) storage.Store {
-		srv := sftptest.Start(t)
-		st, err := sftp.New(context.Background(), sftp.Options{Host: srv.Host, Port: srv.Port, User: "tester",
-			IdentityFile: srv.ClientKey, KnownHostsFile: srv.KnownHosts, Root: srv.Root})
+		st, err := sftp.New(context.Background(), sftpOptions(sftptest.Start(t).Login()))
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { st.Close() })
 		return st
 	}},
+}
+
+// sftpOptions returns the sftp adapter's Options for a test server's login.
+func sftpOptions(l sftptest.Login) sftp.Options {
+	return sftp.Options{Host: l.Host, Port: l.Port, User: l.User, IdentityFile: l.ClientKey, KnownHostsFile: l.KnownHosts, Root: l.Root}
 }
 
 func storeRestore(t *testing.T, st storage.Store, files map[string]string) {

@@ -9,11 +9,9 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	mrand "math/rand/v2"
 	"net"
-	"net/http/httptest"
-	"net/url"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -23,18 +21,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
-	"golang.org/x/crypto/ssh"
-	"golang.org/x/crypto/ssh/knownhosts"
-
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/journal"
 	"github.com/distributor-dev/distributor/internal/lock"
 	"github.com/distributor-dev/distributor/internal/report"
 	"github.com/distributor-dev/distributor/internal/storage"
-	"github.com/distributor-dev/distributor/internal/storage/s3"
+	"github.com/distributor-dev/distributor/internal/storage/s3/s3test"
 	"github.com/distributor-dev/distributor/internal/storage/sftp"
 	"github.com/distributor-dev/distributor/internal/storage/sftp/sftptest"
 	"github.com/distributor-dev/distributor/internal/storage/storagetest"
@@ -102,7 +95,7 @@ func sftpNetServer(t *testing.T, opts sftp.Options) netServer {
       user: %s
       identity_file: %s
       known_hosts_file: %s
-`, opts.Root, host, port, opts.User, opts.IdentityFile, knownHostsFor(t, opts.KnownHostsFile, via))
+`, opts.Root, host, port, opts.User, opts.IdentityFile, sftptest.KnownHostsFor(t, opts.KnownHostsFile, via))
 		},
 		store:  st,
 		dir:    opts.Root,
@@ -110,148 +103,56 @@ func sftpNetServer(t *testing.T, opts sftp.Options) netServer {
 	}
 }
 
-// knownHostsFor writes a known_hosts file that lists the host keys of the
-// file base for the address addr: known_hosts names host and port, so a
-// proxy in front of a server needs its own entry.
-func knownHostsFor(t *testing.T, base, addr string) string {
-	t.Helper()
-	data, err := os.ReadFile(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lines []string
-	for rest := data; len(rest) > 0; {
-		marker, _, key, _, next, err := ssh.ParseKnownHosts(rest)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", base, err)
-		}
-		rest = next
-		if marker == "" {
-			lines = append(lines, knownhosts.Line([]string{knownhosts.Normalize(addr)}, key))
-		}
-	}
-	if len(lines) == 0 {
-		t.Fatalf("%s lists no host key", base)
-	}
-	file := filepath.Join(t.TempDir(), "known_hosts")
-	if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return file
-}
-
 // inProcessSFTPServer is the in-process SFTP server (the real file system).
 func inProcessSFTPServer(t *testing.T) netServer {
-	srv := sftptest.Start(t)
-	return sftpNetServer(t, sftp.Options{Host: srv.Host, Port: srv.Port, User: "tester",
-		IdentityFile: srv.ClientKey, KnownHostsFile: srv.KnownHosts, Root: srv.Root})
+	return sftpNetServer(t, sftpOptions(sftptest.Start(t).Login()))
 }
 
 // sshdServer is OpenSSH's sshd of scripts/test-servers (skipped when it is
 // not running, failed under CI=true), with a fresh root below its root.
 func sshdServer(t *testing.T) netServer {
-	env := storagetest.ServerEnv(t, "SFTP",
-		"DISTRIBUTOR_TEST_SFTP_ADDR", "DISTRIBUTOR_TEST_SFTP_USER", "DISTRIBUTOR_TEST_SFTP_KEY",
-		"DISTRIBUTOR_TEST_SFTP_KNOWN_HOSTS", "DISTRIBUTOR_TEST_SFTP_ROOT")
-	host, port, err := net.SplitHostPort(env[0])
-	if err != nil {
-		t.Fatalf("DISTRIBUTOR_TEST_SFTP_ADDR: %v", err)
-	}
-	p, err := strconv.Atoi(port)
-	if err != nil {
-		t.Fatalf("DISTRIBUTOR_TEST_SFTP_ADDR: %v", err)
-	}
-	root := filepath.Join(env[4], "fencing-"+rand.Text()[:10])
-	t.Cleanup(func() { os.RemoveAll(root) }) // the test server runs on this machine
-	return sftpNetServer(t, sftp.Options{Host: host, Port: p, User: env[1], IdentityFile: env[2],
-		KnownHostsFile: env[3], Root: root})
+	return sftpNetServer(t, sftpOptions(sftptest.SSHD(t).FreshRoot(t)))
 }
 
-func s3NetServer(t *testing.T, addr, bucket, region, prefix string, getenv func(string) string) netServer {
+// s3NetServer is the root prefix on an S3 server.
+func s3NetServer(t *testing.T, srv *s3test.Server, prefix string) netServer {
 	t.Helper()
-	st, err := s3.New(t.Context(), s3.Options{Bucket: bucket, Prefix: prefix, Region: region,
-		Endpoint: "http://" + addr, PathStyle: true, Getenv: getenv})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		var keys []string
-		st.List(context.Background(), "", func(i storage.Info) error {
-			keys = append(keys, i.Path)
-			return nil
-		})
-		for _, k := range keys {
-			st.Delete(context.Background(), k)
-		}
-		st.Close()
-	})
+	scheme, _, _ := strings.Cut(srv.URL, "://")
 	return netServer{
-		addr: addr,
+		addr: srv.Addr,
 		dest: func(t *testing.T, via string) string {
 			return fmt.Sprintf(`    backend: s3
     path: %s
     s3:
       bucket: %s
       region: %s
-      endpoint: http://%s
+      endpoint: %s://%s
       path_style: true
-`, prefix, bucket, region, via)
+`, prefix, srv.Bucket, srv.Region, scheme, via)
 		},
-		store:  st,
-		getenv: getenv,
+		store:  srv.Open(t, prefix),
+		getenv: srv.Getenv,
 	}
 }
 
 // gofakes3Server is an in-process S3 server (gofakes3 over plain HTTP).
 func gofakes3Server(t *testing.T) netServer {
-	mem := s3mem.New()
-	if err := mem.CreateBucket("reports"); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(gofakes3.New(mem, gofakes3.WithLogger(gofakes3.DiscardLog())).Server())
-	t.Cleanup(srv.Close)
-	env := map[string]string{"AWS_ACCESS_KEY_ID": "id", "AWS_SECRET_ACCESS_KEY": "secret"}
-	return s3NetServer(t, srv.Listener.Addr().String(), "reports", "us-east-1", "site",
-		func(k string) string { return env[k] })
+	return s3NetServer(t, s3test.Start(t), "site")
 }
 
 // versitygwServer is the versitygw S3 server of scripts/test-servers
 // (skipped when it is not running, failed under CI=true), with a fresh
 // prefix.
 func versitygwServer(t *testing.T) netServer {
-	env := storagetest.ServerEnv(t, "S3", "DISTRIBUTOR_TEST_S3_ENDPOINT", "DISTRIBUTOR_TEST_S3_BUCKET",
-		"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
-	u, err := url.Parse(env[0])
-	if err != nil || u.Scheme != "http" || u.Host == "" {
-		t.Fatalf("DISTRIBUTOR_TEST_S3_ENDPOINT %q: want http://host:port (%v)", env[0], err)
-	}
-	region := os.Getenv("DISTRIBUTOR_TEST_S3_REGION")
-	if region == "" {
-		region = "us-east-1"
-	}
-	creds := map[string]string{"AWS_ACCESS_KEY_ID": env[2], "AWS_SECRET_ACCESS_KEY": env[3]}
-	return s3NetServer(t, u.Host, env[1], region, "fencing/"+rand.Text()[:10],
-		func(k string) string { return creds[k] })
+	return s3NetServer(t, s3test.Versitygw(t), "fencing/"+rand.Text()[:10])
 }
 
 // netConfig writes and loads a configuration whose pipeline mine publishes
 // the bundle directory mine (replacement) to the destination site.
 func netConfig(t *testing.T, dir, name, dest string) *config.Config {
 	t.Helper()
-	yaml := "pipelines:\n  - {id: mine, source: mine, destinations: [site]}\n" +
-		"destinations:\n  - id: site\n    workflow: replacement\n" + dest
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(path)
-	if err != nil {
-		t.Fatalf("%s: %v\n%s", name, err, yaml)
-	}
-	return cfg
+	return writeConfig(t, dir, name, "pipelines:\n  - {id: mine, source: mine, destinations: [site]}\n"+
+		"destinations:\n  - id: site\n    workflow: replacement\n"+dest)
 }
 
 // netApp is a writer with the tests' short lease.
@@ -296,6 +197,9 @@ func (h *putHook) Put(ctx context.Context, p string, r io.Reader, size int64) er
 func (h *putHook) PutNew(ctx context.Context, p string, r io.Reader, size int64) error {
 	return h.put(func() error { return h.Store.PutNew(ctx, p, r, size) })
 }
+
+// Unwrap lets retry.Count find the retrying store below the hook.
+func (h *putHook) Unwrap() storage.Store { return h.Store }
 
 func (h *putHook) put(write func() error) error {
 	h.mu.Lock()
@@ -567,23 +471,11 @@ func partitionScenario(t *testing.T, srv netServer) {
 	if n := proxy.Active(); n != 0 {
 		t.Errorf("%d connections through the proxy still open after A returned and the partition healed", n)
 	}
-	if after := srv.snapshot(t); !sameSnapshot(afterB, after) {
+	if after := srv.snapshot(t); !maps.Equal(afterB, after) {
 		t.Errorf("the root changed after B committed:\n%s", diffSnapshot(afterB, after))
 	}
 	c := storeInvariants(t, srv.store, nil, r0.State.Catalog, nil)
 	wantPublished(t, srv.store, c, v2)
-}
-
-func sameSnapshot(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 func diffSnapshot(before, after map[string]string) string {
@@ -612,12 +504,18 @@ func diffSnapshot(before, after map[string]string) string {
 // is left anywhere below the root and the catalog is truthful, with no
 // orphan. It also reports whether the failed run had already removed its
 // temporary files.
+//
+// With the retry wrapper production opens (retrying), the same cuts heal
+// within the retry budget: the run itself succeeds, reports its retries,
+// and leaves no temporary file either.
 func TestDroppedConnectionLeavesNoTempFileSFTP(t *testing.T) {
-	t.Run("inprocess", func(t *testing.T) { droppedConnectionScenario(t, inProcessSFTPServer(t)) })
-	t.Run("sshd", func(t *testing.T) { droppedConnectionScenario(t, sshdServer(t)) })
+	t.Run("inprocess", func(t *testing.T) { droppedConnectionScenario(t, inProcessSFTPServer(t), false) })
+	t.Run("sshd", func(t *testing.T) { droppedConnectionScenario(t, sshdServer(t), false) })
+	t.Run("inprocess-retrying", func(t *testing.T) { droppedConnectionScenario(t, inProcessSFTPServer(t), true) })
+	t.Run("sshd-retrying", func(t *testing.T) { droppedConnectionScenario(t, sshdServer(t), true) })
 }
 
-func droppedConnectionScenario(t *testing.T, srv netServer) {
+func droppedConnectionScenario(t *testing.T, srv netServer, retrying bool) {
 	ctx := t.Context()
 	const (
 		nFiles   = 24
@@ -645,7 +543,13 @@ func droppedConnectionScenario(t *testing.T, srv netServer) {
 	a.Getenv = srv.getenv
 	counter := &putHook{}
 	a.Open = func(ctx context.Context, d *config.Destination, root string) (storage.Store, error) {
-		st, err := a.DefaultOpenStore(ctx, d, root)
+		open := a.DefaultOpenStore // wraps the store in retry.Store
+		if !retrying {
+			open = func(ctx context.Context, d *config.Destination, root string) (storage.Store, error) {
+				return OpenDestination(ctx, d, root, a.Getenv)
+			}
+		}
+		st, err := open(ctx, d, root)
 		if err != nil {
 			return nil, err
 		}
@@ -656,6 +560,19 @@ func droppedConnectionScenario(t *testing.T, srv netServer) {
 	d, err := runNet(ctx, a, cut, "", 4)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if retrying {
+		if d.Status != report.StatusOK || d.Retries == 0 {
+			t.Fatalf("a run whose connections were cut every %d bytes, with retries: %s after %d retries: %s",
+				cutAfter, d.Status, d.Retries, str(d.Error))
+		}
+		t.Logf("healed by %d retries over %d connections in %s", d.Retries, proxy.Accepted(), time.Since(start).Round(time.Millisecond))
+		if left := tempFilesBelow(t, srv.dir); len(left) > 0 {
+			t.Errorf("temporary files left below the root: %v", left)
+		}
+		c := storeInvariants(t, srv.store, nil, &catalog.Catalog{}, nil)
+		wantPublished(t, srv.store, c, files)
+		return
 	}
 	if d.Status != report.StatusFailed {
 		t.Fatalf("a run whose connection was cut after %d bytes: status %s, want failed", cutAfter, d.Status)

@@ -2,11 +2,8 @@ package app
 
 import (
 	"context"
-	"crypto/rand"
-	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -28,30 +25,15 @@ import (
 // change anything outside the root. Against the in-process server and the
 // real sshd.
 func TestSymlinkedParentOnSFTP(t *testing.T) {
-	servers := map[string]func(t *testing.T) (sftp.Options, string){
-		"inprocess": func(t *testing.T) (sftp.Options, string) {
-			srv := sftptest.Start(t)
-			return sftp.Options{Host: srv.Host, Port: srv.Port, User: "tester", IdentityFile: srv.ClientKey,
-				KnownHostsFile: srv.KnownHosts, Root: srv.Root}, srv.Root
-		},
-		"sshd": func(t *testing.T) (sftp.Options, string) {
-			env := storagetest.ServerEnv(t, "SFTP", "DISTRIBUTOR_TEST_SFTP_ADDR", "DISTRIBUTOR_TEST_SFTP_USER",
-				"DISTRIBUTOR_TEST_SFTP_KEY", "DISTRIBUTOR_TEST_SFTP_KNOWN_HOSTS", "DISTRIBUTOR_TEST_SFTP_ROOT")
-			host, port, err := net.SplitHostPort(env[0])
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, _ := strconv.Atoi(port)
-			root := filepath.Join(env[4], "symlink-"+rand.Text()[:8])
-			t.Cleanup(func() { os.RemoveAll(root) })
-			return sftp.Options{Host: host, Port: p, User: env[1], IdentityFile: env[2], KnownHostsFile: env[3], Root: root}, root
-		},
+	servers := map[string]func(t *testing.T) sftptest.Login{
+		"inprocess": func(t *testing.T) sftptest.Login { return sftptest.Start(t).Login() },
+		"sshd":      func(t *testing.T) sftptest.Login { return sftptest.SSHD(t).FreshRoot(t) },
 	}
 	for name, server := range servers {
 		t.Run(name, func(t *testing.T) {
-			opts, root := server(t)
-			dir := t.TempDir()
-			yaml := `pipelines:
+			login := server(t)
+			opts, root := sftpOptions(login), login.Root
+			f := yamlFixture(t, `pipelines:
   - {id: mine, source: mine, destinations: [site]}
 destinations:
   - id: site
@@ -59,15 +41,8 @@ destinations:
     path: www
     workflow: replacement
     retention: {prune: {older_than: 1s, keep_min: 0}}
-`
-			if err := os.WriteFile(filepath.Join(dir, "distributor.yaml"), []byte(yaml), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			cfg, err := config.Load(filepath.Join(dir, "distributor.yaml"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			f := &fixture{t: t, dir: dir, cfg: cfg}
+`)
+			cfg := f.cfg
 			now := time.Date(2026, 6, 20, 8, 0, 0, 0, time.UTC)
 			a := New("test", nil)
 			a.Now = func() time.Time { return now }

@@ -411,8 +411,7 @@ func (w *tempWriter) link(ctx context.Context) error {
 	}
 	dir, base := w.c.parent(), w.c.base()
 	err := dir.Link(w.tmp, base)
-	if err != nil && !errors.Is(err, fs.ErrExist) &&
-		(errors.Is(err, errors.ErrUnsupported) || errors.Is(err, fs.ErrPermission)) {
+	if cannotLink(err) {
 		// No hard links here: look, then rename (safe under the lock).
 		if _, lerr := dir.Lstat(base); lerr == nil {
 			err = fs.ErrExist
@@ -421,13 +420,28 @@ func (w *tempWriter) link(ctx context.Context) error {
 			return w.syncDirs()
 		}
 	}
+	return w.linked(err, "an entry exists")
+}
+
+// cannotLink reports whether err, from a hard link, means that the file
+// system cannot hard-link here (rather than that the name is taken).
+func cannotLink(err error) bool {
+	return err != nil && !errors.Is(err, fs.ErrExist) &&
+		(errors.Is(err, errors.ErrUnsupported) || errors.Is(err, fs.ErrPermission))
+}
+
+// linked ends the exclusive publication of the temporary file under the
+// target's name, whose result (of the link, or of its fallback) is err: a
+// taken name fails the condition (with the message taken), a success
+// removes the temporary name and makes the new name durable.
+func (w *tempWriter) linked(err error, taken string) error {
 	if errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("%w: an entry exists", storage.ErrPrecondition)
+		return fmt.Errorf("%w: %s", storage.ErrPrecondition, taken)
 	}
 	if err != nil {
 		return err
 	}
-	dir.Remove(w.tmp)
+	w.c.parent().Remove(w.tmp)
 	w.renamed = true
 	return w.syncDirs()
 }
@@ -550,57 +564,31 @@ func (s *Store) putIf(ctx context.Context, p string, data []byte, ifVersion stor
 	if err != nil {
 		return err
 	}
-	if cur != ifVersion {
-		if cur == "" {
-			return fmt.Errorf("%w: object is absent, want version %s", storage.ErrPrecondition, ifVersion)
-		}
-		return fmt.Errorf("%w: version is %s, want %s", storage.ErrPrecondition, cur, ifVersion)
+	if err := storage.CheckVersion(cur, ifVersion); err != nil {
+		return err
 	}
-	w, err := s.begin(p)
+	w, err := s.writeTemp(p, data)
 	if err != nil {
 		return err
 	}
 	defer w.cleanup()
-	if _, err := w.f.Write(data); err != nil {
-		return err
-	}
 	return w.rename(ctx)
 }
 
-// createAttempts bounds how many temporary files an exclusive create
-// writes when a sweep keeps removing them before they are linked.
-const createAttempts = 5
-
-// errTempVanished reports that the temporary file of an exclusive create
-// was gone when it was to be linked into place: the destination lock's
-// holder swept it (see SweepTemp), or pruned its directory.
-var errTempVanished = errors.New("the temporary file was removed before it was linked into place (swept by the destination lock's holder?)")
-
 // create is PutIf with the zero Version. When the temporary file vanishes
-// before it is linked, it starts over with a new one, up to createAttempts
-// times.
+// before it is linked, it starts over with a new one, up to
+// storage.CreateAttempts times.
 func (s *Store) create(ctx context.Context, p string, data []byte) error {
-	for attempt := 1; ; attempt++ {
-		err := s.createOnce(ctx, p, data)
-		if !errors.Is(err, errTempVanished) {
-			return err
-		}
-		if attempt == createAttempts {
-			return fmt.Errorf("%d attempts: %w", attempt, err)
-		}
-	}
+	return storage.RetryVanished(func() error { return s.createOnce(ctx, p, data) })
 }
 
 // createOnce writes data to a temporary file and hard-links it to p.
 func (s *Store) createOnce(ctx context.Context, p string, data []byte) error {
-	w, err := s.begin(p)
+	w, err := s.writeTemp(p, data)
 	if err != nil {
 		return err
 	}
 	defer w.cleanup()
-	if _, err := w.f.Write(data); err != nil {
-		return err
-	}
 	if err := w.closeFile(); err != nil {
 		return err
 	}
@@ -615,21 +603,26 @@ func (s *Store) createOnce(ctx context.Context, p string, data []byte) error {
 	if errors.Is(err, fs.ErrNotExist) {
 		// Not an error matching storage.ErrNotExist: the object was not
 		// missing, the temporary file was.
-		return fmt.Errorf("%w (%v)", errTempVanished, err)
+		return fmt.Errorf("%w (%v)", storage.ErrTempVanished, err)
 	}
-	if err != nil && !errors.Is(err, fs.ErrExist) &&
-		(errors.Is(err, errors.ErrUnsupported) || errors.Is(err, fs.ErrPermission)) {
+	if cannotLink(err) {
 		err = createExclusive(dir, base, data)
 	}
-	if errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("%w: object exists", storage.ErrPrecondition)
-	}
+	return w.linked(err, "object exists")
+}
+
+// writeTemp is begin, then data written to the temporary file, which stays
+// open (rename or closeFile closes it). The caller defers cleanup.
+func (s *Store) writeTemp(p string, data []byte) (*tempWriter, error) {
+	w, err := s.begin(p)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	dir.Remove(w.tmp)
-	w.renamed = true
-	return w.syncDirs()
+	if _, err := w.f.Write(data); err != nil {
+		w.cleanup()
+		return nil, err
+	}
+	return w, nil
 }
 
 // currentVersion returns the Version of the object at p, or "" if there is

@@ -2,7 +2,6 @@ package local_test
 
 import (
 	"bytes"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/local"
@@ -22,7 +22,7 @@ import (
 func TestConformance(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T) storage.Store {
 		return newStore(t, t.TempDir())
-	}, storagetest.WithPlantTemp(plantTemp))
+	}, storagetest.WithPlantTemp(plantTemp), tempCreate)
 }
 
 // TestConformanceDeferred runs the suite on the store production opens for
@@ -35,23 +35,25 @@ func TestConformanceDeferred(t *testing.T) {
 		}
 		t.Cleanup(func() { s.Close() })
 		return s
-	}, storagetest.WithPlantTemp(plantTemp))
+	}, storagetest.WithPlantTemp(plantTemp), tempCreate)
 }
 
 // plantTemp writes a temporary file, as a crashed write leaves it, in the
 // directory dir of the local store s (whose String is its root).
 func plantTemp(t *testing.T, s storage.Store, dir string) string {
-	t.Helper()
-	name := storage.TempPrefix + rand.Text()
-	full := filepath.Join(s.String(), filepath.FromSlash(dir), name)
-	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(full, []byte("partial"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path.Join(dir, name)
+	return storagetest.PlantTempFile(t, s.String(), dir)
 }
+
+// tempCreate lets the suite race exclusive creates against sweeps: a
+// second store on the root is another process, a create takes about a
+// hundred microseconds.
+var tempCreate = storagetest.WithTempCreate(storagetest.TempCreate{
+	Reopen:     func(t *testing.T, s storage.Store) storage.Store { return newStore(t, s.String()) },
+	BeforeLink: func(s storage.Store, hook func(string)) { local.SetBeforeLink(s.(*local.Store), hook) },
+	Dir:        func(s storage.Store) string { return s.String() },
+	Races:      200,
+	RaceSpread: 250 * time.Microsecond,
+})
 
 func newStore(t testing.TB, root string) *local.Store {
 	t.Helper()

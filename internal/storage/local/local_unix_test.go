@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/storagetest"
 )
 
 // snapshot records every entry below dir (without following symbolic
@@ -56,24 +57,14 @@ func symlink(t *testing.T, target, link string) {
 	}
 }
 
-func writeFile(t *testing.T, p, data string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestSymlinksNeverLeadOutsideTheRoot(t *testing.T) {
 	ctx := t.Context()
 	base := t.TempDir()
 	root, outside := filepath.Join(base, "root"), filepath.Join(base, "outside")
-	writeFile(t, filepath.Join(outside, "secret"), "top secret")
-	writeFile(t, filepath.Join(outside, "sub", "file"), "sub file")
-	writeFile(t, filepath.Join(outside, storage.TempPrefix+"not-ours"), "not ours")
-	writeFile(t, filepath.Join(root, "real", "f"), "real f")
+	storagetest.WriteFile(t, filepath.Join(outside, "secret"), "top secret")
+	storagetest.WriteFile(t, filepath.Join(outside, "sub", "file"), "sub file")
+	storagetest.WriteFile(t, filepath.Join(outside, storage.TempPrefix+"not-ours"), "not ours")
+	storagetest.WriteFile(t, filepath.Join(root, "real", "f"), "real f")
 	symlink(t, outside, filepath.Join(root, "out"))              // absolute
 	symlink(t, "../outside", filepath.Join(root, "rel"))         // relative
 	symlink(t, "../../outside", filepath.Join(root, "d", "out")) // nested
@@ -244,7 +235,7 @@ func TestSpecialFilesAreNotObjects(t *testing.T) {
 func TestListReportsUnaddressableNames(t *testing.T) {
 	root := t.TempDir()
 	s := newStore(t, root)
-	writeFile(t, filepath.Join(root, `back\slash`), "x")
+	storagetest.WriteFile(t, filepath.Join(root, `back\slash`), "x")
 	wantList(t, s, "", `back\slash`)
 	if _, err := s.Stat(t.Context(), `back\slash`); !errors.Is(err, storage.ErrInvalidPath) {
 		t.Errorf("Stat: got %v, want ErrInvalidPath", err)

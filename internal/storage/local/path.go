@@ -2,7 +2,6 @@ package local
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"runtime"
@@ -41,38 +40,12 @@ func (c *chain) close() {
 	c.roots = c.roots[:1]
 }
 
-// errHidden marks a path whose parent is not a plain directory (a symbolic
-// link, a regular file, a device...). Readers treat such a path as missing;
-// writers refuse it.
-type errHidden struct {
-	dir     string // the offending parent, relative to the root
-	symlink bool
-}
-
-func (e *errHidden) Error() string {
-	if e.symlink {
-		return fmt.Sprintf("%s is a symbolic link (never followed)", e.dir)
-	}
-	return fmt.Sprintf("%s is not a directory", e.dir)
-}
-
-// Unwrap makes a symbolic link in the way an invalid path (it could lead
-// outside the root) and any other non-directory a plain ENOTDIR-like error.
-func (e *errHidden) Unwrap() error {
-	if e.symlink {
-		return storage.ErrInvalidPath
-	}
-	return errNotDir
-}
-
-var errNotDir = errors.New("not a directory")
-
 // openChain walks the parent directories of p below root without following
 // symbolic links: each segment is checked with Lstat and then opened as a
 // nested os.Root (which, in the worst case of a concurrent swap, still cannot
 // leave the store root). With create, missing directories are made with mode
 // 0755. Errors: fs.ErrNotExist (wrapped) for a missing parent when !create,
-// *errHidden for a parent that is not a directory.
+// *storage.HiddenError for a parent that is not a directory.
 func openChain(root *os.Root, p string, create bool) (*chain, error) {
 	segs := strings.Split(p, "/")
 	c := &chain{segs: segs, roots: []*os.Root{root}, dirty: make([]bool, len(segs))}
@@ -97,9 +70,9 @@ func openChain(root *os.Root, p string, create bool) (*chain, error) {
 			c.close()
 			return nil, err
 		}
-		if !fi.IsDir() {
+		if err := storage.CheckDir(strings.Join(segs[:i+1], "/"), fi); err != nil {
 			c.close()
-			return nil, &errHidden{dir: strings.Join(segs[:i+1], "/"), symlink: fi.Mode()&fs.ModeSymlink != 0}
+			return nil, err
 		}
 		next, err := cur.OpenRoot(seg)
 		if err != nil {
@@ -115,8 +88,8 @@ func openChain(root *os.Root, p string, create bool) (*chain, error) {
 // plain directory yields an error matching fs.ErrNotExist.
 func readChain(root *os.Root, p string) (*chain, error) {
 	c, err := openChain(root, p, false)
-	if h := (*errHidden)(nil); errors.As(err, &h) {
-		return nil, &fs.PathError{Op: "open", Path: h.dir, Err: fmt.Errorf("%w (%v)", fs.ErrNotExist, h)}
+	if h := (*storage.HiddenError)(nil); errors.As(err, &h) {
+		return nil, h.Missing("open")
 	}
 	return c, err
 }

@@ -3,17 +3,12 @@ package probe
 import (
 	"context"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
-
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/local"
-	"github.com/distributor-dev/distributor/internal/storage/s3"
+	"github.com/distributor-dev/distributor/internal/storage/s3/s3test"
 	"github.com/distributor-dev/distributor/internal/storage/storagetest"
 )
 
@@ -21,26 +16,7 @@ import (
 // headers from every request first, as some S3 gateways do silently.
 func fakeS3(t *testing.T, strip ...string) storage.Store {
 	t.Helper()
-	mem := s3mem.New()
-	if err := mem.CreateBucket("reports"); err != nil {
-		t.Fatal(err)
-	}
-	inner := gofakes3.New(mem, gofakes3.WithLogger(gofakes3.DiscardLog())).Server()
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		for _, h := range strip {
-			r.Header.Del(h)
-		}
-		inner.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	env := map[string]string{"AWS_ACCESS_KEY_ID": "id", "AWS_SECRET_ACCESS_KEY": "secret"}
-	st, err := s3.New(context.Background(), s3.Options{Bucket: "reports", Prefix: "site", Region: "us-east-1",
-		Endpoint: srv.URL, PathStyle: true, Getenv: func(k string) string { return env[k] }, Transport: srv.Client().Transport})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
+	return s3test.Start(t, s3test.TLS(), s3test.Middleware(s3test.DropHeaders(strip...))).Open(t, "site")
 }
 
 // liar ignores the version condition of PutIf, as a server that accepts a
@@ -110,16 +86,7 @@ func TestExclusion(t *testing.T) {
 // TestExclusionVersitygw runs the probe against the real S3 server the test
 // setup starts.
 func TestExclusionVersitygw(t *testing.T) {
-	env := storagetest.ServerEnv(t, "S3", "DISTRIBUTOR_TEST_S3_ENDPOINT", "DISTRIBUTOR_TEST_S3_BUCKET", "DISTRIBUTOR_TEST_S3_REGION",
-		"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
-	st, err := s3.New(context.Background(), s3.Options{Bucket: env[1], Prefix: "probe-test", Region: env[2], Endpoint: env[0],
-		PathStyle: true, Getenv: func(k string) string {
-			return map[string]string{"AWS_ACCESS_KEY_ID": env[3], "AWS_SECRET_ACCESS_KEY": env[4]}[k]
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := s3test.Versitygw(t).Open(t, "probe-test")
 	if err := Exclusion(context.Background(), st); err != nil {
 		t.Fatalf("versitygw: %v", err)
 	}

@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,17 +16,12 @@ import (
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/storagetest"
 	"github.com/distributor-dev/distributor/internal/testutil/faultproxy"
 )
 
-// The deadlines of the tests, and hangBound: how long a call may take to
-// fail before the test calls it hung. hangBound is generous, so that the
-// tests never depend on the machine's speed, yet far below what a missing
-// deadline would take (forever, or minutes of retries).
-const (
-	testTimeout = 500 * time.Millisecond
-	hangBound   = 10 * time.Second
-)
+// testTimeout is the tests' dial, response and idle timeout.
+const testTimeout = 500 * time.Millisecond
 
 // withTestDeadlines sets the tests' short timeouts.
 func withTestDeadlines(opts Options) Options {
@@ -61,51 +55,17 @@ func proxiedServers(t *testing.T, fn func(t *testing.T, opts Options, p *faultpr
 	})
 }
 
-// bounded runs fn and returns its error, failing the test if fn has not
-// returned within hangBound. It logs how long fn took.
-func bounded(t *testing.T, what string, fn func() error) error {
-	t.Helper()
-	done := make(chan error, 1)
-	start := time.Now()
-	go func() { done <- fn() }()
-	select {
-	case err := <-done:
-		t.Logf("%s returned after %v: %v", what, time.Since(start).Round(time.Millisecond), err)
-		return err
-	case <-time.After(hangBound):
-		t.Fatalf("%s still blocked after %v", what, hangBound)
-		return nil
-	}
-}
-
-// pausingReader yields the bytes of r; after the first n it blocks, once,
-// until resume is closed, having closed paused.
-type pausingReader struct {
-	r      io.Reader
-	n      int64
-	paused chan struct{}
-	resume chan struct{}
-	once   sync.Once
-}
-
-func newPausingReader(r io.Reader, n int64) *pausingReader {
-	return &pausingReader{r: r, n: n, paused: make(chan struct{}), resume: make(chan struct{})}
-}
-
-func (p *pausingReader) Read(b []byte) (int, error) {
-	if p.n <= 0 {
-		p.once.Do(func() {
-			close(p.paused)
-			<-p.resume
+// proxiedStores opens a store on each of proxiedServers, with its Options
+// adjusted by set (if not nil), for the partition tests of storagetest.
+func proxiedStores(set func(*Options)) storagetest.PartitionedStores {
+	return func(t *testing.T, fn func(t *testing.T, s storage.Store, p storagetest.Partition)) {
+		proxiedServers(t, func(t *testing.T, opts Options, p *faultproxy.Proxy) {
+			if set != nil {
+				set(&opts)
+			}
+			fn(t, open(t, opts), p)
 		})
-		return p.r.Read(b)
 	}
-	if int64(len(b)) > p.n {
-		b = b[:p.n]
-	}
-	n, err := p.r.Read(b)
-	p.n -= int64(n)
-	return n, err
 }
 
 // TestStalledPutFails: a Put whose connection stops carrying bytes
@@ -113,32 +73,7 @@ func (p *pausingReader) Read(b []byte) (int, error) {
 // fails within about the idle timeout instead of hanging, stores nothing,
 // and once the network heals the same Store works again.
 func TestStalledPutFails(t *testing.T) {
-	proxiedServers(t, func(t *testing.T, opts Options, p *faultproxy.Proxy) {
-		s := open(t, opts)
-		put(t, s, "before", "before")
-		const size = 8 << 20
-		r := newPausingReader(bytes.NewReader(bytes.Repeat([]byte("0123456789abcdef"), size/16)), 1<<20)
-		errc := make(chan error, 1)
-		go func() { errc <- s.Put(context.Background(), "big", r, size) }()
-		select {
-		case <-r.paused: // 1 MiB read; the rest goes into the stall
-		case err := <-errc:
-			t.Fatalf("Put ended before the stall: %v", err)
-		}
-		p.Stall()
-		close(r.resume)
-		if err := bounded(t, "Put", func() error { return <-errc }); err == nil {
-			t.Fatal("Put into a stalled server succeeded")
-		}
-		p.Heal()
-		if data, _, err := s.Get(t.Context(), "before"); err != nil || string(data) != "before" {
-			t.Fatalf("Get after the heal: %q, %v", data, err)
-		}
-		put(t, s, "after", "after")
-		if _, err := s.Stat(t.Context(), "big"); !errors.Is(err, storage.ErrNotExist) {
-			t.Errorf("Stat of the stalled Put's object: %v, want ErrNotExist", err)
-		}
-	})
+	storagetest.StalledPut(t, proxiedStores(nil), 8<<20)
 }
 
 // TestStalledReadsFail: Get and Stat whose server stops answering, and a
@@ -149,56 +84,7 @@ func TestStalledReadsFail(t *testing.T) {
 	// Larger than the socket buffers, so that a stall half-way through
 	// leaves most of it on the server's side.
 	const size = 32 << 20
-	content := bytes.Repeat([]byte("abcdefghijklmnop"), size/16)
-	for _, tc := range []struct {
-		name string
-		// run stalls the proxy at the right moment and returns the call
-		// to bound.
-		run func(t *testing.T, s *Store, p *faultproxy.Proxy) func() error
-	}{
-		{"Get", func(t *testing.T, s *Store, p *faultproxy.Proxy) func() error {
-			p.Stall()
-			return func() error { _, _, err := s.Get(context.Background(), "big"); return err }
-		}},
-		{"Stat", func(t *testing.T, s *Store, p *faultproxy.Proxy) func() error {
-			p.Stall()
-			return func() error { _, err := s.Stat(context.Background(), "big"); return err }
-		}},
-		{"Open mid-transfer", func(t *testing.T, s *Store, p *faultproxy.Proxy) func() error {
-			rc, err := s.Open(context.Background(), "big")
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { rc.Close() })
-			if _, err := io.ReadFull(rc, make([]byte, 64<<10)); err != nil {
-				t.Fatal(err)
-			}
-			p.Stall()
-			return func() error {
-				n, err := io.Copy(io.Discard, rc)
-				t.Logf("read %d of %d bytes after the stall", n, size-64<<10)
-				return err
-			}
-		}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			proxiedServers(t, func(t *testing.T, opts Options, p *faultproxy.Proxy) {
-				opts.PartSize = 2 * size // one PUT
-				s := open(t, opts)
-				if err := s.Put(t.Context(), "big", bytes.NewReader(content), size); err != nil {
-					t.Fatal(err)
-				}
-				if err := bounded(t, tc.name, tc.run(t, s, p)); err == nil {
-					t.Fatalf("%s from a stalled server succeeded", tc.name)
-				}
-				p.Heal()
-				data, _, err := s.Get(t.Context(), "big")
-				if err != nil || !bytes.Equal(data, content) {
-					t.Fatalf("Get after the heal: %d bytes, %v", len(data), err)
-				}
-			})
-		})
-	}
+	storagetest.StalledReads(t, proxiedStores(func(o *Options) { o.PartSize = 2 * size }), size) // one PUT
 }
 
 // TestRefusedFailsFast: a server that refuses connections fails a call
@@ -219,7 +105,7 @@ func TestRefusedFailsFast(t *testing.T) {
 			// connection the proxy refuses.
 			p.Refuse(true)
 			before := p.Accepted()
-			err := bounded(t, "New", func() error { _, err := New(context.Background(), o); return err })
+			err := storagetest.Bounded(t, "New", func() error { _, err := New(context.Background(), o); return err })
 			if err == nil {
 				t.Fatal("New through a refusing proxy succeeded")
 			}
@@ -237,7 +123,7 @@ func TestRefusedFailsFast(t *testing.T) {
 			p.Refuse(true)
 			p.Cut()
 			before = p.Accepted()
-			if err := bounded(t, "Stat", func() error { _, err := s.Stat(context.Background(), "x"); return err }); err == nil {
+			if err := storagetest.Bounded(t, "Stat", func() error { _, err := s.Stat(context.Background(), "x"); return err }); err == nil {
 				t.Fatal("Stat through a refusing proxy succeeded")
 			}
 			if n := p.Accepted() - before; n > want+1 {
@@ -292,7 +178,7 @@ func TestResponseTimeout(t *testing.T) {
 	opts.ResponseTimeout = 200 * time.Millisecond
 	opts.IdleTimeout = time.Minute
 	s := open(t, opts)
-	err := bounded(t, "Stat", func() error { _, err := s.Stat(context.Background(), "slow-headers"); return err })
+	err := storagetest.Bounded(t, "Stat", func() error { _, err := s.Stat(context.Background(), "slow-headers"); return err })
 	if err == nil || !strings.Contains(err.Error(), "timeout awaiting response headers") {
 		t.Errorf("Stat of a key the server never answers: %v; want a response header timeout", err)
 	}
@@ -307,7 +193,7 @@ func TestIdleTimeout(t *testing.T) {
 	opts.ResponseTimeout = time.Minute
 	opts.IdleTimeout = 200 * time.Millisecond
 	s := open(t, opts)
-	err := bounded(t, "Get", func() error { _, _, err := s.Get(context.Background(), "slow-body"); return err })
+	err := storagetest.Bounded(t, "Get", func() error { _, _, err := s.Get(context.Background(), "slow-body"); return err })
 	var se *stallError
 	if !errors.As(err, &se) || !strings.Contains(err.Error(), "idle timeout") {
 		t.Errorf("Get of a body that stops: %v; want a *stallError", err)

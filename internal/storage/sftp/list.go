@@ -223,7 +223,7 @@ func (sw *sweeper) dir(p string) error {
 	if p != "" {
 		// p itself and its parents: the parents of "p/x".
 		err := sw.s.checkParents(sw.c, p+"/x")
-		if h := (*errHidden)(nil); errors.As(err, &h) || errors.Is(err, fs.ErrNotExist) {
+		if h := (*storage.HiddenError)(nil); errors.As(err, &h) || errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
 		if err != nil {

@@ -28,13 +28,7 @@ func (srv *testServer) loginCount() int  { return srv.Logins() }
 func (srv *testServer) dropConnections() { srv.DropConnections() }
 
 // options returns Options for the server's root.
-func (srv *testServer) options() Options {
-	return Options{
-		Host: srv.Host, Port: srv.Port, User: "tester",
-		IdentityFile: srv.clientKey, KnownHostsFile: srv.knownHosts,
-		Root: srv.root,
-	}
-}
+func (srv *testServer) options() Options { return loginOptions(srv.Login()) }
 
 func newKey(t testing.TB, dir, name string) (ssh.Signer, string) {
 	return sftptest.NewKey(t, dir, name)

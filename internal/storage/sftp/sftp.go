@@ -461,7 +461,7 @@ func (s *Store) delete(ctx context.Context, p string) error {
 	}
 	defer watch(ctx, c)()
 	if err := s.checkParents(c, p); err != nil {
-		if h := (*errHidden)(nil); errors.As(err, &h) || errors.Is(err, fs.ErrNotExist) {
+		if h := (*storage.HiddenError)(nil); errors.As(err, &h) || errors.Is(err, fs.ErrNotExist) {
 			return nil // nothing below a link (or a file) is touched
 		}
 		return err
@@ -496,46 +496,11 @@ func (s *Store) delete(ctx context.Context, p string) error {
 	return nil
 }
 
-// errHidden marks a path whose parent is not a plain directory (a symbolic
-// link, a regular file, a device...). Readers treat such a path as missing,
-// Delete leaves it alone, writers refuse it.
-type errHidden struct {
-	dir     string // the offending parent, relative to the root
-	symlink bool
-}
-
-func (e *errHidden) Error() string {
-	if e.symlink {
-		return fmt.Sprintf("%s is a symbolic link (never followed)", e.dir)
-	}
-	return fmt.Sprintf("%s is not a directory", e.dir)
-}
-
-// Unwrap makes a symbolic link in the way an invalid path (it could lead
-// outside the root) and any other non-directory a plain ENOTDIR-like error.
-func (e *errHidden) Unwrap() error {
-	if e.symlink {
-		return storage.ErrInvalidPath
-	}
-	return errNotDir
-}
-
-var errNotDir = errors.New("not a directory")
-
-// checkDir checks that fi, the Lstat of the store directory p, is a plain
-// directory; if not it returns an *errHidden.
-func checkDir(p string, fi fs.FileInfo) error {
-	if fi.IsDir() && fi.Mode()&fs.ModeSymlink == 0 {
-		return nil
-	}
-	return &errHidden{dir: p, symlink: fi.Mode()&fs.ModeSymlink != 0}
-}
-
 // checkParents checks with Lstat, never following a symbolic link, that
 // every parent directory of the store path p (each segment but the last)
 // is a plain directory, and remembers those it verified. A missing parent
 // yields an error matching fs.ErrNotExist, one that is not a plain
-// directory an *errHidden.
+// directory a *storage.HiddenError.
 func (s *Store) checkParents(c *conn, p string) error {
 	segs := strings.Split(p, "/")
 	for i := 1; i < len(segs); i++ {
@@ -548,7 +513,7 @@ func (s *Store) checkParents(c *conn, p string) error {
 		if err != nil {
 			return fmt.Errorf("directory %s: %w", rel, err)
 		}
-		if err := checkDir(rel, fi); err != nil {
+		if err := storage.CheckDir(rel, fi); err != nil {
 			return err
 		}
 		s.markDir(dir)
@@ -559,8 +524,8 @@ func (s *Store) checkParents(c *conn, p string) error {
 // readerError maps an error of checkParents for a reader: a missing parent,
 // or one that is not a plain directory, makes p missing.
 func readerError(p string, err error) error {
-	if h := (*errHidden)(nil); errors.As(err, &h) {
-		return &fs.PathError{Op: "stat", Path: h.dir, Err: fmt.Errorf("%w (%v)", storage.ErrNotExist, h)}
+	if h := (*storage.HiddenError)(nil); errors.As(err, &h) {
+		return h.Missing("stat")
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return notExist(p, "")

@@ -2,11 +2,9 @@ package sftp
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"net"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -20,6 +18,7 @@ import (
 	"golang.org/x/crypto/ssh/knownhosts"
 
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/sftp/sftptest"
 	"github.com/distributor-dev/distributor/internal/storage/storagetest"
 )
 
@@ -34,13 +33,13 @@ func TestConformance(t *testing.T) {
 			opts := srv.options()
 			opts.Root = filepath.Join(srv.root, strconv.Itoa(n))
 			return open(t, opts)
-		}, storagetest.WithPlantTemp(plantTemp))
+		}, storagetest.WithPlantTemp(plantTemp), tempCreate)
 	})
 	t.Run("sshd", func(t *testing.T) {
-		opts := sshdOptions(t)
+		sshd := sftptest.SSHD(t)
 		storagetest.Run(t, func(t *testing.T) storage.Store {
-			return open(t, sshdRoot(t, opts))
-		}, storagetest.WithPlantTemp(plantTemp))
+			return open(t, loginOptions(sshd.FreshRoot(t)))
+		}, storagetest.WithPlantTemp(plantTemp), tempCreate)
 	})
 }
 
@@ -48,50 +47,36 @@ func TestConformance(t *testing.T) {
 // the directory dir of the store s, through the file system (both test
 // servers run on this machine).
 func plantTemp(t *testing.T, s storage.Store, dir string) string {
-	t.Helper()
-	name := storage.TempPrefix + rand.Text()
-	full := filepath.Join(s.(*Store).root, filepath.FromSlash(dir), name)
-	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(full, []byte("partial"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path.Join(dir, name)
+	return storagetest.PlantTempFile(t, s.(*Store).root, dir)
 }
+
+// tempCreate lets the suite race exclusive creates against sweeps (both
+// test servers run on this machine and have hardlink@openssh.com).
+var tempCreate = storagetest.WithTempCreate(storagetest.TempCreate{
+	Reopen:     func(t *testing.T, s storage.Store) storage.Store { return open(t, s.(*Store).opts) },
+	BeforeLink: func(s storage.Store, hook func(string)) { s.(*Store).beforeLink = hook },
+	Dir:        func(s storage.Store) string { return s.(*Store).root },
+	Races:      60,
+	RaceSpread: time.Millisecond,
+})
 
 // servers runs fn against the in-process server and the real sshd.
 func servers(t *testing.T, fn func(t *testing.T, opts Options)) {
 	t.Run("inprocess", func(t *testing.T) { fn(t, newTestServer(t).options()) })
-	t.Run("sshd", func(t *testing.T) { fn(t, sshdRoot(t, sshdOptions(t))) })
+	t.Run("sshd", func(t *testing.T) { fn(t, sshdOptions(t)) })
 }
 
-// sshdOptions describes the real sshd of scripts/test-servers, or skips
-// (fails under CI) when it is not running.
+// sshdOptions describes the real sshd of scripts/test-servers, with a
+// fresh root below the server's root, or skips (fails under CI) when it is
+// not running.
 func sshdOptions(t *testing.T) Options {
 	t.Helper()
-	env := storagetest.ServerEnv(t, "SFTP",
-		"DISTRIBUTOR_TEST_SFTP_ADDR", "DISTRIBUTOR_TEST_SFTP_USER", "DISTRIBUTOR_TEST_SFTP_KEY",
-		"DISTRIBUTOR_TEST_SFTP_KNOWN_HOSTS", "DISTRIBUTOR_TEST_SFTP_ROOT")
-	host, port, err := net.SplitHostPort(env[0])
-	if err != nil {
-		t.Fatalf("DISTRIBUTOR_TEST_SFTP_ADDR: %v", err)
-	}
-	p, err := strconv.Atoi(port)
-	if err != nil {
-		t.Fatalf("DISTRIBUTOR_TEST_SFTP_ADDR: %v", err)
-	}
-	return Options{Host: host, Port: p, User: env[1], IdentityFile: env[2], KnownHostsFile: env[3], Root: env[4]}
+	return loginOptions(sftptest.SSHD(t).FreshRoot(t))
 }
 
-// sshdRoot gives the test a fresh root below the server's root (the server
-// runs on this machine, so the test removes it directly when done).
-func sshdRoot(t *testing.T, opts Options) Options {
-	t.Helper()
-	name := strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()) + "-" + rand.Text()[:8]
-	opts.Root = filepath.Join(opts.Root, name)
-	t.Cleanup(func() { os.RemoveAll(opts.Root) })
-	return opts
+// loginOptions returns Options for a test server's login.
+func loginOptions(l sftptest.Login) Options {
+	return Options{Host: l.Host, Port: l.Port, User: l.User, IdentityFile: l.ClientKey, KnownHostsFile: l.KnownHosts, Root: l.Root}
 }
 
 func open(t testing.TB, opts Options) *Store {
@@ -256,8 +241,7 @@ func TestUnknownHostKeyRefusedBySshd(t *testing.T) {
 // TestHostKeyAlgorithmFromKnownHosts: a server with several host keys
 // presents the one known_hosts lists.
 func TestHostKeyAlgorithmFromKnownHosts(t *testing.T) {
-	opts := sshdOptions(t)
-	s := open(t, sshdRoot(t, opts))
+	s := open(t, sshdOptions(t))
 	put(t, s, "x", "x")
 }
 

@@ -1,9 +1,7 @@
 package sftp
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"maps"
@@ -11,45 +9,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/storagetest"
 )
-
-// leftovers returns every entry below the local directory root, as slash
-// paths (nil for a missing root).
-func leftovers(t *testing.T, root string) []string {
-	t.Helper()
-	var found []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if p != root {
-			rel, _ := filepath.Rel(root, p)
-			found = append(found, filepath.ToSlash(rel))
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		t.Fatal(err)
-	}
-	return found
-}
-
-func writeFile(t *testing.T, p, data string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // TestSymlinkedParentNeverFollowed: a directory inside the root replaced by
 // a symbolic link to a directory outside it, holding files of the same
@@ -63,7 +28,7 @@ func TestSymlinkedParentNeverFollowed(t *testing.T) {
 			"x": "outside x", "sub/y": "outside y", "lock": "outside lock",
 			storage.TempPrefix + "not-ours": "not ours", "sub/" + storage.TempPrefix + "not-ours": "not ours",
 		} {
-			writeFile(t, filepath.Join(outside, name), data)
+			storagetest.WriteFile(t, filepath.Join(outside, name), data)
 		}
 		// The directories first exist, written through a store...
 		first := open(t, opts)
@@ -166,121 +131,6 @@ func TestSymlinkedParentNeverFollowed(t *testing.T) {
 	})
 }
 
-// TestExclusiveCreateSurvivesSweep: the lock holder's SweepTemp removes the
-// temporary file (and its directories) of a waiter's exclusive create
-// between the write and the link; the create starts over and succeeds.
-func TestExclusiveCreateSurvivesSweep(t *testing.T) {
-	servers(t, func(t *testing.T, opts Options) {
-		ctx := t.Context()
-		holder, waiter := open(t, opts), open(t, opts)
-		put(t, waiter, "locks/dir/warm", "x") // the waiter knows the directories...
-		if err := holder.Delete(ctx, "locks/dir/warm"); err != nil {
-			t.Fatal(err)
-		}
-		sweeps := 0
-		waiter.beforeLink = func(tmp string) {
-			if sweeps == 2 {
-				return
-			}
-			sweeps++
-			found, err := holder.SweepTemp(ctx, storage.SweepOptions{})
-			if err != nil || !slices.Equal(found, []string{tmp}) {
-				t.Errorf("SweepTemp = %q, %v; want %q", found, err, tmp)
-			}
-			if exists(filepath.Join(opts.Root, "locks")) { // ...that the sweep removes
-				t.Error("the sweep left the emptied directory locks")
-			}
-		}
-		v, err := waiter.PutIf(ctx, "locks/dir/lock", []byte("mine"), "")
-		if err != nil {
-			t.Fatalf("PutIf: %v", err)
-		}
-		if sweeps != 2 {
-			t.Errorf("%d sweeps, want 2", sweeps)
-		}
-		data, v2, err := holder.Get(ctx, "locks/dir/lock")
-		if err != nil || string(data) != "mine" || v2 != v {
-			t.Errorf("Get = %q, %q, %v; want %q, %q", data, v2, err, "mine", v)
-		}
-		if got, want := leftovers(t, opts.Root), []string{"locks", "locks/dir", "locks/dir/lock"}; !slices.Equal(got, want) {
-			t.Errorf("on the server: %q, want %q", got, want)
-		}
-		if _, err := waiter.PutIf(ctx, "locks/dir/lock", []byte("other"), ""); !errors.Is(err, storage.ErrPrecondition) {
-			t.Errorf("second PutIf: got %v, want ErrPrecondition", err)
-		}
-	})
-}
-
-// TestExclusiveCreateGivesUpAfterRepeatedSweeps: a temporary file swept
-// every time fails the create after createAttempts attempts, with an error
-// that is neither a failed condition nor a missing object, and leaves
-// nothing behind.
-func TestExclusiveCreateGivesUpAfterRepeatedSweeps(t *testing.T) {
-	srv := newTestServer(t)
-	ctx := t.Context()
-	holder, waiter := open(t, srv.options()), open(t, srv.options())
-	attempts := 0
-	waiter.beforeLink = func(string) {
-		attempts++
-		if _, err := holder.SweepTemp(ctx, storage.SweepOptions{}); err != nil {
-			t.Error(err)
-		}
-	}
-	_, err := waiter.PutIf(ctx, "locks/lock", []byte("mine"), "")
-	if err == nil || errors.Is(err, storage.ErrPrecondition) || errors.Is(err, storage.ErrNotExist) || !errors.Is(err, errTempVanished) {
-		t.Fatalf("PutIf: got %v, want the vanished temporary file error", err)
-	}
-	if attempts != createAttempts {
-		t.Errorf("%d attempts, want %d", attempts, createAttempts)
-	}
-	if left := leftovers(t, srv.root); len(left) > 0 {
-		t.Errorf("left on the server: %q", left)
-	}
-}
-
-// TestExclusiveCreateChecksContextBeforeLink: a context cancelled after the
-// temporary file is written stops the create before the link.
-func TestExclusiveCreateChecksContextBeforeLink(t *testing.T) {
-	srv := newTestServer(t)
-	s := open(t, srv.options())
-	ctx, cancel := context.WithCancel(t.Context())
-	s.beforeLink = func(string) { cancel() }
-	if _, err := s.PutIf(ctx, "a/lock", []byte("x"), ""); !errors.Is(err, context.Canceled) {
-		t.Fatalf("PutIf: got %v, want context.Canceled", err)
-	}
-	if left := leftovers(t, srv.root); len(left) > 0 {
-		t.Errorf("left on the server: %q", left)
-	}
-}
-
-// TestExclusiveCreateRacesSweep races one SweepTemp of the holder against
-// each exclusive create of a waiter, with varying delays: every create
-// succeeds (at most one attempt per create can lose its temporary file).
-func TestExclusiveCreateRacesSweep(t *testing.T) {
-	srv := newTestServer(t)
-	ctx := t.Context()
-	holder, waiter := open(t, srv.options()), open(t, srv.options())
-	var links atomic.Int64
-	waiter.beforeLink = func(string) { links.Add(1) }
-	const n = 60
-	for i := range n {
-		var wg sync.WaitGroup
-		wg.Go(func() {
-			time.Sleep(time.Duration(i%20) * 50 * time.Microsecond)
-			if _, err := holder.SweepTemp(ctx, storage.SweepOptions{}); err != nil {
-				t.Errorf("SweepTemp: %v", err)
-			}
-		})
-		p := fmt.Sprintf("locks/%d/lock", i)
-		_, err := waiter.PutIf(ctx, p, []byte("x"), "")
-		wg.Wait()
-		if err != nil {
-			t.Fatalf("PutIf(%q) of a new name: %v", p, err)
-		}
-	}
-	t.Logf("%d creates, %d started over after a sweep", n, links.Load()-n)
-}
-
 // dropReader yields size zero bytes; once it has yielded after bytes it
 // calls drop (once) and carries on.
 type dropReader struct {
@@ -335,7 +185,7 @@ func TestFailedPutRemovesTempFileOnFreshConnection(t *testing.T) {
 			if !r.done {
 				t.Fatal("the connection was not dropped")
 			}
-			if left := leftovers(t, srv.root); !slices.Equal(left, []string{"keep"}) {
+			if left := storagetest.DirEntries(t, srv.root); !slices.Equal(left, []string{"keep"}) {
 				t.Errorf("left on the server: %q, want only keep", left)
 			}
 			put(t, s, "new/dir/after", "x")

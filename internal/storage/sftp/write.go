@@ -89,11 +89,7 @@ func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64, excl
 			return err
 		}
 	}
-	if err := c.sftp.PosixRename(w.tmp, w.target); err != nil {
-		return fmt.Errorf("rename into place: %w", err)
-	}
-	w.published = true
-	return nil
+	return w.rename(ctx)
 }
 
 // tempWriter is a temporary file being written next to its target.
@@ -153,6 +149,36 @@ func createTemp(c *conn, dir string) (*sftplib.File, string, error) {
 		}
 	}
 	return nil, "", errors.New("cannot create a unique temporary file")
+}
+
+// writeTemp is begin, then data written to the temporary file, which is
+// fsynced (where the server can) and closed. The caller defers cleanup.
+func (s *Store) writeTemp(c *conn, p string, data []byte) (*tempWriter, error) {
+	w, err := s.begin(c, p)
+	if err != nil {
+		return nil, err
+	}
+	if _, err = w.f.Write(data); err == nil {
+		err = w.closeFile()
+	}
+	if err != nil {
+		w.cleanup()
+		return nil, err
+	}
+	return w, nil
+}
+
+// rename moves the complete temporary file onto the target's name,
+// replacing any object there, unless ctx is done.
+func (w *tempWriter) rename(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := w.c.sftp.PosixRename(w.tmp, w.target); err != nil {
+		return fmt.Errorf("rename into place: %w", err)
+	}
+	w.published = true
+	return nil
 }
 
 // closeFile fsyncs (where the server can) and closes the temporary file.
@@ -246,7 +272,7 @@ func (s *Store) mkdirs(c *conn, p string) ([]string, error) {
 		if err != nil {
 			return created, fmt.Errorf("directory %s: %w", strings.Join(segs[:i], "/"), err)
 		}
-		if err := checkDir(strings.Join(segs[:i], "/"), fi); err != nil {
+		if err := storage.CheckDir(strings.Join(segs[:i], "/"), fi); err != nil {
 			return created, err
 		}
 		s.markDir(dir)
@@ -382,70 +408,31 @@ func (s *Store) putIf(ctx context.Context, p string, data []byte, ifVersion stor
 	if err != nil {
 		return err
 	}
-	if cur != ifVersion {
-		if cur == "" {
-			return fmt.Errorf("%w: object is absent, want version %s", storage.ErrPrecondition, ifVersion)
-		}
-		return fmt.Errorf("%w: version is %s, want %s", storage.ErrPrecondition, cur, ifVersion)
+	if err := storage.CheckVersion(cur, ifVersion); err != nil {
+		return err
 	}
-	w, err := s.begin(c, p)
+	w, err := s.writeTemp(c, p, data)
 	if err != nil {
 		return err
 	}
 	defer w.cleanup()
-	if _, err := w.f.Write(data); err != nil {
-		return err
-	}
-	if err := w.closeFile(); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := c.sftp.PosixRename(w.tmp, w.target); err != nil {
-		return fmt.Errorf("rename into place: %w", err)
-	}
-	w.published = true
-	return nil
+	return w.rename(ctx)
 }
-
-// createAttempts bounds how many temporary files an exclusive create
-// writes when a sweep keeps removing them before they are linked.
-const createAttempts = 5
-
-// errTempVanished reports that the temporary file of an exclusive create
-// was gone when it was to be linked into place: the destination lock's
-// holder swept it (see SweepTemp), or pruned its directory.
-var errTempVanished = errors.New("the temporary file was removed before it was linked into place (swept by the destination lock's holder?)")
 
 // create is PutIf with the zero Version on a server with
 // hardlink@openssh.com. When the temporary file vanishes before it is
-// linked, it starts over with a new one, up to createAttempts times.
+// linked, it starts over with a new one, up to storage.CreateAttempts times.
 func (s *Store) create(ctx context.Context, c *conn, p string, data []byte) error {
-	for attempt := 1; ; attempt++ {
-		err := s.createOnce(ctx, c, p, data)
-		if !errors.Is(err, errTempVanished) {
-			return err
-		}
-		if attempt == createAttempts {
-			return fmt.Errorf("%d attempts: %w", attempt, err)
-		}
-	}
+	return storage.RetryVanished(func() error { return s.createOnce(ctx, c, p, data) })
 }
 
 // createOnce writes data to a temporary file and hard-links it to p.
 func (s *Store) createOnce(ctx context.Context, c *conn, p string, data []byte) error {
-	w, err := s.begin(c, p)
+	w, err := s.writeTemp(c, p, data)
 	if err != nil {
 		return err
 	}
 	defer w.cleanup()
-	if _, err := w.f.Write(data); err != nil {
-		return err
-	}
-	if err := w.closeFile(); err != nil {
-		return err
-	}
 	if s.beforeLink != nil {
 		s.beforeLink(path.Join(path.Dir(p), path.Base(w.tmp)))
 	}
@@ -470,7 +457,7 @@ func (s *Store) createOnce(ctx context.Context, c *conn, p string, data []byte) 
 			s.forgetParents(p)
 			// Not an error matching storage.ErrNotExist: the object was
 			// not missing, the temporary file was.
-			return fmt.Errorf("%w (%v)", errTempVanished, err)
+			return fmt.Errorf("%w (%v)", storage.ErrTempVanished, err)
 		}
 		if attempt < 5 && !errors.Is(err, fs.ErrPermission) {
 			continue

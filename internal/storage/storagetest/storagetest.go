@@ -16,6 +16,11 @@
 // unchanged against local disk, SFTP and S3. Backend-specific behaviour
 // (symbolic links, file modes, pruning of empty directories) belongs in the
 // adapter's own tests.
+//
+// The package also holds what several adapters' tests share: scenarios
+// against a partitioned network (StalledPut, StalledReads, Bounded), the
+// real test servers' environment (ServerEnv), and helpers for roots on
+// this machine's disk (DirSnapshot, DirEntries, WriteFile, PlantTempFile).
 package storagetest
 
 import (
@@ -36,7 +41,8 @@ import (
 // Run runs every conformance test as a subtest of t. Each subtest calls
 // newStore for a fresh, empty store; newStore owns the store's cleanup (it
 // should register t.Cleanup to close it and remove its data). Options add
-// what the suite cannot do through the Store interface (see WithPlantTemp).
+// what the suite cannot do through the Store interface (see WithPlantTemp
+// and WithTempCreate).
 func Run(t *testing.T, newStore func(t *testing.T) storage.Store, opts ...Option) {
 	var cfg config
 	for _, o := range opts {
@@ -55,13 +61,22 @@ func Run(t *testing.T, newStore func(t *testing.T) storage.Store, opts ...Option
 			tc.fn(t, newStore(t), cfg.plantTemp)
 		})
 	}
+	for _, tc := range tempCreateTests {
+		t.Run(tc.name, func(t *testing.T) {
+			if cfg.tempCreate == nil {
+				t.Skip("the adapter does not create through temporary files, or its tests give no hooks (WithTempCreate)")
+			}
+			tc.fn(t, newStore(t), cfg.tempCreate)
+		})
+	}
 }
 
 // Option configures Run.
 type Option func(*config)
 
 type config struct {
-	plantTemp PlantTemp
+	plantTemp  PlantTemp
+	tempCreate *TempCreate
 }
 
 // PlantTemp creates, behind the store's back, one temporary object of the

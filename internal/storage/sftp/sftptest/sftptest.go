@@ -3,6 +3,9 @@
 // tests of the sftp adapter and of the CLI, without OpenSSH. It is not a
 // chroot: the client sees the whole file system, and tests use absolute
 // roots below Server.Root.
+//
+// It also describes OpenSSH's sshd of scripts/test-servers (SSHD), and
+// writes known_hosts files for a proxy in front of a server (KnownHostsFor).
 package sftptest
 
 import (
@@ -12,15 +15,20 @@ import (
 	"crypto/rand"
 	"encoding/pem"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
 	sftplib "github.com/pkg/sftp"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/distributor-dev/distributor/internal/storage/storagetest"
 )
 
 // Server is an in-process SSH server on 127.0.0.1 that serves SFTP to one
@@ -35,16 +43,30 @@ type Server struct {
 	KnownHosts string          // path of a known_hosts file holding HostKey only
 	Root       string          // a fresh directory (not yet created) for the test's data
 
+	muted  bool
 	mu     sync.Mutex
 	conns  []net.Conn
 	logins int
 }
 
+// Option configures Start.
+type Option func(*Server)
+
+// Muted makes the server never answer a global request (a keepalive): a
+// server process that is alive at the TCP level but stuck, or a slow link
+// whose answer is held back. Its SFTP service works.
+func Muted() Option {
+	return func(srv *Server) { srv.muted = true }
+}
+
 // Start starts a server that stops when the test ends.
-func Start(t testing.TB) *Server {
+func Start(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	dir := t.TempDir()
 	srv := &Server{Root: filepath.Join(dir, "root")}
+	for _, o := range opts {
+		o(srv)
+	}
 	hostKey, _ := NewKey(t, "", "")
 	srv.HostKey = hostKey.PublicKey()
 	var client ssh.Signer
@@ -114,7 +136,14 @@ func (srv *Server) serve(nc net.Conn, cfg *ssh.ServerConfig) {
 	srv.mu.Lock()
 	srv.logins++
 	srv.mu.Unlock()
-	go ssh.DiscardRequests(reqs)
+	if srv.muted {
+		go func() {
+			for range reqs { // never answered
+			}
+		}()
+	} else {
+		go ssh.DiscardRequests(reqs)
+	}
 	for nch := range chans {
 		if nch.ChannelType() != "session" {
 			nch.Reject(ssh.UnknownChannelType, "session only")
@@ -138,6 +167,12 @@ func (srv *Server) serve(nc net.Conn, cfg *ssh.ServerConfig) {
 			}
 		}()
 	}
+}
+
+// Login returns what a client needs to log in to the server, as the user
+// "tester", with Root the server's Root.
+func (srv *Server) Login() Login {
+	return Login{Host: srv.Host, Port: srv.Port, User: "tester", ClientKey: srv.ClientKey, KnownHosts: srv.KnownHosts, Root: srv.Root}
 }
 
 // DropConnections closes every connection, as a server restart would.
@@ -181,4 +216,81 @@ func NewKey(t testing.TB, dir, name string) (ssh.Signer, string) {
 		t.Fatal(err)
 	}
 	return signer, p
+}
+
+// Login is what a client needs to reach an SFTP server: its address, a user
+// the server lets in, that user's private key, a known_hosts file that
+// lists the server's host key, and the root directory of the test's data.
+type Login struct {
+	Host       string
+	Port       int
+	User       string
+	ClientKey  string // path of the private key
+	KnownHosts string // path of the known_hosts file
+	Root       string
+}
+
+// SSHD returns the login of OpenSSH's sshd that scripts/test-servers
+// starts (DISTRIBUTOR_TEST_SFTP_*), with Root the server's root, which
+// tests share: see FreshRoot. It skips the test (fails it under CI=true)
+// when that server is not configured.
+func SSHD(t testing.TB) Login {
+	t.Helper()
+	env := storagetest.ServerEnv(t, "SFTP",
+		"DISTRIBUTOR_TEST_SFTP_ADDR", "DISTRIBUTOR_TEST_SFTP_USER", "DISTRIBUTOR_TEST_SFTP_KEY",
+		"DISTRIBUTOR_TEST_SFTP_KNOWN_HOSTS", "DISTRIBUTOR_TEST_SFTP_ROOT")
+	host, port, err := net.SplitHostPort(env[0])
+	if err != nil {
+		t.Fatalf("DISTRIBUTOR_TEST_SFTP_ADDR: %v", err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		t.Fatalf("DISTRIBUTOR_TEST_SFTP_ADDR: %v", err)
+	}
+	return Login{Host: host, Port: p, User: env[1], ClientKey: env[2], KnownHosts: env[3], Root: env[4]}
+}
+
+// FreshRoot returns l with Root a new directory below l.Root, named after
+// the test, which is removed when the test ends (the test servers run on
+// this machine). The directory itself is not created.
+func (l Login) FreshRoot(t testing.TB) Login {
+	t.Helper()
+	name := strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()) + "-" + rand.Text()[:8]
+	l.Root = filepath.Join(l.Root, name)
+	t.Cleanup(func() { os.RemoveAll(l.Root) })
+	return l
+}
+
+// KnownHostsFor writes a known_hosts file that lists the host keys of the
+// known_hosts file base for the address addr (host:port), and returns its
+// path. known_hosts names host and port, so a proxy in front of a server
+// needs its own entry.
+func KnownHostsFor(t testing.TB, base, addr string) string {
+	t.Helper()
+	data, err := os.ReadFile(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for rest := data; len(rest) > 0; {
+		marker, _, key, _, next, err := ssh.ParseKnownHosts(rest)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", base, err)
+		}
+		rest = next
+		if marker == "" {
+			lines = append(lines, knownhosts.Line([]string{knownhosts.Normalize(addr)}, key))
+		}
+	}
+	if len(lines) == 0 {
+		t.Fatalf("%s lists no host key", base)
+	}
+	file := filepath.Join(t.TempDir(), "known_hosts")
+	if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
 }

@@ -1,0 +1,169 @@
+package storagetest
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/distributor-dev/distributor/internal/storage"
+)
+
+// TempCreate describes an adapter whose exclusive create (PutIf with the
+// zero Version) writes a temporary file, then links it into place, on a
+// file system this machine can read (local disk, or a test server running
+// here). See WithTempCreate.
+type TempCreate struct {
+	// Reopen opens another store on the root of s, as another process
+	// would. The test owns its cleanup, as for Run's newStore.
+	Reopen func(t *testing.T, s storage.Store) storage.Store
+	// BeforeLink makes s call hook in every exclusive create between
+	// writing its temporary file and linking it into place, with the
+	// store path of the temporary file (as SweepTemp reports it).
+	BeforeLink func(s storage.Store, hook func(tmp string))
+	// Dir returns the directory of this machine that is the root of s.
+	Dir func(s storage.Store) string
+	// Races is how many creates the race test runs (60 if 0), each
+	// against one sweep started after a delay of up to RaceSpread, in 20
+	// steps: enough to hit the window between write and link many times.
+	Races      int
+	RaceSpread time.Duration
+}
+
+// WithTempCreate lets the suite test that exclusive creates survive the
+// lock holder's SweepTemp removing their temporary files before they are
+// linked (storage.ErrTempVanished, storage.CreateAttempts). Without it
+// those tests are skipped.
+func WithTempCreate(tc TempCreate) Option {
+	return func(c *config) { c.tempCreate = &tc }
+}
+
+// tempCreateTests need WithTempCreate.
+var tempCreateTests = []struct {
+	name string
+	fn   func(t *testing.T, s storage.Store, tc *TempCreate)
+}{
+	{"ExclusiveCreateSurvivesSweep", testExclusiveCreateSurvivesSweep},
+	{"ExclusiveCreateGivesUpAfterRepeatedSweeps", testExclusiveCreateGivesUp},
+	{"ExclusiveCreateChecksContextBeforeLink", testExclusiveCreateChecksContext},
+	{"ExclusiveCreateRacesSweep", testExclusiveCreateRacesSweep},
+}
+
+// testExclusiveCreateSurvivesSweep: the lock holder's SweepTemp removes the
+// temporary file (and its directories) of a waiter's exclusive create
+// between the write and the link; the create starts over and succeeds.
+func testExclusiveCreateSurvivesSweep(t *testing.T, waiter storage.Store, tc *TempCreate) {
+	ctx := t.Context()
+	holder, root := tc.Reopen(t, waiter), tc.Dir(waiter)
+	put(t, waiter, "locks/dir/warm", "x") // the waiter knows the directories...
+	if err := holder.Delete(ctx, "locks/dir/warm"); err != nil {
+		t.Fatal(err)
+	}
+	sweeps := 0
+	tc.BeforeLink(waiter, func(tmp string) {
+		if sweeps == 2 {
+			return
+		}
+		sweeps++
+		found, err := holder.SweepTemp(ctx, storage.SweepOptions{})
+		if err != nil || !slices.Equal(found, []string{tmp}) {
+			t.Errorf("SweepTemp = %q, %v; want %q", found, err, tmp)
+		}
+		// ...that the sweep removes
+		if _, err := os.Lstat(filepath.Join(root, "locks")); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("the sweep left the emptied directory locks: %v", err)
+		}
+	})
+	v, err := waiter.PutIf(ctx, "locks/dir/lock", []byte("mine"), "")
+	if err != nil {
+		t.Fatalf("PutIf: %v", err)
+	}
+	if sweeps != 2 {
+		t.Errorf("%d sweeps, want 2", sweeps)
+	}
+	data, v2, err := holder.Get(ctx, "locks/dir/lock")
+	if err != nil || string(data) != "mine" || v2 != v {
+		t.Errorf("Get = %q, %q, %v; want %q, %q", data, v2, err, "mine", v)
+	}
+	if got, want := DirEntries(t, root), []string{"locks", "locks/dir", "locks/dir/lock"}; !slices.Equal(got, want) {
+		t.Errorf("on disk: %q, want %q", got, want)
+	}
+	// The condition still holds against the created object.
+	if _, err := waiter.PutIf(ctx, "locks/dir/lock", []byte("other"), ""); !errors.Is(err, storage.ErrPrecondition) {
+		t.Errorf("second PutIf: got %v, want ErrPrecondition", err)
+	}
+}
+
+// testExclusiveCreateGivesUp: a temporary file swept every time fails the
+// create after storage.CreateAttempts attempts, with an error that is
+// neither a failed condition nor a missing object, and leaves nothing
+// behind.
+func testExclusiveCreateGivesUp(t *testing.T, waiter storage.Store, tc *TempCreate) {
+	ctx := t.Context()
+	holder := tc.Reopen(t, waiter)
+	attempts := 0
+	tc.BeforeLink(waiter, func(string) {
+		attempts++
+		if _, err := holder.SweepTemp(ctx, storage.SweepOptions{}); err != nil {
+			t.Error(err)
+		}
+	})
+	_, err := waiter.PutIf(ctx, "locks/lock", []byte("mine"), "")
+	if err == nil || errors.Is(err, storage.ErrPrecondition) || errors.Is(err, storage.ErrNotExist) || !errors.Is(err, storage.ErrTempVanished) {
+		t.Fatalf("PutIf: got %v, want the vanished temporary file error", err)
+	}
+	if attempts != storage.CreateAttempts {
+		t.Errorf("%d attempts, want %d", attempts, storage.CreateAttempts)
+	}
+	if left := DirEntries(t, tc.Dir(waiter)); len(left) > 0 {
+		t.Errorf("left on disk: %q", left)
+	}
+}
+
+// testExclusiveCreateChecksContext: a context cancelled after the temporary
+// file is written stops the create before the link.
+func testExclusiveCreateChecksContext(t *testing.T, s storage.Store, tc *TempCreate) {
+	ctx, cancel := context.WithCancel(t.Context())
+	tc.BeforeLink(s, func(string) { cancel() })
+	if _, err := s.PutIf(ctx, "a/lock", []byte("x"), ""); !errors.Is(err, context.Canceled) {
+		t.Fatalf("PutIf: got %v, want context.Canceled", err)
+	}
+	if left := DirEntries(t, tc.Dir(s)); len(left) > 0 {
+		t.Errorf("left on disk: %q", left)
+	}
+}
+
+// testExclusiveCreateRacesSweep races one SweepTemp of the holder against
+// each exclusive create of a waiter, with varying delays: every create
+// succeeds (at most one attempt per create can lose its temporary file).
+func testExclusiveCreateRacesSweep(t *testing.T, waiter storage.Store, tc *TempCreate) {
+	ctx := t.Context()
+	holder := tc.Reopen(t, waiter)
+	var links atomic.Int64
+	tc.BeforeLink(waiter, func(string) { links.Add(1) })
+	n := cmp.Or(tc.Races, 60)
+	for i := range n {
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			time.Sleep(time.Duration(i%20) * tc.RaceSpread / 20)
+			if _, err := holder.SweepTemp(ctx, storage.SweepOptions{}); err != nil {
+				t.Errorf("SweepTemp: %v", err)
+			}
+		})
+		p := fmt.Sprintf("locks/%d/lock", i)
+		_, err := waiter.PutIf(ctx, p, []byte("x"), "")
+		wg.Wait()
+		if err != nil {
+			t.Fatalf("PutIf(%q) of a new name: %v", p, err)
+		}
+	}
+	t.Logf("%d creates, %d started over after a sweep", n, links.Load()-int64(n))
+}
