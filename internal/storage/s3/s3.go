@@ -751,7 +751,13 @@ func (s *Store) list(ctx context.Context, prefix string, fn func(storage.Info) e
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // stops the client's listing goroutine
-	last := ""
+	// S3 lists keys in byte-wise order, but some compatible servers list
+	// them in another (rclone serve s3: by modification time). The listing
+	// is collected whole, sorted if it needs to be, and then handed to fn:
+	// a complete listing in any order is fine; one that names a key twice
+	// is not (it could not be trusted to be complete either).
+	var infos []storage.Info
+	sorted := true
 	for obj := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: s.key(prefix), Recursive: true}) {
 		if obj.Err != nil {
 			return explain(obj.Err)
@@ -760,15 +766,26 @@ func (s *Store) list(ctx context.Context, prefix string, fn func(storage.Info) e
 		if !ok || rel == "" || strings.HasSuffix(rel, "/") || storage.IsTemp(rel) {
 			continue
 		}
-		if rel <= last {
-			return fmt.Errorf("the server listed %q after %q: not in byte-wise order", rel, last)
+		if n := len(infos); n > 0 && rel <= infos[n-1].Path {
+			sorted = false
 		}
-		last = rel
-		if err := fn(storage.Info{Path: rel, Size: obj.Size, ModTime: obj.LastModified}); err != nil {
+		infos = append(infos, storage.Info{Path: rel, Size: obj.Size, ModTime: obj.LastModified})
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !sorted {
+		slices.SortFunc(infos, func(a, b storage.Info) int { return strings.Compare(a.Path, b.Path) })
+	}
+	for i, info := range infos {
+		if i > 0 && info.Path == infos[i-1].Path {
+			return fmt.Errorf("the server listed %q twice: the listing cannot be trusted", info.Path)
+		}
+		if err := fn(info); err != nil {
 			return &storage.CallbackError{Err: err}
 		}
 	}
-	return ctx.Err()
+	return nil
 }
 
 // Sync implements storage.Store. A Put is durable when the server answers
