@@ -28,6 +28,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage/s3"
 	"github.com/distributor-dev/distributor/internal/storage/sftp"
 	"github.com/distributor-dev/distributor/internal/storage/sftp/sftptest"
+	"github.com/distributor-dev/distributor/internal/storage/storagetest"
 	"github.com/distributor-dev/distributor/internal/testutil/faultproxy"
 )
 
@@ -54,23 +55,6 @@ var refuseOptions = Options{
 	Max:      80 * time.Millisecond,
 	Budget:   200 * time.Millisecond,
 	Rand:     func() float64 { return 0.5 },
-}
-
-// bounded runs fn and returns its error, failing the test if fn has not
-// returned within hangBound. It logs how long fn took.
-func bounded(t *testing.T, what string, fn func() error) error {
-	t.Helper()
-	done := make(chan error, 1)
-	start := time.Now()
-	go func() { done <- fn() }()
-	select {
-	case err := <-done:
-		t.Logf("%s returned after %v: %v", what, time.Since(start).Round(time.Millisecond), err)
-		return err
-	case <-time.After(hangBound):
-		t.Fatalf("%s still blocked after %v", what, hangBound)
-		return nil
-	}
 }
 
 // knownHostsFor writes a known_hosts file listing key for addr.
@@ -289,7 +273,7 @@ func sequence(t *testing.T, s *Store, p *faultproxy.Proxy) {
 		t.Fatalf("Get(a/one): %d bytes, %v", len(data), err)
 	}
 	r := &cutReader{Reader: bytes.NewReader(two), after: 256 << 10, cut: p.Cut}
-	if err := bounded(t, "Put cut half-way", func() error { return s.Put(ctx, "a/two", r, int64(len(two))) }); err != nil {
+	if err := storagetest.Bounded(t, "Put cut half-way", func() error { return s.Put(ctx, "a/two", r, int64(len(two))) }); err != nil {
 		t.Fatal(err)
 	}
 	if !r.done.Load() {
@@ -390,7 +374,7 @@ func refused(t *testing.T, st storage.Store, p *faultproxy.Proxy) {
 	s := New(st, refuseOptions)
 	p.Refuse(true)
 	p.Cut()
-	err := bounded(t, "Stat while refused", func() error {
+	err := storagetest.Bounded(t, "Stat while refused", func() error {
 		_, err := s.Stat(ctx, "x")
 		return err
 	})
@@ -404,7 +388,7 @@ func refused(t *testing.T, st storage.Store, p *faultproxy.Proxy) {
 		t.Errorf("%d retries, %v waited; want the budget, %v, spent", s.Retries(), s.Waited(), refuseOptions.Budget)
 	}
 	n := s.Retries()
-	if err := bounded(t, "Get with the budget spent", func() error {
+	if err := storagetest.Bounded(t, "Get with the budget spent", func() error {
 		_, _, err := s.Get(ctx, "x")
 		return err
 	}); err == nil || s.Retries() != n {
@@ -562,7 +546,7 @@ func TestHostKeyChangeNotRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	sw.set(b.Addr)
-	err = bounded(t, "Stat on a server with another host key", func() error {
+	err = storagetest.Bounded(t, "Stat on a server with another host key", func() error {
 		_, err := s.Stat(ctx, "x")
 		return err
 	})
