@@ -52,6 +52,10 @@ func SFTPOptions(c *config.SFTP, root string, getenv func(string) string) sftp.O
 		AgentSocket:    getenv("SSH_AUTH_SOCK"),
 		KnownHostsFile: c.KnownHostsFile,
 		Root:           root,
+
+		DialTimeout:       c.DialTimeout,
+		KeepaliveInterval: c.KeepaliveInterval,
+		KeepaliveTimeout:  c.KeepaliveTimeout,
 	}
 }
 
@@ -66,5 +70,9 @@ func S3Options(c *config.S3, root string, getenv func(string) string) s3.Options
 		Endpoint:  c.Endpoint,
 		PathStyle: c.PathStyle,
 		Getenv:    getenv,
+
+		DialTimeout:     c.DialTimeout,
+		ResponseTimeout: c.ResponseTimeout,
+		IdleTimeout:     c.IdleTimeout,
 	}
 }

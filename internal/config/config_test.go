@@ -291,6 +291,9 @@ func TestDecodeErrors(t *testing.T) {
 		{"missing local path", strings.Replace(minimal, "    path: ./out\n", "", 1), 6, "destinations[0].path", `is required`, 0},
 		{"bad backend", strings.Replace(minimal, "backend: local", "backend: ftp", 1), 7, "destinations[0].backend", `"ftp" is not one of local, sftp, s3`, 0},
 		{"missing backend", strings.Replace(minimal, "    backend: local\n", "", 1), 6, "destinations[0].backend", `is required (local, sftp or s3)`, 0},
+		{"zero sftp keepalive", strings.Replace(minimal, "backend: local\n    path: ./out", "backend: sftp\n    path: /srv\n    sftp: {host: h, user: u, known_hosts_file: kh, keepalive_timeout: 0s}", 1), 9, "destinations[0].sftp.keepalive_timeout", `must be greater than zero`, 0},
+		{"bad s3 idle timeout", strings.Replace(minimal, "backend: local\n    path: ./out", "backend: s3\n    s3: {bucket: reports, idle_timeout: 30 seconds}", 1), 8, "destinations[0].s3.idle_timeout", `invalid duration`, 0},
+		{"single_writer not bool", dest("    single_writer: yes please\n"), 9, "destinations[0].single_writer", `must be true or false`, 0},
 		{"bad workflow", dest("    workflow: replace\n"), 9, "destinations[0].workflow", `"replace" is not one of additive, replacement`, 0},
 		{"bad workflow suggests", dest("    workflow: additve\n"), 9, "destinations[0].workflow", `did you mean "additive"?`, 0},
 		{"bad publish.source", dest("    publish:\n      source: everything\n"), 10, "destinations[0].publish.source", `"everything" is not one of all, assets, none`, 0},
@@ -674,5 +677,34 @@ func TestBadIDNoCascade(t *testing.T) {
 	var ce *Error
 	if !errors.As(err, &ce) || len(ce.Problems) != 1 || ce.Problems[0].Field != "destinations[0].id" || ce.Problems[0].Line != 6 {
 		t.Errorf("want only the bad destination id reported, got:\n%v", err)
+	}
+}
+
+// TestDecodeTimeouts: the network deadlines of the sftp and s3 blocks are
+// optional durations; absent means the adapter's default (0 here).
+func TestDecodeTimeouts(t *testing.T) {
+	yaml := `pipelines:
+  - {id: p, source: /s, destinations: [a, b]}
+destinations:
+  - id: a
+    backend: sftp
+    path: /srv
+    sftp: {host: h, user: u, known_hosts_file: /kh, dial_timeout: 10s, keepalive_interval: 5s, keepalive_timeout: 1m}
+  - id: b
+    backend: s3
+    s3: {bucket: reports, dial_timeout: 2s, response_timeout: 1m, idle_timeout: 1m30s}
+`
+	cfg, err := Decode([]byte(yaml), "/etc/distributor.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSFTP := &SFTP{Host: "h", Port: 22, User: "u", KnownHostsFile: "/kh",
+		DialTimeout: 10 * time.Second, KeepaliveInterval: 5 * time.Second, KeepaliveTimeout: time.Minute}
+	if diff := cmp.Diff(wantSFTP, cfg.Destinations[0].SFTP); diff != "" {
+		t.Errorf("sftp (-want +got):\n%s", diff)
+	}
+	wantS3 := &S3{Bucket: "reports", DialTimeout: 2 * time.Second, ResponseTimeout: time.Minute, IdleTimeout: 90 * time.Second}
+	if diff := cmp.Diff(wantS3, cfg.Destinations[1].S3); diff != "" {
+		t.Errorf("s3 (-want +got):\n%s", diff)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/distributor-dev/distributor/internal/cleanpath"
@@ -81,8 +82,8 @@ var (
 	linksFields        = []string{"base_url", "pretty"}
 	retentionFields    = []string{"prune"}
 	pruneFields        = []string{"older_than", "keep_min"}
-	sftpFields         = []string{"host", "port", "user", "identity_file", "known_hosts_file"}
-	s3Fields           = []string{"bucket", "region", "endpoint", "path_style"}
+	sftpFields         = []string{"host", "port", "user", "identity_file", "known_hosts_file", "dial_timeout", "keepalive_interval", "keepalive_timeout"}
+	s3Fields           = []string{"bucket", "region", "endpoint", "path_style", "dial_timeout", "response_timeout", "idle_timeout"}
 	notificationFields = []string{"id", "webhook", "on"}
 	webhookFields      = []string{"url", "secret_env"}
 
@@ -975,7 +976,29 @@ func (d *decoder) sftp(o *object) *SFTP {
 			s.KnownHostsFile, _ = d.localPath(p, v, f)
 		}
 	}
+	s.DialTimeout = d.timeout(o, "dial_timeout")
+	s.KeepaliveInterval = d.timeout(o, "keepalive_interval")
+	s.KeepaliveTimeout = d.timeout(o, "keepalive_timeout")
 	return s
+}
+
+// timeout decodes an optional positive duration such as "15s" or "2m"
+// (units d, h, m, s, as retention durations); absent is 0, the default.
+func (d *decoder) timeout(o *object, name string) time.Duration {
+	s, v, ok := d.str(o, name, false)
+	if !ok {
+		return 0
+	}
+	dur, err := ParseDuration(s)
+	switch {
+	case err != nil:
+		d.add(v.Line, join(o.path, name), "%v", err)
+	case dur <= 0:
+		d.add(v.Line, join(o.path, name), "must be greater than zero")
+	default:
+		return dur
+	}
+	return 0
 }
 
 func (d *decoder) s3(o *object) *S3 {
@@ -1007,6 +1030,9 @@ func (d *decoder) s3(o *object) *S3 {
 		}
 	}
 	s.PathStyle = d.boolean(o, "path_style", false)
+	s.DialTimeout = d.timeout(o, "dial_timeout")
+	s.ResponseTimeout = d.timeout(o, "response_timeout")
+	s.IdleTimeout = d.timeout(o, "idle_timeout")
 	return s
 }
 

@@ -124,6 +124,12 @@ type SFTP struct {
 	User           string
 	IdentityFile   string // absolute, or ""
 	KnownHostsFile string // absolute
+	// DialTimeout, KeepaliveInterval and KeepaliveTimeout tune how fast a
+	// dead or stalled server is noticed (0: the adapter's defaults, 30s,
+	// 15s and 15s).
+	DialTimeout       time.Duration
+	KeepaliveInterval time.Duration
+	KeepaliveTimeout  time.Duration
 }
 
 // S3 is the s3 backend block.
@@ -132,6 +138,12 @@ type S3 struct {
 	Region    string
 	Endpoint  string
 	PathStyle bool
+	// DialTimeout, ResponseTimeout and IdleTimeout bound connecting, the
+	// wait for response headers and a transfer in which no byte moves (0:
+	// the adapter's defaults, 10s, 30s and 30s).
+	DialTimeout     time.Duration
+	ResponseTimeout time.Duration
+	IdleTimeout     time.Duration
 }
 
 // Notification is one webhook notification.
