@@ -35,11 +35,36 @@ type conn struct {
 	ssh      *ssh.Client
 	sftp     *sftplib.Client
 	net      *progressConn // the TCP connection under ssh
-	hardlink bool          // the server offers hardlink@openssh.com
+	hardlink bool          // the server offers hardlink@openssh.com (set before c is shared; see canLink)
 	fsync    bool          // the server offers fsync@openssh.com
+	noLink   atomic.Bool   // hardlink@openssh.com answered SSH_FX_OP_UNSUPPORTED: offered, but not usable
 	dead     atomic.Bool
 	once     sync.Once
 	done     chan struct{} // closed by close
+}
+
+// canLink reports whether exclusive creates on c may use
+// hardlink@openssh.com: the server offers it, and no link on c was answered
+// with SSH_FX_OP_UNSUPPORTED. Safe for concurrent use.
+func (c *conn) canLink() bool {
+	return c.hardlink && !c.noLink.Load()
+}
+
+// linkUnsupported reports whether err, from a Link on c, is the server's
+// SSH_FX_OP_UNSUPPORTED: it announced hardlink@openssh.com but will not
+// link (rclone serve sftp on some back ends does this). It then marks c so
+// that canLink reports false from now on, and the caller redoes its
+// operation the way a server without the extension gets it: the O_EXCL
+// create that the exclusion probe (internal/storage/probe) proves, so the
+// fallback adds no trust the probe does not check. A new connection tries
+// the extension again.
+func (c *conn) linkUnsupported(err error) bool {
+	var se *sftplib.StatusError
+	if !errors.As(err, &se) || se.FxCode() != sftplib.ErrSSHFxOpUnsupported {
+		return false
+	}
+	c.noLink.Store(true)
+	return true
 }
 
 // close shuts the connection down (idempotent): requests in flight on it

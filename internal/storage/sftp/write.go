@@ -34,7 +34,8 @@ func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64) erro
 // file is hard-linked to the name (hardlink@openssh.com refuses a taken
 // name: the error then matches storage.ErrPrecondition). A server without
 // that extension gets a look, then the rename (safe under the destination
-// lock).
+// lock); so does a server that announces it but answers the link with
+// SSH_FX_OP_UNSUPPORTED (see conn.linkUnsupported).
 func (s *Store) PutNew(ctx context.Context, p string, r io.Reader, size int64) error {
 	if err := s.put(ctx, p, r, size, true); err != nil {
 		return s.errorf("put-new", p, err)
@@ -71,17 +72,23 @@ func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64, excl
 		return err
 	}
 	if exclusive {
-		if c.hardlink {
-			if err := c.sftp.Link(w.tmp, w.target); err != nil {
+		if c.canLink() {
+			err := c.sftp.Link(w.tmp, w.target)
+			switch {
+			case err == nil:
+				w.published = true
+				c.sftp.Remove(w.tmp)
+				return nil
+			case c.linkUnsupported(err):
+				// Announced, but not done: look, then rename, as on a
+				// server without the extension.
+			default:
 				// SFTP v3 reports a taken name as a generic failure: look.
 				if _, serr := c.sftp.Lstat(w.target); serr == nil {
 					return fmt.Errorf("%w: an entry exists", storage.ErrPrecondition)
 				}
 				return fmt.Errorf("hard-link into place: %w", err)
 			}
-			w.published = true
-			c.sftp.Remove(w.tmp)
-			return nil
 		}
 		if _, err := c.sftp.Lstat(w.target); err == nil {
 			return fmt.Errorf("%w: an entry exists", storage.ErrPrecondition)
@@ -365,7 +372,12 @@ func (s *Store) removeDirs(c *conn, dirs []string) {
 // as a generic SSH_FX_FAILURE, so an Lstat tells "exists" from other
 // errors.) A server without hardlink@openssh.com gets an O_EXCL create of the
 // target written in place: still exclusive, but a concurrent reader may
-// briefly see a partial object.
+// briefly see a partial object. So does a server that announces the
+// extension but answers the link with SSH_FX_OP_UNSUPPORTED: the create is
+// redone that way, and the connection uses it from then on (see
+// conn.linkUnsupported). The exclusion probe's second create goes through
+// the same O_EXCL path, so a server that ignores O_EXCL is refused before a
+// writer trusts it.
 //
 // If the temporary file is gone when it is to be linked (the destination
 // lock's holder swept it, see SweepTemp), it starts over with a new one, up
@@ -395,10 +407,14 @@ func (s *Store) putIf(ctx context.Context, p string, data []byte, ifVersion stor
 	s.writes.RLock()
 	defer s.writes.RUnlock()
 	if ifVersion == "" {
-		if !c.hardlink {
-			return s.createExclusive(ctx, c, p, data)
+		if c.canLink() {
+			err := s.create(ctx, c, p, data)
+			if !errors.Is(err, errLinkUnsupported) {
+				return err
+			}
+			// create left nothing behind: redo it without the link.
 		}
-		return s.create(ctx, c, p, data)
+		return s.createExclusive(ctx, c, p, data)
 	}
 	// Compare before writing anything, so that a failed condition leaves no
 	// trace (not even a parent directory).
@@ -419,9 +435,16 @@ func (s *Store) putIf(ctx context.Context, p string, data []byte, ifVersion stor
 	return w.rename(ctx)
 }
 
+// errLinkUnsupported is matched by create's error when the server answered
+// hardlink@openssh.com with SSH_FX_OP_UNSUPPORTED (the connection is then
+// marked: see conn.linkUnsupported). Nothing was created.
+var errLinkUnsupported = errors.New("the server announces hardlink@openssh.com but does not support it")
+
 // create is PutIf with the zero Version on a server with
 // hardlink@openssh.com. When the temporary file vanishes before it is
 // linked, it starts over with a new one, up to storage.CreateAttempts times.
+// An error matching errLinkUnsupported means the server refused the link
+// as unsupported, having created nothing.
 func (s *Store) create(ctx context.Context, c *conn, p string, data []byte) error {
 	return storage.RetryVanished(func() error { return s.createOnce(ctx, c, p, data) })
 }
@@ -448,6 +471,9 @@ func (s *Store) createOnce(ctx context.Context, c *conn, p string, data []byte) 
 		err := c.sftp.Link(w.tmp, w.target)
 		if err == nil {
 			break
+		}
+		if c.linkUnsupported(err) {
+			return fmt.Errorf("%w: %w", errLinkUnsupported, err)
 		}
 		if _, serr := c.sftp.Lstat(w.target); serr == nil {
 			return fmt.Errorf("%w: object exists", storage.ErrPrecondition)
@@ -487,7 +513,7 @@ func (s *Store) currentVersion(ctx context.Context, c *conn, p string) (storage.
 	return versionOf(data), nil
 }
 
-// createExclusive is the exclusive create for servers without
+// createExclusive is the exclusive create for servers without a usable
 // hardlink@openssh.com: O_EXCL on the target, then the content in place.
 func (s *Store) createExclusive(ctx context.Context, c *conn, p string, data []byte) error {
 	created, err := s.mkdirs(c, p)

@@ -4,6 +4,10 @@
 // chroot: the client sees the whole file system, and tests use absolute
 // roots below Server.Root.
 //
+// With WithQuirks it serves through pkg/sftp's request server instead, with
+// handlers on the real file system below the test's directory, which can
+// misbehave as some servers do (see Quirks).
+//
 // It also describes OpenSSH's sshd of scripts/test-servers (SSHD), and
 // writes known_hosts files for a proxy in front of a server (KnownHostsFor).
 package sftptest
@@ -16,12 +20,14 @@ import (
 	"encoding/pem"
 	"errors"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	sftplib "github.com/pkg/sftp"
@@ -44,6 +50,8 @@ type Server struct {
 	Root       string          // a fresh directory (not yet created) for the test's data
 
 	muted  bool
+	quirks *Quirks // nil: pkg/sftp's Server; else its RequestServer with fsHandlers
+	base   string  // the directory the request server's handlers may touch
 	mu     sync.Mutex
 	conns  []net.Conn
 	logins int
@@ -59,11 +67,39 @@ func Muted() Option {
 	return func(srv *Server) { srv.muted = true }
 }
 
+// Quirks are misbehaviours of an SFTP server, seen in the field (rclone
+// serve sftp), that the server of WithQuirks reproduces. The zero Quirks
+// is a well-behaved server.
+type Quirks struct {
+	// HardlinkUnsupported answers hardlink@openssh.com, which the server
+	// announces, with SSH_FX_OP_UNSUPPORTED.
+	HardlinkUnsupported bool
+	// IgnoreExclusive ignores SSH_FXF_EXCL: an open with
+	// CREAT|EXCL of an existing file succeeds and truncates it.
+	IgnoreExclusive bool
+}
+
+// WithQuirks serves SFTP through pkg/sftp's request server
+// (sftp.NewRequestServer) with handlers on the real file system that
+// misbehave as q says. The server announces what pkg/sftp announces for
+// every server in the process (a package-level list, by default
+// hardlink@openssh.com, posix-rename@openssh.com and statvfs@openssh.com,
+// statvfs then answered SSH_FX_OP_UNSUPPORTED; sftp.SetSFTPExtensions
+// changes it for all), never fsync@openssh.com, which the request server
+// cannot serve. Paths are the client's, as with
+// the default server, but the handlers refuse (permission denied) any path
+// outside the test's temporary directory that holds Root: a guard against
+// test mistakes, not a security boundary (symbolic links are followed in
+// the middle of a path, as OpenSSH's sftp-server does).
+func WithQuirks(q Quirks) Option {
+	return func(srv *Server) { srv.quirks = &q }
+}
+
 // Start starts a server that stops when the test ends.
 func Start(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	dir := t.TempDir()
-	srv := &Server{Root: filepath.Join(dir, "root")}
+	srv := &Server{Root: filepath.Join(dir, "root"), base: dir}
 	for _, o := range opts {
 		o(srv)
 	}
@@ -158,15 +194,269 @@ func (srv *Server) serve(nc net.Conn, cfg *ssh.ServerConfig) {
 				ok := req.Type == "subsystem" && len(req.Payload) > 4 && string(req.Payload[4:]) == "sftp"
 				req.Reply(ok, nil)
 				if ok {
-					s, err := sftplib.NewServer(ch)
-					if err == nil {
-						s.Serve()
-					}
+					srv.serveSFTP(ch)
 					ch.Close()
 				}
 			}
 		}()
 	}
+}
+
+// serveSFTP serves one SFTP session on ch until it ends.
+func (srv *Server) serveSFTP(ch ssh.Channel) {
+	if srv.quirks != nil {
+		h := &fsHandlers{base: srv.base, quirks: *srv.quirks}
+		sftplib.NewRequestServer(ch, sftplib.Handlers{FileGet: h, FilePut: h, FileCmd: h, FileList: h}).Serve()
+		return
+	}
+	s, err := sftplib.NewServer(ch)
+	if err == nil {
+		s.Serve()
+	}
+}
+
+// fsHandlers serve pkg/sftp's request server from the real file system,
+// below base, with quirks. Paths are the request's (absolute, clean, with
+// slashes).
+type fsHandlers struct {
+	base   string
+	quirks Quirks
+}
+
+// Interfaces of the request server that fsHandlers implement.
+var (
+	_ sftplib.OpenFileWriter       = (*fsHandlers)(nil)
+	_ sftplib.PosixRenameFileCmder = (*fsHandlers)(nil)
+	_ sftplib.LstatFileLister      = (*fsHandlers)(nil)
+	_ sftplib.ReadlinkFileLister   = (*fsHandlers)(nil)
+	_ sftplib.FileReader           = (*fsHandlers)(nil)
+)
+
+// local returns the file-system path of the request path p, or a
+// permission error (SSH_FX_PERMISSION_DENIED) if p is outside h.base.
+func (h *fsHandlers) local(op, p string) (string, error) {
+	lp := filepath.FromSlash(p)
+	if lp != h.base && !strings.HasPrefix(lp, h.base+string(filepath.Separator)) {
+		return "", &os.PathError{Op: op, Path: p, Err: syscall.EACCES}
+	}
+	return lp, nil
+}
+
+// Fileread opens a file for reading (SSH_FXP_OPEN for reading).
+func (h *fsHandlers) Fileread(r *sftplib.Request) (io.ReaderAt, error) {
+	p, err := h.local("open", r.Filepath)
+	if err != nil {
+		return nil, err
+	}
+	return os.Open(p)
+}
+
+// Filewrite opens a file for writing (SSH_FXP_OPEN with a write flag).
+func (h *fsHandlers) Filewrite(r *sftplib.Request) (io.WriterAt, error) {
+	return h.openFile(r)
+}
+
+// OpenFile opens a file for reading and writing.
+func (h *fsHandlers) OpenFile(r *sftplib.Request) (sftplib.WriterAtReaderAt, error) {
+	return h.openFile(r)
+}
+
+// openFile opens a file with the request's flags: O_EXCL is honoured
+// unless Quirks.IgnoreExclusive, which truncates instead. APPEND is
+// ignored: the client writes at offsets, and os.File.WriteAt refuses
+// O_APPEND files.
+func (h *fsHandlers) openFile(r *sftplib.Request) (*os.File, error) {
+	p, err := h.local("open", r.Filepath)
+	if err != nil {
+		return nil, err
+	}
+	pf := r.Pflags()
+	flags := os.O_WRONLY
+	if pf.Read {
+		flags = os.O_RDWR
+	}
+	if pf.Creat {
+		flags |= os.O_CREATE
+	}
+	if pf.Trunc {
+		flags |= os.O_TRUNC
+	}
+	if pf.Excl {
+		if h.quirks.IgnoreExclusive {
+			flags |= os.O_TRUNC
+		} else {
+			flags |= os.O_EXCL
+		}
+	}
+	perm := fs.FileMode(0o644)
+	if r.AttrFlags().Permissions {
+		perm = r.Attributes().FileMode().Perm()
+	}
+	return os.OpenFile(p, flags, perm)
+}
+
+// Filecmd runs Setstat, Rename, Rmdir, Mkdir, Link, Symlink and Remove.
+func (h *fsHandlers) Filecmd(r *sftplib.Request) error {
+	p, err := h.local(strings.ToLower(r.Method), r.Filepath)
+	if r.Method == "Symlink" { // Filepath is the link's target, not a path served
+		p, err = r.Filepath, nil
+	}
+	if err != nil {
+		return err
+	}
+	var target string
+	switch r.Method {
+	case "Rename", "Link", "Symlink":
+		if target, err = h.local(strings.ToLower(r.Method), r.Target); err != nil {
+			return err
+		}
+	}
+	switch r.Method {
+	case "Setstat":
+		return h.setstat(r, p)
+	case "Rename":
+		// SFTP v3 rename does not replace (OpenSSH: link, then unlink).
+		if _, err := os.Lstat(target); err == nil {
+			return &os.LinkError{Op: "rename", Old: p, New: target, Err: syscall.EEXIST}
+		}
+		return os.Rename(p, target)
+	case "Rmdir":
+		return pathError("rmdir", p, syscall.Rmdir(p))
+	case "Mkdir":
+		perm := fs.FileMode(0o755)
+		if r.AttrFlags().Permissions {
+			perm = r.Attributes().FileMode().Perm()
+		}
+		return os.Mkdir(p, perm)
+	case "Link":
+		if h.quirks.HardlinkUnsupported {
+			return sftplib.ErrSSHFxOpUnsupported
+		}
+		return os.Link(p, target)
+	case "Symlink":
+		return os.Symlink(p, target)
+	case "Remove":
+		return pathError("remove", p, syscall.Unlink(p)) // never a directory
+	default:
+		return sftplib.ErrSSHFxOpUnsupported
+	}
+}
+
+// setstat applies the attributes a Setstat (or Fsetstat) sets.
+func (h *fsHandlers) setstat(r *sftplib.Request, p string) error {
+	flags, attrs := r.AttrFlags(), r.Attributes()
+	if flags.Size {
+		if err := os.Truncate(p, int64(attrs.Size)); err != nil {
+			return err
+		}
+	}
+	if flags.Permissions {
+		if err := os.Chmod(p, attrs.FileMode().Perm()); err != nil {
+			return err
+		}
+	}
+	if flags.Acmodtime {
+		if err := os.Chtimes(p, attrs.AccessTime(), attrs.ModTime()); err != nil {
+			return err
+		}
+	}
+	return nil // owners are not changed
+}
+
+// PosixRename renames, replacing any entry at the target
+// (posix-rename@openssh.com).
+func (h *fsHandlers) PosixRename(r *sftplib.Request) error {
+	p, err := h.local("rename", r.Filepath)
+	if err != nil {
+		return err
+	}
+	target, err := h.local("rename", r.Target)
+	if err != nil {
+		return err
+	}
+	return os.Rename(p, target)
+}
+
+// Filelist lists a directory (List) or stats a path, following a final
+// symbolic link (Stat, also for Fstat).
+func (h *fsHandlers) Filelist(r *sftplib.Request) (sftplib.ListerAt, error) {
+	p, err := h.local(strings.ToLower(r.Method), r.Filepath)
+	if err != nil {
+		return nil, err
+	}
+	switch r.Method {
+	case "List":
+		entries, err := os.ReadDir(p)
+		if err != nil {
+			return nil, err
+		}
+		var infos listerAt
+		for _, e := range entries {
+			fi, err := e.Info() // as Lstat
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // removed since
+			}
+			if err != nil {
+				return nil, err
+			}
+			infos = append(infos, fi)
+		}
+		return infos, nil
+	case "Stat":
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		return listerAt{fi}, nil
+	default:
+		return nil, sftplib.ErrSSHFxOpUnsupported
+	}
+}
+
+// Lstat stats a path without following a final symbolic link.
+func (h *fsHandlers) Lstat(r *sftplib.Request) (sftplib.ListerAt, error) {
+	p, err := h.local("lstat", r.Filepath)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return nil, err
+	}
+	return listerAt{fi}, nil
+}
+
+// Readlink returns a symbolic link's target as it is stored.
+func (h *fsHandlers) Readlink(name string) (string, error) {
+	p, err := h.local("readlink", name)
+	if err != nil {
+		return "", err
+	}
+	return os.Readlink(p)
+}
+
+// pathError wraps a failed system call's err as os functions do (nil stays
+// nil), so that the request server maps the errno to an SFTP status.
+func pathError(op, p string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &os.PathError{Op: op, Path: p, Err: err}
+}
+
+// listerAt is a complete listing, or one file's attributes.
+type listerAt []fs.FileInfo
+
+// ListAt copies the entries from offset on into ls.
+func (l listerAt) ListAt(ls []fs.FileInfo, offset int64) (int, error) {
+	if offset >= int64(len(l)) {
+		return 0, io.EOF
+	}
+	n := copy(ls, l[offset:])
+	if n < len(ls) {
+		return n, io.EOF
+	}
+	return n, nil
 }
 
 // Login returns what a client needs to log in to the server, as the user
