@@ -46,6 +46,7 @@ var backends = []struct {
 }{
 	{"sftp-inprocess", inProcessSFTP},
 	{"sftp-sshd", realSFTP},
+	{"sftp-proftpd", realProFTPD},
 	{"s3-gofakes3", fakeS3},
 	{"s3-versitygw", realS3},
 }
@@ -81,6 +82,11 @@ func inProcessSFTP(t *testing.T) backend {
 
 func realSFTP(t *testing.T) backend {
 	return sftpBackend(t, sftpOptions(sftptest.SSHD(t).FreshRoot(t)))
+}
+
+// realProFTPD is ProFTPD's mod_sftp of scripts/test-servers.
+func realProFTPD(t *testing.T) backend {
+	return sftpBackend(t, sftpOptions(sftptest.ProFTPD(t).FreshRoot(t)))
 }
 
 // sftpOptions returns the sftp adapter's Options for a test server's login.

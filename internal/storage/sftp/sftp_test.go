@@ -23,7 +23,8 @@ import (
 )
 
 // TestConformance runs the storage conformance suite against the in-process
-// SFTP server (always) and OpenSSH's sshd started by scripts/test-servers.
+// SFTP server (always) and the real servers started by scripts/test-servers:
+// OpenSSH's sshd and ProFTPD's mod_sftp.
 func TestConformance(t *testing.T) {
 	t.Run("inprocess", func(t *testing.T) {
 		srv := newTestServer(t)
@@ -41,16 +42,22 @@ func TestConformance(t *testing.T) {
 			return open(t, loginOptions(sshd.FreshRoot(t)))
 		}, storagetest.WithPlantTemp(plantTemp), tempCreate)
 	})
+	t.Run("proftpd", func(t *testing.T) {
+		proftpd := sftptest.ProFTPD(t)
+		storagetest.Run(t, func(t *testing.T) storage.Store {
+			return open(t, loginOptions(proftpd.FreshRoot(t)))
+		}, storagetest.WithPlantTemp(plantTemp), tempCreate)
+	})
 }
 
 // plantTemp writes a temporary file, as a dropped connection leaves it, in
-// the directory dir of the store s, through the file system (both test
+// the directory dir of the store s, through the file system (the test
 // servers run on this machine).
 func plantTemp(t *testing.T, s storage.Store, dir string) string {
 	return storagetest.PlantTempFile(t, s.(*Store).root, dir)
 }
 
-// tempCreate lets the suite race exclusive creates against sweeps (both
+// tempCreate lets the suite race exclusive creates against sweeps (the
 // test servers run on this machine and have hardlink@openssh.com).
 var tempCreate = storagetest.WithTempCreate(storagetest.TempCreate{
 	Reopen:     func(t *testing.T, s storage.Store) storage.Store { return open(t, s.(*Store).opts) },
