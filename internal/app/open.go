@@ -74,5 +74,8 @@ func S3Options(c *config.S3, root string, getenv func(string) string) s3.Options
 		DialTimeout:     c.DialTimeout,
 		ResponseTimeout: c.ResponseTimeout,
 		IdleTimeout:     c.IdleTimeout,
+		// One retry layer, not two stacked: App.DefaultOpenStore wraps the
+		// store in retry.Store, so minio-go sends each request once.
+		MaxAttempts: 1,
 	}
 }
