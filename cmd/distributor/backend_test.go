@@ -49,6 +49,7 @@ var backends = []struct {
 	{"sftp-proftpd", realProFTPD},
 	{"s3-gofakes3", fakeS3},
 	{"s3-versitygw", realS3},
+	{"s3-seaweedfs", realWeed},
 }
 
 func sftpBackend(t *testing.T, opts sftp.Options) backend {
@@ -120,6 +121,11 @@ func fakeS3(t *testing.T) backend {
 
 func realS3(t *testing.T) backend {
 	return s3Backend(t, s3test.Versitygw(t))
+}
+
+// realWeed is the SeaweedFS S3 gateway of scripts/test-servers.
+func realWeed(t *testing.T) backend {
+	return s3Backend(t, s3test.Weed(t))
 }
 
 // cliResult is one in-process CLI run.

@@ -58,6 +58,18 @@ func versityOptions(t *testing.T) Options {
 	}
 }
 
+// weedOptions describes the SeaweedFS S3 gateway of scripts/test-servers,
+// or skips (fails under CI) when it is not running.
+func weedOptions(t *testing.T) Options {
+	t.Helper()
+	env := storagetest.ServerEnv(t, "SeaweedFS S3", "DISTRIBUTOR_TEST_WEED_ENDPOINT", "DISTRIBUTOR_TEST_WEED_BUCKET",
+		"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
+	return Options{
+		Bucket: env[1], Region: os.Getenv("DISTRIBUTOR_TEST_WEED_REGION"), Endpoint: env[0], PathStyle: true,
+		Getenv: testEnv(map[string]string{"AWS_ACCESS_KEY_ID": env[2], "AWS_SECRET_ACCESS_KEY": env[3]}),
+	}
+}
+
 // uniquePrefix gives each test its own root in a shared bucket, removed
 // when the test ends.
 func uniquePrefix(t *testing.T, opts Options) Options {
@@ -90,10 +102,11 @@ func open(t testing.TB, opts Options) *Store {
 	return s
 }
 
-// servers runs fn against gofakes3 and versitygw.
+// servers runs fn against gofakes3, versitygw and SeaweedFS.
 func servers(t *testing.T, fn func(t *testing.T, opts Options)) {
 	t.Run("gofakes3", func(t *testing.T) { fn(t, uniquePrefix(t, fakeS3(t))) })
 	t.Run("versitygw", func(t *testing.T) { fn(t, uniquePrefix(t, versityOptions(t))) })
+	t.Run("seaweedfs", func(t *testing.T) { fn(t, uniquePrefix(t, weedOptions(t))) })
 }
 
 func TestConformance(t *testing.T) {
@@ -107,6 +120,10 @@ func TestConformance(t *testing.T) {
 	})
 	t.Run("versitygw", func(t *testing.T) {
 		opts := versityOptions(t)
+		storagetest.Run(t, func(t *testing.T) storage.Store { return open(t, uniquePrefix(t, opts)) }, plant)
+	})
+	t.Run("seaweedfs", func(t *testing.T) {
+		opts := weedOptions(t)
 		storagetest.Run(t, func(t *testing.T) storage.Store { return open(t, uniquePrefix(t, opts)) }, plant)
 	})
 }

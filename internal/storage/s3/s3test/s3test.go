@@ -1,6 +1,7 @@
 // Package s3test runs gofakes3, an in-memory S3 server, on 127.0.0.1 for
 // fast tests of the code above the s3 adapter and of the CLI, describes the
-// versitygw server of scripts/test-servers, and opens stores on either.
+// versitygw and SeaweedFS servers of scripts/test-servers, and opens stores
+// on any of them.
 // (The s3 adapter's own tests cannot use it: it imports the adapter.)
 package s3test
 
@@ -103,6 +104,27 @@ func Versitygw(t testing.TB) *Server {
 		t.Fatalf("DISTRIBUTOR_TEST_S3_ENDPOINT %q: want http://host:port (%v)", env[0], err)
 	}
 	region := os.Getenv("DISTRIBUTOR_TEST_S3_REGION")
+	if region == "" {
+		region = "us-east-1"
+	}
+	return &Server{URL: env[0], Addr: u.Host, Bucket: env[1], Region: region,
+		Env: map[string]string{"AWS_ACCESS_KEY_ID": env[2], "AWS_SECRET_ACCESS_KEY": env[3]}}
+}
+
+// Weed describes the SeaweedFS S3 gateway of scripts/test-servers
+// (DISTRIBUTOR_TEST_WEED_*, with the credentials of versitygw in
+// AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY), whose bucket tests share:
+// give each its own prefix. It skips the test (fails it under CI=true) when
+// that server is not configured.
+func Weed(t testing.TB) *Server {
+	t.Helper()
+	env := storagetest.ServerEnv(t, "SeaweedFS S3", "DISTRIBUTOR_TEST_WEED_ENDPOINT", "DISTRIBUTOR_TEST_WEED_BUCKET",
+		"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
+	u, err := url.Parse(env[0])
+	if err != nil || u.Host == "" {
+		t.Fatalf("DISTRIBUTOR_TEST_WEED_ENDPOINT %q: want http://host:port (%v)", env[0], err)
+	}
+	region := os.Getenv("DISTRIBUTOR_TEST_WEED_REGION")
 	if region == "" {
 		region = "us-east-1"
 	}
