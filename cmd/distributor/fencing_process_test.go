@@ -144,7 +144,7 @@ func TestPausedWriterResumedAfterTakeover(t *testing.T) {
 		open func(t *testing.T) backend
 	}{{"local", localBackend}}
 	for _, b := range backends {
-		if b.name == "sftp-sshd" || b.name == "s3-versitygw" { // the real servers
+		if b.name != "sftp-inprocess" && b.name != "s3-gofakes3" { // the real servers: sshd, ProFTPD, versitygw, SeaweedFS
 			all = append(all, b)
 		}
 	}
