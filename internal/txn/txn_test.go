@@ -349,3 +349,35 @@ func TestCreateNeverReplaces(t *testing.T) {
 		t.Error("a.txt, created by the failed change, was left behind")
 	}
 }
+
+// TestSettleStopsWhenCatalogChanged: if the catalog changed under a failed
+// transaction (another writer committed: the lock did not hold), the
+// cleanup cannot tell whose files are whose, so it removes nothing and
+// keeps its journal for the next holder.
+func TestSettleStopsWhenCatalogChanged(t *testing.T) {
+	dir, base := newRoot(t)
+	st := &hooked{Store: base}
+	st.before = func(op, p string) error {
+		if p == "b.txt" {
+			other := mustEncode(t, &catalog.Catalog{SchemaVersion: 4, CreatedAt: now, UpdatedAt: now,
+				Outputs: []catalog.Output{record("a.txt", "a")}})
+			if err := os.WriteFile(filepath.Join(dir, catalog.FileName), other, 0o644); err != nil {
+				t.Error(err)
+			}
+			return errors.New("injected: connection reset")
+		}
+		return nil
+	}
+	tx := begin(t, st, nil)
+	res, err := tx.Apply(change(map[string]string{"a.txt": "a", "b.txt": "b"}))
+	if err == nil || !strings.Contains(err.Error(), "changed since this run read it") {
+		t.Fatalf("apply: %v", err)
+	}
+	if !res.JournalKept || len(res.RolledBack) != 0 {
+		t.Errorf("result %+v: want the journal kept and nothing rolled back", res)
+	}
+	if !exists(t, dir, "a.txt") || !exists(t, dir, journal.Name) {
+		t.Errorf("a.txt %v, journal %v: the cleanup touched a root whose catalog another writer changed",
+			exists(t, dir, "a.txt"), exists(t, dir, journal.Name))
+	}
+}
