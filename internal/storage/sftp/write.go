@@ -84,8 +84,15 @@ func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64, excl
 				// server without the extension.
 			default:
 				// SFTP v3 reports a taken name as a generic failure: look.
-				if _, serr := c.sftp.Lstat(w.target); serr == nil {
+				// If the look fails too (the connection dropped), that is
+				// the error to report: it may be transient, the outcome is
+				// unknown, and a retry establishes it.
+				_, serr := c.sftp.Lstat(w.target)
+				switch {
+				case serr == nil:
 					return fmt.Errorf("%w: an entry exists", storage.ErrPrecondition)
+				case !errors.Is(serr, fs.ErrNotExist):
+					return fmt.Errorf("hard-link into place failed (%v), then looking at the target: %w", err, serr)
 				}
 				return fmt.Errorf("hard-link into place: %w", err)
 			}
