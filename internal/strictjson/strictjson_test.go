@@ -1,0 +1,53 @@
+package strictjson
+
+import (
+	"strings"
+	"testing"
+)
+
+type doc struct {
+	A string `json:"a"`
+	B *int   `json:"b"`
+}
+
+func TestUnmarshalRefuses(t *testing.T) {
+	for name, in := range map[string]string{
+		"duplicate key":  `{"a":"x","a":"y"}`,
+		"lone surrogate": `{"a":"\ud800"}`,
+		"low surrogate":  `{"a":"\udc00x"}`,
+		"invalid utf-8":  "{\"a\":\"\xff\"}",
+		"trailing data":  `{"a":"x"} {}`,
+		"unknown field":  `{"a":"x","c":1}`,
+		"case folding":   `{"A":"x"}`,
+		"not an object":  `[1]`,
+	} {
+		var d doc
+		if err := Unmarshal([]byte(in), &d); err == nil {
+			t.Errorf("%s: %s accepted as %+v", name, in, d)
+		}
+	}
+}
+
+func TestUnmarshalAccepts(t *testing.T) {
+	var d doc
+	if err := Unmarshal([]byte(" {\"a\":\"\\ud83d\\ude00 \u00e9\",\"b\":3}\n"), &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.A != "\U0001F600 é" || d.B == nil || *d.B != 3 {
+		t.Fatalf("got %+v", d)
+	}
+}
+
+func TestDecoderStreamsStrictly(t *testing.T) {
+	dec := NewDecoder(strings.NewReader(`[{"a":"x"},{"a":"y","a":"z"}]`))
+	if _, err := dec.ReadToken(); err != nil {
+		t.Fatal(err)
+	}
+	var d doc
+	if err := UnmarshalDecode(dec, &d); err != nil || d.A != "x" {
+		t.Fatalf("first element: %+v, %v", d, err)
+	}
+	if err := UnmarshalDecode(dec, &d); err == nil {
+		t.Fatal("duplicate key in the second element accepted")
+	}
+}
