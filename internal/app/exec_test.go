@@ -249,14 +249,14 @@ type hookStore struct {
 	beforePut func(path string)
 }
 
-func (h *hookStore) Put(ctx context.Context, path string, r io.Reader, size int64) error {
+func (h *hookStore) Put(ctx context.Context, path string, r io.Reader, size int64, opts ...storage.PutOption) error {
 	h.beforePut(path)
-	return h.Store.Put(ctx, path, r, size)
+	return h.Store.Put(ctx, path, r, size, opts...)
 }
 
-func (h *hookStore) PutNew(ctx context.Context, path string, r io.Reader, size int64) error {
+func (h *hookStore) PutNew(ctx context.Context, path string, r io.Reader, size int64, opts ...storage.PutOption) error {
 	h.beforePut(path)
-	return h.Store.PutNew(ctx, path, r, size)
+	return h.Store.PutNew(ctx, path, r, size, opts...)
 }
 
 func restore(t *testing.T, root string, files map[string]string) {
@@ -362,14 +362,14 @@ func (s *syncRecorder) record(op string) {
 	s.ops = append(s.ops, op)
 }
 
-func (s *syncRecorder) Put(ctx context.Context, p string, r io.Reader, size int64) error {
+func (s *syncRecorder) Put(ctx context.Context, p string, r io.Reader, size int64, opts ...storage.PutOption) error {
 	s.record("put " + p)
-	return s.Store.Put(ctx, p, r, size)
+	return s.Store.Put(ctx, p, r, size, opts...)
 }
 
-func (s *syncRecorder) PutNew(ctx context.Context, p string, r io.Reader, size int64) error {
+func (s *syncRecorder) PutNew(ctx context.Context, p string, r io.Reader, size int64, opts ...storage.PutOption) error {
 	s.record("put " + p)
-	return s.Store.PutNew(ctx, p, r, size)
+	return s.Store.PutNew(ctx, p, r, size, opts...)
 }
 
 func (s *syncRecorder) PutIf(ctx context.Context, p string, data []byte, v storage.Version) (storage.Version, error) {

@@ -190,12 +190,12 @@ type putHook struct {
 	succeeded int
 }
 
-func (h *putHook) Put(ctx context.Context, p string, r io.Reader, size int64) error {
-	return h.put(func() error { return h.Store.Put(ctx, p, r, size) })
+func (h *putHook) Put(ctx context.Context, p string, r io.Reader, size int64, opts ...storage.PutOption) error {
+	return h.put(func() error { return h.Store.Put(ctx, p, r, size, opts...) })
 }
 
-func (h *putHook) PutNew(ctx context.Context, p string, r io.Reader, size int64) error {
-	return h.put(func() error { return h.Store.PutNew(ctx, p, r, size) })
+func (h *putHook) PutNew(ctx context.Context, p string, r io.Reader, size int64, opts ...storage.PutOption) error {
+	return h.put(func() error { return h.Store.PutNew(ctx, p, r, size, opts...) })
 }
 
 // Unwrap lets retry.Count find the retrying store below the hook.

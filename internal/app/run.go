@@ -301,7 +301,7 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 	if err := check(in, pl); err != nil {
 		return refused(&rd, err)
 	}
-	ch := runChange(in, pl, r.Version, bundleContent(b, res.Outputs))
+	ch := runChange(in, pl, r.Version, bundleContent(b, res.Outputs), webWrites(res.PrimaryPath))
 	if a.Progress != nil {
 		name := p.ID + " -> " + d.ID
 		var total int64

@@ -46,8 +46,9 @@ func (a *App) begin(ctx context.Context, st storage.Store, d *config.Destination
 // runChange turns a run's plan into the transaction that applies it: its
 // writes (with the records the journal keeps for recovery), its deletes,
 // the catalog once all took effect, and the catalog that records a partial
-// outcome (plan.Settle).
-func runChange(in plan.Input, p *plan.Plan, base storage.Version, content Content) *txn.Change {
+// outcome (plan.Settle). shape, when set, completes each write (its phase
+// and store options: see webWrites).
+func runChange(in plan.Input, p *plan.Plan, base storage.Version, content Content, shape func(*txn.Write)) *txn.Change {
 	now := in.Now.UTC().Truncate(time.Second)
 	ch := &txn.Change{Base: base, Final: p.Catalog}
 	items := make(map[string]plan.Item, len(p.Items))
@@ -60,6 +61,9 @@ func runChange(in plan.Input, p *plan.Plan, base storage.Version, content Conten
 				Open:   func(ctx context.Context) (io.ReadCloser, error) { return content(ctx, it) }}
 			if it.Previous != nil {
 				w.Previous = &txn.Digest{SHA256: it.Previous.SHA256, Size: it.Previous.Size}
+			}
+			if shape != nil {
+				shape(&w)
 			}
 			ch.Writes = append(ch.Writes, w)
 		case plan.OpDelete:

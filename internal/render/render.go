@@ -231,7 +231,9 @@ func Plan(ctx context.Context, b *bundle.Bundle, d *config.Destination, prefix s
 		p.out.URL = outputURL(d.Links, p.out.Path)
 		res.Outputs = append(res.Outputs, p.out)
 	}
-	res.PrimaryURL = primaryURL(res.Outputs, prefix)
+	if i := primaryIndex(res.Outputs, prefix); i >= 0 {
+		res.PrimaryPath, res.PrimaryURL = res.Outputs[i].Path, res.Outputs[i].URL
+	}
 	return res, nil
 }
 
@@ -289,10 +291,11 @@ func outputURL(links config.Links, p string) string {
 	return links.BaseURL + strings.Join(segs, "/")
 }
 
-// primaryURL implements the PrimaryURL rule documented on Plan.
-func primaryURL(outs []Output, prefix string) string {
+// primaryIndex implements the PrimaryURL rule documented on Plan: the index
+// in outs of the primary output, or -1 without outputs.
+func primaryIndex(outs []Output, prefix string) int {
 	if len(outs) == 0 {
-		return ""
+		return -1
 	}
 	first := -1
 	for i, o := range outs {
@@ -300,16 +303,16 @@ func primaryURL(outs []Output, prefix string) string {
 			continue
 		}
 		if o.Path == prefix+"index.html" {
-			return o.URL
+			return i
 		}
 		if first < 0 {
 			first = i
 		}
 	}
 	if first >= 0 {
-		return outs[first].URL
+		return first
 	}
-	return outs[0].URL
+	return 0
 }
 
 // loadTemplate parses the custom page template file, or returns the built-in

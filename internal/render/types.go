@@ -35,4 +35,8 @@ type Result struct {
 	Outputs []Output
 	// PrimaryURL is the URL a human should open first, or "".
 	PrimaryURL string
+	// PrimaryPath is the output path of the page a human should open
+	// first (the output PrimaryURL names), or "" without outputs. It is
+	// written last (see docs/design.md, "Write order").
+	PrimaryPath string
 }

@@ -73,8 +73,10 @@ type Store interface {
 	// the store sees the old object or the new one, never a partial one. If r
 	// returns an error, or yields more or fewer than size bytes, Put fails and
 	// the old object (or none) remains. On return without error the data is
-	// durable as far as the backend can promise.
-	Put(ctx context.Context, path string, r io.Reader, size int64) error
+	// durable as far as the backend can promise. opts carry response
+	// metadata (see PutOptions) to backends that serve it; the others
+	// ignore it.
+	Put(ctx context.Context, path string, r io.Reader, size int64, opts ...PutOption) error
 
 	// PutNew is Put that only creates: when any entry exists at path it
 	// fails with an error matching ErrPrecondition and leaves that entry
@@ -85,7 +87,7 @@ type Store interface {
 	// rename. Writers use it for every output that did not exist when they
 	// planned, so that a late write of a writer that lost its lock cannot
 	// replace a successor's file.
-	PutNew(ctx context.Context, path string, r io.Reader, size int64) error
+	PutNew(ctx context.Context, path string, r io.Reader, size int64, opts ...PutOption) error
 
 	// Get reads a small object whole and returns its current Version.
 	// A missing object yields an error matching ErrNotExist.
@@ -136,6 +138,45 @@ type Store interface {
 
 	// Close releases the store's resources.
 	Close() error
+}
+
+// Metadata is the response metadata an object is served with, where the
+// backend stores it with the object (S3). An empty field leaves the
+// backend's default (on S3 the Content-Type follows the file extension).
+type Metadata struct {
+	CacheControl       string
+	ContentType        string
+	ContentDisposition string
+}
+
+// IsZero reports whether m sets nothing.
+func (m Metadata) IsZero() bool { return m == Metadata{} }
+
+// PutOptions are the settings of one Put or PutNew.
+type PutOptions struct {
+	// Metadata is stored with the object by backends that serve response
+	// metadata (S3); local disk and SFTP ignore it (their web server
+	// decides the headers).
+	Metadata Metadata
+}
+
+// PutOption sets a field of PutOptions.
+type PutOption func(*PutOptions)
+
+// WithMetadata stores m with the written object (see PutOptions.Metadata).
+func WithMetadata(m Metadata) PutOption {
+	return func(o *PutOptions) { o.Metadata = m }
+}
+
+// ApplyPutOptions returns the PutOptions that opts set, in order.
+func ApplyPutOptions(opts []PutOption) PutOptions {
+	var o PutOptions
+	for _, f := range opts {
+		if f != nil {
+			f(&o)
+		}
+	}
+	return o
 }
 
 // SweepOptions scope Store.SweepTemp.

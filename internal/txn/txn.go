@@ -3,8 +3,15 @@
 // reconcile-state) and by crash recovery:
 //
 //	lock -> recover a dead run's journal -> sweep temporary files ->
-//	journal -> writes -> deletes -> sync -> catalog compare-and-swap ->
-//	drop journal -> unlock
+//	journal -> writes (phase by phase) -> deletes -> sync ->
+//	catalog compare-and-swap -> drop journal -> unlock
+//
+// Writes run in phases (Write.Phase, ascending): every write of a phase has
+// completed before the first write of the next one starts, and the
+// parallel workers (Options.Jobs) stay within one phase. The caller picks
+// the phases so that readers of the root never see a page before what it
+// references (run: other files, then HTML pages, then each destination's
+// primary page and its index).
 //
 // Every change is fenced: it happens only while this process provably holds
 // the root's lock (lock.Lock.Fence), checked immediately before the change
@@ -202,6 +209,11 @@ type Write struct {
 	Record catalog.Output
 	// Open opens the bytes to write.
 	Open func(ctx context.Context) (io.ReadCloser, error)
+	// Phase orders the writes of a Change: all writes of a lower phase
+	// complete before any write of a higher phase starts.
+	Phase int
+	// Options are passed to the store's Put or PutNew (response metadata).
+	Options []storage.PutOption
 }
 
 // Digest names some bytes.
@@ -216,8 +228,8 @@ type Change struct {
 	// there was no catalog): the catalog write is a compare-and-swap
 	// against it.
 	Base storage.Version
-	// Writes are applied first, in this order (up to Options.Jobs at
-	// once), then Deletes.
+	// Writes are applied first, phase by phase (see Write.Phase), in this
+	// order within a phase (up to Options.Jobs at once), then Deletes.
 	Writes  []Write
 	Deletes []string
 	// Final is the catalog once every write and delete took effect; nil
@@ -288,16 +300,22 @@ func (t *Txn) Apply(ch *Change) (*Result, error) {
 		return res, fmt.Errorf("%w; no output was changed", err)
 	}
 	a := &attempt{t: t, ch: ch, written: map[string]bool{}, deleted: map[string]bool{}}
-	err := t.each(ctx, len(ch.Writes), func(ctx context.Context, i int) error {
-		w := &ch.Writes[i]
-		if err := t.put(ctx, w); err != nil {
-			return err
+	var err error
+	for _, phase := range phases(ch.Writes) {
+		err = t.each(ctx, len(phase), func(ctx context.Context, i int) error {
+			w := &ch.Writes[phase[i]]
+			if err := t.put(ctx, w); err != nil {
+				return err
+			}
+			if ch.Written != nil {
+				ch.Written(w.Path, w.Size)
+			}
+			return nil
+		}, func(i int) { a.written[ch.Writes[phase[i]].Path] = true })
+		if err != nil {
+			break
 		}
-		if ch.Written != nil {
-			ch.Written(w.Path, w.Size)
-		}
-		return nil
-	}, func(i int) { a.written[ch.Writes[i].Path] = true })
+	}
 	if err == nil {
 		err = t.each(ctx, len(ch.Deletes), func(ctx context.Context, i int) error {
 			p := ch.Deletes[i]
@@ -357,7 +375,7 @@ func (t *Txn) put(ctx context.Context, w *Write) error {
 	if w.Existed {
 		put = t.st.Put
 	}
-	if err := put(ctx, w.Path, rc, w.Size); err != nil {
+	if err := put(ctx, w.Path, rc, w.Size, w.Options...); err != nil {
 		return fmt.Errorf("write %s: %w", w.Path, err)
 	}
 	return nil
@@ -489,6 +507,24 @@ loop:
 		return err
 	}
 	return nil
+}
+
+// phases groups the indexes of ws by Write.Phase, lowest phase first,
+// keeping their order within a phase.
+func phases(ws []Write) [][]int {
+	idx := make([]int, len(ws))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(i, j int) bool { return ws[idx[i]].Phase < ws[idx[j]].Phase })
+	var out [][]int
+	for k, i := range idx {
+		if k == 0 || ws[i].Phase != ws[idx[k-1]].Phase {
+			out = append(out, nil)
+		}
+		out[len(out)-1] = append(out[len(out)-1], i)
+	}
+	return out
 }
 
 func mapKeys(m map[string]bool) []string {

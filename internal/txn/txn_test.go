@@ -38,12 +38,12 @@ type hooked struct {
 	after  func(path string)
 }
 
-func (h *hooked) Put(ctx context.Context, p string, r io.Reader, size int64) error {
-	return h.put(p, func() error { return h.Store.Put(ctx, p, r, size) })
+func (h *hooked) Put(ctx context.Context, p string, r io.Reader, size int64, opts ...storage.PutOption) error {
+	return h.put(p, func() error { return h.Store.Put(ctx, p, r, size, opts...) })
 }
 
-func (h *hooked) PutNew(ctx context.Context, p string, r io.Reader, size int64) error {
-	return h.put(p, func() error { return h.Store.PutNew(ctx, p, r, size) })
+func (h *hooked) PutNew(ctx context.Context, p string, r io.Reader, size int64, opts ...storage.PutOption) error {
+	return h.put(p, func() error { return h.Store.PutNew(ctx, p, r, size, opts...) })
 }
 
 func (h *hooked) put(p string, write func() error) error {
@@ -379,5 +379,118 @@ func TestSettleStopsWhenCatalogChanged(t *testing.T) {
 	if !exists(t, dir, "a.txt") || !exists(t, dir, journal.Name) {
 		t.Errorf("a.txt %v, journal %v: the cleanup touched a root whose catalog another writer changed",
 			exists(t, dir, "a.txt"), exists(t, dir, journal.Name))
+	}
+}
+
+// orderStore records the start and end of every write and delete, and
+// every conditional write, in the order they happen.
+type orderStore struct {
+	storage.Store
+	mu     sync.Mutex
+	events []string
+}
+
+func (o *orderStore) log(e string) { o.mu.Lock(); o.events = append(o.events, e); o.mu.Unlock() }
+
+func (o *orderStore) Put(ctx context.Context, p string, r io.Reader, size int64, opts ...storage.PutOption) error {
+	o.log("start " + p)
+	defer o.log("end " + p)
+	time.Sleep(time.Millisecond) // let parallel writes overlap
+	return o.Store.Put(ctx, p, r, size, opts...)
+}
+
+func (o *orderStore) PutNew(ctx context.Context, p string, r io.Reader, size int64, opts ...storage.PutOption) error {
+	o.log("start " + p)
+	defer o.log("end " + p)
+	time.Sleep(time.Millisecond)
+	return o.Store.PutNew(ctx, p, r, size, opts...)
+}
+
+func (o *orderStore) Delete(ctx context.Context, p string) error {
+	o.log("delete " + p)
+	return o.Store.Delete(ctx, p)
+}
+
+func (o *orderStore) PutIf(ctx context.Context, p string, data []byte, v storage.Version) (storage.Version, error) {
+	o.log("putif " + p)
+	return o.Store.PutIf(ctx, p, data, v)
+}
+
+// TestApplyWritesPhaseByPhase: with parallel workers, every write of a
+// phase ends before the first write of the next phase starts; deletes come
+// after every write and the catalog after every delete.
+func TestApplyWritesPhaseByPhase(t *testing.T) {
+	dir, base := newRoot(t)
+	for _, p := range []string{"old1.txt", "old2.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, p), []byte("old"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := &orderStore{Store: base}
+	tx, err := Begin(context.Background(), Options{Store: st, Command: "run", Jobs: 4,
+		Lock: lock.Locker{Lease: time.Hour, Wait: time.Second}, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.End()
+	phase := map[string]int{"a.css": 0, "b.png": 0, "c.svg": 0, "d.csv": 0, "e.html": 1, "f/g.html": 1, "h.html": 1, "index.html": 2}
+	files := map[string]string{}
+	for p := range phase {
+		files[p] = p
+	}
+	ch := change(files)
+	for i := range ch.Writes {
+		ch.Writes[i].Phase = phase[ch.Writes[i].Path]
+	}
+	// Put the primary page first in the list: the phase, not the list
+	// order, decides.
+	slices.SortStableFunc(ch.Writes, func(a, b Write) int { return b.Phase - a.Phase })
+	ch.Deletes = []string{"old1.txt", "old2.txt"}
+	st.mu.Lock()
+	st.events = nil // forget Begin's probe, lock and sweep
+	st.mu.Unlock()
+	if _, err := tx.Apply(ch); err != nil {
+		t.Fatal(err)
+	}
+	// For each event, the highest phase started so far and the lowest
+	// phase still running must never invert.
+	started := map[int]int{}
+	ended := map[int]int{}
+	total := map[int]int{}
+	for _, ph := range phase {
+		total[ph]++
+	}
+	writesDone, deletesDone, catalogAt := 0, 0, -1
+	for i, e := range st.events {
+		op, p, _ := strings.Cut(e, " ")
+		switch op {
+		case "start":
+			ph := phase[p]
+			for lower := 0; lower < ph; lower++ {
+				if ended[lower] != total[lower] {
+					t.Errorf("event %d: %s (phase %d) started while phase %d had %d of %d writes finished\n%s",
+						i, p, ph, lower, ended[lower], total[lower], strings.Join(st.events, "\n"))
+				}
+			}
+			started[ph]++
+		case "end":
+			ended[phase[p]]++
+			writesDone++
+		case "delete":
+			if writesDone != len(phase) {
+				t.Errorf("delete of %s before every write ended (%d of %d)", p, writesDone, len(phase))
+			}
+			deletesDone++
+		case "putif":
+			if p == catalog.FileName {
+				catalogAt = i
+				if deletesDone != 2 {
+					t.Errorf("catalog written after %d of 2 deletes", deletesDone)
+				}
+			}
+		}
+	}
+	if catalogAt < 0 || writesDone != len(phase) {
+		t.Fatalf("catalog at %d, %d writes: %v", catalogAt, writesDone, st.events)
 	}
 }

@@ -76,19 +76,19 @@ func (s *Store) fail(op, path string) error {
 }
 
 // Put implements storage.Store.
-func (s *Store) Put(ctx context.Context, path string, r io.Reader, size int64) error {
+func (s *Store) Put(ctx context.Context, path string, r io.Reader, size int64, opts ...storage.PutOption) error {
 	if err := s.fail("put", path); err != nil {
 		return err
 	}
-	return s.Store.Put(ctx, path, r, size)
+	return s.Store.Put(ctx, path, r, size, opts...)
 }
 
 // PutNew implements storage.Store; it counts (and logs) as a "put".
-func (s *Store) PutNew(ctx context.Context, path string, r io.Reader, size int64) error {
+func (s *Store) PutNew(ctx context.Context, path string, r io.Reader, size int64, opts ...storage.PutOption) error {
 	if err := s.fail("put", path); err != nil {
 		return err
 	}
-	return s.Store.PutNew(ctx, path, r, size)
+	return s.Store.PutNew(ctx, path, r, size, opts...)
 }
 
 // PutIf implements storage.Store.

@@ -251,7 +251,7 @@ func (s *Store) errorf(op, p string, err error) error {
 // not interrupted), the temporary file is removed and the old object, or
 // none, remains. Missing parent directories are created (mode 0755); the file
 // gets mode 0644. A symbolic link at the target is replaced, not followed.
-func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64) error {
+func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64, _ ...storage.PutOption) error {
 	if err := s.put(ctx, p, r, size, false); err != nil {
 		return s.errorf("put", p, err)
 	}
@@ -263,7 +263,7 @@ func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64) erro
 // then matches storage.ErrPrecondition), not renamed over it. On a file
 // system without hard links it looks first, then renames (safe under the
 // destination lock).
-func (s *Store) PutNew(ctx context.Context, p string, r io.Reader, size int64) error {
+func (s *Store) PutNew(ctx context.Context, p string, r io.Reader, size int64, _ ...storage.PutOption) error {
 	if err := s.put(ctx, p, r, size, true); err != nil {
 		return s.errorf("put-new", p, err)
 	}

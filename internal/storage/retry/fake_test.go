@@ -168,12 +168,16 @@ func (f *fake) SweepTemp(ctx context.Context, opts storage.SweepOptions) ([]stri
 	return f.Store.SweepTemp(ctx, opts)
 }
 
-func (f *fake) Put(ctx context.Context, p string, r io.Reader, size int64) error {
-	return f.put(ctx, "put", p, r, size, f.Store.Put)
+func (f *fake) Put(ctx context.Context, p string, r io.Reader, size int64, opts ...storage.PutOption) error {
+	return f.put(ctx, "put", p, r, size, func(ctx context.Context, p string, r io.Reader, size int64) error {
+		return f.Store.Put(ctx, p, r, size, opts...)
+	})
 }
 
-func (f *fake) PutNew(ctx context.Context, p string, r io.Reader, size int64) error {
-	return f.put(ctx, "put-new", p, r, size, f.Store.PutNew)
+func (f *fake) PutNew(ctx context.Context, p string, r io.Reader, size int64, opts ...storage.PutOption) error {
+	return f.put(ctx, "put-new", p, r, size, func(ctx context.Context, p string, r io.Reader, size int64) error {
+		return f.Store.PutNew(ctx, p, r, size, opts...)
+	})
 }
 
 func (f *fake) put(ctx context.Context, op, p string, r io.Reader, size int64,

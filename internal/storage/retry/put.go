@@ -135,8 +135,8 @@ func (a *attemptReader) Read(p []byte) (int, error) {
 // r implements io.Seeker (a retry seeks back to where r was when Put was
 // called), or nothing has been read from it. A failure of r is not
 // retried.
-func (s *Store) Put(ctx context.Context, path string, r io.Reader, size int64) error {
-	return s.put(ctx, "put", path, r, size, false)
+func (s *Store) Put(ctx context.Context, path string, r io.Reader, size int64, opts ...storage.PutOption) error {
+	return s.put(ctx, "put", path, r, size, false, opts)
 }
 
 // PutNew implements storage.Store. It retries as Put does. When a retry
@@ -144,11 +144,11 @@ func (s *Store) Put(ctx context.Context, path string, r io.Reader, size int64) e
 // all of its bytes, it reads the object back: if it holds the bytes this
 // call sent, the earlier attempt landed and PutNew succeeds; otherwise
 // the error matching storage.ErrPrecondition is returned.
-func (s *Store) PutNew(ctx context.Context, path string, r io.Reader, size int64) error {
-	return s.put(ctx, "put-new", path, r, size, true)
+func (s *Store) PutNew(ctx context.Context, path string, r io.Reader, size int64, opts ...storage.PutOption) error {
+	return s.put(ctx, "put-new", path, r, size, true, opts)
 }
 
-func (s *Store) put(ctx context.Context, op, path string, r io.Reader, size int64, exclusive bool) error {
+func (s *Store) put(ctx context.Context, op, path string, r io.Reader, size int64, exclusive bool, opts []storage.PutOption) error {
 	b := newBody(r, exclusive)
 	c := s.call(ctx, op, path)
 	var maybe [][]byte // PutNew: digests of failed attempts that sent everything
@@ -156,9 +156,9 @@ func (s *Store) put(ctx context.Context, op, path string, r io.Reader, size int6
 		ar := b.attempt()
 		var err error
 		if exclusive {
-			err = s.st.PutNew(ctx, path, ar, size)
+			err = s.st.PutNew(ctx, path, ar, size, opts...)
 		} else {
-			err = s.st.Put(ctx, path, ar, size)
+			err = s.st.Put(ctx, path, ar, size, opts...)
 		}
 		res := b.end()
 		switch {

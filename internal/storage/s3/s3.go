@@ -440,8 +440,8 @@ var credentialCodes = map[string]bool{
 }
 
 // Put implements storage.Store: see the package documentation.
-func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64) error {
-	if err := s.put(ctx, p, r, size, false); err != nil {
+func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64, opts ...storage.PutOption) error {
+	if err := s.put(ctx, p, r, size, false, storage.ApplyPutOptions(opts)); err != nil {
 		return s.errorf("put", p, err)
 	}
 	return nil
@@ -451,14 +451,14 @@ func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64) erro
 // server answers with 412 (an error matching storage.ErrPrecondition) when
 // the key exists. Objects above the part size go up in parts, and not every
 // server enforces the condition on completing a multipart upload.
-func (s *Store) PutNew(ctx context.Context, p string, r io.Reader, size int64) error {
-	if err := s.put(ctx, p, r, size, true); err != nil {
+func (s *Store) PutNew(ctx context.Context, p string, r io.Reader, size int64, opts ...storage.PutOption) error {
+	if err := s.put(ctx, p, r, size, true, storage.ApplyPutOptions(opts)); err != nil {
 		return s.errorf("put-new", p, err)
 	}
 	return nil
 }
 
-func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64, exclusive bool) error {
+func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64, exclusive bool, po storage.PutOptions) error {
 	if err := s.begin(ctx, p); err != nil {
 		return err
 	}
@@ -472,7 +472,11 @@ func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64, excl
 			return err
 		}
 	}
-	opts := minio.PutObjectOptions{ContentType: contentType(p), PartSize: s.partSize}
+	opts := minio.PutObjectOptions{ContentType: contentType(p), PartSize: s.partSize,
+		CacheControl: po.Metadata.CacheControl, ContentDisposition: po.Metadata.ContentDisposition}
+	if po.Metadata.ContentType != "" {
+		opts.ContentType = po.Metadata.ContentType
+	}
 	if size == 0 {
 		// minio-go's streaming signature sends an empty body as chunked
 		// transfer without Content-Length, which servers may refuse

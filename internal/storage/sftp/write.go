@@ -23,7 +23,7 @@ import (
 // Put implements storage.Store: see the package documentation. If r fails,
 // yields more or fewer than size bytes, or ctx is cancelled, the temporary
 // file is removed and the old object, or none, remains.
-func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64) error {
+func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64, _ ...storage.PutOption) error {
 	if err := s.put(ctx, p, r, size, false); err != nil {
 		return s.errorf("put", p, err)
 	}
@@ -36,7 +36,7 @@ func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64) erro
 // that extension gets a look, then the rename (safe under the destination
 // lock); so does a server that announces it but answers the link with
 // SSH_FX_OP_UNSUPPORTED (see conn.linkUnsupported).
-func (s *Store) PutNew(ctx context.Context, p string, r io.Reader, size int64) error {
+func (s *Store) PutNew(ctx context.Context, p string, r io.Reader, size int64, _ ...storage.PutOption) error {
 	if err := s.put(ctx, p, r, size, true); err != nil {
 		return s.errorf("put-new", p, err)
 	}

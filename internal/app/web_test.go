@@ -1,0 +1,101 @@
+package app
+
+import (
+	"context"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/distributor-dev/distributor/internal/report"
+	"github.com/distributor-dev/distributor/internal/storage"
+)
+
+// putOrder records the paths written, in the order their writes started.
+type putOrder struct {
+	storage.Store
+	mu    *sync.Mutex
+	paths *[]string
+}
+
+func (o *putOrder) add(p string) { o.mu.Lock(); *o.paths = append(*o.paths, p); o.mu.Unlock() }
+
+func (o *putOrder) Put(ctx context.Context, p string, r io.Reader, size int64, opts ...storage.PutOption) error {
+	o.add(p)
+	return o.Store.Put(ctx, p, r, size, opts...)
+}
+
+func (o *putOrder) PutNew(ctx context.Context, p string, r io.Reader, size int64, opts ...storage.PutOption) error {
+	o.add(p)
+	return o.Store.PutNew(ctx, p, r, size, opts...)
+}
+
+func (o *putOrder) PutIf(ctx context.Context, p string, data []byte, v storage.Version) (storage.Version, error) {
+	o.add("putif " + p)
+	return o.Store.PutIf(ctx, p, data, v)
+}
+
+func (o *putOrder) Delete(ctx context.Context, p string) error {
+	o.add("delete " + p)
+	return o.Store.Delete(ctx, p)
+}
+
+// TestRunWriteOrder: a run writes the report's assets first, then its
+// other HTML pages, then its primary page; deletes follow every write and
+// the catalog comes last.
+func TestRunWriteOrder(t *testing.T) {
+	f := yamlFixture(t, `pipelines:
+  - {id: mine, source: mine, destinations: [site]}
+destinations:
+  - id: site
+    backend: local
+    path: www
+    workflow: replacement
+    paths: {rename: {report.md: index.md}}
+`)
+	f.bundle("mine", "mine.one", map[string]string{"report.md": "# R\n", "old.txt": "x"})
+	if d := f.run(f.app(nil), "mine"); d.Status != report.StatusOK {
+		t.Fatalf("first run: %s %v", d.Status, d.Error)
+	}
+	f.bundle("mine", "mine.two", map[string]string{
+		"report.md": "# R2\n[a](a.md)\n", "a.md": "# A\n", "z.md": "# Z\n",
+		"img/a.png": "png", "style.css": "css", "zz.csv": "1,2",
+	})
+	var (
+		mu    sync.Mutex
+		order []string
+	)
+	a := f.app(func(s storage.Store) storage.Store { return &putOrder{Store: s, mu: &mu, paths: &order} })
+	if d := f.run(a, "mine"); d.Status != report.StatusOK {
+		t.Fatalf("second run: %s %v", d.Status, d.Error)
+	}
+	// Keep the outputs and the catalog (not the probe, lock and journal).
+	var got []string
+	for _, e := range order {
+		if !strings.Contains(e, ".distributor") || e == "putif .distributor.json" {
+			got = append(got, e)
+		}
+	}
+	pos := map[string]int{}
+	for k, p := range got {
+		pos[p] = k
+	}
+	for _, asset := range []string{"img/a.png", "style.css", "zz.csv"} {
+		for _, page := range []string{"a.html", "z.html", "index.html"} {
+			if pos[asset] > pos[page] {
+				t.Errorf("%s written after %s: %v", asset, page, got)
+			}
+		}
+	}
+	for _, page := range []string{"a.html", "z.html"} {
+		if pos[page] > pos["index.html"] {
+			t.Errorf("%s written after the primary page: %v", page, got)
+		}
+	}
+	if pos["delete old.txt"] < pos["index.html"] {
+		t.Errorf("delete before the last write: %v", got)
+	}
+	if got[len(got)-1] != "putif .distributor.json" {
+		t.Errorf("catalog is not the last write: %v", got)
+	}
+}
