@@ -240,6 +240,10 @@ func TestInvalidV4(t *testing.T) {
 			if st.Problem == nil || !strings.Contains(st.Problem.Error(), tc.want) {
 				t.Errorf("problem %v\nwant it to contain %q", st.Problem, tc.want)
 			}
+			// The streaming reader is at least as strict.
+			if _, _, err := Scan(strings.NewReader(doc), func(*Output) error { return nil }); err == nil {
+				t.Errorf("Scan accepted it")
+			}
 		})
 	}
 }
@@ -296,8 +300,11 @@ func TestReadRejectsBrokenUnicode(t *testing.T) {
 	if st := Read([]byte(doc)); st.Status != StatusCatalog {
 		t.Errorf("escaped surrogate pair: %s %v", st.Status, st.Problem)
 	}
-	if hasLoneSurrogate([]byte(`"a\\ud800"`)) {
-		t.Errorf(`an escaped backslash followed by "ud800" is not a surrogate escape`)
+	// An escaped backslash followed by "ud800" is not a surrogate escape.
+	doc = strings.Replace(string(valid), `"path": "report.html"`, `"path": "a\\\\ud800.html"`, 1)
+	if st := Read([]byte(doc)); st.Status != StatusInvalid || !strings.Contains(st.Problem.Error(), "path") {
+		// a backslash is not a valid path character: invalid, but for the path rule, not for Unicode
+		t.Errorf("escaped backslash: %s %v", st.Status, st.Problem)
 	}
 }
 

@@ -1,11 +1,11 @@
 package catalog
 
 import (
-	"bytes"
-	"encoding/json"
+	"github.com/go-json-experiment/json/jsontext"
+
 	"errors"
 	"fmt"
-	"io"
+	"github.com/distributor-dev/distributor/internal/strictjson"
 	"sort"
 	"strconv"
 	"time"
@@ -65,8 +65,11 @@ func Read(data []byte) State {
 	if c, err := Parse(data); err == nil {
 		return State{Status: StatusCatalog, SchemaVersion: SchemaVersion, Catalog: c}
 	}
-	var probe map[string]json.RawMessage
-	if err := json.Unmarshal(data, &probe); err != nil {
+	var probe map[string]jsontext.Value
+	if err := strictjson.Unmarshal(data, &probe); err != nil {
+		if errors.Is(err, strictjson.ErrInvalidText) {
+			return State{Status: StatusInvalid, Problem: fmt.Errorf("decode catalog: %w", err)}
+		}
 		return State{Status: StatusInvalid, Problem: fmt.Errorf("not a JSON object: %w", err)}
 	}
 	raw, ok := probe["schema_version"]
@@ -74,7 +77,7 @@ func Read(data []byte) State {
 		return State{Status: StatusInvalid, Problem: errors.New("no schema_version")}
 	}
 	var version int
-	if err := json.Unmarshal(raw, &version); err != nil {
+	if err := strictjson.Unmarshal(raw, &version); err != nil {
 		return State{Status: StatusInvalid, Problem: fmt.Errorf("schema_version %s is not an integer", raw)}
 	}
 	switch {
@@ -98,22 +101,11 @@ func Read(data []byte) State {
 // Parse decodes and validates a schema-4 document strictly: unknown fields,
 // missing required fields and trailing data are errors.
 func Parse(data []byte) (*Catalog, error) {
-	// encoding/json silently turns invalid UTF-8 (and escaped lone
-	// surrogates) into U+FFFD; a catalog must not be "repaired" that way.
-	if !utf8.Valid(data) {
-		return nil, errors.New("decode catalog: not valid UTF-8")
-	}
-	if hasLoneSurrogate(data) {
-		return nil, errors.New("decode catalog: contains an unpaired escaped UTF-16 surrogate (\\uD800-\\uDFFF): not valid Unicode")
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
+	// One strict reader: invalid UTF-8, unpaired surrogate escapes,
+	// duplicate or unknown members and trailing data are all errors.
 	var w wireCatalog
-	if err := dec.Decode(&w); err != nil {
+	if err := strictjson.Unmarshal(data, &w); err != nil {
 		return nil, fmt.Errorf("decode catalog: %w", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("decode catalog: trailing data after the JSON document")
 	}
 	var errs []error
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
@@ -126,8 +118,8 @@ func Parse(data []byte) (*Catalog, error) {
 		add("state.mode: %q is not %q", w.State.Mode, ModeCatalog)
 	}
 	if w.Outputs == nil {
-		var keys map[string]json.RawMessage
-		if json.Unmarshal(data, &keys) != nil || keys["outputs"] == nil || string(keys["outputs"]) == "null" {
+		var keys map[string]jsontext.Value
+		if strictjson.Unmarshal(data, &keys) != nil || keys["outputs"] == nil || string(keys["outputs"]) == "null" {
 			add("outputs: missing (an empty list is [])")
 		}
 	}
@@ -162,52 +154,6 @@ func Parse(data []byte) (*Catalog, error) {
 		errs = append(errs, err)
 	}
 	return nil, errors.Join(errs...)
-}
-
-// hasLoneSurrogate reports whether data holds a \uD800-\uDFFF escape that
-// is not part of a high+low surrogate pair.
-func hasLoneSurrogate(data []byte) bool {
-	esc := func(i int) (rune, bool) {
-		if i+6 > len(data) || data[i] != '\\' || data[i+1] != 'u' {
-			return 0, false
-		}
-		var r rune
-		for _, c := range data[i+2 : i+6] {
-			switch {
-			case c >= '0' && c <= '9':
-				r = r<<4 | rune(c-'0')
-			case c >= 'a' && c <= 'f':
-				r = r<<4 | rune(c-'a'+10)
-			case c >= 'A' && c <= 'F':
-				r = r<<4 | rune(c-'A'+10)
-			default:
-				return 0, false
-			}
-		}
-		return r, true
-	}
-	for i := 0; i < len(data); i++ {
-		if data[i] != '\\' {
-			continue
-		}
-		r, ok := esc(i)
-		if !ok {
-			i++ // skip the escaped character (e.g. \\)
-			continue
-		}
-		switch {
-		case r >= 0xD800 && r <= 0xDBFF:
-			if lo, ok := esc(i + 6); ok && lo >= 0xDC00 && lo <= 0xDFFF {
-				i += 11
-				continue
-			}
-			return true
-		case r >= 0xDC00 && r <= 0xDFFF:
-			return true
-		}
-		i += 5
-	}
-	return false
 }
 
 func parseTime(s, field string, add func(string, ...any)) time.Time {
@@ -250,40 +196,46 @@ func Encode(c *Catalog) ([]byte, error) {
 		return b, nil
 	}
 	for i := range n.Outputs {
-		o := &n.Outputs[i]
 		if i > 0 {
 			b = append(b, ',')
 		}
-		const in = "      "
-		b = append(b, "\n    {\n"...)
-		b = appendField(b, in, "path", o.Path, true)
-		b = appendField(b, in, "pipeline_id", o.PipelineID, true)
-		b = appendField(b, in, "destination_id", o.DestinationID, true)
-		b = append(b, in+"\"source\": {\n"...)
-		b = appendField(b, in+"  ", "id", o.Source.ID, true)
-		b = appendField(b, in+"  ", "digest", o.Source.Digest, true)
-		b = appendTime(b, in+"  ", "created", o.Source.Created, false)
-		b = append(b, in+"},\n"...)
-		b = appendField(b, in, "kind", o.Kind, true)
-		if o.SourcePath != "" {
-			b = appendField(b, in, "source_path", o.SourcePath, true)
-		}
-		if o.Transform != "" {
-			b = appendField(b, in, "transform", o.Transform, true)
-		}
-		if o.URL != "" {
-			b = appendField(b, in, "url", o.URL, true)
-		}
-		b = appendField(b, in, "sha256", o.SHA256, true)
-		b = append(b, in+"\"size\": "...)
-		b = strconv.AppendInt(b, o.Size, 10)
-		b = append(b, ",\n"...)
-		b = appendTime(b, in, "created_at", o.CreatedAt, true)
-		b = appendTime(b, in, "updated_at", o.UpdatedAt, false)
-		b = append(b, "    }"...)
+		b = appendOutput(b, &n.Outputs[i])
 	}
 	b = append(b, "\n  ]\n}\n"...)
 	return b, nil
+}
+
+// appendOutput appends one record, from its opening newline to its closing
+// brace, in the document's layout.
+func appendOutput(b []byte, o *Output) []byte {
+	const in = "      "
+	b = append(b, "\n    {\n"...)
+	b = appendField(b, in, "path", o.Path, true)
+	b = appendField(b, in, "pipeline_id", o.PipelineID, true)
+	b = appendField(b, in, "destination_id", o.DestinationID, true)
+	b = append(b, in+"\"source\": {\n"...)
+	b = appendField(b, in+"  ", "id", o.Source.ID, true)
+	b = appendField(b, in+"  ", "digest", o.Source.Digest, true)
+	b = appendTime(b, in+"  ", "created", o.Source.Created, false)
+	b = append(b, in+"},\n"...)
+	b = appendField(b, in, "kind", o.Kind, true)
+	if o.SourcePath != "" {
+		b = appendField(b, in, "source_path", o.SourcePath, true)
+	}
+	if o.Transform != "" {
+		b = appendField(b, in, "transform", o.Transform, true)
+	}
+	if o.URL != "" {
+		b = appendField(b, in, "url", o.URL, true)
+	}
+	b = appendField(b, in, "sha256", o.SHA256, true)
+	b = append(b, in+"\"size\": "...)
+	b = strconv.AppendInt(b, o.Size, 10)
+	b = append(b, ",\n"...)
+	b = appendTime(b, in, "created_at", o.CreatedAt, true)
+	b = appendTime(b, in, "updated_at", o.UpdatedAt, false)
+	b = append(b, "    }"...)
+	return b
 }
 
 // appendField appends `<indent>"name": "value"` (with a comma if more

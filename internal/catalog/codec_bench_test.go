@@ -1,7 +1,9 @@
 package catalog_test
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"testing"
 	"time"
 
@@ -64,6 +66,52 @@ func BenchmarkRead(b *testing.B) {
 				st := catalog.Read(data)
 				if st.Status != catalog.StatusCatalog {
 					b.Fatalf("status %s: %v", st.Status, st.Problem)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/output")
+		})
+	}
+}
+
+// BenchmarkScan measures the streaming reader (strict decode and validate,
+// record by record) that runs read to plan from.
+func BenchmarkScan(b *testing.B) {
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("outputs=%d", n), func(b *testing.B) {
+			data, err := catalog.Encode(benchCatalog(n))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := catalog.Scan(bytes.NewReader(data), func(*catalog.Output) error { return nil }); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/output")
+		})
+	}
+}
+
+// BenchmarkApplyEdit measures writing the next catalog of an additive run
+// that adds one record: the base streamed through the edit into a writer.
+func BenchmarkApplyEdit(b *testing.B) {
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("outputs=%d", n), func(b *testing.B) {
+			c := benchCatalog(n)
+			data, err := catalog.Encode(c)
+			if err != nil {
+				b.Fatal(err)
+			}
+			add := c.Outputs[n/2]
+			add.Path += ".new"
+			e := &catalog.Edit{Header: c.Header(), Put: []catalog.Output{add}}
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := e.ApplyTo(bytes.NewReader(data), io.Discard); err != nil {
+					b.Fatal(err)
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/output")

@@ -82,62 +82,68 @@ func Validate(c *Catalog) error {
 	for i := range c.Outputs {
 		o := &c.Outputs[i]
 		f := field(i)
-		if err := cleanpath.CheckUnreserved(o.Path); err != nil {
-			add("%s.path: %w", f, err)
-		}
 		if j, dup := seen[o.Path]; dup {
 			add("%s.path: %q duplicates outputs[%d]", f, o.Path, j)
 		} else {
 			seen[o.Path] = i
 		}
-		if !isSlug(o.PipelineID) {
-			add("%s.pipeline_id: %q is not a slug ([a-z0-9][a-z0-9._-]{0,63})", f, o.PipelineID)
-		}
-		if !isSlug(o.DestinationID) {
-			add("%s.destination_id: %q is not a slug ([a-z0-9][a-z0-9._-]{0,63})", f, o.DestinationID)
-		}
-		if !isSourceID(o.Source.ID) {
-			add("%s.source.id: %q is not a source id", f, o.Source.ID)
-		}
-		if !IsDigest(o.Source.Digest) {
-			add("%s.source.digest: %q is not sha256:<64 lowercase hex>", f, o.Source.Digest)
-		}
-		if o.Source.Created.IsZero() {
-			add("%s.source.created: missing", f)
-		}
-		switch o.Kind {
-		case KindSource:
-			if o.SourcePath != "" || o.Transform != "" {
-				add("%s: kind %q must not have source_path or transform", f, o.Kind)
-			}
-		case KindGenerated:
-			if err := cleanpath.CheckUnreserved(o.SourcePath); err != nil {
-				add("%s.source_path: %w", f, err)
-			}
-			if o.Transform != TransformMarkdown {
-				add("%s.transform: %q is not %q", f, o.Transform, TransformMarkdown)
-			}
-		default:
-			add("%s.kind: %q is not %q or %q", f, o.Kind, KindSource, KindGenerated)
-		}
-		if o.URL != "" {
-			u, err := url.Parse(o.URL)
-			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				add("%s.url: %q is not an absolute http(s) URL", f, o.URL)
-			}
-		}
-		if !IsDigest(o.SHA256) {
-			add("%s.sha256: %q is not sha256:<64 lowercase hex>", f, o.SHA256)
-		}
-		if o.Size < 0 {
-			add("%s.size: %d is negative", f, o.Size)
-		}
-		if o.CreatedAt.IsZero() {
-			add("%s.created_at: missing", f)
-		}
-		if o.UpdatedAt.IsZero() {
-			add("%s.updated_at: missing", f)
-		}
+		validateOutput(o, f, add)
 	}
 	return errors.Join(errs...)
+}
+
+// validateOutput checks one record's rules (all but uniqueness, which needs
+// the other records), naming f in every problem it adds.
+func validateOutput(o *Output, f fmt.Stringer, add func(string, ...any)) {
+	if err := cleanpath.CheckUnreserved(o.Path); err != nil {
+		add("%s.path: %w", f, err)
+	}
+	if !isSlug(o.PipelineID) {
+		add("%s.pipeline_id: %q is not a slug ([a-z0-9][a-z0-9._-]{0,63})", f, o.PipelineID)
+	}
+	if !isSlug(o.DestinationID) {
+		add("%s.destination_id: %q is not a slug ([a-z0-9][a-z0-9._-]{0,63})", f, o.DestinationID)
+	}
+	if !isSourceID(o.Source.ID) {
+		add("%s.source.id: %q is not a source id", f, o.Source.ID)
+	}
+	if !IsDigest(o.Source.Digest) {
+		add("%s.source.digest: %q is not sha256:<64 lowercase hex>", f, o.Source.Digest)
+	}
+	if o.Source.Created.IsZero() {
+		add("%s.source.created: missing", f)
+	}
+	switch o.Kind {
+	case KindSource:
+		if o.SourcePath != "" || o.Transform != "" {
+			add("%s: kind %q must not have source_path or transform", f, o.Kind)
+		}
+	case KindGenerated:
+		if err := cleanpath.CheckUnreserved(o.SourcePath); err != nil {
+			add("%s.source_path: %w", f, err)
+		}
+		if o.Transform != TransformMarkdown {
+			add("%s.transform: %q is not %q", f, o.Transform, TransformMarkdown)
+		}
+	default:
+		add("%s.kind: %q is not %q or %q", f, o.Kind, KindSource, KindGenerated)
+	}
+	if o.URL != "" {
+		u, err := url.Parse(o.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			add("%s.url: %q is not an absolute http(s) URL", f, o.URL)
+		}
+	}
+	if !IsDigest(o.SHA256) {
+		add("%s.sha256: %q is not sha256:<64 lowercase hex>", f, o.SHA256)
+	}
+	if o.Size < 0 {
+		add("%s.size: %d is negative", f, o.Size)
+	}
+	if o.CreatedAt.IsZero() {
+		add("%s.created_at: missing", f)
+	}
+	if o.UpdatedAt.IsZero() {
+		add("%s.updated_at: missing", f)
+	}
 }

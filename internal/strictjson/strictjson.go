@@ -12,7 +12,11 @@
 package strictjson
 
 import (
+	"errors"
+	"fmt"
 	"io"
+	"strconv"
+	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -29,7 +33,7 @@ func options() json.Options {
 
 // Unmarshal decodes the single JSON document data into v, strictly.
 func Unmarshal(data []byte, v any) error {
-	return json.Unmarshal(data, v, options())
+	return Describe(json.Unmarshal(data, v, options()))
 }
 
 // NewDecoder returns a strict streaming decoder reading from r, for
@@ -41,5 +45,85 @@ func NewDecoder(r io.Reader) *jsontext.Decoder {
 
 // UnmarshalDecode decodes the next JSON value of dec into v, strictly.
 func UnmarshalDecode(dec *jsontext.Decoder, v any) error {
-	return json.UnmarshalDecode(dec, v, options())
+	return Describe(json.UnmarshalDecode(dec, v, options()))
+}
+
+// ErrInvalidText is matched (errors.Is) by errors about the text itself
+// rather than its structure: invalid UTF-8 and unpaired surrogate escapes,
+// which a lenient reader would silently repair to U+FFFD.
+var ErrInvalidText = errors.New("not valid Unicode")
+
+// Describe rewrites an error of this package's decoders (or of a
+// jsontext.Decoder it returned) so that it names the field it is about in
+// the project's notation, e.g. `outputs[3].size: ...` or
+// `files[0]: unknown field "owner"`, keeping the underlying error for
+// errors.Is. Other errors and nil are returned as they are.
+func Describe(err error) error {
+	var se *json.SemanticError
+	var xe *jsontext.SyntacticError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &se) && errors.Is(se.Err, json.ErrUnknownName):
+		return at(Field(se.JSONPointer.Parent()), fmt.Errorf("unknown field %q: %w", se.JSONPointer.LastToken(), json.ErrUnknownName))
+	case errors.As(err, &se) && se.Err == nil:
+		what := "a value of another type"
+		if se.GoType != nil {
+			what = se.GoType.String()
+		}
+		return at(Field(se.JSONPointer), fmt.Errorf("JSON %s where %s belongs: %w", kind(se.JSONKind), what, err))
+	case errors.As(err, &se):
+		return at(Field(se.JSONPointer), se.Err)
+	case errors.As(err, &xe) && errors.Is(xe.Err, jsontext.ErrDuplicateName):
+		return at(Field(xe.JSONPointer.Parent()), fmt.Errorf("field %q appears twice: %w", xe.JSONPointer.LastToken(), jsontext.ErrDuplicateName))
+	case errors.As(err, &xe) && strings.Contains(xe.Err.Error(), "invalid UTF-8"):
+		return at(Field(xe.JSONPointer), fmt.Errorf("%w: not valid UTF-8 (at byte %d)", ErrInvalidText, xe.ByteOffset))
+	case errors.As(err, &xe) && strings.Contains(xe.Err.Error(), "surrogate"):
+		return at(Field(xe.JSONPointer), fmt.Errorf("%w: an unpaired escaped UTF-16 surrogate (\\uD800-\\uDFFF) (at byte %d)", ErrInvalidText, xe.ByteOffset))
+	case errors.As(err, &xe):
+		return at(Field(xe.JSONPointer), fmt.Errorf("%w (at byte %d)", xe.Err, xe.ByteOffset))
+	}
+	return err
+}
+
+func at(field string, err error) error {
+	if field == "" {
+		return err
+	}
+	return fmt.Errorf("%s: %w", field, err)
+}
+
+func kind(k jsontext.Kind) string {
+	switch k {
+	case '"':
+		return "string"
+	case '0':
+		return "number"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	}
+	return "value"
+}
+
+// Field renders a JSON pointer in the project's field notation:
+// /outputs/3/source/id is outputs[3].source.id; the root is "".
+func Field(p jsontext.Pointer) string {
+	var b strings.Builder
+	for tok := range p.Tokens() {
+		if _, err := strconv.Atoi(tok); err == nil && b.Len() > 0 {
+			b.WriteString("[" + tok + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(tok)
+	}
+	return b.String()
 }

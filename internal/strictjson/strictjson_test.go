@@ -51,3 +51,26 @@ func TestDecoderStreamsStrictly(t *testing.T) {
 		t.Fatal("duplicate key in the second element accepted")
 	}
 }
+
+func TestDescribeNamesTheField(t *testing.T) {
+	type file struct {
+		Path string `json:"path"`
+		Size *int64 `json:"size"`
+	}
+	type manifest struct {
+		Files []file `json:"files"`
+	}
+	for in, want := range map[string]string{
+		`{"files":[{"path":"a"},{"path":"b","owner":1}]}`: `files[1]: unknown field "owner"`,
+		`{"files":[{"path":"a","path":"b"}]}`:             `files[0]: field "path" appears twice`,
+		`{"files":[{"path":"a","size":"7"}]}`:             `files[0].size: JSON string where`,
+		`{"files":[{"path":"\ud800"}]}`:                   `files[0].path: `,
+		`{"x":1}`:                                         `unknown field "x"`,
+	} {
+		var m manifest
+		err := Unmarshal([]byte(in), &m)
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: got %v, want prefix %q", in, err, want)
+		}
+	}
+}
