@@ -13,7 +13,6 @@ import (
 	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -151,14 +150,14 @@ func (d *decoder) resolve(n *yaml.Node) *yaml.Node {
 	return n
 }
 
-func (d *decoder) yamlError(err error) {
-	msg := err.Error()
-	if m := yamlErrRE.FindStringSubmatch(msg); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		d.add(line, "", "invalid YAML: %s", m[2])
-		return
+// yamlError reports a YAML syntax error at the line where it occurs (see
+// syntaxErrorLine), not the parser's.
+func (d *decoder) yamlError(data []byte, err error) {
+	line, msg := yamlProblem(err)
+	if l := syntaxErrorLine(data, msg); l > 0 {
+		line = l
 	}
-	d.add(0, "", "invalid YAML: %s", strings.TrimPrefix(msg, "yaml: "))
+	d.add(line, "", "invalid YAML: %s", msg)
 }
 
 func (d *decoder) document(data []byte) *Config {
@@ -168,14 +167,14 @@ func (d *decoder) document(data []byte) *Config {
 		if errors.Is(err, io.EOF) {
 			d.add(0, "pipelines", "at least one pipeline is required (the file is empty)")
 		} else {
-			d.yamlError(err)
+			d.yamlError(data, err)
 		}
 		return nil
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		if err != nil {
-			d.yamlError(err)
+			d.yamlError(data, err)
 		} else {
 			d.add(extra.Line, "", "a second YAML document (after ---): the configuration must be a single document")
 		}

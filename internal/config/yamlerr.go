@@ -1,0 +1,76 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// yamlProblem splits a YAML syntax error into the line the parser reported
+// (0 when none) and its message.
+func yamlProblem(err error) (int, string) {
+	msg := err.Error()
+	if m := yamlErrRE.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return line, m[2]
+	}
+	return 0, strings.TrimPrefix(msg, "yaml: ")
+}
+
+// parseProblem parses every YAML document of data and returns the message
+// of the first syntax error, or "" when data parses.
+func parseProblem(data []byte) string {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var n yaml.Node
+		err := dec.Decode(&n)
+		if errors.Is(err, io.EOF) {
+			return ""
+		}
+		if err != nil {
+			_, msg := yamlProblem(err)
+			return msg
+		}
+	}
+}
+
+// maxSyntaxLines bounds the search for a syntax error's line: longer files
+// keep the parser's line.
+const maxSyntaxLines = 1 << 16
+
+// syntaxErrorLine returns the 1-based line where the YAML syntax error with
+// message problem occurs in data, or 0 when it cannot tell.
+//
+// The YAML parser reports the line where the construct that failed started
+// (a flow sequence's "[", a plain scalar), counted from 0 for parser errors
+// and from 1 for scanner errors, so its line is often one early and
+// sometimes several: a tab on line 7 in a scalar that starts on line 6 is
+// reported as line 6; a "[" on line 4 missing its "]" as line 3. The line
+// that matters to an operator is the first one the error needs: the
+// smallest prefix of whole lines that fails with the same message ends
+// there. The parser reads a stream, so every longer prefix fails the same
+// way, and a binary search over the prefixes finds it.
+func syntaxErrorLine(data []byte, problem string) int {
+	var ends []int // ends[i]: the offset just after line i+1
+	for i, c := range data {
+		if c == '\n' {
+			ends = append(ends, i+1)
+		}
+	}
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		ends = append(ends, len(data))
+	}
+	if len(ends) == 0 || len(ends) > maxSyntaxLines {
+		return 0
+	}
+	k := sort.Search(len(ends), func(i int) bool { return parseProblem(data[:ends[i]]) == problem })
+	if k == len(ends) {
+		return 0
+	}
+	return k + 1
+}
