@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -32,7 +35,8 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"status": cmdStatus,
+			"status":  cmdStatus,
+			"jsondoc": cmdJSONDoc,
 		},
 	})
 }
@@ -58,5 +62,28 @@ func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if got != want {
 		ts.Fatalf("%s exited with status %d, want %d", args[1], got, want)
+	}
+}
+
+// cmdJSONDoc runs "jsondoc stdout" (or stderr, or a file) and fails unless
+// it holds exactly one JSON document.
+func cmdJSONDoc(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: jsondoc stdout|stderr|FILE")
+	}
+	data := ts.ReadFile(args[0])
+	dec := json.NewDecoder(bytes.NewReader([]byte(data)))
+	var v any
+	err := dec.Decode(&v)
+	if err == nil {
+		if err2 := dec.Decode(&v); !errors.Is(err2, io.EOF) {
+			err = errors.New("more than one JSON document")
+		}
+	}
+	switch {
+	case err != nil && !neg:
+		ts.Fatalf("%s is not exactly one JSON document: %v", args[0], err)
+	case err == nil && neg:
+		ts.Fatalf("%s is one JSON document", args[0])
 	}
 }

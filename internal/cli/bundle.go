@@ -25,7 +25,7 @@ hand, see docs/bundle.md) and check it with 'bundle verify'.`,
 		Args: noArgs,
 	}
 	cmd.AddCommand(newBundleSealCmd(g), newBundleVerifyCmd(g))
-	return cmd
+	return groupCommand(g, cmd)
 }
 
 func newBundleSealCmd(g *globals) *cobra.Command {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"strings"
 	"time"
@@ -58,12 +59,16 @@ var errSilentFailure = &exitError{code: ExitFailed, err: errors.New("")}
 
 // globals are the persistent flags.
 type globals struct {
-	env      Env
-	config   string
-	output   string
-	logLevel string
-	progress string
-	lockWait time.Duration
+	env Env
+	// args are the command line's arguments (without the program name).
+	args []string
+	// configPath is the configuration file loadConfig resolved.
+	configPath string
+	config     string
+	output     string
+	logLevel   string
+	progress   string
+	lockWait   time.Duration
 	// lockLease and lockSkew tune fencing (see docs/design.md).
 	lockLease time.Duration
 	lockSkew  time.Duration
@@ -79,7 +84,9 @@ func Execute(ctx context.Context, args []string, env Env) int {
 	if env.IsTerminal == nil {
 		env.IsTerminal = func(io.Writer) bool { return false }
 	}
-	g := &globals{env: env}
+	stdout := &countingWriter{w: env.Stdout}
+	env.Stdout = stdout
+	g := &globals{env: env, args: args}
 	root := newRoot(g)
 	root.SetArgs(args)
 	root.SetOut(env.Stdout)
@@ -88,20 +95,29 @@ func Execute(ctx context.Context, args []string, env Env) int {
 	if err == nil {
 		return ExitOK
 	}
+	code := exitUnknown
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err.Error() != "" {
 			fmt.Fprintf(env.Stderr, "distributor: %v\n", ee.err)
 		}
-		return ee.code
+		code = ee.code
+	} else {
+		// Errors from cobra itself (bad argument count) are usage errors.
+		fmt.Fprintf(env.Stderr, "distributor: %v\n", err)
+		if isCobraUsage(err) {
+			fmt.Fprintf(env.Stderr, "Run 'distributor --help' for usage.\n")
+			code = ExitUsage
+		}
 	}
-	// Errors from cobra itself (unknown flag, bad argument count) are usage errors.
-	fmt.Fprintf(env.Stderr, "distributor: %v\n", err)
-	if isCobraUsage(err) {
-		fmt.Fprintf(env.Stderr, "Run 'distributor --help' for usage.\n")
-		return ExitUsage
+	// --output json promises one document on stdout, also when the command
+	// failed before it could print its own.
+	if stdout.n == 0 && wantsJSON(g.output, args) {
+		if perr := g.printJSON(errorDocument(root, args, code, err)); perr != nil {
+			fmt.Fprintf(env.Stderr, "distributor: %v\n", perr)
+		}
 	}
-	return exitUnknown
+	return code
 }
 
 func isCobraUsage(err error) bool {
@@ -115,10 +131,7 @@ func isCobraUsage(err error) bool {
 }
 
 func newRoot(g *globals) *cobra.Command {
-	version := g.env.Version
-	if g.env.Commit != "" {
-		version += " (commit " + g.env.Commit + ")"
-	}
+	version := versionString(g.env)
 	root := &cobra.Command{
 		Use:   "distributor",
 		Short: "Publish report bundles to web servers and object stores, safely",
@@ -146,8 +159,14 @@ The configuration is read from --config, else $DISTRIBUTOR_CONFIG, else
 		},
 	}
 	root.SetVersionTemplate("distributor {{.Version}}\n")
+	// Commands that group subcommands run only to refuse a mistyped one
+	// (groupCommand): their usage shows just "distributor x [command]".
+	root.SetUsageTemplate(strings.Replace(root.UsageTemplate(), "Usage:{{if .Runnable}}", "Usage:{{if and .Runnable (not .HasAvailableSubCommands)}}", 1))
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageErr("%v (see 'distributor %s --help')", err, c.Name())
+		if hint := flagHint(c, err); hint != "" {
+			return usageErr("%v; %s (see '%s --help')", err, hint, c.CommandPath())
+		}
+		return usageErr("%v (see '%s --help')", err, c.CommandPath())
 	})
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.config, "config", "", "configuration file (default $DISTRIBUTOR_CONFIG, else ./distributor.yaml)")
@@ -157,8 +176,8 @@ The configuration is read from --config, else $DISTRIBUTOR_CONFIG, else
 	pf.DurationVar(&g.lockWait, "lock-timeout", 2*time.Minute, "how long a writing command waits for a destination root locked by another run (0: fail at once)")
 	pf.DurationVar(&g.lockLease, "lock-lease", lock.DefaultLease, "lease of the lock a writing command holds: renewed every quarter, and the writer stops changing the root if it could not renew for three quarters of it (0: the default)")
 	pf.DurationVar(&g.lockSkew, "lock-skew-allowance", lock.DefaultSkewAllowance, "how much longer than the holder's lease a waiting command watches a silent lock before it takes it over (0: the default)")
-	root.AddCommand(newRunCmd(g), newValidateCmd(g), newBundleCmd(g), newPruneCmd(g), newReconcileCmd(g), newVerifyCmd(g), newStateCmd(g), newUnlockCmd(g), newConfigCmd(g), newCompletionCmd(g, root))
-	return root
+	root.AddCommand(newRunCmd(g), newValidateCmd(g), newBundleCmd(g), newPruneCmd(g), newReconcileCmd(g), newVerifyCmd(g), newStateCmd(g), newUnlockCmd(g), newConfigCmd(g), newVersionCmd(g), newCompletionCmd(g, root))
+	return groupCommand(g, root)
 }
 
 func (g *globals) setup() error {
@@ -196,16 +215,33 @@ func (g *globals) setup() error {
 }
 
 // loadConfig resolves and loads the configuration; any problem is exit 2.
+// An invalid file's error wraps its *config.Error.
 func (g *globals) loadConfig() (*config.Config, error) {
 	path, err := config.Resolve(g.config, g.env.Getenv)
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
+	g.configPath = path
 	cfg, err := config.Load(path)
 	if err != nil {
-		return nil, usageErr("%v", err)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, usageErr("configuration file %s (%s) does not exist: name one with --config FILE or $%s, "+
+				"or write a starter configuration with 'distributor config init'", path, g.configSource(), config.EnvConfig)
+		}
+		return nil, &exitError{code: ExitUsage, err: err}
 	}
 	return cfg, nil
+}
+
+// configSource says where the configuration's path came from.
+func (g *globals) configSource() string {
+	switch {
+	case g.config != "":
+		return "from --config"
+	case g.env.Getenv(config.EnvConfig) != "":
+		return "from $" + config.EnvConfig
+	}
+	return "the default without --config or $" + config.EnvConfig
 }
 
 // app builds the App for a command: its logger, lock timeout and, as

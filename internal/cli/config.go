@@ -18,7 +18,7 @@ use 'distributor validate'.`,
 		Args:    noArgs,
 	}
 	cmd.AddCommand(newConfigSchemaCmd(g))
-	return cmd
+	return groupCommand(g, cmd)
 }
 
 func newConfigSchemaCmd(g *globals) *cobra.Command {

@@ -73,7 +73,7 @@ func renderCLIDocs(root *cobra.Command) string {
 			p("```text\n%s\n```\n\n", strings.TrimRight(c.Long, "\n"))
 		}
 		p("Usage:\n\n```text\n")
-		if c.Runnable() {
+		if c.Runnable() && !c.HasAvailableSubCommands() {
 			p("%s\n", c.UseLine())
 		}
 		if c.HasAvailableSubCommands() {

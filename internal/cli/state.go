@@ -23,7 +23,7 @@ See docs/state.md for the format.`,
 		Args: noArgs,
 	}
 	cmd.AddCommand(newStateShowCmd(g))
-	return cmd
+	return groupCommand(g, cmd)
 }
 
 func newStateShowCmd(g *globals) *cobra.Command {
@@ -36,7 +36,8 @@ prints every output it records, whoever owns it: path, owner
 (pipeline/destination), kind, size, updated_at and url, as a table.
 
 With --output json it prints the state document itself, exactly as stored,
-or null when the root has no catalog yet (state none).
+or null when the root has no catalog yet (state none); when the state cannot
+be shown, the error document of docs/cli.md.
 
 Exit status: 0 shown (also for state none); 1 the root could not be read,
 or its state is legacy, invalid or future (the message says which); 2 a

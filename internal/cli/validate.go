@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"errors"
+	"path/filepath"
+
 	"github.com/spf13/cobra"
 
 	"github.com/distributor-dev/distributor/internal/app"
@@ -27,6 +30,13 @@ configuration is invalid.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := g.loadConfig()
 			if err != nil {
+				if g.output == "json" {
+					// The configuration's problems are the document.
+					rep := invalidConfigReport(g.configPath, err)
+					if perr := g.printJSON(rep); perr != nil {
+						return perr
+					}
+				}
 				return err
 			}
 			rep, err := g.app().Validate(cmd.Context(), cfg, opts)
@@ -41,4 +51,22 @@ configuration is invalid.`,
 	f.StringVar(&opts.Source, "source", "", "also validate this bundle directory and plan its outputs")
 	registerIDCompletions(g, cmd)
 	return cmd
+}
+
+// invalidConfigReport is validate's document for a configuration that could
+// not be loaded: not valid, with each problem of the file (or the error).
+func invalidConfigReport(path string, err error) *report.Validate {
+	rep := &report.Validate{Command: "validate", Config: path, Valid: false,
+		Outputs: []report.ValidateOutputs{}, Problems: configProblems(err)}
+	if abs, aerr := filepath.Abs(path); aerr == nil && path != "" {
+		rep.Config = abs
+	}
+	if len(rep.Problems) == 0 {
+		var ee *exitError
+		if errors.As(err, &ee) {
+			err = ee.err
+		}
+		rep.Problems = []string{err.Error()}
+	}
+	return rep
 }

@@ -30,15 +30,19 @@ type Error struct {
 // Error formats one problem per line as "file:line: field: msg" (the line is
 // omitted when unknown, the field when empty).
 func (e *Error) Error() string {
+	return strings.Join(e.Messages(), "\n")
+}
+
+// Messages formats each problem as "file:line: field: msg" (the line is
+// omitted when unknown, the field when empty).
+func (e *Error) Messages() []string {
 	file := e.File
 	if file == "" {
 		file = "config"
 	}
-	var b strings.Builder
-	for i, p := range e.Problems {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
+	msgs := make([]string, 0, len(e.Problems))
+	for _, p := range e.Problems {
+		var b strings.Builder
 		b.WriteString(file)
 		if p.Line > 0 {
 			fmt.Fprintf(&b, ":%d", p.Line)
@@ -49,6 +53,7 @@ func (e *Error) Error() string {
 			b.WriteString(": ")
 		}
 		b.WriteString(p.Msg)
+		msgs = append(msgs, b.String())
 	}
-	return b.String()
+	return msgs
 }

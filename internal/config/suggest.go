@@ -59,3 +59,10 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(rb)]
 }
+
+// Closest returns the candidate nearest to name by edit distance (with
+// transpositions, ignoring case), or "" when none is close enough to be a
+// plausible typo. The command line uses it for did-you-mean suggestions.
+func Closest(name string, candidates []string) string {
+	return closest(name, candidates)
+}

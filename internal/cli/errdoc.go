@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"errors"
+	"io"
+	"regexp"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/distributor-dev/distributor/internal/config"
+)
+
+// countingWriter counts the bytes written through it, so that Execute
+// knows whether a command printed its document.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// ErrorDocument is what a command prints with --output json when it fails
+// before it has a document of its own: a usage or configuration error, or
+// a failure that ends the command early (docs/cli.md, "JSON output").
+type ErrorDocument struct {
+	// Command is the command as typed after "distributor", e.g. "run" or
+	// "bundle seal" ("" for distributor itself).
+	Command string `json:"command"`
+	// Error is the message also printed on stderr.
+	Error string `json:"error"`
+	// ExitStatus is the process's exit status: 2 for a usage or
+	// configuration error, 1 otherwise.
+	ExitStatus int `json:"exit_status"`
+	// Problems lists each problem of an invalid configuration file as
+	// "file:line: field: message" (empty otherwise).
+	Problems []string `json:"problems"`
+}
+
+// errorDocument describes err, which made the command args name exit with
+// status code.
+func errorDocument(root *cobra.Command, args []string, code int, err error) ErrorDocument {
+	doc := ErrorDocument{ExitStatus: code, Problems: configProblems(err)}
+	if c, _, ferr := root.Find(args); ferr == nil && c != nil {
+		doc.Command = strings.TrimPrefix(strings.TrimPrefix(c.CommandPath(), root.Name()), " ")
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		doc.Error = ee.err.Error()
+	} else if err != nil {
+		doc.Error = err.Error()
+	}
+	return doc
+}
+
+// configProblems lists the problems of an invalid configuration, one
+// string each, or returns an empty list.
+func configProblems(err error) []string {
+	var ce *config.Error
+	if !errors.As(err, &ce) {
+		return []string{}
+	}
+	return ce.Messages()
+}
+
+// wantsJSON reports whether the command line asked for --output json, also
+// when parsing stopped before that flag was reached.
+func wantsJSON(parsed string, args []string) bool {
+	if parsed == "json" {
+		return true
+	}
+	want := false
+	for i, a := range args {
+		switch {
+		case a == "--":
+			return want
+		case a == "--output=json":
+			want = true
+		case strings.HasPrefix(a, "--output="):
+			want = false
+		case a == "--output" && i+1 < len(args):
+			want = args[i+1] == "json"
+		}
+	}
+	return want
+}
+
+var unknownFlagRE = regexp.MustCompile(`^unknown (?:shorthand )?flag: '?-{0,2}([^' ]+)'?`)
+
+// flagHint suggests what a mistyped flag probably meant, or returns "".
+func flagHint(c *cobra.Command, err error) string {
+	m := unknownFlagRE.FindStringSubmatch(err.Error())
+	if m == nil {
+		return ""
+	}
+	name := m[1]
+	switch name {
+	case "json":
+		return "did you mean --output json?"
+	case "text":
+		return "did you mean --output text?"
+	case "verbose":
+		return "did you mean -v (--log-level info)?"
+	case "quiet":
+		return "did you mean -q (--log-level error)?"
+	}
+	var names []string
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, f.Name)
+		}
+	})
+	if s := config.Closest(name, names); s != "" {
+		return "did you mean --" + s + "?"
+	}
+	return ""
+}

@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/distributor-dev/distributor/internal/config"
+)
+
+// groupCommand makes cmd, a command that only groups subcommands, refuse
+// what it cannot run: an unknown subcommand is a usage error (exit 2) with
+// a did-you-mean suggestion, whatever flags follow it (they belong to the
+// subcommand that was meant, so they must not be blamed); flags without a
+// subcommand are a usage error too. cmd alone prints its help (exit 0).
+func groupCommand(g *globals, cmd *cobra.Command) *cobra.Command {
+	// Unknown flags are not errors here: the first argument that is not a
+	// flag is the subcommand to blame.
+	cmd.FParseErrWhitelist = cobra.FParseErrWhitelist{UnknownFlags: true}
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return unknownSubcommand(c, args[0])
+		}
+		if rest := g.commandArgs(c); len(rest) > 0 {
+			// Parse the flags again, strictly, to name an unknown one.
+			fs := c.Flags()
+			fs.ParseErrorsAllowlist.UnknownFlags = false
+			if err := fs.Parse(rest); err != nil {
+				return usageErr("%v (see '%s --help')", err, c.CommandPath())
+			}
+			return usageErr("%s needs a command: %s (see '%s --help')", c.CommandPath(), strings.Join(subcommandNames(c), ", "), c.CommandPath())
+		}
+		return c.Help()
+	}
+	return cmd
+}
+
+// unknownSubcommand is the usage error for a mistyped subcommand of c.
+func unknownSubcommand(c *cobra.Command, name string) error {
+	msg := fmt.Sprintf("unknown command %q for %q", name, c.CommandPath())
+	if s := config.Closest(name, subcommandNames(c)); s != "" {
+		msg += fmt.Sprintf("; did you mean %q?", s)
+	} else {
+		msg += " (commands: " + strings.Join(subcommandNames(c), ", ") + ")"
+	}
+	return usageErr("%s (see '%s --help')", msg, c.CommandPath())
+}
+
+// subcommandNames lists c's available subcommands.
+func subcommandNames(c *cobra.Command) []string {
+	var names []string
+	for _, sub := range c.Commands() {
+		if sub.IsAvailableCommand() && sub.Name() != "help" {
+			names = append(names, sub.Name())
+		}
+	}
+	return names
+}
+
+// commandArgs returns the arguments given after c's name on the command
+// line: its flags and their values.
+func (g *globals) commandArgs(c *cobra.Command) []string {
+	_, rest, err := c.Root().Find(g.args)
+	if err != nil {
+		return nil
+	}
+	return rest
+}
