@@ -35,6 +35,9 @@ type RunOptions struct {
 	// Jobs is how many transfers run at once per destination (0: 4 for
 	// local, 8 for sftp and s3).
 	Jobs int
+	// Rewrite writes every planned output even when its bytes are
+	// unchanged (re-applies response metadata; see plan.Input.Rewrite).
+	Rewrite bool
 }
 
 // jobsFor is the number of concurrent transfers for a backend.
@@ -184,6 +187,10 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 		return failed(err)
 	}
 	rd.PrimaryURL = res.PrimaryURL
+	rd.Excluded, rd.Warnings = res.Excluded, res.Warnings
+	for _, w := range res.Warnings {
+		a.Logger.Warn(w, "pipeline", p.ID, "destination", d.ID)
+	}
 	if opts.Force {
 		if err := plan.CheckForceRoot(d.Backend, root); err != nil {
 			return failed(err)
@@ -211,6 +218,7 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 			Listing:            r.Listing,
 			Workflow:           d.Workflow,
 			Force:              opts.Force,
+			Rewrite:            opts.Rewrite,
 			Now:                a.Now(),
 			DistributorVersion: a.Version,
 		}
@@ -301,7 +309,7 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 	if err := check(in, pl); err != nil {
 		return refused(&rd, err)
 	}
-	ch := runChange(in, pl, r.Version, bundleContent(b, res.Outputs), webWrites(res.PrimaryPath))
+	ch := runChange(in, pl, r.Version, bundleContent(b, res.Outputs), webWrites(res.PrimaryPath, d.Headers))
 	if a.Progress != nil {
 		name := p.ID + " -> " + d.ID
 		var total int64

@@ -3,6 +3,9 @@ package app
 import (
 	"strings"
 
+	"github.com/distributor-dev/distributor/internal/config"
+	"github.com/distributor-dev/distributor/internal/glob"
+	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/txn"
 )
 
@@ -41,9 +44,24 @@ func writePhase(p, primary string) int {
 }
 
 // webWrites completes a run's writes for web readers: their phase (see
-// PhaseAssets).
-func webWrites(primary string) func(*txn.Write) {
+// PhaseAssets) and the response metadata of the first headers rule that
+// matches the output path (S3 only; config rejects rules elsewhere).
+func webWrites(primary string, rules []config.HeaderRule) func(*txn.Write) {
 	return func(w *txn.Write) {
 		w.Phase = writePhase(w.Path, primary)
+		if m := metadataFor(rules, w.Path); !m.IsZero() {
+			w.Options = append(w.Options, storage.WithMetadata(m))
+		}
 	}
+}
+
+// metadataFor returns the response metadata of the first rule whose match
+// pattern matches output path p (the zero Metadata when none does).
+func metadataFor(rules []config.HeaderRule, p string) storage.Metadata {
+	for _, r := range rules {
+		if glob.Match(r.Match, p) {
+			return storage.Metadata{CacheControl: r.CacheControl, ContentType: r.ContentType, ContentDisposition: r.ContentDisposition}
+		}
+	}
+	return storage.Metadata{}
 }

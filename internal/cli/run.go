@@ -26,6 +26,16 @@ A bundle that does not match its manifest, a plan that would delete more
 than max_deletes (or --max-deletes), and a replacement that plans nothing
 (without --allow-empty) are refused before anything is written.
 
+With --rewrite every planned output is written again even when its bytes
+are unchanged: the way to apply changed S3 headers rules to objects already
+published (the catalog records bytes, not headers, so a change of rules
+alone rewrites nothing). Rewritten outputs with unchanged bytes keep their
+catalog records (updated_at included).
+
+Writes are ordered for web readers: every output that is not an HTML page
+first, then HTML pages, then the destination's primary page and archive
+index; deletes come after every write and the catalog last.
+
 Destinations are independent: one failing does not stop the others.
 
 After each destination (never in a dry run) the webhooks configured under
@@ -41,6 +51,8 @@ bundle is invalid; 2 for a usage or configuration error.`,
 		Example: `  distributor run
   distributor run --pipeline weather.daily --dry-run
   distributor run --pipeline weather.daily --source /tmp/bundle --output json
+  # Apply changed headers rules to what is already published:
+  distributor run --destination site --rewrite
   # Replace one root whose state is invalid, after reviewing a dry run:
   distributor run --pipeline weather.daily --destination latest --force --dry-run
   distributor run --pipeline weather.daily --destination latest --force`,
@@ -85,6 +97,7 @@ bundle is invalid; 2 for a usage or configuration error.`,
 	f.IntVar(&maxDeletes, "max-deletes", 0, "abort before any change if a destination's plan deletes more than this many outputs (overrides max_deletes)")
 	f.IntVar(&opts.Jobs, "jobs", 0, "transfers at once per destination (default 4 for local, 8 for sftp and s3)")
 	f.BoolVar(&opts.AllowEmpty, "allow-empty", false, "let a replacement that plans no outputs delete this owner's outputs")
+	f.BoolVar(&opts.Rewrite, "rewrite", false, "write every planned output even when unchanged (re-applies S3 headers rules)")
 	registerIDCompletions(g, cmd)
 	return cmd
 }

@@ -74,8 +74,8 @@ const nodeBudget = 1 << 20
 var (
 	rootFields         = []string{"pipelines", "destinations", "notifications"}
 	pipelineFields     = []string{"id", "source", "destinations"}
-	destinationFields  = []string{"id", "backend", "path", "workflow", "max_deletes", "single_writer", "publish", "paths", "markdown", "links", "retention", "sftp", "s3"}
-	publishFields      = []string{"html", "source"}
+	destinationFields  = []string{"id", "backend", "path", "workflow", "max_deletes", "single_writer", "publish", "paths", "markdown", "links", "headers", "index", "retention", "sftp", "s3"}
+	publishFields      = []string{"html", "source", "include", "exclude"}
 	pathsFields        = []string{"prefix", "rename"}
 	markdownFields     = []string{"template", "raw_html"}
 	linksFields        = []string{"base_url", "pretty"}
@@ -208,6 +208,8 @@ func (d *decoder) document(data []byte) *Config {
 			}
 		}
 	}
+
+	d.indexOwners(cfg.Destinations)
 
 	items, n, ok := d.list(o, "pipelines", false)
 	switch {
@@ -693,6 +695,7 @@ func (d *decoder) destination(n *yaml.Node, field string, seen map[string]int) (
 		if s, v, ok := d.str(po, "source", false); ok && d.oneOf(s, v, join(po.path, "source"), sources) {
 			dst.Publish.Source = s
 		}
+		d.publishFilters(po, &dst.Publish)
 	}
 
 	if po := d.sub(o, "paths", pathsFields, nil); po != nil {
@@ -724,6 +727,9 @@ func (d *decoder) destination(n *yaml.Node, field string, seen map[string]int) (
 		}
 		dst.Links.Pretty = d.boolean(lo, "pretty", false)
 	}
+
+	dst.Headers = d.headers(o, backend)
+	dst.Index = d.index(o, dst.Links)
 
 	if ro := d.sub(o, "retention", retentionFields, nil); ro != nil {
 		dst.Retention = &Retention{}

@@ -113,6 +113,7 @@ func TestSchemaMatchesDecoder(t *testing.T) {
 		"paths": pathsFields, "markdown": markdownFields, "links": linksFields,
 		"retention": retentionFields, "prune": pruneFields, "sftp": sftpFields, "s3": s3Fields,
 		"notification": notificationFields, "webhook": webhookFields,
+		"headerRule": headerRuleFields, "index": indexFields,
 	} {
 		d, ok := doc.Defs[def]
 		if !ok {

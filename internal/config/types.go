@@ -68,6 +68,12 @@ type Destination struct {
 	Paths        Paths
 	Markdown     Markdown
 	Links        Links
+	// Headers are the S3 response-metadata rules, first match wins (only
+	// with backend s3).
+	Headers []HeaderRule
+	// Index is the archive index (and feed) of this destination's
+	// reports, or nil.
+	Index *Index
 	// Retention is nil when the destination has no retention block.
 	Retention *Retention
 	SFTP      *SFTP // set exactly when Backend is sftp
@@ -79,6 +85,42 @@ type Destination struct {
 type Publish struct {
 	HTML   bool   // render Markdown to HTML; default true
 	Source string // all | assets | none; default assets
+	// Include and Exclude are glob patterns (see package glob) on bundle
+	// paths, applied before paths.rename and paths.prefix: a bundle file
+	// is published when it matches an Include pattern (nil: every file)
+	// and no Exclude pattern.
+	Include []string
+	Exclude []string
+}
+
+// HeaderRule sets the response metadata of the S3 objects whose output
+// path (destination-relative, prefix included) matches Match. Empty fields
+// leave the default (Content-Type from the extension, no Cache-Control,
+// no Content-Disposition).
+type HeaderRule struct {
+	Match              string
+	CacheControl       string
+	ContentType        string
+	ContentDisposition string
+	Line               int
+}
+
+// DefaultFeedEntries is index.feed_entries when it is not set.
+const DefaultFeedEntries = 20
+
+// Index is a destination's archive index: an HTML page at Path (and an
+// Atom feed at Feed) listing the reports published at its root.
+type Index struct {
+	// Path is the index page's root-relative output path (paths.prefix
+	// does not apply).
+	Path string
+	// Title heads the page and the feed (default: the destination id).
+	Title string
+	// Feed is the Atom feed's root-relative output path, or "" for none.
+	Feed string
+	// FeedEntries is how many of the newest reports the feed holds.
+	FeedEntries int
+	Line        int
 }
 
 // Paths maps source paths to output paths.

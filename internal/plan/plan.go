@@ -75,6 +75,11 @@ type Input struct {
 	Listing  map[string]int64
 	Workflow string // Additive or Replacement
 	Force    bool
+	// Rewrite (run --rewrite) writes every planned output again even when
+	// its bytes are unchanged (to re-apply response metadata, which the
+	// catalog does not record): unchanged and record-only items become
+	// overwrites marked Rewrite.
+	Rewrite bool
 	// Now stamps new and changed records.
 	Now time.Time
 	// DistributorVersion is written into the catalog.
@@ -89,6 +94,9 @@ type Item struct {
 	Output *Output
 	// Previous is the path's record in the current catalog, if any.
 	Previous *catalog.Output
+	// Rewrite marks an OpOverwrite of unchanged bytes (Input.Rewrite): an
+	// unchanged record keeps its updated_at.
+	Rewrite bool
 }
 
 // Counts summarise a plan (spec section 8). "unchanged" includes record-only
@@ -317,6 +325,9 @@ func plannedItems(in Input, records map[string]*catalog.Output, listing map[stri
 		default:
 			it.Op = OpUpdate
 		}
+		if in.Rewrite && (it.Op == OpUnchanged || it.Op == OpUpdate) {
+			it.Op, it.Rewrite = OpOverwrite, true
+		}
 		items = append(items, it)
 	}
 	sortItems(items)
@@ -376,10 +387,10 @@ func nextCatalog(in Input, cat *catalog.Catalog, items []Item) *catalog.Catalog 
 }
 
 // Record is the catalog record an applied write/update/unchanged item leaves.
-// A path that was recorded keeps its created_at; an unchanged one keeps its
-// record as it was.
+// A path that was recorded keeps its created_at; an unchanged one (also one
+// rewritten with the same bytes and record) keeps its record as it was.
 func Record(in Input, it Item, now time.Time) catalog.Output {
-	if it.Op == OpUnchanged && it.Previous != nil {
+	if it.Previous != nil && (it.Op == OpUnchanged || it.Rewrite && sameRecord(it.Previous, in, it.Output)) {
 		return *it.Previous
 	}
 	o := it.Output

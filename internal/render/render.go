@@ -21,6 +21,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/bundle"
 	"github.com/distributor-dev/distributor/internal/cleanpath"
 	"github.com/distributor-dev/distributor/internal/config"
+	"github.com/distributor-dev/distributor/internal/glob"
 )
 
 // ErrSourceMismatch is matched (errors.Is) by the error Plan returns when a
@@ -93,6 +94,11 @@ type planned struct {
 // prefix is the destination's paths.prefix with its placeholders already
 // expanded; it is prepended verbatim to every output path.
 //
+// Filters: only the bundle files that match a publish.include pattern
+// (every file when include is not set) and no publish.exclude pattern are
+// published (see filterFiles); the others are listed in Result.Excluded.
+// Filters apply to bundle paths, before paths.rename and paths.prefix.
+//
 // Selection: with publish.html, every Markdown source (see IsMarkdown) yields
 // a generated output (kind KindGenerated, transform TransformMarkdown) at
 // prefix + rename(source) with its Markdown extension replaced by ".html"
@@ -146,8 +152,9 @@ func Plan(ctx context.Context, b *bundle.Bundle, d *config.Destination, prefix s
 		return nil, fmt.Errorf("destination %q: %w", d.ID, err)
 	}
 
+	selected, excluded, warnings := filterFiles(b.Manifest.Files, d.Publish)
 	var outs []planned
-	for _, f := range b.Manifest.Files {
+	for _, f := range selected {
 		target := f.Path
 		if r, ok := d.Paths.Rename[f.Path]; ok {
 			target = r
@@ -226,7 +233,7 @@ func Plan(ctx context.Context, b *bundle.Bundle, d *config.Destination, prefix s
 		}
 	}
 
-	res := &Result{Outputs: make([]Output, 0, len(outs))}
+	res := &Result{Outputs: make([]Output, 0, len(outs)), Excluded: excluded, Warnings: warnings}
 	for _, p := range outs {
 		p.out.URL = outputURL(d.Links, p.out.Path)
 		res.Outputs = append(res.Outputs, p.out)
@@ -235,6 +242,48 @@ func Plan(ctx context.Context, b *bundle.Bundle, d *config.Destination, prefix s
 		res.PrimaryPath, res.PrimaryURL = res.Outputs[i].Path, res.Outputs[i].URL
 	}
 	return res, nil
+}
+
+// filterFiles applies publish.include and publish.exclude to the bundle's
+// files (in manifest order). It returns the selected files, the bundle
+// paths filtered out (sorted) and a warning for each pattern that matches
+// no file of the bundle: almost always a typo or a stale rule.
+func filterFiles(files []bundle.File, pub config.Publish) (selected []bundle.File, excluded, warnings []string) {
+	if pub.Include == nil && len(pub.Exclude) == 0 {
+		return files, nil, nil
+	}
+	used := map[string]bool{}
+	match := func(patterns []string, p string) bool {
+		hit := false
+		for _, pat := range patterns {
+			if glob.Match(pat, p) {
+				used[pat] = true
+				hit = true
+			}
+		}
+		return hit
+	}
+	for _, f := range files {
+		in := pub.Include == nil || match(pub.Include, f.Path)
+		out := match(pub.Exclude, f.Path)
+		if in && !out {
+			selected = append(selected, f)
+		} else {
+			excluded = append(excluded, f.Path)
+		}
+	}
+	sort.Strings(excluded)
+	for _, l := range []struct {
+		name     string
+		patterns []string
+	}{{"publish.include", pub.Include}, {"publish.exclude", pub.Exclude}} {
+		for _, pat := range l.patterns {
+			if !used[pat] {
+				warnings = append(warnings, fmt.Sprintf("%s pattern %q matches no file of the bundle", l.name, pat))
+			}
+		}
+	}
+	return selected, excluded, warnings
 }
 
 // sourceSelection interprets publish.source: whether Markdown sources and

@@ -39,4 +39,10 @@ type Result struct {
 	// first (the output PrimaryURL names), or "" without outputs. It is
 	// written last (see docs/design.md, "Write order").
 	PrimaryPath string
+	// Excluded lists, sorted, the bundle paths that publish.include and
+	// publish.exclude filtered out.
+	Excluded []string
+	// Warnings are problems that do not stop publishing (a filter pattern
+	// that matches no bundle file).
+	Warnings []string
 }

@@ -56,6 +56,12 @@ type Destination struct {
 	// Retries counts storage operations repeated after a transient failure
 	// (SFTP and S3), omitted when none were.
 	Retries int `json:"retries,omitempty"`
+	// Excluded lists the bundle paths that publish.include/exclude
+	// filtered out, omitted when none were.
+	Excluded []string `json:"excluded,omitempty"`
+	// Warnings did not fail the destination (a filter pattern that matches
+	// no bundle file).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Destination statuses.

@@ -51,6 +51,12 @@ func writeDestination(w io.Writer, dryRun bool, d *Destination) {
 	if d.Action != "" {
 		fmt.Fprintf(w, "    state %s -> %s\n", d.State, d.Action)
 	}
+	for _, warn := range d.Warnings {
+		fmt.Fprintf(w, "    warning: %s\n", warn)
+	}
+	if len(d.Excluded) > 0 {
+		fmt.Fprintf(w, "    %d bundle file(s) not published (publish.include/exclude): %s\n", len(d.Excluded), strings.Join(first(d.Excluded, 5), ", "))
+	}
 	unchanged := 0
 	for _, o := range d.Outputs {
 		if o.Op == string(plan.OpUnchanged) {
