@@ -74,7 +74,7 @@ func TestS3Headers(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			srv := open(t)
 			prefix := "headers/" + rand.Text()[:10]
-			srv.Open(t, prefix) // removes the prefix's objects when the test ends
+			srv.Open(t, prefix)            // removes the prefix's objects when the test ends
 			f := newFixture(t, "additive") // its bundle directories; the configurations come below
 			f.bundle("mine", "mine.one", map[string]string{
 				"report.md": "# Report\n", "style.css": "body{}", "img/chart.svg": "<svg/>",
