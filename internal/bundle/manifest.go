@@ -8,14 +8,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/distributor-dev/distributor/internal/cleanpath"
+	"github.com/distributor-dev/distributor/internal/strictjson"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // SchemaVersion is the only manifest schema version this package reads and
@@ -323,18 +325,28 @@ func EncodeManifest(m *Manifest) ([]byte, error) {
 
 // ParseManifest decodes and validates a manifest.json document strictly:
 // unknown or duplicate fields anywhere, wrong JSON types, missing fields,
-// trailing data and every rule of the manifest contract (including that the
-// digest matches the listed files) are errors. It needs no file I/O. The
-// returned manifest's Files are sorted by path byte-wise and Created is in
-// UTC. On failure it returns a *ManifestError naming every problem found
-// (a JSON syntax error stops the parse and is reported alone).
+// trailing data, invalid UTF-8, unpaired surrogate escapes and every rule
+// of the manifest contract (including that the digest matches the listed
+// files) are errors. It needs no file I/O. The returned manifest's Files
+// are sorted by path byte-wise and Created is in UTC. On failure it returns
+// a *ManifestError naming every problem found; a problem with the JSON text
+// itself (syntax, trailing data, a duplicate field, text that is not valid
+// UTF-8) stops the parse and is reported alone.
+//
+// The document is read with internal/strictjson. Every member is first
+// read as raw JSON, and members no field declares are collected rather
+// than refused at the first one, so that one pass reports every wrong
+// type, missing or unknown field together with the contract's problems.
 func ParseManifest(data []byte) (*Manifest, error) {
-	p := &parser{data: data, dec: json.NewDecoder(bytes.NewReader(data)), reported: map[string]bool{}}
-	p.dec.UseNumber()
-	m, err := p.parse()
-	if err != nil {
-		return nil, &ManifestError{Problems: []ManifestProblem{{Reason: err.Error()}}}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, &ManifestError{Problems: []ManifestProblem{{Reason: "document is empty"}}}
 	}
+	var w wireManifest
+	if err := strictjson.Unmarshal(data, &w); err != nil {
+		return nil, &ManifestError{Problems: []ManifestProblem{problemOf("", strictjson.Describe(err, data))}}
+	}
+	p := &parser{reported: map[string]bool{}}
+	m := p.manifest(&w)
 	// A manifest from a future schema is reported as that alone: its other
 	// fields follow rules this version does not know.
 	if p.futureVersion {
@@ -364,12 +376,44 @@ func ParseManifest(data []byte) (*Manifest, error) {
 	return m, nil
 }
 
-// parser walks the JSON tokens of a manifest, collecting structural problems
-// (types, missing, unknown and duplicate fields). Semantic rules are left to
+// wireManifest is manifest.json as read: each member raw, so that its type
+// is checked (and reported) on its own.
+type wireManifest struct {
+	SchemaVersion jsontext.Value `json:"schema_version"`
+	ID            jsontext.Value `json:"id"`
+	Created       jsontext.Value `json:"created"`
+	Digest        jsontext.Value `json:"digest"`
+	Files         jsontext.Value `json:"files"`
+	// Unknown collects the members no field declares, each reported.
+	Unknown jsontext.Value `json:",embed"`
+}
+
+// wireFile is one entry of the files array as read.
+type wireFile struct {
+	Path    jsontext.Value `json:"path"`
+	SHA256  jsontext.Value `json:"sha256"`
+	Size    jsontext.Value `json:"size"`
+	Unknown jsontext.Value `json:",embed"`
+}
+
+// problemOf turns a strict decoding error of the value at field (empty for
+// the document) into a manifest problem.
+func problemOf(field string, e *strictjson.Error) ManifestProblem {
+	switch {
+	case field == "":
+		field = e.Field
+	case e.Field != "" && e.Field[0] == '[':
+		field += e.Field
+	case e.Field != "":
+		field += "." + e.Field
+	}
+	return ManifestProblem{Field: field, Value: e.Value, Reason: e.Detail()}
+}
+
+// parser checks the raw members of a manifest, collecting structural
+// problems (types, missing and unknown fields). Semantic rules are left to
 // (*Manifest).validate.
 type parser struct {
-	data          []byte
-	dec           *json.Decoder
 	problems      []ManifestProblem
 	reported      map[string]bool // fields with a structural problem
 	futureVersion bool
@@ -391,50 +435,129 @@ func (p *parser) alreadyReported(field string) bool {
 	return false
 }
 
-// token returns the next JSON token. Strings are decoded from the raw input
-// so that invalid UTF-8 and unpaired surrogate escapes are kept as invalid
-// UTF-8 (encoding/json would silently turn them into U+FFFD), letting the
-// validation rules reject them.
-func (p *parser) token() (json.Token, error) {
-	start := p.dec.InputOffset()
-	tok, err := p.dec.Token()
-	if err != nil {
-		return nil, p.syntaxError(err)
+// decode reads the raw value v of field into dst strictly; a failure is
+// recorded as a problem of field.
+func (p *parser) decode(field string, v jsontext.Value, dst any) bool {
+	if err := strictjson.Unmarshal(v, dst); err != nil {
+		pr := problemOf(field, strictjson.Describe(err, v))
+		p.add(pr.Field, pr.Value, pr.Reason)
+		return false
 	}
-	if _, ok := tok.(string); ok {
-		end := p.dec.InputOffset()
-		if start >= 0 && end <= int64(len(p.data)) && start <= end {
-			raw := p.data[start:end]
-			if q := bytes.IndexByte(raw, '"'); q >= 0 {
-				if s, ok := unquoteRaw(raw[q:]); ok {
-					return s, nil
-				}
+	return true
+}
+
+// unknown reports each member of the collected unknown members u of the
+// object at where.
+func (p *parser) unknown(where string, u jsontext.Value) {
+	if len(u) == 0 {
+		return
+	}
+	var members map[string]jsontext.Value
+	if !p.decode(where, u, &members) {
+		return
+	}
+	for _, name := range slices.Sorted(maps.Keys(members)) {
+		p.problems = append(p.problems, ManifestProblem{Field: where, Reason: "unknown field " + quoteValue(name)})
+	}
+}
+
+// str expects a string value; ok is false (and the problem recorded) when
+// the value is of another type.
+func (p *parser) str(field string, v jsontext.Value) (s string, ok bool) {
+	if v.Kind() != '"' {
+		p.add(field, "", "must be a string, got "+strictjson.KindName(v))
+		return "", false
+	}
+	return s, p.decode(field, v, &s)
+}
+
+// integer expects an integer value.
+func (p *parser) integer(field string, v jsontext.Value) (n int64, ok bool) {
+	if v.Kind() != '0' {
+		p.add(field, "", "must be an integer, got "+strictjson.KindName(v))
+		return 0, false
+	}
+	return n, p.decode(field, v, &n)
+}
+
+func (p *parser) manifest(w *wireManifest) *Manifest {
+	m := &Manifest{}
+	missing := func(name string, v jsontext.Value) bool {
+		if v == nil {
+			p.add(name, "", "missing")
+		}
+		return v == nil
+	}
+	if !missing("schema_version", w.SchemaVersion) {
+		if v, ok := p.integer("schema_version", w.SchemaVersion); ok {
+			if v != SchemaVersion {
+				p.add("schema_version", strconv.FormatInt(v, 10), unsupportedVersion(v))
+				p.futureVersion = v > SchemaVersion
+			}
+			m.SchemaVersion = int(min(max(v, -1<<31), 1<<31-1))
+		}
+	}
+	if !missing("id", w.ID) {
+		m.ID, _ = p.str("id", w.ID)
+	}
+	if !missing("created", w.Created) {
+		if s, ok := p.str("created", w.Created); ok {
+			t, err := parseRFC3339(s)
+			if err != nil {
+				p.add("created", quoteValue(s), "is not an RFC 3339 timestamp such as 2026-06-19T12:00:00Z")
+			} else {
+				m.Created = t.UTC()
 			}
 		}
 	}
-	return tok, nil
+	if !missing("digest", w.Digest) {
+		m.Digest, _ = p.str("digest", w.Digest)
+	}
+	if !missing("files", w.Files) {
+		m.Files = p.files(w.Files)
+	}
+	p.unknown("", w.Unknown)
+	return m
 }
 
-func (p *parser) syntaxError(err error) error {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		line, col := lineCol(p.data, se.Offset)
-		return fmt.Errorf("invalid JSON near line %d, column %d: %s", line, col, se.Error())
+func (p *parser) files(v jsontext.Value) []File {
+	if v.Kind() != '[' {
+		p.add("files", "", "must be an array, got "+strictjson.KindName(v))
+		return nil
 	}
-	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		return errors.New("invalid JSON: unexpected end of input")
+	var entries []jsontext.Value
+	if !p.decode("files", v, &entries) {
+		return nil
 	}
-	return fmt.Errorf("invalid JSON: %w", err)
-}
-
-// lineCol converts a byte offset to a 1-based line and column. The offsets
-// json.Decoder reports point at or just before the offending byte.
-func lineCol(data []byte, off int64) (line, col int) {
-	off = min(max(off, 0), int64(len(data)))
-	before := data[:off]
-	line = bytes.Count(before, []byte("\n")) + 1
-	col = int(off) - (bytes.LastIndexByte(before, '\n') + 1) + 1
-	return line, col
+	files := make([]File, len(entries))
+	for i, e := range entries {
+		where := fmt.Sprintf("files[%d]", i)
+		if e.Kind() != '{' {
+			p.add(where, "", "must be an object, got "+strictjson.KindName(e))
+			continue
+		}
+		var wf wireFile
+		if !p.decode(where, e, &wf) {
+			continue
+		}
+		f := &files[i]
+		for _, name := range []string{"path", "sha256", "size"} {
+			raw := map[string]jsontext.Value{"path": wf.Path, "sha256": wf.SHA256, "size": wf.Size}[name]
+			field := where + "." + name
+			switch {
+			case raw == nil:
+				p.add(field, "", "missing")
+			case name == "path":
+				f.Path, _ = p.str(field, raw)
+			case name == "sha256":
+				f.SHA256, _ = p.str(field, raw)
+			default:
+				f.Size, _ = p.integer(field, raw)
+			}
+		}
+		p.unknown(where, wf.Unknown)
+	}
+	return files
 }
 
 // parseRFC3339 parses an RFC 3339 timestamp, refusing what time.Parse
@@ -449,321 +572,4 @@ func parseRFC3339(s string) (time.Time, error) {
 		return time.Time{}, errors.New("not RFC 3339")
 	}
 	return t, nil
-}
-
-// kind names the JSON type of a token that starts a value.
-func kind(tok json.Token) string {
-	switch t := tok.(type) {
-	case json.Delim:
-		if t == '{' {
-			return "an object"
-		}
-		return "an array"
-	case string:
-		return "a string"
-	case json.Number, float64:
-		return "a number"
-	case bool:
-		return "a boolean"
-	case nil:
-		return "null"
-	}
-	return fmt.Sprintf("%T", tok)
-}
-
-// skip consumes the rest of a value whose first token is tok.
-func (p *parser) skip(tok json.Token) error {
-	d, ok := tok.(json.Delim)
-	if !ok || (d != '{' && d != '[') {
-		return nil
-	}
-	for depth := 1; depth > 0; {
-		t, err := p.token()
-		if err != nil {
-			return err
-		}
-		if d, ok := t.(json.Delim); ok {
-			switch d {
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-			}
-		}
-	}
-	return nil
-}
-
-// object parses a JSON object whose '{' has been read, calling field for each
-// member with the member's first token. Unknown members are reported (by
-// field returning false) and skipped; duplicates are reported.
-func (p *parser) object(where string, field func(name string, tok json.Token) (known bool, err error)) error {
-	seen := map[string]bool{}
-	prefix := ""
-	if where != "" {
-		prefix = where + "."
-	}
-	for p.dec.More() {
-		kt, err := p.token()
-		if err != nil {
-			return err
-		}
-		name, _ := kt.(string)
-		if seen[name] {
-			p.add(prefix+name, "", "duplicate field")
-		}
-		seen[name] = true
-		vt, err := p.token()
-		if err != nil {
-			return err
-		}
-		known, err := field(name, vt)
-		if err != nil {
-			return err
-		}
-		if !known {
-			p.problems = append(p.problems, ManifestProblem{Field: where, Reason: fmt.Sprintf("unknown field %s", quoteValue(name))})
-			if err := p.skip(vt); err != nil {
-				return err
-			}
-		}
-	}
-	_, err := p.token() // '}'
-	return err
-}
-
-// str expects a string value; ok is false (and the problem recorded) when
-// the value is of another type.
-func (p *parser) str(field string, tok json.Token) (s string, ok bool, err error) {
-	s, ok = tok.(string)
-	if !ok {
-		p.add(field, "", "must be a string, got "+kind(tok))
-		return "", false, p.skip(tok)
-	}
-	return s, true, nil
-}
-
-// integer expects an integer value.
-func (p *parser) integer(field string, tok json.Token) (int64, bool, error) {
-	n, ok := tok.(json.Number)
-	if !ok {
-		p.add(field, "", "must be an integer, got "+kind(tok))
-		return 0, false, p.skip(tok)
-	}
-	v, err := strconv.ParseInt(string(n), 10, 64)
-	if err != nil {
-		reason := "must be an integer"
-		if errors.Is(err, strconv.ErrRange) {
-			reason = "is out of range"
-		}
-		p.add(field, string(n), reason)
-		return 0, false, nil
-	}
-	return v, true, nil
-}
-
-func (p *parser) parse() (*Manifest, error) {
-	if len(bytes.TrimSpace(p.data)) == 0 {
-		return nil, errors.New("document is empty")
-	}
-	tok, err := p.token()
-	if err != nil {
-		return nil, err
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, fmt.Errorf("document must be a JSON object, got %s", kind(tok))
-	}
-	m := &Manifest{}
-	present := map[string]bool{}
-	err = p.object("", func(name string, tok json.Token) (bool, error) {
-		present[name] = true
-		var err error
-		switch name {
-		case "schema_version":
-			var v int64
-			var ok bool
-			if v, ok, err = p.integer(name, tok); ok {
-				if v != SchemaVersion {
-					p.add(name, strconv.FormatInt(v, 10), unsupportedVersion(v))
-					p.futureVersion = v > SchemaVersion
-				}
-				m.SchemaVersion = int(min(max(v, -1<<31), 1<<31-1))
-			}
-		case "id":
-			m.ID, _, err = p.str(name, tok)
-		case "created":
-			var s string
-			var ok bool
-			if s, ok, err = p.str(name, tok); ok {
-				t, perr := parseRFC3339(s)
-				if perr != nil {
-					p.add(name, quoteValue(s), "is not an RFC 3339 timestamp such as 2026-06-19T12:00:00Z")
-				} else {
-					m.Created = t.UTC()
-				}
-			}
-		case "digest":
-			m.Digest, _, err = p.str(name, tok)
-		case "files":
-			m.Files, err = p.files(tok)
-		default:
-			return false, nil
-		}
-		return true, err
-	})
-	if err != nil {
-		return nil, err
-	}
-	off := p.dec.InputOffset()
-	if _, err := p.dec.Token(); err != io.EOF {
-		rest := p.data[min(max(off, 0), int64(len(p.data))):]
-		off += int64(len(rest) - len(bytes.TrimLeft(rest, " \t\r\n")))
-		line, col := lineCol(p.data, off)
-		return nil, fmt.Errorf("invalid JSON at line %d, column %d: unexpected data after the manifest object", line, col)
-	}
-	for _, name := range []string{"schema_version", "id", "created", "digest", "files"} {
-		if !present[name] {
-			p.add(name, "", "missing")
-		}
-	}
-	return m, nil
-}
-
-func (p *parser) files(tok json.Token) ([]File, error) {
-	if d, ok := tok.(json.Delim); !ok || d != '[' {
-		p.add("files", "", "must be an array, got "+kind(tok))
-		return nil, p.skip(tok)
-	}
-	var files []File
-	for i := 0; p.dec.More(); i++ {
-		where := fmt.Sprintf("files[%d]", i)
-		et, err := p.token()
-		if err != nil {
-			return nil, err
-		}
-		var f File
-		if d, ok := et.(json.Delim); !ok || d != '{' {
-			p.add(where, "", "must be an object, got "+kind(et))
-			if err := p.skip(et); err != nil {
-				return nil, err
-			}
-			files = append(files, f)
-			continue
-		}
-		present := map[string]bool{}
-		err = p.object(where, func(name string, tok json.Token) (bool, error) {
-			present[name] = true
-			field := where + "." + name
-			var err error
-			switch name {
-			case "path":
-				f.Path, _, err = p.str(field, tok)
-			case "sha256":
-				f.SHA256, _, err = p.str(field, tok)
-			case "size":
-				f.Size, _, err = p.integer(field, tok)
-			default:
-				return false, nil
-			}
-			return true, err
-		})
-		if err != nil {
-			return nil, err
-		}
-		for _, name := range []string{"path", "sha256", "size"} {
-			if !present[name] {
-				p.add(where+"."+name, "", "missing")
-			}
-		}
-		files = append(files, f)
-	}
-	if _, err := p.token(); err != nil { // ']'
-		return nil, err
-	}
-	return files, nil
-}
-
-// unquoteRaw decodes a JSON string literal (quotes included) that the JSON
-// decoder has already accepted. Unlike encoding/json it keeps invalid UTF-8
-// bytes as they are and encodes an unpaired surrogate escape as the
-// (invalid) three-byte sequence, so that later checks see them.
-func unquoteRaw(lit []byte) (string, bool) {
-	if len(lit) < 2 || lit[0] != '"' || lit[len(lit)-1] != '"' {
-		return "", false
-	}
-	s := lit[1 : len(lit)-1]
-	if bytes.IndexByte(s, '\\') < 0 {
-		return string(s), true
-	}
-	b := make([]byte, 0, len(s))
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c != '\\' {
-			b = append(b, c)
-			i++
-			continue
-		}
-		if i+1 >= len(s) {
-			return "", false
-		}
-		switch s[i+1] {
-		case '"', '\\', '/':
-			b = append(b, s[i+1])
-		case 'b':
-			b = append(b, '\b')
-		case 'f':
-			b = append(b, '\f')
-		case 'n':
-			b = append(b, '\n')
-		case 'r':
-			b = append(b, '\r')
-		case 't':
-			b = append(b, '\t')
-		case 'u':
-			r, ok := hex4(s[i+2:])
-			if !ok {
-				return "", false
-			}
-			i += 6
-			if utf16.IsSurrogate(r) {
-				if r < 0xDC00 && i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' {
-					if r2, ok := hex4(s[i+2:]); ok && 0xDC00 <= r2 && r2 < 0xE000 {
-						b = utf8.AppendRune(b, utf16.DecodeRune(r, r2))
-						i += 6
-						continue
-					}
-				}
-				// Unpaired surrogate: keep it visible as invalid UTF-8.
-				b = append(b, 0xE0|byte(r>>12), 0x80|byte(r>>6)&0x3F, 0x80|byte(r)&0x3F)
-				continue
-			}
-			b = utf8.AppendRune(b, r)
-			continue
-		default:
-			return "", false
-		}
-		i += 2
-	}
-	return string(b), true
-}
-
-func hex4(s []byte) (rune, bool) {
-	if len(s) < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range s[:4] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c = c - 'a' + 10
-		case 'A' <= c && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
 }

@@ -292,7 +292,7 @@ func TestParseManifestErrors(t *testing.T) {
 		{name: "invalid UTF-8", data: doc(withRawPath("\"a\xffb\"")),
 			want: []string{`files[0].path "a\xffb": is not valid UTF-8`}, n: 1},
 		{name: "unpaired surrogate escape", data: doc(withRawPath(`"a\ud800b"`)),
-			want: []string{`files[0].path "a\xed\xa0\x80b": is not valid UTF-8`}, n: 1},
+			want: []string{`files[0].path "a\ud800b": has an unpaired UTF-16 surrogate escape \ud800`}, n: 1},
 		{name: "empty segment", data: doc(withPath("a//b")),
 			want: []string{`files[0].path "a//b": has an empty segment`}, n: 1},
 		{name: "trailing slash", data: doc(withPath("a/")),
@@ -328,15 +328,15 @@ func TestParseManifestErrors(t *testing.T) {
 		{name: "duplicate file key", data: doc(rawFiles(`[{"path": "a", "path": "b", "sha256": "` + sumOf("a") + `", "size": 1}]`)),
 			want: []string{"files[0].path: duplicate field"}, n: 1},
 		{name: "trailing object", data: doc(nil) + `{}`,
-			want: []string{"line 11, column 1: unexpected data after the manifest object"}, n: 1},
+			want: []string{"invalid JSON at line 11, column 1: unexpected data after the end of the document"}, n: 1},
 		{name: "trailing garbage", data: doc(nil) + "  x",
-			want: []string{"unexpected data after the manifest object"}, n: 1},
+			want: []string{"invalid JSON at line 11, column 3: unexpected data after the end of the document"}, n: 1},
 		{name: "truncated", data: doc(nil)[:40],
-			want: []string{"invalid JSON: unexpected end of input"}, n: 1},
+			want: []string{"id: invalid JSON at line 3, column 16: unexpected end of input"}, n: 1},
 		{name: "syntax error", data: "{\n  \"id\" 1}",
-			want: []string{`invalid JSON near line 2, column 8: invalid character '1' after object key`}, n: 1},
+			want: []string{`id: invalid JSON at line 2, column 8: invalid character '1' after object name`}, n: 1},
 		{name: "trailing comma", data: strings.Replace(doc(nil), "\n}", ",\n}", 1),
-			want: []string{"invalid JSON near line 10, column 1: invalid character '}' looking for beginning of object key string"}, n: 1},
+			want: []string{"invalid JSON at line 9, column 4: invalid character ','"}, n: 1},
 		{name: "empty input", data: " \n", want: []string{"document is empty"}, n: 1},
 		{name: "top-level array", data: `[]`, want: []string{"document must be a JSON object, got an array"}, n: 1},
 		{name: "all problems together", data: doc(func(s *docSpec) {
@@ -477,5 +477,64 @@ func TestComputeDigestOrder(t *testing.T) {
 	text := sumOf("2")[7:] + "  a\n" + sumOf("1")[7:] + "  b\n"
 	if got, want := ComputeDigest(a), sumOf(text); got != want {
 		t.Errorf("ComputeDigest = %s, want %s", got, want)
+	}
+}
+
+// TestParseManifestStrictJSON: each rule of the strict JSON reader, on the
+// manifest, with the exact problem reported. A problem with the JSON text
+// itself is reported alone.
+func TestParseManifestStrictJSON(t *testing.T) {
+	tests := []struct {
+		name string
+		data string
+		want string // the whole problem line
+	}{
+		{name: "invalid UTF-8 in a value", data: doc(withRawPath("\"a\xffb\"")),
+			want: `files[0].path "a\xffb": is not valid UTF-8`},
+		{name: "invalid UTF-8 in a member name", data: doc(func(s *docSpec) { s.Extra = "\"n\xffte\": 1" }),
+			want: `has a member name "n\xffte" that is not valid UTF-8`},
+		{name: "invalid UTF-8 in an unknown member's value", data: doc(func(s *docSpec) { s.Extra = "\"note\": [\"\xc3\"]" }),
+			want: `note[0] "\xc3": is not valid UTF-8`},
+		{name: "lone high surrogate", data: doc(func(s *docSpec) { s.ID = `"a\ud83d"` }),
+			want: `id "a\ud83d": has an unpaired UTF-16 surrogate escape \ud83d (not a character)`},
+		{name: "lone low surrogate", data: doc(withRawPath(`"\ude00.md"`)),
+			want: `files[0].path "\ude00.md": has an unpaired UTF-16 surrogate escape \ude00 (not a character)`},
+		{name: "surrogate pair in the wrong order", data: doc(withRawPath(`"\ude00\ud83d"`)),
+			want: `files[0].path "\ude00\ud83d": has an unpaired UTF-16 surrogate escape \ude00 (not a character)`},
+		{name: "duplicate top-level member", data: doc(func(s *docSpec) { s.Extra = `"digest": "x"` }),
+			want: `digest: duplicate field`},
+		{name: "duplicate member spelled with an escape", data: doc(func(s *docSpec) { s.Extra = `"\u0069d": "x"` }),
+			want: `id: duplicate field`},
+		{name: "duplicate member of a file", data: doc(rawA("1", `, "size": 2`)),
+			want: `files[0].size: duplicate field`},
+		{name: "duplicate member inside an unknown member", data: doc(func(s *docSpec) { s.Extra = `"x": {"a": 1, "a": 2}` }),
+			want: `x.a: duplicate field`},
+		{name: "trailing object", data: doc(nil) + "{}",
+			want: `invalid JSON at line 11, column 1: unexpected data after the end of the document`},
+		{name: "trailing second manifest", data: doc(nil) + doc(nil),
+			want: `invalid JSON at line 11, column 1: unexpected data after the end of the document`},
+		{name: "trailing garbage after white space", data: doc(nil) + "\n\t,",
+			want: `invalid JSON at line 12, column 2: unexpected data after the end of the document`},
+		{name: "unknown top-level member", data: doc(func(s *docSpec) { s.Extra = `"signature": "x"` }),
+			want: `unknown field "signature"`},
+		{name: "unknown member of a file", data: doc(rawA("1", `, "mtime": 0`)),
+			want: `files[0]: unknown field "mtime"`},
+		{name: "member name in another case", data: doc(func(s *docSpec) { s.Omit = map[string]bool{"files": true}; s.Extra = `"Files": []` }),
+			want: `unknown field "Files"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseManifest([]byte(tt.data))
+			var me *ManifestError
+			if !errors.As(err, &me) {
+				t.Fatalf("ParseManifest error = %v, want a *ManifestError", err)
+			}
+			for _, p := range me.Problems {
+				if p.String() == tt.want {
+					return
+				}
+			}
+			t.Errorf("no problem is %q; got:\n%v", tt.want, err)
+		})
 	}
 }

@@ -7,12 +7,12 @@
 package journal
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/strictjson"
 )
 
 // Name is the journal object's path at a destination root.
@@ -65,13 +65,23 @@ func Encode(j *Journal) ([]byte, error) {
 	return data, nil
 }
 
-// Decode parses a journal strictly.
+// Decode parses a journal strictly, with internal/strictjson: invalid
+// UTF-8, unpaired surrogate escapes, a member given twice, a member name
+// in another case, an unknown member and anything after the document are
+// errors, as are a journal_version other than FormatVersion, an unknown op
+// and a write without a valid record, sha256 and size.
+//
+// Strict on purpose: recovery (internal/txn.Recover) deletes files on the
+// journal's word, so it must act only on a journal that says exactly one
+// thing. A lenient reader would act on a guess (which of two "path"
+// members? a path whose invalid bytes were replaced by U+FFFD names
+// another file). A journal that does not decode stops every writer at
+// recovery with nothing changed, journal left in place, until someone
+// inspects the root (docs/operations.md, "An unreadable journal").
 func Decode(data []byte) (*Journal, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	var j Journal
-	if err := dec.Decode(&j); err != nil {
-		return nil, fmt.Errorf("decode journal: %w", err)
+	if err := strictjson.Unmarshal(data, &j); err != nil {
+		return nil, fmt.Errorf("decode journal: %w", strictjson.Describe(err, data))
 	}
 	if j.FormatVersion != FormatVersion {
 		return nil, fmt.Errorf("decode journal: journal_version %d is not %d", j.FormatVersion, FormatVersion)

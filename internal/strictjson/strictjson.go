@@ -8,7 +8,18 @@
 // twice is an error, a member no Go field declares is an error, member
 // names match case-sensitively, and nothing but white space may follow
 // the document. Required members are the callers' business (pointer
-// fields, then a check).
+// fields, then a check). JSON null is accepted for any Go value (it leaves
+// the zero value): a caller that must tell null from a value reads the
+// member as a jsontext.Value.
+//
+// A struct that declares an embedded fallback (a jsontext.Value field
+// tagged `json:",embed"`) receives the members no field declares instead
+// of failing at the first; the caller must then refuse them itself (the
+// manifest does, to report every unknown member at once).
+//
+// Describe turns the errors of a strict read into messages in the
+// project's style, naming the field path: `files[3].size "1": must be an
+// integer, got a string`, `ops[0].path: duplicate field`.
 package strictjson
 
 import (

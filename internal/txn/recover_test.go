@@ -139,3 +139,63 @@ func TestRecoverStopsWhenFenced(t *testing.T) {
 		}
 	}
 }
+
+// TestRecoverRefusesAJournalItCannotRead: a journal that does not say
+// exactly one thing is not acted on. Read leniently, a path given twice
+// would name the second file and bytes that are not UTF-8 would name the
+// file with U+FFFD in its name, and recovery would delete that file (it
+// holds the journaled bytes). Read strictly, recovery stops with an error
+// naming the journal and the field; nothing is deleted and the journal
+// stays for someone to inspect.
+func TestRecoverRefusesAJournalItCannotRead(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 6, 19, 12, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		name, victim, want string
+		mangle             func(string) string
+	}{
+		{"a path given twice", "other.txt", "ops[0].path: duplicate field",
+			func(s string) string {
+				return strings.Replace(s, `"path":"new.txt"`, `"path":"new.txt","path":"other.txt"`, 1)
+			}},
+		{"a path that is not UTF-8", "b\uFFFD.txt", `ops[0].path "b\xff.txt": is not valid UTF-8`,
+			func(s string) string { return strings.Replace(s, `"path":"new.txt"`, "\"path\":\"b\xff.txt\"", 1) }},
+		{"a second document", "new.txt", "unexpected data after the end of the document",
+			func(s string) string { return s + s }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			st, err := local.New(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			for _, p := range []string{"new.txt", tt.victim} {
+				if err := st.Put(ctx, p, strings.NewReader("complete"), 8); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := catalog.Output{Path: "new.txt", PipelineID: "p", DestinationID: "d", Kind: catalog.KindSource,
+				Source: catalog.Source{ID: "s", Digest: "sha256:" + strings.Repeat("0", 64), Created: now},
+				SHA256: digest("complete"), Size: 8, CreatedAt: now, UpdatedAt: now}
+			jd, _ := journal.Encode(&journal.Journal{RunID: "dead", Command: "run", Started: now, Ops: []journal.Op{
+				{Op: journal.OpWrite, Path: "new.txt", SHA256: r.SHA256, Size: r.Size, Record: &r}}})
+			mangled := tt.mangle(string(jd))
+			if mangled == string(jd) {
+				t.Fatal("the journal was not changed")
+			}
+			if _, err := st.PutIf(ctx, journal.Name, []byte(mangled), ""); err != nil {
+				t.Fatal(err)
+			}
+			_, err = Recover(ctx, st, nil, now)
+			if err == nil || !strings.Contains(err.Error(), journal.Name+" at ") ||
+				!strings.Contains(err.Error(), "is unreadable") || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Recover error = %v, want one naming the journal and %q", err, tt.want)
+			}
+			for _, p := range []string{"new.txt", tt.victim, journal.Name} {
+				if _, err := st.Stat(ctx, p); err != nil {
+					t.Errorf("%s: %v (recovery acted on a journal it could not read)", p, err)
+				}
+			}
+		})
+	}
+}

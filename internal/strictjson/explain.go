@@ -1,0 +1,431 @@
+package strictjson
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Error is a strict-decoding error described the way distributor reports
+// problems with a document: which field, which value, what is wrong, where.
+// Describe builds it from the errors Unmarshal, UnmarshalDecode and a
+// Decoder's ReadToken and ReadValue return.
+type Error struct {
+	// Field is the offending member's path in the project's style, such as
+	// "files[3].size" or "ops[0].record.Path"; empty for the document as a
+	// whole (a syntax error outside any value, trailing data).
+	Field string
+	// Value is the offending value as shown to people (a JSON string or
+	// number, Go-quoted if it is not valid UTF-8, shortened when long), or
+	// empty when unknown or irrelevant.
+	Value string
+	// Reason says what is wrong, for example "must be an integer, got a
+	// string", "duplicate field", "is not valid UTF-8".
+	Reason string
+	// Offset is the byte offset in the input at or after which the problem
+	// is, or -1 when unknown.
+	Offset int64
+	// Line and Column (1-based, column in bytes) locate Offset when the
+	// input was given to Describe; both 0 otherwise.
+	Line, Column int
+	// Syntax is true for a grammar error (the input is not JSON at all
+	// there); the position is then part of the message.
+	Syntax bool
+	// Err is the underlying error.
+	Err error
+}
+
+// Detail is the message without the field and the value: the reason, and
+// where a syntax error is.
+func (e *Error) Detail() string {
+	if !e.Syntax {
+		return e.Reason
+	}
+	if pos := e.position(); pos != "" {
+		return "invalid JSON at " + pos + ": " + e.Reason
+	}
+	return "invalid JSON: " + e.Reason
+}
+
+func (e *Error) position() string {
+	switch {
+	case e.Line > 0:
+		return fmt.Sprintf("line %d, column %d", e.Line, e.Column)
+	case e.Offset >= 0:
+		return fmt.Sprintf("byte offset %d", e.Offset)
+	}
+	return ""
+}
+
+// Error formats the problem as `field value: detail`, for example
+// `files[3].size "1": must be an integer, got a string` or
+// `invalid JSON at line 2, column 8: unexpected end of input`.
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Field)
+	if e.Value != "" {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(e.Value)
+	}
+	if b.Len() > 0 {
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Detail())
+	return b.String()
+}
+
+// Unwrap returns the underlying error.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Describe explains err, returned by a strict read of data, as an *Error
+// naming the field path in the project's style. data is the whole input
+// when the caller has it (Unmarshal), or nil for a stream: then positions
+// are byte offsets and string values are not shown. An error that is
+// neither a json.SemanticError nor a jsontext.SyntacticError (an I/O error
+// of the stream) is kept as the reason. Describe(nil, data) is nil.
+func Describe(err error, data []byte) *Error {
+	if err == nil {
+		return nil
+	}
+	var described *Error
+	if errors.As(err, &described) {
+		return described
+	}
+	e := &Error{Offset: -1, Err: err}
+	var se *json.SemanticError
+	var sy *jsontext.SyntacticError
+	switch {
+	case errors.As(err, &sy):
+		e.Offset = sy.ByteOffset
+		e.Field = FieldPath(sy.JSONPointer)
+		describeSyntactic(e, sy, data)
+	case errors.As(err, &se):
+		e.Offset = se.ByteOffset
+		e.Field = FieldPath(se.JSONPointer)
+		describeSemantic(e, se)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		e.Syntax, e.Reason = true, "unexpected end of input"
+	default:
+		e.Reason = err.Error()
+	}
+	if data != nil && e.Offset >= 0 && e.Offset <= int64(len(data)) {
+		e.Line, e.Column = LineColumn(data, e.Offset)
+	}
+	return e
+}
+
+func describeSyntactic(e *Error, sy *jsontext.SyntacticError, data []byte) {
+	switch {
+	case errors.Is(sy.Err, jsontext.ErrDuplicateName):
+		e.Reason = "duplicate field"
+		return
+	case errors.Is(sy.Err, io.ErrUnexpectedEOF):
+		e.Syntax, e.Reason = true, "unexpected end of input"
+		return
+	}
+	if data != nil && sy.JSONPointer == "" && sy.ByteOffset > 0 && sy.ByteOffset <= int64(len(data)) &&
+		jsontext.Value(bytes.TrimSpace(data[:sy.ByteOffset])).IsValid() {
+		e.Syntax, e.Reason = true, "unexpected data after the end of the document"
+		return
+	}
+	// Inside a string: say what is wrong with it, from the bytes themselves.
+	if lit, name, ok := stringAt(data, sy.ByteOffset); ok {
+		reason := ""
+		body := lit[1 : len(lit)-1]
+		if !utf8.Valid(body) {
+			reason = "is not valid UTF-8"
+		} else if esc := loneSurrogate(body); esc != "" {
+			reason = "has an unpaired UTF-16 surrogate escape " + esc + " (not a character)"
+		}
+		if reason != "" {
+			if name {
+				// The pointer names the object; the bad text is a member name.
+				e.Reason = "has a member name " + showLiteral(lit) + " that " + reason
+				return
+			}
+			e.Value, e.Reason = showLiteral(lit), reason
+			return
+		}
+	}
+	msg := sy.Err.Error()
+	switch {
+	case data == nil && strings.Contains(msg, "UTF-8"):
+		e.Reason = "is not valid UTF-8"
+	case data == nil && strings.Contains(msg, "surrogate"):
+		e.Reason = "has an unpaired UTF-16 surrogate escape (not a character)"
+	default:
+		e.Syntax, e.Reason = true, msg
+	}
+}
+
+func describeSemantic(e *Error, se *json.SemanticError) {
+	switch {
+	case errors.Is(se.Err, json.ErrUnknownName):
+		e.Field = FieldPath(se.JSONPointer.Parent())
+		e.Reason = "unknown field " + quote(se.JSONPointer.LastToken())
+		return
+	case errors.Is(se.Err, strconv.ErrRange):
+		e.Value, e.Reason = string(se.JSONValue), "is out of range"
+		return
+	case se.JSONKind == '0' && errors.Is(se.Err, strconv.ErrSyntax) && isInteger(se.GoType):
+		e.Value, e.Reason = string(se.JSONValue), "must be an integer"
+		return
+	case se.Err == nil && se.JSONKind != 0 && se.GoType != nil:
+		want := goKind(se.GoType)
+		if e.Field == "" {
+			// The document as a whole: say it is JSON that is expected.
+			want = strings.Replace(want, "an object", "a JSON object", 1)
+			e.Reason = "the document must be " + want + ", got " + jsonKind(se.JSONKind)
+			return
+		}
+		e.Reason = "must be " + want + ", got " + jsonKind(se.JSONKind)
+		return
+	}
+	if v := se.JSONValue; len(v) > 0 && len(v) <= maxShown {
+		e.Value = string(v)
+	}
+	switch {
+	case se.Err != nil:
+		e.Reason = se.Err.Error()
+	case se.GoType != nil:
+		e.Reason = "cannot be read as " + goKind(se.GoType)
+	default:
+		e.Reason = se.Error()
+	}
+}
+
+// FieldPath turns a JSON pointer into the project's field path style:
+// "/files/3/size" is "files[3].size". A token of decimal digits is shown
+// as an array index (the documents distributor reads have no member names
+// of digits only); a member name that is not a plain identifier is shown
+// quoted, as in `x["a b"]`.
+func FieldPath(p jsontext.Pointer) string {
+	var b strings.Builder
+	for tok := range p.Tokens() {
+		switch {
+		case isIndex(tok):
+			b.WriteString("[" + tok + "]")
+		case isIdent(tok):
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(tok)
+		default:
+			b.WriteString("[" + quote(tok) + "]")
+		}
+	}
+	return b.String()
+}
+
+// LineColumn converts a byte offset in data to a 1-based line and column
+// (the column counts bytes).
+func LineColumn(data []byte, off int64) (line, col int) {
+	off = min(max(off, 0), int64(len(data)))
+	before := data[:off]
+	line = bytes.Count(before, []byte("\n")) + 1
+	col = int(off) - (bytes.LastIndexByte(before, '\n') + 1) + 1
+	return line, col
+}
+
+// maxShown bounds a value shown in a message, in bytes.
+const maxShown = 96
+
+// quote Go-quotes s, shortened when long.
+func quote(s string) string {
+	if len(s) <= maxShown {
+		return strconv.Quote(s)
+	}
+	cut := maxShown
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strconv.Quote(s[:cut]) + fmt.Sprintf("…(%d bytes)", len(s))
+}
+
+// showLiteral shows a JSON string literal as written when it is valid
+// UTF-8 (escapes such as \ud800 stay visible), else Go-quoted, so that the
+// offending bytes can be seen.
+func showLiteral(lit []byte) string {
+	if utf8.Valid(lit) && len(lit) <= maxShown {
+		return string(lit)
+	}
+	return quote(string(lit[1 : len(lit)-1]))
+}
+
+// stringAt finds the JSON string literal (quotes included) that contains
+// offset off of data, which the decoder accepted up to off, and whether it
+// is an object member name. A quote preceded by an even number of
+// backslashes delimits a string; inside a string every quote is escaped,
+// so the first such quote before off opens the literal.
+func stringAt(data []byte, off int64) (lit []byte, name, ok bool) {
+	if data == nil || off < 0 || off > int64(len(data)) {
+		return nil, false, false
+	}
+	open := -1
+	for i := min(int(off), len(data)-1); i >= 0; i-- {
+		if data[i] == '"' && !escaped(data, i) {
+			open = i
+			break
+		}
+	}
+	if open < 0 {
+		return nil, false, false
+	}
+	end := -1
+	for i := open + 1; i < len(data); i++ {
+		if data[i] == '"' && !escaped(data, i) {
+			end = i
+			break
+		}
+	}
+	if end < int(off) {
+		return nil, false, false
+	}
+	rest := bytes.TrimLeft(data[end+1:], " \t\r\n")
+	return data[open : end+1], len(rest) > 0 && rest[0] == ':', true
+}
+
+func escaped(data []byte, i int) bool {
+	n := 0
+	for j := i - 1; j >= 0 && data[j] == '\\'; j-- {
+		n++
+	}
+	return n%2 == 1
+}
+
+// loneSurrogate returns the first \uXXXX escape in the body of a JSON
+// string literal that is a UTF-16 surrogate not part of a valid pair.
+func loneSurrogate(body []byte) string {
+	for i := 0; i+1 < len(body); i++ {
+		if body[i] != '\\' {
+			continue
+		}
+		if body[i+1] != 'u' || i+6 > len(body) {
+			i++ // skip the escaped character
+			continue
+		}
+		r, err := strconv.ParseUint(string(body[i+2:i+6]), 16, 16)
+		if err != nil {
+			return ""
+		}
+		switch {
+		case 0xD800 <= r && r < 0xDC00:
+			if i+12 <= len(body) && body[i+6] == '\\' && body[i+7] == 'u' {
+				if r2, err := strconv.ParseUint(string(body[i+8:i+12]), 16, 16); err == nil && 0xDC00 <= r2 && r2 < 0xE000 {
+					i += 11
+					continue
+				}
+			}
+			return string(body[i : i+6])
+		case 0xDC00 <= r && r < 0xE000:
+			return string(body[i : i+6])
+		}
+		i += 5
+	}
+	return ""
+}
+
+func isIndex(tok string) bool {
+	if tok == "" || len(tok) > 18 {
+		return false
+	}
+	for i := 0; i < len(tok); i++ {
+		if tok[i] < '0' || tok[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func isIdent(tok string) bool {
+	if tok == "" {
+		return false
+	}
+	for i := 0; i < len(tok); i++ {
+		c := tok[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', c == '_', c == '-' && i > 0, '0' <= c && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func isInteger(t reflect.Type) bool {
+	if t == nil {
+		return false
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return true
+	}
+	return false
+}
+
+// goKind names what a Go type reads from JSON.
+func goKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == reflect.TypeFor[jsontext.Value]() {
+		return "a JSON value"
+	}
+	if t.PkgPath() == "time" && t.Name() == "Time" {
+		return "an RFC 3339 timestamp string"
+	}
+	switch {
+	case isInteger(t):
+		return "an integer"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	}
+	return t.String()
+}
+
+// jsonKind names the JSON kind k ("a string", "null", ...).
+func jsonKind(k jsontext.Kind) string {
+	switch k {
+	case 'n':
+		return "null"
+	case 'f', 't':
+		return "a boolean"
+	case '"':
+		return "a string"
+	case '0':
+		return "a number"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	}
+	return "an invalid value"
+}
+
+// KindName names the JSON kind of the value v starts with ("a string",
+// "null", "an object", ...), for callers that check kinds themselves.
+func KindName(v jsontext.Value) string { return jsonKind(v.Kind()) }
