@@ -343,7 +343,7 @@ func ParseManifest(data []byte) (*Manifest, error) {
 	}
 	var w wireManifest
 	if err := strictjson.Unmarshal(data, &w); err != nil {
-		return nil, &ManifestError{Problems: []ManifestProblem{problemOf("", strictjson.Describe(err, data))}}
+		return nil, &ManifestError{Problems: []ManifestProblem{problemOf("", strictjson.Explain(err, data))}}
 	}
 	p := &parser{reported: map[string]bool{}}
 	m := p.manifest(&w)
@@ -439,7 +439,7 @@ func (p *parser) alreadyReported(field string) bool {
 // recorded as a problem of field.
 func (p *parser) decode(field string, v jsontext.Value, dst any) bool {
 	if err := strictjson.Unmarshal(v, dst); err != nil {
-		pr := problemOf(field, strictjson.Describe(err, v))
+		pr := problemOf(field, strictjson.Explain(err, v))
 		p.add(pr.Field, pr.Value, pr.Reason)
 		return false
 	}

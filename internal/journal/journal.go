@@ -81,7 +81,7 @@ func Encode(j *Journal) ([]byte, error) {
 func Decode(data []byte) (*Journal, error) {
 	var j Journal
 	if err := strictjson.Unmarshal(data, &j); err != nil {
-		return nil, fmt.Errorf("decode journal: %w", strictjson.Describe(err, data))
+		return nil, fmt.Errorf("decode journal: %w", err)
 	}
 	if j.FormatVersion != FormatVersion {
 		return nil, fmt.Errorf("decode journal: journal_version %d is not %d", j.FormatVersion, FormatVersion)

@@ -16,8 +16,8 @@ import (
 
 // Error is a strict-decoding error described the way distributor reports
 // problems with a document: which field, which value, what is wrong, where.
-// Describe builds it from the errors Unmarshal, UnmarshalDecode and a
-// Decoder's ReadToken and ReadValue return.
+// Unmarshal and UnmarshalDecode return it; Describe and Explain build it
+// from other errors of a strict read (a Decoder's ReadToken, ReadValue).
 type Error struct {
 	// Field is the offending member's path in the project's style, such as
 	// "files[3].size" or "ops[0].record.Path"; empty for the document as a
@@ -41,6 +41,8 @@ type Error struct {
 	Syntax bool
 	// Err is the underlying error.
 	Err error
+
+	invalidText bool
 }
 
 // Detail is the message without the field and the value: the reason, and
@@ -87,13 +89,18 @@ func (e *Error) Error() string {
 // Unwrap returns the underlying error.
 func (e *Error) Unwrap() error { return e.Err }
 
-// Describe explains err, returned by a strict read of data, as an *Error
+// Is reports whether e is about the text itself (target ErrInvalidText):
+// bytes that are not UTF-8, an unpaired surrogate escape.
+func (e *Error) Is(target error) bool { return target == ErrInvalidText && e.invalidText }
+
+// Explain explains err, returned by a strict read of data, as an *Error
 // naming the field path in the project's style. data is the whole input
-// when the caller has it (Unmarshal), or nil for a stream: then positions
-// are byte offsets and string values are not shown. An error that is
-// neither a json.SemanticError nor a jsontext.SyntacticError (an I/O error
-// of the stream) is kept as the reason. Describe(nil, data) is nil.
-func Describe(err error, data []byte) *Error {
+// when the caller has it, or nil for a stream: then positions are byte
+// offsets and string values are not shown. An error that is neither a
+// json.SemanticError nor a jsontext.SyntacticError (an I/O error of the
+// stream) is kept as the reason. An *Error is returned as it is.
+// Explain(nil, data) is nil.
+func Explain(err error, data []byte) *Error {
 	if err == nil {
 		return nil
 	}
@@ -107,11 +114,11 @@ func Describe(err error, data []byte) *Error {
 	switch {
 	case errors.As(err, &sy):
 		e.Offset = sy.ByteOffset
-		e.Field = FieldPath(sy.JSONPointer)
+		e.Field = Field(sy.JSONPointer)
 		describeSyntactic(e, sy, data)
 	case errors.As(err, &se):
 		e.Offset = se.ByteOffset
-		e.Field = FieldPath(se.JSONPointer)
+		e.Field = Field(se.JSONPointer)
 		describeSemantic(e, se)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		e.Syntax, e.Reason = true, "unexpected end of input"
@@ -135,7 +142,7 @@ func describeSyntactic(e *Error, sy *jsontext.SyntacticError, data []byte) {
 	}
 	if data != nil && sy.JSONPointer == "" && sy.ByteOffset > 0 && sy.ByteOffset <= int64(len(data)) &&
 		jsontext.Value(bytes.TrimSpace(data[:sy.ByteOffset])).IsValid() {
-		e.Syntax, e.Reason = true, "unexpected data after the end of the document"
+		e.Syntax, e.Reason = true, "unexpected data after top-level value"
 		return
 	}
 	// Inside a string: say what is wrong with it, from the bytes themselves.
@@ -145,9 +152,10 @@ func describeSyntactic(e *Error, sy *jsontext.SyntacticError, data []byte) {
 		if !utf8.Valid(body) {
 			reason = "is not valid UTF-8"
 		} else if esc := loneSurrogate(body); esc != "" {
-			reason = "has an unpaired UTF-16 surrogate escape " + esc + " (not a character)"
+			reason = "has an unpaired escaped UTF-16 surrogate " + esc + " (not a character)"
 		}
 		if reason != "" {
+			e.invalidText = true
 			if name {
 				// The pointer names the object; the bad text is a member name.
 				e.Reason = "has a member name " + showLiteral(lit) + " that " + reason
@@ -160,9 +168,9 @@ func describeSyntactic(e *Error, sy *jsontext.SyntacticError, data []byte) {
 	msg := sy.Err.Error()
 	switch {
 	case data == nil && strings.Contains(msg, "UTF-8"):
-		e.Reason = "is not valid UTF-8"
+		e.invalidText, e.Reason = true, "is not valid UTF-8"
 	case data == nil && strings.Contains(msg, "surrogate"):
-		e.Reason = "has an unpaired UTF-16 surrogate escape (not a character)"
+		e.invalidText, e.Reason = true, "has an unpaired escaped UTF-16 surrogate (not a character)"
 	default:
 		e.Syntax, e.Reason = true, msg
 	}
@@ -171,7 +179,7 @@ func describeSyntactic(e *Error, sy *jsontext.SyntacticError, data []byte) {
 func describeSemantic(e *Error, se *json.SemanticError) {
 	switch {
 	case errors.Is(se.Err, json.ErrUnknownName):
-		e.Field = FieldPath(se.JSONPointer.Parent())
+		e.Field = Field(se.JSONPointer.Parent())
 		e.Reason = "unknown field " + quote(se.JSONPointer.LastToken())
 		return
 	case errors.Is(se.Err, strconv.ErrRange):
@@ -204,12 +212,12 @@ func describeSemantic(e *Error, se *json.SemanticError) {
 	}
 }
 
-// FieldPath turns a JSON pointer into the project's field path style:
+// Field turns a JSON pointer into the project's field path style:
 // "/files/3/size" is "files[3].size". A token of decimal digits is shown
 // as an array index (the documents distributor reads have no member names
 // of digits only); a member name that is not a plain identifier is shown
 // quoted, as in `x["a b"]`.
-func FieldPath(p jsontext.Pointer) string {
+func Field(p jsontext.Pointer) string {
 	var b strings.Builder
 	for tok := range p.Tokens() {
 		switch {

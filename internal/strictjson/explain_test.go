@@ -19,7 +19,7 @@ type manifest struct {
 	Files []file `json:"files"`
 }
 
-func TestFieldPath(t *testing.T) {
+func TestField(t *testing.T) {
 	for ptr, want := range map[jsontext.Pointer]string{
 		"":                   "",
 		"/files":             "files",
@@ -29,8 +29,8 @@ func TestFieldPath(t *testing.T) {
 		"/x/a~1b":            `x["a/b"]`,
 		"/0":                 "[0]",
 	} {
-		if got := FieldPath(ptr); got != want {
-			t.Errorf("FieldPath(%q) = %q, want %q", ptr, got, want)
+		if got := Field(ptr); got != want {
+			t.Errorf("Field(%q) = %q, want %q", ptr, got, want)
 		}
 	}
 }
@@ -49,9 +49,9 @@ func TestDescribe(t *testing.T) {
 		{"duplicate", `{"id":"a","files":[],"id":"b"}`, `id: duplicate field`},
 		{"invalid UTF-8", "{\"id\":\"a\xffb\"}", `id "a\xffb": is not valid UTF-8`},
 		{"invalid UTF-8 name", "{\"i\xffd\":\"a\"}", `has a member name "i\xffd" that is not valid UTF-8`},
-		{"lone surrogate", `{"id":"x\ud800"}`, `id "x\ud800": has an unpaired UTF-16 surrogate escape \ud800 (not a character)`},
-		{"escaped quote before surrogate", `{"id":"\"\\\"\udc00"}`, `id "\"\\\"\udc00": has an unpaired UTF-16 surrogate escape \udc00 (not a character)`},
-		{"trailing", "{\"id\":\"a\"}\n\n  {}", `invalid JSON at line 3, column 3: unexpected data after the end of the document`},
+		{"lone surrogate", `{"id":"x\ud800"}`, `id "x\ud800": has an unpaired escaped UTF-16 surrogate \ud800 (not a character)`},
+		{"escaped quote before surrogate", `{"id":"\"\\\"\udc00"}`, `id "\"\\\"\udc00": has an unpaired escaped UTF-16 surrogate \udc00 (not a character)`},
+		{"trailing", "{\"id\":\"a\"}\n\n  {}", `invalid JSON at line 3, column 3: unexpected data after top-level value`},
 		{"truncated", "{\"id\":\n\"a", `id: invalid JSON at line 2, column 3: unexpected end of input`},
 		{"empty", "", `invalid JSON at line 1, column 1: unexpected end of input`},
 		{"grammar", `{"id" "a"}`, `id: invalid JSON at line 1, column 7: invalid character '"' after object name (expecting ':')`},
@@ -59,7 +59,7 @@ func TestDescribe(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var m manifest
 			err := Unmarshal([]byte(tt.in), &m)
-			e := Describe(err, []byte(tt.in))
+			e := Explain(err, []byte(tt.in))
 			if e == nil {
 				t.Fatalf("%s accepted", tt.in)
 			}
@@ -85,19 +85,19 @@ func TestDescribeStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := UnmarshalDecode(dec, &f)
-	if got, want := Describe(err, nil).Error(), `[1].path: has an unpaired UTF-16 surrogate escape (not a character)`; got != want {
+	if got, want := Explain(err, nil).Error(), `[1].path: has an unpaired escaped UTF-16 surrogate (not a character)`; got != want {
 		t.Errorf("got %s, want %s", got, want)
 	}
 	dec = NewDecoder(strings.NewReader(`[{"path":`))
 	dec.ReadToken()
 	err = UnmarshalDecode(dec, &f)
-	if got := Describe(err, nil).Error(); !strings.Contains(got, "unexpected end of input") || !strings.Contains(got, "byte offset") {
+	if got := Explain(err, nil).Error(); !strings.Contains(got, "unexpected end of input") || !strings.Contains(got, "byte offset") {
 		t.Errorf("truncated stream: %s", got)
 	}
-	if got := Describe(io.ErrClosedPipe, nil).Error(); got != io.ErrClosedPipe.Error() {
+	if got := Explain(io.ErrClosedPipe, nil).Error(); got != io.ErrClosedPipe.Error() {
 		t.Errorf("an I/O error is kept as it is: %s", got)
 	}
-	if Describe(nil, nil) != nil {
+	if Explain(nil, nil) != nil {
 		t.Error("Describe(nil) is not nil")
 	}
 }

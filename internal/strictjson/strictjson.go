@@ -3,7 +3,7 @@
 // of github.com/go-json-experiment/json (the module that mirrors Go's
 // encoding/json/v2 and aliases it once the standard library ships it).
 //
-// Strict means: invalid UTF-8 and unpaired UTF-16 surrogate escapes are
+// Strict means: invalid UTF-8 and unpaired escaped UTF-16 surrogates are
 // errors (never repaired to U+FFFD), an object member name that appears
 // twice is an error, a member no Go field declares is an error, member
 // names match case-sensitively, and nothing but white space may follow
@@ -24,10 +24,7 @@ package strictjson
 
 import (
 	"errors"
-	"fmt"
 	"io"
-	"strconv"
-	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -42,9 +39,13 @@ func options() json.Options {
 	)
 }
 
-// Unmarshal decodes the single JSON document data into v, strictly.
+// Unmarshal decodes the single JSON document data into v, strictly. An
+// error is an *Error naming the field, the value and the position in data.
 func Unmarshal(data []byte, v any) error {
-	return Describe(json.Unmarshal(data, v, options()))
+	if err := json.Unmarshal(data, v, options()); err != nil {
+		return Explain(err, data)
+	}
+	return nil
 }
 
 // NewDecoder returns a strict streaming decoder reading from r, for
@@ -54,7 +55,8 @@ func NewDecoder(r io.Reader) *jsontext.Decoder {
 	return jsontext.NewDecoder(r, options())
 }
 
-// UnmarshalDecode decodes the next JSON value of dec into v, strictly.
+// UnmarshalDecode decodes the next JSON value of dec into v, strictly. A
+// decoding error is an *Error naming the field and the byte offset.
 func UnmarshalDecode(dec *jsontext.Decoder, v any) error {
 	return Describe(json.UnmarshalDecode(dec, v, options()))
 }
@@ -65,76 +67,23 @@ func UnmarshalDecode(dec *jsontext.Decoder, v any) error {
 var ErrInvalidText = errors.New("not valid Unicode")
 
 // Describe rewrites an error of this package's decoders (or of a
-// jsontext.Decoder it returned) so that it names the field it is about in
-// the project's notation, e.g. `outputs[3].size: ...` or
-// `files[0]: unknown field "owner"`, keeping the underlying error for
-// errors.Is. Other errors and nil are returned as they are.
+// jsontext.Decoder it returned) as an *Error that names the field it is
+// about in the project's notation, e.g. `outputs[3].size: must be an
+// integer, got a string` or `files[0]: unknown field "owner"`, keeping the
+// underlying error for errors.Is and errors.As. Other errors (I/O errors
+// of a stream) and nil are returned as they are. With the input at hand,
+// Explain says more (line and column, the offending value).
 func Describe(err error) error {
 	var se *json.SemanticError
 	var xe *jsontext.SyntacticError
+	var e *Error
 	switch {
 	case err == nil:
 		return nil
-	case errors.As(err, &se) && errors.Is(se.Err, json.ErrUnknownName):
-		return at(Field(se.JSONPointer.Parent()), fmt.Errorf("unknown field %q: %w", se.JSONPointer.LastToken(), json.ErrUnknownName))
-	case errors.As(err, &se) && se.Err == nil:
-		what := "a value of another type"
-		if se.GoType != nil {
-			what = se.GoType.String()
-		}
-		return at(Field(se.JSONPointer), fmt.Errorf("JSON %s where %s belongs: %w", kind(se.JSONKind), what, err))
-	case errors.As(err, &se):
-		return at(Field(se.JSONPointer), se.Err)
-	case errors.As(err, &xe) && errors.Is(xe.Err, jsontext.ErrDuplicateName):
-		return at(Field(xe.JSONPointer.Parent()), fmt.Errorf("field %q appears twice: %w", xe.JSONPointer.LastToken(), jsontext.ErrDuplicateName))
-	case errors.As(err, &xe) && strings.Contains(xe.Err.Error(), "invalid UTF-8"):
-		return at(Field(xe.JSONPointer), fmt.Errorf("%w: not valid UTF-8 (at byte %d)", ErrInvalidText, xe.ByteOffset))
-	case errors.As(err, &xe) && strings.Contains(xe.Err.Error(), "surrogate"):
-		return at(Field(xe.JSONPointer), fmt.Errorf("%w: an unpaired escaped UTF-16 surrogate (\\uD800-\\uDFFF) (at byte %d)", ErrInvalidText, xe.ByteOffset))
-	case errors.As(err, &xe):
-		return at(Field(xe.JSONPointer), fmt.Errorf("%w (at byte %d)", xe.Err, xe.ByteOffset))
+	case errors.As(err, &e):
+		return err
+	case errors.As(err, &se), errors.As(err, &xe), errors.Is(err, io.ErrUnexpectedEOF):
+		return Explain(err, nil)
 	}
 	return err
-}
-
-func at(field string, err error) error {
-	if field == "" {
-		return err
-	}
-	return fmt.Errorf("%s: %w", field, err)
-}
-
-func kind(k jsontext.Kind) string {
-	switch k {
-	case '"':
-		return "string"
-	case '0':
-		return "number"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	}
-	return "value"
-}
-
-// Field renders a JSON pointer in the project's field notation:
-// /outputs/3/source/id is outputs[3].source.id; the root is "".
-func Field(p jsontext.Pointer) string {
-	var b strings.Builder
-	for tok := range p.Tokens() {
-		if _, err := strconv.Atoi(tok); err == nil && b.Len() > 0 {
-			b.WriteString("[" + tok + "]")
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte('.')
-		}
-		b.WriteString(tok)
-	}
-	return b.String()
 }

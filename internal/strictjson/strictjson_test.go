@@ -62,9 +62,9 @@ func TestDescribeNamesTheField(t *testing.T) {
 	}
 	for in, want := range map[string]string{
 		`{"files":[{"path":"a"},{"path":"b","owner":1}]}`: `files[1]: unknown field "owner"`,
-		`{"files":[{"path":"a","path":"b"}]}`:             `files[0]: field "path" appears twice`,
-		`{"files":[{"path":"a","size":"7"}]}`:             `files[0].size: JSON string where`,
-		`{"files":[{"path":"\ud800"}]}`:                   `files[0].path: `,
+		`{"files":[{"path":"a","path":"b"}]}`:             `files[0].path: duplicate field`,
+		`{"files":[{"path":"a","size":"7"}]}`:             `files[0].size: must be an integer, got a string`,
+		`{"files":[{"path":"\ud800"}]}`:                   `files[0].path "\ud800": has an unpaired escaped UTF-16 surrogate`,
 		`{"x":1}`:                                         `unknown field "x"`,
 	} {
 		var m manifest

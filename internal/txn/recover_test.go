@@ -160,7 +160,7 @@ func TestRecoverRefusesAJournalItCannotRead(t *testing.T) {
 			}},
 		{"a path that is not UTF-8", "b\uFFFD.txt", `ops[0].path "b\xff.txt": is not valid UTF-8`,
 			func(s string) string { return strings.Replace(s, `"path":"new.txt"`, "\"path\":\"b\xff.txt\"", 1) }},
-		{"a second document", "new.txt", "unexpected data after the end of the document",
+		{"a second document", "new.txt", "unexpected data after top-level value",
 			func(s string) string { return s + s }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
