@@ -69,10 +69,21 @@ type Input struct {
 	Owner   catalog.Owner
 	Source  catalog.Source
 	Outputs []Output
-	State   catalog.State
-	// Listing maps every object path in storage to its size. Reserved
-	// (.distributor*) paths are ignored by the planner.
-	Listing  map[string]int64
+	// State classifies the root's catalog. For a valid catalog the planner
+	// reads its records from Known, or, when Known is nil, from
+	// State.Catalog (a whole catalog in memory).
+	State catalog.State
+	// Known holds the records of a valid catalog this plan needs (see
+	// Wants) and the catalog's record count: what one streaming pass over
+	// a catalog of any size keeps.
+	Known *Known
+	// Listing maps object paths in storage to their sizes: every object of
+	// the root, or, when Partial, only the entries looked up (see Lookups).
+	// Reserved (.distributor*) paths are ignored by the planner.
+	Listing map[string]int64
+	// Partial says Listing holds only what was looked up: a path the
+	// catalog records is then trusted to be in storage as recorded.
+	Partial  bool
 	Workflow string // Additive or Replacement
 	Force    bool
 	// Rewrite (run --rewrite) writes every planned output again even when
@@ -121,9 +132,73 @@ type Plan struct {
 	Unmanaged []string
 	// Retained counts managed outputs kept that this plan does not touch.
 	Retained int
-	// Catalog is the state to write once every item is applied; nil when
-	// nothing is written (skip_same and fail_*).
-	Catalog *catalog.Catalog
+	// Edit turns the catalog read into the one to write once every item
+	// is applied; nil when nothing is written (skip_same and fail_*).
+	Edit *catalog.Edit
+}
+
+// Known is the part of a valid catalog a plan needs.
+type Known struct {
+	Header catalog.Header
+	// Records holds the records Wants asked for, by path.
+	Records map[string]*catalog.Output
+	// Count is the number of records in the whole catalog.
+	Count int
+}
+
+// KnownFrom indexes a whole catalog.
+func KnownFrom(c *catalog.Catalog) *Known {
+	return &Known{Header: c.Header(), Records: c.Index(), Count: len(c.Outputs)}
+}
+
+// Wants returns the filter that decides which records of a catalog a plan
+// of outputs for owner needs: records at planned paths, at their parent
+// directories or below them (collisions), and, for a replacement, every
+// record of owner (its deletes). A streaming read keeps only those, so a
+// plan's memory follows the plan, not the catalog.
+func Wants(outputs []Output, owner catalog.Owner, workflow string) func(*catalog.Output) bool {
+	planned := make(map[string]bool, len(outputs))
+	dirs := map[string]bool{}
+	for i := range outputs {
+		planned[outputs[i].Path] = true
+		for d := parent(outputs[i].Path); d != "" && !dirs[d]; d = parent(d) {
+			dirs[d] = true
+		}
+	}
+	return func(o *catalog.Output) bool {
+		if planned[o.Path] || dirs[o.Path] || (workflow == Replacement && o.Owner() == owner) {
+			return true
+		}
+		for d := parent(o.Path); d != ""; d = parent(d) {
+			if planned[d] {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// Lookups returns what a plan over a valid catalog must look up in storage
+// when it does not list the whole root: Paths, each planned path the
+// catalog does not record (is anything there? a directory?), and Parents,
+// their parent directories (is a file in the way?). Both sorted, each
+// once. known holds the catalog's records at the planned paths.
+func Lookups(outputs []Output, known *Known) (paths, parents []string) {
+	seen := map[string]bool{}
+	for i := range outputs {
+		p := outputs[i].Path
+		if known != nil && known.Records[p] != nil {
+			continue
+		}
+		paths = append(paths, p)
+		for d := parent(p); d != "" && !seen[d]; d = parent(d) {
+			seen[d] = true
+			parents = append(parents, d)
+		}
+	}
+	sort.Strings(paths)
+	sort.Strings(parents)
+	return paths, parents
 }
 
 // Counts tallies the plan's items.
@@ -206,20 +281,24 @@ func Make(in Input) (*Plan, error) {
 	case catalog.StatusNone:
 		return makeCatalog(in, planned, listing, nil), nil
 	case catalog.StatusCatalog:
-		if in.State.Catalog == nil {
-			return nil, fmt.Errorf("plan: catalog state without a catalog")
+		known := in.Known
+		if known == nil {
+			if in.State.Catalog == nil {
+				return nil, fmt.Errorf("plan: catalog state without a catalog")
+			}
+			known = KnownFrom(in.State.Catalog)
 		}
-		return makeCatalog(in, planned, listing, in.State.Catalog), nil
+		return makeCatalog(in, planned, listing, known), nil
 	default:
 		return nil, fmt.Errorf("plan: unknown state %q", in.State.Status)
 	}
 }
 
 // makeCatalog plans over no state (cat == nil) or a valid catalog.
-func makeCatalog(in Input, planned map[string]*Output, listing map[string]int64, cat *catalog.Catalog) *Plan {
+func makeCatalog(in Input, planned map[string]*Output, listing map[string]int64, cat *Known) *Plan {
 	var records map[string]*catalog.Output
 	if cat != nil {
-		records = cat.Index()
+		records = cat.Records
 	}
 	// Collisions: planned paths present in storage (as a file, or as a
 	// directory or file in the way) that no record holds.
@@ -232,8 +311,7 @@ func makeCatalog(in Input, planned map[string]*Output, listing map[string]int64,
 	items := plannedItems(in, records, listing)
 	deleted := map[string]bool{}
 	if cat != nil && in.Workflow == Replacement {
-		for i := range cat.Outputs {
-			rec := &cat.Outputs[i]
+		for _, rec := range records {
 			if planned[rec.Path] == nil && rec.Owner() == in.Owner {
 				items = append(items, Item{Path: rec.Path, Op: OpDelete, Previous: rec})
 				deleted[rec.Path] = true
@@ -243,9 +321,10 @@ func makeCatalog(in Input, planned map[string]*Output, listing map[string]int64,
 	sortItems(items)
 	p := &Plan{Items: items, Unmanaged: unmanaged(listing, records, planned)}
 	if cat != nil {
-		for _, rec := range cat.Outputs {
-			if planned[rec.Path] == nil && !deleted[rec.Path] {
-				p.Retained++
+		p.Retained = cat.Count - len(deleted)
+		for path := range planned {
+			if records[path] != nil {
+				p.Retained--
 			}
 		}
 	}
@@ -266,7 +345,7 @@ func makeCatalog(in Input, planned map[string]*Output, listing map[string]int64,
 	default:
 		p.Action = UpsertAdditive
 	}
-	p.Catalog = nextCatalog(in, cat, items)
+	p.Edit = nextCatalog(in, cat, items)
 	return p
 }
 
@@ -288,7 +367,7 @@ func makeLegacy(in Input, planned map[string]*Output, listing map[string]int64) 
 	}
 	sortItems(items)
 	p.Items = items
-	p.Catalog = nextCatalog(in, nil, items)
+	p.Edit = nextCatalog(in, nil, items)
 	return p
 }
 
@@ -303,7 +382,7 @@ func makeForce(in Input, planned map[string]*Output, listing map[string]int64) *
 	}
 	sortItems(items)
 	return &Plan{Action: ForceReplace, Reason: "--force: the root is replaced by this run's outputs",
-		Items: items, Catalog: nextCatalog(in, nil, items)}
+		Items: items, Edit: nextCatalog(in, nil, items)}
 }
 
 // plannedItems classifies every planned output against the records (nil for
@@ -314,6 +393,9 @@ func plannedItems(in Input, records map[string]*catalog.Output, listing map[stri
 		o := &in.Outputs[i]
 		rec := records[o.Path]
 		size, present := listing[o.Path]
+		if !present && in.Partial && rec != nil {
+			size, present = rec.Size, true // not looked up: trusted as recorded
+		}
 		it := Item{Path: o.Path, Output: o, Previous: rec}
 		switch {
 		case !present:
@@ -358,32 +440,23 @@ func (o *Output) recordTransform() string {
 	return o.Transform
 }
 
-// nextCatalog is the catalog after every item is applied. cat is the current
-// valid catalog, or nil to start fresh.
-func nextCatalog(in Input, cat *catalog.Catalog, items []Item) *catalog.Catalog {
+// nextCatalog is the edit that turns the catalog read (cat; nil for none,
+// or to start fresh) into the one that records every item applied.
+func nextCatalog(in Input, cat *Known, items []Item) *catalog.Edit {
 	now := in.Now.UTC().Truncate(time.Second)
-	next := &catalog.Catalog{SchemaVersion: catalog.SchemaVersion, DistributorVersion: in.DistributorVersion,
-		CreatedAt: now, UpdatedAt: now}
-	touched := make(map[string]bool, len(items))
+	e := &catalog.Edit{Fresh: cat == nil,
+		Header: catalog.Header{DistributorVersion: in.DistributorVersion, CreatedAt: now, UpdatedAt: now}}
 	if cat != nil {
-		next.CreatedAt = cat.CreatedAt
-		for _, it := range items {
-			touched[it.Path] = true
-		}
-		for _, rec := range cat.Outputs {
-			if !touched[rec.Path] {
-				next.Outputs = append(next.Outputs, rec)
-			}
-		}
+		e.Header.CreatedAt = cat.Header.CreatedAt
 	}
 	for _, it := range items {
 		if it.Op == OpDelete {
+			e.Delete = append(e.Delete, it.Path)
 			continue
 		}
-		next.Outputs = append(next.Outputs, Record(in, it, now))
+		e.Put = append(e.Put, Record(in, it, now))
 	}
-	sort.Slice(next.Outputs, func(i, j int) bool { return next.Outputs[i].Path < next.Outputs[j].Path })
-	return next
+	return e
 }
 
 // Record is the catalog record an applied write/update/unchanged item leaves.
@@ -487,17 +560,21 @@ func CheckForceRoot(backend, root string) error {
 	return nil
 }
 
-// Settle returns the catalog that truthfully describes a root after a failed
-// attempt of plan p applied only the items in done (writes that completed and
-// were not rolled back, and completed deletes). It returns nil when the
-// current state needs no rewrite because nothing in done changes it.
-func Settle(in Input, p *Plan, done []Item) *catalog.Catalog {
+// Settle returns the edit whose catalog truthfully describes a root after
+// a failed attempt of plan p applied only the items in done (writes that
+// completed and were not rolled back, and completed deletes). It returns
+// nil when the current state needs no rewrite because nothing in done
+// changes it.
+func Settle(in Input, p *Plan, done []Item) *catalog.Edit {
 	if len(done) == 0 {
 		return nil
 	}
-	var base *catalog.Catalog
-	if in.State.Status == catalog.StatusCatalog && in.State.Catalog != nil && p.Action != ForceReplace {
-		base = in.State.Catalog
+	var base *Known
+	if in.State.Status == catalog.StatusCatalog && p.Action != ForceReplace {
+		base = in.Known
+		if base == nil && in.State.Catalog != nil {
+			base = KnownFrom(in.State.Catalog)
+		}
 	}
 	return nextCatalog(in, base, done)
 }

@@ -219,15 +219,16 @@ func TestActions(t *testing.T) {
 			if p.Retained != tc.retained {
 				t.Errorf("retained %d, want %d", p.Retained, tc.retained)
 			}
-			if (p.Catalog != nil) != tc.catalog {
-				t.Errorf("catalog to write: %v, want %v", p.Catalog != nil, tc.catalog)
+			if (p.Edit != nil) != tc.catalog {
+				t.Errorf("catalog to write: %v, want %v", p.Edit != nil, tc.catalog)
 			}
-			if p.Catalog != nil {
-				if err := catalog.Validate(p.Catalog); err != nil {
+			if p.Edit != nil {
+				if err := catalog.Validate(resulting(t, tc.in, p.Edit)); err != nil {
 					t.Errorf("planned catalog is invalid: %v", err)
 				}
 				checkCatalogMatchesItems(t, tc.in, p)
 			}
+			checkStreamingPlanAgrees(t, tc.in, p)
 			if p.Action.Failed() && p.Reason == "" {
 				t.Errorf("fail action without a reason")
 			}
@@ -245,7 +246,7 @@ func TestActions(t *testing.T) {
 // every retained record untouched.
 func checkCatalogMatchesItems(t *testing.T, in Input, p *Plan) {
 	t.Helper()
-	idx := p.Catalog.Index()
+	idx := resulting(t, in, p.Edit).Index()
 	for _, it := range p.Items {
 		r := idx[it.Path]
 		if it.Op == OpDelete {
@@ -286,6 +287,85 @@ func checkCatalogMatchesItems(t *testing.T, in Input, p *Plan) {
 	}
 }
 
+// resulting is the catalog an edit planned from in leaves.
+func resulting(t *testing.T, in Input, e *catalog.Edit) *catalog.Catalog {
+	t.Helper()
+	var base *catalog.Catalog
+	if in.State.Status == catalog.StatusCatalog {
+		base = in.State.Catalog
+	}
+	c, err := base.Apply(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// checkStreamingPlanAgrees plans in again the way run does on a valid
+// catalog: only the records Wants keeps, and a listing of only what
+// Lookups asks for (taken from the full listing). Where storage agrees
+// with the catalog, the decision, the items and the catalog to write must
+// be the same; only the unmanaged entries seen may be fewer.
+func checkStreamingPlanAgrees(t *testing.T, in Input, full *Plan) {
+	t.Helper()
+	if in.State.Status != catalog.StatusCatalog || in.Force {
+		return
+	}
+	c := in.State.Catalog
+	for _, rec := range c.Outputs {
+		if size, ok := in.Listing[rec.Path]; !ok || size != rec.Size {
+			return // storage disagrees with the catalog: trusting it differs by design
+		}
+	}
+	keep := Wants(in.Outputs, in.Owner, in.Workflow)
+	known := &Known{Header: c.Header(), Records: map[string]*catalog.Output{}, Count: len(c.Outputs)}
+	for i := range c.Outputs {
+		if keep(&c.Outputs[i]) {
+			known.Records[c.Outputs[i].Path] = &c.Outputs[i]
+		}
+	}
+	paths, parents := Lookups(in.Outputs, known)
+	listing := map[string]int64{}
+	for _, p := range paths {
+		for e, size := range in.Listing {
+			if e == p || strings.HasPrefix(e, p+"/") {
+				listing[e] = size
+			}
+		}
+	}
+	for _, d := range parents {
+		if size, ok := in.Listing[d]; ok {
+			listing[d] = size
+		}
+	}
+	s := in
+	s.State = catalog.State{Status: catalog.StatusCatalog, SchemaVersion: 4}
+	s.Known, s.Listing, s.Partial = known, listing, true
+	p, err := Make(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Action != full.Action || p.Retained != full.Retained {
+		t.Errorf("streaming plan: %s retained %d, full plan: %s retained %d", p.Action, p.Retained, full.Action, full.Retained)
+	}
+	if diff := cmp.Diff(ops(full), ops(p)); diff != "" {
+		t.Errorf("streaming plan ops differ (-full +streaming):\n%s", diff)
+	}
+	if full.Action == FailUnmanaged {
+		if diff := cmp.Diff(full.Unmanaged, p.Unmanaged); diff != "" {
+			t.Errorf("streaming plan collisions differ (-full +streaming):\n%s", diff)
+		}
+	}
+	if (p.Edit == nil) != (full.Edit == nil) {
+		t.Fatalf("streaming edit %v, full edit %v", p.Edit != nil, full.Edit != nil)
+	}
+	if p.Edit != nil {
+		if diff := cmp.Diff(resulting(t, in, full.Edit), resulting(t, in, p.Edit)); diff != "" {
+			t.Errorf("streaming catalog differs (-full +streaming):\n%s", diff)
+		}
+	}
+}
+
 func TestTimestamps(t *testing.T) {
 	base := cat(rec("a.html", you, oldSrc, 1, 10), rec("b.txt", me, newSrc, 2, 20), rec("c.txt", me, oldSrc, 3, 30))
 	listing := map[string]int64{"a.html": 10, "b.txt": 20, "c.txt": 30}
@@ -294,7 +374,8 @@ func TestTimestamps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	idx := p.Catalog.Index()
+	next := resulting(t, in, p.Edit)
+	idx := next.Index()
 	check := func(path string, created, updated time.Time) {
 		t.Helper()
 		r := idx[path]
@@ -306,8 +387,8 @@ func TestTimestamps(t *testing.T) {
 	check("b.txt", t0, t0)   // unchanged: updated_at kept
 	check("c.txt", t0, now)  // record-only update: new updated_at
 	check("d.txt", now, now) // new
-	if !p.Catalog.CreatedAt.Equal(t0) || !p.Catalog.UpdatedAt.Equal(now) {
-		t.Errorf("catalog created %s updated %s", p.Catalog.CreatedAt, p.Catalog.UpdatedAt)
+	if !next.CreatedAt.Equal(t0) || !next.UpdatedAt.Equal(now) {
+		t.Errorf("catalog created %s updated %s", next.CreatedAt, next.UpdatedAt)
 	}
 	if got := idx["a.html"].PipelineID; got != me.PipelineID {
 		t.Errorf("ownership did not move: %s", got)
@@ -348,7 +429,7 @@ func TestSettle(t *testing.T) {
 			overwrite = it
 		}
 	}
-	c := Settle(in, p, []Item{overwrite})
+	c := resulting(t, in, Settle(in, p, []Item{overwrite}))
 	idx := c.Index()
 	if idx["a.html"].SHA256 != h(7) || idx["b.txt"] == nil || idx["c.txt"] != nil {
 		t.Errorf("settled catalog wrong: %+v", c.Outputs)
