@@ -13,6 +13,7 @@ import (
 
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/config"
+	"github.com/distributor-dev/distributor/internal/plan"
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/retry"
 	"github.com/distributor-dev/distributor/internal/txn"
@@ -91,8 +92,17 @@ type Root struct {
 	CatalogInfo storage.Info
 	// ReadAt is when the read started.
 	ReadAt time.Time
-	// Listing maps object paths to sizes (temporary objects excluded).
+	// Listing maps object paths to sizes (temporary objects excluded):
+	// every object, or, when Partial, the ones a run looked up.
 	Listing map[string]int64
+	// Partial: see Listing.
+	Partial bool
+	// Known holds, for a run over a valid catalog, the records its plan
+	// needs (State.Catalog is then nil: the catalog was streamed).
+	Known *plan.Known
+	// Pending says the root holds an intent journal: a writer died there
+	// (or is running).
+	Pending bool
 }
 
 // ReadRoot reads a root's catalog state and lists it.

@@ -180,13 +180,15 @@ func refuseState(command, root string, s catalog.State) error {
 	}
 }
 
-// stamp marks c as written now by this version of distributor.
-func (a *App) stamp(c *catalog.Catalog) *catalog.Catalog {
-	c.UpdatedAt = a.Now()
+// dropping returns the edit that removes the records at paths from c,
+// stamped as written now by this version of distributor.
+func (a *App) dropping(c *catalog.Catalog, paths []string) *catalog.Edit {
+	h := c.Header()
+	h.UpdatedAt = a.Now()
 	if a.Version != "" {
-		c.DistributorVersion = a.Version
+		h.DistributorVersion = a.Version
 	}
-	return c
+	return &catalog.Edit{Header: h, Delete: paths}
 }
 
 // journalWarning is the warning for a root holding an intent journal: until
@@ -202,17 +204,4 @@ func journalWarning() []string {
 // allOwners is set.
 func ownedBy(owner catalog.Owner, allOwners bool) func(*catalog.Output) bool {
 	return func(o *catalog.Output) bool { return allOwners || o.Owner() == owner }
-}
-
-// withoutPaths returns a copy of c without the outputs at the given paths.
-func withoutPaths(c *catalog.Catalog, drop map[string]bool) *catalog.Catalog {
-	n := c.Clone()
-	kept := n.Outputs[:0]
-	for _, o := range n.Outputs {
-		if !drop[o.Path] {
-			kept = append(kept, o)
-		}
-	}
-	n.Outputs = kept
-	return n
 }

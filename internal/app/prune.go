@@ -124,20 +124,12 @@ func (a *App) Prune(ctx context.Context, cfg *config.Config, opts PruneOptions) 
 	// of files deleted here if this process dies before the catalog is
 	// written; after a failure it records exactly the deletes that happened.
 	paths := make([]string, len(selected))
-	all := make(map[string]bool, len(selected))
 	for i, o := range selected {
 		paths[i] = o.Path
-		all[o.Path] = true
 	}
 	res, err := m.tx.Apply(&txn.Change{Base: r.Version, Deletes: paths,
-		Final: a.stamp(withoutPaths(c, all)),
-		Partial: func(done []string) *catalog.Catalog {
-			drop := make(map[string]bool, len(done))
-			for _, p := range done {
-				drop[p] = true
-			}
-			return a.stamp(withoutPaths(c, drop))
-		}})
+		Final:   a.dropping(c, paths),
+		Partial: func(done []string) *catalog.Edit { return a.dropping(c, done) }})
 	deleted := make(map[string]bool, len(res.Done))
 	for _, p := range res.Done {
 		deleted[p] = true

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
@@ -101,7 +103,7 @@ func (a *App) ReconcileState(ctx context.Context, cfg *config.Config, opts Recon
 	if opts.DryRun || len(drop) == 0 {
 		return rep, nil
 	}
-	if _, err := m.tx.Apply(&txn.Change{Base: r.Version, Final: a.stamp(withoutPaths(c, drop))}); err != nil {
+	if _, err := m.tx.Apply(&txn.Change{Base: r.Version, Final: a.dropping(c, slices.Sorted(maps.Keys(drop)))}); err != nil {
 		return fail(err)
 	}
 	rep.Removed = append(rep.Removed, rep.Missing...)

@@ -11,7 +11,6 @@ import (
 	"github.com/distributor-dev/distributor/internal/bundle"
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/config"
-	"github.com/distributor-dev/distributor/internal/journal"
 	"github.com/distributor-dev/distributor/internal/plan"
 	"github.com/distributor-dev/distributor/internal/render"
 	"github.com/distributor-dev/distributor/internal/report"
@@ -215,7 +214,9 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 			Source:             catalog.Source{ID: b.Manifest.ID, Digest: b.Manifest.Digest, Created: b.Manifest.Created},
 			Outputs:            planOutputs(res.Outputs),
 			State:              r.State,
+			Known:              r.Known,
 			Listing:            r.Listing,
+			Partial:            r.Partial,
 			Workflow:           d.Workflow,
 			Force:              opts.Force,
 			Rewrite:            opts.Rewrite,
@@ -250,7 +251,10 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 		return nil
 	}
 
-	r, err := ReadRoot(ctx, st)
+	jobs := jobsFor(d.Backend, opts.Jobs)
+	req := planRequest{outputs: planOutputs(res.Outputs), owner: catalog.Owner{PipelineID: p.ID, DestinationID: d.ID},
+		workflow: d.Workflow, force: opts.Force, backend: d.Backend, jobs: jobs}
+	r, err := readPlanRoot(ctx, st, req)
 	if err != nil {
 		return failed(err)
 	}
@@ -259,10 +263,9 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 		return failed(err)
 	}
 	describe(r, pl)
-	// The listing shows reserved names too: a journal there means a run
-	// died (or is running) on this root.
+	// A journal means a run died (or is running) on this root.
 	var pending []string
-	if _, ok := r.Listing[journal.Name]; ok {
+	if r.Pending {
 		pending = journalWarning()
 	}
 	if opts.DryRun {
@@ -285,7 +288,6 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 		}
 	}
 
-	jobs := jobsFor(d.Backend, opts.Jobs)
 	tx, err := a.begin(ctx, st, d, "run", jobs)
 	if err != nil {
 		return failed(err)
@@ -298,7 +300,7 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 	// of a large root and a parse of its catalog are the bulk of an
 	// additive run's cost).
 	if len(pending) > 0 || tx.Recovery != nil || !catalogUnchanged(ctx, st, r) {
-		if r, err = ReadRoot(ctx, st); err != nil {
+		if r, err = readPlanRoot(ctx, st, req); err != nil {
 			return failed(err)
 		}
 		if in, pl, err = makePlan(r); err != nil {

@@ -50,7 +50,7 @@ func (a *App) begin(ctx context.Context, st storage.Store, d *config.Destination
 // and store options: see webWrites).
 func runChange(in plan.Input, p *plan.Plan, base storage.Version, content Content, shape func(*txn.Write)) *txn.Change {
 	now := in.Now.UTC().Truncate(time.Second)
-	ch := &txn.Change{Base: base, Final: p.Catalog}
+	ch := &txn.Change{Base: base, Final: p.Edit}
 	items := make(map[string]plan.Item, len(p.Items))
 	for _, it := range p.Items {
 		items[it.Path] = it
@@ -70,7 +70,7 @@ func runChange(in plan.Input, p *plan.Plan, base storage.Version, content Conten
 			ch.Deletes = append(ch.Deletes, it.Path)
 		}
 	}
-	ch.Partial = func(done []string) *catalog.Catalog {
+	ch.Partial = func(done []string) *catalog.Edit {
 		di := make([]plan.Item, 0, len(done))
 		for _, path := range done {
 			di = append(di, items[path])

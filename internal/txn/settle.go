@@ -1,7 +1,6 @@
 package txn
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -46,31 +45,27 @@ func (a *attempt) settle(cause error) (*Result, error) {
 		doubt("requests cut short may still land")
 	}
 
-	data, curV, err := t.st.Get(ctx, catalog.FileName)
-	switch {
-	case errors.Is(err, storage.ErrNotExist) && !errors.Is(err, storage.ErrNotObject):
-		data, curV, err = nil, "", nil
-	case err != nil:
+	paths := map[string]bool{}
+	for i := range a.ch.Writes {
+		if !a.ch.Writes[i].Existed {
+			paths[a.ch.Writes[i].Path] = true
+		}
+	}
+	curV, curSum, recorded, err := currentCatalog(ctx, t.st, paths)
+	if err != nil {
 		return a.giveUp(res, cause, fmt.Errorf("re-read %s: %w", catalog.FileName, err))
 	}
 	if curV != a.ch.Base {
-		if a.catalogUnsure && a.ch.Final != nil {
-			if want, eerr := catalog.Encode(a.ch.Final); eerr == nil && bytes.Equal(want, data) {
-				// The catalog write landed; only its answer was lost.
-				res.Committed = true
-				res.Done = append(mapKeys(a.written), mapKeys(a.deleted)...)
-				sort.Strings(res.Done)
-				t.dropJournal()
-				return res, nil
-			}
+		if a.catalogUnsure && a.ch.Final != nil && t.catalogSum != "" && curSum == t.catalogSum {
+			// The catalog write landed; only its answer was lost.
+			res.Committed = true
+			res.Done = append(mapKeys(a.written), mapKeys(a.deleted)...)
+			sort.Strings(res.Done)
+			t.dropJournal()
+			return res, nil
 		}
 		return a.giveUp(res, cause, fmt.Errorf("%s changed since this run read it (another writer?)", catalog.FileName))
 	}
-	recorded := map[string]*catalog.Output{}
-	if st := catalog.Read(data); st.Status == catalog.StatusCatalog {
-		recorded = st.Catalog.Index()
-	}
-
 	var done []string
 	for i := range a.ch.Writes {
 		w := &a.ch.Writes[i]

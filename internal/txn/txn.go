@@ -89,6 +89,9 @@ type Txn struct {
 	Recovery *Recovery
 	// Swept lists the temporary files Begin removed.
 	Swept []string
+	// catalogSum is the sha256 of the last catalog document writeCatalog
+	// tried to write.
+	catalogSum string
 }
 
 // Begin proves that the root's server enforces conditional writes (see
@@ -232,13 +235,15 @@ type Change struct {
 	// order within a phase (up to Options.Jobs at once), then Deletes.
 	Writes  []Write
 	Deletes []string
-	// Final is the catalog once every write and delete took effect; nil
-	// leaves the catalog alone.
-	Final *catalog.Catalog
-	// Partial returns the catalog that records exactly the writes and
+	// Final turns the catalog at Base into the one that records every
+	// write and delete once all took effect; nil leaves the catalog alone.
+	// It is applied while the catalog streams, so a small change to a
+	// large catalog costs memory for the change only.
+	Final *catalog.Edit
+	// Partial returns the edit that records exactly the writes and
 	// deletes in done (paths), after a failure; nil leaves the catalog
 	// alone. It may be nil.
-	Partial func(done []string) *catalog.Catalog
+	Partial func(done []string) *catalog.Edit
 	// Written, when set, is called after each completed write (from the
 	// writing goroutines).
 	Written func(path string, size int64)
@@ -428,16 +433,25 @@ func (t *Txn) dropJournal() {
 	}
 }
 
-// writeCatalog writes c with compare-and-swap against base, under the fence.
-func (t *Txn) writeCatalog(ctx context.Context, c *catalog.Catalog, base storage.Version) error {
+// writeCatalog applies e to the catalog at version base (streaming it,
+// see encodeEdit) and writes the result with compare-and-swap against
+// base, under the fence. It remembers the digest of the bytes it tried to
+// write, so that a cleanup can recognise its own write whose answer was
+// lost.
+func (t *Txn) writeCatalog(ctx context.Context, e *catalog.Edit, base storage.Version) error {
+	doc, err := encodeEdit(ctx, t.st, e, base)
+	if err != nil {
+		if errors.Is(err, storage.ErrPrecondition) {
+			return fmt.Errorf("write %s: %w", catalog.FileName, err)
+		}
+		return fmt.Errorf("write %s: %w", catalog.FileName, err)
+	}
+	defer doc.close()
+	t.catalogSum = doc.digest()
 	if err := t.lk.Fence(); err != nil {
 		return err
 	}
-	data, err := catalog.Encode(c)
-	if err != nil {
-		return err
-	}
-	if _, err := t.st.PutIf(ctx, catalog.FileName, data, base); err != nil {
+	if err := putCatalog(ctx, t.st, doc, base); err != nil {
 		if errors.Is(err, storage.ErrPrecondition) {
 			return fmt.Errorf("write %s: it changed since it was read (another writer?): %w", catalog.FileName, err)
 		}

@@ -121,13 +121,14 @@ func change(files map[string]string) *Change {
 		ch.Writes = append(ch.Writes, write(p, files[p]))
 		all = append(all, record(p, files[p]))
 	}
-	ch.Final = &catalog.Catalog{SchemaVersion: 4, CreatedAt: now, UpdatedAt: now, Outputs: all}
-	ch.Partial = func(done []string) *catalog.Catalog {
-		c := &catalog.Catalog{SchemaVersion: 4, CreatedAt: now, UpdatedAt: now}
+	h := catalog.Header{CreatedAt: now, UpdatedAt: now}
+	ch.Final = &catalog.Edit{Fresh: true, Header: h, Put: all}
+	ch.Partial = func(done []string) *catalog.Edit {
+		e := &catalog.Edit{Fresh: true, Header: h}
 		for _, p := range done {
-			c.Outputs = append(c.Outputs, record(p, files[p]))
+			e.Put = append(e.Put, record(p, files[p]))
 		}
-		return c
+		return e
 	}
 	return ch
 }
@@ -266,7 +267,13 @@ func TestLostCatalogAnswer(t *testing.T) {
 	}
 }
 
-func finalOf(t *testing.T) *catalog.Catalog { return change(map[string]string{"a.txt": "a"}).Final }
+func finalOf(t *testing.T) *catalog.Catalog {
+	c, err := (*catalog.Catalog)(nil).Apply(change(map[string]string{"a.txt": "a"}).Final)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
 
 func mustEncode(t *testing.T, c *catalog.Catalog) []byte {
 	data, err := catalog.Encode(c)

@@ -1,0 +1,265 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/config"
+	"github.com/distributor-dev/distributor/internal/journal"
+	"github.com/distributor-dev/distributor/internal/plan"
+	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/txn"
+)
+
+// lookupLimit is how many targeted lookups a run makes before it lists the
+// whole root instead (unless the catalog is large enough that listing it
+// costs more: see useLookups).
+const lookupLimit = 64
+
+// planRequest is what a run plans: its outputs, owner and workflow.
+type planRequest struct {
+	outputs  []plan.Output
+	owner    catalog.Owner
+	workflow string
+	force    bool
+	backend  string
+	jobs     int
+}
+
+// readPlanRoot reads what a run plans from, at a cost that follows the
+// plan rather than the root:
+//
+//   - the catalog streams once; only the records the plan needs are kept
+//     (plan.Wants), so memory does not grow with the catalog;
+//   - over a valid catalog, storage is asked only about the planned paths
+//     the catalog does not record and their parent directories
+//     (plan.Lookups), in parallel; recorded paths are trusted to be as
+//     recorded (verify checks that);
+//   - the whole root is listed only where that is the job: no catalog, a
+//     legacy, invalid or future one, --force, or a plan with so many new
+//     paths that one listing is cheaper.
+//
+// The report's unmanaged entries are then the ones looked at.
+func readPlanRoot(ctx context.Context, st storage.Store, req planRequest) (*Root, error) {
+	r := &Root{Store: st, ReadAt: time.Now()}
+	info, err := st.Stat(ctx, catalog.FileName)
+	switch {
+	case err == nil:
+		r.CatalogInfo = info
+	case errors.Is(err, storage.ErrNotExist) && !errors.Is(err, storage.ErrNotObject):
+	case errors.Is(err, storage.ErrNotObject):
+	default:
+		return nil, fmt.Errorf("stat %s at %s: %w", catalog.FileName, st, err)
+	}
+	if r.CatalogInfo.Path != "" {
+		if err := r.scanCatalog(ctx, req); err != nil {
+			return nil, err
+		}
+	} else if r.State, r.Version, err = txn.ReadCatalog(ctx, st); err != nil {
+		return nil, err
+	}
+	if r.State.Status == catalog.StatusCatalog && !req.force && useLookups(req, r.Known) {
+		if err := r.lookUp(ctx, req); err != nil {
+			return nil, err
+		}
+		_, err := st.Stat(ctx, journal.Name)
+		switch {
+		case err == nil:
+			r.Pending = true
+		case !errors.Is(err, storage.ErrNotExist) || errors.Is(err, storage.ErrNotObject):
+			return nil, fmt.Errorf("stat %s at %s: %w", journal.Name, st, err)
+		}
+		return r, nil
+	}
+	r.Listing = map[string]int64{}
+	err = st.List(ctx, "", func(info storage.Info) error {
+		r.Listing[info.Path] = info.Size
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", st, err)
+	}
+	_, r.Pending = r.Listing[journal.Name]
+	return r, nil
+}
+
+// scanCatalog streams the catalog, keeping the records req needs. A
+// document that is not a valid sorted catalog is read whole and
+// classified instead.
+func (r *Root) scanCatalog(ctx context.Context, req planRequest) error {
+	keep := plan.Wants(req.outputs, req.owner, req.workflow)
+	known := &plan.Known{Records: map[string]*catalog.Output{}}
+	var scanErr error
+	ver, err := txn.StreamCatalog(ctx, r.Store, func(rd io.Reader) error {
+		h, n, err := catalog.Scan(rd, func(o *catalog.Output) error {
+			if keep(o) {
+				known.Records[o.Path] = o
+			}
+			return nil
+		})
+		known.Header, known.Count = h, n
+		scanErr = err
+		return nil // the store drains the rest; the document is classified below
+	})
+	switch {
+	case errors.Is(err, storage.ErrNotExist) && !errors.Is(err, storage.ErrNotObject):
+		r.State = catalog.State{Status: catalog.StatusNone}
+		return nil
+	case err != nil && !errors.Is(err, storage.ErrNotObject):
+		return fmt.Errorf("read %s at %s: %w", catalog.FileName, r.Store, err)
+	case err == nil && scanErr == nil:
+		r.State = catalog.State{Status: catalog.StatusCatalog, SchemaVersion: catalog.SchemaVersion}
+		r.Known, r.Version = known, ver
+		return nil
+	}
+	// Legacy, future, invalid or unsorted: classify the whole document.
+	if r.State, r.Version, err = txn.ReadCatalog(ctx, r.Store); err != nil {
+		return err
+	}
+	if r.State.Status == catalog.StatusCatalog {
+		r.Known = plan.KnownFrom(r.State.Catalog)
+		r.State.Catalog = nil
+	}
+	return nil
+}
+
+// useLookups says whether targeted lookups are cheaper than one listing:
+// up to lookupLimit of them always, more while they stay under a hundredth
+// of the catalog's records (a listing costs about one request per thousand
+// objects on S3, one stat per object on disk).
+func useLookups(req planRequest, known *plan.Known) bool {
+	paths, parents := plan.Lookups(req.outputs, known)
+	n := len(paths) + len(parents)
+	return n <= lookupLimit || n <= known.Count/100
+}
+
+// lookUp asks storage, in parallel, about each planned path the catalog
+// does not record (an object there, or, below it, objects the catalog does
+// not record either) and about their parent directories (an object where
+// a directory must be). What it finds is the partial listing the plan
+// decides from.
+func (r *Root) lookUp(ctx context.Context, req planRequest) error {
+	paths, parents := plan.Lookups(req.outputs, r.Known)
+	r.Listing, r.Partial = map[string]int64{}, true
+	var mu sync.Mutex
+	found := func(info storage.Info) {
+		mu.Lock()
+		r.Listing[info.Path] = info.Size
+		mu.Unlock()
+	}
+	errStop := errors.New("stop")
+	below := func(ctx context.Context, p string) error {
+		// The first object below p that the catalog does not record is
+		// enough to block p.
+		err := r.Store.List(ctx, p+"/", func(info storage.Info) error {
+			found(info)
+			if r.Known.Records[info.Path] == nil {
+				return errStop
+			}
+			return nil
+		})
+		if errors.Is(err, errStop) {
+			return nil
+		}
+		return err
+	}
+	stat := func(ctx context.Context, p string) (bool, error) {
+		info, err := r.Store.Stat(ctx, p)
+		switch {
+		case err == nil:
+			found(info)
+			return false, nil
+		case errors.Is(err, storage.ErrNotObject):
+			return true, nil // a directory (or link): look below it
+		case errors.Is(err, storage.ErrNotExist):
+			return false, nil
+		}
+		return false, err
+	}
+	work := make([]func(context.Context) error, 0, len(paths)+len(parents))
+	for _, p := range paths {
+		p := p
+		work = append(work, func(ctx context.Context) error {
+			if req.backend == config.BackendS3 {
+				// No directories on S3: one listing of the prefix finds
+				// the object and anything below it.
+				err := r.Store.List(ctx, p, func(info storage.Info) error {
+					if info.Path == p || strings.HasPrefix(info.Path, p+"/") {
+						found(info)
+						if info.Path != p && r.Known.Records[info.Path] == nil {
+							return errStop
+						}
+					}
+					return nil
+				})
+				if errors.Is(err, errStop) {
+					return nil
+				}
+				return err
+			}
+			dir, err := stat(ctx, p)
+			if err != nil || !dir {
+				return err
+			}
+			return below(ctx, p)
+		})
+	}
+	for _, d := range parents {
+		d := d
+		work = append(work, func(ctx context.Context) error {
+			_, err := stat(ctx, d)
+			return err
+		})
+	}
+	if err := parallel(ctx, req.jobs, work); err != nil {
+		return fmt.Errorf("look up planned paths at %s: %w", r.Store, err)
+	}
+	return nil
+}
+
+// parallel runs the functions on up to jobs goroutines and returns the
+// first error; after it, no new function starts.
+func parallel(ctx context.Context, jobs int, work []func(context.Context) error) error {
+	if jobs < 1 {
+		jobs = 1
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg    sync.WaitGroup
+		once  sync.Once
+		first error
+		next  = make(chan func(context.Context) error)
+	)
+	for range min(jobs, len(work)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for fn := range next {
+				if err := fn(ctx); err != nil {
+					once.Do(func() { first = err; cancel() })
+				}
+			}
+		}()
+	}
+feed:
+	for _, fn := range work {
+		select {
+		case next <- fn:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if first == nil {
+		first = ctx.Err()
+	}
+	return first
+}
