@@ -299,7 +299,9 @@ func TestBackends(t *testing.T) {
 
 			// replacement deletes only its own omitted outputs.
 			d = runOne(t, dir, 0, "--pipeline", "alpha", "--source", filepath.Join(dir, "a2")).Pipelines[0].Destinations[0]
-			if d.Action != "replace_catalog" || d.Counts.Deleted != 1 || d.Counts.Created != 1 || !slices.Contains(d.Unmanaged, "hand.txt") {
+			// (A run over a valid catalog looks only at planned paths: it does
+			// not see hand.txt, so it does not report it either.)
+			if d.Action != "replace_catalog" || d.Counts.Deleted != 1 || d.Counts.Created != 1 || len(d.Unmanaged) != 0 {
 				t.Errorf("alpha replacement: %+v", d)
 			}
 			got = objects(t, st)
