@@ -295,7 +295,7 @@ func (t *Txn) Apply(ch *Change) (*Result, error) {
 			// The journal may have landed before the lock was lost: it is
 			// the next holder's to recover.
 			return res, fmt.Errorf("%w; this process can no longer prove it holds the root's lock (%w), so it changed nothing "+
-				"after that; its intent journal, if it landed, is recovered by the lock's next holder", err, ferr)
+				"after that; if its journal write landed, the lock's next holder recovers the root from it", err, ferr)
 		}
 		if !errors.Is(err, storage.ErrPrecondition) {
 			// A journal write whose answer was lost may have landed: it is
