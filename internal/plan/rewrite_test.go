@@ -42,7 +42,7 @@ func TestRewrite(t *testing.T) {
 				t.Errorf("%s: Rewrite %v, want %v", it.Path, it.Rewrite, want)
 			}
 		}
-		idx := p.Catalog.Index()
+		idx := resulting(t, in, p.Edit).Index()
 		if r := idx["b.txt"]; !r.UpdatedAt.Equal(t0) || !r.CreatedAt.Equal(t0) {
 			t.Errorf("rewritten unchanged b.txt: created %s updated %s, want both %s", r.CreatedAt, r.UpdatedAt, t0)
 		}

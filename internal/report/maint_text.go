@@ -177,12 +177,12 @@ func WriteVerifyText(w io.Writer, v *Verify) {
 	}
 	fmt.Fprintf(w, "  FAILED: %d problem(s)\n", len(v.Missing)+len(v.Corrupt))
 	if len(v.Missing) > 0 {
-		fmt.Fprintf(w, "  missing: `distributor reconcile-state` drops their records, then `distributor run` publishes\n")
-		fmt.Fprintf(w, "           again the outputs its bundle still produces (a run trusts the catalog: it does not look\n")
-		fmt.Fprintf(w, "           for files the catalog records)\n")
+		fmt.Fprintf(w, "  missing: `distributor run --rewrite` writes again every output its bundle still produces (a plain\n")
+		fmt.Fprintf(w, "           run trusts the catalog and does not look for recorded files); `distributor reconcile-state`\n")
+		fmt.Fprintf(w, "           drops the records of the others\n")
 	}
 	if len(v.Corrupt) > 0 {
-		fmt.Fprintf(w, "  corrupt: restore the file, or delete it, then `distributor reconcile-state` and `distributor run`\n")
+		fmt.Fprintf(w, "  corrupt: restore the file, or `distributor run --rewrite` writes it again\n")
 	}
 }
 
