@@ -16,6 +16,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/journal"
+	"github.com/distributor-dev/distributor/internal/plan"
 	"github.com/distributor-dev/distributor/internal/report"
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/faultstore"
@@ -405,5 +406,45 @@ func TestSyncBeforeCatalog(t *testing.T) {
 	}
 	if !(lastPut >= 0 && lastPut < syncAt && syncAt < catalogAt) {
 		t.Errorf("want puts, then sync, then the catalog; got %v", rec.ops)
+	}
+}
+
+// TestFailedDestinationCountsApplied: a destination whose final catalog
+// write fails reports what it applied (the overwrites and the delete it
+// recorded; its creates were rolled back), separately from its plan.
+func TestFailedDestinationCountsApplied(t *testing.T) {
+	f := newFixture(t, "replacement")
+	f.bundle("mine", "mine.one", map[string]string{"keep.txt": "keep", "change.txt": "v1", "drop.txt": "drop"})
+	if d := f.run(f.app(nil), "mine"); d.Status != report.StatusOK {
+		t.Fatalf("setup run: %+v", d)
+	}
+	f.bundle("mine", "mine.two", map[string]string{"keep.txt": "keep", "change.txt": "v2", "new.txt": "new"})
+	// Find the catalog write of a clean attempt, then fail exactly it.
+	counter := &faultstore.Store{Ignore: faultstore.IgnoreLock}
+	pristine := storagetest.DirSnapshot(t, f.root)
+	if d := f.run(f.app(func(s storage.Store) storage.Store { counter.Store = s; return counter }), "mine"); d.Status != report.StatusOK {
+		t.Fatalf("clean run: %+v", d)
+	}
+	k := 0
+	for i, op := range counter.Log() {
+		if op == "putif "+catalog.FileName {
+			k = i + 1
+		}
+	}
+	restore(t, f.root, pristine)
+	fs := &faultstore.Store{FailAt: k, Ignore: faultstore.IgnoreLock}
+	d := f.run(f.app(func(s storage.Store) storage.Store { fs.Store = s; return fs }), "mine")
+	if d.Status != report.StatusFailed {
+		t.Fatalf("status %s, want failed (ops %v)", d.Status, fs.Log())
+	}
+	want := plan.Counts{Overwritten: 1, Deleted: 1}
+	if d.Counts != want {
+		t.Errorf("counts %+v, want what was applied: %+v", d.Counts, want)
+	}
+	if d.Planned == nil || *d.Planned != (plan.Counts{Created: 1, Overwritten: 1, Unchanged: 1, Deleted: 1}) {
+		t.Errorf("planned %+v", d.Planned)
+	}
+	if _, err := os.Stat(filepath.Join(f.root, "new.txt")); !os.IsNotExist(err) {
+		t.Errorf("new.txt: %v, want rolled back", err)
 	}
 }

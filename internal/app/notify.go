@@ -10,7 +10,7 @@ import (
 
 	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/notify"
-	"github.com/distributor-dev/distributor/internal/report"
+	"github.com/distributor-dev/distributor/internal/outcome"
 )
 
 // CheckNotifications checks what notifications need from the environment
@@ -34,17 +34,17 @@ func (a *App) CheckNotifications(cfg *config.Config) error {
 }
 
 // notifyDestination sends the notifications configured for a finished
-// destination and records their outcome in rd. It is never called for a dry
-// run. A notification that fails is recorded (status "failed" with the
-// reason) and logged as a warning; it never changes the destination's status.
-func (a *App) notifyDestination(ctx context.Context, cfg *config.Config, p *report.Pipeline, rd *report.Destination) {
-	event := notify.EventFor(rd.Action, rd.Status)
-	if event == "" || len(cfg.Notifications) == 0 {
+// destination d of pipeline p and records their outcome in d. It is never
+// called for a dry run. A notification that fails is recorded (status
+// "failed" with the reason) and logged as a warning; it never changes the
+// destination's status.
+func (a *App) notifyDestination(ctx context.Context, cfg *config.Config, p *outcome.Pipeline, d *outcome.Destination) {
+	if len(cfg.Notifications) == 0 {
 		return
 	}
-	payload := notify.Payload{Event: event, PipelineID: p.PipelineID, DestinationID: rd.DestinationID,
-		Action: rd.Action, Root: rd.Root, PrimaryURL: rd.PrimaryURL, Counts: rd.Counts, Source: p.Source, Error: rd.Error}
-	rd.Notifications = append(rd.Notifications, a.deliver(ctx, cfg, payload)...)
+	if ev, ok := notify.EventOf(p, d); ok {
+		d.Notifications = append(d.Notifications, a.deliver(ctx, cfg, ev)...)
+	}
 }
 
 // notifyPipelineFailed raises the "failed" event for each destination of a
@@ -52,7 +52,7 @@ func (a *App) notifyDestination(ctx context.Context, cfg *config.Config, p *repo
 // (only the destination named by only, when set). The report has no
 // destinations for such a pipeline, so failed deliveries become pipeline
 // warnings; successful ones are logged. It is never called for a dry run.
-func (a *App) notifyPipelineFailed(ctx context.Context, cfg *config.Config, p *config.Pipeline, only string, rp *report.Pipeline) {
+func (a *App) notifyPipelineFailed(ctx context.Context, cfg *config.Config, p *config.Pipeline, only string, op *outcome.Pipeline) {
 	if len(cfg.Notifications) == 0 {
 		return
 	}
@@ -64,40 +64,38 @@ func (a *App) notifyPipelineFailed(ctx context.Context, cfg *config.Config, p *c
 		if d, ok := cfg.Destination(id); ok {
 			root = d.Path // unexpanded: placeholders need the manifest
 		}
-		payload := notify.Payload{Event: config.EventFailed, PipelineID: p.ID, DestinationID: id,
-			Root: root, Source: rp.Source, Error: rp.Error}
-		for _, n := range a.deliver(ctx, cfg, payload) {
+		for _, n := range a.deliver(ctx, cfg, notify.PipelineFailed(op, id, root)) {
 			if n.Status != notify.StatusSent {
-				rp.Warnings = append(rp.Warnings, fmt.Sprintf("notification %s (%s) for destination %s %s: %s", n.ID, n.Event, id, n.Status, n.Error))
+				op.Warnings = append(op.Warnings, fmt.Sprintf("notification %s (%s) for destination %s %s: %s", n.ID, n.Event, id, n.Status, n.Error))
 			}
 		}
 	}
 }
 
-// deliver sends payload to every notification subscribed to its event, in
-// configuration order, and returns their outcomes.
-func (a *App) deliver(ctx context.Context, cfg *config.Config, payload notify.Payload) []report.Notification {
+// deliver sends ev's payload to every notification subscribed to its
+// event, in configuration order, and returns their outcomes.
+func (a *App) deliver(ctx context.Context, cfg *config.Config, ev notify.Event) []outcome.Notification {
 	var targets []config.Notification
 	for _, n := range cfg.Notifications {
-		if slices.Contains(n.On, payload.Event) {
+		if slices.Contains(n.On, ev.Name) {
 			targets = append(targets, n)
 		}
 	}
 	if len(targets) == 0 {
 		return nil
 	}
-	log := a.Logger.With("event", payload.Event, "pipeline", payload.PipelineID, "destination", payload.DestinationID)
-	body, encErr := json.Marshal(payload)
+	log := a.Logger.With("event", ev.Name, "pipeline", ev.PipelineID, "destination", ev.DestinationID)
+	body, encErr := json.Marshal(ev.Payload())
 	if encErr != nil {
 		encErr = fmt.Errorf("encode the notification body: %w", encErr)
 	}
 	sender := a.webhookSender()
-	out := make([]report.Notification, 0, len(targets))
+	out := make([]outcome.Notification, 0, len(targets))
 	for _, n := range targets {
-		rn := report.Notification{ID: n.ID, Event: payload.Event, Status: notify.StatusSent}
+		rn := outcome.Notification{ID: n.ID, Event: ev.Name, Status: notify.StatusSent}
 		err := encErr
 		if err == nil {
-			err = a.send(ctx, sender, n, payload.Event, body)
+			err = a.send(ctx, sender, n, ev.Name, body)
 		}
 		if err != nil {
 			rn.Status, rn.Error = notify.StatusFailed, err.Error()

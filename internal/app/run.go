@@ -11,6 +11,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/bundle"
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/config"
+	"github.com/distributor-dev/distributor/internal/outcome"
 	"github.com/distributor-dev/distributor/internal/plan"
 	"github.com/distributor-dev/distributor/internal/render"
 	"github.com/distributor-dev/distributor/internal/report"
@@ -56,22 +57,31 @@ type UsageError struct{ Msg string }
 
 func (e *UsageError) Error() string { return e.Msg }
 
-// Run publishes every selected pipeline to each of its destinations. Each
-// destination is independent: one failing does not stop the others. The
-// returned error is only for invalid options; everything else is in the report.
+// Run publishes every selected pipeline to each of its destinations (see
+// Publish) and returns the run's document, report.RunOf its result.
 func (a *App) Run(ctx context.Context, cfg *config.Config, opts RunOptions) (*report.Run, error) {
+	o, err := a.Publish(ctx, cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	return report.RunOf(o), nil
+}
+
+// Publish publishes every selected pipeline to each of its destinations.
+// Each destination is independent: one failing does not stop the others.
+// The returned error is only for invalid options; everything else is in the
+// typed result: per destination what was planned and what was applied.
+func (a *App) Publish(ctx context.Context, cfg *config.Config, opts RunOptions) (*outcome.Run, error) {
 	pipelines, err := selectPipelines(cfg, opts)
 	if err != nil {
 		return nil, err
 	}
-	rep := &report.Run{Command: "run", DryRun: opts.DryRun, DistributorVersion: a.Version,
-		StartedAt: catalog.FormatTime(a.Now()), Pipelines: []report.Pipeline{}}
+	o := &outcome.Run{DryRun: opts.DryRun, DistributorVersion: a.Version, StartedAt: a.Now(), Pipelines: []outcome.Pipeline{}}
 	for _, p := range pipelines {
-		rep.Pipelines = append(rep.Pipelines, a.runPipeline(ctx, cfg, p, opts))
+		o.Pipelines = append(o.Pipelines, a.runPipeline(ctx, cfg, p, opts))
 	}
-	rep.FinishedAt = catalog.FormatTime(a.Now())
-	rep.Summarise()
-	return rep, nil
+	o.FinishedAt = a.Now()
+	return o, nil
 }
 
 func selectPipelines(cfg *config.Config, opts RunOptions) ([]*config.Pipeline, error) {
@@ -104,28 +114,29 @@ func selectPipelines(cfg *config.Config, opts RunOptions) ([]*config.Pipeline, e
 	return []*config.Pipeline{p}, nil
 }
 
-func (a *App) runPipeline(ctx context.Context, cfg *config.Config, p *config.Pipeline, opts RunOptions) report.Pipeline {
+func (a *App) runPipeline(ctx context.Context, cfg *config.Config, p *config.Pipeline, opts RunOptions) outcome.Pipeline {
 	dir := p.Source
 	if opts.Source != "" {
 		dir = opts.Source
 	}
-	rp := report.Pipeline{PipelineID: p.ID, Source: &report.Source{Path: dir}, Destinations: []report.Destination{}}
+	op := outcome.Pipeline{ID: p.ID, SourcePath: dir, Destinations: []outcome.Destination{}}
 	// Structure and sizes now; bytes are hashed only if a destination has
 	// something to write (see contentCheck), so a no-op rerun reads no
 	// source bytes.
 	b, err := bundle.LoadShallow(ctx, dir)
 	if err != nil {
-		rp.Error = report.Str(fmt.Sprintf("source bundle %s: %v", dir, err))
+		op.Err = fmt.Errorf("source bundle %s: %w", dir, err)
 		a.Logger.Error("invalid source bundle", "pipeline", p.ID, "dir", dir, "err", err)
 		if !opts.DryRun {
-			a.notifyPipelineFailed(ctx, cfg, p, opts.Destination, &rp)
+			a.notifyPipelineFailed(ctx, cfg, p, opts.Destination, &op)
 		}
-		return rp
+		return op
 	}
 	m := b.Manifest
-	rp.Source = &report.Source{Path: b.Dir, ID: m.ID, Digest: m.Digest, Created: catalog.FormatTime(m.Created)}
+	op.SourcePath = b.Dir
+	op.Source = &catalog.Source{ID: m.ID, Digest: m.Digest, Created: m.Created}
 	for _, u := range b.Unlisted {
-		rp.Warnings = append(rp.Warnings, fmt.Sprintf("%s is in the bundle directory but not in its manifest: ignored", u))
+		op.Warnings = append(op.Warnings, fmt.Sprintf("%s is in the bundle directory but not in its manifest: ignored", u))
 	}
 	vc := &contentCheck{b: b}
 	for _, id := range p.Destinations {
@@ -133,16 +144,16 @@ func (a *App) runPipeline(ctx context.Context, cfg *config.Config, p *config.Pip
 			continue
 		}
 		d, _ := cfg.Destination(id) // references are validated by config
-		rd := a.runDestination(ctx, p, d, b, vc, opts)
+		od := a.runDestination(ctx, p, d, b, vc, opts)
 		if !opts.DryRun {
-			a.notifyDestination(ctx, cfg, &rp, &rd)
+			a.notifyDestination(ctx, cfg, &op, &od)
 		}
-		rp.Destinations = append(rp.Destinations, rd)
+		op.Destinations = append(op.Destinations, od)
 	}
 	if vc.err != nil {
-		rp.Error = report.Str(fmt.Sprintf("source bundle %s: %v", b.Dir, vc.err))
+		op.Err = fmt.Errorf("source bundle %s: %w", b.Dir, vc.err)
 	}
-	return rp
+	return op
 }
 
 // contentCheck hashes a shallowly loaded bundle's files once, the first time
@@ -162,12 +173,13 @@ func (c *contentCheck) check(ctx context.Context) error {
 	return c.err
 }
 
-func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.Destination, b *bundle.Bundle, vc *contentCheck, opts RunOptions) (rd report.Destination) {
-	rd = report.Destination{DestinationID: d.ID, Backend: d.Backend, Root: d.Path, FixedPath: d.FixedPath(),
-		Workflow: d.Workflow, Outputs: []report.Output{}, Unmanaged: []string{}, Notifications: []report.Notification{}}
-	failed := func(err error) report.Destination {
-		rd.Status = report.StatusFailed
-		rd.Error = report.Str(err.Error())
+// runDestination publishes bundle b to destination d and returns what it
+// planned and what it applied.
+func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.Destination, b *bundle.Bundle, vc *contentCheck, opts RunOptions) (rd outcome.Destination) {
+	rd = outcome.Destination{ID: d.ID, Backend: d.Backend, Root: d.Path, FixedPath: d.FixedPath(), Workflow: d.Workflow}
+	failed := func(err error) outcome.Destination {
+		rd.Status = outcome.Failed
+		rd.Err = err
 		a.Logger.Error("destination failed", "pipeline", p.ID, "destination", d.ID, "err", err)
 		return rd
 	}
@@ -227,12 +239,8 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 		return in, pl, err
 	}
 	describe := func(r *Root, pl *plan.Plan) {
-		rd.State = string(r.State.Status)
-		rd.Action = string(pl.Action)
-		rd.Reason = pl.Reason
-		rd.Counts = pl.Counts()
-		rd.Unmanaged = pl.Unmanaged
-		rd.Outputs = reportOutputs(pl)
+		rd.State = r.State.Status
+		rd.Plan = pl
 	}
 	// check refuses a plan before it changes anything: bundle bytes that do
 	// not match the manifest, the delete guard, fail_* actions.
@@ -275,12 +283,12 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 		if err := check(in, pl); err != nil {
 			return refused(&rd, err)
 		}
-		rd.Status = report.StatusPlanned
+		rd.Status = outcome.Planned
 		return rd
 	}
 	if len(pending) == 0 {
 		if pl.Action == plan.SkipSame {
-			rd.Status = report.StatusOK
+			rd.Status, rd.Applied = outcome.OK, pl.Counts()
 			return rd
 		}
 		if err := check(in, pl); err != nil {
@@ -294,6 +302,10 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 	}
 	defer tx.End()
 	ctx = tx.Context()
+	if rec := tx.Recovery; rec != nil {
+		rd.Recovered = &outcome.Recovery{RunID: rec.Journal.RunID, Committed: rec.Committed, RolledForward: len(rec.RolledForward),
+			Removed: len(rec.Removed), Dropped: len(rec.Dropped), Left: len(rec.Left)}
+	}
 	// Under the lock, plan again unless nothing changed: with no journal to
 	// recover and the catalog at the version the first plan read, another
 	// writer has not committed since, and the first plan stands (a listing
@@ -322,10 +334,14 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 		defer a.Progress.Finish(name)
 		ch.Written = func(path string, size int64) { a.Progress.Done(name, path, size) }
 	}
-	if _, err := tx.Apply(ch); err != nil {
+	applied, err := tx.Apply(ch)
+	if err != nil {
+		if applied != nil {
+			rd.Applied = outcome.AppliedCounts(pl, applied.Done)
+		}
 		return failed(err)
 	}
-	rd.Status = report.StatusOK
+	rd.Status, rd.Applied = outcome.OK, pl.Counts()
 	return rd
 }
 
@@ -351,10 +367,12 @@ func catalogUnchanged(ctx context.Context, st storage.Store, r *Root) bool {
 	return !coarse || info.ModTime.Before(r.ReadAt.Add(-stableFor))
 }
 
-// refused marks a destination whose plan was refused before any change.
-func refused(rd *report.Destination, err error) report.Destination {
-	rd.Status = report.StatusFailed
-	rd.Error = report.Str(err.Error())
+// refused marks a destination whose plan was refused before any change:
+// nothing was applied.
+func refused(rd *outcome.Destination, err error) outcome.Destination {
+	rd.Status = outcome.Failed
+	rd.Err = err
+	rd.Applied = plan.Counts{}
 	return *rd
 }
 
@@ -387,23 +405,6 @@ func planOutputs(outs []render.Output) []plan.Output {
 			URL: o.URL, SHA256: o.SHA256, Size: o.Size}
 	}
 	return po
-}
-
-func reportOutputs(pl *plan.Plan) []report.Output {
-	out := make([]report.Output, 0, len(pl.Items))
-	for _, it := range pl.Items {
-		ro := report.Output{Path: it.Path, Op: string(it.Op)}
-		switch {
-		case it.Output != nil:
-			size := it.Output.Size
-			ro.Kind, ro.SourcePath, ro.SHA256, ro.Size, ro.URL = it.Output.Kind, it.Output.SourcePath, it.Output.SHA256, &size, it.Output.URL
-		case it.Previous != nil:
-			size := it.Previous.Size
-			ro.Kind, ro.SourcePath, ro.SHA256, ro.Size, ro.URL = it.Previous.Kind, it.Previous.SourcePath, it.Previous.SHA256, &size, it.Previous.URL
-		}
-		out = append(out, ro)
-	}
-	return out
 }
 
 // bundleContent serves generated outputs from memory and source copies from

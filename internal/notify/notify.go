@@ -20,7 +20,6 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/plan"
 	"github.com/distributor-dev/distributor/internal/report"
 )
@@ -59,25 +58,6 @@ type Payload struct {
 	Counts        plan.Counts    `json:"counts"`
 	Source        *report.Source `json:"source"`
 	Error         *string        `json:"error"`
-}
-
-// EventFor returns the event a finished destination raises: "failed" for a
-// failed status or a fail_* action, "skipped" for skip_same, "published" for
-// an action that wrote or deleted and succeeded. It returns "" when the
-// destination raises no event (a dry run's "planned" status).
-func EventFor(action, status string) string {
-	a := plan.Action(action)
-	switch {
-	case status == report.StatusFailed || a.Failed():
-		return config.EventFailed
-	case status != report.StatusOK:
-		return ""
-	case a == plan.SkipSame:
-		return config.EventSkipped
-	case a == plan.PublishNew, a == plan.UpsertAdditive, a == plan.ReplaceCatalog, a == plan.ForceReplace:
-		return config.EventPublished
-	}
-	return ""
 }
 
 // Sign returns the X-Distributor-Signature value of body under secret:

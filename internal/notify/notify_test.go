@@ -13,6 +13,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/distributor-dev/distributor/internal/outcome"
+	"github.com/distributor-dev/distributor/internal/plan"
 )
 
 // recorder is a webhook endpoint on loopback that answers with the next
@@ -69,23 +72,50 @@ func fastSender(waits *[]int) *Sender {
 		}}
 }
 
-func TestEventFor(t *testing.T) {
-	for _, tc := range []struct{ action, status, want string }{
-		{"publish_new", "ok", "published"},
-		{"upsert_additive", "ok", "published"},
-		{"replace_catalog", "ok", "published"},
-		{"force_replace", "ok", "published"},
-		{"skip_same", "ok", "skipped"},
-		{"fail_unmanaged", "failed", "failed"},
-		{"fail_conflict", "failed", "failed"},
-		{"publish_new", "failed", "failed"}, // the write failed
-		{"", "failed", "failed"},            // failed before planning
-		{"publish_new", "planned", ""},      // dry run
-		{"fail_conflict", "planned", "failed"},
+func TestEventOf(t *testing.T) {
+	for _, tc := range []struct {
+		action plan.Action
+		status outcome.Status
+		want   string
+	}{
+		{plan.PublishNew, outcome.OK, "published"},
+		{plan.UpsertAdditive, outcome.OK, "published"},
+		{plan.ReplaceCatalog, outcome.OK, "published"},
+		{plan.ForceReplace, outcome.OK, "published"},
+		{plan.SkipSame, outcome.OK, "skipped"},
+		{plan.FailUnmanaged, outcome.Failed, "failed"},
+		{plan.FailConflict, outcome.Failed, "failed"},
+		{plan.PublishNew, outcome.Failed, "failed"}, // the write failed
+		{"", outcome.Failed, "failed"},              // failed before planning
+		{plan.PublishNew, outcome.Planned, ""},      // dry run
+		{plan.FailConflict, outcome.Planned, "failed"},
 	} {
-		if got := EventFor(tc.action, tc.status); got != tc.want {
-			t.Errorf("EventFor(%q, %q) = %q, want %q", tc.action, tc.status, got, tc.want)
+		d := &outcome.Destination{ID: "d", Status: tc.status}
+		if tc.action != "" {
+			d.Plan = &plan.Plan{Action: tc.action}
 		}
+		ev, ok := EventOf(&outcome.Pipeline{ID: "p"}, d)
+		if ok != (tc.want != "") || ev.Name != tc.want {
+			t.Errorf("EventOf(%q, %q) = %q, %v, want %q", tc.action, tc.status, ev.Name, ok, tc.want)
+		}
+	}
+}
+
+// The payload of a failed destination counts what was applied, not what
+// was planned, and carries the error.
+func TestPayloadOfFailedDestination(t *testing.T) {
+	pl := &plan.Plan{Action: plan.PublishNew, Items: []plan.Item{
+		{Path: "a", Op: plan.OpCreate}, {Path: "b", Op: plan.OpCreate}}}
+	d := &outcome.Destination{ID: "d", Root: "/r", Status: outcome.Failed, Plan: pl,
+		Applied: outcome.AppliedCounts(pl, []string{"a"}), Err: errors.New("write b: disk full")}
+	ev, ok := EventOf(&outcome.Pipeline{ID: "p", SourcePath: "/b"}, d)
+	if !ok {
+		t.Fatal("no event")
+	}
+	p := ev.Payload()
+	if p.Event != "failed" || p.Action != "publish_new" || p.Counts.Created != 1 || p.Error == nil || *p.Error != "write b: disk full" ||
+		p.Source == nil || p.Source.Path != "/b" {
+		t.Errorf("payload %+v", p)
 	}
 }
 

@@ -37,17 +37,23 @@ type Source struct {
 
 // Destination is one destination's result.
 type Destination struct {
-	DestinationID string         `json:"destination_id"`
-	Backend       string         `json:"backend"`
-	Root          string         `json:"root"`
-	FixedPath     bool           `json:"fixed_path"`
-	Workflow      string         `json:"workflow"`
-	State         string         `json:"state"`
-	Action        string         `json:"action"`
-	Status        string         `json:"status"`
-	Outputs       []Output       `json:"outputs"`
-	Unmanaged     []string       `json:"unmanaged"`
-	Counts        plan.Counts    `json:"counts"`
+	DestinationID string   `json:"destination_id"`
+	Backend       string   `json:"backend"`
+	Root          string   `json:"root"`
+	FixedPath     bool     `json:"fixed_path"`
+	Workflow      string   `json:"workflow"`
+	State         string   `json:"state"`
+	Action        string   `json:"action"`
+	Status        string   `json:"status"`
+	Outputs       []Output `json:"outputs"`
+	Unmanaged     []string `json:"unmanaged"`
+	// Counts is what took effect (what a dry run would do, for status
+	// planned): a failed destination counts only the writes and deletes
+	// that landed and are recorded.
+	Counts plan.Counts `json:"counts"`
+	// Planned is the plan's counts, whatever happened to it; null when the
+	// destination failed before planning.
+	Planned       *plan.Counts   `json:"planned"`
 	PrimaryURL    string         `json:"primary_url"`
 	Notifications []Notification `json:"notifications"`
 	Error         *string        `json:"error"`
@@ -62,6 +68,23 @@ type Destination struct {
 	// Warnings did not fail the destination (a filter pattern that matches
 	// no bundle file).
 	Warnings []string `json:"warnings,omitempty"`
+	// RecoveryPending says a dead writer's intent journal is at the root:
+	// a real run recovers it before it plans, and a dry run plans from the
+	// state that recovery leaves.
+	RecoveryPending bool `json:"recovery_pending,omitempty"`
+	// Recovered is what this run's recovery of such a journal did.
+	Recovered *Recovery `json:"recovered,omitempty"`
+}
+
+// Recovery summarises a recovery from a dead run's journal, in counts (the
+// paths are logged at debug level).
+type Recovery struct {
+	DeadRun       string `json:"dead_run"`
+	Committed     bool   `json:"committed"`
+	RolledForward int    `json:"rolled_forward"`
+	Removed       int    `json:"removed"`
+	Dropped       int    `json:"dropped"`
+	Left          int    `json:"left"`
 }
 
 // Destination statuses.
@@ -99,6 +122,9 @@ type Summary struct {
 	Overwritten  int                 `json:"overwritten"`
 	Unchanged    int                 `json:"unchanged"`
 	Deleted      int                 `json:"deleted"`
+	// Planned totals the plans' counts (created, overwritten, unchanged,
+	// deleted are what took effect, or for a dry run what it would do).
+	Planned plan.Counts `json:"planned"`
 	// PipelinesFailed counts pipelines that failed as a whole (an invalid
 	// bundle): their destinations are not in Destinations/Failed.
 	PipelinesFailed int `json:"pipelines_failed"`
@@ -126,6 +152,13 @@ func (r *Run) Summarise() {
 			s.Overwritten += d.Counts.Overwritten
 			s.Unchanged += d.Counts.Unchanged
 			s.Deleted += d.Counts.Deleted
+			if d.Planned != nil {
+				s.Planned.Created += d.Planned.Created
+				s.Planned.Overwritten += d.Planned.Overwritten
+				s.Planned.Unchanged += d.Planned.Unchanged
+				s.Planned.Deleted += d.Planned.Deleted
+				s.Planned.Retained += d.Planned.Retained
+			}
 		}
 	}
 	r.Summary = s

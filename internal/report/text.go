@@ -31,12 +31,17 @@ func WriteRunText(w io.Writer, r *Run) {
 		}
 	}
 	s := r.Summary
-	verb := "done"
+	verb := "applied"
 	if r.DryRun {
 		verb = "dry run, nothing was written"
 	}
 	fmt.Fprintf(w, "\n%d destination(s), %d failed (%s): %d created, %d overwritten, %d unchanged, %d deleted\n",
 		s.Destinations, s.Failed, verb, s.Created, s.Overwritten, s.Unchanged, s.Deleted)
+	if s.Failed > 0 {
+		// The counts above are what took effect; say what was planned.
+		fmt.Fprintf(w, "planned: %d created, %d overwritten, %d unchanged, %d deleted (a failed destination counts only what it applied)\n",
+			s.Planned.Created, s.Planned.Overwritten, s.Planned.Unchanged, s.Planned.Deleted)
+	}
 	if s.PipelinesFailed > 0 {
 		fmt.Fprintf(w, "%d pipeline(s) failed as a whole (see the errors above)\n", s.PipelinesFailed)
 	}
@@ -56,6 +61,10 @@ func writeDestination(w io.Writer, dryRun bool, d *Destination) {
 	}
 	if len(d.Excluded) > 0 {
 		fmt.Fprintf(w, "    %d bundle file(s) not published (publish.include/exclude): %s\n", len(d.Excluded), strings.Join(first(d.Excluded, 5), ", "))
+	}
+	failed := d.Status == StatusFailed
+	if failed && len(d.Outputs) > 0 {
+		fmt.Fprintf(w, "    plan:\n")
 	}
 	unchanged := 0
 	for _, o := range d.Outputs {
@@ -87,8 +96,18 @@ func writeDestination(w io.Writer, dryRun bool, d *Destination) {
 		fmt.Fprintf(w, "    %d unmanaged path(s) at the root left alone: %s\n", len(d.Unmanaged), strings.Join(first(d.Unmanaged, 5), ", "))
 	}
 	c := d.Counts
-	fmt.Fprintf(w, "    %d created, %d overwritten, %d unchanged, %d deleted, %d retained\n",
-		c.Created, c.Overwritten, c.Unchanged, c.Deleted, c.Retained)
+	switch {
+	case failed && d.Planned != nil:
+		pc := d.Planned
+		fmt.Fprintf(w, "    planned  %d created, %d overwritten, %d unchanged, %d deleted, %d retained\n",
+			pc.Created, pc.Overwritten, pc.Unchanged, pc.Deleted, pc.Retained)
+		fmt.Fprintf(w, "    applied  %d created, %d overwritten, %d unchanged, %d deleted, %d retained\n",
+			c.Created, c.Overwritten, c.Unchanged, c.Deleted, c.Retained)
+	case failed:
+	default:
+		fmt.Fprintf(w, "    %d created, %d overwritten, %d unchanged, %d deleted, %d retained\n",
+			c.Created, c.Overwritten, c.Unchanged, c.Deleted, c.Retained)
+	}
 	if d.PrimaryURL != "" {
 		fmt.Fprintf(w, "    url %s\n", d.PrimaryURL)
 	}

@@ -1,0 +1,185 @@
+// Package outcome holds the typed result of `distributor run`: for every
+// pipeline and each of its destinations, what was planned, what was
+// applied, the status, the error, the retries and the notifications sent.
+//
+// The JSON and text reports (internal/report) and the webhook payloads
+// (internal/notify) are pure functions of these values; nothing downstream
+// re-parses a rendered string.
+package outcome
+
+import (
+	"time"
+
+	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/plan"
+)
+
+// Status is how one destination ended.
+type Status string
+
+// Destination statuses (stable: they appear in JSON output).
+const (
+	// OK: the plan was applied (or there was nothing to do).
+	OK Status = "ok"
+	// Planned: a dry run planned and wrote nothing.
+	Planned Status = "planned"
+	// Failed: the plan was refused, or applying it failed.
+	Failed Status = "failed"
+)
+
+// Run is the result of one `distributor run`.
+type Run struct {
+	DryRun             bool
+	DistributorVersion string
+	StartedAt          time.Time
+	FinishedAt         time.Time
+	Pipelines          []Pipeline
+}
+
+// Pipeline is one pipeline's part of a run.
+type Pipeline struct {
+	ID string
+	// SourcePath is the bundle directory the run read.
+	SourcePath string
+	// Source identifies the bundle; nil when it could not be loaded.
+	Source *catalog.Source
+	// Err fails the pipeline as a whole (an invalid bundle): nothing was
+	// written for any of its destinations.
+	Err error
+	// Warnings did not fail the pipeline.
+	Warnings     []string
+	Destinations []Destination
+}
+
+// Destination is the result of one destination of a pipeline.
+type Destination struct {
+	ID        string
+	Backend   string
+	Root      string
+	FixedPath bool
+	Workflow  string
+	// State is the root's catalog state the plan was made from ("" when
+	// the root was never read).
+	State catalog.Status
+	// Plan is what the run decided to do; nil when it failed before
+	// planning (a bad path, an unreachable server).
+	Plan       *plan.Plan
+	PrimaryURL string
+	// Excluded lists the bundle paths publish.include/exclude filtered out.
+	Excluded []string
+	// Warnings did not fail the destination (a filter pattern that matches
+	// no bundle file).
+	Warnings []string
+	Status   Status
+	// Err says why the destination failed (nil unless Status is Failed).
+	Err error
+	// Applied counts what took effect: equal to the plan's counts when the
+	// plan was applied in full; for a failed destination only the writes
+	// and deletes that landed and are recorded (unchanged and retained are
+	// 0, as nothing was confirmed); zero for a dry run.
+	Applied plan.Counts
+	// Retries counts storage operations repeated after a transient failure.
+	Retries int
+	// RecoveryPending says a journal left by a dead (or running) writer is
+	// at the root: a real run recovers it before it plans. A dry run plans
+	// from the state that recovery would leave.
+	RecoveryPending bool
+	// Recovered summarises the recovery this run performed, if any.
+	Recovered *Recovery
+	// Notifications are the webhook deliveries this destination triggered.
+	Notifications []Notification
+}
+
+// Recovery summarises recovering a root from a dead run's journal: the
+// counts of what it did (or, in a dry run, would do).
+type Recovery struct {
+	RunID         string
+	Committed     bool
+	RolledForward int
+	Removed       int
+	Dropped       int
+	Left          int
+}
+
+// Notification is the outcome of one webhook delivery.
+type Notification struct {
+	ID     string
+	Event  string
+	Status string // "sent" or "failed"
+	Error  string
+}
+
+// Planned returns the plan's counts (zero when there is no plan).
+func (d *Destination) Planned() plan.Counts {
+	if d.Plan == nil {
+		return plan.Counts{}
+	}
+	return d.Plan.Counts()
+}
+
+// Action returns the plan's action ("" when there is no plan).
+func (d *Destination) Action() plan.Action {
+	if d.Plan == nil {
+		return ""
+	}
+	return d.Plan.Action
+}
+
+// Counts returns what a report shows as the destination's counts: what a
+// dry run would do, otherwise what was applied.
+func (d *Destination) Counts() plan.Counts {
+	if d.Status == Planned {
+		return d.Planned()
+	}
+	return d.Applied
+}
+
+// Failed reports whether the destination makes the run exit 1: a failed
+// status or a fail_* action (also in a dry run).
+func (d *Destination) Failed() bool {
+	return d.Status == Failed || d.Action().Failed()
+}
+
+// Failed reports whether the run must exit 1.
+func (r *Run) Failed() bool {
+	for i := range r.Pipelines {
+		p := &r.Pipelines[i]
+		if p.Err != nil {
+			return true
+		}
+		for j := range p.Destinations {
+			if p.Destinations[j].Failed() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// AppliedCounts counts the items of p whose path is in done (the paths
+// whose write or delete took effect and is recorded): created, overwritten
+// and deleted only.
+func AppliedCounts(p *plan.Plan, done []string) plan.Counts {
+	var c plan.Counts
+	if p == nil || len(done) == 0 {
+		return c
+	}
+	set := make(map[string]bool, len(done))
+	for _, d := range done {
+		set[d] = true
+	}
+	for _, it := range p.Items {
+		if !set[it.Path] {
+			continue
+		}
+		switch it.Op {
+		case plan.OpCreate:
+			c.Created++
+		case plan.OpOverwrite:
+			c.Overwritten++
+		case plan.OpDelete:
+			c.Deleted++
+		}
+	}
+	return c
+}
