@@ -68,14 +68,7 @@ func readPlanRoot(ctx context.Context, st storage.Store, req planRequest) (*Root
 		if err := r.lookUp(ctx, req); err != nil {
 			return nil, err
 		}
-		_, err := st.Stat(ctx, journal.Name)
-		switch {
-		case err == nil:
-			r.Pending = true
-		case !errors.Is(err, storage.ErrNotExist) || errors.Is(err, storage.ErrNotObject):
-			return nil, fmt.Errorf("stat %s at %s: %w", journal.Name, st, err)
-		}
-		return r, nil
+		return r, nil // Pending is unknown: see journalPresent
 	}
 	r.Listing = map[string]int64{}
 	err = st.List(ctx, "", func(info storage.Info) error {
@@ -87,6 +80,18 @@ func readPlanRoot(ctx context.Context, st storage.Store, req planRequest) (*Root
 	}
 	_, r.Pending = r.Listing[journal.Name]
 	return r, nil
+}
+
+// journalPresent says whether the root holds an intent journal.
+func journalPresent(ctx context.Context, st storage.Store) (bool, error) {
+	_, err := st.Stat(ctx, journal.Name)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, storage.ErrNotExist) && !errors.Is(err, storage.ErrNotObject):
+		return false, nil
+	}
+	return false, fmt.Errorf("stat %s at %s: %w", journal.Name, st, err)
 }
 
 // scanCatalog streams the catalog, keeping the records req needs. A

@@ -271,13 +271,27 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 		return failed(err)
 	}
 	describe(r, pl)
-	// A journal means a run died (or is running) on this root.
-	var pending []string
-	if r.Pending {
-		pending = journalWarning()
+	// A journal means a run died (or is running) on this root. A plan that
+	// writes takes the lock, which recovers it first, so only a dry run, a
+	// skip_same and a refused plan need to look (a listing already has).
+	pending := func() ([]string, error) {
+		if r.Partial && !r.Pending {
+			var err error
+			if r.Pending, err = journalPresent(ctx, st); err != nil {
+				return nil, err
+			}
+		}
+		if r.Pending {
+			return journalWarning(), nil
+		}
+		return nil, nil
 	}
 	if opts.DryRun {
-		for _, w := range pending {
+		warnings, err := pending()
+		if err != nil {
+			return failed(err)
+		}
+		for _, w := range warnings {
 			a.Logger.Warn(w, "root", rd.Root)
 		}
 		if err := check(in, pl); err != nil {
@@ -286,13 +300,18 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 		rd.Status = outcome.Planned
 		return rd
 	}
-	if len(pending) == 0 {
-		if pl.Action == plan.SkipSame {
+	if pl.Action == plan.SkipSame {
+		if warnings, err := pending(); err != nil {
+			return failed(err)
+		} else if len(warnings) == 0 {
 			rd.Status, rd.Applied = outcome.OK, pl.Counts()
 			return rd
 		}
-		if err := check(in, pl); err != nil {
-			return refused(&rd, err) // refused before taking the lock: nothing written
+	} else if cerr := check(in, pl); cerr != nil {
+		if warnings, err := pending(); err != nil {
+			return failed(err)
+		} else if len(warnings) == 0 {
+			return refused(&rd, cerr) // refused before taking the lock: nothing written
 		}
 	}
 
@@ -311,7 +330,7 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 	// writer has not committed since, and the first plan stands (a listing
 	// of a large root and a parse of its catalog are the bulk of an
 	// additive run's cost).
-	if len(pending) > 0 || tx.Recovery != nil || !catalogUnchanged(ctx, st, r) {
+	if r.Pending || tx.Recovery != nil || !catalogUnchanged(ctx, st, r) {
 		if r, err = readPlanRoot(ctx, st, req); err != nil {
 			return failed(err)
 		}
