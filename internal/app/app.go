@@ -101,8 +101,12 @@ type Root struct {
 	// needs (State.Catalog is then nil: the catalog was streamed).
 	Known *plan.Known
 	// Pending says the root holds an intent journal: a writer died there
-	// (or is running).
+	// (or is running). After a run's partial read it is known only once
+	// journalPresent looked.
 	Pending bool
+	// CatalogCopy holds the bytes of the catalog at Version as a run read
+	// them from a remote root (nil otherwise); Close releases it.
+	CatalogCopy *txn.Spool
 }
 
 // ReadRoot reads a root's catalog state and lists it.

@@ -32,6 +32,11 @@ type planRequest struct {
 	jobs     int
 }
 
+// keepCopy says whether the run keeps a copy of the catalog it streams, to
+// write the next one from: on remote roots, where reading it again costs a
+// download; a local root reads it again from the page cache instead.
+func (req planRequest) keepCopy() bool { return req.backend != config.BackendLocal }
+
 // readPlanRoot reads what a run plans from, at a cost that follows the
 // plan rather than the root:
 //
@@ -82,6 +87,14 @@ func readPlanRoot(ctx context.Context, st storage.Store, req planRequest) (*Root
 	return r, nil
 }
 
+// Close releases the copy of the catalog a run kept, if any.
+func (r *Root) Close() {
+	if r != nil && r.CatalogCopy != nil {
+		r.CatalogCopy.Close()
+		r.CatalogCopy = nil
+	}
+}
+
 // journalPresent says whether the root holds an intent journal.
 func journalPresent(ctx context.Context, st storage.Store) (bool, error) {
 	_, err := st.Stat(ctx, journal.Name)
@@ -101,7 +114,14 @@ func (r *Root) scanCatalog(ctx context.Context, req planRequest) error {
 	keep := plan.Wants(req.outputs, req.owner, req.workflow)
 	known := &plan.Known{Records: map[string]*catalog.Output{}}
 	var scanErr error
+	var spool *txn.Spool
+	if req.keepCopy() {
+		spool = txn.NewSpool()
+	}
 	ver, err := txn.StreamCatalog(ctx, r.Store, func(rd io.Reader) error {
+		if spool != nil {
+			rd = io.TeeReader(rd, spool)
+		}
 		h, n, err := catalog.Scan(rd, func(o *catalog.Output) error {
 			if keep(o) {
 				known.Records[o.Path] = o
@@ -114,14 +134,20 @@ func (r *Root) scanCatalog(ctx context.Context, req planRequest) error {
 	})
 	switch {
 	case errors.Is(err, storage.ErrNotExist) && !errors.Is(err, storage.ErrNotObject):
+		if spool != nil {
+			spool.Close()
+		}
 		r.State = catalog.State{Status: catalog.StatusNone}
 		return nil
 	case err != nil && !errors.Is(err, storage.ErrNotObject):
 		return fmt.Errorf("read %s at %s: %w", catalog.FileName, r.Store, err)
 	case err == nil && scanErr == nil:
 		r.State = catalog.State{Status: catalog.StatusCatalog, SchemaVersion: catalog.SchemaVersion}
-		r.Known, r.Version = known, ver
+		r.Known, r.Version, r.CatalogCopy = known, ver, spool
 		return nil
+	}
+	if spool != nil {
+		spool.Close()
 	}
 	// Legacy, future, invalid or unsorted: classify the whole document.
 	if r.State, r.Version, err = txn.ReadCatalog(ctx, r.Store); err != nil {

@@ -266,6 +266,7 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 	if err != nil {
 		return failed(err)
 	}
+	defer func() { r.Close() }() // r is replaced by a second read under the lock
 	in, pl, err := makePlan(r)
 	if err != nil {
 		return failed(err)
@@ -331,6 +332,7 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 	// of a large root and a parse of its catalog are the bulk of an
 	// additive run's cost).
 	if r.Pending || tx.Recovery != nil || !catalogUnchanged(ctx, st, r) {
+		r.Close()
 		if r, err = readPlanRoot(ctx, st, req); err != nil {
 			return failed(err)
 		}
@@ -343,6 +345,7 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 		return refused(&rd, err)
 	}
 	ch := runChange(in, pl, r.Version, bundleContent(b, res.Outputs), webWrites(res.PrimaryPath, d.Headers))
+	ch.BaseCopy = r.CatalogCopy
 	if a.Progress != nil {
 		name := p.ID + " -> " + d.ID
 		var total int64

@@ -19,6 +19,22 @@ import (
 // catalog.
 const spoolAt = 4 << 20
 
+// Spool holds a document's bytes, in memory while small and in a
+// temporary file beyond a few MB, so that memory does not grow with it. A
+// reader that will apply an edit to the catalog it read keeps a Spool of it
+// (Change.BaseCopy), which spares a second download from a remote root.
+type Spool = encoded
+
+// NewSpool returns an empty Spool. Close removes its file.
+func NewSpool() *Spool { return newEncoded() }
+
+// Open returns the spooled bytes from their start; they stay valid until
+// the next Open or Close.
+func (e *encoded) Open() (io.Reader, error) { return e.reader() }
+
+// Close releases the spool's temporary file, if any.
+func (e *encoded) Close() { e.close() }
+
 // encoded is a catalog document ready to write: held in memory while small,
 // spooled to a temporary file beyond spoolAt.
 type encoded struct {
@@ -110,7 +126,7 @@ func putCatalog(ctx context.Context, st storage.Store, doc *encoded, base storag
 // version base ("" for none), streaming it once. A catalog whose records
 // are not sorted (valid, but never written by distributor) is applied in
 // memory instead.
-func encodeEdit(ctx context.Context, st storage.Store, e *catalog.Edit, base storage.Version) (*encoded, error) {
+func encodeEdit(ctx context.Context, st storage.Store, e *catalog.Edit, base storage.Version, baseCopy *Spool) (*encoded, error) {
 	doc := newEncoded()
 	if base == "" || e.Fresh {
 		if _, err := e.ApplyTo(nil, doc); err != nil {
@@ -118,6 +134,20 @@ func encodeEdit(ctx context.Context, st storage.Store, e *catalog.Edit, base sto
 			return nil, err
 		}
 		return doc, nil
+	}
+	if baseCopy != nil {
+		r, err := baseCopy.Open()
+		if err == nil {
+			_, err = e.ApplyTo(r, doc)
+		}
+		if err == nil {
+			return doc, nil
+		}
+		doc.close()
+		if !errors.Is(err, catalog.ErrUnsorted) {
+			return nil, err
+		}
+		return encodeEditInMemory(ctx, st, e, base)
 	}
 	ver, err := StreamCatalog(ctx, st, func(r io.Reader) error {
 		_, err := e.ApplyTo(r, doc)

@@ -231,6 +231,11 @@ type Change struct {
 	// there was no catalog): the catalog write is a compare-and-swap
 	// against it.
 	Base storage.Version
+	// BaseCopy, when set, holds the bytes of the catalog at Base as the
+	// planner read them: Final and Partial are applied to it instead of a
+	// second read of the root's catalog (the write is still a
+	// compare-and-swap against Base).
+	BaseCopy *Spool
 	// Writes are applied first, phase by phase (see Write.Phase), in this
 	// order within a phase (up to Options.Jobs at once), then Deletes.
 	Writes  []Write
@@ -283,7 +288,7 @@ func (t *Txn) Apply(ch *Change) (*Result, error) {
 	res := &Result{}
 	if len(ch.Writes) == 0 && len(ch.Deletes) == 0 {
 		if ch.Final != nil {
-			if err := t.writeCatalog(ctx, ch.Final, ch.Base); err != nil {
+			if err := t.writeCatalog(ctx, ch.Final, ch.Base, ch.BaseCopy); err != nil {
 				return res, err
 			}
 		}
@@ -337,7 +342,7 @@ func (t *Txn) Apply(ch *Change) (*Result, error) {
 		err = t.sync(ctx)
 	}
 	if err == nil && ch.Final != nil {
-		err = t.writeCatalog(ctx, ch.Final, ch.Base)
+		err = t.writeCatalog(ctx, ch.Final, ch.Base, ch.BaseCopy)
 		if err != nil && !errors.Is(err, storage.ErrPrecondition) {
 			a.catalogUnsure = true
 		}
@@ -438,12 +443,9 @@ func (t *Txn) dropJournal() {
 // base, under the fence. It remembers the digest of the bytes it tried to
 // write, so that a cleanup can recognise its own write whose answer was
 // lost.
-func (t *Txn) writeCatalog(ctx context.Context, e *catalog.Edit, base storage.Version) error {
-	doc, err := encodeEdit(ctx, t.st, e, base)
+func (t *Txn) writeCatalog(ctx context.Context, e *catalog.Edit, base storage.Version, baseCopy *Spool) error {
+	doc, err := encodeEdit(ctx, t.st, e, base, baseCopy)
 	if err != nil {
-		if errors.Is(err, storage.ErrPrecondition) {
-			return fmt.Errorf("write %s: %w", catalog.FileName, err)
-		}
 		return fmt.Errorf("write %s: %w", catalog.FileName, err)
 	}
 	defer doc.close()
