@@ -1,0 +1,120 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/minio/minio-go/v7"
+
+	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/config"
+	"github.com/distributor-dev/distributor/internal/report"
+	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/retry"
+	"github.com/distributor-dev/distributor/internal/storage/s3"
+	"github.com/distributor-dev/distributor/internal/storage/s3/s3test"
+)
+
+// archiveCatalog encodes a valid catalog of n records owned by another
+// pipeline, 100 per directory.
+func archiveCatalog(t testing.TB, n int) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	t0 := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	enc, err := catalog.NewEncoder(&buf, catalog.Header{CreatedAt: t0, UpdatedAt: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := catalog.Source{ID: "archive.2026-06-01", Digest: fmt.Sprintf("sha256:%064x", 1), Created: t0}
+	for i := range n {
+		p := fmt.Sprintf("archive/%05d/report-%07d.html", i/100, i)
+		o := catalog.Output{Path: p, PipelineID: "theirs", DestinationID: "site-theirs", Source: src, Kind: catalog.KindSource,
+			SHA256: fmt.Sprintf("sha256:%064x", i), Size: int64(1000 + i), CreatedAt: t0, UpdatedAt: t0}
+		if err := enc.Add(&o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := enc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestS3RequestsDoNotGrowWithTheRoot publishes one new file into S3 roots
+// whose catalogs hold 200 and 5,000 records (in-process S3 server): the
+// requests sent, by method, are the same for both (no listing of the root,
+// one read of the catalog), and so are those of the no-op rerun.
+func TestS3RequestsDoNotGrowWithTheRoot(t *testing.T) {
+	srv := s3test.Start(t)
+	counts := map[int][2]map[string]int{}
+	for _, n := range []int{200, 5000} {
+		prefix := "scale/" + rand.Text()[:10]
+		st := srv.Open(t, prefix)
+		if _, err := st.PutIf(t.Context(), catalog.FileName, archiveCatalog(t, n), ""); err != nil {
+			t.Fatal(err)
+		}
+		f := newFixture(t, config.WorkflowAdditive)
+		f.bundle("mine", "mine.one", map[string]string{"daily/2026-06-20/report.html": "<p>new</p>\n"})
+		cfg := writeConfig(t, f.dir, "distributor.yaml", fmt.Sprintf(`pipelines:
+  - {id: mine, source: mine, destinations: [site]}
+destinations:
+  - id: site
+    backend: s3
+    path: %s
+    publish: {html: false, source: all}
+    s3: {bucket: %s, region: %s, endpoint: %q, path_style: true}
+`, prefix, srv.Bucket, srv.Region, srv.URL))
+		counter := &requestCounter{byMethod: map[string]int{}}
+		a := f.app(nil)
+		a.Getenv = srv.Getenv
+		a.Open = func(ctx context.Context, d *config.Destination, root string) (storage.Store, error) {
+			opts := S3Options(d.S3, root, srv.Getenv)
+			tr, err := minio.DefaultTransport(strings.HasPrefix(srv.URL, "https://"))
+			if err != nil {
+				return nil, err
+			}
+			counter.next = tr
+			opts.Transport = counter
+			st, err := s3.New(ctx, opts)
+			if err != nil {
+				return nil, err
+			}
+			return retry.New(st, retry.Options{}), nil
+		}
+		var got [2]map[string]int
+		for i, want := range []string{"upsert_additive", "skip_same"} {
+			rep, err := a.Run(t.Context(), cfg, RunOptions{Pipeline: "mine"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := rep.Pipelines[0].Destinations[0]
+			if d.Status != report.StatusOK || d.Action != want || d.Counts.Retained != n {
+				t.Fatalf("%d records, run %d: %s %s retained %d (%v), want ok %s retained %d", n, i+1, d.Status, d.Action, d.Counts.Retained, d.Error, want, n)
+			}
+			got[i] = counter.take()
+		}
+		total := 0
+		for _, c := range got[0] {
+			total += c
+		}
+		t.Logf("%d records: +1 file: %v (%d requests); no-op rerun: %v", n, got[0], total, got[1])
+		counts[n] = got
+		data, _, err := st.Get(t.Context(), catalog.FileName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := catalog.Parse(data)
+		if err != nil || len(c.Outputs) != n+1 {
+			t.Fatalf("catalog after the run: %v, %d records", err, len(c.Outputs))
+		}
+	}
+	if diff := cmp.Diff(counts[200], counts[5000]); diff != "" {
+		t.Errorf("requests depend on the root's size (-200 records +5000 records):\n%s", diff)
+	}
+}
