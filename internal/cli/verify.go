@@ -10,7 +10,7 @@ import (
 func newVerifyCmd(g *globals) *cobra.Command {
 	var opts app.VerifyOptions
 	cmd := &cobra.Command{
-		Use:   "verify --pipeline P --destination D [--all-owners] [--source DIR]",
+		Use:   "verify --pipeline P --destination D [--all-owners] [--quick] [--jobs N] [--source DIR]",
 		Short: "Re-hash managed outputs in storage and compare them with the catalog",
 		Long: `verify is a read-only bitrot check. It streams every output of pipeline P at
 destination D (with --all-owners, every output recorded at that root) from
@@ -19,16 +19,33 @@ storage, and compares its sha256 and size with its record in
 are corrupt (expected and actual sha256 and size). It writes nothing and
 takes no lock.
 
+Outputs are read and hashed --jobs at a time (default 4 for local, 8 for
+sftp and s3); the report is the same whatever the number, in path order.
+On a terminal a progress bar shows the outputs checked and the bytes read
+(see --progress).
+
+--quick reads no content: from the one listing of the root verify takes
+anyway, it checks that each output is present with its recorded size. It
+finds missing, truncated and grown files, but NOT a change that keeps the
+size (bitrot, an in-place edit of the same length): its "ok" means present
+with the right size, not intact. Use it for a frequent cheap check and run
+a full verify regularly.
+
 Exit status: 0 every checked output is intact (also when the root has no
 catalog yet); 1 an output is missing or corrupt, the root could not be read,
 or its state is legacy, invalid or future; 2 a usage or configuration error.`,
 		Example: `  distributor verify --pipeline weather.daily --destination latest
-  distributor verify --pipeline weather.daily --destination latest --all-owners --output json`,
+  distributor verify --pipeline weather.daily --destination latest --all-owners --output json
+  distributor verify --pipeline weather.daily --destination latest --all-owners --quick
+  distributor verify --pipeline weather.daily --destination archive --jobs 16`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := g.loadConfig()
 			if err != nil {
 				return err
+			}
+			if opts.Jobs < 0 {
+				return usageErr("--jobs %d: must be 1 or more", opts.Jobs)
 			}
 			rep, err := g.app().Verify(cmd.Context(), cfg, opts)
 			if err != nil {
@@ -39,5 +56,7 @@ or its state is legacy, invalid or future; 2 a usage or configuration error.`,
 	}
 	addMaintFlags(g, cmd, &opts.MaintOptions)
 	cmd.Flags().BoolVar(&opts.AllOwners, "all-owners", false, "verify every owner's outputs at the root, not just this pipeline/destination's")
+	cmd.Flags().BoolVar(&opts.Quick, "quick", false, "check only that each output is present with its recorded size (no content read; misses same-size changes)")
+	cmd.Flags().IntVar(&opts.Jobs, "jobs", 0, "outputs read and hashed at once (default 4 for local, 8 for sftp and s3)")
 	return cmd
 }

@@ -110,7 +110,11 @@ type Verify struct {
 	DestinationID string `json:"destination_id"`
 	Root          string `json:"root"`
 	AllOwners     bool   `json:"all_owners"`
-	State         string `json:"state"`
+	// Quick says only presence and sizes were checked (verify --quick): OK
+	// then counts outputs present with their recorded size, whose contents
+	// were not read.
+	Quick bool   `json:"quick"`
+	State string `json:"state"`
 	// OK counts the outputs whose stored sha256 and size match their record.
 	OK      int             `json:"ok"`
 	Missing []Record        `json:"missing"`
