@@ -298,3 +298,28 @@ func TestProgressLogLinesNeverLost(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifyProgressOnTerminal: verify shows its reads through the same
+// display on a terminal (stderr only), and none elsewhere.
+func TestVerifyProgressOnTerminal(t *testing.T) {
+	cfg := progressProject(t)
+	if code, stdout, stderr := progressRun(t, false, nil, "run", "--config", cfg); code != 0 {
+		t.Fatalf("run: exit %d\n%s%s", code, stdout, stderr)
+	}
+	args := []string{"verify", "--config", cfg, "--pipeline", "weather.daily", "--destination", "latest"}
+	code, stdout, stderr := progressRun(t, true, nil, args...)
+	if code != 0 {
+		t.Fatalf("verify: exit %d\n%s%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"verify weather.daily -> latest", "6/6 files", "done"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%q", want, stderr)
+		}
+	}
+	if strings.Contains(stdout, "\x1b") || !strings.Contains(stdout, "6 ok, 0 missing, 0 corrupt") {
+		t.Errorf("stdout:\n%q", stdout)
+	}
+	if _, _, stderr := progressRun(t, false, nil, args...); strings.Contains(stderr, "files") {
+		t.Errorf("progress on a non-terminal:\n%q", stderr)
+	}
+}
