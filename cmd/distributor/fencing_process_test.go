@@ -83,7 +83,7 @@ func (p *proc) exited() bool {
 // kill ends the process (resuming it first: it may be stopped) and returns
 // its output.
 func (p *proc) kill() string {
-	p.cmd.Process.Signal(syscall.SIGCONT)
+	p.cmd.Process.Signal(sigCont)
 	p.cmd.Process.Kill()
 	<-p.done
 	return p.output()
@@ -214,7 +214,7 @@ func pausedWriter(t *testing.T, local bool, be backend) {
 		}
 		time.Sleep(200 * time.Microsecond)
 	}
-	if err := a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+	if err := a.cmd.Process.Signal(sigStop); err != nil {
 		t.Fatalf("SIGSTOP A: %v", err)
 	}
 	paused := time.Now()
@@ -253,7 +253,7 @@ func pausedWriter(t *testing.T, local bool, be backend) {
 
 	// A resumes: it lost its lock, so it must fail without touching the
 	// root, and say so.
-	if err := a.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+	if err := a.cmd.Process.Signal(sigCont); err != nil {
 		t.Fatalf("SIGCONT A: %v", err)
 	}
 	codeA := a.wait(t, "A after SIGCONT", 20*time.Second)
