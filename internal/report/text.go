@@ -111,7 +111,17 @@ func writeDestination(w io.Writer, dryRun bool, d *Destination) {
 	if d.PrimaryURL != "" {
 		fmt.Fprintf(w, "    url %s\n", d.PrimaryURL)
 	}
-	if d.FixedPath && d.Status != StatusFailed {
+	legacyClear := d.State == "legacy" && plan.Action(d.Action) == plan.ReplaceCatalog
+	if legacyClear {
+		deletes := 0
+		for _, o := range d.Outputs {
+			if o.Op == string(plan.OpDelete) {
+				deletes++
+			}
+		}
+		fmt.Fprintf(w, "    note: %s: the %d path(s) marked delete are recorded by no catalog and are deleted (the delete guard applies)\n", d.Reason, deletes)
+	}
+	if d.FixedPath && d.Status != StatusFailed && !legacyClear {
 		switch plan.Action(d.Action) {
 		case plan.UpsertAdditive:
 			fmt.Fprintf(w, "    note: fixed-path root: this run upserts into the outputs already managed there\n")
