@@ -220,11 +220,21 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 	// run left a journal on: it takes no lock and costs one catalog read,
 	// one listing and one journal probe. Anything else locks the root
 	// (recovering it first if a run died there), reads and plans again.
+	if err := checkIndexPaths(d, res.Outputs); err != nil {
+		return failed(err)
+	}
+	outs := res.Outputs // with the archive index and feed of the last plan
 	makePlan := func(r *Root) (plan.Input, *plan.Plan, error) {
+		owner := catalog.Owner{PipelineID: p.ID, DestinationID: d.ID}
+		source := catalog.Source{ID: b.Manifest.ID, Digest: b.Manifest.Digest, Created: b.Manifest.Created}
+		var err error
+		if outs, err = withIndex(d, owner, source, opts.Force, r.State, res.Outputs); err != nil {
+			return plan.Input{}, nil, err
+		}
 		in := plan.Input{
-			Owner:              catalog.Owner{PipelineID: p.ID, DestinationID: d.ID},
-			Source:             catalog.Source{ID: b.Manifest.ID, Digest: b.Manifest.Digest, Created: b.Manifest.Created},
-			Outputs:            planOutputs(res.Outputs),
+			Owner:              owner,
+			Source:             source,
+			Outputs:            planOutputs(outs),
 			State:              r.State,
 			Known:              r.Known,
 			Listing:            r.Listing,
@@ -236,6 +246,9 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 			DistributorVersion: a.Version,
 		}
 		pl, err := plan.Make(in)
+		if err == nil {
+			refuseForeignIndex(d, r.State, pl)
+		}
 		return in, pl, err
 	}
 	describe := func(r *Root, pl *plan.Plan) {
@@ -344,7 +357,7 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 	if err := check(in, pl); err != nil {
 		return refused(&rd, err)
 	}
-	ch := runChange(in, pl, r.Version, bundleContent(b, res.Outputs), webWrites(res.PrimaryPath, d.Headers))
+	ch := runChange(in, pl, r.Version, bundleContent(b, outs), webWrites(d, res.PrimaryPath))
 	ch.BaseCopy = r.CatalogCopy
 	if a.Progress != nil {
 		name := p.ID + " -> " + d.ID

@@ -1,7 +1,13 @@
 package app
 
 import (
+	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/plan"
+	"github.com/distributor-dev/distributor/internal/render"
 
 	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/glob"
@@ -30,11 +36,12 @@ func isHTML(p string) bool {
 	return strings.HasSuffix(lower, ".html") || strings.HasSuffix(lower, ".htm")
 }
 
-// writePhase is the phase of the write of output path p, given the
-// destination's primary page path (see PhaseAssets).
-func writePhase(p, primary string) int {
+// writePhase is the phase of the write of output path p, given the paths
+// written last: the destination's primary page, its index and feed (see
+// PhaseAssets).
+func writePhase(p string, last ...string) int {
 	switch {
-	case p == primary:
+	case p != "" && slices.Contains(last, p):
 		return PhasePrimary
 	case isHTML(p):
 		return PhaseHTML
@@ -46,10 +53,14 @@ func writePhase(p, primary string) int {
 // webWrites completes a run's writes for web readers: their phase (see
 // PhaseAssets) and the response metadata of the first headers rule that
 // matches the output path (S3 only; config rejects rules elsewhere).
-func webWrites(primary string, rules []config.HeaderRule) func(*txn.Write) {
+func webWrites(d *config.Destination, primary string) func(*txn.Write) {
+	last := []string{primary}
+	if d.Index != nil {
+		last = append(last, d.Index.Path, d.Index.Feed)
+	}
 	return func(w *txn.Write) {
-		w.Phase = writePhase(w.Path, primary)
-		if m := metadataFor(rules, w.Path); !m.IsZero() {
+		w.Phase = writePhase(w.Path, last...)
+		if m := metadataFor(d.Headers, w.Path); !m.IsZero() {
 			w.Options = append(w.Options, storage.WithMetadata(m))
 		}
 	}
@@ -64,4 +75,81 @@ func metadataFor(rules []config.HeaderRule, p string) storage.Metadata {
 		}
 	}
 	return storage.Metadata{}
+}
+
+// checkIndexPaths refuses an archive index or feed path that an output of
+// the bundle takes too.
+func checkIndexPaths(d *config.Destination, outs []render.Output) error {
+	if d.Index == nil {
+		return nil
+	}
+	for _, o := range outs {
+		for _, x := range []struct{ field, path string }{{"index.path", d.Index.Path}, {"index.feed", d.Index.Feed}} {
+			if x.path != "" && o.Path == x.path {
+				return fmt.Errorf("destination %q: %s %q is also the output of bundle file %q: rename one of them (paths.rename, paths.prefix or %s)",
+					d.ID, x.field, x.path, o.SourcePath, x.field)
+			}
+		}
+	}
+	return nil
+}
+
+// withIndex returns outs (sorted by path) with destination d's archive index
+// and feed added, built from the catalog as this run leaves it: state's
+// records (none with --force, which replaces the root; without the
+// records this owner's replacement deletes, and those outs replace) plus
+// outs under the run's owner and source.
+func withIndex(d *config.Destination, owner catalog.Owner, source catalog.Source, force bool, state catalog.State, outs []render.Output) ([]render.Output, error) {
+	if d.Index == nil {
+		return outs, nil
+	}
+	planned := make(map[string]bool, len(outs))
+	var recs []render.IndexRecord
+	for _, o := range outs {
+		planned[o.Path] = true
+		recs = append(recs, render.IndexRecord{Path: o.Path, DestinationID: owner.DestinationID, Kind: o.Kind, Transform: o.Transform,
+			Source: render.PageSource{ID: source.ID, Digest: source.Digest, Created: source.Created}})
+	}
+	if state.Status == catalog.StatusCatalog && state.Catalog != nil && !force {
+		for i := range state.Catalog.Outputs {
+			r := &state.Catalog.Outputs[i]
+			if planned[r.Path] || r.DestinationID != d.ID {
+				continue
+			}
+			if d.Workflow == config.WorkflowReplacement && r.Owner() == owner {
+				continue // this run deletes it
+			}
+			recs = append(recs, render.IndexRecord{Path: r.Path, DestinationID: r.DestinationID, Kind: r.Kind, Transform: r.Transform,
+				Source: render.PageSource{ID: r.Source.ID, Digest: r.Source.Digest, Created: r.Source.Created}})
+		}
+	}
+	idx, err := render.Index(d, render.IndexEntries(d, recs))
+	if err != nil {
+		return nil, fmt.Errorf("destination %q: %w", d.ID, err)
+	}
+	all := append(slices.Clone(outs), idx...)
+	slices.SortFunc(all, func(a, b render.Output) int { return strings.Compare(a.Path, b.Path) })
+	return all, nil
+}
+
+// refuseForeignIndex turns pl into a fail_conflict when the catalog records
+// d's index or feed path as another destination's index or feed (two
+// destinations sharing a root under one index path, which configuration
+// cannot always see: templated roots, several configuration files).
+func refuseForeignIndex(d *config.Destination, state catalog.State, pl *plan.Plan) {
+	if d.Index == nil || pl.Action.Failed() || pl.Action == plan.ForceReplace || state.Catalog == nil {
+		return
+	}
+	idx := state.Catalog.Index()
+	for _, p := range []string{d.Index.Path, d.Index.Feed} {
+		r := idx[p]
+		if p == "" || r == nil || r.DestinationID == d.ID || (r.Transform != catalog.TransformIndex && r.Transform != catalog.TransformFeed) {
+			continue
+		}
+		pl.Action = plan.FailConflict
+		pl.Reason = fmt.Sprintf("%s is destination %q's archive %s at this root (pipeline %q): two destinations cannot share one index path; "+
+			"give this destination its own index.path/index.feed", p, r.DestinationID, r.Transform, r.PipelineID)
+		pl.Catalog = nil
+		return
+	}
 }

@@ -22,6 +22,11 @@ const (
 	KindSource        = "source"
 	KindGenerated     = "generated"
 	TransformMarkdown = "markdown_to_html"
+	// TransformIndex and TransformFeed are a destination's archive index
+	// page and Atom feed, generated from the catalog itself: their records
+	// have no source_path.
+	TransformIndex = "index"
+	TransformFeed  = "feed"
 )
 
 // Catalog is a schema-4 destination state document.

@@ -119,11 +119,17 @@ func validateOutput(o *Output, f fmt.Stringer, add func(string, ...any)) {
 			add("%s: kind %q must not have source_path or transform", f, o.Kind)
 		}
 	case KindGenerated:
-		if err := cleanpath.CheckUnreserved(o.SourcePath); err != nil {
-			add("%s.source_path: %w", f, err)
-		}
-		if o.Transform != TransformMarkdown {
-			add("%s.transform: %q is not %q", f, o.Transform, TransformMarkdown)
+		switch o.Transform {
+		case TransformMarkdown:
+			if err := cleanpath.CheckUnreserved(o.SourcePath); err != nil {
+				add("%s.source_path: %w", f, err)
+			}
+		case TransformIndex, TransformFeed:
+			if o.SourcePath != "" {
+				add("%s.source_path: transform %q is generated from the catalog and has no source_path", f, o.Transform)
+			}
+		default:
+			add("%s.transform: %q is not %q, %q or %q", f, o.Transform, TransformMarkdown, TransformIndex, TransformFeed)
 		}
 	default:
 		add("%s.kind: %q is not %q or %q", f, o.Kind, KindSource, KindGenerated)

@@ -75,6 +75,8 @@ func writeDestination(w io.Writer, dryRun bool, d *Destination) {
 		detail := ""
 		switch {
 		case o.Op == string(plan.OpDelete):
+		case o.Kind == "generated" && o.SourcePath == "":
+			detail = fmt.Sprintf("  (archive index, %s)", size(o.Size))
 		case o.Kind == "generated":
 			detail = fmt.Sprintf("  (from %s, %s)", o.SourcePath, size(o.Size))
 		case o.Size != nil:

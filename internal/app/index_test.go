@@ -1,0 +1,143 @@
+package app
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/report"
+)
+
+const indexYAML = `pipelines:
+  - {id: air, source: air, destinations: [archive]}
+  - {id: air.extra, source: extra, destinations: [archive]}
+  - {id: traffic, source: traffic, destinations: [traffic-site]}
+destinations:
+  - id: archive
+    backend: local
+    path: %s
+    paths: {prefix: "{source_id}/"}
+    links: {base_url: "https://r.example.com/", pretty: true}
+    index: {path: index.html, title: Air quality, feed: feed.xml}
+  - id: traffic-site
+    backend: local
+    path: %s
+    paths: {prefix: "traffic/"}
+`
+
+func readFile(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestArchiveIndex: every publishing run rebuilds the index and feed from
+// the catalog (reports of every pipeline publishing to the destination id,
+// newest first, not other destinations' outputs at the same root); a rerun
+// is skip_same; the same runs on two roots give byte-identical index and
+// feed; the catalog records them with their transforms.
+func TestArchiveIndex(t *testing.T) {
+	f := yamlFixture(t, strings.ReplaceAll(indexYAML, "%s", "www"))
+	seq := func(f *fixture) {
+		t.Helper()
+		a := f.app(nil)
+		f.bundle("air", "air.daily", map[string]string{"report.md": "# Day 1\n", "data.csv": "1"})
+		if d := f.run(a, "air"); d.Status != report.StatusOK || d.Action != "publish_new" {
+			t.Fatalf("run 1: %s %s %v", d.Action, d.Status, d.Error)
+		}
+		f.bundle("traffic", "traffic.daily", map[string]string{"index.md": "# Traffic\n"})
+		f.run(a, "traffic")
+		f.bundle("extra", "air.extra", map[string]string{"special.md": "# Special\n"})
+		if d := f.run(a, "air.extra"); d.Status != report.StatusOK {
+			t.Fatalf("extra: %s %s", d.Status, *d.Error)
+		}
+		if d := f.run(a, "air.extra"); d.Action != "skip_same" {
+			t.Errorf("rerun: %s, want skip_same", d.Action)
+		}
+	}
+	seq(f)
+	page := string(readFile(t, filepath.Join(f.root, "index.html")))
+	if !strings.Contains(page, `<a href="https://r.example.com/air.daily/report.html">air.daily</a>`) ||
+		!strings.Contains(page, `<a href="https://r.example.com/air.extra/special.html">air.extra</a>`) || strings.Contains(page, "traffic") {
+		t.Errorf("index page:\n%s", page)
+	}
+	feed := readFile(t, filepath.Join(f.root, "feed.xml"))
+	if !bytes.Contains(feed, []byte("<title>air.extra</title>")) || !bytes.Contains(feed, []byte("<title>air.daily</title>")) {
+		t.Errorf("feed:\n%s", feed)
+	}
+	st := catalog.Read(readFile(t, filepath.Join(f.root, catalog.FileName)))
+	if st.Status != catalog.StatusCatalog {
+		t.Fatalf("catalog: %v %v", st.Status, st.Problem)
+	}
+	idx := st.Catalog.Index()
+	if r := idx["index.html"]; r == nil || r.Kind != catalog.KindGenerated || r.Transform != catalog.TransformIndex || r.SourcePath != "" || r.PipelineID != "air.extra" {
+		t.Errorf("index record %+v", r)
+	}
+	if r := idx["feed.xml"]; r == nil || r.Transform != catalog.TransformFeed {
+		t.Errorf("feed record %+v", r)
+	}
+
+	// Determinism: the same runs on another root give the same bytes.
+	g := yamlFixture(t, strings.ReplaceAll(indexYAML, "%s", "www"))
+	seq(g)
+	for _, p := range []string{"index.html", "feed.xml"} {
+		if !bytes.Equal(readFile(t, filepath.Join(f.root, p)), readFile(t, filepath.Join(g.root, p))) {
+			t.Errorf("%s differs between two identical sequences of runs", p)
+		}
+	}
+}
+
+// TestArchiveIndexConflicts: a bundle output at the index path is refused
+// before anything is written; an index path that the catalog records as
+// another destination's index (a shared root the configuration cannot
+// see) is fail_conflict.
+func TestArchiveIndexConflicts(t *testing.T) {
+	f := yamlFixture(t, strings.ReplaceAll(indexYAML, "%s", "www"))
+	f.bundle("air", "air.daily", map[string]string{"report.md": "# Day\n"})
+	f.run(f.app(nil), "air")
+
+	// Another configuration: destination other, same root, same index path.
+	other := &fixture{t: t, dir: f.dir, root: f.root, cfg: writeConfig(t, f.dir, "other.yaml", `pipelines:
+  - {id: air, source: air, destinations: [other]}
+destinations:
+  - id: other
+    backend: local
+    path: www
+    paths: {prefix: "other/"}
+    index: {path: index.html}
+`)}
+	before := readFile(t, filepath.Join(f.root, "index.html"))
+	d := other.run(other.app(nil), "air")
+	if d.Action != "fail_conflict" || d.Status != report.StatusFailed || d.Error == nil || !strings.Contains(*d.Error, `destination "archive"'s archive index`) {
+		t.Errorf("foreign index: %s %s %v", d.Action, d.Status, d.Error)
+	}
+	if !bytes.Equal(before, readFile(t, filepath.Join(f.root, "index.html"))) {
+		t.Error("the other destination's index was changed")
+	}
+
+	// A bundle file published at the index path.
+	f.bundle("air", "air.daily", map[string]string{"report.md": "# Day\n"})
+	h := yamlFixture(t, `pipelines:
+  - {id: air, source: air, destinations: [site]}
+destinations:
+  - id: site
+    backend: local
+    path: www2
+    paths: {rename: {report.md: index.md}}
+    index: {path: index.html}
+`)
+	h.bundle("air", "air.daily", map[string]string{"report.md": "# Day\n"})
+	d = h.run(h.app(nil), "air")
+	if d.Status != report.StatusFailed || d.Error == nil || !strings.Contains(*d.Error, `index.path "index.html" is also the output of bundle file "report.md"`) {
+		t.Errorf("collision: %s %v", d.Status, d.Error)
+	}
+	if _, err := os.Stat(filepath.Join(h.dir, "www2")); err == nil {
+		t.Error("a refused run wrote to the root")
+	}
+}
