@@ -30,6 +30,9 @@ type planRequest struct {
 	force    bool
 	backend  string
 	jobs     int
+	// reports, when set, sees every record of a valid catalog (what an
+	// archive index needs: see reportCollector).
+	reports func(*catalog.Output)
 }
 
 // keepCopy says whether the run keeps a copy of the catalog it streams, to
@@ -126,6 +129,9 @@ func (r *Root) scanCatalog(ctx context.Context, req planRequest) error {
 			if keep(o) {
 				known.Records[o.Path] = o
 			}
+			if req.reports != nil {
+				req.reports(o)
+			}
 			return nil
 		})
 		known.Header, known.Count = h, n
@@ -155,6 +161,11 @@ func (r *Root) scanCatalog(ctx context.Context, req planRequest) error {
 	}
 	if r.State.Status == catalog.StatusCatalog {
 		r.Known = plan.KnownFrom(r.State.Catalog)
+		if req.reports != nil {
+			for i := range r.State.Catalog.Outputs {
+				req.reports(&r.State.Catalog.Outputs[i])
+			}
+		}
 		r.State.Catalog = nil
 	}
 	return nil

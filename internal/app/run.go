@@ -223,12 +223,20 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 	if err := checkIndexPaths(d, res.Outputs); err != nil {
 		return failed(err)
 	}
+	jobs := jobsFor(d.Backend, opts.Jobs)
+	req := planRequest{outputs: planOutputs(res.Outputs), owner: catalog.Owner{PipelineID: p.ID, DestinationID: d.ID},
+		workflow: d.Workflow, force: opts.Force, backend: d.Backend, jobs: jobs}
+	req, reports := withIndexRequest(d, req)
+	readRoot := func() (*Root, error) {
+		reports.reset()
+		return readPlanRoot(ctx, st, req)
+	}
 	outs := res.Outputs // with the archive index and feed of the last plan
 	makePlan := func(r *Root) (plan.Input, *plan.Plan, error) {
 		owner := catalog.Owner{PipelineID: p.ID, DestinationID: d.ID}
 		source := catalog.Source{ID: b.Manifest.ID, Digest: b.Manifest.Digest, Created: b.Manifest.Created}
 		var err error
-		if outs, err = withIndex(d, owner, source, opts.Force, r.State, res.Outputs); err != nil {
+		if outs, err = withIndex(d, owner, source, opts.Force, r.State.Status, reports.records(), res.Outputs); err != nil {
 			return plan.Input{}, nil, err
 		}
 		in := plan.Input{
@@ -247,7 +255,7 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 		}
 		pl, err := plan.Make(in)
 		if err == nil {
-			refuseForeignIndex(d, r.State, pl)
+			refuseForeignIndex(d, r.Known, pl)
 		}
 		return in, pl, err
 	}
@@ -272,10 +280,7 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 		return nil
 	}
 
-	jobs := jobsFor(d.Backend, opts.Jobs)
-	req := planRequest{outputs: planOutputs(res.Outputs), owner: catalog.Owner{PipelineID: p.ID, DestinationID: d.ID},
-		workflow: d.Workflow, force: opts.Force, backend: d.Backend, jobs: jobs}
-	r, err := readPlanRoot(ctx, st, req)
+	r, err := readRoot()
 	if err != nil {
 		return failed(err)
 	}
@@ -346,7 +351,7 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 	// additive run's cost).
 	if r.Pending || tx.Recovery != nil || !catalogUnchanged(ctx, st, r) {
 		r.Close()
-		if r, err = readPlanRoot(ctx, st, req); err != nil {
+		if r, err = readRoot(); err != nil {
 			return failed(err)
 		}
 		if in, pl, err = makePlan(r); err != nil {

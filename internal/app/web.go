@@ -94,62 +94,109 @@ func checkIndexPaths(d *config.Destination, outs []render.Output) error {
 	return nil
 }
 
+// reportCollector keeps, while a run streams the catalog, what the archive
+// index of one destination needs of each record: path, kind, transform and
+// source identity of the records of that destination id (not its index
+// and feed). Memory follows the destination's outputs, a few dozen bytes
+// each. A nil collector collects nothing.
+type reportCollector struct {
+	dest string
+	recs []render.IndexRecord
+}
+
+func (c *reportCollector) visit(o *catalog.Output) {
+	if o.DestinationID != c.dest || o.Transform == catalog.TransformIndex || o.Transform == catalog.TransformFeed {
+		return
+	}
+	c.recs = append(c.recs, render.IndexRecord{Path: o.Path, DestinationID: o.DestinationID, Kind: o.Kind, Transform: o.Transform,
+		Source: render.PageSource{ID: o.Source.ID, Digest: o.Source.Digest, Created: o.Source.Created}})
+}
+
+// records returns what the collector kept (nil for a nil collector).
+func (c *reportCollector) records() []render.IndexRecord {
+	if c == nil {
+		return nil
+	}
+	return c.recs
+}
+
+// reset forgets what an earlier read collected.
+func (c *reportCollector) reset() {
+	if c != nil {
+		c.recs = nil
+	}
+}
+
+// withIndexRequest makes a run's catalog read serve destination d's archive
+// index: the index and feed paths are planned too (their records and
+// storage entries are looked at like any planned path's), and every record
+// of d passes through the returned collector (nil without an index).
+func withIndexRequest(d *config.Destination, req planRequest) (planRequest, *reportCollector) {
+	if d.Index == nil {
+		return req, nil
+	}
+	req.outputs = slices.Clone(req.outputs)
+	for _, p := range []string{d.Index.Path, d.Index.Feed} {
+		if p != "" {
+			req.outputs = append(req.outputs, plan.Output{Path: p, Kind: catalog.KindGenerated})
+		}
+	}
+	c := &reportCollector{dest: d.ID}
+	req.reports = c.visit
+	return req, c
+}
+
 // withIndex returns outs (sorted by path) with destination d's archive index
-// and feed added, built from the catalog as this run leaves it: state's
-// records (none with --force, which replaces the root; without the
-// records this owner's replacement deletes, and those outs replace) plus
-// outs under the run's owner and source.
-func withIndex(d *config.Destination, owner catalog.Owner, source catalog.Source, force bool, state catalog.State, outs []render.Output) ([]render.Output, error) {
+// and feed added, built from the catalog as this run leaves it: the
+// records of d in the catalog read (recs; none with --force, which
+// replaces the root, or without a valid catalog), minus those at paths
+// outs replace and, under replacement, this owner's (the run deletes
+// them), plus outs under the run's owner and source.
+func withIndex(d *config.Destination, owner catalog.Owner, source catalog.Source, force bool, status catalog.Status, recs []render.IndexRecord, outs []render.Output) ([]render.Output, error) {
 	if d.Index == nil {
 		return outs, nil
 	}
 	planned := make(map[string]bool, len(outs))
-	var recs []render.IndexRecord
+	var all []render.IndexRecord
 	for _, o := range outs {
 		planned[o.Path] = true
-		recs = append(recs, render.IndexRecord{Path: o.Path, DestinationID: owner.DestinationID, Kind: o.Kind, Transform: o.Transform,
+		all = append(all, render.IndexRecord{Path: o.Path, DestinationID: owner.DestinationID, Kind: o.Kind, Transform: o.Transform,
 			Source: render.PageSource{ID: source.ID, Digest: source.Digest, Created: source.Created}})
 	}
-	if state.Status == catalog.StatusCatalog && state.Catalog != nil && !force {
-		for i := range state.Catalog.Outputs {
-			r := &state.Catalog.Outputs[i]
-			if planned[r.Path] || r.DestinationID != d.ID {
+	if status == catalog.StatusCatalog && !force {
+		for _, r := range recs {
+			if planned[r.Path] {
 				continue
 			}
-			if d.Workflow == config.WorkflowReplacement && r.Owner() == owner {
-				continue // this run deletes it
-			}
-			recs = append(recs, render.IndexRecord{Path: r.Path, DestinationID: r.DestinationID, Kind: r.Kind, Transform: r.Transform,
-				Source: render.PageSource{ID: r.Source.ID, Digest: r.Source.Digest, Created: r.Source.Created}})
+			all = append(all, r)
 		}
 	}
-	idx, err := render.Index(d, render.IndexEntries(d, recs))
+	idx, err := render.Index(d, render.IndexEntries(d, all))
 	if err != nil {
 		return nil, fmt.Errorf("destination %q: %w", d.ID, err)
 	}
-	all := append(slices.Clone(outs), idx...)
-	slices.SortFunc(all, func(a, b render.Output) int { return strings.Compare(a.Path, b.Path) })
-	return all, nil
+	res := append(slices.Clone(outs), idx...)
+	slices.SortFunc(res, func(a, b render.Output) int { return strings.Compare(a.Path, b.Path) })
+	return res, nil
 }
 
 // refuseForeignIndex turns pl into a fail_conflict when the catalog records
 // d's index or feed path as another destination's index or feed (two
 // destinations sharing a root under one index path, which configuration
 // cannot always see: templated roots, several configuration files).
-func refuseForeignIndex(d *config.Destination, state catalog.State, pl *plan.Plan) {
-	if d.Index == nil || pl.Action.Failed() || pl.Action == plan.ForceReplace || state.Catalog == nil {
+func refuseForeignIndex(d *config.Destination, known *plan.Known, pl *plan.Plan) {
+	if d.Index == nil || pl.Action.Failed() || pl.Action == plan.ForceReplace || known == nil {
 		return
 	}
-	idx := state.Catalog.Index()
 	for _, p := range []string{d.Index.Path, d.Index.Feed} {
-		r := idx[p]
+		r := known.Records[p]
 		if p == "" || r == nil || r.DestinationID == d.ID || (r.Transform != catalog.TransformIndex && r.Transform != catalog.TransformFeed) {
 			continue
 		}
 		pl.Action = plan.FailConflict
 		pl.Reason = fmt.Sprintf("%s is destination %q's archive %s at this root (pipeline %q): two destinations cannot share one index path; "+
 			"give this destination its own index.path/index.feed", p, r.DestinationID, r.Transform, r.PipelineID)
-		pl.Catalog = nil
+		pl.Edit = nil
 		return
 	}
 }
