@@ -35,7 +35,8 @@ var ErrPrecondition = errors.New("storage: precondition failed")
 // path, or one that would leave the root.
 var ErrInvalidPath = errors.New("storage: invalid path")
 
-// Version identifies one stored state of a small object, for compare-and-swap.
+// Version identifies one stored state of an object written with PutIf or
+// PutIfStream (or read with Get or ReadVersioned), for compare-and-swap.
 // It is opaque: an ETag on S3, a content digest elsewhere. The zero Version
 // means "absent".
 type Version string
@@ -98,6 +99,21 @@ type Store interface {
 	// does not hold it returns an error matching ErrPrecondition and writes
 	// nothing. It returns the new Version.
 	PutIf(ctx context.Context, path string, data []byte, ifVersion Version) (Version, error)
+
+	// ReadVersioned streams the object at path to fn and returns the Version
+	// of the bytes the object held (the same Version Get would return for them).
+	// Whatever fn leaves unread is drained so the Version describes the whole
+	// object. A missing object yields an error matching ErrNotExist (a directory,
+	// symbolic link or special file: ErrNotObject too), before fn is called.
+	// An error from fn is returned as is (unwrapped) and no Version.
+	ReadVersioned(ctx context.Context, path string, fn func(r io.Reader) error) (Version, error)
+
+	// PutIfStream is PutIf for an object too large to hold in memory: it writes
+	// exactly size bytes read from r (from its start), with PutIf's condition and
+	// atomicity. S3 sends it as one PUT (never multipart, so the server enforces
+	// the condition; the limit is 5 GiB). A retrying wrapper may rewind r with
+	// r.Seek(0, io.SeekStart).
+	PutIfStream(ctx context.Context, path string, r io.ReadSeeker, size int64, ifVersion Version) (Version, error)
 
 	// Open opens an object for streaming reads. A missing object yields an
 	// error matching ErrNotExist.

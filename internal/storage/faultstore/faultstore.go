@@ -23,8 +23,8 @@ func IgnoreLock(op, path string) bool {
 	return strings.HasPrefix(path, ".distributor.lock") || strings.HasPrefix(path, ".distributor.probe-")
 }
 
-// Store fails the FailAt-th mutating call (Put, PutIf, Delete; counting from
-// 1) and, when Sticky is set, every mutating call after it, as a crashed
+// Store fails the FailAt-th mutating call (Put, PutNew, PutIf, PutIfStream,
+// Delete; counting from 1) and, when Sticky is set, every mutating call after it, as a crashed
 // process or a dropped connection would. FailAt 0 injects nothing. Reads pass
 // through, and so do Sync and SweepTemp (through the embedded Store): they
 // are neither counted, logged nor failed: FailAt numbers the writes and
@@ -97,6 +97,14 @@ func (s *Store) PutIf(ctx context.Context, path string, data []byte, v storage.V
 		return "", err
 	}
 	return s.Store.PutIf(ctx, path, data, v)
+}
+
+// PutIfStream implements storage.Store; it counts (and logs) as a "putif".
+func (s *Store) PutIfStream(ctx context.Context, path string, r io.ReadSeeker, size int64, v storage.Version) (storage.Version, error) {
+	if err := s.fail("putif", path); err != nil {
+		return "", err
+	}
+	return s.Store.PutIfStream(ctx, path, r, size, v)
 }
 
 // Delete implements storage.Store.

@@ -11,11 +11,12 @@
 //
 //   - A path whose parent directory (any segment but the last) is a symbolic
 //     link, or is not a directory, does not exist for readers (Open, Get,
-//     Stat, Delete, List) and is refused by writers (Put, PutIf) with an error
-//     matching storage.ErrInvalidPath (symbolic link) or a "not a directory"
-//     error.
-//   - A final segment that is a symbolic link is not an object: Open, Get and
-//     Stat report storage.ErrNotExist and List skips it. Put replaces the link
+//     ReadVersioned, Stat, Delete, List) and is refused by writers (Put,
+//     PutIf, PutIfStream) with an error matching storage.ErrInvalidPath
+//     (symbolic link) or a "not a directory" error.
+//   - A final segment that is a symbolic link is not an object: Open, Get,
+//     ReadVersioned and Stat report storage.ErrNotExist (and
+//     storage.ErrNotObject) and List skips it. Put replaces the link
 //     itself with a regular file (its target is never touched), PutIf with
 //     the zero Version fails with storage.ErrPrecondition (the name is taken),
 //     and Delete removes the link, not its target.
@@ -30,8 +31,10 @@
 // directories with 0755, whatever the process umask. Temporary files left by
 // a crash are hidden from List and removed by SweepTemp.
 //
-// Versions (for Get and PutIf) are "sha256:" followed by the lowercase hex
-// SHA-256 of the content.
+// Versions (of Get, ReadVersioned, PutIf and PutIfStream) are "sha256:"
+// followed by the lowercase hex SHA-256 of the content; ReadVersioned and
+// PutIfStream compute it while the bytes stream, so a large object is never
+// held in memory.
 package local
 
 import (
@@ -42,6 +45,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -516,9 +520,57 @@ func versionOf(data []byte) storage.Version {
 	return storage.Version("sha256:" + hex.EncodeToString(sum[:]))
 }
 
-// PutIf implements storage.Store.
+// ReadVersioned implements storage.Store: it streams a regular file to fn,
+// hashing the bytes as they pass, and drains what fn leaves unread, so the
+// Version ("sha256:<hex>") is that of the whole content fn was shown. The
+// reader fn gets fails once ctx is done. A missing path, a directory, a
+// symbolic link or a path below one yields an error matching
+// storage.ErrNotExist (ErrNotObject too for an entry that is not a regular
+// file) before fn is called.
+func (s *Store) ReadVersioned(ctx context.Context, p string, fn func(io.Reader) error) (storage.Version, error) {
+	f, err := s.open(ctx, p)
+	if err != nil {
+		return "", s.errorf("read", p, err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	r := &ctxReader{ctx: ctx, r: io.TeeReader(f, h)}
+	if err := fn(r); err != nil {
+		return "", err
+	}
+	if _, err := io.Copy(io.Discard, r); err != nil {
+		return "", s.errorf("read", p, err)
+	}
+	return versionOfSum(h), nil
+}
+
+// ctxReader fails once its context is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (r *ctxReader) Read(p []byte) (int, error) {
+	if err := r.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return r.r.Read(p)
+}
+
+// versionOfSum returns the Version of the content h hashed.
+func versionOfSum(h hash.Hash) storage.Version {
+	return storage.Version("sha256:" + hex.EncodeToString(h.Sum(nil)))
+}
+
+// PutIf implements storage.Store: PutIfStream of data.
+func (s *Store) PutIf(ctx context.Context, p string, data []byte, ifVersion storage.Version) (storage.Version, error) {
+	return s.PutIfStream(ctx, p, bytes.NewReader(data), int64(len(data)), ifVersion)
+}
+
+// PutIfStream implements storage.Store. It writes exactly size bytes of r,
+// from its start, hashing them as they pass (the Version is their digest).
 //
-// With the zero Version it writes data to a temporary file, fsyncs it and
+// With the zero Version it writes them to a temporary file, fsyncs it and
 // hard-links it to the target, which fails if any entry (even a dangling
 // symbolic link) has that name: an atomic exclusive create that never exposes
 // partial content, safe between processes and hosts sharing the directory.
@@ -526,27 +578,61 @@ func versionOf(data []byte) storage.Version {
 // the target written in place (still exclusive, but a concurrent reader may
 // briefly see a partial object). If the temporary file is gone when it is
 // to be linked (the destination lock's holder swept it, see SweepTemp), it
-// starts over with a new one, up to five times.
+// starts over with a new one, rewinding r, up to five times.
 //
 // With a non-zero Version it compares ifVersion with the Version of the
-// current content and, if they match, replaces the object by rename. The
-// compare and the rename are two steps: calls on this Store are serialised,
-// but between processes this is safe only because writers hold the
-// destination lock. Versions are content digests, so writing back the same
-// bytes yields the same Version.
+// current content (hashed as it streams) and, if they match, replaces the
+// object by rename. The compare and the rename are two steps: calls on this
+// Store are serialised, but between processes this is safe only because
+// writers hold the destination lock. Versions are content digests, so
+// writing back the same bytes yields the same Version.
 //
 // A failed condition returns an error matching storage.ErrPrecondition and
-// leaves the object untouched.
-func (s *Store) PutIf(ctx context.Context, p string, data []byte, ifVersion storage.Version) (storage.Version, error) {
-	if err := s.putIf(ctx, p, data, ifVersion); err != nil {
+// leaves the object untouched; so does a reader that fails or yields more
+// or fewer than size bytes (with its own error), and a context done before
+// the commit.
+func (s *Store) PutIfStream(ctx context.Context, p string, r io.ReadSeeker, size int64, ifVersion storage.Version) (storage.Version, error) {
+	src := &source{r: r, size: size}
+	if err := s.putIf(ctx, p, src, ifVersion); err != nil {
 		return "", s.errorf("put-if", p, err)
 	}
-	return versionOf(data), nil
+	return src.version(), nil
 }
 
-func (s *Store) putIf(ctx context.Context, p string, data []byte, ifVersion storage.Version) error {
+// source is the content of a conditional write: exactly size bytes of r,
+// from its start. Each copy rewinds r and hashes what it copies.
+type source struct {
+	r    io.ReadSeeker
+	size int64
+	h    hash.Hash // of the last complete copy
+}
+
+// copyTo rewinds r and copies exactly size bytes of it to w, hashing them.
+func (src *source) copyTo(ctx context.Context, w io.Writer) error {
+	if src.size < 0 {
+		return fmt.Errorf("negative size %d", src.size)
+	}
+	if _, err := src.r.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("rewind the input: %w", err)
+	}
+	h := sha256.New()
+	// Hashed on the reading side: w keeps its own ReaderFrom, if any.
+	if err := storage.CopyExact(ctx, w, io.TeeReader(src.r, h), src.size); err != nil {
+		return err
+	}
+	src.h = h
+	return nil
+}
+
+// version returns the Version of the content copied.
+func (src *source) version() storage.Version { return versionOfSum(src.h) }
+
+func (s *Store) putIf(ctx context.Context, p string, src *source, ifVersion storage.Version) error {
 	if err := checkPath(p); err != nil {
 		return err
+	}
+	if src.size < 0 {
+		return fmt.Errorf("negative size %d", src.size)
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -554,20 +640,20 @@ func (s *Store) putIf(ctx context.Context, p string, data []byte, ifVersion stor
 	s.writes.RLock()
 	defer s.writes.RUnlock()
 	if ifVersion == "" {
-		return s.create(ctx, p, data)
+		return s.create(ctx, p, src)
 	}
 	// Compare before writing anything, so that a failed condition leaves no
 	// trace (not even a parent directory).
 	s.cas.Lock()
 	defer s.cas.Unlock()
-	cur, err := s.currentVersion(p)
+	cur, err := s.currentVersion(ctx, p)
 	if err != nil {
 		return err
 	}
 	if err := storage.CheckVersion(cur, ifVersion); err != nil {
 		return err
 	}
-	w, err := s.writeTemp(p, data)
+	w, err := s.writeTemp(ctx, p, src)
 	if err != nil {
 		return err
 	}
@@ -578,13 +664,13 @@ func (s *Store) putIf(ctx context.Context, p string, data []byte, ifVersion stor
 // create is PutIf with the zero Version. When the temporary file vanishes
 // before it is linked, it starts over with a new one, up to
 // storage.CreateAttempts times.
-func (s *Store) create(ctx context.Context, p string, data []byte) error {
-	return storage.RetryVanished(func() error { return s.createOnce(ctx, p, data) })
+func (s *Store) create(ctx context.Context, p string, src *source) error {
+	return storage.RetryVanished(func() error { return s.createOnce(ctx, p, src) })
 }
 
-// createOnce writes data to a temporary file and hard-links it to p.
-func (s *Store) createOnce(ctx context.Context, p string, data []byte) error {
-	w, err := s.writeTemp(p, data)
+// createOnce writes the content to a temporary file and hard-links it to p.
+func (s *Store) createOnce(ctx context.Context, p string, src *source) error {
+	w, err := s.writeTemp(ctx, p, src)
 	if err != nil {
 		return err
 	}
@@ -606,19 +692,19 @@ func (s *Store) createOnce(ctx context.Context, p string, data []byte) error {
 		return fmt.Errorf("%w (%v)", storage.ErrTempVanished, err)
 	}
 	if cannotLink(err) {
-		err = createExclusive(dir, base, data)
+		err = createExclusive(ctx, dir, base, src)
 	}
 	return w.linked(err, "object exists")
 }
 
-// writeTemp is begin, then data written to the temporary file, which stays
-// open (rename or closeFile closes it). The caller defers cleanup.
-func (s *Store) writeTemp(p string, data []byte) (*tempWriter, error) {
+// writeTemp is begin, then the content written to the temporary file, which
+// stays open (rename or closeFile closes it). The caller defers cleanup.
+func (s *Store) writeTemp(ctx context.Context, p string, src *source) (*tempWriter, error) {
 	w, err := s.begin(p)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := w.f.Write(data); err != nil {
+	if err := src.copyTo(ctx, w.f); err != nil {
 		w.cleanup()
 		return nil, err
 	}
@@ -627,8 +713,8 @@ func (s *Store) writeTemp(p string, data []byte) (*tempWriter, error) {
 
 // currentVersion returns the Version of the object at p, or "" if there is
 // none.
-func (s *Store) currentVersion(p string) (storage.Version, error) {
-	f, err := s.open(context.Background(), p)
+func (s *Store) currentVersion(ctx context.Context, p string) (storage.Version, error) {
+	f, err := s.open(ctx, p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}
@@ -638,22 +724,22 @@ func (s *Store) currentVersion(p string) (storage.Version, error) {
 	defer f.Close()
 	// Streamed: a large catalog is hashed without holding a second copy.
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	if _, err := io.Copy(h, &ctxReader{ctx: ctx, r: f}); err != nil {
 		return "", err
 	}
-	return storage.Version("sha256:" + hex.EncodeToString(h.Sum(nil))), nil
+	return versionOfSum(h), nil
 }
 
 // createExclusive is the exclusive create for file systems without hard
 // links: O_EXCL on the target, then the content in place.
-func createExclusive(dir *os.Root, base string, data []byte) error {
+func createExclusive(ctx context.Context, dir *os.Root, base string, src *source) error {
 	f, err := dir.OpenFile(base, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
 	if err != nil {
 		return err
 	}
 	err = f.Chmod(fileMode)
 	if err == nil {
-		_, err = f.Write(data)
+		err = src.copyTo(ctx, f)
 	}
 	if err == nil {
 		err = f.Sync()

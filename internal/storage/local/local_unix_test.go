@@ -4,6 +4,7 @@ package local_test
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -103,6 +104,12 @@ func TestSymlinksNeverLeadOutsideTheRoot(t *testing.T) {
 		}
 		if _, err := s.Stat(ctx, p); !errors.Is(err, storage.ErrNotExist) {
 			t.Errorf("Stat(%q): got %v, want ErrNotExist", p, err)
+		}
+		if _, err := s.PutIfStream(ctx, p, strings.NewReader("pwned"), 5, ""); !errors.Is(err, storage.ErrInvalidPath) {
+			t.Errorf("PutIfStream(%q, create): got %v, want ErrInvalidPath", p, err)
+		}
+		if _, err := s.ReadVersioned(ctx, p, func(io.Reader) error { return errors.New("fn called") }); !errors.Is(err, storage.ErrNotExist) {
+			t.Errorf("ReadVersioned(%q): got %v, want ErrNotExist", p, err)
 		}
 		if err := s.Delete(ctx, p); err != nil {
 			t.Errorf("Delete(%q): %v", p, err)
@@ -228,6 +235,19 @@ func TestSpecialFilesAreNotObjects(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("Open(fifo) blocked")
+	}
+	// Nor does ReadVersioned block, or call fn.
+	go func() {
+		_, err := s.ReadVersioned(ctx, "fifo", func(io.Reader) error { return errors.New("fn called") })
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, storage.ErrNotObject) || !errors.Is(err, storage.ErrNotExist) {
+			t.Errorf("ReadVersioned(fifo): got %v, want ErrNotObject and ErrNotExist", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("ReadVersioned(fifo) blocked")
 	}
 	wantList(t, s, "")
 }

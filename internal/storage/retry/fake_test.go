@@ -37,6 +37,9 @@ type fault struct {
 	// late makes Put and PutNew leave a goroutine behind that reads their
 	// reader once release is closed, and sends the error it got on lateErr.
 	late bool
+	// midRead makes ReadVersioned call fn with a reader that fails with
+	// err after read bytes of the object (instead of failing before fn).
+	midRead bool
 }
 
 // fake is a local store whose calls fail as scripted, op by op.
@@ -48,6 +51,7 @@ type fake struct {
 	closed  bool
 	release chan struct{} // see fault.late
 	lateErr chan error
+	seeks   []int64 // where PutIfStream's reader stood at each call
 }
 
 func newFake(t *testing.T) *fake {
@@ -216,6 +220,52 @@ func (f *fake) PutIf(ctx context.Context, p string, data []byte, v storage.Versi
 		return "", fmt.Errorf("fake: put-if %s: %w", p, ft.err)
 	}
 	return f.Store.PutIf(ctx, p, data, v)
+}
+
+func (f *fake) ReadVersioned(ctx context.Context, p string, fn func(io.Reader) error) (storage.Version, error) {
+	ft, ok := f.next("read")
+	switch {
+	case !ok:
+		return f.Store.ReadVersioned(ctx, p, fn)
+	case ft.midRead:
+		return f.Store.ReadVersioned(ctx, p, func(r io.Reader) error {
+			return fn(io.MultiReader(io.LimitReader(r, ft.read), errorReader{ft.err}))
+		})
+	}
+	return "", fmt.Errorf("fake: read %s: %w", p, ft.err)
+}
+
+// errorReader fails every Read with err.
+type errorReader struct{ err error }
+
+func (e errorReader) Read([]byte) (int, error) { return 0, e.err }
+
+// PutIfStream records where r stands when the call comes in (seeks), then
+// fails as scripted: after reading fault.read bytes of r, or after passing
+// the call on (fault.after).
+func (f *fake) PutIfStream(ctx context.Context, p string, r io.ReadSeeker, size int64, v storage.Version) (storage.Version, error) {
+	pos, err := r.Seek(0, io.SeekCurrent)
+	f.mu.Lock()
+	f.seeks = append(f.seeks, pos)
+	f.mu.Unlock()
+	if err != nil {
+		return "", fmt.Errorf("fake: put-if-stream %s: where does the reader stand: %w", p, err)
+	}
+	ft, ok := f.next("put-if-stream")
+	if !ok {
+		return f.Store.PutIfStream(ctx, p, r, size, v)
+	}
+	if ft.read > 0 {
+		if _, err := io.CopyN(io.Discard, r, ft.read); err != nil {
+			return "", fmt.Errorf("fake: put-if-stream %s: read: %w", p, err)
+		}
+	}
+	if ft.after {
+		if _, err := f.Store.PutIfStream(ctx, p, r, size, v); err != nil {
+			return "", err
+		}
+	}
+	return "", fmt.Errorf("fake: put-if-stream %s: %w", p, ft.err)
 }
 
 func (f *fake) Close() error {

@@ -32,6 +32,7 @@ type body struct {
 	n        int64     // bytes read in this attempt
 	h        hash.Hash // SHA-256 of this attempt's bytes, or nil
 	rerr     error     // the reader's own failure in this attempt
+	moved    bool      // this attempt sought elsewhere than its start: h is not the content's
 }
 
 func newBody(r io.Reader, hashed bool) *body {
@@ -48,11 +49,11 @@ func newBody(r io.Reader, hashed bool) *body {
 }
 
 // attempt returns the reader of a new attempt.
-func (b *body) attempt() io.Reader {
+func (b *body) attempt() *attemptReader {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.gen++
-	b.n, b.rerr = 0, nil
+	b.n, b.rerr, b.moved = 0, nil, false
 	if b.h != nil {
 		b.h.Reset()
 	}
@@ -61,9 +62,10 @@ func (b *body) attempt() io.Reader {
 
 // attemptResult is what an attempt did with the reader.
 type attemptResult struct {
-	n    int64  // bytes read
-	sum  []byte // their SHA-256, if hashed
-	rerr error  // the reader's own failure
+	n     int64  // bytes read
+	sum   []byte // their SHA-256, if hashed
+	rerr  error  // the reader's own failure
+	moved bool   // it sought elsewhere than the start: sum is not the content's
 }
 
 // end fences off the current attempt's reader and reports what it read.
@@ -71,7 +73,7 @@ func (b *body) end() attemptResult {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.gen++
-	res := attemptResult{n: b.n, rerr: b.rerr}
+	res := attemptResult{n: b.n, rerr: b.rerr, moved: b.moved}
 	if b.h != nil {
 		res.sum = b.h.Sum(nil)
 	}
@@ -129,6 +131,60 @@ func (a *attemptReader) Read(p []byte) (int, error) {
 		b.rerr = err
 	}
 	return n, err
+}
+
+// seekingAttempt is one attempt's view of a body that the attempt may seek
+// (PutIfStream's). Seeking to the start restarts the attempt's count and
+// digest.
+type seekingAttempt struct{ *attemptReader }
+
+func (a seekingAttempt) Seek(off int64, whence int) (int64, error) {
+	b := a.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if a.gen != b.gen {
+		return 0, errAttemptOver
+	}
+	if b.seeker == nil {
+		return 0, errors.New("retry: the reader cannot seek")
+	}
+	pos, err := b.seeker.Seek(off, whence)
+	switch {
+	case err != nil:
+		b.rerr = err
+	case pos == b.start:
+		b.n, b.moved = 0, false
+		if b.h != nil {
+			b.h.Reset()
+		}
+	case pos != b.start+b.n:
+		b.moved = true
+	}
+	return pos, err
+}
+
+// digest returns the SHA-256 of the size bytes of the reader from its
+// start, reading them (any attempt's reader is fenced off first).
+func (b *body) digest(size int64) ([]byte, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.gen++
+	if b.seeker == nil {
+		return nil, errors.New("the reader cannot seek")
+	}
+	if _, err := b.seeker.Seek(b.start, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("seek the reader back: %w", err)
+	}
+	h := sha256.New()
+	n, err := io.CopyN(h, b.r, size)
+	b.consumed += n
+	switch {
+	case err == io.EOF:
+		return nil, fmt.Errorf("short input: got %d of %d bytes", n, size)
+	case err != nil:
+		return nil, fmt.Errorf("hash the input: %w", err)
+	}
+	return h.Sum(nil), nil
 }
 
 // Put implements storage.Store. It retries only while r can be replayed:
@@ -261,12 +317,91 @@ func (r ctxReader) Read(p []byte) (int, error) {
 // storage.ErrPrecondition. A storage.ErrPrecondition met after a transient
 // failure is checked the same way.
 func (s *Store) PutIf(ctx context.Context, path string, data []byte, ifVersion storage.Version) (storage.Version, error) {
-	c := s.call(ctx, "put-if", path)
+	return s.putIf(s.call(ctx, "put-if", path), ifVersion, condWrite{
+		write: func() (storage.Version, error) { return s.st.PutIf(ctx, path, data, ifVersion) },
+		readBack: func() (storage.Version, bool, error) {
+			got, cur, err := s.st.Get(ctx, path)
+			return cur, err == nil && bytes.Equal(got, data), err
+		},
+	})
+}
+
+// PutIfStream implements storage.Store. It is retried as PutIf is, with r
+// rewound (r.Seek(0, io.SeekStart)) before each attempt after the first;
+// the read-back (ReadVersioned) compares the object's SHA-256 and size
+// with those of the size bytes of r. A failure of r itself (a Read or Seek
+// error) is not retried. Each attempt reads r through its own view, fenced
+// off when the attempt ends, so that a late Read of a failed attempt (an
+// HTTP transport reading a request body after its round trip returned)
+// cannot take bytes from the next.
+func (s *Store) PutIfStream(ctx context.Context, path string, r io.ReadSeeker, size int64, ifVersion storage.Version) (storage.Version, error) {
+	b := newBody(r, true)
+	b.seeker, b.start = r, 0 // the content is r from its start
+	var (
+		res  attemptResult
+		want []byte // SHA-256 of the content, once known
+	)
+	return s.putIf(s.call(ctx, "put-if", path), ifVersion, condWrite{
+		write: func() (storage.Version, error) {
+			if err := b.rewind(); err != nil {
+				return "", &readerError{err}
+			}
+			v, err := s.st.PutIfStream(ctx, path, seekingAttempt{b.attempt()}, size, ifVersion)
+			res = b.end()
+			if res.n == size && !res.moved && res.rerr == nil && want == nil {
+				want = res.sum // an attempt read it all: the content's digest
+			}
+			if err != nil && res.rerr != nil {
+				return "", &readerError{err}
+			}
+			return v, err
+		},
+		readBack: func() (storage.Version, bool, error) {
+			if want == nil {
+				sum, err := b.digest(size)
+				if err != nil {
+					return "", false, &readerError{err}
+				}
+				want = sum
+			}
+			h := sha256.New()
+			var n int64
+			cur, err := s.st.ReadVersioned(ctx, path, func(r io.Reader) (err error) {
+				n, err = io.Copy(h, ctxReader{ctx: ctx, r: r})
+				return err
+			})
+			return cur, err == nil && n == size && bytes.Equal(h.Sum(nil), want), err
+		},
+	})
+}
+
+// readerError marks a conditional write's failure caused by the caller's
+// reader (a failed Read or Seek): it is not retried, and returned as the
+// error it wraps.
+type readerError struct{ err error }
+
+func (e *readerError) Error() string { return e.err.Error() }
+func (e *readerError) Unwrap() error { return e.err }
+
+// condWrite is one conditional write for putIf: write sends an attempt,
+// readBack reads the object back and reports its Version and whether it
+// holds this call's content.
+type condWrite struct {
+	write    func() (storage.Version, error)
+	readBack func() (cur storage.Version, ours bool, err error)
+}
+
+// putIf runs the attempts of a conditional write w (PutIf, PutIfStream) as
+// PutIf's documentation says.
+func (s *Store) putIf(c *call, ifVersion storage.Version, w condWrite) (storage.Version, error) {
 	uncertain := false // an attempt failed without an answer: it may have landed
 	for {
-		v, err := s.st.PutIf(ctx, path, data, ifVersion)
+		v, err := w.write()
 		if err == nil {
 			return v, nil
+		}
+		if re, ok := errors.AsType[*readerError](err); ok {
+			return "", c.final(re.err)
 		}
 		precond := errors.Is(err, storage.ErrPrecondition)
 		switch {
@@ -278,7 +413,7 @@ func (s *Store) PutIf(ctx context.Context, path string, data []byte, ifVersion s
 				return "", err
 			}
 		}
-		v, retry, serr := s.settleIf(c, path, data, ifVersion, err)
+		v, retry, serr := s.settleIf(c, ifVersion, err, w.readBack)
 		if !retry {
 			return v, serr
 		}
@@ -294,16 +429,20 @@ func (s *Store) PutIf(ctx context.Context, path string, data []byte, ifVersion s
 	}
 }
 
-// settleIf reads the object back after the attempt of c that failed with
-// werr, when an attempt may have landed without an answer. It returns the
-// object's Version if it holds data, or retry when the condition holds,
-// else an error matching storage.ErrPrecondition (or, when the read-back
-// fails, an error saying the outcome is unknown).
-func (s *Store) settleIf(c *call, path string, data []byte, ifVersion storage.Version, werr error) (v storage.Version, retry bool, err error) {
+// settleIf reads the object back (readBack) after the attempt of c that
+// failed with werr, when an attempt may have landed without an answer. It
+// returns the object's Version if it holds this call's content, or retry
+// when the condition holds, else an error matching storage.ErrPrecondition
+// (or, when the read-back fails, an error saying the outcome is unknown).
+func (s *Store) settleIf(c *call, ifVersion storage.Version, werr error,
+	readBack func() (storage.Version, bool, error)) (v storage.Version, retry bool, err error) {
 	for {
-		got, cur, err := s.st.Get(c.ctx, path)
+		cur, ours, err := readBack()
+		if re, ok := errors.AsType[*readerError](err); ok {
+			return "", false, unknownOutcome(c, werr, re.err)
+		}
 		switch {
-		case err == nil && bytes.Equal(got, data):
+		case err == nil && ours:
 			return cur, false, nil // the write landed
 		case err == nil && ifVersion != "" && cur == ifVersion:
 			return "", true, nil

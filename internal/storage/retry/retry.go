@@ -17,6 +17,9 @@
 //   - List: only while fn has not been called in the failed attempt. Once
 //     fn has seen entries a retry would show them again, so the failure
 //     is returned.
+//   - ReadVersioned: only when the attempt failed before fn was called
+//     (fn's own error, and any failure once fn has seen the object, are
+//     returned).
 //   - Put: only when its reader can be replayed: it implements io.Seeker
 //     (the retry seeks back to where the reader was when Put was called),
 //     or no byte has been read from it yet. Otherwise the failure is
@@ -33,13 +36,18 @@
 //     otherwise PutIf fails with an error matching storage.ErrPrecondition.
 //     A storage.ErrPrecondition from a later attempt is checked the same
 //     way (the first attempt may have landed late).
+//   - PutIfStream: as PutIf, with the reader rewound (Seek to its start)
+//     before each new attempt; the read-back (ReadVersioned) compares the
+//     object's SHA-256 and size with those of the content. A failure of
+//     the reader itself (Read or Seek) is not retried.
 //
 // When a read-back cannot tell what happened (it fails for good, or the
-// limits run out), PutNew and PutIf fail with an error that does not match
-// storage.ErrPrecondition and says that the outcome is unknown.
+// limits run out), PutNew, PutIf and PutIfStream fail with an error that
+// does not match storage.ErrPrecondition and says that the outcome is
+// unknown.
 //
 // Identical bytes written by someone else are indistinguishable from this
-// call's own: PutNew and PutIf then report success, which leaves the store
+// call's own: PutNew, PutIf and PutIfStream then report success, which leaves the store
 // in the state the caller asked for.
 //
 // A call never retries once its context is done (a context bound to a
@@ -335,6 +343,29 @@ func (s *Store) Get(ctx context.Context, path string) ([]byte, storage.Version, 
 		return nil, "", err
 	}
 	return data, v, nil
+}
+
+// ReadVersioned implements storage.Store. A failed attempt is retried only
+// if it failed before fn was called: fn cannot be shown the object again.
+// An error of fn is returned unchanged.
+func (s *Store) ReadVersioned(ctx context.Context, path string, fn func(io.Reader) error) (storage.Version, error) {
+	c := s.call(ctx, "read", path)
+	for {
+		called := false
+		v, err := s.st.ReadVersioned(ctx, path, func(r io.Reader) error {
+			called = true
+			return fn(r)
+		})
+		switch {
+		case err == nil:
+			return v, nil
+		case called:
+			return "", err
+		}
+		if err := c.fail(err); err != nil {
+			return "", err
+		}
+	}
 }
 
 // Open implements storage.Store. Only opening is retried: the returned

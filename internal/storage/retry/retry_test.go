@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/local"
+	"github.com/distributor-dev/distributor/internal/storage/storagetest"
 )
 
 // hangBound is how long a call may take before a test calls it hung:
@@ -823,4 +825,219 @@ func TestSleep(t *testing.T) {
 	if err := sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) || time.Since(start) > hangBound {
 		t.Errorf("sleep: %v after %v", err, time.Since(start))
 	}
+}
+
+// TestReadVersionedRetriedBeforeFn: ReadVersioned is retried while its
+// failures come before fn is called; fn sees the object once.
+func TestReadVersionedRetriedBeforeFn(t *testing.T) {
+	f, s, _, log := setup(t)
+	put(t, f, "c", "catalog")
+	f.failN("read", 2, errReset)
+	calls := 0
+	var got []byte
+	v, err := s.ReadVersioned(t.Context(), "c", func(r io.Reader) (err error) {
+		calls++
+		got, err = io.ReadAll(r)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, want, _ := f.Get(t.Context(), "c"); v != want || string(got) != "catalog" || calls != 1 {
+		t.Errorf("ReadVersioned = %q, read %q in %d calls of fn; want %q, %q, 1", v, got, calls, want, "catalog")
+	}
+	if n := f.count("read"); n != 3 || s.Retries() != 2 {
+		t.Errorf("%d attempts, %d retries; want 3 and 2", n, s.Retries())
+	}
+	if got := log.list(); !slices.Equal(got, []string{"read c #1", "read c #2"}) {
+		t.Errorf("OnRetry: %q", got)
+	}
+}
+
+// TestReadVersionedNotRetriedAfterFn: a failure once fn has been called is
+// returned (fn cannot be shown the object again), and so is fn's own error,
+// unwrapped.
+func TestReadVersionedNotRetriedAfterFn(t *testing.T) {
+	f, s, _, _ := setup(t)
+	put(t, f, "c", "catalog")
+	f.fail("read", fault{err: errReset, midRead: true, read: 3})
+	calls := 0
+	_, err := s.ReadVersioned(t.Context(), "c", func(r io.Reader) error {
+		calls++
+		_, err := io.ReadAll(r)
+		return err
+	})
+	if !errors.Is(err, errReset) || calls != 1 || f.count("read") != 1 || s.Retries() != 0 {
+		t.Errorf("ReadVersioned: %v after %d calls of fn, %d attempts, %d retries; want the reset, 1, 1, 0",
+			err, calls, f.count("read"), s.Retries())
+	}
+	errFn := fmt.Errorf("fn: %w", errReset) // transient-looking, yet fn's
+	_, err = s.ReadVersioned(t.Context(), "c", func(io.Reader) error { return errFn })
+	if err != errFn || f.count("read") != 2 {
+		t.Errorf("ReadVersioned with a failing fn: %v after %d attempts; want fn's error itself after 2", err, f.count("read"))
+	}
+	// Missing: not transient, returned at once, fn not called.
+	_, err = s.ReadVersioned(t.Context(), "nope", func(io.Reader) error { t.Error("fn called"); return nil })
+	if !errors.Is(err, storage.ErrNotExist) || f.count("read") != 3 {
+		t.Errorf("ReadVersioned of a missing object: %v", err)
+	}
+}
+
+// seekReader is a ReadSeeker that hides bytes.Reader's other methods.
+func seekReader(data []byte) io.ReadSeeker { return struct{ io.ReadSeeker }{bytes.NewReader(data)} }
+
+// TestPutIfStreamRewound: after a transient failure that consumed part of
+// the reader, the read-back finds the condition holding and the next
+// attempt gets the reader rewound to its start.
+func TestPutIfStreamRewound(t *testing.T) {
+	for _, existing := range []bool{false, true} {
+		t.Run(fmt.Sprint("existing=", existing), func(t *testing.T) {
+			f, s, _, _ := setup(t)
+			var base storage.Version
+			if existing {
+				var err error
+				if base, err = f.PutIf(t.Context(), "c", []byte("v1"), ""); err != nil {
+					t.Fatal(err)
+				}
+			}
+			data := bytes.Repeat([]byte("payload "), 1<<16)
+			f.fail("put-if-stream", fault{err: errReset, read: 1000}, fault{err: errReset, read: int64(len(data))})
+			f.failN("read", 1, errReset) // the read-back is retried too
+			v, err := s.PutIfStream(t.Context(), "c", seekReader(data), int64(len(data)), base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, cur, _ := f.Get(t.Context(), "c"); !bytes.Equal(got, data) || v != cur {
+				t.Errorf("PutIfStream = %q; stored %d bytes (ours: %v), version %q", v, len(got), bytes.Equal(got, data), cur)
+			}
+			if !slices.Equal(f.seeks, []int64{0, 0, 0}) {
+				t.Errorf("the attempts found the reader at %v, want 0 each time", f.seeks)
+			}
+			if n := f.count("put-if-stream"); n != 3 || s.Retries() != 3 { // 2 failed writes, 1 failed read-back
+				t.Errorf("%d writes, %d retries; want 3 and 3", n, s.Retries())
+			}
+		})
+	}
+}
+
+// TestPutIfStreamLostAnswer: a write that landed but lost its answer is
+// recognised by the read-back (digest and size of the content), without
+// writing again; also when no attempt read the whole reader (the bytes
+// were written by someone else: identical, so the call's goal holds).
+func TestPutIfStreamLostAnswer(t *testing.T) {
+	data := bytes.Repeat([]byte("0123456789"), 300_000)
+	t.Run("landed", func(t *testing.T) {
+		f, s, _, _ := setup(t)
+		f.fail("put-if-stream", fault{err: errReset, after: true})
+		v, err := s.PutIfStream(t.Context(), "c", seekReader(data), int64(len(data)), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, cur, _ := f.Get(t.Context(), "c"); v != cur || f.count("put-if-stream") != 1 {
+			t.Errorf("PutIfStream = %q, stored version %q, %d writes", v, cur, f.count("put-if-stream"))
+		}
+	})
+	t.Run("identical", func(t *testing.T) {
+		f, s, _, _ := setup(t)
+		same := func() { putBytes(t, f.Store, "c", data) }
+		f.fail("put-if-stream", fault{err: errReset, read: 10, hook: same})
+		v, err := s.PutIfStream(t.Context(), "c", seekReader(data), int64(len(data)), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, cur, _ := f.Get(t.Context(), "c"); v != cur || f.count("put-if-stream") != 1 {
+			t.Errorf("PutIfStream = %q, stored version %q, %d writes", v, cur, f.count("put-if-stream"))
+		}
+	})
+	t.Run("other bytes", func(t *testing.T) {
+		f, s, _, _ := setup(t)
+		other := append(bytes.Clone(data[:len(data)-1]), 'x')
+		f.fail("put-if-stream", fault{err: errReset, after: true, hook: func() { putBytes(t, f.Store, "c", other) }})
+		// The hook's object takes the name first: the attempt's create
+		// fails, and the read-back finds other bytes of the same size.
+		_, err := s.PutIfStream(t.Context(), "c", seekReader(data), int64(len(data)), "")
+		if !errors.Is(err, storage.ErrPrecondition) {
+			t.Errorf("PutIfStream: %v, want ErrPrecondition", err)
+		}
+	})
+}
+
+func putBytes(t *testing.T, st storage.Store, p string, data []byte) {
+	t.Helper()
+	if err := st.Put(t.Context(), p, bytes.NewReader(data), int64(len(data))); err != nil {
+		t.Fatalf("Put(%s): %v", p, err)
+	}
+}
+
+// TestPutIfStreamConditionGone: when the read-back shows another writer's
+// change, PutIfStream fails with ErrPrecondition without writing again.
+func TestPutIfStreamConditionGone(t *testing.T) {
+	f, s, _, _ := setup(t)
+	base, err := f.PutIf(t.Context(), "c", []byte("v1"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.fail("put-if-stream", fault{err: errReset, read: 2, hook: func() { put(t, f.Store, "c", "theirs") }})
+	if _, err := s.PutIfStream(t.Context(), "c", seekReader([]byte("v2")), 2, base); !errors.Is(err, storage.ErrPrecondition) {
+		t.Errorf("PutIfStream: %v, want ErrPrecondition", err)
+	}
+	if n := f.count("put-if-stream"); n != 1 || get(t, f, "c") != "theirs" {
+		t.Errorf("%d writes, stored %q", n, get(t, f, "c"))
+	}
+}
+
+// badSeeker is a ReadSeeker whose Seek fails once it has been read.
+type badSeeker struct {
+	r    *bytes.Reader
+	read bool
+}
+
+func (b *badSeeker) Read(p []byte) (int, error) { b.read = true; return b.r.Read(p) }
+
+func (b *badSeeker) Seek(off int64, whence int) (int64, error) {
+	if b.read {
+		return 0, errors.New("cannot seek back")
+	}
+	return b.r.Seek(off, whence)
+}
+
+// TestPutIfStreamReaderFailure: a failure of the reader itself (a Read, or
+// the Seek of the rewind) is not retried.
+func TestPutIfStreamReaderFailure(t *testing.T) {
+	t.Run("read", func(t *testing.T) {
+		f, s, _, _ := setup(t)
+		r := struct {
+			io.Reader
+			io.Seeker
+		}{io.MultiReader(strings.NewReader("abc"), errorReader{errReset}), strings.NewReader("")}
+		_, err := s.PutIfStream(t.Context(), "c", r, 10, "")
+		if !errors.Is(err, errReset) || f.count("put-if-stream") != 1 || s.Retries() != 0 {
+			t.Errorf("PutIfStream: %v after %d attempts, %d retries", err, f.count("put-if-stream"), s.Retries())
+		}
+		if _, _, err := f.Get(t.Context(), "c"); !errors.Is(err, storage.ErrNotExist) {
+			t.Errorf("object after a failed reader: %v", err)
+		}
+	})
+	t.Run("seek", func(t *testing.T) {
+		f, s, _, _ := setup(t)
+		f.fail("put-if-stream", fault{err: errReset, read: 2})
+		_, err := s.PutIfStream(t.Context(), "c", &badSeeker{r: bytes.NewReader([]byte("data"))}, 4, "")
+		if err == nil || !strings.Contains(err.Error(), "cannot seek back") || f.count("put-if-stream") != 1 {
+			t.Errorf("PutIfStream: %v after %d attempts", err, f.count("put-if-stream"))
+		}
+	})
+}
+
+// TestConformance: the wrapper keeps the Store contract (local disk
+// underneath), ReadVersioned and PutIfStream included.
+func TestConformance(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T) storage.Store {
+		st, err := local.New(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := New(st, Options{})
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
 }

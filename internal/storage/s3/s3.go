@@ -18,7 +18,8 @@
 // Every object gets a Content-Type from its extension
 // ("text/html; charset=utf-8" for .html).
 //
-// PutIf is a single conditional PutObject, enforced by the server: the zero
+// PutIf and PutIfStream are a single conditional PutObject (never a
+// multipart upload, so at most 5 GiB), enforced by the server: the zero
 // Version sends "If-None-Match: *" (create only if absent), another Version
 // "If-Match: <etag>"; the server's 412 (or 409 for a concurrent conditional
 // write, or 404 for an If-Match on a missing key) becomes
@@ -126,6 +127,10 @@ type Options struct {
 	MaxAttempts int
 }
 
+// expectContinueTimeout is how long a conditional PUT waits for the
+// server's "100 Continue" before it sends its body anyway.
+const expectContinueTimeout = time.Second
+
 // Defaults of Options.
 const (
 	defaultDialTimeout     = 10 * time.Second
@@ -200,7 +205,7 @@ func (s *Store) init(ctx context.Context, opts Options) error {
 		Secure:       secure,
 		Region:       opts.Region,
 		BucketLookup: lookup,
-		Transport:    transport,
+		Transport:    expectTransport{transport},
 		MaxRetries:   opts.MaxAttempts,
 	})
 	if err != nil {
@@ -264,12 +269,44 @@ func newTransport(opts *Options, secure bool) (http.RoundTripper, error) {
 			return newProgressConn(c, idle), nil
 		}
 	}
+	// A conditional PUT waits this long for the server's "100 Continue"
+	// (see expectContinue) before it sends the body anyway.
+	tr.ExpectContinueTimeout = expectContinueTimeout
 	tr.TLSHandshakeTimeout = opts.DialTimeout
 	tr.ResponseHeaderTimeout = opts.ResponseTimeout
 	// A pooled connection's pending read (the transport watches idle
 	// connections) runs into the progress deadline: retire it before.
 	tr.IdleConnTimeout = idle / 2
 	return tr, nil
+}
+
+// expectContinueKey marks the context of a conditional PUT (see
+// expectContinue).
+type expectContinueKey struct{}
+
+// expectContinue marks ctx as that of a conditional PUT: its request asks
+// the server to confirm the condition ("Expect: 100-continue") before the
+// body goes out. A server that refuses the condition then answers 412
+// without reading the body, and the client sees that answer instead of a
+// connection the server reset while the body was still being sent (which
+// would leave the outcome unknown). A server that ignores the header gets
+// the body after the transport's ExpectContinueTimeout (see newTransport).
+func expectContinue(ctx context.Context) context.Context {
+	return context.WithValue(ctx, expectContinueKey{}, true)
+}
+
+// expectTransport adds "Expect: 100-continue" to the PUT requests (with a
+// body) whose context expectContinue marked. The header is not signed, so
+// it can be added after minio-go signed the request.
+type expectTransport struct{ http.RoundTripper }
+
+func (t expectTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodPut && req.Body != nil && req.Body != http.NoBody &&
+		req.Context().Value(expectContinueKey{}) != nil {
+		req = req.Clone(req.Context())
+		req.Header.Set("Expect", "100-continue")
+	}
+	return t.RoundTripper.RoundTrip(req)
 }
 
 // progressConn is a connection whose every Read and Write moves the
@@ -486,6 +523,9 @@ func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64, excl
 	if exclusive {
 		opts.SetMatchETagExcept("*")
 	}
+	if exclusive {
+		ctx = expectContinue(ctx)
+	}
 	_, err := s.client.PutObject(ctx, s.bucket, s.key(p), er, size, opts)
 	if er.err != nil {
 		return er.err // the reader's failure is the cause, whatever the client made of it
@@ -501,6 +541,30 @@ func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64, excl
 		return fmt.Errorf("the client sent %d of %d bytes", size-er.left, size)
 	}
 	return nil
+}
+
+// cutShort returns the error of a conditional PUT whose connection failed,
+// with err, before the body was sent whole: the server cannot have stored
+// it. Some servers (versitygw) answer a failed condition before reading
+// the body and close the connection, so the client sees a reset instead of
+// the 412. One HEAD tells: if the condition does not hold now, the error
+// matches storage.ErrPrecondition (nothing was written, and the condition
+// failed); otherwise it is err, a transient failure.
+func (s *Store) cutShort(ctx context.Context, p string, ifVersion storage.Version, err error) error {
+	if ctx.Err() != nil {
+		return err
+	}
+	info, serr := s.client.StatObject(ctx, s.bucket, s.key(p), minio.StatObjectOptions{})
+	serr = explain(serr)
+	switch {
+	case serr == nil && ifVersion == "":
+		return fmt.Errorf("%w: object exists (the server closed the connection before the body was sent: %v)", storage.ErrPrecondition, err)
+	case serr == nil && info.ETag != "" && storage.Version(info.ETag) != ifVersion:
+		return fmt.Errorf("%w: version is not %s (the server closed the connection before the body was sent: %v)", storage.ErrPrecondition, ifVersion, err)
+	case errors.Is(serr, storage.ErrNotExist) && ifVersion != "":
+		return fmt.Errorf("%w: object is absent, want version %s (the server closed the connection before the body was sent: %v)", storage.ErrPrecondition, ifVersion, err)
+	}
+	return err
 }
 
 // exactReader yields exactly left bytes of r and fails, without yielding
@@ -654,30 +718,86 @@ func (s *Store) getObject(ctx context.Context, p string) (io.ReadCloser, minio.O
 	return body, info, nil
 }
 
-// PutIf implements storage.Store: one conditional PutObject (see the
-// package documentation).
+// ReadVersioned implements storage.Store: one streaming GET, whose
+// response's ETag is the Version (so it describes the bytes streamed, even
+// if the object is replaced meanwhile). What fn leaves unread is drained.
+// The body fails once ctx is done. A missing key yields an error matching
+// storage.ErrNotExist before fn is called.
+func (s *Store) ReadVersioned(ctx context.Context, p string, fn func(io.Reader) error) (storage.Version, error) {
+	body, info, err := s.getObject(ctx, p)
+	if err != nil {
+		return "", s.errorf("read", p, err)
+	}
+	defer body.Close()
+	if info.ETag == "" {
+		return "", s.errorf("read", p, errors.New("the server returned no ETag"))
+	}
+	if err := fn(body); err != nil {
+		return "", err
+	}
+	if _, err := io.Copy(io.Discard, body); err != nil {
+		return "", s.errorf("read", p, err)
+	}
+	return storage.Version(info.ETag), nil
+}
+
+// PutIf implements storage.Store: PutIfStream of data.
 func (s *Store) PutIf(ctx context.Context, p string, data []byte, ifVersion storage.Version) (storage.Version, error) {
-	v, err := s.putIf(ctx, p, data, ifVersion)
+	return s.PutIfStream(ctx, p, bytes.NewReader(data), int64(len(data)), ifVersion)
+}
+
+// MaxPutIfSize is the largest object PutIfStream (and PutIf) writes: S3's
+// limit for a single PUT, 5 GiB.
+const MaxPutIfSize = 5 << 30
+
+// PutIfStream implements storage.Store: one conditional PutObject of
+// exactly size bytes of r, from its start, never a multipart upload (whose
+// completion not every server checks against the condition; see the
+// package documentation). size may be at most MaxPutIfSize. A reader that
+// fails, yields more or fewer bytes, or a context done before the last
+// byte, cuts the request short, so the server stores nothing.
+func (s *Store) PutIfStream(ctx context.Context, p string, r io.ReadSeeker, size int64, ifVersion storage.Version) (storage.Version, error) {
+	v, err := s.putIf(ctx, p, r, size, ifVersion)
 	if err != nil {
 		return "", s.errorf("put-if", p, err)
 	}
 	return v, nil
 }
 
-func (s *Store) putIf(ctx context.Context, p string, data []byte, ifVersion storage.Version) (storage.Version, error) {
+func (s *Store) putIf(ctx context.Context, p string, r io.ReadSeeker, size int64, ifVersion storage.Version) (storage.Version, error) {
 	if err := s.begin(ctx, p); err != nil {
 		return "", err
 	}
+	switch {
+	case size < 0:
+		return "", fmt.Errorf("negative size %d", size)
+	case size > MaxPutIfSize:
+		return "", fmt.Errorf("%d bytes: a conditional write is one PUT, at most %d bytes (5 GiB)", size, int64(MaxPutIfSize))
+	}
+	if _, err := r.Seek(0, io.SeekStart); err != nil {
+		return "", fmt.Errorf("rewind the input: %w", err)
+	}
+	er := &exactReader{ctx: ctx, r: r, left: size}
+	if size == 0 {
+		// Nothing will be read: check now that there is nothing to read.
+		if err := er.checkEnd(); err != nil {
+			return "", err
+		}
+	}
 	// An empty body is sent unsigned: see put.
-	opts := minio.PutObjectOptions{ContentType: contentType(p), DisableMultipart: true, DisableContentSha256: len(data) == 0}
+	opts := minio.PutObjectOptions{ContentType: contentType(p), DisableMultipart: true, DisableContentSha256: size == 0}
 	if ifVersion == "" {
 		opts.SetMatchETagExcept("*")
 	} else {
 		opts.SetMatchETag(string(ifVersion))
 	}
-	// A body that cannot seek is never retried by the client.
-	body := struct{ io.Reader }{bytes.NewReader(data)}
-	info, err := s.client.PutObject(ctx, s.bucket, s.key(p), body, int64(len(data)), opts)
+	// A body that cannot seek is never retried by the client (nor read
+	// whole into memory).
+	body := struct{ io.Reader }{er}
+	info, err := s.client.PutObject(expectContinue(ctx), s.bucket, s.key(p), body, size, opts)
+	if er.err != nil {
+		return "", er.err // the reader's failure is the cause, whatever the client made of it
+	}
 	if err != nil {
 		resp := minio.ToErrorResponse(err)
 		switch {
@@ -690,8 +810,13 @@ func (s *Store) putIf(ctx context.Context, p string, data []byte, ifVersion stor
 			return "", fmt.Errorf("%w: a concurrent conditional write: %w", storage.ErrPrecondition, explain(err))
 		case ifVersion != "" && (resp.Code == "NoSuchKey" || resp.StatusCode == http.StatusNotFound && resp.Code != "NoSuchBucket"):
 			return "", fmt.Errorf("%w: object is absent, want version %s", storage.ErrPrecondition, ifVersion)
+		case resp.Code == "" && resp.StatusCode == 0 && er.left > 0:
+			return "", s.cutShort(ctx, p, ifVersion, err)
 		}
 		return "", explain(err)
+	}
+	if er.left != 0 {
+		return "", fmt.Errorf("the client sent %d of %d bytes", size-er.left, size)
 	}
 	if info.ETag == "" {
 		return "", errors.New("the server returned no ETag")

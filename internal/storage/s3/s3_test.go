@@ -6,12 +6,16 @@ import (
 	"crypto/rand"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/johannesboyne/gofakes3"
@@ -437,4 +441,149 @@ func TestSweepTemp(t *testing.T) {
 			t.Errorf("the other root's upload: %d left, want 1", others)
 		}
 	})
+}
+
+// TestPutIfStreamOnePut: a 20 MB PutIfStream, larger than the part size,
+// is one conditional PUT (no multipart upload), asking the server to
+// check the condition before the body goes out, and the server enforces
+// the condition on it: a stale Version, or a create over an object, fails
+// with ErrPrecondition and leaves the object alone.
+func TestPutIfStreamOnePut(t *testing.T) {
+	servers(t, func(t *testing.T, opts Options) {
+		var (
+			mu   sync.Mutex
+			puts []*http.Request
+		)
+		var inner http.RoundTripper
+		if tr, ok := opts.Transport.(*http.Transport); ok {
+			inner = tr.Clone()
+		} else {
+			tr := http.DefaultTransport.(*http.Transport).Clone()
+			tr.ExpectContinueTimeout = expectContinueTimeout
+			inner = tr
+		}
+		opts.Transport = roundTripper(func(r *http.Request) (*http.Response, error) {
+			if r.Method == http.MethodPut || r.Method == http.MethodPost {
+				mu.Lock()
+				puts = append(puts, r)
+				mu.Unlock()
+			}
+			return inner.RoundTrip(r)
+		})
+		opts.PartSize = 5 << 20
+		s := open(t, opts)
+		ctx := t.Context()
+		sent := func(what string, header string, want string) {
+			t.Helper()
+			mu.Lock()
+			defer mu.Unlock()
+			if len(puts) != 1 {
+				t.Fatalf("%s: %d PUT/POST requests, want 1", what, len(puts))
+			}
+			r := puts[0]
+			if r.Method != http.MethodPut || r.URL.Query().Has("uploads") || r.URL.Query().Has("uploadId") || r.URL.Query().Has("partNumber") {
+				t.Errorf("%s: %s %s: not a single PUT of the object", what, r.Method, r.URL)
+			}
+			if got := r.Header.Get(header); got != want {
+				t.Errorf("%s: %s: %q, want %q", what, header, got, want)
+			}
+			if got := r.Header.Get("Expect"); got != "100-continue" {
+				t.Errorf("%s: Expect: %q, want 100-continue", what, got)
+			}
+			puts = nil
+		}
+		const size = 20 << 20
+		one, two, three := bytes.Repeat([]byte{1}, size), bytes.Repeat([]byte{2}, size), bytes.Repeat([]byte{3}, size)
+		put := func(data []byte, ifVersion storage.Version) (storage.Version, error) {
+			return s.PutIfStream(ctx, "catalog.json", struct{ io.ReadSeeker }{bytes.NewReader(data)}, size, ifVersion)
+		}
+		v1, err := put(one, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent("create", "If-None-Match", "*")
+		v2, err := put(two, v1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent("compare-and-swap", "If-Match", `"`+string(v1)+`"`)
+		if _, err := put(three, v1); !errors.Is(err, storage.ErrPrecondition) {
+			t.Fatalf("stale Version: %v, want ErrPrecondition", err)
+		}
+		sent("stale compare-and-swap", "If-Match", `"`+string(v1)+`"`)
+		if _, err := put(three, ""); !errors.Is(err, storage.ErrPrecondition) {
+			t.Fatalf("create over an object: %v, want ErrPrecondition", err)
+		}
+		sent("create over an object", "If-None-Match", "*")
+		var got []byte
+		v, err := s.ReadVersioned(ctx, "catalog.json", func(r io.Reader) (err error) {
+			got, err = io.ReadAll(r)
+			return err
+		})
+		if err != nil || v != v2 || !bytes.Equal(got, two) {
+			t.Errorf("after the refused writes: %d bytes (the second write's: %v), version %q (want %q), %v",
+				len(got), bytes.Equal(got, two), v, v2, err)
+		}
+	})
+}
+
+// TestPutIfStreamLimit: PutIfStream refuses more than 5 GiB, without a
+// request.
+func TestPutIfStreamLimit(t *testing.T) {
+	s := open(t, fakeS3(t))
+	_, err := s.PutIfStream(t.Context(), "huge", strings.NewReader(""), MaxPutIfSize+1, "")
+	if err == nil || !strings.Contains(err.Error(), "5 GiB") {
+		t.Errorf("PutIfStream of 5 GiB + 1 byte: %v", err)
+	}
+}
+
+// TestConditionalPutCutShort: a conditional PUT whose connection fails
+// before the body is sent whole (as versitygw's does when it refuses the
+// condition without reading the body) fails with ErrPrecondition when the
+// condition does not hold, and with the transient error when it does.
+func TestConditionalPutCutShort(t *testing.T) {
+	opts := fakeS3(t)
+	tr := opts.Transport
+	var cut atomic.Bool
+	opts.Transport = roundTripper(func(r *http.Request) (*http.Response, error) {
+		if r.Method == http.MethodPut && cut.Load() {
+			io.CopyN(io.Discard, r.Body, 10)
+			r.Body.Close()
+			return nil, &net.OpError{Op: "write", Net: "tcp", Err: os.NewSyscallError("write", syscall.ECONNRESET)}
+		}
+		return tr.RoundTrip(r)
+	})
+	opts.MaxAttempts = 1
+	s := open(t, opts)
+	ctx := t.Context()
+	data := bytes.Repeat([]byte("x"), 1<<20)
+	v1, err := s.PutIf(ctx, "c", []byte("one"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2, err := s.PutIf(ctx, "c", []byte("two"), v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut.Store(true)
+	for _, tc := range []struct {
+		p         string
+		ifVersion storage.Version
+		precond   bool
+	}{
+		{"c", v1, true},       // stale
+		{"c", "", true},       // create over an object
+		{"absent", v1, true},  // a version of an absent object
+		{"c", v2, false},      // the condition holds: a network failure
+		{"absent", "", false}, // likewise
+	} {
+		_, err := s.PutIfStream(ctx, tc.p, bytes.NewReader(data), int64(len(data)), tc.ifVersion)
+		if err == nil || errors.Is(err, storage.ErrPrecondition) != tc.precond || !errors.Is(err, syscall.ECONNRESET) && !tc.precond {
+			t.Errorf("PutIfStream(%s, %q) cut short: %v; want ErrPrecondition: %v", tc.p, tc.ifVersion, err, tc.precond)
+		}
+	}
+	cut.Store(false)
+	if data, v, err := s.Get(ctx, "c"); string(data) != "two" || v != v2 || err != nil {
+		t.Errorf("Get = %q, %q, %v", data, v, err)
+	}
 }

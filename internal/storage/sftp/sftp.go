@@ -59,11 +59,13 @@
 package sftp
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"net"
@@ -296,6 +298,46 @@ func (s *Store) get(ctx context.Context, p string) ([]byte, error) {
 func versionOf(data []byte) storage.Version {
 	sum := sha256.Sum256(data)
 	return storage.Version("sha256:" + hex.EncodeToString(sum[:]))
+}
+
+// readBuffer is the read size of ReadVersioned and of the compare of
+// PutIfStream: the client splits a read this large into concurrent
+// requests, so a large object streams at the link's speed.
+const readBuffer = 1 << 20
+
+// versionOfSum returns the Version of the content h hashed.
+func versionOfSum(h hash.Hash) storage.Version {
+	return storage.Version("sha256:" + hex.EncodeToString(h.Sum(nil)))
+}
+
+// ReadVersioned implements storage.Store: it streams a regular file to fn,
+// hashing the bytes as they pass, and drains what fn leaves unread, so the
+// Version ("sha256:<hex>", as Get's) is that of the whole content fn was
+// shown. The reader fn gets fails once ctx is done. A missing path, a
+// directory, a symbolic link or a path below a file yields an error
+// matching storage.ErrNotExist (ErrNotObject too for an entry that is not a
+// regular file) before fn is called.
+func (s *Store) ReadVersioned(ctx context.Context, p string, fn func(io.Reader) error) (storage.Version, error) {
+	c, err := s.client(ctx)
+	if err != nil {
+		return "", s.errorf("read", p, err)
+	}
+	defer watch(ctx, c)()
+	f, err := s.open(c, p)
+	if err != nil {
+		return "", s.errorf("read", p, err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	// Large reads: the client sends concurrent requests for them.
+	r := &ctxReader{ctx: ctx, r: io.TeeReader(bufio.NewReaderSize(f, readBuffer), h)}
+	if err := fn(r); err != nil {
+		return "", err
+	}
+	if _, err := io.Copy(io.Discard, r); err != nil {
+		return "", s.errorf("read", p, err)
+	}
+	return versionOfSum(h), nil
 }
 
 // open opens the regular file at p for reading.

@@ -3,6 +3,7 @@ package sftp
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -497,6 +498,15 @@ func TestSymlinksNeverFollowed(t *testing.T) {
 	}
 	if _, err := s.Stat(ctx, "linkfile"); !errors.Is(err, storage.ErrNotExist) {
 		t.Errorf("Stat(linkfile): %v", err)
+	}
+	for _, p := range []string{"linkfile", "linkdir", "linkdir/secret"} {
+		_, err := s.ReadVersioned(ctx, p, func(io.Reader) error { return errors.New("fn called") })
+		if !errors.Is(err, storage.ErrNotExist) || p != "linkdir/secret" && !errors.Is(err, storage.ErrNotObject) {
+			t.Errorf("ReadVersioned(%s): %v, want ErrNotExist (ErrNotObject for a link)", p, err)
+		}
+	}
+	if _, err := s.PutIfStream(ctx, "linkdir/new", strings.NewReader("x"), 1, ""); !errors.Is(err, storage.ErrInvalidPath) {
+		t.Errorf("PutIfStream below a linked directory: %v", err)
 	}
 	if err := s.Put(ctx, "linkdir/new", strings.NewReader("x"), 1); !errors.Is(err, storage.ErrInvalidPath) {
 		t.Errorf("Put below a linked directory: %v", err)

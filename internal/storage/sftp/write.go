@@ -1,10 +1,14 @@
 package sftp
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"net"
@@ -165,14 +169,15 @@ func createTemp(c *conn, dir string) (*sftplib.File, string, error) {
 	return nil, "", errors.New("cannot create a unique temporary file")
 }
 
-// writeTemp is begin, then data written to the temporary file, which is
-// fsynced (where the server can) and closed. The caller defers cleanup.
-func (s *Store) writeTemp(c *conn, p string, data []byte) (*tempWriter, error) {
+// writeTemp is begin, then the content written to the temporary file,
+// which is fsynced (where the server can) and closed. The caller defers
+// cleanup.
+func (s *Store) writeTemp(ctx context.Context, c *conn, p string, src *source) (*tempWriter, error) {
 	w, err := s.begin(c, p)
 	if err != nil {
 		return nil, err
 	}
-	if _, err = w.f.Write(data); err == nil {
+	if err = src.copyTo(ctx, w.f); err == nil {
 		err = w.closeFile()
 	}
 	if err != nil {
@@ -181,6 +186,31 @@ func (s *Store) writeTemp(c *conn, p string, data []byte) (*tempWriter, error) {
 	}
 	return w, nil
 }
+
+// source is the content of a conditional write: exactly size bytes of r,
+// from its start. Each copy rewinds r and hashes what it copies.
+type source struct {
+	r    io.ReadSeeker
+	size int64
+	h    hash.Hash // of the last complete copy
+}
+
+// copyTo rewinds r and copies exactly size bytes of it to w, hashing them.
+func (src *source) copyTo(ctx context.Context, w io.Writer) error {
+	if _, err := src.r.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("rewind the input: %w", err)
+	}
+	h := sha256.New()
+	// Hashed on the reading side: w keeps its own ReaderFrom, if any.
+	if err := storage.CopyExact(ctx, w, io.TeeReader(src.r, h), src.size); err != nil {
+		return err
+	}
+	src.h = h
+	return nil
+}
+
+// version returns the Version of the content copied.
+func (src *source) version() storage.Version { return versionOfSum(src.h) }
 
 // rename moves the complete temporary file onto the target's name,
 // replacing any object there, unless ctx is done.
@@ -370,9 +400,15 @@ func (s *Store) removeDirs(c *conn, dirs []string) {
 	}
 }
 
-// PutIf implements storage.Store.
+// PutIf implements storage.Store: PutIfStream of data.
+func (s *Store) PutIf(ctx context.Context, p string, data []byte, ifVersion storage.Version) (storage.Version, error) {
+	return s.PutIfStream(ctx, p, bytes.NewReader(data), int64(len(data)), ifVersion)
+}
+
+// PutIfStream implements storage.Store. It writes exactly size bytes of r,
+// from its start, hashing them as they pass (the Version is their digest).
 //
-// With the zero Version it writes data to a temporary file, fsyncs it and
+// With the zero Version it writes them to a temporary file, fsyncs it and
 // hard-links it to the target with hardlink@openssh.com, which fails if any
 // entry has that name: an atomic exclusive create that never exposes partial
 // content, safe between processes and hosts. (SFTP v3 reports that failure
@@ -381,7 +417,7 @@ func (s *Store) removeDirs(c *conn, dirs []string) {
 // target written in place: still exclusive, but a concurrent reader may
 // briefly see a partial object. So does a server that announces the
 // extension but answers the link with SSH_FX_OP_UNSUPPORTED: the create is
-// redone that way, and the connection uses it from then on (see
+// redone that way (r rewound), and the connection uses it from then on (see
 // conn.linkUnsupported). The exclusion probe's second create goes through
 // the same O_EXCL path, so a server that ignores O_EXCL is refused before a
 // writer trusts it.
@@ -391,20 +427,27 @@ func (s *Store) removeDirs(c *conn, dirs []string) {
 // to five times.
 //
 // With a non-zero Version it compares ifVersion with the Version of the
-// current content and, if they match, replaces the object by rename. The
-// compare and the rename are two steps: calls on this Store are serialised,
-// but between processes this is safe only because writers hold the
-// destination lock.
-func (s *Store) PutIf(ctx context.Context, p string, data []byte, ifVersion storage.Version) (storage.Version, error) {
-	if err := s.putIf(ctx, p, data, ifVersion); err != nil {
+// current content (hashed as it streams) and, if they match, replaces the
+// object by rename. The compare and the rename are two steps: calls on this
+// Store are serialised, but between processes this is safe only because
+// writers hold the destination lock.
+//
+// A reader that fails or yields more or fewer than size bytes fails the
+// call and leaves the old object (or none).
+func (s *Store) PutIfStream(ctx context.Context, p string, r io.ReadSeeker, size int64, ifVersion storage.Version) (storage.Version, error) {
+	src := &source{r: r, size: size}
+	if err := s.putIf(ctx, p, src, ifVersion); err != nil {
 		return "", s.errorf("put-if", p, err)
 	}
-	return versionOf(data), nil
+	return src.version(), nil
 }
 
-func (s *Store) putIf(ctx context.Context, p string, data []byte, ifVersion storage.Version) error {
+func (s *Store) putIf(ctx context.Context, p string, src *source, ifVersion storage.Version) error {
 	if err := checkPath(p); err != nil {
 		return err
+	}
+	if src.size < 0 {
+		return fmt.Errorf("negative size %d", src.size)
 	}
 	c, err := s.client(ctx)
 	if err != nil {
@@ -415,13 +458,13 @@ func (s *Store) putIf(ctx context.Context, p string, data []byte, ifVersion stor
 	defer s.writes.RUnlock()
 	if ifVersion == "" {
 		if c.canLink() {
-			err := s.create(ctx, c, p, data)
+			err := s.create(ctx, c, p, src)
 			if !errors.Is(err, errLinkUnsupported) {
 				return err
 			}
 			// create left nothing behind: redo it without the link.
 		}
-		return s.createExclusive(ctx, c, p, data)
+		return s.createExclusive(ctx, c, p, src)
 	}
 	// Compare before writing anything, so that a failed condition leaves no
 	// trace (not even a parent directory).
@@ -434,7 +477,7 @@ func (s *Store) putIf(ctx context.Context, p string, data []byte, ifVersion stor
 	if err := storage.CheckVersion(cur, ifVersion); err != nil {
 		return err
 	}
-	w, err := s.writeTemp(c, p, data)
+	w, err := s.writeTemp(ctx, c, p, src)
 	if err != nil {
 		return err
 	}
@@ -452,13 +495,13 @@ var errLinkUnsupported = errors.New("the server announces hardlink@openssh.com b
 // linked, it starts over with a new one, up to storage.CreateAttempts times.
 // An error matching errLinkUnsupported means the server refused the link
 // as unsupported, having created nothing.
-func (s *Store) create(ctx context.Context, c *conn, p string, data []byte) error {
-	return storage.RetryVanished(func() error { return s.createOnce(ctx, c, p, data) })
+func (s *Store) create(ctx context.Context, c *conn, p string, src *source) error {
+	return storage.RetryVanished(func() error { return s.createOnce(ctx, c, p, src) })
 }
 
-// createOnce writes data to a temporary file and hard-links it to p.
-func (s *Store) createOnce(ctx context.Context, c *conn, p string, data []byte) error {
-	w, err := s.writeTemp(c, p, data)
+// createOnce writes the content to a temporary file and hard-links it to p.
+func (s *Store) createOnce(ctx context.Context, c *conn, p string, src *source) error {
+	w, err := s.writeTemp(ctx, c, p, src)
 	if err != nil {
 		return err
 	}
@@ -513,16 +556,17 @@ func (s *Store) currentVersion(ctx context.Context, c *conn, p string) (storage.
 		return "", err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(&ctxReader{ctx: ctx, r: f})
-	if err != nil {
+	// Streamed: a large catalog is hashed without holding a second copy.
+	h := sha256.New()
+	if _, err := io.Copy(h, &ctxReader{ctx: ctx, r: bufio.NewReaderSize(f, readBuffer)}); err != nil {
 		return "", err
 	}
-	return versionOf(data), nil
+	return versionOfSum(h), nil
 }
 
 // createExclusive is the exclusive create for servers without a usable
 // hardlink@openssh.com: O_EXCL on the target, then the content in place.
-func (s *Store) createExclusive(ctx context.Context, c *conn, p string, data []byte) error {
+func (s *Store) createExclusive(ctx context.Context, c *conn, p string, src *source) error {
 	created, err := s.mkdirs(c, p)
 	if err == nil {
 		err = ctx.Err()
@@ -553,7 +597,7 @@ func (s *Store) createExclusive(ctx context.Context, c *conn, p string, data []b
 		s.removeDirs(c, created)
 		return err
 	}
-	_, err = f.Write(data)
+	err = src.copyTo(ctx, f)
 	if err == nil && c.fsync {
 		err = f.Sync()
 	}

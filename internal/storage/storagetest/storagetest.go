@@ -53,6 +53,11 @@ func Run(t *testing.T, newStore func(t *testing.T) storage.Store, opts ...Option
 			tc.fn(t, newStore(t))
 		})
 	}
+	for _, tc := range streamTests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.fn(t, newStore(t))
+		})
+	}
 	for _, tc := range sweepTests {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.needsPlant && cfg.plantTemp == nil {
@@ -646,8 +651,18 @@ func testInvalidPaths(t *testing.T, s storage.Store) {
 		check("PutIf", err)
 		_, err = s.PutIf(ctx, p, []byte("x"), "some-version")
 		check("PutIf(version)", err)
+		_, err = s.PutIfStream(ctx, p, strings.NewReader("x"), 1, "")
+		check("PutIfStream", err)
+		_, err = s.PutIfStream(ctx, p, strings.NewReader("x"), 1, "some-version")
+		check("PutIfStream(version)", err)
 		_, _, err = s.Get(ctx, p)
 		check("Get", err)
+		called := false
+		_, err = s.ReadVersioned(ctx, p, func(io.Reader) error { called = true; return nil })
+		check("ReadVersioned", err)
+		if called {
+			t.Errorf("ReadVersioned(%q) called fn", p)
+		}
 		r, err := s.Open(ctx, p)
 		if err == nil {
 			r.Close()
