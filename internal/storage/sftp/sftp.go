@@ -305,6 +305,13 @@ func versionOf(data []byte) storage.Version {
 // requests, so a large object streams at the link's speed.
 const readBuffer = 1 << 20
 
+// bufferedReader reads f, of size bytes, in reads of up to readBuffer
+// bytes (the client sends concurrent requests for a large read), and no
+// larger than the file needs (a small file takes one request).
+func bufferedReader(f io.Reader, size int64) io.Reader {
+	return bufio.NewReaderSize(f, int(min(max(size+1, 4096), readBuffer)))
+}
+
 // versionOfSum returns the Version of the content h hashed.
 func versionOfSum(h hash.Hash) storage.Version {
 	return storage.Version("sha256:" + hex.EncodeToString(h.Sum(nil)))
@@ -323,14 +330,13 @@ func (s *Store) ReadVersioned(ctx context.Context, p string, fn func(io.Reader) 
 		return "", s.errorf("read", p, err)
 	}
 	defer watch(ctx, c)()
-	f, err := s.open(c, p)
+	f, size, err := s.openSized(c, p)
 	if err != nil {
 		return "", s.errorf("read", p, err)
 	}
 	defer f.Close()
 	h := sha256.New()
-	// Large reads: the client sends concurrent requests for them.
-	r := &ctxReader{ctx: ctx, r: io.TeeReader(bufio.NewReaderSize(f, readBuffer), h)}
+	r := &ctxReader{ctx: ctx, r: io.TeeReader(bufferedReader(f, size), h)}
 	if err := fn(r); err != nil {
 		return "", err
 	}
@@ -342,15 +348,21 @@ func (s *Store) ReadVersioned(ctx context.Context, p string, fn func(io.Reader) 
 
 // open opens the regular file at p for reading.
 func (s *Store) open(c *conn, p string) (*sftplib.File, error) {
+	f, _, err := s.openSized(c, p)
+	return f, err
+}
+
+// openSized is open that also returns the file's size.
+func (s *Store) openSized(c *conn, p string) (*sftplib.File, int64, error) {
 	if _, err := s.lstat(c, p); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	f, err := c.sftp.Open(s.full(p))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, notExist(p, "")
+			return nil, 0, notExist(p, "")
 		}
-		return nil, err
+		return nil, 0, err
 	}
 	// Lstat and Open are two steps: check what was opened.
 	fi, err := f.Stat()
@@ -359,9 +371,9 @@ func (s *Store) open(c *conn, p string) (*sftplib.File, error) {
 	}
 	if err != nil {
 		f.Close()
-		return nil, err
+		return nil, 0, err
 	}
-	return f, nil
+	return f, fi.Size(), nil
 }
 
 // lstat validates p and returns the Lstat of the regular file there. A path

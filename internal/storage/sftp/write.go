@@ -1,7 +1,6 @@
 package sftp
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -548,7 +547,7 @@ func (s *Store) createOnce(ctx context.Context, c *conn, p string, src *source) 
 // currentVersion returns the Version of the object at p, or "" if there is
 // none.
 func (s *Store) currentVersion(ctx context.Context, c *conn, p string) (storage.Version, error) {
-	f, err := s.open(c, p)
+	f, size, err := s.openSized(c, p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}
@@ -558,7 +557,7 @@ func (s *Store) currentVersion(ctx context.Context, c *conn, p string) (storage.
 	defer f.Close()
 	// Streamed: a large catalog is hashed without holding a second copy.
 	h := sha256.New()
-	if _, err := io.Copy(h, &ctxReader{ctx: ctx, r: bufio.NewReaderSize(f, readBuffer)}); err != nil {
+	if _, err := io.Copy(h, &ctxReader{ctx: ctx, r: bufferedReader(f, size)}); err != nil {
 		return "", err
 	}
 	return versionOfSum(h), nil
