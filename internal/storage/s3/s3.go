@@ -131,6 +131,13 @@ type Options struct {
 // server's "100 Continue" before it sends its body anyway.
 const expectContinueTimeout = time.Second
 
+// expectContinueMin is the smallest body for which a conditional PUT asks
+// for "100 Continue" (see expectContinue). A smaller one (a lock, a
+// journal, a small catalog) goes out with its headers, without waiting a
+// round trip: it fits in the connection's buffers, so a server that
+// refuses it early does not cut its sending short.
+const expectContinueMin = 1 << 20
+
 // Defaults of Options.
 const (
 	defaultDialTimeout     = 10 * time.Second
@@ -523,9 +530,6 @@ func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64, excl
 	if exclusive {
 		opts.SetMatchETagExcept("*")
 	}
-	if exclusive {
-		ctx = expectContinue(ctx)
-	}
 	_, err := s.client.PutObject(ctx, s.bucket, s.key(p), er, size, opts)
 	if er.err != nil {
 		return er.err // the reader's failure is the cause, whatever the client made of it
@@ -794,7 +798,11 @@ func (s *Store) putIf(ctx context.Context, p string, r io.ReadSeeker, size int64
 	// A body that cannot seek is never retried by the client (nor read
 	// whole into memory).
 	body := struct{ io.Reader }{er}
-	info, err := s.client.PutObject(expectContinue(ctx), s.bucket, s.key(p), body, size, opts)
+	pctx := ctx
+	if size >= expectContinueMin {
+		pctx = expectContinue(ctx)
+	}
+	info, err := s.client.PutObject(pctx, s.bucket, s.key(p), body, size, opts)
 	if er.err != nil {
 		return "", er.err // the reader's failure is the cause, whatever the client made of it
 	}

@@ -393,6 +393,12 @@ func TestConditionalHeaders(t *testing.T) {
 	if len(seen) != 2 || seen[0].Get("If-None-Match") != "*" || seen[1].Get("If-Match") != `"`+string(v)+`"` {
 		t.Errorf("conditional headers: %v", seen)
 	}
+	// A small body goes out with its headers: no wait for "100 Continue".
+	for _, h := range seen {
+		if h.Get("Expect") != "" {
+			t.Errorf("a small conditional PUT sent Expect: %q", h.Get("Expect"))
+		}
+	}
 }
 
 type roundTripper func(*http.Request) (*http.Response, error)
