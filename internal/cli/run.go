@@ -16,11 +16,14 @@ func newRunCmd(g *globals) *cobra.Command {
 		Long: `run publishes every pipeline of the configuration (or the one named with
 --pipeline) to each of its destinations. For each destination it plans the
 outputs (copied files and Markdown rendered to HTML) from the bundle's
-manifest, compares them with the catalog .distributor.json and a listing of
-the root, and, if anything must change, checks every bundle file against its
-manifest, takes the root's lock (waiting up to --lock-timeout), writes
-outputs, deletes what the workflow retires, and writes the catalog last. A
-run with nothing to do reads no bundle bytes and takes no lock.
+manifest, compares them with the catalog .distributor.json (trusting the
+paths it records; the root is looked at only for the other planned paths,
+or listed when there is no valid catalog), and, if anything must change,
+checks every bundle file against its manifest, takes the root's lock
+(waiting up to --lock-timeout), writes outputs, deletes what the workflow
+retires, and writes the catalog last. A run with nothing to do reads no
+bundle bytes and takes no lock. --rewrite writes every planned output again
+(repairs files verify reports missing or corrupt).
 
 A bundle that does not match its manifest, a plan that would delete more
 than max_deletes (or --max-deletes), and a replacement that plans nothing
