@@ -22,8 +22,7 @@ or listed when there is no valid catalog), and, if anything must change,
 checks every bundle file against its manifest, takes the root's lock
 (waiting up to --lock-timeout), writes outputs, deletes what the workflow
 retires, and writes the catalog last. A run with nothing to do reads no
-bundle bytes and takes no lock. --rewrite writes every planned output again
-(repairs files verify reports missing or corrupt).
+bundle bytes and takes no lock.
 
 A bundle that does not match its manifest, a plan that would delete more
 than max_deletes (or --max-deletes), and a replacement that plans nothing
@@ -32,7 +31,8 @@ than max_deletes (or --max-deletes), and a replacement that plans nothing
 With --rewrite every planned output is written again even when its bytes
 are unchanged: the way to apply changed S3 headers rules to objects already
 published (the catalog records bytes, not headers, so a change of rules
-alone rewrites nothing). Rewritten outputs with unchanged bytes keep their
+alone rewrites nothing), and to repair outputs verify reports missing or
+corrupt (a run trusts the catalog and does not look for them). Rewritten outputs with unchanged bytes keep their
 catalog records (updated_at included).
 
 Writes are ordered for web readers: every output that is not an HTML page
