@@ -23,18 +23,7 @@ func main() {
 	os.Exit(run())
 }
 
-// defaultMemoryLimit is the Go runtime's soft memory limit unless GOMEMLIMIT
-// says otherwise: the garbage collector works harder as the heap nears it,
-// which keeps a run over a root of 100,000 managed outputs under about
-// 300 MB instead of letting the heap double its live size. It is soft: a
-// run that needs more gets more, with the collector's CPU share capped.
-// GOMEMLIMIT=off restores the runtime's default.
-const defaultMemoryLimit = 256 << 20
-
 func run() int {
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(defaultMemoryLimit)
-	}
 	ctx, stop := notifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	v, commit := buildVersion()

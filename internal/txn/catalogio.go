@@ -95,15 +95,7 @@ func (e *encoded) close() {
 // StreamCatalog streams the root's catalog to fn and returns its Version.
 // A missing catalog yields storage.ErrNotExist before fn is called.
 func StreamCatalog(ctx context.Context, st storage.Store, fn func(io.Reader) error) (storage.Version, error) {
-	// TODO(i12s): st.ReadVersioned once every store streams.
-	data, ver, err := st.Get(ctx, catalog.FileName)
-	if err != nil {
-		return "", err
-	}
-	if err := fn(bytes.NewReader(data)); err != nil {
-		return "", err
-	}
-	return ver, nil
+	return st.ReadVersioned(ctx, catalog.FileName, fn)
 }
 
 // putCatalog writes the encoded document with compare-and-swap against
@@ -113,12 +105,7 @@ func putCatalog(ctx context.Context, st storage.Store, doc *encoded, base storag
 	if err != nil {
 		return err
 	}
-	// TODO(i12s): st.PutIfStream once every store streams.
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return err
-	}
-	_, err = st.PutIf(ctx, catalog.FileName, data, base)
+	_, err = st.PutIfStream(ctx, catalog.FileName, r, doc.size, base)
 	return err
 }
 

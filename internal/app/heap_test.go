@@ -1,0 +1,125 @@
+package app
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/config"
+	"github.com/distributor-dev/distributor/internal/report"
+)
+
+// writeLargeCatalog writes a valid catalog of n records (owned by another
+// pipeline, in 100-file directories) at root, streaming, and returns its
+// size. The recorded files need not exist: a run trusts the catalog.
+func writeLargeCatalog(t testing.TB, root string, n int) int64 {
+	t.Helper()
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(root, catalog.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	t0 := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	enc, err := catalog.NewEncoder(f, catalog.Header{DistributorVersion: "test", CreatedAt: t0, UpdatedAt: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := catalog.Source{ID: "archive.2026-06-01", Digest: fmt.Sprintf("sha256:%064x", 1), Created: t0}
+	for i := range n {
+		p := fmt.Sprintf("archive/%05d/report-%07d.html", i/100, i)
+		o := catalog.Output{Path: p, PipelineID: "theirs", DestinationID: "site-theirs", Source: src, Kind: catalog.KindSource,
+			URL: "https://reports.example.com/" + p, SHA256: fmt.Sprintf("sha256:%064x", i), Size: int64(1000 + i),
+			CreatedAt: t0, UpdatedAt: t0}
+		if err := enc.Add(&o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := enc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	info, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.Size()
+}
+
+// peakHeap runs fn while sampling the live heap (with the collector made
+// eager, so that the heap in use stays close to what is live) and returns
+// the highest sample above the heap in use before fn.
+func peakHeap(fn func()) uint64 {
+	defer debug.SetGCPercent(debug.SetGCPercent(5))
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	base := ms.HeapInuse
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		var ms runtime.MemStats
+		for {
+			runtime.ReadMemStats(&ms)
+			if ms.HeapInuse > base && ms.HeapInuse-base > peak.Load() {
+				peak.Store(ms.HeapInuse - base)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+		}
+	}()
+	fn()
+	close(stop)
+	wg.Wait()
+	return peak.Load()
+}
+
+// TestRunHeapDoesNotGrowWithTheCatalog publishes one new file into roots
+// whose catalogs hold 5,000 and 100,000 records (about 2 and 45 MB of
+// JSON): the heap a run uses stays under one bound for both, because the
+// catalog streams through it (read once, keeping only the records the plan
+// needs; written by streaming the old one through the edit) and storage is
+// asked only about the new path. Reading the catalog whole would need
+// about 100 MB for the larger root.
+func TestRunHeapDoesNotGrowWithTheCatalog(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a 45 MB catalog")
+	}
+	const bound = 16 << 20
+	for _, n := range []int{5000, 100000} {
+		f := newFixture(t, config.WorkflowAdditive)
+		size := writeLargeCatalog(t, f.root, n)
+		f.bundle("mine", "mine.one", map[string]string{"daily/new.html": "<p>new</p>\n"})
+		a := f.app(nil)
+		var d *report.Destination
+		peak := peakHeap(func() { d = f.run(a, "mine") })
+		t.Logf("%d records (%d MB catalog): action %s, peak heap %.1f MB", n, size>>20, d.Action, float64(peak)/(1<<20))
+		if d.Action != "upsert_additive" || d.Counts.Created != 1 || d.Counts.Retained != n {
+			t.Fatalf("%d records: %+v", n, d)
+		}
+		c, err := os.ReadFile(filepath.Join(f.root, catalog.FileName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int64(len(c)) <= size {
+			t.Fatalf("%d records: catalog did not grow by the new record", n)
+		}
+		if peak > bound {
+			t.Errorf("%d records: peak heap %.1f MB, more than the %d MB bound", n, float64(peak)/(1<<20), bound>>20)
+		}
+	}
+}
