@@ -378,6 +378,12 @@ func (s *syncRecorder) PutIf(ctx context.Context, p string, data []byte, v stora
 	return s.Store.PutIf(ctx, p, data, v)
 }
 
+// PutIfStream is PutIf for the streamed catalog.
+func (s *syncRecorder) PutIfStream(ctx context.Context, p string, r io.ReadSeeker, size int64, v storage.Version) (storage.Version, error) {
+	s.record("putif " + p)
+	return s.Store.PutIfStream(ctx, p, r, size, v)
+}
+
 func (s *syncRecorder) Sync(ctx context.Context) error {
 	s.record("sync")
 	return nil

@@ -35,6 +35,12 @@ func (o *putOrder) PutIf(ctx context.Context, p string, data []byte, v storage.V
 	return o.Store.PutIf(ctx, p, data, v)
 }
 
+// PutIfStream is PutIf for the streamed catalog.
+func (o *putOrder) PutIfStream(ctx context.Context, p string, r io.ReadSeeker, size int64, v storage.Version) (storage.Version, error) {
+	o.add("putif " + p)
+	return o.Store.PutIfStream(ctx, p, r, size, v)
+}
+
 func (o *putOrder) Delete(ctx context.Context, p string) error {
 	o.add("delete " + p)
 	return o.Store.Delete(ctx, p)

@@ -70,6 +70,16 @@ func (h *hooked) PutIf(ctx context.Context, p string, data []byte, v storage.Ver
 	return h.Store.PutIf(ctx, p, data, v)
 }
 
+// PutIfStream is PutIf for the streamed catalog.
+func (h *hooked) PutIfStream(ctx context.Context, p string, r io.ReadSeeker, size int64, v storage.Version) (storage.Version, error) {
+	if h.before != nil {
+		if err := h.before("putif", p); err != nil {
+			return "", err
+		}
+	}
+	return h.Store.PutIfStream(ctx, p, r, size, v)
+}
+
 func newRoot(t *testing.T) (string, storage.Store) {
 	t.Helper()
 	dir := t.TempDir()
@@ -421,6 +431,11 @@ func (o *orderStore) Delete(ctx context.Context, p string) error {
 func (o *orderStore) PutIf(ctx context.Context, p string, data []byte, v storage.Version) (storage.Version, error) {
 	o.log("putif " + p)
 	return o.Store.PutIf(ctx, p, data, v)
+}
+
+func (o *orderStore) PutIfStream(ctx context.Context, p string, r io.ReadSeeker, size int64, v storage.Version) (storage.Version, error) {
+	o.log("putif " + p)
+	return o.Store.PutIfStream(ctx, p, r, size, v)
 }
 
 // TestApplyWritesPhaseByPhase: with parallel workers, every write of a
