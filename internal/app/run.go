@@ -125,7 +125,7 @@ func (a *App) runPipeline(ctx context.Context, cfg *config.Config, p *config.Pip
 	// source bytes.
 	b, err := bundle.LoadShallow(ctx, dir)
 	if err != nil {
-		op.Err = fmt.Errorf("source bundle %s: %w", dir, err)
+		op.Err = sourceErr(dir, err)
 		a.Logger.Error("invalid source bundle", "pipeline", p.ID, "dir", dir, "err", err)
 		if !opts.DryRun {
 			a.notifyPipelineFailed(ctx, cfg, p, opts.Destination, &op)
@@ -151,7 +151,7 @@ func (a *App) runPipeline(ctx context.Context, cfg *config.Config, p *config.Pip
 		op.Destinations = append(op.Destinations, od)
 	}
 	if vc.err != nil {
-		op.Err = fmt.Errorf("source bundle %s: %w", b.Dir, vc.err)
+		op.Err = sourceErr(b.Dir, vc.err)
 	}
 	return op
 }
@@ -268,7 +268,7 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 	check := func(in plan.Input, pl *plan.Plan) error {
 		if len(pl.Writes()) > 0 && !pl.Action.Failed() {
 			if err := vc.check(ctx); err != nil {
-				return fmt.Errorf("source bundle %s is invalid, nothing was written: %w", b.Dir, err)
+				return fmt.Errorf("source %w; nothing was written", err)
 			}
 		}
 		if err := deleteGuard(d, opts, pl, len(in.Outputs)); err != nil {

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/distributor-dev/distributor/internal/bundle"
 	"github.com/distributor-dev/distributor/internal/catalog"
@@ -41,7 +42,7 @@ func (a *App) Validate(ctx context.Context, cfg *config.Config, opts ValidateOpt
 	b, err := bundle.Load(ctx, opts.Source)
 	if err != nil {
 		rep.Valid = false
-		rep.Problems = append(rep.Problems, fmt.Sprintf("source bundle %s: %v", opts.Source, err))
+		rep.Problems = append(rep.Problems, sourceError(opts.Source, err))
 		return rep, nil
 	}
 	m := b.Manifest
@@ -76,4 +77,20 @@ func (a *App) Validate(ctx context.Context, cfg *config.Config, opts ValidateOpt
 		}
 	}
 	return rep, nil
+}
+
+// sourceError describes a source bundle that could not be loaded or
+// checked (see sourceErr).
+func sourceError(dir string, err error) string {
+	return sourceErr(dir, err).Error()
+}
+
+// sourceErr wraps the error of a source bundle that could not be loaded or
+// checked. The bundle package's errors start with "bundle DIR: ", so the
+// directory is not repeated.
+func sourceErr(dir string, err error) error {
+	if strings.HasPrefix(err.Error(), "bundle ") {
+		return fmt.Errorf("source %w", err)
+	}
+	return fmt.Errorf("source bundle %s: %w", dir, err)
 }

@@ -49,11 +49,17 @@ distributor (.distributor*) are refused.`,
 			if id == "" {
 				return usageErr("bundle seal needs --id (the bundle id, e.g. weather.tomorrow)")
 			}
+			if err := bundle.ValidateID(id); err != nil {
+				return usageErr("--id %q: %v", id, err)
+			}
 			t := time.Now().UTC()
 			if created != "" {
 				var err error
 				if t, err = time.Parse(time.RFC3339, created); err != nil {
 					return usageErr("--created %q is not an RFC3339 time like 2026-06-19T12:00:00Z", created)
+				}
+				if y := t.UTC().Year(); y < 0 || y > 9999 {
+					return usageErr("--created %q: year outside 0000-9999", created)
 				}
 			}
 			m, err := bundle.Seal(cmd.Context(), args[0], id, t)

@@ -61,6 +61,14 @@ bundle is invalid; 2 for a usage or configuration error.`,
   distributor run --pipeline weather.daily --destination latest --force`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// Flag values first: a usage error is exit 2 whatever the
+			// configuration says.
+			if opts.Jobs < 0 {
+				return usageErr("--jobs %d: use 1 or more, or 0 for the backend's default (4 for local, 8 for sftp and s3)", opts.Jobs)
+			}
+			if cmd.Flags().Changed("max-deletes") && maxDeletes < 0 {
+				return usageErr("--max-deletes %d: must be 0 or more", maxDeletes)
+			}
 			cfg, err := g.loadConfig()
 			if err != nil {
 				return err
@@ -75,13 +83,7 @@ bundle is invalid; 2 for a usage or configuration error.`,
 				}
 				g.logger.Warn("notifications are not ready: a real run would exit 2", "err", err)
 			}
-			if opts.Jobs < 0 {
-				return usageErr("--jobs %d: must be 1 or more", opts.Jobs)
-			}
 			if cmd.Flags().Changed("max-deletes") {
-				if maxDeletes < 0 {
-					return usageErr("--max-deletes %d: must be 0 or more", maxDeletes)
-				}
 				opts.MaxDeletes = &maxDeletes
 			}
 			rep, err := a.Run(cmd.Context(), cfg, opts)
@@ -98,7 +100,7 @@ bundle is invalid; 2 for a usage or configuration error.`,
 	f.BoolVar(&opts.DryRun, "dry-run", false, "plan and report; write nothing")
 	f.BoolVar(&opts.Force, "force", false, "replace everything under one destination root (needs --pipeline and --destination)")
 	f.IntVar(&maxDeletes, "max-deletes", 0, "abort before any change if a destination's plan deletes more than this many outputs (overrides max_deletes)")
-	f.IntVar(&opts.Jobs, "jobs", 0, "transfers at once per destination (default 4 for local, 8 for sftp and s3)")
+	f.IntVar(&opts.Jobs, "jobs", 0, "transfers at once per destination; 0 (the default) means the backend's default: 4 for local, 8 for sftp and s3")
 	f.BoolVar(&opts.AllowEmpty, "allow-empty", false, "let a replacement that plans no outputs delete this owner's outputs")
 	f.BoolVar(&opts.Rewrite, "rewrite", false, "write every planned output even when unchanged (re-applies S3 headers rules)")
 	registerIDCompletions(g, cmd)

@@ -139,9 +139,11 @@ func Plan(ctx context.Context, b *bundle.Bundle, d *config.Destination, prefix s
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	// Errors do not name the destination: every caller reports them under
+	// it already.
 	copyMD, copyAssets, err := sourceSelection(d.Publish.Source)
 	if err != nil {
-		return nil, fmt.Errorf("destination %q: %w", d.ID, err)
+		return nil, err
 	}
 
 	files := make(map[string]bundle.File, len(b.Manifest.Files))
@@ -149,7 +151,7 @@ func Plan(ctx context.Context, b *bundle.Bundle, d *config.Destination, prefix s
 		files[f.Path] = f
 	}
 	if err := checkRenames(d.Paths.Rename, files); err != nil {
-		return nil, fmt.Errorf("destination %q: %w", d.ID, err)
+		return nil, err
 	}
 
 	selected, excluded, warnings := filterFiles(b.Manifest.Files, d.Publish)
