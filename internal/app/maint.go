@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/distributor-dev/distributor/internal/bundle"
 	"github.com/distributor-dev/distributor/internal/catalog"
@@ -48,9 +49,29 @@ type maintTarget struct {
 // resolveMaint checks the options of command and expands the destination's
 // root. Problems with the options are *UsageError; an unreadable or invalid
 // --source manifest is a plain error (exit 1, like any invalid bundle).
+//
+// --pipeline may be left out when only one pipeline qualifies (the only one
+// configured, or the only one publishing to --destination), --destination
+// when the pipeline publishes to only one.
 func resolveMaint(cfg *config.Config, command string, opts MaintOptions) (*maintTarget, error) {
-	if opts.Pipeline == "" || opts.Destination == "" {
-		return nil, &UsageError{fmt.Sprintf("%s needs --pipeline and --destination: it works on the one destination root they name", command)}
+	if opts.Pipeline == "" {
+		id, ok := onlyPipeline(cfg, opts.Destination)
+		if !ok && opts.Destination != "" && !publishedTo(cfg, opts.Destination) {
+			return nil, &UsageError{fmt.Sprintf("no pipeline publishes to destination %q", opts.Destination)}
+		}
+		if !ok {
+			return nil, &UsageError{fmt.Sprintf("%s needs --pipeline and --destination: it works on the one destination root they name (pipelines: %s)",
+				command, pipelineList(cfg))}
+		}
+		opts.Pipeline = id
+	}
+	if opts.Destination == "" {
+		if p, ok := cfg.Pipeline(opts.Pipeline); ok && len(p.Destinations) != 1 {
+			return nil, &UsageError{fmt.Sprintf("%s needs --destination: pipeline %q publishes to %s; it works on one destination root",
+				command, p.ID, strings.Join(p.Destinations, ", "))}
+		} else if ok {
+			opts.Destination = p.Destinations[0]
+		}
 	}
 	p, ok := cfg.Pipeline(opts.Pipeline)
 	if !ok {
@@ -72,9 +93,15 @@ func resolveMaint(cfg *config.Config, command string, opts MaintOptions) (*maint
 		}
 		vars.SourceID, vars.SourceCreated = m.ID, m.Created
 	case config.NeedsSource(d.Path):
-		return nil, &UsageError{fmt.Sprintf(
-			"destination %q has a templated path %q that takes values from a source bundle: "+
-				"pass --source DIR with the bundle whose root %s should work on", d.ID, d.Path, command)}
+		// The root of the pipeline's configured source bundle, if it has
+		// a readable manifest.
+		m, err := readManifest(p.Source)
+		if err != nil {
+			return nil, &UsageError{fmt.Sprintf(
+				"destination %q has a templated path %q that takes values from a source bundle, and the pipeline's source %s has no readable manifest (%v): "+
+					"pass --source DIR with the bundle whose root %s should work on", d.ID, d.Path, p.Source, strings.TrimPrefix(err.Error(), "--source "), command)}
+		}
+		vars.SourceID, vars.SourceCreated = m.ID, m.Created
 	}
 	root, err := config.Expand(d.Path, vars)
 	if err != nil {
@@ -204,4 +231,35 @@ func journalWarning() []string {
 // allOwners is set.
 func ownedBy(owner catalog.Owner, allOwners bool) func(*catalog.Output) bool {
 	return func(o *catalog.Output) bool { return allOwners || o.Owner() == owner }
+}
+
+// onlyPipeline returns the one pipeline a command can mean without
+// --pipeline: the only one configured or, with a destination, the only one
+// publishing to it.
+func onlyPipeline(cfg *config.Config, destination string) (string, bool) {
+	var ids []string
+	for _, p := range cfg.Pipelines {
+		if destination == "" || contains(p.Destinations, destination) {
+			ids = append(ids, p.ID)
+		}
+	}
+	if len(ids) != 1 {
+		return "", false
+	}
+	return ids[0], true
+}
+
+// pipelineList lists the configured pipeline ids for messages.
+func pipelineList(cfg *config.Config) string {
+	return strings.Join(pipelineIDs(cfg), ", ")
+}
+
+// publishedTo reports whether any pipeline publishes to destination.
+func publishedTo(cfg *config.Config, destination string) bool {
+	for _, p := range cfg.Pipelines {
+		if contains(p.Destinations, destination) {
+			return true
+		}
+	}
+	return false
 }

@@ -86,7 +86,11 @@ func (a *App) Publish(ctx context.Context, cfg *config.Config, opts RunOptions) 
 
 func selectPipelines(cfg *config.Config, opts RunOptions) ([]*config.Pipeline, error) {
 	if opts.Source != "" && opts.Pipeline == "" {
-		return nil, &UsageError{"--source needs --pipeline: it names the bundle of one pipeline"}
+		id, ok := onlyPipeline(cfg, opts.Destination)
+		if !ok {
+			return nil, &UsageError{fmt.Sprintf("--source needs --pipeline: it names the bundle of one pipeline (pipelines: %s)", pipelineList(cfg))}
+		}
+		opts.Pipeline = id
 	}
 	if opts.Force && (opts.Pipeline == "" || opts.Destination == "") {
 		return nil, &UsageError{"--force needs --pipeline and --destination: it replaces exactly one destination root"}

@@ -13,7 +13,7 @@ func newPruneCmd(g *globals) *cobra.Command {
 	var opts app.PruneOptions
 	var dryRun bool
 	cmd := &cobra.Command{
-		Use:   "prune --pipeline P --destination D (--dry-run | --apply) [--source DIR]",
+		Use:   "prune [--pipeline P] [--destination D] (--dry-run | --apply) [--source DIR]",
 		Short: "Delete one owner's outputs that its retention.prune policy selects",
 		Long: `prune applies the destination's retention.prune policy to the outputs that
 pipeline P publishes to destination D at that destination's root: it selects
@@ -27,8 +27,8 @@ required.
 
 prune never deletes unmanaged files, outputs of other pipelines or
 destinations, or .distributor.json itself. A destination path with
-{source_*} placeholders needs --source DIR: the bundle whose manifest names
-the root.
+{source_*} placeholders takes them from the manifest of the pipeline's
+configured source, or of --source DIR.
 
 Exit status: 0 done (also when nothing is selected); 1 a delete or the
 catalog write failed, or the root's state is legacy, invalid or future;
@@ -63,9 +63,9 @@ catalog write failed, or the root's state is legacy, invalid or future;
 // pipeline and destination, and --source for a templated path.
 func addMaintFlags(g *globals, cmd *cobra.Command, opts *app.MaintOptions) {
 	f := cmd.Flags()
-	f.StringVar(&opts.Pipeline, "pipeline", "", "the pipeline whose destination root to work on (required)")
-	f.StringVar(&opts.Destination, "destination", "", "the destination of that pipeline (required)")
-	f.StringVar(&opts.Source, "source", "", "bundle directory whose manifest fills {source_*} placeholders of the destination path")
+	f.StringVar(&opts.Pipeline, "pipeline", "", "the pipeline whose destination root to work on (default: the only pipeline, or the only one publishing to --destination)")
+	f.StringVar(&opts.Destination, "destination", "", "the destination of that pipeline (default: the pipeline's only destination)")
+	f.StringVar(&opts.Source, "source", "", "bundle directory whose manifest fills {source_*} placeholders of the destination path (default: the pipeline's configured source)")
 	_ = cmd.MarkFlagDirname("source")
 	registerIDCompletions(g, cmd)
 }

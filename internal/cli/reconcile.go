@@ -10,7 +10,7 @@ import (
 func newReconcileCmd(g *globals) *cobra.Command {
 	var opts app.ReconcileOptions
 	cmd := &cobra.Command{
-		Use:   "reconcile-state --pipeline P --destination D [--all-owners] [--dry-run] [--source DIR]",
+		Use:   "reconcile-state [--pipeline P] [--destination D] [--all-owners] [--dry-run] [--source DIR]",
 		Short: "Drop catalog records whose files are gone; report unmanaged files",
 		Long: `reconcile-state repairs .distributor.json after files were deleted behind
 distributor's back. It checks the records of pipeline P at destination D (or,

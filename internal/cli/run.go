@@ -96,7 +96,7 @@ bundle is invalid; 2 for a usage or configuration error.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.Pipeline, "pipeline", "", "publish only this pipeline")
 	f.StringVar(&opts.Destination, "destination", "", "publish only to this destination")
-	f.StringVar(&opts.Source, "source", "", "publish this bundle directory instead of the pipeline's source (needs --pipeline)")
+	f.StringVar(&opts.Source, "source", "", "publish this bundle directory instead of the pipeline's source (needs --pipeline when more than one pipeline is configured)")
 	f.BoolVar(&opts.DryRun, "dry-run", false, "plan and report; write nothing")
 	f.BoolVar(&opts.Force, "force", false, "replace everything under one destination root (needs --pipeline and --destination)")
 	f.IntVar(&maxDeletes, "max-deletes", 0, "abort before any change if a destination's plan deletes more than this many outputs (overrides max_deletes)")

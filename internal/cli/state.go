@@ -29,7 +29,7 @@ See docs/state.md for the format.`,
 func newStateShowCmd(g *globals) *cobra.Command {
 	var opts app.MaintOptions
 	cmd := &cobra.Command{
-		Use:   "show --pipeline P --destination D [--source DIR]",
+		Use:   "show [--pipeline P] [--destination D] [--source DIR]",
 		Short: "Print the catalog of a destination root",
 		Long: `show reads .distributor.json at the root of destination D of pipeline P and
 prints every output it records, whoever owns it: path, owner

@@ -10,7 +10,7 @@ import (
 func newVerifyCmd(g *globals) *cobra.Command {
 	var opts app.VerifyOptions
 	cmd := &cobra.Command{
-		Use:   "verify --pipeline P --destination D [--all-owners] [--quick] [--jobs N] [--source DIR]",
+		Use:   "verify [--pipeline P] [--destination D] [--all-owners] [--quick] [--jobs N] [--source DIR]",
 		Short: "Re-hash managed outputs in storage and compare them with the catalog",
 		Long: `verify is a read-only bitrot check. It streams every output of pipeline P at
 destination D (with --all-owners, every output recorded at that root) from
