@@ -36,15 +36,19 @@ func (a *App) Validate(ctx context.Context, cfg *config.Config, opts ValidateOpt
 			pipelines = append(pipelines, &cfg.Pipelines[i])
 		}
 	}
+	badTemplate := a.checkHost(cfg, pipelines, rep)
 	if opts.Source == "" {
+		checkOverlaps(cfg, pipelines, nil, nil, rep)
 		return rep, nil
 	}
 	b, err := bundle.Load(ctx, opts.Source)
 	if err != nil {
 		rep.Valid = false
 		rep.Problems = append(rep.Problems, sourceError(opts.Source, err))
+		checkOverlaps(cfg, pipelines, nil, nil, rep)
 		return rep, nil
 	}
+	planned := map[destKey][]string{}
 	m := b.Manifest
 	rep.Source = &report.Source{Path: b.Dir, ID: m.ID, Digest: m.Digest, Created: catalog.FormatTime(m.Created)}
 	for _, u := range b.Unlisted {
@@ -53,6 +57,9 @@ func (a *App) Validate(ctx context.Context, cfg *config.Config, opts ValidateOpt
 	for _, p := range pipelines {
 		for _, id := range p.Destinations {
 			d, _ := cfg.Destination(id)
+			if badTemplate[d.ID] {
+				continue // reported once, by checkHost
+			}
 			vars := config.Vars{PipelineID: p.ID, DestinationID: d.ID, SourceID: m.ID, SourceCreated: m.Created}
 			vo := report.ValidateOutputs{PipelineID: p.ID, DestinationID: d.ID}
 			root, err := config.Expand(d.Path, vars)
@@ -66,6 +73,11 @@ func (a *App) Validate(ctx context.Context, cfg *config.Config, opts ValidateOpt
 					if err == nil {
 						vo.Outputs = len(res.Outputs)
 						vo.PrimaryURL = res.PrimaryURL
+						paths := make([]string, len(res.Outputs))
+						for i, o := range res.Outputs {
+							paths[i] = o.Path
+						}
+						planned[destKey{p.ID, d.ID}] = paths
 					}
 				}
 			}
@@ -76,6 +88,7 @@ func (a *App) Validate(ctx context.Context, cfg *config.Config, opts ValidateOpt
 			rep.Outputs = append(rep.Outputs, vo)
 		}
 	}
+	checkOverlaps(cfg, pipelines, &m, planned, rep)
 	return rep, nil
 }
 

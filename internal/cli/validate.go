@@ -16,13 +16,27 @@ func newValidateCmd(g *globals) *cobra.Command {
 		Use:   "validate",
 		Short: "Check the configuration (and a bundle) without touching any storage",
 		Long: `validate decodes the configuration strictly and checks every rule: unknown
-fields, ids and references, backend blocks, placeholders. With --source it also
-validates that bundle against its manifest and plans its outputs for every
-destination of the pipeline (or of every pipeline), which catches output
-collisions, rename typos and template errors before a real run.
+fields, ids and references, backend blocks, placeholders. Without touching any
+storage, it then checks what a run of the selected pipelines needs:
 
-Exit status: 0 valid; 1 the bundle or its outputs are invalid; 2 the
-configuration is invalid.`,
+  - destinations of one pipeline at the same root whose outputs overlap (a
+    problem: each run takes the outputs over from the other, and neither can
+    skip); roots nested in one another (a warning);
+  - files the configuration names: sftp identity_file and known_hosts_file,
+    markdown.template (which must also parse) (problems when missing);
+  - the webhook secret_env variables (a problem when unset or empty: run
+    exits 2);
+  - each pipeline's source directory (a warning when missing: producers
+    often write it just before the run).
+
+With --source it also validates that bundle against its manifest and plans
+its outputs for every destination of the pipeline (or of every pipeline),
+which catches rename typos, outputs that collide within a destination, and
+the exact output paths two destinations of a pipeline would both publish.
+
+Exit status: 0 valid (warnings allowed); 1 a problem: the bundle or its
+outputs are invalid, destinations overlap, or this host lacks a file or
+variable the configuration needs; 2 the configuration is invalid.`,
 		Example: `  distributor validate
   distributor validate --config /etc/distributor/distributor.yaml
   distributor validate --pipeline weather.daily --source ./out`,

@@ -382,3 +382,11 @@ func loadTemplate(file string) (*template.Template, error) {
 	}
 	return t, nil
 }
+
+// CheckTemplate parses a destination's page template file (markdown.template),
+// so that a missing file or a syntax error is found without a bundle. ""
+// (the built-in page) is always fine.
+func CheckTemplate(file string) error {
+	_, err := loadTemplate(file)
+	return err
+}

@@ -150,7 +150,11 @@ func writeDestination(w io.Writer, dryRun bool, d *Destination) {
 
 // WriteValidateText renders a validate result.
 func WriteValidateText(w io.Writer, v *Validate) {
-	fmt.Fprintf(w, "configuration %s: ok (%d pipeline(s), %d destination(s))\n", v.Config, v.Pipelines, v.Destinations)
+	verdict := "ok"
+	if !v.Valid {
+		verdict = fmt.Sprintf("%d problem(s)", len(v.Problems))
+	}
+	fmt.Fprintf(w, "configuration %s: %s (%d pipeline(s), %d destination(s))\n", v.Config, verdict, v.Pipelines, v.Destinations)
 	if v.Source != nil {
 		fmt.Fprintf(w, "source %s: %s (%s)\n", v.Source.Path, v.Source.ID, v.Source.Digest)
 	}

@@ -1,0 +1,238 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/distributor-dev/distributor/internal/bundle"
+	"github.com/distributor-dev/distributor/internal/config"
+	"github.com/distributor-dev/distributor/internal/render"
+	"github.com/distributor-dev/distributor/internal/report"
+)
+
+// This file holds the checks validate makes beyond the configuration's
+// own rules: what this host needs to run it (files, environment) and
+// destinations of one pipeline that would publish over each other.
+
+// destKey names one destination of one pipeline.
+type destKey struct{ pipeline, destination string }
+
+// problem marks rep invalid with msg.
+func problem(rep *report.Validate, msg string) {
+	rep.Valid = false
+	rep.Problems = append(rep.Problems, msg)
+}
+
+// checkHost checks what a run of the selected pipelines needs on this host:
+// the files the configuration names (SSH identity and known_hosts, page
+// templates, which must also parse) and the webhook secrets' environment
+// variables are problems when missing; a missing source directory is a
+// warning, as producers often write the bundle only before the run.
+//
+// It returns the destinations whose template is broken.
+func (a *App) checkHost(cfg *config.Config, pipelines []*config.Pipeline, rep *report.Validate) map[string]bool {
+	badTemplate := map[string]bool{}
+	seen := map[string]bool{}
+	for _, p := range pipelines {
+		if _, err := os.Stat(p.Source); errors.Is(err, fs.ErrNotExist) {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("pipeline %s: source %s does not exist (yet): a run fails for this pipeline until a bundle is written there", p.ID, p.Source))
+		} else if err != nil {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("pipeline %s: source %s: %v", p.ID, p.Source, err))
+		}
+		for _, id := range p.Destinations {
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			d, ok := cfg.Destination(id)
+			if !ok {
+				continue
+			}
+			if d.SFTP != nil {
+				if f := d.SFTP.IdentityFile; f != "" {
+					checkFile(rep, d, "sftp.identity_file", f)
+				}
+				if f := d.SFTP.KnownHostsFile; f != "" {
+					checkFile(rep, d, "sftp.known_hosts_file", f)
+				}
+			}
+			if d.Markdown.Template != "" {
+				if err := render.CheckTemplate(d.Markdown.Template); err != nil {
+					badTemplate[d.ID] = true
+					problem(rep, fmt.Sprintf("destination %s: %v", d.ID, err))
+				}
+			}
+		}
+	}
+	if err := a.CheckNotifications(cfg); err != nil {
+		var ue *UsageError
+		if errors.As(err, &ue) {
+			for _, line := range strings.Split(ue.Msg, "\n") {
+				if strings.HasPrefix(line, "notification ") {
+					problem(rep, line+" (run exits 2 until it is set)")
+				}
+			}
+		} else {
+			problem(rep, err.Error())
+		}
+	}
+	return badTemplate
+}
+
+// checkFile reports a file the destination needs that cannot be read.
+func checkFile(rep *report.Validate, d *config.Destination, field, file string) {
+	f, err := os.Open(file)
+	if err != nil {
+		problem(rep, fmt.Sprintf("destination %s: %s %s: %v", d.ID, field, file, unwrapPath(err)))
+		return
+	}
+	f.Close()
+}
+
+// unwrapPath drops the path an *fs.PathError repeats.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// rootID is where a destination root lives: the server (or "local") and
+// the root's path on it, "/"-separated.
+type rootID struct {
+	server string
+	path   string
+}
+
+func destinationRoot(d *config.Destination, vars config.Vars) (rootID, bool) {
+	root, err := config.Expand(d.Path, vars)
+	if err != nil {
+		return rootID{}, false
+	}
+	switch {
+	case d.SFTP != nil:
+		return rootID{fmt.Sprintf("sftp://%s@%s:%d", d.SFTP.User, d.SFTP.Host, d.SFTP.Port), path.Clean("/" + root)}, true
+	case d.S3 != nil:
+		return rootID{fmt.Sprintf("s3://%s/%s", d.S3.Endpoint, d.S3.Bucket), path.Clean("/" + root)}, true
+	default:
+		return rootID{"local", path.Clean("/" + strings.ReplaceAll(root, `\`, "/"))}, true
+	}
+}
+
+// within reports whether inner lies strictly inside outer.
+func within(outer, inner string) bool {
+	if outer == "/" {
+		return inner != "/"
+	}
+	return strings.HasPrefix(inner, outer+"/")
+}
+
+// checkOverlaps finds destinations of one pipeline that publish to the same
+// root with overlapping outputs: each run would flip the outputs' owner
+// between them and rewrite them, and neither could ever skip. With a
+// manifest m and the planned output paths, the overlap is exact; without,
+// the same paths.prefix at the same root is one (a problem) and a prefix
+// that contains the other may be one (a warning). Roots nested in one
+// another get a warning: the outer one's runs see the inner one's files as
+// unmanaged content.
+func checkOverlaps(cfg *config.Config, pipelines []*config.Pipeline, m *bundle.Manifest, planned map[destKey][]string, rep *report.Validate) {
+	for _, p := range pipelines {
+		type dest struct {
+			d      *config.Destination
+			root   rootID
+			prefix string
+		}
+		var ds []dest
+		for _, id := range p.Destinations {
+			d, ok := cfg.Destination(id)
+			if !ok {
+				continue
+			}
+			vars := config.Vars{PipelineID: p.ID, DestinationID: d.ID, SourceID: "source", SourceCreated: time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)}
+			if m != nil {
+				vars.SourceID, vars.SourceCreated = m.ID, m.Created
+			}
+			r, ok := destinationRoot(d, vars)
+			if !ok {
+				continue
+			}
+			prefix, err := config.Expand(d.Paths.Prefix, vars)
+			if err != nil {
+				continue
+			}
+			ds = append(ds, dest{d, r, prefix})
+		}
+		for i := range ds {
+			for j := i + 1; j < len(ds); j++ {
+				x, y := ds[i], ds[j]
+				if x.root.server != y.root.server {
+					continue
+				}
+				switch {
+				case x.root.path == y.root.path:
+					sameRoot(p, x.d, y.d, x.root.path, x.prefix, y.prefix, planned, rep)
+				case within(x.root.path, y.root.path), within(y.root.path, x.root.path):
+					outer, inner := x, y
+					if within(y.root.path, x.root.path) {
+						outer, inner = y, x
+					}
+					rep.Warnings = append(rep.Warnings, fmt.Sprintf(
+						"pipeline %s: the root of destination %s (%s) is inside the root of destination %s (%s): runs to %s see %s's files, catalog and lock as unmanaged content, and a planned path there fails with fail_unmanaged; prefer roots side by side",
+						p.ID, inner.d.ID, inner.root.path, outer.d.ID, outer.root.path, outer.d.ID, inner.d.ID))
+				}
+			}
+		}
+	}
+}
+
+// sameRoot reports two destinations of pipeline p at one root.
+func sameRoot(p *config.Pipeline, x, y *config.Destination, root, px, py string, planned map[destKey][]string, rep *report.Validate) {
+	lead := fmt.Sprintf("pipeline %s: destinations %s and %s publish to the same root %s", p.ID, x.ID, y.ID, root)
+	fix := "each run would take the outputs over from the other destination and rewrite them, and neither run could ever skip; give them different roots or disjoint paths.prefix"
+	px2, py2 := planned[destKey{p.ID, x.ID}], planned[destKey{p.ID, y.ID}]
+	if px2 != nil && py2 != nil {
+		both := intersect(px2, py2)
+		if len(both) == 0 {
+			return
+		}
+		problem(rep, fmt.Sprintf("%s and both plan %d of the same output path(s) (%s): %s", lead, len(both), examples(both, 3), fix))
+		return
+	}
+	switch {
+	case px == py:
+		problem(rep, fmt.Sprintf("%s with the same paths.prefix %q, so they plan the same output paths: %s", lead, px, fix))
+	case strings.HasPrefix(px, py), strings.HasPrefix(py, px):
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s, paths.prefix %q and %q: their output paths may overlap (validate --source DIR tells)", lead, px, py))
+	}
+}
+
+// intersect returns the paths in both a and b, sorted.
+func intersect(a, b []string) []string {
+	in := make(map[string]bool, len(a))
+	for _, s := range a {
+		in[s] = true
+	}
+	var out []string
+	for _, s := range b {
+		if in[s] {
+			out = append(out, s)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// examples lists the first n of paths, and how many more there are.
+func examples(paths []string, n int) string {
+	if len(paths) <= n {
+		return strings.Join(paths, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(paths[:n], ", "), len(paths)-n)
+}
