@@ -222,7 +222,7 @@ func (g *globals) loadConfig() (*config.Config, error) {
 		return nil, usageErr("%v", err)
 	}
 	g.configPath = path
-	cfg, err := config.Load(path)
+	cfg, err := config.LoadEnv(path, g.env.Getenv)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, usageErr("configuration file %s (%s) does not exist: name one with --config FILE or $%s, "+

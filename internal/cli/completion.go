@@ -96,7 +96,7 @@ func registerIDCompletions(g *globals, cmd *cobra.Command) {
 			if err != nil {
 				return nil, cobra.ShellCompDirectiveNoFileComp
 			}
-			cfg, err := config.Load(path)
+			cfg, err := config.LoadEnv(path, g.env.Getenv)
 			if err != nil {
 				return nil, cobra.ShellCompDirectiveNoFileComp
 			}

@@ -1,7 +1,11 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -12,12 +16,14 @@ func newConfigCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config",
 		Short: "Helpers for writing distributor.yaml",
-		Long: `config groups helpers for the configuration file. To check a configuration,
-use 'distributor validate'.`,
-		Example: `  distributor config schema > distributor.schema.json`,
+		Long: `config groups helpers for the configuration file: 'config init' writes a
+commented starter configuration, 'config schema' prints its JSON Schema. To
+check a configuration, use 'distributor validate'.`,
+		Example: `  distributor config init
+  distributor config schema > distributor.schema.json`,
 		Args:    noArgs,
 	}
-	cmd.AddCommand(newConfigSchemaCmd(g))
+	cmd.AddCommand(newConfigInitCmd(g), newConfigSchemaCmd(g))
 	return groupCommand(g, cmd)
 }
 
@@ -52,4 +58,97 @@ or map it in the editor settings ("yaml.schemas").`,
 			return nil
 		},
 	}
+}
+
+// configInitDoc is the document 'config init --output json' prints.
+type configInitDoc struct {
+	Command string `json:"command"`
+	Path    string `json:"path"`
+	// Replaced says an existing file was overwritten (--force).
+	Replaced bool `json:"replaced"`
+}
+
+func newConfigInitCmd(g *globals) *cobra.Command {
+	var path string
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "init [--path FILE] [--force]",
+		Short: "Write a commented starter configuration (local backend)",
+		Long: `init writes a commented starter configuration: one pipeline publishing the
+bundle in ./out to the local directory ./public, with the sftp and s3
+alternatives and a webhook as comments. 'distributor validate' accepts it as
+written (warning that ./out does not exist until a bundle is written there).
+
+It writes to --path, else to the file other commands read (--config, else
+$DISTRIBUTOR_CONFIG, else ./distributor.yaml), creating its directory if
+needed. An existing file is never overwritten without --force.
+
+Exit status: 0 written; 1 the file could not be written; 2 the file exists
+(without --force) or a usage error.`,
+		Example: `  distributor config init
+  distributor config init --path /etc/distributor/distributor.yaml
+  distributor config init --force`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if path == "" {
+				p, err := config.Resolve(g.config, g.env.Getenv)
+				if err != nil {
+					return usageErr("%v", err)
+				}
+				path = p
+			}
+			_, statErr := os.Lstat(path)
+			exists := statErr == nil
+			if exists && !force {
+				return usageErr("%s already exists: pass --force to replace it with the starter configuration", path)
+			}
+			if statErr != nil && !errors.Is(statErr, fs.ErrNotExist) {
+				return &exitError{code: ExitFailed, err: fmt.Errorf("config init: %w", statErr)}
+			}
+			if err := writeFileAtomic(path, []byte(config.Starter)); err != nil {
+				return &exitError{code: ExitFailed, err: fmt.Errorf("config init: %w", err)}
+			}
+			abs, _ := filepath.Abs(path)
+			if g.output == "json" {
+				return g.printJSON(configInitDoc{Command: "config init", Path: abs, Replaced: exists})
+			}
+			fmt.Fprintf(g.env.Stdout, "wrote %s: check it with 'distributor validate --config %s'\n", abs, path)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&path, "path", "", "file to write (default: --config, else $DISTRIBUTOR_CONFIG, else ./distributor.yaml)")
+	cmd.Flags().BoolVar(&force, "force", false, "replace an existing file")
+	return cmd
+}
+
+// writeFileAtomic writes data to a temporary file next to path and renames
+// it over path, so that a reader never sees half a file.
+func writeFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".distributor-config-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, werr := f.Write(data)
+	if werr == nil {
+		werr = f.Chmod(0o644)
+	}
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp, path)
+	}
+	if werr != nil {
+		os.Remove(tmp)
+		return werr
+	}
+	return nil
 }

@@ -25,11 +25,17 @@ import (
 // Messages name the file as path was given; Config.File is absolute. A file
 // that cannot be read gives a wrapped *fs.PathError; an invalid one an *Error.
 func Load(path string) (*Config, error) {
+	return LoadEnv(path, os.Getenv)
+}
+
+// LoadEnv is Load with the environment that ${VAR} references in the
+// configuration read from (see DecodeEnv).
+func LoadEnv(path string, getenv func(string) string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading config: %w", err)
 	}
-	return Decode(data, path)
+	return DecodeEnv(data, path, getenv)
 }
 
 // Decode parses and validates a configuration. file is the path of the
@@ -41,7 +47,16 @@ func Load(path string) (*Config, error) {
 // invalid values are all reported, each with its line and field path, in one
 // *Error (use errors.As). No partial Config is returned with an error.
 func Decode(data []byte, file string) (*Config, error) {
-	d := &decoder{file: file, budget: nodeBudget}
+	return DecodeEnv(data, file, os.Getenv)
+}
+
+// DecodeEnv is Decode with the environment that ${VAR} references in string
+// values read from: each is replaced by the variable's value before the
+// value is checked, "$$" is a literal "$", and an unset or empty variable
+// is a problem naming it, the line and the field. Ids, references and
+// secret_env are never expanded.
+func DecodeEnv(data []byte, file string, getenv func(string) string) (*Config, error) {
+	d := &decoder{file: file, budget: nodeBudget, getenv: getenv}
 	if file != "" {
 		abs, err := filepath.Abs(file)
 		if err != nil {
@@ -123,6 +138,9 @@ type decoder struct {
 	homeErr error
 	homeSet bool
 
+	// getenv reads the variables ${VAR} references name.
+	getenv func(string) string
+
 	budget    int
 	exhausted bool
 	probs     []Problem
@@ -190,6 +208,9 @@ func (d *decoder) document(data []byte) *Config {
 	}
 	if root.Kind != yaml.MappingNode {
 		d.add(root.Line, "", "the configuration must be a mapping with pipelines, destinations and notifications, not %s", describe(root))
+		return nil
+	}
+	if !d.expandEnv(root) {
 		return nil
 	}
 	o := d.object(root, "", rootFields, nil)
