@@ -150,6 +150,8 @@ type maintRoot struct {
 	// warnings mention a journal a dead (or running) writer left, for
 	// commands that do not recover it.
 	warnings []string
+	// pending says the root holds such a journal.
+	pending bool
 	// tx is the write transaction of a command that writes (nil otherwise).
 	tx *txn.Txn
 }
@@ -184,6 +186,7 @@ func (a *App) openMaintRoot(ctx context.Context, t *maintTarget, command string,
 		return nil, err
 	}
 	if _, ok := m.root.Listing[journal.Name]; ok {
+		m.pending = true
 		m.warnings = journalWarning()
 	}
 	return m, nil

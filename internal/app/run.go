@@ -11,12 +11,15 @@ import (
 	"github.com/distributor-dev/distributor/internal/bundle"
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/config"
+	"github.com/distributor-dev/distributor/internal/journal"
 	"github.com/distributor-dev/distributor/internal/outcome"
 	"github.com/distributor-dev/distributor/internal/plan"
 	"github.com/distributor-dev/distributor/internal/render"
 	"github.com/distributor-dev/distributor/internal/report"
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/overlay"
 	"github.com/distributor-dev/distributor/internal/storage/retry"
+	"github.com/distributor-dev/distributor/internal/txn"
 )
 
 // RunOptions are the inputs of `distributor run`.
@@ -314,8 +317,24 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 		if err != nil {
 			return failed(err)
 		}
-		for _, w := range warnings {
-			a.Logger.Warn(w, "root", rd.Root)
+		if len(warnings) > 0 {
+			// A real run recovers the root before it plans: plan from the
+			// state that recovery would leave, computed over a read-only
+			// overlay (nothing is written).
+			rd.RecoveryPending = true
+			view, rec, err := previewRecovery(ctx, st, req, a.Now())
+			if err != nil {
+				return failed(err)
+			}
+			rd.Recovered = recoverySummary(rec)
+			a.Logger.Warn("a dead run's intent journal is pending at this root: a real run recovers it first; this dry run plans from the recovered state",
+				rec.LogAttrs(rd.Root)...)
+			r.Close()
+			r = view
+			if in, pl, err = makePlan(r); err != nil {
+				return failed(err)
+			}
+			describe(r, pl)
 		}
 		if err := check(in, pl); err != nil {
 			return refused(&rd, err)
@@ -344,10 +363,7 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 	}
 	defer tx.End()
 	ctx = tx.Context()
-	if rec := tx.Recovery; rec != nil {
-		rd.Recovered = &outcome.Recovery{RunID: rec.Journal.RunID, Committed: rec.Committed, RolledForward: len(rec.RolledForward),
-			Removed: len(rec.Removed), Dropped: len(rec.Dropped), Left: len(rec.Left)}
-	}
+	rd.Recovered = recoverySummary(tx.Recovery)
 	// Under the lock, plan again unless nothing changed: with no journal to
 	// recover and the catalog at the version the first plan read, another
 	// writer has not committed since, and the first plan stands (a listing
@@ -387,6 +403,38 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 	}
 	rd.Status, rd.Applied = outcome.OK, pl.Counts()
 	return rd
+}
+
+// previewRecovery computes, without changing the root, what a real run
+// would plan from after recovering the intent journal a dead run left:
+// txn.Recover runs over an in-memory overlay of st (its reads are real,
+// its deletes and catalog write stay in memory), and the root is then read
+// through that overlay as a run reads it.
+func previewRecovery(ctx context.Context, st storage.Store, req planRequest, now time.Time) (*Root, *txn.Recovery, error) {
+	view := overlay.New(st)
+	rec, err := txn.Recover(ctx, view, nil, now)
+	if err != nil {
+		return nil, nil, fmt.Errorf("preview the recovery of %s: %w", st, err)
+	}
+	if rec == nil {
+		// The journal went away since it was seen (its writer finished).
+		rec = &txn.Recovery{Journal: &journal.Journal{}, Committed: true}
+	}
+	r, err := readPlanRoot(ctx, view, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	r.Store = st
+	return r, rec, nil
+}
+
+// recoverySummary counts what a recovery did (nil for none).
+func recoverySummary(rec *txn.Recovery) *outcome.Recovery {
+	if rec == nil {
+		return nil
+	}
+	return &outcome.Recovery{RunID: rec.Journal.RunID, Committed: rec.Committed, RolledForward: len(rec.RolledForward),
+		Removed: len(rec.Removed), Dropped: len(rec.Dropped), Left: len(rec.Left)}
 }
 
 // catalogUnchanged reports whether the root's catalog looks as it did when

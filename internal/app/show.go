@@ -6,6 +6,7 @@ import (
 
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/config"
+	"github.com/distributor-dev/distributor/internal/journal"
 	"github.com/distributor-dev/distributor/internal/report"
 )
 
@@ -47,8 +48,18 @@ func (a *App) ShowState(ctx context.Context, cfg *config.Config, opts MaintOptio
 		}
 		raw = data
 	}
-	return &report.StateShow{Command: "state show", PipelineID: t.owner.PipelineID, DestinationID: t.owner.DestinationID,
-		Root: st.String(), State: string(r.State.Status), Catalog: r.State.Catalog, Raw: raw}, nil
+	rep := &report.StateShow{Command: "state show", PipelineID: t.owner.PipelineID, DestinationID: t.owner.DestinationID,
+		Root: st.String(), State: string(r.State.Status), Catalog: r.State.Catalog, Raw: raw}
+	// A dead writer's journal: the catalog may not match storage until a
+	// writing command recovers the root. Logged too, for --output json,
+	// which prints the stored document alone.
+	if _, ok := r.Listing[journal.Name]; ok {
+		rep.Warnings = journalWarning()
+		for _, w := range rep.Warnings {
+			a.Logger.Warn(w, "root", rep.Root)
+		}
+	}
+	return rep, nil
 }
 
 // refuseShowState says which unreadable state a root holds; nil for none

@@ -56,6 +56,7 @@ func (a *App) Verify(ctx context.Context, cfg *config.Config, opts VerifyOptions
 	rep.Root = st.String()
 	rep.State = string(r.State.Status)
 	rep.Warnings = m.warnings
+	rep.RecoveryPending = m.pending
 	if err := refuseState("verify", rep.Root, r.State); err != nil {
 		return fail(err)
 	}

@@ -125,7 +125,11 @@ type Verify struct {
 	// Warnings are things the operator should know that did not make the
 	// command fail (such as a dead writer's journal at the root).
 	Warnings []string `json:"warnings,omitempty"`
-	Error    *string  `json:"error"`
+	// RecoveryPending says a dead writer's intent journal is at the root:
+	// missing or corrupt outputs may be its unfinished work, which the next
+	// writing command recovers.
+	RecoveryPending bool    `json:"recovery_pending,omitempty"`
+	Error           *string `json:"error"`
 }
 
 // Failed reports whether verify must exit 1: an error, or any missing or
@@ -146,4 +150,7 @@ type StateShow struct {
 	Catalog *catalog.Catalog `json:"-"`
 	// Raw is the stored .distributor.json, nil for state none.
 	Raw []byte `json:"-"`
+	// Warnings are things the operator should know (a dead writer's
+	// journal at the root); with --output json they are logged instead.
+	Warnings []string `json:"-"`
 }

@@ -183,6 +183,11 @@ func WriteVerifyText(w io.Writer, v *Verify) {
 		return
 	}
 	fmt.Fprintf(w, "  FAILED: %d problem(s)\n", len(v.Missing)+len(v.Corrupt))
+	if v.RecoveryPending {
+		fmt.Fprintf(w, "  a dead run's intent journal is pending at this root: these problems may be its unfinished work.\n")
+		fmt.Fprintf(w, "  One `distributor run` (or `distributor reconcile-state`) on this destination recovers the root\n")
+		fmt.Fprintf(w, "  first; run verify again after it. Only for problems that remain then:\n")
+	}
 	if len(v.Missing) > 0 {
 		fmt.Fprintf(w, "  missing: `distributor run --rewrite` writes again every output its bundle still produces (a plain\n")
 		fmt.Fprintf(w, "           run trusts the catalog and does not look for recorded files); `distributor reconcile-state`\n")
@@ -196,6 +201,9 @@ func WriteVerifyText(w io.Writer, v *Verify) {
 // WriteStateText renders a catalog as a table: path, owner, kind, size,
 // updated_at and url of every output, every owner's.
 func WriteStateText(w io.Writer, s *StateShow) {
+	for _, warn := range s.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", indentLines(warn, "  "))
+	}
 	if s.Catalog == nil {
 		fmt.Fprintf(w, "state none at %s: %s does not exist; nothing is managed here\n", s.Root, catalog.FileName)
 		return

@@ -56,6 +56,9 @@ func writeDestination(w io.Writer, dryRun bool, d *Destination) {
 	if d.Action != "" {
 		fmt.Fprintf(w, "    state %s -> %s\n", d.State, d.Action)
 	}
+	if line := recoveryLine(d.Recovered, d.RecoveryPending); line != "" {
+		fmt.Fprintf(w, "    %s\n", line)
+	}
 	for _, warn := range d.Warnings {
 		fmt.Fprintf(w, "    warning: %s\n", warn)
 	}
@@ -219,4 +222,26 @@ func first(s []string, n int) []string {
 
 func indentLines(s, indent string) string {
 	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+indent)
+}
+
+// recoveryLine says what recovering a dead run's journal did (or, pending,
+// what a real run's recovery will do), in counts; "" when there is none.
+func recoveryLine(rc *Recovery, pending bool) string {
+	switch {
+	case rc == nil && pending:
+		return "recovery pending: a dead run left its intent journal; a real run recovers the root first"
+	case rc == nil:
+		return ""
+	case pending && rc.Committed:
+		return "recovery pending: a dead run left its intent journal after committing its catalog; a real run removes the journal first"
+	case pending:
+		return fmt.Sprintf("recovery pending: a dead run left its intent journal; a real run recovers the root first (rolls forward %d change(s), "+
+			"removes %d file(s) the dead run created, drops %d record(s), leaves %d file(s) it cannot prove its own); this plan is what it does after",
+			rc.RolledForward, rc.Removed, rc.Dropped, rc.Left)
+	case rc.Committed:
+		return "recovered the root first: a dead run had committed its catalog; its journal was removed"
+	}
+	return fmt.Sprintf("recovered the root from a dead run's intent journal first: rolled forward %d change(s), "+
+		"removed %d file(s) it created, dropped %d record(s), left %d file(s) it could not prove its own",
+		rc.RolledForward, rc.Removed, rc.Dropped, rc.Left)
 }

@@ -1,0 +1,222 @@
+// Package overlay is a storage.Store that records writes and deletes in
+// memory over a store it only reads: a dry run can let code that changes a
+// root (crash recovery) run against it and then read the root as that code
+// would have left it, without changing anything.
+package overlay
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/distributor-dev/distributor/internal/storage"
+)
+
+// Store reads through to Base, except for the paths written or deleted
+// through it, which it keeps in memory. Base is never changed.
+type Store struct {
+	Base storage.Store
+
+	mu      sync.Mutex
+	written map[string][]byte
+	deleted map[string]bool
+	now     time.Time
+}
+
+// New returns an overlay over base.
+func New(base storage.Store) *Store {
+	return &Store{Base: base, written: map[string][]byte{}, deleted: map[string]bool{}, now: time.Now()}
+}
+
+// Deleted returns the paths deleted through the overlay, sorted.
+func (s *Store) Deleted() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.deleted))
+	for p := range s.deleted {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func version(data []byte) storage.Version {
+	sum := sha256.Sum256(data)
+	return storage.Version("overlay:" + hex.EncodeToString(sum[:]))
+}
+
+// lookup returns the overlay's view of path: its bytes when written, gone
+// when deleted, or neither (read Base).
+func (s *Store) lookup(path string) (data []byte, written, gone bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if d, ok := s.written[path]; ok {
+		return d, true, false
+	}
+	return nil, false, s.deleted[path]
+}
+
+func notExist(path string) error {
+	return fmt.Errorf("%s: %w", path, storage.ErrNotExist)
+}
+
+func (s *Store) put(path string, r io.Reader, size int64) error {
+	data, err := io.ReadAll(io.LimitReader(r, size+1))
+	if err != nil {
+		return err
+	}
+	if int64(len(data)) != size {
+		return fmt.Errorf("put %s: read %d bytes, want %d", path, len(data), size)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.written[path] = data
+	delete(s.deleted, path)
+	return nil
+}
+
+// Put records the object in memory.
+func (s *Store) Put(_ context.Context, path string, r io.Reader, size int64, _ ...storage.PutOption) error {
+	return s.put(path, r, size)
+}
+
+// PutNew records the object in memory unless path exists.
+func (s *Store) PutNew(ctx context.Context, path string, r io.Reader, size int64, _ ...storage.PutOption) error {
+	if _, err := s.Stat(ctx, path); err == nil {
+		return fmt.Errorf("put-new %s: %w", path, storage.ErrPrecondition)
+	}
+	return s.put(path, r, size)
+}
+
+// Get reads the overlay's view of path.
+func (s *Store) Get(ctx context.Context, path string) ([]byte, storage.Version, error) {
+	data, written, gone := s.lookup(path)
+	switch {
+	case written:
+		return bytes.Clone(data), version(data), nil
+	case gone:
+		return nil, "", notExist(path)
+	}
+	return s.Base.Get(ctx, path)
+}
+
+// PutIf records data in memory if the overlay's version of path is
+// ifVersion.
+func (s *Store) PutIf(ctx context.Context, path string, data []byte, ifVersion storage.Version) (storage.Version, error) {
+	_, cur, err := s.Get(ctx, path)
+	if err != nil && !errors.Is(err, storage.ErrNotExist) {
+		return "", err
+	}
+	if cur != ifVersion {
+		return "", fmt.Errorf("put-if %s: %w", path, storage.ErrPrecondition)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.written[path] = bytes.Clone(data)
+	delete(s.deleted, path)
+	return version(data), nil
+}
+
+// Open reads the overlay's view of path.
+func (s *Store) Open(ctx context.Context, path string) (io.ReadCloser, error) {
+	data, written, gone := s.lookup(path)
+	switch {
+	case written:
+		return io.NopCloser(bytes.NewReader(data)), nil
+	case gone:
+		return nil, notExist(path)
+	}
+	return s.Base.Open(ctx, path)
+}
+
+// Stat describes the overlay's view of path.
+func (s *Store) Stat(ctx context.Context, path string) (storage.Info, error) {
+	data, written, gone := s.lookup(path)
+	switch {
+	case written:
+		return storage.Info{Path: path, Size: int64(len(data)), ModTime: s.now}, nil
+	case gone:
+		return storage.Info{}, notExist(path)
+	}
+	return s.Base.Stat(ctx, path)
+}
+
+// List lists the overlay's view, in byte-wise path order.
+func (s *Store) List(ctx context.Context, prefix string, fn func(storage.Info) error) error {
+	s.mu.Lock()
+	var extra []string
+	for p := range s.written {
+		if strings.HasPrefix(p, prefix) {
+			extra = append(extra, p)
+		}
+	}
+	deleted := make(map[string]bool, len(s.deleted))
+	for p := range s.deleted {
+		deleted[p] = true
+	}
+	sizes := make(map[string]int64, len(extra))
+	for _, p := range extra {
+		sizes[p] = int64(len(s.written[p]))
+	}
+	s.mu.Unlock()
+	sort.Strings(extra)
+	emit := func(p string) error { return fn(storage.Info{Path: p, Size: sizes[p], ModTime: s.now}) }
+	i := 0
+	err := s.Base.List(ctx, prefix, func(info storage.Info) error {
+		for i < len(extra) && extra[i] < info.Path {
+			if err := emit(extra[i]); err != nil {
+				return err
+			}
+			i++
+		}
+		if i < len(extra) && extra[i] == info.Path {
+			i++
+			return emit(info.Path)
+		}
+		if deleted[info.Path] {
+			return nil
+		}
+		return fn(info)
+	})
+	if err != nil {
+		return err
+	}
+	for ; i < len(extra); i++ {
+		if err := emit(extra[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Delete records that path is gone.
+func (s *Store) Delete(_ context.Context, path string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.written, path)
+	s.deleted[path] = true
+	return nil
+}
+
+// Sync does nothing: nothing is written.
+func (s *Store) Sync(context.Context) error { return nil }
+
+// SweepTemp finds Base's temporary objects; it never removes them.
+func (s *Store) SweepTemp(ctx context.Context, opts storage.SweepOptions) ([]string, error) {
+	opts.DryRun = true
+	return s.Base.SweepTemp(ctx, opts)
+}
+
+// String describes Base.
+func (s *Store) String() string { return s.Base.String() }
+
+// Close does nothing: Base stays open for its owner to close.
+func (s *Store) Close() error { return nil }
