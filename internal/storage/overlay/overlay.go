@@ -220,3 +220,31 @@ func (s *Store) String() string { return s.Base.String() }
 
 // Close does nothing: Base stays open for its owner to close.
 func (s *Store) Close() error { return nil }
+
+// ReadVersioned streams the overlay's view of path to fn and returns its
+// version.
+func (s *Store) ReadVersioned(ctx context.Context, path string, fn func(r io.Reader) error) (storage.Version, error) {
+	data, written, gone := s.lookup(path)
+	switch {
+	case written:
+		if err := fn(bytes.NewReader(data)); err != nil {
+			return "", err
+		}
+		return version(data), nil
+	case gone:
+		return "", notExist(path)
+	}
+	return s.Base.ReadVersioned(ctx, path, fn)
+}
+
+// PutIfStream is PutIf for a stream: it is read into memory.
+func (s *Store) PutIfStream(ctx context.Context, path string, r io.ReadSeeker, size int64, ifVersion storage.Version) (storage.Version, error) {
+	data, err := io.ReadAll(io.LimitReader(r, size+1))
+	if err != nil {
+		return "", err
+	}
+	if int64(len(data)) != size {
+		return "", fmt.Errorf("put-if %s: read %d bytes, want %d", path, len(data), size)
+	}
+	return s.PutIf(ctx, path, data, ifVersion)
+}
