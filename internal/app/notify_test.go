@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -169,7 +170,7 @@ func TestNotifyPublishedBodyAndSignature(t *testing.T) {
 		t.Errorf("signature %q does not verify with the secret", sig)
 	}
 	p := g.payload(t)
-	keys := []string{"event", "pipeline_id", "destination_id", "action", "root", "primary_url", "counts", "source", "error"}
+	keys := []string{"event", "pipeline_id", "destination_id", "action", "root", "primary_url", "counts", "source", "error", "urls"}
 	if len(p) != len(keys) {
 		t.Errorf("body has %d fields, want exactly %v: %s", len(p), keys, g.body)
 	}
@@ -185,6 +186,10 @@ func TestNotifyPublishedBodyAndSignature(t *testing.T) {
 	counts, _ := p["counts"].(map[string]any)
 	if counts["created"] != float64(1) || counts["deleted"] != float64(0) {
 		t.Errorf("counts %v", p["counts"])
+	}
+	urls, _ := p["urls"].(map[string]any)
+	if fmt.Sprint(urls) != "map[deleted:[] deleted_total:0 truncated:false written:[https://reports.example.com/w/] written_total:1]" {
+		t.Errorf("urls %v", p["urls"])
 	}
 	src, _ := p["source"].(map[string]any)
 	if src["id"] != "weather.tomorrow" || !strings.HasPrefix(src["digest"].(string), "sha256:") || src["path"] != f.bundle {

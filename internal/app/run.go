@@ -395,6 +395,9 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 		ch.Written = func(path string, size int64) { a.Progress.Done(name, path, size) }
 	}
 	applied, err := tx.Apply(ch)
+	if applied != nil {
+		rd.Done = applied.Done
+	}
 	if err != nil {
 		if applied != nil {
 			rd.Applied = outcome.AppliedCounts(pl, applied.Done)

@@ -108,7 +108,7 @@ func (c *reportCollector) visit(o *catalog.Output) {
 	if o.DestinationID != c.dest || o.Transform == catalog.TransformIndex || o.Transform == catalog.TransformFeed {
 		return
 	}
-	c.recs = append(c.recs, render.IndexRecord{Path: o.Path, DestinationID: o.DestinationID, Kind: o.Kind, Transform: o.Transform,
+	c.recs = append(c.recs, render.IndexRecord{Path: o.Path, PipelineID: o.PipelineID, DestinationID: o.DestinationID, Kind: o.Kind, Transform: o.Transform,
 		Source: render.PageSource{ID: o.Source.ID, Digest: o.Source.Digest, Created: o.Source.Created}})
 }
 
@@ -160,13 +160,16 @@ func withIndex(d *config.Destination, owner catalog.Owner, source catalog.Source
 	var all []render.IndexRecord
 	for _, o := range outs {
 		planned[o.Path] = true
-		all = append(all, render.IndexRecord{Path: o.Path, DestinationID: owner.DestinationID, Kind: o.Kind, Transform: o.Transform,
+		all = append(all, render.IndexRecord{Path: o.Path, PipelineID: owner.PipelineID, DestinationID: owner.DestinationID, Kind: o.Kind, Transform: o.Transform,
 			Source: render.PageSource{ID: source.ID, Digest: source.Digest, Created: source.Created}})
 	}
 	if status == catalog.StatusCatalog && !force {
 		for _, r := range recs {
 			if planned[r.Path] {
-				continue
+				continue // this run replaces it
+			}
+			if d.Workflow == config.WorkflowReplacement && r.PipelineID == owner.PipelineID && r.DestinationID == owner.DestinationID {
+				continue // this run deletes it
 			}
 			all = append(all, r)
 		}

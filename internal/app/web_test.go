@@ -2,11 +2,13 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/distributor-dev/distributor/internal/notify"
 	"github.com/distributor-dev/distributor/internal/report"
 	"github.com/distributor-dev/distributor/internal/storage"
 )
@@ -103,5 +105,46 @@ destinations:
 	}
 	if got[len(got)-1] != "putif .distributor.json" {
 		t.Errorf("catalog is not the last write: %v", got)
+	}
+}
+
+// TestChangedURLs: the published event carries the URLs a run wrote
+// (created and overwritten, not unchanged) and deleted, for CDN purges.
+func TestChangedURLs(t *testing.T) {
+	f := yamlFixture(t, `pipelines:
+  - {id: mine, source: mine, destinations: [site]}
+destinations:
+  - id: site
+    backend: local
+    path: www
+    workflow: replacement
+    links: {base_url: "https://r.example.com/", pretty: true}
+    paths: {rename: {report.md: index.md}}
+    index: {path: archive.html}
+`)
+	f.bundle("mine", "mine.one", map[string]string{"report.md": "# R\n", "old.csv": "x", "same.css": "c"})
+	a := f.app(nil)
+	f.run(a, "mine")
+	f.bundle("mine", "mine.two", map[string]string{"report.md": "# R2\n", "new.csv": "y", "same.css": "c"})
+	o, err := a.Publish(t.Context(), f.cfg, RunOptions{Pipeline: "mine"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &o.Pipelines[0]
+	ev, ok := notify.EventOf(p, &p.Destinations[0])
+	if !ok || ev.Name != "published" {
+		t.Fatalf("event %+v %v", ev, ok)
+	}
+	// same.css is unchanged (its record only moves to the new source).
+	wantW := []string{"https://r.example.com/", "https://r.example.com/archive.html", "https://r.example.com/new.csv"}
+	wantD := []string{"https://r.example.com/old.csv"}
+	if fmt.Sprint(ev.Written) != fmt.Sprint(wantW) || fmt.Sprint(ev.Deleted) != fmt.Sprint(wantD) || ev.WrittenTotal != 3 || ev.DeletedTotal != 1 {
+		t.Errorf("written %v (%d), deleted %v (%d); want %v, %v", ev.Written, ev.WrittenTotal, ev.Deleted, ev.DeletedTotal, wantW, wantD)
+	}
+	// A skip_same rerun changes nothing and lists nothing.
+	o, _ = a.Publish(t.Context(), f.cfg, RunOptions{Pipeline: "mine"})
+	p = &o.Pipelines[0]
+	if ev, _ := notify.EventOf(p, &p.Destinations[0]); ev.Name != "skipped" || ev.WrittenTotal != 0 || len(ev.Payload().URLs.Written) != 0 {
+		t.Errorf("rerun: %+v", ev)
 	}
 }

@@ -25,6 +25,27 @@ type Event struct {
 	Source *report.Source
 	// Err says why the destination failed (nil otherwise).
 	Err error
+	// Written and Deleted are the URLs of the outputs the run wrote and
+	// deleted (sorted; see outcome.Destination.ChangedURLs), with their
+	// totals, for receivers that purge a CDN.
+	Written, Deleted           []string
+	WrittenTotal, DeletedTotal int
+}
+
+// MaxURLs bounds each URL list of a payload: a receiver that needs more
+// (a first publish of a large site) sees the totals and purges by prefix.
+const MaxURLs = 100
+
+// URLs is the payload's list of changed URLs: the first MaxURLs of each
+// list (sorted), the totals, and whether a list was cut.
+type URLs struct {
+	Written      []string `json:"written"`
+	Deleted      []string `json:"deleted"`
+	WrittenTotal int      `json:"written_total"`
+	DeletedTotal int      `json:"deleted_total"`
+	// Truncated says a list holds only its first MaxURLs entries, or
+	// outputs without a URL (no links.base_url) were counted but not listed.
+	Truncated bool `json:"truncated"`
 }
 
 // EventOf returns the event a finished destination of pipeline p raises,
@@ -34,8 +55,10 @@ func EventOf(p *outcome.Pipeline, d *outcome.Destination) (Event, bool) {
 	if name == "" {
 		return Event{}, false
 	}
-	return Event{Name: name, PipelineID: p.ID, DestinationID: d.ID, Action: d.Action(), Root: d.Root,
-		PrimaryURL: d.PrimaryURL, Counts: d.Applied, Source: report.SourceOf(p), Err: d.Err}, true
+	ev := Event{Name: name, PipelineID: p.ID, DestinationID: d.ID, Action: d.Action(), Root: d.Root,
+		PrimaryURL: d.PrimaryURL, Counts: d.Applied, Source: report.SourceOf(p), Err: d.Err}
+	ev.Written, ev.Deleted, ev.WrittenTotal, ev.DeletedTotal = d.ChangedURLs()
+	return ev, true
 }
 
 // PipelineFailed is the "failed" event of a destination of pipeline p
@@ -67,9 +90,21 @@ func eventName(a plan.Action, status outcome.Status) string {
 // Payload is the JSON body of e: a pure function of the event.
 func (e Event) Payload() Payload {
 	p := Payload{Event: e.Name, PipelineID: e.PipelineID, DestinationID: e.DestinationID, Action: string(e.Action),
-		Root: e.Root, PrimaryURL: e.PrimaryURL, Counts: e.Counts, Source: e.Source}
+		Root: e.Root, PrimaryURL: e.PrimaryURL, Counts: e.Counts, Source: e.Source,
+		URLs: URLs{Written: bounded(e.Written), Deleted: bounded(e.Deleted), WrittenTotal: e.WrittenTotal, DeletedTotal: e.DeletedTotal}}
+	p.URLs.Truncated = len(e.Written) > MaxURLs || len(e.Deleted) > MaxURLs ||
+		len(e.Written) < e.WrittenTotal || len(e.Deleted) < e.DeletedTotal
 	if e.Err != nil {
 		p.Error = report.Str(e.Err.Error())
 	}
 	return p
+}
+
+// bounded is the first MaxURLs of urls, never nil (the payload always has
+// both lists).
+func bounded(urls []string) []string {
+	if len(urls) > MaxURLs {
+		urls = urls[:MaxURLs]
+	}
+	return append([]string{}, urls...)
 }

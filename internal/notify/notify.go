@@ -58,6 +58,8 @@ type Payload struct {
 	Counts        plan.Counts    `json:"counts"`
 	Source        *report.Source `json:"source"`
 	Error         *string        `json:"error"`
+	// URLs are the URLs the run wrote and deleted, for CDN purges.
+	URLs URLs `json:"urls"`
 }
 
 // Sign returns the X-Distributor-Signature value of body under secret:

@@ -8,6 +8,7 @@
 package outcome
 
 import (
+	"sort"
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
@@ -78,6 +79,9 @@ type Destination struct {
 	// and deletes that landed and are recorded (unchanged and retained are
 	// 0, as nothing was confirmed); zero for a dry run.
 	Applied plan.Counts
+	// Done lists, sorted, the paths whose write or delete took effect and
+	// is recorded (nil for a dry run or when nothing was applied).
+	Done []string
 	// Retries counts storage operations repeated after a transient failure.
 	Retries int
 	// RecoveryPending says a journal left by a dead (or running) writer is
@@ -182,4 +186,38 @@ func AppliedCounts(p *plan.Plan, done []string) plan.Counts {
 		}
 	}
 	return c
+}
+
+// ChangedURLs returns the URLs of the outputs d wrote (created or
+// overwritten) and deleted, as far as they took effect (Done), each list
+// sorted. Outputs without a URL (no links.base_url) are counted in the
+// totals but not listed.
+func (d *Destination) ChangedURLs() (written, deleted []string, writtenTotal, deletedTotal int) {
+	if d.Plan == nil || len(d.Done) == 0 {
+		return nil, nil, 0, 0
+	}
+	done := make(map[string]bool, len(d.Done))
+	for _, p := range d.Done {
+		done[p] = true
+	}
+	for _, it := range d.Plan.Items {
+		if !done[it.Path] {
+			continue
+		}
+		switch it.Op {
+		case plan.OpCreate, plan.OpOverwrite:
+			writtenTotal++
+			if it.Output != nil && it.Output.URL != "" {
+				written = append(written, it.Output.URL)
+			}
+		case plan.OpDelete:
+			deletedTotal++
+			if it.Previous != nil && it.Previous.URL != "" {
+				deleted = append(deleted, it.Previous.URL)
+			}
+		}
+	}
+	sort.Strings(written)
+	sort.Strings(deleted)
+	return written, deleted, writtenTotal, deletedTotal
 }

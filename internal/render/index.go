@@ -24,6 +24,7 @@ const (
 // (or being published to) a destination root.
 type IndexRecord struct {
 	Path          string
+	PipelineID    string
 	DestinationID string
 	Kind          string
 	Transform     string
