@@ -11,7 +11,16 @@ import (
 
 // maxUnmanagedText is how many unmanaged paths the text output lists before
 // it points to --output json for the rest.
-const maxUnmanagedText = 20
+const maxUnmanagedText = maxPathsText
+
+// maxPathsText is how many paths any list in a text report shows before it
+// counts the rest and points to --output json, which lists them all.
+const maxPathsText = 20
+
+// moreLine is the line that ends a list cut at maxPathsText.
+func moreLine(w io.Writer, rest int, what string) {
+	fmt.Fprintf(w, "    ... and %d more %s (--output json lists them all)\n", rest, what)
+}
 
 const noCatalogNote = "no catalog (" + catalog.FileName + ") at this root: nothing is managed here"
 
@@ -45,7 +54,11 @@ func WritePruneText(w io.Writer, p *Prune) {
 	for _, d := range p.Deleted {
 		deleted[d.Path] = true
 	}
-	for _, s := range p.Selected {
+	for i, s := range p.Selected {
+		if i == maxPathsText {
+			moreLine(w, len(p.Selected)-i, "selected output(s)")
+			break
+		}
 		op := "would delete"
 		switch {
 		case deleted[s.Path]:
@@ -93,7 +106,11 @@ func WriteReconcileText(w io.Writer, r *ReconcileState) {
 	for _, m := range r.Removed {
 		removed[m.Path] = true
 	}
-	for _, m := range r.Missing {
+	for i, m := range r.Missing {
+		if i == maxPathsText {
+			moreLine(w, len(r.Missing)-i, "missing record(s)")
+			break
+		}
 		what := "file gone, record kept"
 		switch {
 		case removed[m.Path]:
@@ -160,10 +177,18 @@ func WriteVerifyText(w io.Writer, v *Verify) {
 		fmt.Fprintf(w, "  %s, nothing to verify\n", noCatalogNote)
 		return
 	}
-	for _, m := range v.Missing {
+	for i, m := range v.Missing {
+		if i == maxPathsText {
+			moreLine(w, len(v.Missing)-i, "missing output(s)")
+			break
+		}
 		fmt.Fprintf(w, "  MISSING  %s  (%s): recorded, not in storage\n", m.Path, owner(m.PipelineID, m.DestinationID))
 	}
-	for _, c := range v.Corrupt {
+	for i, c := range v.Corrupt {
+		if i == maxPathsText {
+			moreLine(w, len(v.Corrupt)-i, "corrupt output(s)")
+			break
+		}
 		fmt.Fprintf(w, "  CORRUPT  %s  (%s)\n", c.Path, owner(c.PipelineID, c.DestinationID))
 		fmt.Fprintf(w, "             expected %s\n", c.Expected)
 		fmt.Fprintf(w, "             found    %s\n", c.Actual)

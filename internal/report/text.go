@@ -69,12 +69,18 @@ func writeDestination(w io.Writer, dryRun bool, d *Destination) {
 	if failed && len(d.Outputs) > 0 {
 		fmt.Fprintf(w, "    plan:\n")
 	}
-	unchanged := 0
+	unchanged, listed := 0, 0
+	more := map[string]int{} // changes past maxPathsText, by op
 	for _, o := range d.Outputs {
 		if o.Op == string(plan.OpUnchanged) {
 			unchanged++
 			continue
 		}
+		if listed == maxPathsText {
+			more[o.Op]++
+			continue
+		}
+		listed++
 		detail := ""
 		switch {
 		case o.Op == string(plan.OpDelete):
@@ -90,11 +96,25 @@ func writeDestination(w io.Writer, dryRun bool, d *Destination) {
 		}
 		fmt.Fprintf(w, "    %-10s %s%s\n", o.Op, o.Path, detail)
 	}
+	if len(more) > 0 {
+		n, parts := 0, []string{}
+		for _, op := range []plan.Op{plan.OpCreate, plan.OpOverwrite, plan.OpUpdate, plan.OpDelete} {
+			if c := more[string(op)]; c > 0 {
+				n += c
+				parts = append(parts, fmt.Sprintf("%d %s", c, op))
+			}
+		}
+		fmt.Fprintf(w, "    ... and %d more change(s): %s (--output json lists them all)\n", n, strings.Join(parts, ", "))
+	}
 	if unchanged > 0 {
 		fmt.Fprintf(w, "    %-10s %d path(s) already up to date\n", "unchanged", unchanged)
 	}
 	if plan.Action(d.Action) == plan.FailUnmanaged {
-		for _, u := range d.Unmanaged {
+		for i, u := range d.Unmanaged {
+			if i == maxPathsText {
+				fmt.Fprintf(w, "    ... and %d more blocked path(s) (--output json lists them all)\n", len(d.Unmanaged)-i)
+				break
+			}
 			fmt.Fprintf(w, "    %-10s %s  (exists, not managed: left untouched)\n", "blocked", u)
 		}
 	} else if len(d.Unmanaged) > 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
@@ -49,6 +50,22 @@ func (r *Recovery) LogAttrs(root string) []any {
 		attrs = append(attrs, "left", fmt.Sprintf("%d (%s: %s)", len(r.Left), r.Left[0].Path, r.Left[0].Reason))
 	}
 	return append(attrs, "temp_swept", r.TempSwept)
+}
+
+// LogPaths logs every path of the recovery at debug level, one line per
+// path: the full lists, where the warning has counts and examples.
+func (r *Recovery) LogPaths(logger *slog.Logger, root string) {
+	for _, l := range []struct {
+		name  string
+		paths []string
+	}{{"rolled forward", r.RolledForward}, {"removed", r.Removed}, {"dropped", r.Dropped}} {
+		for _, p := range l.paths {
+			logger.Debug("recovery: "+l.name, "root", root, "path", p)
+		}
+	}
+	for _, l := range r.Left {
+		logger.Debug("recovery: left", "root", root, "path", l.Path, "reason", l.Reason)
+	}
 }
 
 // Recover restores the spec's invariant on a root where a run died (or lost

@@ -1,10 +1,13 @@
 package txn
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -197,5 +200,27 @@ func TestRecoverRefusesAJournalItCannotRead(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The recovery warning stays one bounded line however many paths the dead
+// run touched (issue 13.5: it listed all of them, ~20 KB for 3,000 files);
+// the full lists are at debug level, one path a line.
+func TestRecoveryLogBounded(t *testing.T) {
+	rec := &Recovery{Journal: &journal.Journal{RunID: "r"}}
+	for i := 0; i < 3000; i++ {
+		rec.Removed = append(rec.Removed, fmt.Sprintf("reports/2026/06/19/some-long-report-name-%04d.html", i))
+	}
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	logger.Warn("recovered a root left by a dead run", rec.LogAttrs("/srv/www")...)
+	line := buf.String()
+	if len(line) > 600 || !strings.Contains(line, "removed=\"3000 (") || !strings.Contains(line, "and 2997 more") {
+		t.Errorf("warning is %d bytes: %s", len(line), line)
+	}
+	buf.Reset()
+	rec.LogPaths(logger, "/srv/www")
+	if n := strings.Count(buf.String(), "\n"); n != 3000 {
+		t.Errorf("debug lines: %d, want 3000", n)
 	}
 }

@@ -141,6 +141,7 @@ func Begin(ctx context.Context, opts Options) (*Txn, error) {
 	t.Recovery = rec
 	if rec != nil {
 		opts.Logger.Warn("recovered a root left by a dead run", rec.LogAttrs(t.st.String())...)
+		rec.LogPaths(opts.Logger, t.st.String())
 	}
 	// A process killed while creating the lock, a claim, the journal or
 	// the catalog leaves its temporary file in the root directory; one
