@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/report"
@@ -139,5 +140,25 @@ destinations:
 	}
 	if _, err := os.Stat(filepath.Join(h.dir, "www2")); err == nil {
 		t.Error("a refused run wrote to the root")
+	}
+}
+
+// TestPruneKeepsArchiveIndex: prune never selects a destination's archive
+// index or feed (they are rebuilt by every run, not reports), however old,
+// and they do not count towards keep_min.
+func TestPruneKeepsArchiveIndex(t *testing.T) {
+	me := catalog.Owner{PipelineID: "p", DestinationID: "d"}
+	old := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	rec := func(p, transform string) catalog.Output {
+		o := catalog.Output{Path: p, PipelineID: "p", DestinationID: "d", Kind: catalog.KindSource, UpdatedAt: old}
+		if transform != "" {
+			o.Kind, o.Transform = catalog.KindGenerated, transform
+		}
+		return o
+	}
+	outs := []catalog.Output{rec("a/index.html", catalog.TransformMarkdown), rec("b.csv", ""), rec("index.html", catalog.TransformIndex), rec("feed.xml", catalog.TransformFeed)}
+	got := SelectPrune(outs, me, old.AddDate(1, 0, 0), 24*time.Hour, 1)
+	if len(got) != 1 || got[0].Path != "b.csv" {
+		t.Errorf("selected %v, want [b.csv] (a/index.html kept by keep_min 1, the index and feed never)", got)
 	}
 }

@@ -27,12 +27,15 @@ type PruneOptions struct {
 // now-olderThan, except the owner's keepMin newest outputs, which are never
 // selected. "Newest" orders by UpdatedAt, latest first, and among equal
 // UpdatedAt by path, byte-wise ascending. Other owners' outputs are never
-// selected. It is a pure function: outputs is not modified.
+// selected, nor is a destination's archive index or feed (transform index
+// or feed: rebuilt by every run, they are not reports and do not count
+// towards keepMin). It is a pure function: outputs is not modified.
 func SelectPrune(outputs []catalog.Output, owner catalog.Owner, now time.Time, olderThan time.Duration, keepMin int) []catalog.Output {
 	var owned []catalog.Output
 	for _, o := range outputs {
 		// A reserved path cannot be in a valid catalog; never select one.
-		if o.Owner() == owner && !cleanpath.HasReservedSegment(o.Path) {
+		if o.Owner() == owner && !cleanpath.HasReservedSegment(o.Path) &&
+			o.Transform != catalog.TransformIndex && o.Transform != catalog.TransformFeed {
 			owned = append(owned, o)
 		}
 	}
