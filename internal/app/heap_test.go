@@ -1,7 +1,6 @@
 package app
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -16,9 +15,9 @@ import (
 	"github.com/distributor-dev/distributor/internal/report"
 )
 
-// writeLargeCatalog writes a valid catalog of n records (owned by another
-// pipeline, in 100-file directories) at root, streaming, and returns its
-// size. The recorded files need not exist: a run trusts the catalog.
+// writeLargeCatalog writes archiveCatalog's n records as the catalog at
+// root, streaming, and returns its size. The recorded files need not
+// exist: a run trusts the catalog.
 func writeLargeCatalog(t testing.TB, root string, n int) int64 {
 	t.Helper()
 	if err := os.MkdirAll(root, 0o755); err != nil {
@@ -29,24 +28,7 @@ func writeLargeCatalog(t testing.TB, root string, n int) int64 {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	t0 := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
-	enc, err := catalog.NewEncoder(f, catalog.Header{DistributorVersion: "test", CreatedAt: t0, UpdatedAt: t0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := catalog.Source{ID: "archive.2026-06-01", Digest: fmt.Sprintf("sha256:%064x", 1), Created: t0}
-	for i := range n {
-		p := fmt.Sprintf("archive/%05d/report-%07d.html", i/100, i)
-		o := catalog.Output{Path: p, PipelineID: "theirs", DestinationID: "site-theirs", Source: src, Kind: catalog.KindSource,
-			URL: "https://reports.example.com/" + p, SHA256: fmt.Sprintf("sha256:%064x", i), Size: int64(1000 + i),
-			CreatedAt: t0, UpdatedAt: t0}
-		if err := enc.Add(&o); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := enc.Close(); err != nil {
-		t.Fatal(err)
-	}
+	encodeArchive(t, f, n)
 	info, err := f.Stat()
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -26,8 +27,15 @@ import (
 func archiveCatalog(t testing.TB, n int) []byte {
 	t.Helper()
 	var buf bytes.Buffer
+	encodeArchive(t, &buf, n)
+	return buf.Bytes()
+}
+
+// encodeArchive writes archiveCatalog's document to w, record by record.
+func encodeArchive(t testing.TB, w io.Writer, n int) {
+	t.Helper()
 	t0 := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
-	enc, err := catalog.NewEncoder(&buf, catalog.Header{CreatedAt: t0, UpdatedAt: t0})
+	enc, err := catalog.NewEncoder(w, catalog.Header{DistributorVersion: "test", CreatedAt: t0, UpdatedAt: t0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +43,8 @@ func archiveCatalog(t testing.TB, n int) []byte {
 	for i := range n {
 		p := fmt.Sprintf("archive/%05d/report-%07d.html", i/100, i)
 		o := catalog.Output{Path: p, PipelineID: "theirs", DestinationID: "site-theirs", Source: src, Kind: catalog.KindSource,
-			SHA256: fmt.Sprintf("sha256:%064x", i), Size: int64(1000 + i), CreatedAt: t0, UpdatedAt: t0}
+			URL: "https://reports.example.com/" + p, SHA256: fmt.Sprintf("sha256:%064x", i), Size: int64(1000 + i),
+			CreatedAt: t0, UpdatedAt: t0}
 		if err := enc.Add(&o); err != nil {
 			t.Fatal(err)
 		}
@@ -43,7 +52,6 @@ func archiveCatalog(t testing.TB, n int) []byte {
 	if err := enc.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return buf.Bytes()
 }
 
 // TestS3RequestsDoNotGrowWithTheRoot publishes one new file into S3 roots
