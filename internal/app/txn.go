@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"time"
 
@@ -39,7 +40,10 @@ func (a *App) begin(ctx context.Context, st storage.Store, d *config.Destination
 		Store: st, Command: command, Logger: a.Logger, Jobs: jobs, Now: a.Now, CleanupTimeout: a.CleanupTimeout,
 		SingleWriter: d.SingleWriter,
 		Lock: lock.Locker{Wait: a.LockTimeout, NoWait: a.LockTimeout < 0, Now: a.Now, Lease: a.LockLease,
-			SkewAllowance: a.LockSkewAllowance},
+			SkewAllowance: a.LockSkewAllowance, OnWait: func(h lock.Info, waited, limit time.Duration) {
+				a.Logger.Warn(fmt.Sprintf("waiting for the lock of %s, held by %s: waited %s of up to %s (--lock-timeout)",
+					st, h, waited.Round(time.Second), limit), "destination", d.ID)
+			}},
 	})
 }
 

@@ -67,6 +67,8 @@ type globals struct {
 	config     string
 	output     string
 	logLevel   string
+	verbose    bool // -v: --log-level info
+	quiet      bool // -q: --log-level error
 	progress   string
 	lockWait   time.Duration
 	// lockLease and lockSkew tune fencing (see docs/design.md).
@@ -155,6 +157,18 @@ The configuration is read from --config, else $DISTRIBUTOR_CONFIG, else
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if g.verbose || g.quiet {
+				if g.verbose && g.quiet {
+					return usageErr("-v (--verbose) and -q (--quiet) contradict each other: use one")
+				}
+				if cmd.Flags().Changed("log-level") {
+					return usageErr("-v and -q set the log level: use them or --log-level, not both")
+				}
+				g.logLevel = "info"
+				if g.quiet {
+					g.logLevel = "error"
+				}
+			}
 			return g.setup()
 		},
 	}
@@ -171,7 +185,9 @@ The configuration is read from --config, else $DISTRIBUTOR_CONFIG, else
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.config, "config", "", "configuration file (default $DISTRIBUTOR_CONFIG, else ./distributor.yaml)")
 	pf.StringVar(&g.output, "output", "text", "output format: text or json (json prints one document on stdout)")
-	pf.StringVar(&g.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn or error")
+	pf.StringVar(&g.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn or error (info and debug log each destination's progress)")
+	pf.BoolVarP(&g.verbose, "verbose", "v", false, "log progress and details on stderr: --log-level info")
+	pf.BoolVarP(&g.quiet, "quiet", "q", false, "log only errors on stderr: --log-level error")
 	pf.StringVar(&g.progress, "progress", "auto", "progress display on stderr: auto (only on a terminal), always or never")
 	pf.DurationVar(&g.lockWait, "lock-timeout", 2*time.Minute, "how long a writing command waits for a destination root locked by another run (0: fail at once)")
 	pf.DurationVar(&g.lockLease, "lock-lease", lock.DefaultLease, "lease of the lock a writing command holds: renewed every quarter, and the writer stops changing the root if it could not renew for three quarters of it (0: the default)")
@@ -254,8 +270,18 @@ func (g *globals) app() *app.App {
 		logger = progressLogger(g.logger, progress)
 	}
 	a := app.New(g.env.Version, logger)
+	var ps teeProgress
 	if progress != nil {
-		a.Progress = progress
+		ps = append(ps, progress)
+	}
+	if infoEnabled(logger) {
+		ps = append(ps, &logProgress{log: logger})
+	}
+	switch len(ps) {
+	case 1:
+		a.Progress = ps[0]
+	case 2:
+		a.Progress = ps
 	}
 	a.Getenv = g.env.Getenv
 	a.LockTimeout = g.lockWait

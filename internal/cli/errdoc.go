@@ -104,10 +104,6 @@ func flagHint(c *cobra.Command, err error) string {
 		return "did you mean --output json?"
 	case "text":
 		return "did you mean --output text?"
-	case "verbose":
-		return "did you mean -v (--log-level info)?"
-	case "quiet":
-		return "did you mean -q (--log-level error)?"
 	}
 	var names []string
 	c.Flags().VisitAll(func(f *pflag.Flag) {

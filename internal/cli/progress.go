@@ -69,6 +69,7 @@ type destinationBar struct {
 	bar       *mpb.Bar
 	files     int64
 	bytes     int64
+	start     time.Time
 	doneFiles atomic.Int64
 	doneBytes atomic.Int64
 }
@@ -146,7 +147,7 @@ func (d *progressDisplay) Start(destination string, files int, bytes int64) {
 		}
 		d.p = mpb.New(opts...)
 	}
-	b := &destinationBar{files: int64(files), bytes: bytes}
+	b := &destinationBar{files: int64(files), bytes: bytes, start: time.Now()}
 	// The bar advances by one unit per file plus one per byte: by bytes
 	// for real files, yet complete only after the last file, even an
 	// empty one.
@@ -167,8 +168,33 @@ func (d *progressDisplay) Start(destination string, files int, bytes int64) {
 func (b *destinationBar) counters(decor.Statistics) string {
 	total := formatBytes(b.bytes)
 	files := fmt.Sprint(b.files)
+	done := b.doneBytes.Load()
 	return fmt.Sprintf("%*d/%s files  %*s/%s", len(files), b.doneFiles.Load(), files,
-		len(total), formatBytes(b.doneBytes.Load()), total)
+		len(total), formatBytes(done), total) + rateETA(done, b.bytes, b.doneFiles.Load() >= b.files, time.Since(b.start))
+}
+
+// rateETA renders "  1.2 MiB/s  ETA 0:42" for done of total bytes after
+// elapsed: the average rate, and the time left at that rate until the
+// last byte ("" until a rate is known; no ETA once finished).
+func rateETA(done, total int64, finished bool, elapsed time.Duration) string {
+	if done <= 0 || elapsed < 500*time.Millisecond {
+		return ""
+	}
+	rate := float64(done) / elapsed.Seconds()
+	s := "  " + formatBytes(int64(rate)) + "/s"
+	if !finished && total > done {
+		s += "  ETA " + formatETA(time.Duration(float64(total-done)/rate*float64(time.Second)))
+	}
+	return s
+}
+
+// formatETA formats d as "m:ss", or "h:mm:ss" from an hour on.
+func formatETA(d time.Duration) string {
+	sec := int64(d.Round(time.Second) / time.Second)
+	if sec >= 3600 {
+		return fmt.Sprintf("%d:%02d:%02d", sec/3600, sec/60%60, sec%60)
+	}
+	return fmt.Sprintf("%d:%02d", sec/60, sec%60)
 }
 
 // formatBytes formats n as "512 B", "1.5 KiB", "12.0 MiB"...

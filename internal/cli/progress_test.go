@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // progressProject writes and seals a bundle of four files (one of them
@@ -321,5 +322,25 @@ func TestVerifyProgressOnTerminal(t *testing.T) {
 	}
 	if _, _, stderr := progressRun(t, false, nil, args...); strings.Contains(stderr, "files") {
 		t.Errorf("progress on a non-terminal:\n%q", stderr)
+	}
+}
+
+// TestRateAndETA: the display shows the average rate and the time left.
+func TestRateAndETA(t *testing.T) {
+	for _, tc := range []struct {
+		done, total int64
+		finished    bool
+		elapsed     time.Duration
+		want        string
+	}{
+		{0, 100, false, time.Second, ""},
+		{1024, 4096, false, 100 * time.Millisecond, ""},
+		{1 << 20, 4 << 20, false, 2 * time.Second, "  512.0 KiB/s  ETA 0:06"},
+		{4 << 20, 4 << 20, true, 2 * time.Second, "  2.0 MiB/s"},
+		{1 << 20, 1 << 32, false, time.Second, "  1.0 MiB/s  ETA 1:08:15"},
+	} {
+		if got := rateETA(tc.done, tc.total, tc.finished, tc.elapsed); got != tc.want {
+			t.Errorf("rateETA(%d, %d, %v, %s) = %q, want %q", tc.done, tc.total, tc.finished, tc.elapsed, got, tc.want)
+		}
 	}
 }

@@ -148,6 +148,11 @@ type Locker struct {
 	NoWait bool
 	// Poll is the pause between attempts (default 500ms, at most Lease/8).
 	Poll time.Duration
+	// OnWait, when set, is told that Acquire waits for a lock another
+	// process holds: once when the wait starts, then every WaitReportEvery
+	// while it lasts (at most about ten times), with the holder's record,
+	// how long Acquire has waited and how long it waits in all.
+	OnWait func(holder Info, waited, limit time.Duration)
 	// Now stamps records (default time.Now); Mono measures leases and
 	// silences (default SystemClock). Host, PID and Alive describe this
 	// process; zero values mean os.Hostname, os.Getpid and a liveness
@@ -235,6 +240,7 @@ func (l *Locker) Acquire(ctx context.Context, command string) (*Lock, error) {
 	w := &watch{mono: l.Mono, seen: map[string]sighting{}}
 	// The wait is measured on Go's monotonic clock; Mono measures silences.
 	start := time.Now()
+	reported, lastReport := -1, time.Duration(0)
 	for {
 		sent := l.Mono()
 		v, err := l.tryAcquire(ctx, &info, w)
@@ -246,6 +252,10 @@ func (l *Locker) Acquire(ctx context.Context, command string) (*Lock, error) {
 			return nil, err
 		}
 		waited := time.Since(start)
+		if l.OnWait != nil && !l.NoWait && waited < l.Wait && (reported < 0 || waited-lastReport >= waitReportEvery(l.Wait)) {
+			l.OnWait(held.info, waited, l.Wait)
+			reported, lastReport = reported+1, waited
+		}
 		if l.NoWait || waited >= l.Wait {
 			return nil, &HeldError{Root: l.Store.String(), Holder: held.info, Waited: waited,
 				Silent: held.silent, TakeoverAfter: l.takeoverAfter(held.info),
@@ -617,4 +627,11 @@ func (k *Lock) Release(ctx context.Context) error {
 		return fmt.Errorf("release lock: %w", err)
 	}
 	return nil
+}
+
+// waitReportEvery is how often a long wait for a lock is reported again:
+// every 30s, or a tenth of the wait when that is longer, so a wait never
+// prints more than about ten lines.
+func waitReportEvery(wait time.Duration) time.Duration {
+	return max(30*time.Second, wait/10)
 }

@@ -451,3 +451,43 @@ func TestUnreadableRecordIsWatched(t *testing.T) {
 	}
 	k.Release(ctx)
 }
+
+// TestWaitIsReported: a waiter says once, at the start of its wait, who
+// holds the lock and how long it will wait (then again only every 30s, or
+// a tenth of a longer wait), instead of waiting in silence.
+func TestWaitIsReported(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	c := &clock{t: time.Now()}
+	a, err := locker(st, "h", 1, c).Acquire(ctx, "run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		a.Release(ctx)
+	}()
+	l := locker(st, "h", 2, c)
+	l.Now = time.Now
+	l.Wait = 5 * time.Second
+	var reports []Info
+	var limits []time.Duration
+	l.OnWait = func(h Info, waited, limit time.Duration) {
+		reports = append(reports, h)
+		limits = append(limits, limit)
+	}
+	b, err := l.Acquire(ctx, "run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Release(ctx)
+	if len(reports) != 1 || reports[0].PID != 1 || reports[0].Host != "h" || reports[0].Command != "run" || limits[0] != 5*time.Second {
+		t.Errorf("reports %+v, limits %v: want one naming pid 1 on h, limit 5s", reports, limits)
+	}
+	if got := waitReportEvery(2 * time.Minute); got != 30*time.Second {
+		t.Errorf("waitReportEvery(2m) = %s", got)
+	}
+	if got := waitReportEvery(time.Hour); got != 6*time.Minute {
+		t.Errorf("waitReportEvery(1h) = %s", got)
+	}
+}
