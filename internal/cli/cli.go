@@ -193,6 +193,7 @@ The configuration is read from --config, else $DISTRIBUTOR_CONFIG, else
 	pf.DurationVar(&g.lockLease, "lock-lease", lock.DefaultLease, "lease of the lock a writing command holds: renewed every quarter, and the writer stops changing the root if it could not renew for three quarters of it (0: the default)")
 	pf.DurationVar(&g.lockSkew, "lock-skew-allowance", lock.DefaultSkewAllowance, "how much longer than the holder's lease a waiting command watches a silent lock before it takes it over (0: the default)")
 	root.AddCommand(newRunCmd(g), newValidateCmd(g), newBundleCmd(g), newPruneCmd(g), newReconcileCmd(g), newVerifyCmd(g), newStateCmd(g), newUnlockCmd(g), newConfigCmd(g), newVersionCmd(g), newCompletionCmd(g, root))
+	root.SetHelpCommand(newHelpCmd(root))
 	return groupCommand(g, root)
 }
 

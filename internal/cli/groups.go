@@ -68,3 +68,27 @@ func (g *globals) commandArgs(c *cobra.Command) []string {
 	}
 	return rest
 }
+
+// newHelpCmd replaces cobra's help command, which shows the nearest
+// command's help for a mistyped one ("distributor help sael" showed the
+// root's help and exited 0): an unknown command is a usage error here too.
+func newHelpCmd(root *cobra.Command) *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		Long:  "help prints the help of any command, as its --help does.",
+		RunE: func(c *cobra.Command, args []string) error {
+			target, rest, err := root.Find(args)
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			for _, a := range rest {
+				if !strings.HasPrefix(a, "-") {
+					return unknownSubcommand(target, a)
+				}
+			}
+			target.InitDefaultHelpFlag()
+			return target.Help()
+		},
+	}
+}
