@@ -5,11 +5,17 @@
 //	    writes N files of BYTES random bytes each below DIR (K per
 //	    subdirectory, d000/f00000.bin, ...) and seals DIR as a bundle
 //	    (manifest.json) with bundle.Seal.
-//	gen root -dir DIR -outputs N [-size BYTES] [-pipeline P] [-destination D]
-//	    writes N small random files below DIR (100 per directory) and a
-//	    valid .distributor.json recording all of them as managed outputs of
-//	    P/D, encoded with catalog.Encode: a destination root that already
-//	    holds N outputs, made without publishing them one by one.
+//	gen root -dir DIR -outputs N [-size BYTES] [-per-dir K] [-files=false]
+//	         [-pipeline P] [-destination D]
+//	    writes N small random files below DIR (K per directory, default
+//	    100: d0000/f0000000.bin, ...) and a valid .distributor.json
+//	    recording all of them as managed outputs of P/D, written with
+//	    catalog's streaming Encoder (constant memory, the bytes of
+//	    catalog.Encode): a destination root that already holds N outputs,
+//	    made without publishing them one by one. With -files=false only the
+//	    catalog is written (the same records: the content is generated and
+//	    hashed, not stored), which also restores the catalog of a root made
+//	    earlier with the same flags.
 //
 // Content is pseudo-random (ChaCha8, seeded), so it neither compresses nor
 // deduplicates, and the same flags give the same bytes.
@@ -51,7 +57,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: gen bundle -dir DIR -files N -size BYTES [-id ID] [-seed S] [-per-dir K]\n       gen root -dir DIR -outputs N [-size BYTES] [-pipeline P] [-destination D]")
+	fmt.Fprintln(os.Stderr, "usage: gen bundle -dir DIR -files N -size BYTES [-id ID] [-seed S] [-per-dir K]\n       gen root -dir DIR -outputs N [-size BYTES] [-per-dir K] [-files=false] [-pipeline P] [-destination D]")
 	os.Exit(2)
 }
 
@@ -121,32 +127,67 @@ func genRoot(args []string) error {
 	dir := fs.String("dir", "", "destination root (created)")
 	outputs := fs.Int("outputs", 1000, "number of managed outputs")
 	size := fs.Int64("size", 100, "bytes per output file")
+	perDir := fs.Int("per-dir", 100, "outputs per directory")
+	files := fs.Bool("files", true, "write the output files (false: only the catalog, same records)")
 	pipeline := fs.String("pipeline", "bench", "owner pipeline id")
 	destination := fs.String("destination", "dst", "owner destination id")
 	fs.Parse(args)
-	if *dir == "" || *outputs < 0 || *size < 0 {
-		return fmt.Errorf("root: need -dir, -outputs >= 0, -size >= 0")
-	}
-	rng := rand.NewChaCha8([32]byte{42})
-	buf := make([]byte, max(*size, 1))
-	src := catalog.Source{ID: "bench.seed", Digest: "sha256:" + hex.EncodeToString(make([]byte, 32)), Created: created}
-	c := &catalog.Catalog{SchemaVersion: catalog.SchemaVersion, CreatedAt: created, UpdatedAt: created,
-		Outputs: make([]catalog.Output, 0, *outputs)}
-	for i := range *outputs {
-		p := fmt.Sprintf("d%04d/f%07d.bin", i/100, i)
-		sum, err := writeRandom(filepath.Join(*dir, filepath.FromSlash(p)), *size, rng, buf)
-		if err != nil {
-			return err
-		}
-		c.Outputs = append(c.Outputs, catalog.Output{Path: p, PipelineID: *pipeline, DestinationID: *destination,
-			Source: src, Kind: catalog.KindSource, SHA256: sum, Size: *size, CreatedAt: created, UpdatedAt: created})
-	}
-	data, err := catalog.Encode(c)
-	if err != nil {
-		return err
+	if *dir == "" || *outputs < 0 || *size < 0 || *perDir < 1 {
+		return fmt.Errorf("root: need -dir, -outputs >= 0, -size >= 0, -per-dir >= 1")
 	}
 	if err := os.MkdirAll(*dir, 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(*dir, catalog.FileName), data, 0o644)
+	// Directory names are zero-padded to at least 4 digits (the layout of
+	// roots up to 1M outputs at 100 per directory, d0000..d9999), wider when
+	// needed so that paths sort in generation order.
+	dirWidth := max(4, len(fmt.Sprint(max(*outputs-1, 0) / *perDir)))
+	fileWidth := max(7, len(fmt.Sprint(max(*outputs-1, 0))))
+	rng := rand.NewChaCha8([32]byte{42})
+	buf := make([]byte, max(*size, 1))
+	src := catalog.Source{ID: "bench.seed", Digest: "sha256:" + hex.EncodeToString(make([]byte, 32)), Created: created}
+	// The catalog is written record by record with the streaming encoder
+	// (the same bytes as catalog.Encode), so memory stays flat at any size.
+	tmp := filepath.Join(*dir, catalog.FileName+".gen-tmp")
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp)
+	defer f.Close()
+	enc, err := catalog.NewEncoder(f, catalog.Header{CreatedAt: created, UpdatedAt: created})
+	if err != nil {
+		return err
+	}
+	for i := range *outputs {
+		p := fmt.Sprintf("d%0*d/f%0*d.bin", dirWidth, i / *perDir, fileWidth, i)
+		var sum string
+		if *files {
+			if sum, err = writeRandom(filepath.Join(*dir, filepath.FromSlash(p)), *size, rng, buf); err != nil {
+				return err
+			}
+		} else {
+			// The same bytes writeRandom would write, hashed only.
+			h := sha256.New()
+			for left := *size; left > 0; {
+				n := min(int64(len(buf)), left)
+				rng.Read(buf[:n])
+				h.Write(buf[:n])
+				left -= n
+			}
+			sum = "sha256:" + hex.EncodeToString(h.Sum(nil))
+		}
+		o := catalog.Output{Path: p, PipelineID: *pipeline, DestinationID: *destination,
+			Source: src, Kind: catalog.KindSource, SHA256: sum, Size: *size, CreatedAt: created, UpdatedAt: created}
+		if err := enc.Add(&o); err != nil {
+			return err
+		}
+	}
+	if err := enc.Close(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(*dir, catalog.FileName))
 }
