@@ -218,7 +218,9 @@ func TestApplyFailureAtEveryStep(t *testing.T) {
 }
 
 // TestSourceChangedDuringCopy: bytes that no longer match the manifest are
-// never published, and nothing the attempt created is left behind.
+// never published, and nothing the attempt created is left behind. The
+// mismatch is found while the writes are staged, before anything became
+// visible, so the pipeline reports its bundle invalid as well.
 func TestSourceChangedDuringCopy(t *testing.T) {
 	f := newFixture(t, "additive")
 	f.bundle("mine", "mine.one", map[string]string{"a.txt": "aaaa", "b.txt": "bbbb"})
@@ -232,7 +234,14 @@ func TestSourceChangedDuringCopy(t *testing.T) {
 			})
 		}}
 	})
-	d := f.run(a, "mine")
+	rep, err := a.Run(context.Background(), f.cfg, RunOptions{Pipeline: "mine"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := rep.Pipelines[0]; p.Error == nil || !strings.Contains(*p.Error, "b.txt: sha256 mismatch") {
+		t.Errorf("want the pipeline to report its bundle invalid, naming b.txt, got %v", p.Error)
+	}
+	d := &rep.Pipelines[0].Destinations[0]
 	if d.Status != report.StatusFailed || d.Error == nil || !strings.Contains(*d.Error, "sha256 mismatch") {
 		t.Fatalf("want a failed run naming the mismatch, got %s %v", d.Status, d.Error)
 	}
@@ -258,6 +267,24 @@ func (h *hookStore) Put(ctx context.Context, path string, r io.Reader, size int6
 func (h *hookStore) PutNew(ctx context.Context, path string, r io.Reader, size int64, opts ...storage.PutOption) error {
 	h.beforePut(path)
 	return h.Store.PutNew(ctx, path, r, size, opts...)
+}
+
+// Stage implements storage.Store: a staged write is a write (its bytes
+// are read while it is staged).
+func (h *hookStore) Stage(ctx context.Context, path string, r io.Reader, size int64, create bool, opts ...storage.PutOption) (storage.Staged, error) {
+	h.beforePut(path)
+	return h.Store.Stage(ctx, path, r, size, create, opts...)
+}
+
+// stagedHook is a storage.Staged that calls commit before its Commit.
+type stagedHook struct {
+	storage.Staged
+	commit func()
+}
+
+func (s stagedHook) Commit(ctx context.Context) error {
+	s.commit()
+	return s.Staged.Commit(ctx)
 }
 
 func restore(t *testing.T, root string, files map[string]string) {
@@ -371,6 +398,16 @@ func (s *syncRecorder) Put(ctx context.Context, p string, r io.Reader, size int6
 func (s *syncRecorder) PutNew(ctx context.Context, p string, r io.Reader, size int64, opts ...storage.PutOption) error {
 	s.record("put " + p)
 	return s.Store.PutNew(ctx, p, r, size, opts...)
+}
+
+// Stage implements storage.Store: a staged write is recorded as a put
+// when it is committed (made visible).
+func (s *syncRecorder) Stage(ctx context.Context, p string, r io.Reader, size int64, create bool, opts ...storage.PutOption) (storage.Staged, error) {
+	sg, err := s.Store.Stage(ctx, p, r, size, create, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return stagedHook{sg, func() { s.record("put " + p) }}, nil
 }
 
 func (s *syncRecorder) PutIf(ctx context.Context, p string, data []byte, v storage.Version) (storage.Version, error) {

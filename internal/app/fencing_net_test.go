@@ -178,8 +178,9 @@ func runNet(ctx context.Context, a *App, cfg *config.Config, source string, jobs
 	return &p.Destinations[0], nil
 }
 
-// putHook is a store that calls hook before its at-th Put (outputs are the
-// only objects the engine writes with Put) and counts Puts.
+// putHook is a store that calls hook before its at-th Put or Stage
+// (outputs are the only objects the engine writes with them) and counts
+// them.
 type putHook struct {
 	storage.Store
 	at   int
@@ -196,6 +197,13 @@ func (h *putHook) Put(ctx context.Context, p string, r io.Reader, size int64, op
 
 func (h *putHook) PutNew(ctx context.Context, p string, r io.Reader, size int64, opts ...storage.PutOption) error {
 	return h.put(func() error { return h.Store.PutNew(ctx, p, r, size, opts...) })
+}
+
+// Stage implements storage.Store: staging is the upload, counted as a Put.
+func (h *putHook) Stage(ctx context.Context, p string, r io.Reader, size int64, create bool, opts ...storage.PutOption) (storage.Staged, error) {
+	var sg storage.Staged
+	err := h.put(func() (err error) { sg, err = h.Store.Stage(ctx, p, r, size, create, opts...); return err })
+	return sg, err
 }
 
 // Unwrap lets retry.Count find the retrying store below the hook.

@@ -158,26 +158,102 @@ func (a *App) runPipeline(ctx context.Context, cfg *config.Config, p *config.Pip
 		op.Destinations = append(op.Destinations, od)
 	}
 	if vc.err != nil {
-		op.Err = sourceErr(b.Dir, vc.err)
+		err := sourceErr(b.Dir, vc.err)
+		if wrote(op.Destinations) {
+			// The mismatch was found while staging, after a destination
+			// had published bytes that matched (the file changed during
+			// the run): the pipeline did write.
+			op.Warnings = append(op.Warnings, err.Error()+"; destinations published before it was found keep what they published")
+		} else {
+			op.Err = err
+		}
 	}
 	return op
 }
 
-// contentCheck hashes a shallowly loaded bundle's files once, the first time
-// a destination needs to write: a bundle whose bytes do not match its
-// manifest then fails every destination before any of them writes.
+// wrote reports whether any destination applied a change.
+func wrote(ds []outcome.Destination) bool {
+	for _, d := range ds {
+		if c := d.Applied; c.Created+c.Overwritten+c.Deleted > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// contentCheck keeps what a run knows of a shallowly loaded bundle's
+// bytes, so that a bundle whose bytes do not match its manifest fails every
+// destination before any of them makes an output visible:
+//
+//   - a destination whose store cannot stage (S3) hashes every file up
+//     front, before it writes (check);
+//   - a destination whose store stages checks the bytes of the files it
+//     writes as they are copied to temporary names (OpenVerified fails the
+//     stage, and nothing becomes visible), and hashes up front only the
+//     files it does not write (checkRest), so the bundle is read once;
+//   - a mismatch found while staging marks the bundle bad for the other
+//     destinations (failed).
 type contentCheck struct {
-	b    *bundle.Bundle
-	done bool
-	err  error
+	b        *bundle.Bundle
+	all      bool            // every file's bytes matched
+	verified map[string]bool // these files' bytes matched
+	err      error           // the bundle is bad
 }
 
 func (c *contentCheck) check(ctx context.Context) error {
-	if !c.done {
-		c.err = c.b.Verify(ctx)
-		c.done = c.err == nil || ctx.Err() == nil
+	if c.err != nil || c.all {
+		return c.err
 	}
-	return c.err
+	err := c.b.Verify(ctx)
+	switch {
+	case err == nil:
+		c.all = true
+	case ctx.Err() == nil:
+		c.err = err
+	}
+	return err
+}
+
+// checkRest verifies the files that staged is false for and that are not
+// known to match yet.
+func (c *contentCheck) checkRest(ctx context.Context, staged func(path string) bool) error {
+	if c.err != nil || c.all {
+		return c.err
+	}
+	var done []string
+	err := c.b.VerifyFiles(ctx, func(p string) bool {
+		if c.verified[p] || staged(p) {
+			return false
+		}
+		done = append(done, p)
+		return true
+	})
+	switch {
+	case err == nil:
+		c.matched(done)
+	case ctx.Err() == nil:
+		c.err = err
+	}
+	return err
+}
+
+// matched records that the bytes of the files at paths matched.
+func (c *contentCheck) matched(paths []string) {
+	if c.verified == nil {
+		c.verified = map[string]bool{}
+	}
+	for _, p := range paths {
+		c.verified[p] = true
+	}
+}
+
+// failed records the error of a staged write: a mismatch of the bundle's
+// bytes marks the bundle bad.
+func (c *contentCheck) failed(err error) {
+	var me *bundle.MismatchError
+	if c.err == nil && errors.As(err, &me) {
+		c.err = me
+	}
 }
 
 // runDestination publishes bundle b to destination d and returns what it
@@ -221,6 +297,10 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 	defer st.Close()
 	defer func() { rd.Retries = retry.Count(st) }()
 	rd.Root = st.String()
+	// A store that stages verifies the bytes of what it writes as they are
+	// copied (see contentCheck): no upfront hashing of those files.
+	staging := st.CanStage()
+	streamed, sources := streamedSources(res.Outputs)
 
 	// Plan first from an unlocked read. A dry run stops there; so does a
 	// run with nothing to write (skip_same, fail_*) on a root that no dead
@@ -274,8 +354,20 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 	// not match the manifest, the delete guard, fail_* actions.
 	check := func(in plan.Input, pl *plan.Plan) error {
 		if len(pl.Writes()) > 0 && !pl.Action.Failed() {
-			if err := vc.check(ctx); err != nil {
-				return fmt.Errorf("source %w; nothing was written", err)
+			var err error
+			if staging {
+				written := map[string]bool{}
+				for _, it := range pl.Writes() {
+					if src := sources[it.Path]; streamed[src] {
+						written[src] = true
+					}
+				}
+				err = vc.checkRest(ctx, func(p string) bool { return written[p] })
+			} else {
+				err = vc.check(ctx)
+			}
+			if err != nil {
+				return fmt.Errorf("%w; nothing was written", sourceErr(b.Dir, err))
 			}
 		}
 		if err := deleteGuard(d, opts, pl, len(in.Outputs)); err != nil {
@@ -357,6 +449,13 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 		}
 	}
 
+	// A failed run leaves no empty root directory it created behind (it
+	// runs after the lock is released).
+	defer func() {
+		if rd.Status == outcome.Failed {
+			removeCreatedRoot(st, a)
+		}
+	}()
 	tx, err := a.begin(ctx, st, d, "run", jobs)
 	if err != nil {
 		return failed(err)
@@ -384,6 +483,7 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 	}
 	ch := runChange(in, pl, r.Version, bundleContent(b, outs), webWrites(d, res.PrimaryPath))
 	ch.BaseCopy = r.CatalogCopy
+	ch.Staged = staging
 	if a.Progress != nil {
 		name := p.ID + " -> " + d.ID
 		var total int64
@@ -399,10 +499,21 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 		rd.Done = applied.Done
 	}
 	if err != nil {
+		vc.failed(err)
 		if applied != nil {
 			rd.Applied = outcome.AppliedCounts(pl, applied.Done)
 		}
 		return failed(err)
+	}
+	if staging {
+		// Every source file this run wrote streamed through OpenVerified.
+		var done []string
+		for _, w := range ch.Writes {
+			if p := sources[w.Path]; streamed[p] {
+				done = append(done, p)
+			}
+		}
+		vc.matched(done)
 	}
 	rd.Status, rd.Applied = outcome.OK, pl.Counts()
 	return rd
@@ -438,6 +549,24 @@ func recoverySummary(rec *txn.Recovery) *outcome.Recovery {
 	}
 	return &outcome.Recovery{RunID: rec.Journal.RunID, Committed: rec.Committed, RolledForward: len(rec.RolledForward),
 		Removed: len(rec.Removed), Dropped: len(rec.Dropped), Left: len(rec.Left)}
+}
+
+// streamedSources returns the bundle files whose bytes a staged write
+// checks as it copies them (source copies served by OpenVerified, see
+// bundleContent), and for each output path its bundle file.
+func streamedSources(outs []render.Output) (streamed map[string]bool, sources map[string]string) {
+	streamed, sources = map[string]bool{}, map[string]string{}
+	for _, o := range outs {
+		if o.SourcePath != "" {
+			sources[o.Path] = o.SourcePath
+		}
+	}
+	for _, o := range outs {
+		if o.Content == nil && o.Kind != render.KindGenerated && o.SourcePath != "" {
+			streamed[o.SourcePath] = true
+		}
+	}
+	return streamed, sources
 }
 
 // catalogUnchanged reports whether the root's catalog looks as it did when
@@ -542,4 +671,18 @@ func pipelineIDs(cfg *config.Config) []string {
 		ids[i] = p.ID
 	}
 	return ids
+}
+
+// removeCreatedRoot removes the root directory of st again if this run
+// created it (a local root that did not exist: the lock's first write makes
+// it) and a failure left it empty, so that a failed first publish leaves
+// nothing visible, not even an empty directory.
+func removeCreatedRoot(st storage.Store, a *App) {
+	rr, ok := storage.As[storage.RootRemover](st)
+	if !ok {
+		return
+	}
+	if _, err := rr.RemoveCreatedRoot(); err != nil {
+		a.Logger.Warn("remove the empty root directory this run created", "root", st.String(), "err", err)
+	}
 }

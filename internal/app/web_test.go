@@ -32,6 +32,16 @@ func (o *putOrder) PutNew(ctx context.Context, p string, r io.Reader, size int64
 	return o.Store.PutNew(ctx, p, r, size, opts...)
 }
 
+// Stage implements storage.Store: a staged write is recorded when it is
+// committed (made visible).
+func (o *putOrder) Stage(ctx context.Context, p string, r io.Reader, size int64, create bool, opts ...storage.PutOption) (storage.Staged, error) {
+	sg, err := o.Store.Stage(ctx, p, r, size, create, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return stagedHook{sg, func() { o.add(p) }}, nil
+}
+
 func (o *putOrder) PutIf(ctx context.Context, p string, data []byte, v storage.Version) (storage.Version, error) {
 	o.add("putif " + p)
 	return o.Store.PutIf(ctx, p, data, v)

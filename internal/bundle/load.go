@@ -195,12 +195,33 @@ func LoadShallow(ctx context.Context, dir string) (*Bundle, error) {
 // returning a *ValidationError listing every mismatch. It is what Load adds
 // to LoadShallow.
 func (b *Bundle) Verify(ctx context.Context) error {
+	return b.verify(ctx, &b.Manifest)
+}
+
+// VerifyFiles is Verify for the listed files for which include returns
+// true: a caller that checks the other files' bytes as it copies them
+// (OpenVerified) verifies the rest with it.
+func (b *Bundle) VerifyFiles(ctx context.Context, include func(path string) bool) error {
+	m := b.Manifest
+	m.Files = nil
+	for _, f := range b.Manifest.Files {
+		if include(f.Path) {
+			m.Files = append(m.Files, f)
+		}
+	}
+	if len(m.Files) == 0 {
+		return nil
+	}
+	return b.verify(ctx, &m)
+}
+
+func (b *Bundle) verify(ctx context.Context, m *Manifest) error {
 	root, err := os.OpenRoot(b.Dir)
 	if err != nil {
 		return fmt.Errorf("bundle: open directory: %w", err)
 	}
 	defer root.Close()
-	problems, err := checkFiles(ctx, root, b.Dir, &b.Manifest, true)
+	problems, err := checkFiles(ctx, root, b.Dir, m, true)
 	if err != nil {
 		return err
 	}
@@ -464,7 +485,7 @@ func (v *verifyingReader) Read(p []byte) (int, error) {
 	v.h.Write(p[:n])
 	v.n += int64(n)
 	if v.n > v.want.Size {
-		v.err = fmt.Errorf("bundle %s: %s: size exceeds manifest size %d (the file changed since it was verified)", v.dir, v.want.Path, v.want.Size)
+		v.err = v.mismatch(fmt.Sprintf("size exceeds manifest size %d", v.want.Size))
 		return 0, v.err
 	}
 	// Verify as soon as the expected size is reached, so a consumer that
@@ -472,17 +493,17 @@ func (v *verifyingReader) Read(p []byte) (int, error) {
 	if v.n == v.want.Size && (n > 0 || v.want.Size == 0) && !v.checked {
 		v.checked = true
 		if sum := FormatSHA256(v.h.Sum(nil)); sum != v.want.SHA256 {
-			v.err = fmt.Errorf("bundle %s: %s: sha256 mismatch: manifest %s, file %s (the file changed since it was verified)", v.dir, v.want.Path, v.want.SHA256, sum)
+			v.err = v.mismatch(fmt.Sprintf("sha256 mismatch: manifest %s, file %s", v.want.SHA256, sum))
 			return n, v.err
 		}
 	}
 	if err == io.EOF {
 		if v.n != v.want.Size {
-			v.err = fmt.Errorf("bundle %s: %s: %s (the file changed since it was verified)", v.dir, v.want.Path, sizeMismatch(v.n, v.want.Size))
+			v.err = v.mismatch(sizeMismatch(v.n, v.want.Size))
 			return n, v.err
 		}
 		if sum := FormatSHA256(v.h.Sum(nil)); sum != v.want.SHA256 {
-			v.err = fmt.Errorf("bundle %s: %s: sha256 mismatch: manifest %s, file %s (the file changed since it was verified)", v.dir, v.want.Path, v.want.SHA256, sum)
+			v.err = v.mismatch(fmt.Sprintf("sha256 mismatch: manifest %s, file %s", v.want.SHA256, sum))
 			return n, v.err
 		}
 		v.err = io.EOF
@@ -493,6 +514,23 @@ func (v *verifyingReader) Read(p []byte) (int, error) {
 }
 
 func (v *verifyingReader) Close() error { return v.f.Close() }
+
+func (v *verifyingReader) mismatch(reason string) error {
+	return &MismatchError{Dir: v.dir, Path: v.want.Path, Reason: reason}
+}
+
+// MismatchError is the error of an OpenVerified reader whose bytes do not
+// match the manifest: the file differs from what the manifest lists (it
+// was changed after sealing, or since it was verified).
+type MismatchError struct {
+	Dir    string // the bundle directory
+	Path   string // the file, relative to Dir
+	Reason string // e.g. "sha256 mismatch: manifest ..., file ..."
+}
+
+func (e *MismatchError) Error() string {
+	return fmt.Sprintf("bundle %s: %s: %s (its bytes do not match the manifest)", e.Dir, e.Path, e.Reason)
+}
 
 // Seek supports exactly what a retrying writer needs: Seek(0, io.SeekCurrent)
 // reports how far the reader is, and Seek(0, io.SeekStart) starts the

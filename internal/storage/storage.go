@@ -148,12 +148,82 @@ type Store interface {
 	// only the holder of the destination lock may call it (without DryRun).
 	SweepTemp(ctx context.Context, opts SweepOptions) ([]string, error)
 
+	// CanStage reports whether Stage works on this store. Local disk and
+	// SFTP stage; S3 does not (it has no cheap rename: a staged object
+	// would be a second upload or a server-side copy).
+	CanStage() bool
+
+	// Stage is the first half of Put (PutNew when create is set): it
+	// writes exactly size bytes read from r to a temporary object (its
+	// base name starts with TempPrefix, so List never shows it and
+	// SweepTemp removes it after a crash), creating parent directories as
+	// needed, and returns without making anything visible under path:
+	// Stat, Get, Open and List do not see it until Staged.Commit. If r
+	// fails, or yields more or fewer than size bytes, Stage fails and
+	// leaves nothing (no temporary object, no directory it created). A
+	// store that cannot stage returns an error matching ErrNoStaging.
+	// Between Stage and Commit the temporary object is unprotected from
+	// SweepTemp: only the lock's holder, which does not sweep while it
+	// stages, may stage.
+	Stage(ctx context.Context, path string, r io.Reader, size int64, create bool, opts ...PutOption) (Staged, error)
+
 	// String describes the root for humans, e.g. "/srv/www",
 	// "sftp://user@host:22/var/www" or "s3://bucket/prefix".
 	String() string
 
 	// Close releases the store's resources.
 	Close() error
+}
+
+// ErrNoStaging is returned (wrapped) by Store.Stage on a store that
+// cannot stage (see Store.CanStage).
+var ErrNoStaging = errors.New("storage: staged writes are not supported by this backend")
+
+// Staged is a write that Store.Stage copied to a temporary object. Exactly
+// one of Commit and Abort is meant to be called; a second call of either
+// does nothing (Abort) or fails (Commit).
+type Staged interface {
+	// Commit makes the staged object visible under its path, as the
+	// corresponding Put (or PutNew, which fails with an error matching
+	// ErrPrecondition when an entry appeared at the path meanwhile) would
+	// have at its end. Whatever its outcome, the temporary object is gone
+	// afterwards, unless the connection to the server is.
+	Commit(ctx context.Context) error
+	// Abort removes the temporary object and the directories Stage
+	// created that are now empty. Aborting after Commit does nothing.
+	Abort(ctx context.Context) error
+}
+
+// Unwrapper is a Store that wraps another one (the retry wrapper):
+// optional capabilities are reached through Unwrap (see As).
+type Unwrapper interface {
+	Unwrap() Store
+}
+
+// As returns the first store in st's chain of wrappers (see Unwrapper),
+// st first, that implements T.
+func As[T any](st Store) (T, bool) {
+	for st != nil {
+		if t, ok := st.(T); ok {
+			return t, true
+		}
+		u, ok := st.(Unwrapper)
+		if !ok {
+			break
+		}
+		st = u.Unwrap()
+	}
+	var zero T
+	return zero, false
+}
+
+// RootRemover is implemented by stores that create their root directory
+// on the first write (local disk). RemoveCreatedRoot removes the root, and
+// the parents created with it, if this store created it and it is empty;
+// it reports whether the root is gone. A writer calls it after a failed
+// change that left the root empty, so that nothing stays visible.
+type RootRemover interface {
+	RemoveCreatedRoot() (bool, error)
 }
 
 // Metadata is the response metadata an object is served with, where the

@@ -20,6 +20,9 @@ type attempt struct {
 	// catalogUnsure: the catalog write failed without a precondition
 	// failure, so it may have landed.
 	catalogUnsure bool
+	// staged holds, by write index, the staged writes not yet committed
+	// or aborted (staged Apply only).
+	staged []storage.Staged
 }
 
 // settle runs after a failure. It removes the files this attempt provably

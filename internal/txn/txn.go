@@ -251,8 +251,15 @@ type Change struct {
 	// alone. It may be nil.
 	Partial func(done []string) *catalog.Edit
 	// Written, when set, is called after each completed write (from the
-	// writing goroutines).
+	// writing goroutines); a staged write counts as completed once staged.
 	Written func(path string, size int64)
+	// Staged asks for staged writes where the store supports them (see
+	// storage.Store.Stage): every write is first copied to a temporary
+	// name, and only when all of them were staged without error are they
+	// made visible (committed) phase by phase. A write whose content fails
+	// (a bundle file whose bytes do not match its manifest) then leaves
+	// nothing visible. A store that cannot stage (S3) writes as without it.
+	Staged bool
 }
 
 // Result says what a transaction did.
@@ -312,7 +319,17 @@ func (t *Txn) Apply(ch *Change) (*Result, error) {
 	}
 	a := &attempt{t: t, ch: ch, written: map[string]bool{}, deleted: map[string]bool{}}
 	var err error
+	staged := ch.Staged && len(ch.Writes) > 0 && t.st.CanStage()
+	if staged {
+		if err = a.stageAll(ctx); err != nil {
+			return a.unstaged(err)
+		}
+		err = a.commitAll(ctx)
+	}
 	for _, phase := range phases(ch.Writes) {
+		if staged {
+			break
+		}
 		err = t.each(ctx, len(phase), func(ctx context.Context, i int) error {
 			w := &ch.Writes[phase[i]]
 			if err := t.put(ctx, w); err != nil {
@@ -367,6 +384,131 @@ func (t *Txn) Apply(ch *Change) (*Result, error) {
 	}
 	t.dropJournal()
 	return res, nil
+}
+
+// stageAll stages every write of the change, up to Jobs at once, each
+// under the fence. On failure it aborts every staged write (see unstaged).
+func (a *attempt) stageAll(ctx context.Context) error {
+	t, ch := a.t, a.ch
+	a.staged = make([]storage.Staged, len(ch.Writes))
+	return t.each(ctx, len(ch.Writes), func(ctx context.Context, i int) error {
+		w := &ch.Writes[i]
+		sg, err := t.stage(ctx, w)
+		if err != nil {
+			return err
+		}
+		a.staged[i] = sg
+		if ch.Written != nil {
+			ch.Written(w.Path, w.Size)
+		}
+		return nil
+	}, func(int) {})
+}
+
+// commitAll makes the staged writes visible phase by phase, in the order
+// Apply writes them, each under the fence. What it committed is recorded
+// in a.written; on failure the staged writes not yet committed are
+// aborted.
+func (a *attempt) commitAll(ctx context.Context) error {
+	t, ch := a.t, a.ch
+	var err error
+	for _, phase := range phases(ch.Writes) {
+		err = t.each(ctx, len(phase), func(ctx context.Context, i int) error {
+			k := phase[i]
+			w := &ch.Writes[k]
+			if err := t.lk.Fence(); err != nil {
+				return err
+			}
+			if err := a.staged[k].Commit(ctx); err != nil {
+				return fmt.Errorf("write %s: %w", w.Path, err)
+			}
+			return nil
+		}, func(i int) {
+			k := phase[i]
+			a.written[ch.Writes[k].Path] = true
+			a.staged[k] = nil
+		})
+		if err != nil {
+			break
+		}
+	}
+	if err != nil {
+		a.abortStaged()
+	}
+	return err
+}
+
+// abortStaged removes every staged write not committed. It returns the
+// paths whose temporary object could not be removed.
+func (a *attempt) abortStaged() []string {
+	t := a.t
+	ctx, cancel := context.WithTimeout(t.lk.Context(), t.opts.CleanupTimeout)
+	defer cancel()
+	var left []string
+	for i, sg := range a.staged {
+		if sg == nil {
+			continue
+		}
+		if err := sg.Abort(ctx); err != nil {
+			t.opts.Logger.Warn("remove a staged temporary file", "root", t.st.String(), "path", a.ch.Writes[i].Path, "err", err)
+			left = append(left, a.ch.Writes[i].Path)
+		}
+		a.staged[i] = nil
+	}
+	return left
+}
+
+// unstaged ends an Apply whose staging failed: nothing became visible, so
+// there is nothing to undo or record. The staged temporary files are
+// removed; if one could not be, the directories written to are swept, and
+// if that fails too the journal stays so that the next writer sweeps the
+// whole tree.
+func (a *attempt) unstaged(cause error) (*Result, error) {
+	t := a.t
+	res := &Result{}
+	left := a.abortStaged()
+	if errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded) {
+		// A staging request cut short may still land on a remote server
+		// after this, as a temporary file: the journal stays, so that the
+		// next writer sweeps the whole tree.
+		res.JournalKept = true
+		return res, fmt.Errorf("%w; no output was made visible; the root keeps its intent journal (requests cut short may still "+
+			"land as temporary files): the next run, prune --apply or reconcile-state on it sweeps them", cause)
+	}
+	if ferr := t.lk.Fence(); ferr != nil {
+		res.JournalKept = true
+		return res, fmt.Errorf("%w; no output was made visible; this process can no longer prove it holds the root's lock (%w): "+
+			"the lock's next holder removes the temporary files from this run's intent journal", cause, ferr)
+	}
+	if len(left) > 0 {
+		ctx, cancel := context.WithTimeout(t.lk.Context(), t.opts.CleanupTimeout)
+		defer cancel()
+		if _, err := t.sweep(ctx, storage.SweepOptions{Dirs: dirsOf(a.ch.Writes)}); err != nil {
+			res.JournalKept = true
+			return res, fmt.Errorf("%w; no output was made visible; %d temporary file(s) could not be removed (%v): "+
+				"the root keeps its intent journal, so the next writer sweeps them", cause, len(left), err)
+		}
+	}
+	t.dropJournal()
+	return res, fmt.Errorf("%w; no output was made visible (every write was staged under a temporary name and removed again)", cause)
+}
+
+// stage copies one object to a temporary name under the fence.
+func (t *Txn) stage(ctx context.Context, w *Write) (storage.Staged, error) {
+	if err := t.lk.Fence(); err != nil {
+		return nil, err
+	}
+	rc, err := w.Open(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("open content of %s: %w", w.Path, err)
+	}
+	defer rc.Close()
+	// As in put: a path that did not exist when planned is only created.
+	sg, err := t.st.Stage(ctx, w.Path, rc, w.Size, !w.Existed, w.Options...)
+	if err != nil {
+		return nil, fmt.Errorf("write %s: %w", w.Path, err)
+	}
+	return sg, nil
 }
 
 // put writes one object under the fence.

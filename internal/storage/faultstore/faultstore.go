@@ -91,6 +91,16 @@ func (s *Store) PutNew(ctx context.Context, path string, r io.Reader, size int64
 	return s.Store.PutNew(ctx, path, r, size, opts...)
 }
 
+// Stage implements storage.Store; it counts (and logs) as a "put": an
+// injected failure fails the stage, so nothing becomes visible. Commit and
+// Abort pass through.
+func (s *Store) Stage(ctx context.Context, path string, r io.Reader, size int64, create bool, opts ...storage.PutOption) (storage.Staged, error) {
+	if err := s.fail("put", path); err != nil {
+		return nil, err
+	}
+	return s.Store.Stage(ctx, path, r, size, create, opts...)
+}
+
 // PutIf implements storage.Store.
 func (s *Store) PutIf(ctx context.Context, path string, data []byte, v storage.Version) (storage.Version, error) {
 	if err := s.fail("putif", path); err != nil {

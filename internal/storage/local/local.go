@@ -71,6 +71,9 @@ type Store struct {
 	mu     sync.Mutex // guards root and closed
 	root   *os.Root   // nil until the root directory exists
 	closed bool
+	// madeRoot lists the directories this store created for its root,
+	// the root first (see RemoveCreatedRoot).
+	madeRoot []string
 
 	writes sync.RWMutex // Put and PutIf hold it shared, SweepTemp exclusively
 	cas    sync.Mutex   // serialises PutIf with a non-zero Version
@@ -204,6 +207,7 @@ func (s *Store) openRoot(create bool) (*os.Root, error) {
 		if !create {
 			return nil, nil
 		}
+		made := missingDirs(s.path)
 		if err := os.MkdirAll(s.path, dirMode); err != nil {
 			return nil, fmt.Errorf("local %s: create root: %w", s.path, err)
 		}
@@ -214,6 +218,7 @@ func (s *Store) openRoot(create bool) (*os.Root, error) {
 			p.Close()
 		}
 		r, err = os.OpenRoot(s.path)
+		s.madeRoot = made
 	}
 	if err != nil {
 		return nil, fmt.Errorf("local %s: open root: %w", s.path, err)
@@ -380,17 +385,7 @@ func (w *tempWriter) closeFile() error {
 // rename publishes the temporary file over the target and makes it durable.
 // ctx is checked just before the rename, the commit.
 func (w *tempWriter) rename(ctx context.Context) error {
-	// A deferred store skips the file's own fsync when the name is new
-	// (Sync then flushes the file system at once): a crash before Sync can
-	// only leave a new, unrecorded name, which recovery removes. Replacing
-	// an existing name always fsyncs first, so the name holds the old bytes
-	// or the new ones, even after a power loss.
-	if w.deferSync && canSyncfs {
-		if _, err := w.c.parent().Lstat(w.c.base()); errors.Is(err, fs.ErrNotExist) {
-			w.skipFileSync = true
-		}
-	}
-	if err := w.closeFile(); err != nil {
+	if err := w.finishFile(); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -403,12 +398,34 @@ func (w *tempWriter) rename(ctx context.Context) error {
 	return w.syncDirs()
 }
 
+// finishFile makes the temporary file's bytes durable (see rename for
+// when a deferred store skips that) and closes it, unless it was closed
+// already (a staged write).
+func (w *tempWriter) finishFile() error {
+	if w.f == nil {
+		return nil
+	}
+	// A deferred store skips the file's own fsync when the name is new
+	// (Sync then flushes the file system at once): a crash before Sync can
+	// only leave a new, unrecorded name, which recovery removes. Replacing
+	// an existing name always fsyncs first, so the name holds the old bytes
+	// or the new ones, even after a power loss.
+	if w.deferSync && canSyncfs {
+		if _, err := w.c.parent().Lstat(w.c.base()); errors.Is(err, fs.ErrNotExist) {
+			w.skipFileSync = true
+		}
+	}
+	return w.closeFile()
+}
+
 // link publishes the temporary file under the target's name only if the
 // name is free, and makes it durable like rename does for a new name.
 func (w *tempWriter) link(ctx context.Context) error {
-	w.skipFileSync = w.deferSync && canSyncfs // the name is new, or the link fails
-	if err := w.closeFile(); err != nil {
-		return err
+	if w.f != nil {
+		w.skipFileSync = w.deferSync && canSyncfs // the name is new, or the link fails
+		if err := w.closeFile(); err != nil {
+			return err
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return err

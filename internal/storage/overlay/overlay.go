@@ -206,6 +206,15 @@ func (s *Store) Delete(_ context.Context, path string) error {
 	return nil
 }
 
+// CanStage implements storage.Store: the overlay keeps writes in memory
+// and does not stage (recovery, its only user, writes no outputs).
+func (s *Store) CanStage() bool { return false }
+
+// Stage implements storage.Store: it fails with storage.ErrNoStaging.
+func (s *Store) Stage(_ context.Context, path string, _ io.Reader, _ int64, _ bool, _ ...storage.PutOption) (storage.Staged, error) {
+	return nil, fmt.Errorf("stage %s: %w", path, storage.ErrNoStaging)
+}
+
 // Sync does nothing: nothing is written.
 func (s *Store) Sync(context.Context) error { return nil }
 

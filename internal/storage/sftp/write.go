@@ -47,11 +47,8 @@ func (s *Store) PutNew(ctx context.Context, p string, r io.Reader, size int64, _
 }
 
 func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64, exclusive bool) error {
-	if err := checkPath(p); err != nil {
+	if err := checkWrite(p, size); err != nil {
 		return err
-	}
-	if size < 0 {
-		return fmt.Errorf("negative size %d", size)
 	}
 	c, err := s.client(ctx)
 	if err != nil {
@@ -60,20 +57,51 @@ func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64, excl
 	defer watch(ctx, c)()
 	s.writes.RLock()
 	defer s.writes.RUnlock()
-	w, err := s.begin(c, p)
+	w, err := s.stage(ctx, c, p, r, size)
 	if err != nil {
 		return err
 	}
 	defer w.cleanup()
-	if err := storage.CopyExact(ctx, w.f, r, size); err != nil {
+	return w.publish(ctx, exclusive)
+}
+
+// checkWrite checks the path and size of a write.
+func checkWrite(p string, size int64) error {
+	if err := checkPath(p); err != nil {
 		return err
 	}
-	if err := w.closeFile(); err != nil {
-		return err
+	if size < 0 {
+		return fmt.Errorf("negative size %d", size)
 	}
+	return nil
+}
+
+// stage is the first half of put: the content written to a temporary file
+// next to the target, fsynced (where the server can) and closed. The
+// caller defers cleanup.
+func (s *Store) stage(ctx context.Context, c *conn, p string, r io.Reader, size int64) (*tempWriter, error) {
+	w, err := s.begin(c, p)
+	if err != nil {
+		return nil, err
+	}
+	if err = storage.CopyExact(ctx, w.f, r, size); err == nil {
+		err = w.closeFile()
+	}
+	if err != nil {
+		w.cleanup()
+		return nil, err
+	}
+	return w, nil
+}
+
+// publish is the second half of put: the complete temporary file renamed
+// onto the target's name or, when exclusive, hard-linked to it (see
+// PutNew), unless ctx is done.
+func (w *tempWriter) publish(ctx context.Context, exclusive bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	c := w.c
 	if exclusive {
 		if c.canLink() {
 			err := c.sftp.Link(w.tmp, w.target)

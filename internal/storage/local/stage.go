@@ -1,0 +1,211 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"syscall"
+
+	"github.com/distributor-dev/distributor/internal/storage"
+)
+
+// CanStage implements storage.Store: local disk stages (a rename or a
+// hard link makes a staged file visible).
+func (s *Store) CanStage() bool { return true }
+
+// Stage implements storage.Store: the first half of Put (or PutNew, with
+// create): exactly size bytes of r are written to a temporary file next to
+// the target and fsynced (a deferred store leaves a new name's fsync to
+// Sync, as Put does), creating missing parent directories. Commit renames
+// (or hard-links) it into place and makes the name durable as Put does;
+// Abort removes it and the directories Stage created that are empty. No
+// file descriptor stays open between Stage and Commit.
+func (s *Store) Stage(ctx context.Context, p string, r io.Reader, size int64, create bool, _ ...storage.PutOption) (storage.Staged, error) {
+	g, err := s.stage(ctx, p, r, size, create)
+	if err != nil {
+		return nil, s.errorf("stage", p, err)
+	}
+	return g, nil
+}
+
+func (s *Store) stage(ctx context.Context, p string, r io.Reader, size int64, create bool) (*staged, error) {
+	if err := checkPath(p); err != nil {
+		return nil, err
+	}
+	if size < 0 {
+		return nil, fmt.Errorf("negative size %d", size)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.writes.RLock()
+	defer s.writes.RUnlock()
+	w, err := s.begin(p)
+	if err != nil {
+		return nil, err
+	}
+	defer w.cleanup()
+	w.deferSync = s.deferDirSync
+	if err := storage.CopyExact(ctx, w.f, r, size); err != nil {
+		return nil, err
+	}
+	if err := w.finishFile(); err != nil {
+		return nil, err
+	}
+	g := &staged{s: s, p: p, tmp: w.tmp, create: create, made: slices.Clone(w.c.dirty)}
+	w.renamed = true // the temporary file stays, for Commit or Abort
+	return g, nil
+}
+
+// staged is a staged write on local disk.
+type staged struct {
+	s      *Store
+	p      string
+	tmp    string // the temporary file's name in the target's directory
+	create bool
+	made   []bool // made[i]: Stage created the directory segs[i] in directory segs[:i]
+
+	mu   sync.Mutex
+	done bool // committed or aborted
+}
+
+// errStagedDone is the error of a second Commit or Abort.
+var errStagedDone = errors.New("staged write already committed or aborted")
+
+// reopen opens the target's directory chain again (without creating
+// anything) and returns the writer of the staged temporary file.
+func (g *staged) reopen() (*tempWriter, error) {
+	root, err := g.s.openRoot(false)
+	if err != nil {
+		return nil, err
+	}
+	if root == nil {
+		return nil, fmt.Errorf("%w (the root directory is gone)", storage.ErrTempVanished)
+	}
+	c, err := openChain(root, g.p, false)
+	if err != nil {
+		return nil, err
+	}
+	copy(c.dirty, g.made)
+	return &tempWriter{c: c, tmp: g.tmp, s: g.s, deferSync: g.s.deferDirSync}, nil
+}
+
+// Commit implements storage.Staged: the rename (or, for a create, the
+// hard link, which fails with storage.ErrPrecondition if the name was
+// taken meanwhile) of Put or PutNew. Whatever its outcome, the temporary
+// file is gone afterwards.
+func (g *staged) Commit(ctx context.Context) error {
+	if err := g.commit(ctx); err != nil {
+		return g.s.errorf("commit", g.p, err)
+	}
+	return nil
+}
+
+func (g *staged) commit(ctx context.Context) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.done {
+		return errStagedDone
+	}
+	g.done = true
+	s := g.s
+	s.writes.RLock()
+	defer s.writes.RUnlock()
+	w, err := g.reopen()
+	if err != nil {
+		return err
+	}
+	defer w.cleanup()
+	if _, err := w.c.parent().Lstat(w.tmp); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w (%v)", storage.ErrTempVanished, err)
+	}
+	if g.create {
+		return w.link(ctx)
+	}
+	return w.rename(ctx)
+}
+
+// Abort implements storage.Staged: it removes the temporary file and the
+// directories Stage created that are now empty. Aborting a committed
+// write does nothing.
+func (g *staged) Abort(ctx context.Context) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.done {
+		return nil
+	}
+	g.done = true
+	s := g.s
+	s.writes.RLock()
+	defer s.writes.RUnlock()
+	w, err := g.reopen()
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, storage.ErrTempVanished) {
+		return nil // swept, with its directories
+	}
+	if err != nil {
+		return s.errorf("abort", g.p, err)
+	}
+	if err := w.c.parent().Remove(w.tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		w.renamed = true // cleanup: leave the directories alone
+		w.cleanup()
+		return s.errorf("abort", g.p, err)
+	}
+	w.cleanup() // removes the directories Stage made, if empty
+	return nil
+}
+
+// missingDirs returns dir and those of its parents that do not exist,
+// dir first.
+func missingDirs(dir string) []string {
+	var out []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); !errors.Is(err, fs.ErrNotExist) {
+			return out
+		}
+		out = append(out, d)
+		if filepath.Dir(d) == d {
+			return out
+		}
+	}
+}
+
+// RemoveCreatedRoot implements storage.RootRemover: if this store created
+// its root directory (the first write found it missing) and the root is
+// empty now, it removes it, then each parent directory it created that is
+// empty, and reports whether the root is gone. A later write creates it
+// again. Writers call it after a failed change left the root as they found
+// it, so that a failed first publish leaves no empty directory behind.
+func (s *Store) RemoveCreatedRoot() (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || len(s.madeRoot) == 0 {
+		return false, nil
+	}
+	if err := os.Remove(s.madeRoot[0]); err != nil {
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			s.madeRoot = nil
+			return false, nil
+		case errors.Is(err, syscall.ENOTEMPTY), errors.Is(err, syscall.EEXIST):
+			return false, nil
+		}
+		return false, fmt.Errorf("local %s: remove the root directory it created: %w", s.path, err)
+	}
+	if s.root != nil {
+		s.root.Close()
+		s.root = nil
+	}
+	for _, d := range s.madeRoot[1:] {
+		if os.Remove(d) != nil {
+			break
+		}
+	}
+	s.madeRoot = nil
+	return true, nil
+}

@@ -1,0 +1,42 @@
+package retry
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/distributor-dev/distributor/internal/storage"
+)
+
+// CanStage implements storage.Store: the wrapped store's answer.
+func (s *Store) CanStage() bool { return s.st.CanStage() }
+
+// Stage implements storage.Store. Staging writes a temporary object that
+// nothing sees, so a transient failure is retried as Put's is (while r can
+// be replayed). The returned Staged's Commit and Abort are not retried: a
+// commit whose answer was lost has an unknown outcome, which the writer's
+// cleanup establishes by looking at the path.
+func (s *Store) Stage(ctx context.Context, path string, r io.Reader, size int64, create bool, opts ...storage.PutOption) (storage.Staged, error) {
+	b := newBody(r, false)
+	c := s.call(ctx, "stage", path)
+	for {
+		ar := b.attempt()
+		sg, err := s.st.Stage(ctx, path, ar, size, create, opts...)
+		res := b.end()
+		switch {
+		case err == nil:
+			return sg, nil
+		case res.rerr != nil, !IsTransient(err):
+			return nil, c.final(err)
+		}
+		if why := b.unreplayable(); why != "" {
+			return nil, c.final(fmt.Errorf("%w (not retried: %s)", err, why))
+		}
+		if err := c.again(err); err != nil {
+			return nil, err
+		}
+		if rerr := b.rewind(); rerr != nil {
+			return nil, fmt.Errorf("%w (not retried: %v)", err, rerr)
+		}
+	}
+}
