@@ -58,6 +58,11 @@ func Run(t *testing.T, newStore func(t *testing.T) storage.Store, opts ...Option
 			tc.fn(t, newStore(t))
 		})
 	}
+	for _, tc := range stageTests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.fn(t, newStore(t))
+		})
+	}
 	for _, tc := range sweepTests {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.needsPlant && cfg.plantTemp == nil {
