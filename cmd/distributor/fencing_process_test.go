@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -478,5 +479,96 @@ func TestKillAtLockAndJournalCreation(t *testing.T) {
 				t.Errorf("the catalog records %d outputs, want %d", len(c.Outputs), len(files))
 			}
 		})
+	}
+}
+
+// TestKillBetweenStageAndCommit kills a real run (strace's fault
+// injection) at the system call that would make its first output visible:
+// the linkat of a staged file onto its name. Every output was staged under
+// a temporary name before, and none is visible: the root holds the lock,
+// the journal and one temporary file per output. The next run takes over,
+// recovers from the journal (nothing to undo), sweeps the temporary files
+// and publishes.
+func TestKillBetweenStageAndCommit(t *testing.T) {
+	strace, err := exec.LookPath("strace")
+	if err != nil {
+		skipUnlessCI(t, "strace is not installed (Debian package strace; scripts/test installs it as root): cannot inject faults")
+	}
+	dir := t.TempDir()
+	files := map[string]string{}
+	for i := 0; i < 12; i++ {
+		files[fmt.Sprintf("d%d/f%02d.txt", i%3, i)] = fmt.Sprintf("file %02d\n", i)
+	}
+	// The first linkat onto any output's name: -P for each (strace traces
+	// a call that names any of them), killed at its first invocation.
+	killAt := []string{"-f", "-qq", "-o", "/dev/null"}
+	for p := range files {
+		killAt = append(killAt, "-P", path.Base(p))
+	}
+	killAt = append(killAt, "-e", "trace=linkat", "-e", "inject=linkat:signal=KILL:when=1")
+	version := command(t, "--version")
+	probe := exec.Command(strace, append(killAt, version.Path, "--version")...)
+	probe.Env, probe.Dir = version.Env, t.TempDir()
+	if out, err := probe.CombinedOutput(); err != nil {
+		skipUnlessCI(t, fmt.Sprintf("strace cannot trace processes or inject faults in this environment (ptrace restricted?): %v\n%s", err, out))
+	}
+	src := filepath.Join(dir, "a")
+	writeBundle(t, src, "bundle.a", files)
+	cfg := filepath.Join(dir, "distributor.yaml")
+	conf := "pipelines:\n  - {id: p, source: a, destinations: [site]}\ndestinations:\n  - {id: site, backend: local, path: www, workflow: replacement}\n"
+	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(dir, "www")
+
+	// One job: the writes are staged, then committed, one at a time.
+	run := command(t, "run", "--config", cfg, "--pipeline", "p", "--source", src, "--jobs", "1")
+	sc := exec.Command(strace, append(killAt, append([]string{run.Path}, run.Args[1:]...)...)...)
+	sc.Env, sc.Dir = run.Env, dir
+	p := startProc(t, sc)
+	p.wait(t, "strace run", 30*time.Second)
+	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("the run was not killed at the linkat of an output (%s)\n%s", p.cmd.ProcessState, p.output())
+	}
+	var outputs, temps []string
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		switch {
+		case storage.IsTemp(d.Name()):
+			temps = append(temps, rel)
+		case rel != lock.Name && rel != journal.Name:
+			outputs = append(outputs, rel)
+		}
+		return nil
+	})
+	if len(outputs) > 0 {
+		t.Errorf("outputs visible after a kill before the first commit: %q", outputs)
+	}
+	if len(temps) != len(files) {
+		t.Errorf("%d temporary files after the kill, want one per output (%d): %q", len(temps), len(files), temps)
+	}
+	if _, err := os.Lstat(filepath.Join(root, journal.Name)); err != nil {
+		t.Errorf("the journal after the kill: %v", err)
+	}
+
+	code, out := runProc(t, "next run", 30*time.Second, "run", "--config", cfg, "--pipeline", "p", "--source", src, "--lock-timeout", "10s")
+	if code != 0 {
+		t.Fatalf("next run: exit %d, want 0\n%s", code, out)
+	}
+	var left []string
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && storage.IsTemp(d.Name()) {
+			left = append(left, p)
+		}
+		return err
+	})
+	if len(left) > 0 {
+		t.Errorf("temporary files left below the root after the next run: %q", left)
+	}
+	if c := auditRoot(t, root); len(c.Outputs) != len(files) {
+		t.Errorf("the catalog records %d outputs, want %d", len(c.Outputs), len(files))
 	}
 }
