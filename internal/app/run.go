@@ -355,7 +355,8 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 	check := func(in plan.Input, pl *plan.Plan) error {
 		if len(pl.Writes()) > 0 && !pl.Action.Failed() {
 			var err error
-			if staging {
+			if staging && !opts.DryRun {
+				// A dry run stages nothing, so it hashes everything.
 				written := map[string]bool{}
 				for _, it := range pl.Writes() {
 					if src := sources[it.Path]; streamed[src] {
