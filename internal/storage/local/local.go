@@ -71,6 +71,12 @@ type Store struct {
 	mu     sync.Mutex // guards root and closed
 	root   *os.Root   // nil until the root directory exists
 	closed bool
+	// stagedMu guards stagedDirs: the directories (store paths) that
+	// staged writes created, which any Abort, or a failed Stage, removes
+	// when it leaves them empty (staged writes share directories, and the
+	// one that created a directory may be undone before the others).
+	stagedMu   sync.Mutex
+	stagedDirs map[string]bool
 	// madeRoot lists the directories this store created for its root,
 	// the root first (see RemoveCreatedRoot).
 	madeRoot []string

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -50,17 +51,53 @@ func (s *Store) stage(ctx context.Context, p string, r io.Reader, size int64, cr
 	if err != nil {
 		return nil, err
 	}
-	defer w.cleanup()
+	s.noteStagedDirs(w.c)
 	w.deferSync = s.deferDirSync
-	if err := storage.CopyExact(ctx, w.f, r, size); err != nil {
-		return nil, err
+	err = storage.CopyExact(ctx, w.f, r, size)
+	if err == nil {
+		err = w.finishFile()
 	}
-	if err := w.finishFile(); err != nil {
+	if err != nil {
+		if w.f != nil {
+			w.f.Close()
+		}
+		w.c.parent().Remove(w.tmp)
+		s.pruneStagedDirs(w.c)
+		w.c.close()
 		return nil, err
 	}
 	g := &staged{s: s, p: p, tmp: w.tmp, create: create, made: slices.Clone(w.c.dirty)}
-	w.renamed = true // the temporary file stays, for Commit or Abort
+	w.c.close()
 	return g, nil
+}
+
+// noteStagedDirs records the directories c created (see Store.stagedDirs).
+func (s *Store) noteStagedDirs(c *chain) {
+	s.stagedMu.Lock()
+	defer s.stagedMu.Unlock()
+	for i, made := range c.dirty[:len(c.segs)-1] {
+		if made {
+			if s.stagedDirs == nil {
+				s.stagedDirs = map[string]bool{}
+			}
+			s.stagedDirs[strings.Join(c.segs[:i+1], "/")] = true
+		}
+	}
+}
+
+// pruneStagedDirs removes the parent directories of c's path that staged
+// writes created and that are empty now, deepest first, stopping at the
+// first that is not (or was not made by a staged write).
+func (s *Store) pruneStagedDirs(c *chain) {
+	s.stagedMu.Lock()
+	defer s.stagedMu.Unlock()
+	for i := len(c.roots) - 1; i >= 1; i-- {
+		dir := strings.Join(c.segs[:i], "/")
+		if !s.stagedDirs[dir] || c.roots[i-1].Remove(c.segs[i-1]) != nil {
+			return
+		}
+		delete(s.stagedDirs, dir)
+	}
 }
 
 // staged is a staged write on local disk.
@@ -121,7 +158,13 @@ func (g *staged) commit(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer w.cleanup()
+	defer func() {
+		if !w.renamed { // a failed commit leaves nothing either
+			w.c.parent().Remove(w.tmp)
+			s.pruneStagedDirs(w.c)
+		}
+		w.c.close()
+	}()
 	if _, err := w.c.parent().Lstat(w.tmp); errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%w (%v)", storage.ErrTempVanished, err)
 	}
@@ -151,12 +194,11 @@ func (g *staged) Abort(ctx context.Context) error {
 	if err != nil {
 		return s.errorf("abort", g.p, err)
 	}
+	defer w.c.close()
 	if err := w.c.parent().Remove(w.tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		w.renamed = true // cleanup: leave the directories alone
-		w.cleanup()
 		return s.errorf("abort", g.p, err)
 	}
-	w.cleanup() // removes the directories Stage made, if empty
+	s.pruneStagedDirs(w.c) // the directories staged writes made, if empty
 	return nil
 }
 

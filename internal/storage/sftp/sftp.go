@@ -146,6 +146,13 @@ type Store struct {
 	// the temporary file's store path.
 	beforeLink func(tmp string)
 
+	// stagedMu guards stagedDirs: the directories (server paths) staged
+	// writes created, which any Abort, or a failed Stage, removes when it
+	// leaves them empty (staged writes share directories, and the one that
+	// created a directory may be undone before the others).
+	stagedMu   sync.Mutex
+	stagedDirs map[string]bool
+
 	cas    sync.Mutex   // serialises PutIf with a non-zero Version
 	writes sync.RWMutex // Put and PutIf hold it shared, SweepTemp exclusively
 }

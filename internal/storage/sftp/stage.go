@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"path"
 	"sync"
 
 	"github.com/distributor-dev/distributor/internal/storage"
@@ -31,11 +32,49 @@ func (s *Store) Stage(ctx context.Context, p string, r io.Reader, size int64, cr
 	defer watch(ctx, c)()
 	s.writes.RLock()
 	defer s.writes.RUnlock()
-	w, err := s.stage(ctx, c, p, r, size)
+	w, err := s.begin(c, p)
 	if err != nil {
 		return nil, s.errorf("stage", p, err)
 	}
+	s.noteStagedDirs(w.created)
+	w.created = nil // removed by pruneStaged, whoever made them
+	if err = storage.CopyExact(ctx, w.f, r, size); err == nil {
+		err = w.closeFile()
+	}
+	if err != nil {
+		w.cleanup()
+		s.pruneStaged(w.c, w.target)
+		return nil, s.errorf("stage", p, err)
+	}
 	return &staged{w: w, p: p, create: create}, nil
+}
+
+// noteStagedDirs records directories a staged write created (see
+// Store.stagedDirs).
+func (s *Store) noteStagedDirs(dirs []string) {
+	s.stagedMu.Lock()
+	defer s.stagedMu.Unlock()
+	for _, d := range dirs {
+		if s.stagedDirs == nil {
+			s.stagedDirs = map[string]bool{}
+		}
+		s.stagedDirs[d] = true
+	}
+}
+
+// pruneStaged removes the parent directories of the server path target
+// that staged writes created and that are empty now, deepest first,
+// stopping at the first that is not (or was not made by a staged write).
+func (s *Store) pruneStaged(c *conn, target string) {
+	s.stagedMu.Lock()
+	defer s.stagedMu.Unlock()
+	for d := path.Dir(target); d != s.root && s.stagedDirs[d]; d = path.Dir(d) {
+		s.forgetDirs(d)
+		if c.sftp.RemoveDirectory(d) != nil {
+			return
+		}
+		delete(s.stagedDirs, d)
+	}
 }
 
 // staged is a staged write on SFTP.
@@ -70,7 +109,12 @@ func (g *staged) Commit(ctx context.Context) error {
 	s.writes.RLock()
 	defer s.writes.RUnlock()
 	g.w.c = c
-	defer g.w.cleanup()
+	defer func() {
+		if !g.w.published { // a failed commit leaves nothing either
+			g.w.cleanup()
+			s.pruneStaged(g.w.c, g.w.target)
+		}
+	}()
 	if err := g.w.publish(ctx, g.create); err != nil {
 		return s.errorf("commit", g.p, err)
 	}
@@ -97,5 +141,6 @@ func (g *staged) Abort(ctx context.Context) error {
 	defer s.writes.RUnlock()
 	g.w.c = c
 	g.w.cleanup()
+	s.pruneStaged(g.w.c, g.w.target)
 	return nil
 }

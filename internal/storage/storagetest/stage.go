@@ -125,6 +125,21 @@ func testStageAbort(t *testing.T, s storage.Store) {
 	if err := g1.Abort(t.Context()); err != nil {
 		t.Errorf("second Abort: %v, want nil", err)
 	}
+	// Staged writes that share a new directory: whichever is undone last
+	// removes it, even when the one that created it went first.
+	g3 := stage(t, s, "shared/sub/a.txt", "a", true)
+	g4 := stage(t, s, "shared/sub/b.txt", "b", false)
+	for _, g := range []storage.Staged{g3, g4} {
+		if err := g.Abort(t.Context()); err != nil {
+			t.Fatalf("Abort: %v", err)
+		}
+	}
+	_, err := s.Stage(t.Context(), "shared/c.txt", &failingReader{data: []byte("c"), n: 1}, 5, true)
+	if err == nil {
+		t.Fatalf("Stage with a failing reader succeeded")
+	}
+	wantNoTemp(t, s)
+	wantNoDir(t, s, "shared")
 	if err := g1.Commit(t.Context()); err == nil {
 		t.Errorf("Commit after Abort succeeded")
 	}
