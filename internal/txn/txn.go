@@ -432,7 +432,9 @@ func (a *attempt) commitAll(ctx context.Context) error {
 			break
 		}
 	}
-	if err != nil {
+	if err != nil && t.lk.Fence() == nil {
+		// (A writer that lost its lock changes nothing more: the next
+		// holder sweeps the temporary files.)
 		a.abortStaged()
 	}
 	return err
@@ -466,6 +468,11 @@ func (a *attempt) abortStaged() []string {
 func (a *attempt) unstaged(cause error) (*Result, error) {
 	t := a.t
 	res := &Result{}
+	if ferr := t.lk.Fence(); ferr != nil {
+		return res, fmt.Errorf("%w; no output was made visible; this process can no longer prove it holds the root's lock (%w), "+
+			"so it made no further change, not even removing its temporary files: the lock's next holder settles the root "+
+			"from this run's intent journal", cause, ferr)
+	}
 	left := a.abortStaged()
 	if errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded) {
 		// A staging request cut short may still land on a remote server
@@ -474,11 +481,6 @@ func (a *attempt) unstaged(cause error) (*Result, error) {
 		res.JournalKept = true
 		return res, fmt.Errorf("%w; no output was made visible; the root keeps its intent journal (requests cut short may still "+
 			"land as temporary files): the next run, prune --apply or reconcile-state on it sweeps them", cause)
-	}
-	if ferr := t.lk.Fence(); ferr != nil {
-		res.JournalKept = true
-		return res, fmt.Errorf("%w; no output was made visible; this process can no longer prove it holds the root's lock (%w): "+
-			"the lock's next holder removes the temporary files from this run's intent journal", cause, ferr)
 	}
 	if len(left) > 0 {
 		ctx, cancel := context.WithTimeout(t.lk.Context(), t.opts.CleanupTimeout)
