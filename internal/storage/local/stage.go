@@ -54,7 +54,13 @@ func (s *Store) stage(ctx context.Context, p string, r io.Reader, size int64, cr
 	s.noteStagedDirs(w.c)
 	w.deferSync = s.deferDirSync
 	err = storage.CopyExact(ctx, w.f, r, size)
-	if err == nil {
+	switch {
+	case err != nil:
+	case create:
+		// As PutNew: the name is new, or the commit fails.
+		w.skipFileSync = w.deferSync && canSyncfs
+		err = w.closeFile()
+	default:
 		err = w.finishFile()
 	}
 	if err != nil {
