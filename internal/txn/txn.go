@@ -462,9 +462,8 @@ func (a *attempt) abortStaged() []string {
 
 // unstaged ends an Apply whose staging failed: nothing became visible, so
 // there is nothing to undo or record. The staged temporary files are
-// removed; if one could not be, the directories written to are swept, and
-// if that fails too the journal stays so that the next writer sweeps the
-// whole tree.
+// removed and the directories written to swept; if that fails the journal
+// stays so that the next writer sweeps the whole tree.
 func (a *attempt) unstaged(cause error) (*Result, error) {
 	t := a.t
 	res := &Result{}
@@ -482,14 +481,15 @@ func (a *attempt) unstaged(cause error) (*Result, error) {
 		return res, fmt.Errorf("%w; no output was made visible; the root keeps its intent journal (requests cut short may still "+
 			"land as temporary files): the next run, prune --apply or reconcile-state on it sweeps them", cause)
 	}
-	if len(left) > 0 {
-		ctx, cancel := context.WithTimeout(t.lk.Context(), t.opts.CleanupTimeout)
-		defer cancel()
-		if _, err := t.sweep(ctx, storage.SweepOptions{Dirs: dirsOf(a.ch.Writes)}); err != nil {
-			res.JournalKept = true
-			return res, fmt.Errorf("%w; no output was made visible; %d temporary file(s) could not be removed (%v): "+
-				"the root keeps its intent journal, so the next writer sweeps them", cause, len(left), err)
-		}
+	// A stage that failed with its connection may have left its
+	// temporary file where its own cleanup could not reach it: sweep the
+	// directories written to, as a settle does.
+	ctx, cancel := context.WithTimeout(t.lk.Context(), t.opts.CleanupTimeout)
+	defer cancel()
+	if _, err := t.sweep(ctx, storage.SweepOptions{Dirs: dirsOf(a.ch.Writes)}); err != nil {
+		res.JournalKept = true
+		return res, fmt.Errorf("%w; no output was made visible; temporary files could not be swept (%v; %d staged write(s) "+
+			"could not be undone): the root keeps its intent journal, so the next writer sweeps them", cause, err, len(left))
 	}
 	t.dropJournal()
 	return res, fmt.Errorf("%w; no output was made visible (every write was staged under a temporary name and removed again)", cause)
