@@ -45,7 +45,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -564,7 +563,7 @@ func (s *Store) ReadVersioned(ctx context.Context, p string, fn func(io.Reader) 
 	if _, err := io.Copy(io.Discard, r); err != nil {
 		return "", s.errorf("read", p, err)
 	}
-	return versionOfSum(h), nil
+	return storage.DigestVersion(h), nil
 }
 
 // ctxReader fails once its context is done.
@@ -578,11 +577,6 @@ func (r *ctxReader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return r.r.Read(p)
-}
-
-// versionOfSum returns the Version of the content h hashed.
-func versionOfSum(h hash.Hash) storage.Version {
-	return storage.Version("sha256:" + hex.EncodeToString(h.Sum(nil)))
 }
 
 // PutIf implements storage.Store: PutIfStream of data.
@@ -615,47 +609,19 @@ func (s *Store) PutIf(ctx context.Context, p string, data []byte, ifVersion stor
 // or fewer than size bytes (with its own error), and a context done before
 // the commit.
 func (s *Store) PutIfStream(ctx context.Context, p string, r io.ReadSeeker, size int64, ifVersion storage.Version) (storage.Version, error) {
-	src := &source{r: r, size: size}
+	src := storage.NewDigestSource(r, size)
 	if err := s.putIf(ctx, p, src, ifVersion); err != nil {
 		return "", s.errorf("put-if", p, err)
 	}
-	return src.version(), nil
+	return src.Version(), nil
 }
 
-// source is the content of a conditional write: exactly size bytes of r,
-// from its start. Each copy rewinds r and hashes what it copies.
-type source struct {
-	r    io.ReadSeeker
-	size int64
-	h    hash.Hash // of the last complete copy
-}
-
-// copyTo rewinds r and copies exactly size bytes of it to w, hashing them.
-func (src *source) copyTo(ctx context.Context, w io.Writer) error {
-	if src.size < 0 {
-		return fmt.Errorf("negative size %d", src.size)
-	}
-	if _, err := src.r.Seek(0, io.SeekStart); err != nil {
-		return fmt.Errorf("rewind the input: %w", err)
-	}
-	h := sha256.New()
-	// Hashed on the reading side: w keeps its own ReaderFrom, if any.
-	if err := storage.CopyExact(ctx, w, io.TeeReader(src.r, h), src.size); err != nil {
-		return err
-	}
-	src.h = h
-	return nil
-}
-
-// version returns the Version of the content copied.
-func (src *source) version() storage.Version { return versionOfSum(src.h) }
-
-func (s *Store) putIf(ctx context.Context, p string, src *source, ifVersion storage.Version) error {
+func (s *Store) putIf(ctx context.Context, p string, src *storage.DigestSource, ifVersion storage.Version) error {
 	if err := checkPath(p); err != nil {
 		return err
 	}
-	if src.size < 0 {
-		return fmt.Errorf("negative size %d", src.size)
+	if src.Size() < 0 {
+		return fmt.Errorf("negative size %d", src.Size())
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -687,12 +653,12 @@ func (s *Store) putIf(ctx context.Context, p string, src *source, ifVersion stor
 // create is PutIf with the zero Version. When the temporary file vanishes
 // before it is linked, it starts over with a new one, up to
 // storage.CreateAttempts times.
-func (s *Store) create(ctx context.Context, p string, src *source) error {
+func (s *Store) create(ctx context.Context, p string, src *storage.DigestSource) error {
 	return storage.RetryVanished(func() error { return s.createOnce(ctx, p, src) })
 }
 
 // createOnce writes the content to a temporary file and hard-links it to p.
-func (s *Store) createOnce(ctx context.Context, p string, src *source) error {
+func (s *Store) createOnce(ctx context.Context, p string, src *storage.DigestSource) error {
 	w, err := s.writeTemp(ctx, p, src)
 	if err != nil {
 		return err
@@ -722,12 +688,12 @@ func (s *Store) createOnce(ctx context.Context, p string, src *source) error {
 
 // writeTemp is begin, then the content written to the temporary file, which
 // stays open (rename or closeFile closes it). The caller defers cleanup.
-func (s *Store) writeTemp(ctx context.Context, p string, src *source) (*tempWriter, error) {
+func (s *Store) writeTemp(ctx context.Context, p string, src *storage.DigestSource) (*tempWriter, error) {
 	w, err := s.begin(p)
 	if err != nil {
 		return nil, err
 	}
-	if err := src.copyTo(ctx, w.f); err != nil {
+	if err := src.CopyTo(ctx, w.f); err != nil {
 		w.cleanup()
 		return nil, err
 	}
@@ -750,19 +716,19 @@ func (s *Store) currentVersion(ctx context.Context, p string) (storage.Version, 
 	if _, err := io.Copy(h, &ctxReader{ctx: ctx, r: f}); err != nil {
 		return "", err
 	}
-	return versionOfSum(h), nil
+	return storage.DigestVersion(h), nil
 }
 
 // createExclusive is the exclusive create for file systems without hard
 // links: O_EXCL on the target, then the content in place.
-func createExclusive(ctx context.Context, dir *os.Root, base string, src *source) error {
+func createExclusive(ctx context.Context, dir *os.Root, base string, src *storage.DigestSource) error {
 	f, err := dir.OpenFile(base, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
 	if err != nil {
 		return err
 	}
 	err = f.Chmod(fileMode)
 	if err == nil {
-		err = src.copyTo(ctx, f)
+		err = src.CopyTo(ctx, f)
 	}
 	if err == nil {
 		err = f.Sync()

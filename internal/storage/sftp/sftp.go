@@ -65,7 +65,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"io/fs"
 	"net"
@@ -319,11 +318,6 @@ func bufferedReader(f io.Reader, size int64) io.Reader {
 	return bufio.NewReaderSize(f, int(min(max(size+1, 4096), readBuffer)))
 }
 
-// versionOfSum returns the Version of the content h hashed.
-func versionOfSum(h hash.Hash) storage.Version {
-	return storage.Version("sha256:" + hex.EncodeToString(h.Sum(nil)))
-}
-
 // ReadVersioned implements storage.Store: it streams a regular file to fn,
 // hashing the bytes as they pass, and drains what fn leaves unread, so the
 // Version ("sha256:<hex>", as Get's) is that of the whole content fn was
@@ -350,7 +344,7 @@ func (s *Store) ReadVersioned(ctx context.Context, p string, fn func(io.Reader) 
 	if _, err := io.Copy(io.Discard, r); err != nil {
 		return "", s.errorf("read", p, err)
 	}
-	return versionOfSum(h), nil
+	return storage.DigestVersion(h), nil
 }
 
 // open opens the regular file at p for reading.

@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"io/fs"
 	"net"
@@ -199,12 +198,12 @@ func createTemp(c *conn, dir string) (*sftplib.File, string, error) {
 // writeTemp is begin, then the content written to the temporary file,
 // which is fsynced (where the server can) and closed. The caller defers
 // cleanup.
-func (s *Store) writeTemp(ctx context.Context, c *conn, p string, src *source) (*tempWriter, error) {
+func (s *Store) writeTemp(ctx context.Context, c *conn, p string, src *storage.DigestSource) (*tempWriter, error) {
 	w, err := s.begin(c, p)
 	if err != nil {
 		return nil, err
 	}
-	if err = src.copyTo(ctx, w.f); err == nil {
+	if err = src.CopyTo(ctx, w.f); err == nil {
 		err = w.closeFile()
 	}
 	if err != nil {
@@ -213,31 +212,6 @@ func (s *Store) writeTemp(ctx context.Context, c *conn, p string, src *source) (
 	}
 	return w, nil
 }
-
-// source is the content of a conditional write: exactly size bytes of r,
-// from its start. Each copy rewinds r and hashes what it copies.
-type source struct {
-	r    io.ReadSeeker
-	size int64
-	h    hash.Hash // of the last complete copy
-}
-
-// copyTo rewinds r and copies exactly size bytes of it to w, hashing them.
-func (src *source) copyTo(ctx context.Context, w io.Writer) error {
-	if _, err := src.r.Seek(0, io.SeekStart); err != nil {
-		return fmt.Errorf("rewind the input: %w", err)
-	}
-	h := sha256.New()
-	// Hashed on the reading side: w keeps its own ReaderFrom, if any.
-	if err := storage.CopyExact(ctx, w, io.TeeReader(src.r, h), src.size); err != nil {
-		return err
-	}
-	src.h = h
-	return nil
-}
-
-// version returns the Version of the content copied.
-func (src *source) version() storage.Version { return versionOfSum(src.h) }
 
 // rename moves the complete temporary file onto the target's name,
 // replacing any object there, unless ctx is done.
@@ -462,19 +436,19 @@ func (s *Store) PutIf(ctx context.Context, p string, data []byte, ifVersion stor
 // A reader that fails or yields more or fewer than size bytes fails the
 // call and leaves the old object (or none).
 func (s *Store) PutIfStream(ctx context.Context, p string, r io.ReadSeeker, size int64, ifVersion storage.Version) (storage.Version, error) {
-	src := &source{r: r, size: size}
+	src := storage.NewDigestSource(r, size)
 	if err := s.putIf(ctx, p, src, ifVersion); err != nil {
 		return "", s.errorf("put-if", p, err)
 	}
-	return src.version(), nil
+	return src.Version(), nil
 }
 
-func (s *Store) putIf(ctx context.Context, p string, src *source, ifVersion storage.Version) error {
+func (s *Store) putIf(ctx context.Context, p string, src *storage.DigestSource, ifVersion storage.Version) error {
 	if err := checkPath(p); err != nil {
 		return err
 	}
-	if src.size < 0 {
-		return fmt.Errorf("negative size %d", src.size)
+	if src.Size() < 0 {
+		return fmt.Errorf("negative size %d", src.Size())
 	}
 	c, err := s.client(ctx)
 	if err != nil {
@@ -522,12 +496,12 @@ var errLinkUnsupported = errors.New("the server announces hardlink@openssh.com b
 // linked, it starts over with a new one, up to storage.CreateAttempts times.
 // An error matching errLinkUnsupported means the server refused the link
 // as unsupported, having created nothing.
-func (s *Store) create(ctx context.Context, c *conn, p string, src *source) error {
+func (s *Store) create(ctx context.Context, c *conn, p string, src *storage.DigestSource) error {
 	return storage.RetryVanished(func() error { return s.createOnce(ctx, c, p, src) })
 }
 
 // createOnce writes the content to a temporary file and hard-links it to p.
-func (s *Store) createOnce(ctx context.Context, c *conn, p string, src *source) error {
+func (s *Store) createOnce(ctx context.Context, c *conn, p string, src *storage.DigestSource) error {
 	w, err := s.writeTemp(ctx, c, p, src)
 	if err != nil {
 		return err
@@ -588,12 +562,12 @@ func (s *Store) currentVersion(ctx context.Context, c *conn, p string) (storage.
 	if _, err := io.Copy(h, &ctxReader{ctx: ctx, r: bufferedReader(f, size)}); err != nil {
 		return "", err
 	}
-	return versionOfSum(h), nil
+	return storage.DigestVersion(h), nil
 }
 
 // createExclusive is the exclusive create for servers without a usable
 // hardlink@openssh.com: O_EXCL on the target, then the content in place.
-func (s *Store) createExclusive(ctx context.Context, c *conn, p string, src *source) error {
+func (s *Store) createExclusive(ctx context.Context, c *conn, p string, src *storage.DigestSource) error {
 	created, err := s.mkdirs(c, p)
 	if err == nil {
 		err = ctx.Err()
@@ -624,7 +598,7 @@ func (s *Store) createExclusive(ctx context.Context, c *conn, p string, src *sou
 		s.removeDirs(c, created)
 		return err
 	}
-	err = src.copyTo(ctx, f)
+	err = src.CopyTo(ctx, f)
 	if err == nil && c.fsync {
 		err = f.Sync()
 	}
