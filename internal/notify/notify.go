@@ -15,6 +15,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/distributor-dev/distributor/internal/backoff"
 	"io"
 	"net/http"
 	"net/url"
@@ -147,9 +148,9 @@ func (s *Sender) Send(ctx context.Context, t Target, event string, body []byte) 
 	if attempts < 1 {
 		attempts = DefaultAttempts
 	}
-	backoff := s.Backoff
-	if backoff == nil {
-		backoff = DefaultBackoff
+	wait := s.Backoff
+	if wait == nil {
+		wait = DefaultBackoff
 	}
 	// A shallow copy, so that the caller's client is never modified.
 	client := *s.Client
@@ -159,7 +160,7 @@ func (s *Sender) Send(ctx context.Context, t Target, event string, body []byte) 
 	n := 0
 	for n < attempts {
 		if n > 0 {
-			if err := sleep(ctx, backoff(n)); err != nil {
+			if err := backoff.Sleep(ctx, wait(n)); err != nil {
 				last = attemptError{err: fmt.Errorf("gave up waiting to retry: %w", err)}
 				break
 			}
@@ -253,19 +254,4 @@ func printable(b []byte) string {
 		out = append(out, r)
 	}
 	return string(out)
-}
-
-// sleep waits for d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -59,6 +59,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/distributor-dev/distributor/internal/backoff"
 	"io"
 	"math/rand/v2"
 	"sync"
@@ -134,7 +135,7 @@ func New(st storage.Store, opts Options) *Store {
 		opts.Budget = DefaultBudget
 	}
 	if opts.Sleep == nil {
-		opts.Sleep = sleep
+		opts.Sleep = backoff.Sleep
 	}
 	if opts.Rand == nil {
 		opts.Rand = rand.Float64
@@ -186,21 +187,6 @@ func (s *Store) String() string { return s.st.String() }
 
 // Close implements storage.Store: it closes the wrapped Store.
 func (s *Store) Close() error { return s.st.Close() }
-
-// sleep is the default Options.Sleep.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
 
 // reserve draws the wait before retry number k (from 1) of a call and
 // takes it from the budget. It reports false when the budget is spent.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/distributor-dev/distributor/internal/backoff"
 	"io"
 	"io/fs"
 	"os"
@@ -816,13 +817,13 @@ func TestConcurrent(t *testing.T) {
 // TestSleep: the default wait waits, and returns early when the context
 // is done.
 func TestSleep(t *testing.T) {
-	if err := sleep(t.Context(), time.Millisecond); err != nil {
+	if err := backoff.Sleep(t.Context(), time.Millisecond); err != nil {
 		t.Error(err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	start := time.Now()
-	if err := sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) || time.Since(start) > hangBound {
+	if err := backoff.Sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) || time.Since(start) > hangBound {
 		t.Errorf("sleep: %v after %v", err, time.Since(start))
 	}
 }
