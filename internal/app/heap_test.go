@@ -1,10 +1,13 @@
 package app
 
 import (
+	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -103,5 +106,46 @@ func TestRunHeapDoesNotGrowWithTheCatalog(t *testing.T) {
 		if peak > bound {
 			t.Errorf("%d records: peak heap %.1f MB, more than the %d MB bound", n, float64(peak)/(1<<20), bound>>20)
 		}
+	}
+}
+
+// TestRunOverUnsortedCatalog: a valid catalog whose records are not sorted
+// by path (hand-edited; distributor never writes one) cannot stream
+// through the merge; the run reads it whole instead, publishes, and leaves
+// a sorted catalog holding every record.
+func TestRunOverUnsortedCatalog(t *testing.T) {
+	f := newFixture(t, config.WorkflowAdditive)
+	writeLargeCatalog(t, f.root, 3)
+	path := filepath.Join(f.root, catalog.FileName)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Swap the first and last record's paths: still valid, no longer sorted.
+	first, last := "archive/00000/report-0000000.html", "archive/00000/report-0000002.html"
+	doc := strings.Replace(string(data), `"path": "`+first+`"`, `"path": "TMP"`, 1)
+	doc = strings.Replace(doc, `"path": "`+last+`"`, `"path": "`+first+`"`, 1)
+	doc = strings.Replace(doc, `"path": "TMP"`, `"path": "`+last+`"`, 1)
+	if _, err := catalog.Parse([]byte(doc)); err != nil {
+		t.Fatalf("test bug: %v", err)
+	}
+	if _, _, err := catalog.Scan(strings.NewReader(doc), func(*catalog.Output) error { return nil }); !errors.Is(err, catalog.ErrUnsorted) {
+		t.Fatalf("test bug: the document streams: %v", err)
+	}
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.bundle("mine", "mine.one", map[string]string{"daily/new.html": "<p>new</p>\n"})
+	d := f.run(f.app(nil), "mine")
+	if d.Action != "upsert_additive" || d.Counts.Created != 1 || d.Counts.Retained != 3 {
+		t.Fatalf("run: %+v", d)
+	}
+	after, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	if _, _, err := catalog.Scan(bytes.NewReader(after), func(*catalog.Output) error { n++; return nil }); err != nil || n != 4 {
+		t.Fatalf("catalog after the run: %v, %d records (want 4, sorted)", err, n)
 	}
 }
