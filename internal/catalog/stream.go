@@ -51,6 +51,24 @@ func (e *errStop) Unwrap() error { return e.err }
 // classification of any other document (legacy, future, invalid, and the
 // problems' full list) read it whole with Read.
 func Scan(r io.Reader, fn func(*Output) error) (Header, int, error) {
+	return scan(r, func(o *Output, _ []byte, _ bool) error { return fn(o) })
+}
+
+// ScanCanonical is Scan that also reports whether every record is laid out
+// exactly as Encode writes it, the condition for applying an edit to the
+// same bytes with Splice.
+func ScanCanonical(r io.Reader, fn func(*Output) error) (h Header, n int, canonical bool, err error) {
+	canonical = true
+	h, n, err = scan(r, func(o *Output, _ []byte, c bool) error {
+		canonical = canonical && c
+		return fn(o)
+	})
+	return h, n, canonical && err == nil, err
+}
+
+// scan is Scan that also gives fn each record's bytes (valid until fn
+// returns) and whether they are in Encode's layout (see parseCanonical).
+func scan(r io.Reader, fn func(o *Output, raw []byte, canonical bool) error) (Header, int, error) {
 	s := scanner{dec: strictjson.NewDecoder(bufio.NewReaderSize(r, 256<<10)), fn: fn}
 	h, err := s.document()
 	var stop *errStop
@@ -65,9 +83,10 @@ func Scan(r io.Reader, fn func(*Output) error) (Header, int, error) {
 
 type scanner struct {
 	dec  *jsontext.Decoder
-	fn   func(*Output) error
+	fn   func(o *Output, raw []byte, canonical bool) error
 	n    int
 	last string
+	memo canonMemo
 }
 
 func (s *scanner) document() (Header, error) {
@@ -169,9 +188,25 @@ func (s *scanner) outputs() error {
 	}
 	for s.dec.PeekKind() != ']' {
 		f := field(s.n)
+		// Each record is read whole (which checks its syntax, UTF-8 and
+		// duplicate names) and then decoded from its bytes: in one pass
+		// over its lines when it is in Encode's layout, token by token
+		// otherwise.
+		raw, err := s.dec.ReadValue()
+		if err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
 		o := new(Output)
-		if err := s.output(o, f); err != nil {
-			return err
+		canonical := parseCanonical(raw, o, &s.memo)
+		if !canonical {
+			*o = Output{}
+			if raw.Kind() != '{' {
+				return fmt.Errorf("%s: expected {, found %v", f, raw.Kind())
+			}
+			sub := scanner{dec: strictjson.NewDecoder(bytes.NewReader(raw))}
+			if err := sub.output(o, f); err != nil {
+				return err
+			}
 		}
 		var errs []error
 		validateOutput(o, f, func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) })
@@ -186,7 +221,7 @@ func (s *scanner) outputs() error {
 		}
 		s.last = o.Path
 		s.n++
-		if err := s.fn(o); err != nil {
+		if err := s.fn(o, raw, canonical); err != nil {
 			return &errStop{err}
 		}
 	}
@@ -432,7 +467,7 @@ type Encoder struct {
 	w    *bufio.Writer
 	buf  []byte
 	n    int
-	last string
+	last []byte // the last record's path
 	err  error
 }
 
@@ -466,7 +501,7 @@ func (e *Encoder) Add(o *Output) error {
 	}
 	var errs []error
 	validateOutput(o, field(e.n), func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) })
-	if e.n > 0 && o.Path <= e.last {
+	if e.n > 0 && o.Path <= string(e.last) {
 		errs = append(errs, fmt.Errorf("%s.path: %q is not after %q (records must be sorted by path, each path once)", field(e.n), o.Path, e.last))
 	}
 	if len(errs) > 0 {
@@ -479,9 +514,37 @@ func (e *Encoder) Add(o *Output) error {
 	}
 	e.buf = appendOutput(b, o)
 	e.n++
-	e.last = o.Path
+	e.last = append(e.last[:0], o.Path...)
 	e.flush()
 	return e.err
+}
+
+// startRaw begins a record whose bytes the caller writes with write, from
+// its "path" line to its closing brace: a record copied from a catalog in
+// Encode's layout, which Scan validated.
+func (e *Encoder) startRaw(path []byte) error {
+	if e.err != nil {
+		return e.err
+	}
+	if e.n > 0 && string(path) <= string(e.last) {
+		e.err = fmt.Errorf("encode catalog: %s.path: %q is not after %q (records must be sorted by path, each path once)", field(e.n), path, e.last)
+		return e.err
+	}
+	if e.n > 0 {
+		e.write([]byte(",\n    {\n"))
+	} else {
+		e.write([]byte("\n    {\n"))
+	}
+	e.n++
+	e.last = append(e.last[:0], path...)
+	return e.err
+}
+
+// write writes b as it is.
+func (e *Encoder) write(b []byte) {
+	if e.err == nil {
+		_, e.err = e.w.Write(b)
+	}
 }
 
 // Close writes the end of the document and flushes it.

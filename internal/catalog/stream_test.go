@@ -129,8 +129,11 @@ func randomCatalog(r *rand.Rand, n int) *Catalog {
 	return c
 }
 
+// oddNames are path suffixes that need JSON escapes or multi-byte UTF-8.
+var oddNames = []string{"", "", "", `"q`, "\u2028", "é", "<&>", "\u00a0"}
+
 func randomOutput(r *rand.Rand, t0 time.Time) Output {
-	p := fmt.Sprintf("d%d/f%03d.html", r.IntN(5), r.IntN(200))
+	p := fmt.Sprintf("d%d/f%03d%s.html", r.IntN(5), r.IntN(200), oddNames[r.IntN(len(oddNames))])
 	return Output{Path: p, PipelineID: "p", DestinationID: "d", Source: src, Kind: KindSource,
 		SHA256: fmt.Sprintf("sha256:%064x", r.IntN(1000)), Size: int64(r.IntN(1000)), CreatedAt: t0,
 		UpdatedAt: t0.Add(time.Duration(r.IntN(100)) * time.Second)}
@@ -186,6 +189,18 @@ func TestApplyToMatchesInMemoryApply(t *testing.T) {
 		}
 		if !bytes.Equal(got.Bytes(), want) {
 			t.Fatalf("case %d: streamed edit differs:\n%s", i, cmp.Diff(string(want), got.String()))
+		}
+		if in != nil {
+			// The same edit spliced into the same bytes gives the same
+			// document.
+			var spliced bytes.Buffer
+			ns, err := e.Splice(bytes.NewReader(must(Encode(base))), &spliced)
+			if err != nil {
+				t.Fatalf("case %d: splice: %v", i, err)
+			}
+			if ns != n || !bytes.Equal(spliced.Bytes(), want) {
+				t.Fatalf("case %d: spliced edit (%d records, want %d) differs:\n%s", i, ns, n, cmp.Diff(string(want), spliced.String()))
+			}
 		}
 		if c, _ := Parse(want); n != len(c.Outputs) {
 			t.Fatalf("case %d: n %d, want %d", i, n, len(c.Outputs))

@@ -50,13 +50,16 @@ func IsDigest(s string) bool {
 		return false
 	}
 	for i := len(prefix); i < len(s); i++ {
-		c := s[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+		if !lowerHex[s[i]] {
 			return false
 		}
 	}
 	return true
 }
+
+// lowerHex marks the bytes 0-9 and a-f.
+var lowerHex = [256]bool{'0': true, '1': true, '2': true, '3': true, '4': true, '5': true, '6': true, '7': true,
+	'8': true, '9': true, 'a': true, 'b': true, 'c': true, 'd': true, 'e': true, 'f': true}
 
 // field names outputs[i] in messages; it is a type so that the name is only
 // formatted when a message is.

@@ -1,0 +1,232 @@
+package catalog
+
+import (
+	"bytes"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// parseCanonical decodes one record from raw, the bytes of a syntactically
+// valid JSON object (as jsontext's ReadValue returns them), if and only if
+// raw is exactly what appendOutput writes for the record it holds: members
+// in contract order with Encode's indentation, optional members present only
+// when non-empty, strings escaped as appendString escapes them, timestamps as
+// FormatTime writes them, sizes as plain decimals. It reports false for any
+// other layout, with o in an unspecified state; the caller then decodes raw
+// the general way. It checks layout, not values (validateOutput does).
+//
+// Every catalog distributor writes is in this layout, so a large catalog is
+// decoded in one pass over its lines, and a record that parses this way can
+// be copied to a new catalog byte for byte (Edit.ApplyTo) with the same
+// result as encoding it again.
+func parseCanonical(raw []byte, o *Output, memo *canonMemo) bool {
+	p := canonParser{b: raw, memo: memo}
+	const in = "      "
+	m := memo
+	ok := p.lit("{\n") &&
+		p.str(in+`"path": `, &o.Path, true, nil) &&
+		p.str(in+`"pipeline_id": `, &o.PipelineID, true, &m.pipeline) &&
+		p.str(in+`"destination_id": `, &o.DestinationID, true, &m.destination) &&
+		p.lit(in+"\"source\": {\n") &&
+		p.str(in+`  "id": `, &o.Source.ID, true, &m.sourceID) &&
+		p.str(in+`  "digest": `, &o.Source.Digest, true, &m.sourceDigest) &&
+		p.time(in+`  "created": `, &o.Source.Created, false) &&
+		p.lit(in+"},\n") &&
+		p.str(in+`"kind": `, &o.Kind, true, &m.kind) &&
+		p.optStr(in+`"source_path": `, &o.SourcePath) &&
+		p.optStr(in+`"transform": `, &o.Transform) &&
+		p.optStr(in+`"url": `, &o.URL) &&
+		p.str(in+`"sha256": `, &o.SHA256, true, nil) &&
+		p.size(in+`"size": `, &o.Size) &&
+		p.time(in+`"created_at": `, &o.CreatedAt, true) &&
+		p.time(in+`"updated_at": `, &o.UpdatedAt, false) &&
+		p.lit("    }")
+	return ok && len(p.b) == 0
+}
+
+// canonMemo remembers values of the previous records, which the next ones
+// mostly repeat (owner, source, kind, timestamps), so that they are neither
+// allocated nor parsed again.
+type canonMemo struct {
+	pipeline, destination, sourceID, sourceDigest, kind string
+	times                                               [3]struct {
+		raw [20]byte
+		t   time.Time
+	}
+	next int // the times slot to fill next
+}
+
+// canonParser consumes the front of b.
+type canonParser struct {
+	b    []byte
+	memo *canonMemo
+}
+
+func (p *canonParser) lit(s string) bool {
+	if len(p.b) < len(s) || string(p.b[:len(s)]) != s {
+		return false
+	}
+	p.b = p.b[len(s):]
+	return true
+}
+
+// end consumes ",\n" when more members follow, "\n" otherwise.
+func (p *canonParser) end(more bool) bool {
+	if more {
+		return p.lit(",\n")
+	}
+	return p.lit("\n")
+}
+
+// quoted consumes a JSON string in appendString's escaping and returns the
+// value it holds.
+func (p *canonParser) quoted(memo *string) (string, bool) {
+	if len(p.b) < 2 || p.b[0] != '"' {
+		return "", false
+	}
+	i := bytes.IndexByte(p.b[1:], '"')
+	if i < 0 {
+		return "", false
+	}
+	raw := p.b[1 : 1+i]
+	if bytes.IndexByte(raw, '\\') < 0 {
+		// No escapes: canonical unless it holds U+2028 or U+2029, which
+		// appendString escapes (the input is valid UTF-8: the JSON
+		// decoder checked it).
+		if bytes.IndexByte(raw, 0xE2) >= 0 && (bytes.Contains(raw, []byte("\u2028")) || bytes.Contains(raw, []byte("\u2029"))) {
+			return "", false
+		}
+		p.b = p.b[2+i:]
+		if memo != nil {
+			if *memo != string(raw) {
+				*memo = string(raw)
+			}
+			return *memo, true
+		}
+		return string(raw), true
+	}
+	// Escapes: find the string's real end, decode it and accept it only
+	// if encoding the value again gives the same bytes.
+	n := 1
+	for n < len(p.b) && p.b[n] != '"' {
+		if p.b[n] == '\\' {
+			n++
+		}
+		n++
+	}
+	if n >= len(p.b) {
+		return "", false
+	}
+	q := p.b[:n+1]
+	v, err := jsontext.AppendUnquote(nil, q)
+	if err != nil || !bytes.Equal(appendString(nil, string(v)), q) {
+		return "", false
+	}
+	p.b = p.b[n+1:]
+	return string(v), true
+}
+
+// str parses a string member; memo, when not nil, holds the previous
+// record's value, reused when equal.
+func (p *canonParser) str(name string, dst *string, more bool, memo *string) bool {
+	if !p.lit(name) {
+		return false
+	}
+	v, ok := p.quoted(memo)
+	if !ok {
+		return false
+	}
+	*dst = v
+	return p.end(more)
+}
+
+// optStr parses an optional member: absent is "", present must be
+// non-empty (Encode omits empty ones).
+func (p *canonParser) optStr(name string, dst *string) bool {
+	if !bytes.HasPrefix(p.b, []byte(name)) {
+		*dst = ""
+		return true
+	}
+	return p.str(name, dst, true, nil) && *dst != ""
+}
+
+func (p *canonParser) size(name string, dst *int64) bool {
+	if !p.lit(name) {
+		return false
+	}
+	n, i := int64(0), 0
+	for ; i < len(p.b) && p.b[i] >= '0' && p.b[i] <= '9'; i++ {
+		if i == 19 { // more digits than any int64 has
+			return false
+		}
+		n = n*10 + int64(p.b[i]-'0')
+	}
+	if i == 0 || (i > 1 && p.b[0] == '0') || n < 0 {
+		return false
+	}
+	*dst = n
+	p.b = p.b[i:]
+	return p.end(true)
+}
+
+// time parses "YYYY-MM-DDTHH:MM:SSZ", the only form FormatTime writes.
+func (p *canonParser) time(name string, dst *time.Time, more bool) bool {
+	if !p.lit(name) {
+		return false
+	}
+	const form = `"0000-00-00T00:00:00Z"`
+	if len(p.b) < len(form) || p.b[0] != '"' || p.b[len(form)-1] != '"' {
+		return false
+	}
+	s := p.b[1 : len(form)-1]
+	for i := range p.memo.times {
+		if m := &p.memo.times[i]; string(m.raw[:]) == string(s) && !m.t.IsZero() {
+			*dst = m.t
+			p.b = p.b[len(form):]
+			return p.end(more)
+		}
+	}
+	var v [6]int
+	at := [6]int{0, 5, 8, 11, 14, 17}
+	width := [6]int{4, 2, 2, 2, 2, 2}
+	for k := range v {
+		for j := at[k]; j < at[k]+width[k]; j++ {
+			c := s[j]
+			if c < '0' || c > '9' {
+				return false
+			}
+			v[k] = v[k]*10 + int(c-'0')
+		}
+	}
+	if s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != 'Z' {
+		return false
+	}
+	// Refuse what time.Date would normalise (a 31 April, a 60th second):
+	// time.Parse refuses it too, and the general decoder says why.
+	if v[1] < 1 || v[1] > 12 || v[2] < 1 || v[2] > daysIn(v[0], v[1]) || v[3] > 23 || v[4] > 59 || v[5] > 59 {
+		return false
+	}
+	t := time.Date(v[0], time.Month(v[1]), v[2], v[3], v[4], v[5], 0, time.UTC)
+	m := &p.memo.times[p.memo.next]
+	p.memo.next = (p.memo.next + 1) % len(p.memo.times)
+	copy(m.raw[:], s)
+	m.t = t
+	*dst = t
+	p.b = p.b[len(form):]
+	return p.end(more)
+}
+
+// daysIn returns the number of days of month m (1-12) of year y.
+func daysIn(y, m int) int {
+	switch m {
+	case 2:
+		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
+}

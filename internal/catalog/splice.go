@@ -1,0 +1,187 @@
+package catalog
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// ErrNotSpliceable is returned (wrapped) by Splice for a base that is not
+// laid out as Encode writes it. Nothing about the base's validity follows:
+// apply the edit with ApplyTo instead.
+var ErrNotSpliceable = errors.New("catalog is not in the layout distributor writes")
+
+// Splice is ApplyTo for a base that Scan accepted and found in Encode's
+// layout throughout (ScanLayout's canonical result), unchanged since: it
+// copies the records the edit leaves alone byte for byte, finding them by
+// their lines, without decoding or validating them again. The output is
+// byte-identical to ApplyTo's. The caller guarantees the base's bytes are
+// the ones scanned (by comparing the stored object's version after the
+// read, which a store's ReadVersioned makes cheap); a base that departs from
+// the layout fails with ErrNotSpliceable, having written an incomplete
+// document to w. It returns the number of records written.
+func (e *Edit) Splice(base io.Reader, w io.Writer) (int, error) {
+	put, _, err := e.sorted()
+	if err != nil {
+		return 0, err
+	}
+	del := append([]string(nil), e.Delete...)
+	sort.Strings(del)
+	enc, err := NewEncoder(w, e.Header)
+	if err != nil {
+		return 0, err
+	}
+	i, j := 0, 0
+	if !e.Fresh {
+		sp := splicer{r: bufio.NewReaderSize(base, 256<<10)}
+		err := sp.records(func(path []byte, copyRecord func(keep bool) error) error {
+			for i < len(put) && put[i].Path < string(path) {
+				if err := enc.Add(&put[i]); err != nil {
+					return err
+				}
+				i++
+			}
+			for j < len(del) && del[j] < string(path) {
+				j++
+			}
+			keep := true
+			if i < len(put) && put[i].Path == string(path) {
+				if err := enc.Add(&put[i]); err != nil {
+					return err
+				}
+				i++
+				keep = false
+			} else if j < len(del) && del[j] == string(path) {
+				keep = false
+			}
+			if keep {
+				if err := enc.startRaw(path); err != nil {
+					return err
+				}
+			}
+			return copyRecord(keep)
+		}, enc)
+		if err != nil {
+			return enc.n, err
+		}
+	}
+	for ; i < len(put); i++ {
+		if err := enc.Add(&put[i]); err != nil {
+			return enc.n, err
+		}
+	}
+	return enc.n, enc.Close()
+}
+
+// splicer reads a catalog in Encode's layout line by line.
+type splicer struct {
+	r *bufio.Reader
+}
+
+func (sp *splicer) line(what string) ([]byte, error) {
+	b, err := sp.r.ReadSlice('\n')
+	if err != nil {
+		if err == io.EOF || err == bufio.ErrBufferFull {
+			return nil, fmt.Errorf("%s: %w", what, ErrNotSpliceable)
+		}
+		return nil, err
+	}
+	return b, nil
+}
+
+// records calls fn with the path of each record of the base, in order; fn
+// calls copyRecord once, which writes the rest of the record to enc
+// (keep) or skips it.
+func (sp *splicer) records(fn func(path []byte, copyRecord func(keep bool) error) error, enc *Encoder) error {
+	empty := false
+	for {
+		l, err := sp.line("header")
+		if err != nil {
+			return err
+		}
+		if string(l) == "  \"outputs\": [\n" {
+			break
+		}
+		if string(l) == "  \"outputs\": []\n" {
+			empty = true
+			break
+		}
+	}
+	const pathPrefix = `      "path": "`
+	for !empty {
+		l, err := sp.line("record")
+		if err != nil {
+			return err
+		}
+		if string(l) == "  ]\n" {
+			break
+		}
+		if string(l) != "    {\n" {
+			return fmt.Errorf("record %d: %w", enc.n, ErrNotSpliceable)
+		}
+		first, err := sp.line("record")
+		if err != nil {
+			return err
+		}
+		if !bytes.HasPrefix(first, []byte(pathPrefix)) || !bytes.HasSuffix(first, []byte("\",\n")) {
+			return fmt.Errorf("record %d: %w", enc.n, ErrNotSpliceable)
+		}
+		// path and first stay valid until the next read of the base,
+		// which only copyRecord does.
+		path := first[len(pathPrefix) : len(first)-3]
+		if bytes.IndexByte(path, '\\') >= 0 {
+			if path, err = jsontext.AppendUnquote(nil, first[len(pathPrefix)-1:len(first)-2]); err != nil {
+				return fmt.Errorf("record %d: path: %w", enc.n, ErrNotSpliceable)
+			}
+		}
+		copied := false
+		copyRecord := func(keep bool) error {
+			if copied {
+				return errors.New("record copied twice")
+			}
+			copied = true
+			if keep {
+				enc.write(first)
+			}
+			for {
+				l, err := sp.line("record")
+				if err != nil {
+					return err
+				}
+				if string(l) == "    }\n" || string(l) == "    },\n" {
+					if keep {
+						enc.write([]byte("    }"))
+					}
+					return nil
+				}
+				if keep {
+					enc.write(l)
+				}
+			}
+		}
+		if err := fn(path, copyRecord); err != nil {
+			return err
+		}
+		if !copied {
+			return errors.New("record not copied")
+		}
+		if enc.err != nil {
+			return enc.err
+		}
+	}
+	if l, err := sp.line("end"); err != nil || string(l) != "}\n" {
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("end: %w", ErrNotSpliceable)
+	}
+	if _, err := sp.r.ReadByte(); err != io.EOF {
+		return fmt.Errorf("trailing data: %w", ErrNotSpliceable)
+	}
+	return nil
+}
