@@ -107,6 +107,10 @@ type Root struct {
 	// CatalogCopy holds the bytes of the catalog at Version as a run read
 	// them from a remote root (nil otherwise); Close releases it.
 	CatalogCopy *txn.Spool
+	// CatalogCanonical says every record of the catalog at Version is laid
+	// out as distributor writes it (a streamed read found it so), so a
+	// run's edit is spliced into its bytes (txn.Change.BaseCanonical).
+	CatalogCanonical bool
 }
 
 // ReadRoot reads a root's catalog state and lists it.

@@ -117,6 +117,7 @@ func (r *Root) scanCatalog(ctx context.Context, req planRequest) error {
 	keep := plan.Wants(req.outputs, req.owner, req.workflow)
 	known := &plan.Known{Records: map[string]*catalog.Output{}}
 	var scanErr error
+	var canonical bool
 	var spool *txn.Spool
 	if req.keepCopy() {
 		spool = txn.NewSpool()
@@ -125,7 +126,7 @@ func (r *Root) scanCatalog(ctx context.Context, req planRequest) error {
 		if spool != nil {
 			rd = io.TeeReader(rd, spool)
 		}
-		h, n, err := catalog.Scan(rd, func(o *catalog.Output) error {
+		h, n, c, err := catalog.ScanCanonical(rd, func(o *catalog.Output) error {
 			if keep(o) {
 				known.Records[o.Path] = o
 			}
@@ -134,7 +135,7 @@ func (r *Root) scanCatalog(ctx context.Context, req planRequest) error {
 			}
 			return nil
 		})
-		known.Header, known.Count = h, n
+		known.Header, known.Count, canonical = h, n, c
 		scanErr = err
 		return nil // the store drains the rest; the document is classified below
 	})
@@ -149,7 +150,7 @@ func (r *Root) scanCatalog(ctx context.Context, req planRequest) error {
 		return fmt.Errorf("read %s at %s: %w", catalog.FileName, r.Store, err)
 	case err == nil && scanErr == nil:
 		r.State = catalog.State{Status: catalog.StatusCatalog, SchemaVersion: catalog.SchemaVersion}
-		r.Known, r.Version, r.CatalogCopy = known, ver, spool
+		r.Known, r.Version, r.CatalogCopy, r.CatalogCanonical = known, ver, spool, canonical
 		return nil
 	}
 	if spool != nil {

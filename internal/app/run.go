@@ -483,7 +483,7 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 		return refused(&rd, err)
 	}
 	ch := runChange(in, pl, r.Version, bundleContent(b, outs), webWrites(d, res.PrimaryPath))
-	ch.BaseCopy = r.CatalogCopy
+	ch.BaseCopy, ch.BaseCanonical = r.CatalogCopy, r.CatalogCanonical
 	ch.Staged = staging
 	if a.Progress != nil {
 		name := p.ID + " -> " + d.ID

@@ -96,7 +96,14 @@ func BenchmarkScan(b *testing.B) {
 
 // BenchmarkApplyEdit measures writing the next catalog of an additive run
 // that adds one record: the base streamed through the edit into a writer.
-func BenchmarkApplyEdit(b *testing.B) {
+func BenchmarkApplyEdit(b *testing.B) { benchEdit(b, false) }
+
+// BenchmarkSpliceEdit is BenchmarkApplyEdit the way a run's write pass
+// applies it to a catalog in Encode's layout: untouched records copied by
+// their lines.
+func BenchmarkSpliceEdit(b *testing.B) { benchEdit(b, true) }
+
+func benchEdit(b *testing.B, splice bool) {
 	for _, n := range sizes {
 		b.Run(fmt.Sprintf("outputs=%d", n), func(b *testing.B) {
 			c := benchCatalog(n)
@@ -110,7 +117,11 @@ func BenchmarkApplyEdit(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := e.ApplyTo(bytes.NewReader(data), io.Discard); err != nil {
+				apply := e.ApplyTo
+				if splice {
+					apply = e.Splice
+				}
+				if _, err := apply(bytes.NewReader(data), io.Discard); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -38,8 +38,8 @@ func (e *Edit) Splice(base io.Reader, w io.Writer) (int, error) {
 	}
 	i, j := 0, 0
 	if !e.Fresh {
-		sp := splicer{r: bufio.NewReaderSize(base, 256<<10)}
-		err := sp.records(func(path []byte, copyRecord func(keep bool) error) error {
+		sp := splicer{r: bufio.NewReaderSize(base, 256<<10), enc: enc}
+		err := sp.records(func(path []byte) error {
 			for i < len(put) && put[i].Path < string(path) {
 				if err := enc.Add(&put[i]); err != nil {
 					return err
@@ -64,8 +64,8 @@ func (e *Edit) Splice(base io.Reader, w io.Writer) (int, error) {
 					return err
 				}
 			}
-			return copyRecord(keep)
-		}, enc)
+			return sp.copyRecord(keep)
+		})
 		if err != nil {
 			return enc.n, err
 		}
@@ -80,7 +80,10 @@ func (e *Edit) Splice(base io.Reader, w io.Writer) (int, error) {
 
 // splicer reads a catalog in Encode's layout line by line.
 type splicer struct {
-	r *bufio.Reader
+	r      *bufio.Reader
+	enc    *Encoder
+	first  []byte // the current record's first line
+	copied bool   // copyRecord ran for the current record
 }
 
 func (sp *splicer) line(what string) ([]byte, error) {
@@ -94,10 +97,10 @@ func (sp *splicer) line(what string) ([]byte, error) {
 	return b, nil
 }
 
-// records calls fn with the path of each record of the base, in order; fn
-// calls copyRecord once, which writes the rest of the record to enc
-// (keep) or skips it.
-func (sp *splicer) records(fn func(path []byte, copyRecord func(keep bool) error) error, enc *Encoder) error {
+// records calls fn with the path of each record of the base, in order
+// (valid until the next read of the base); fn calls copyRecord once.
+func (sp *splicer) records(fn func(path []byte) error) error {
+	enc := sp.enc
 	empty := false
 	for {
 		l, err := sp.line("header")
@@ -131,44 +134,18 @@ func (sp *splicer) records(fn func(path []byte, copyRecord func(keep bool) error
 		if !bytes.HasPrefix(first, []byte(pathPrefix)) || !bytes.HasSuffix(first, []byte("\",\n")) {
 			return fmt.Errorf("record %d: %w", enc.n, ErrNotSpliceable)
 		}
-		// path and first stay valid until the next read of the base,
-		// which only copyRecord does.
 		path := first[len(pathPrefix) : len(first)-3]
 		if bytes.IndexByte(path, '\\') >= 0 {
 			if path, err = jsontext.AppendUnquote(nil, first[len(pathPrefix)-1:len(first)-2]); err != nil {
 				return fmt.Errorf("record %d: path: %w", enc.n, ErrNotSpliceable)
 			}
 		}
-		copied := false
-		copyRecord := func(keep bool) error {
-			if copied {
-				return errors.New("record copied twice")
-			}
-			copied = true
-			if keep {
-				enc.write(first)
-			}
-			for {
-				l, err := sp.line("record")
-				if err != nil {
-					return err
-				}
-				if string(l) == "    }\n" || string(l) == "    },\n" {
-					if keep {
-						enc.write([]byte("    }"))
-					}
-					return nil
-				}
-				if keep {
-					enc.write(l)
-				}
-			}
-		}
-		if err := fn(path, copyRecord); err != nil {
+		sp.first, sp.copied = first, false
+		if err := fn(path); err != nil {
 			return err
 		}
-		if !copied {
-			return errors.New("record not copied")
+		if !sp.copied {
+			return errors.New("splice: record not copied")
 		}
 		if enc.err != nil {
 			return enc.err
@@ -185,3 +162,33 @@ func (sp *splicer) records(fn func(path []byte, copyRecord func(keep bool) error
 	}
 	return nil
 }
+
+// copyRecord writes the rest of the current record, from its first line to
+// its closing brace, to the encoder (keep) or skips it.
+func (sp *splicer) copyRecord(keep bool) error {
+	if sp.copied {
+		return errors.New("splice: record copied twice")
+	}
+	sp.copied = true
+	if keep {
+		sp.enc.write(sp.first)
+	}
+	for {
+		l, err := sp.line("record")
+		if err != nil {
+			return err
+		}
+		if string(l) == "    }\n" || string(l) == "    },\n" {
+			if keep {
+				sp.enc.writeString(closeRecord)
+			}
+			return nil
+		}
+		if keep {
+			sp.enc.write(l)
+		}
+	}
+}
+
+// closeRecord ends a record in Encode's layout.
+const closeRecord = "    }"

@@ -531,13 +531,23 @@ func (e *Encoder) startRaw(path []byte) error {
 		return e.err
 	}
 	if e.n > 0 {
-		e.write([]byte(",\n    {\n"))
+		e.writeString(openRecord)
 	} else {
-		e.write([]byte("\n    {\n"))
+		e.writeString(openRecord[1:])
 	}
 	e.n++
 	e.last = append(e.last[:0], path...)
 	return e.err
+}
+
+// openRecord separates a record from the one before it and opens it.
+const openRecord = ",\n    {\n"
+
+// writeString writes s as it is.
+func (e *Encoder) writeString(s string) {
+	if e.err == nil {
+		_, e.err = e.w.WriteString(s)
+	}
 }
 
 // write writes b as it is.

@@ -66,6 +66,24 @@ func IsTemp(p string) bool {
 	return strings.HasPrefix(base, TempPrefix)
 }
 
+// Rewriter is implemented by stores that can replace an object with a
+// version computed from its current bytes in one pass, without holding
+// either in memory or copying the new one twice: local disk, where reading
+// the old bytes and writing the new ones cost the same as a compare alone.
+// Wrappers do not forward it; callers fall back to ReadVersioned and
+// PutIfStream.
+type Rewriter interface {
+	// RewriteIf streams the object at path to fn, which writes the
+	// replacement to w. The replacement takes the object's place,
+	// atomically as with PutIfStream, only if the object fn was given
+	// has Version ifVersion (what fn leaves unread is read and counted
+	// too) and fn returns nil; otherwise the object is left as it was.
+	// A failed condition, a missing object included, yields an error
+	// matching ErrPrecondition; an error of fn is returned as is. It
+	// returns the replacement's Version.
+	RewriteIf(ctx context.Context, path string, ifVersion Version, fn func(cur io.Reader, w io.Writer) error) (Version, error)
+}
+
 // Store is a destination root. Implementations must be safe for concurrent
 // use by multiple goroutines.
 type Store interface {

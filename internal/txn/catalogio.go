@@ -109,49 +109,127 @@ func putCatalog(ctx context.Context, st storage.Store, doc *encoded, base storag
 	return err
 }
 
+// putEdit applies e to the root's catalog, which must still be at ch.Base,
+// and writes the result with compare-and-swap against ch.Base under the
+// fence. Over a canonical base (ch.BaseCanonical) the edit is spliced into
+// the old bytes; a store that can rewrite in one pass (storage.Rewriter)
+// reads the old catalog while it writes the new one. It remembers the
+// digest of the bytes it tried to write (t.catalogSum), so that a cleanup
+// can recognise its own write whose answer was lost. An error of the fence
+// is returned as a *fencedError.
+func (t *Txn) putEdit(ctx context.Context, e *catalog.Edit, ch *Change) error {
+	t.catalogSum = ""
+	if rw, ok := t.st.(storage.Rewriter); ok && ch.Base != "" && !e.Fresh {
+		err := errors.New("no attempt")
+		for _, splice := range spliceModes(ch.BaseCanonical) {
+			if err = t.rewrite(ctx, rw, e, ch.Base, splice); !errors.Is(err, catalog.ErrNotSpliceable) {
+				break
+			}
+		}
+		if !errors.Is(err, catalog.ErrUnsorted) {
+			return err
+		}
+		// A valid catalog whose records are not sorted (never written by
+		// distributor): apply the edit in memory below.
+	}
+	doc, err := encodeEdit(ctx, t.st, e, ch.Base, ch.BaseCopy, ch.BaseCanonical)
+	if err != nil {
+		return err
+	}
+	defer doc.close()
+	t.catalogSum = doc.digest()
+	if err := t.lk.Fence(); err != nil {
+		return &fencedError{err}
+	}
+	return putCatalog(ctx, t.st, doc, ch.Base)
+}
+
+// rewrite is putEdit on a storage.Rewriter: one pass over the old catalog,
+// the fence checked after the last byte is written, before the store
+// compares versions and renames.
+func (t *Txn) rewrite(ctx context.Context, rw storage.Rewriter, e *catalog.Edit, base storage.Version, splice bool) error {
+	sum := sha256.New()
+	_, err := rw.RewriteIf(ctx, catalog.FileName, base, func(cur io.Reader, w io.Writer) error {
+		sum.Reset()
+		t.catalogSum = ""
+		if err := applyEdit(e, cur, io.MultiWriter(w, sum), splice); err != nil {
+			return err
+		}
+		t.catalogSum = fmt.Sprintf("%x", sum.Sum(nil))
+		if err := t.lk.Fence(); err != nil {
+			return &fencedError{err}
+		}
+		return nil
+	})
+	return err
+}
+
+// fencedError is the lock's fence failing during a catalog write.
+type fencedError struct{ err error }
+
+func (e *fencedError) Error() string { return e.err.Error() }
+func (e *fencedError) Unwrap() error { return e.err }
+
+// spliceModes lists the ways to try in order: splicing first when the base
+// qualifies, decoding it otherwise and when splicing finds it does not.
+func spliceModes(canonical bool) []bool {
+	if canonical {
+		return []bool{true, false}
+	}
+	return []bool{false}
+}
+
+// applyEdit writes e applied to base to w.
+func applyEdit(e *catalog.Edit, base io.Reader, w io.Writer, splice bool) error {
+	var err error
+	if splice {
+		_, err = e.Splice(base, w)
+	} else {
+		_, err = e.ApplyTo(base, w)
+	}
+	return err
+}
+
 // encodeEdit applies e to the root's catalog, which must still be at
-// version base ("" for none), streaming it once. A catalog whose records
-// are not sorted (valid, but never written by distributor) is applied in
-// memory instead.
-func encodeEdit(ctx context.Context, st storage.Store, e *catalog.Edit, base storage.Version, baseCopy *Spool) (*encoded, error) {
-	doc := newEncoded()
+// version base ("" for none), streaming it once (from baseCopy when set),
+// spliced when canonical. A catalog whose records are not sorted (valid,
+// but never written by distributor) is applied in memory instead.
+func encodeEdit(ctx context.Context, st storage.Store, e *catalog.Edit, base storage.Version, baseCopy *Spool, canonical bool) (*encoded, error) {
 	if base == "" || e.Fresh {
+		doc := newEncoded()
 		if _, err := e.ApplyTo(nil, doc); err != nil {
 			doc.close()
 			return nil, err
 		}
 		return doc, nil
 	}
-	if baseCopy != nil {
-		r, err := baseCopy.Open()
-		if err == nil {
-			_, err = e.ApplyTo(r, doc)
+	err := errors.New("no attempt")
+	for _, splice := range spliceModes(canonical) {
+		doc := newEncoded()
+		if baseCopy != nil {
+			var r io.Reader
+			if r, err = baseCopy.Open(); err == nil {
+				err = applyEdit(e, r, doc, splice)
+			}
+		} else {
+			var ver storage.Version
+			ver, err = StreamCatalog(ctx, st, func(r io.Reader) error { return applyEdit(e, r, doc, splice) })
+			if err == nil && ver != base {
+				err = fmt.Errorf("%s changed since it was read (another writer?): %w", catalog.FileName, storage.ErrPrecondition)
+			}
 		}
 		if err == nil {
 			return doc, nil
 		}
 		doc.close()
-		if !errors.Is(err, catalog.ErrUnsorted) {
-			return nil, err
+		if !errors.Is(err, catalog.ErrNotSpliceable) {
+			break
 		}
-		return encodeEditInMemory(ctx, st, e, base)
-	}
-	ver, err := StreamCatalog(ctx, st, func(r io.Reader) error {
-		_, err := e.ApplyTo(r, doc)
-		return err
-	})
-	if err == nil && ver != base {
-		err = fmt.Errorf("%s changed since it was read (another writer?): %w", catalog.FileName, storage.ErrPrecondition)
 	}
 	if errors.Is(err, catalog.ErrUnsorted) {
-		doc.close()
 		return encodeEditInMemory(ctx, st, e, base)
 	}
-	if err != nil {
-		doc.close()
-		return nil, err
-	}
-	return doc, nil
+	return nil, err
 }
 
 func encodeEditInMemory(ctx context.Context, st storage.Store, e *catalog.Edit, base storage.Version) (*encoded, error) {

@@ -130,7 +130,7 @@ func (a *attempt) settle(cause error) (*Result, error) {
 	}
 	if a.ch.Partial != nil && len(done) > 0 {
 		if c := a.ch.Partial(done); c != nil {
-			if err := t.writeCatalog(ctx, c, a.ch.Base, a.ch.BaseCopy); err != nil {
+			if err := t.writeCatalog(ctx, c, a.ch); err != nil {
 				return a.giveUp(res, cause, fmt.Errorf("record partial result: %w", err))
 			}
 		}

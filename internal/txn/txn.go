@@ -237,6 +237,10 @@ type Change struct {
 	// second read of the root's catalog (the write is still a
 	// compare-and-swap against Base).
 	BaseCopy *Spool
+	// BaseCanonical says the planner found every record of the catalog at
+	// Base laid out as distributor writes it (catalog.ScanCanonical), so
+	// an edit is spliced into its bytes without decoding them again.
+	BaseCanonical bool
 	// Writes are applied first, phase by phase (see Write.Phase), in this
 	// order within a phase (up to Options.Jobs at once), then Deletes.
 	Writes  []Write
@@ -296,7 +300,7 @@ func (t *Txn) Apply(ch *Change) (*Result, error) {
 	res := &Result{}
 	if len(ch.Writes) == 0 && len(ch.Deletes) == 0 {
 		if ch.Final != nil {
-			if err := t.writeCatalog(ctx, ch.Final, ch.Base, ch.BaseCopy); err != nil {
+			if err := t.writeCatalog(ctx, ch.Final, ch); err != nil {
 				return res, err
 			}
 		}
@@ -360,7 +364,7 @@ func (t *Txn) Apply(ch *Change) (*Result, error) {
 		err = t.sync(ctx)
 	}
 	if err == nil && ch.Final != nil {
-		err = t.writeCatalog(ctx, ch.Final, ch.Base, ch.BaseCopy)
+		err = t.writeCatalog(ctx, ch.Final, ch)
 		if err != nil && !errors.Is(err, storage.ErrPrecondition) {
 			a.catalogUnsure = true
 		}
@@ -588,23 +592,19 @@ func (t *Txn) dropJournal() {
 // base, under the fence. It remembers the digest of the bytes it tried to
 // write, so that a cleanup can recognise its own write whose answer was
 // lost.
-func (t *Txn) writeCatalog(ctx context.Context, e *catalog.Edit, base storage.Version, baseCopy *Spool) error {
-	doc, err := encodeEdit(ctx, t.st, e, base, baseCopy)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", catalog.FileName, err)
+func (t *Txn) writeCatalog(ctx context.Context, e *catalog.Edit, ch *Change) error {
+	err := t.putEdit(ctx, e, ch)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, storage.ErrPrecondition):
+		return fmt.Errorf("write %s: it changed since it was read (another writer?): %w", catalog.FileName, err)
 	}
-	defer doc.close()
-	t.catalogSum = doc.digest()
-	if err := t.lk.Fence(); err != nil {
-		return err
+	var fenced *fencedError
+	if errors.As(err, &fenced) {
+		return fenced.err
 	}
-	if err := putCatalog(ctx, t.st, doc, base); err != nil {
-		if errors.Is(err, storage.ErrPrecondition) {
-			return fmt.Errorf("write %s: it changed since it was read (another writer?): %w", catalog.FileName, err)
-		}
-		return fmt.Errorf("write %s: %w", catalog.FileName, err)
-	}
-	return nil
+	return fmt.Errorf("write %s: %w", catalog.FileName, err)
 }
 
 // each runs fn for items 0..n-1 on up to Jobs goroutines and calls ok, one

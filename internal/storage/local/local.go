@@ -700,6 +700,69 @@ func (s *Store) writeTemp(ctx context.Context, p string, src *storage.DigestSour
 	return w, nil
 }
 
+// RewriteIf implements storage.Rewriter: it reads the current file, hashing
+// it, while fn writes the new one to a temporary file beside it (hashed too,
+// for the new Version), and renames that over the target only if the
+// current bytes had Version ifVersion, under the same lock and with the same
+// durability as PutIfStream's compare-and-swap.
+func (s *Store) RewriteIf(ctx context.Context, p string, ifVersion storage.Version, fn func(cur io.Reader, w io.Writer) error) (storage.Version, error) {
+	v, err := s.rewriteIf(ctx, p, ifVersion, fn)
+	if err != nil {
+		var fnErr *rewriteFnError
+		if errors.As(err, &fnErr) {
+			return "", fnErr.err
+		}
+		return "", s.errorf("rewrite-if", p, err)
+	}
+	return v, nil
+}
+
+// rewriteFnError carries the callback's error through rewriteIf unchanged.
+type rewriteFnError struct{ err error }
+
+func (e *rewriteFnError) Error() string { return e.err.Error() }
+
+func (s *Store) rewriteIf(ctx context.Context, p string, ifVersion storage.Version, fn func(cur io.Reader, w io.Writer) error) (storage.Version, error) {
+	if err := checkPath(p); err != nil {
+		return "", err
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	s.writes.RLock()
+	defer s.writes.RUnlock()
+	s.cas.Lock()
+	defer s.cas.Unlock()
+	cur, err := s.open(ctx, p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", storage.CheckVersion("", ifVersion)
+	}
+	if err != nil {
+		return "", err
+	}
+	defer cur.Close()
+	w, err := s.begin(p)
+	if err != nil {
+		return "", err
+	}
+	defer w.cleanup()
+	oldSum, newSum := sha256.New(), sha256.New()
+	r := &ctxReader{ctx: ctx, r: io.TeeReader(cur, oldSum)}
+	if err := fn(r, io.MultiWriter(w.f, newSum)); err != nil {
+		return "", &rewriteFnError{err}
+	}
+	if _, err := io.Copy(io.Discard, r); err != nil {
+		return "", err
+	}
+	if err := storage.CheckVersion(storage.DigestVersion(oldSum), ifVersion); err != nil {
+		return "", err
+	}
+	if err := w.rename(ctx); err != nil {
+		return "", err
+	}
+	return storage.DigestVersion(newSum), nil
+}
+
 // currentVersion returns the Version of the object at p, or "" if there is
 // none.
 func (s *Store) currentVersion(ctx context.Context, p string) (storage.Version, error) {

@@ -58,6 +58,16 @@ func Run(t *testing.T, newStore func(t *testing.T) storage.Store, opts ...Option
 			tc.fn(t, newStore(t))
 		})
 	}
+	for _, tc := range rewriteTests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newStore(t)
+			rw, ok := s.(storage.Rewriter)
+			if !ok {
+				t.Skip("the store is not a storage.Rewriter")
+			}
+			tc.fn(t, s, rw)
+		})
+	}
 	for _, tc := range stageTests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.fn(t, newStore(t))

@@ -1,0 +1,106 @@
+package storagetest
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"testing"
+
+	"github.com/distributor-dev/distributor/internal/storage"
+)
+
+// rewriteTests check storage.Rewriter, for stores that implement it.
+var rewriteTests = []struct {
+	name string
+	fn   func(t *testing.T, s storage.Store, rw storage.Rewriter)
+}{
+	{"RewriteIfReplaces", testRewriteIfReplaces},
+	{"RewriteIfStaleVersion", testRewriteIfStaleVersion},
+	{"RewriteIfFnError", testRewriteIfFnError},
+	{"RewriteIfLarge", testRewriteIfLarge},
+}
+
+// upper is a rewrite: the current bytes upper-cased.
+func upper(cur io.Reader, w io.Writer) error {
+	b, err := io.ReadAll(cur)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(bytes.ToUpper(b))
+	return err
+}
+
+// testRewriteIfReplaces: the replacement takes the object's place, with the
+// Version Get then reports; no temporary object is left.
+func testRewriteIfReplaces(t *testing.T, s storage.Store, rw storage.Rewriter) {
+	v1 := putIfStream(t, s, "d/state", []byte("one"), "")
+	v2, err := rw.RewriteIf(t.Context(), "d/state", v1, upper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, v := get(t, s, "d/state")
+	if string(data) != "ONE" || v != v2 || v2 == v1 {
+		t.Errorf("Get = %q, %q; want %q, %q (not %q)", data, v, "ONE", v2, v1)
+	}
+	wantList(t, s, "", "d/state")
+	if temps, err := s.SweepTemp(t.Context(), storage.SweepOptions{DryRun: true}); err != nil || len(temps) != 0 {
+		t.Errorf("temporary objects after RewriteIf: %v %v", temps, err)
+	}
+}
+
+// testRewriteIfStaleVersion: a stale Version, or an absent object, fails
+// with ErrPrecondition after fn ran, and changes nothing; fn may stop
+// reading early and the Version still covers the whole object.
+func testRewriteIfStaleVersion(t *testing.T, s storage.Store, rw storage.Rewriter) {
+	ctx := t.Context()
+	v1 := putIfStream(t, s, "state", []byte("two"), "")
+	putIfStream(t, s, "state", []byte("two, longer"), v1)
+	partial := func(cur io.Reader, w io.Writer) error {
+		var b [3]byte
+		_, err := io.ReadFull(cur, b[:]) // "two": all of v1's object
+		w.Write([]byte("lost"))
+		return err
+	}
+	if _, err := rw.RewriteIf(ctx, "state", v1, partial); !errors.Is(err, storage.ErrPrecondition) {
+		t.Fatalf("stale Version: %v, want ErrPrecondition", err)
+	}
+	wantContent(t, s, "state", "two, longer")
+	if _, err := rw.RewriteIf(ctx, "absent", v1, upper); !errors.Is(err, storage.ErrPrecondition) {
+		t.Fatalf("absent object: %v, want ErrPrecondition", err)
+	}
+	wantMissing(t, s, "absent")
+	wantList(t, s, "", "state")
+	if temps, err := s.SweepTemp(ctx, storage.SweepOptions{DryRun: true}); err != nil || len(temps) != 0 {
+		t.Errorf("temporary objects after failed rewrites: %v %v", temps, err)
+	}
+}
+
+// testRewriteIfFnError: fn's error comes back as is and the object stays.
+func testRewriteIfFnError(t *testing.T, s storage.Store, rw storage.Rewriter) {
+	v := putIfStream(t, s, "state", []byte("one"), "")
+	boom := errors.New("boom")
+	_, err := rw.RewriteIf(t.Context(), "state", v, func(cur io.Reader, w io.Writer) error {
+		w.Write([]byte("half"))
+		return boom
+	})
+	if err != boom {
+		t.Fatalf("err %v, want fn's error as is", err)
+	}
+	wantContent(t, s, "state", "one")
+	wantList(t, s, "", "state")
+}
+
+// testRewriteIfLarge: an object of several MB is rewritten in a stream.
+func testRewriteIfLarge(t *testing.T, s storage.Store, rw storage.Rewriter) {
+	big := payload(5<<20, 21)
+	v := putIfStream(t, s, "big", big, "")
+	if _, err := rw.RewriteIf(t.Context(), "big", v, func(cur io.Reader, w io.Writer) error {
+		_, err := io.Copy(w, io.MultiReader(cur, bytes.NewReader([]byte("tail"))))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := get(t, s, "big"); !bytes.Equal(data, append(big, "tail"...)) {
+		t.Errorf("rewritten object differs (%d bytes, want %d)", len(data), len(big)+4)
+	}
+}
