@@ -53,3 +53,70 @@ func (src *DigestSource) CopyTo(ctx context.Context, w io.Writer) error {
 
 // Version is the Version of the content the last complete copy wrote.
 func (src *DigestSource) Version() Version { return DigestVersion(src.h) }
+
+// ParallelHash is an io.Writer that hashes what is written to it on a
+// goroutine of its own, so that hashing a stream (a catalog of hundreds of
+// MB, hashed for its Version as it is read or written) overlaps with what
+// the caller does with the stream on another core. Writes copy their bytes
+// into a few reused buffers; Sum waits for the hashing to catch up. Sum (or
+// Close) must be called once, to stop the goroutine.
+type ParallelHash struct {
+	h     hash.Hash
+	work  chan []byte
+	free  chan []byte
+	done  chan struct{}
+	ended bool
+	sum   []byte
+}
+
+// parallelHashBuffers bounds the bytes a ParallelHash holds: this many
+// buffers of the largest write.
+const parallelHashBuffers = 4
+
+// NewParallelHash starts hashing with h.
+func NewParallelHash(h hash.Hash) *ParallelHash {
+	p := &ParallelHash{h: h, work: make(chan []byte, parallelHashBuffers), free: make(chan []byte, parallelHashBuffers),
+		done: make(chan struct{})}
+	for range parallelHashBuffers {
+		p.free <- nil
+	}
+	go func() {
+		defer close(p.done)
+		for b := range p.work {
+			p.h.Write(b)
+			p.free <- b
+		}
+	}()
+	return p
+}
+
+// Write implements io.Writer; it never fails.
+func (p *ParallelHash) Write(b []byte) (int, error) {
+	buf := <-p.free
+	buf = append(buf[:0], b...)
+	p.work <- buf
+	return len(b), nil
+}
+
+// Sum waits for every written byte to be hashed and returns the digest.
+func (p *ParallelHash) Sum() []byte {
+	p.Close()
+	return p.sum
+}
+
+// Close stops the hashing goroutine; Sum still returns the digest.
+func (p *ParallelHash) Close() {
+	if p.ended {
+		return
+	}
+	p.ended = true
+	close(p.work)
+	<-p.done
+	p.sum = p.h.Sum(nil)
+}
+
+// Version is the Version of the bytes written: DigestVersion of a sha256
+// ParallelHash.
+func (p *ParallelHash) Version() Version {
+	return Version("sha256:" + hex.EncodeToString(p.Sum()))
+}

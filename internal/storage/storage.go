@@ -79,9 +79,10 @@ type Rewriter interface {
 	// has Version ifVersion (what fn leaves unread is read and counted
 	// too) and fn returns nil; otherwise the object is left as it was.
 	// A failed condition, a missing object included, yields an error
-	// matching ErrPrecondition; an error of fn is returned as is. It
-	// returns the replacement's Version.
-	RewriteIf(ctx context.Context, path string, ifVersion Version, fn func(cur io.Reader, w io.Writer) error) (Version, error)
+	// matching ErrPrecondition; an error of fn is returned as is. It does
+	// not return the replacement's Version, which would cost hashing it:
+	// the next reader reads it.
+	RewriteIf(ctx context.Context, path string, ifVersion Version, fn func(cur io.Reader, w io.Writer) error) error
 }
 
 // Store is a destination root. Implementations must be safe for concurrent

@@ -147,21 +147,22 @@ func (t *Txn) putEdit(ctx context.Context, e *catalog.Edit, ch *Change) error {
 // rewrite is putEdit on a storage.Rewriter: one pass over the old catalog,
 // the fence checked after the last byte is written, before the store
 // compares versions and renames.
+//
+// It leaves t.catalogSum unset: a local rename does not lose its answer, so
+// a failed rewrite did not take effect, except in the rare failure after the
+// rename (the directory's fsync), which the cleanup then treats as a
+// catalog it cannot account for (the journal stays; the next writer's
+// recovery finds the writes recorded).
 func (t *Txn) rewrite(ctx context.Context, rw storage.Rewriter, e *catalog.Edit, base storage.Version, splice bool) error {
-	sum := sha256.New()
-	_, err := rw.RewriteIf(ctx, catalog.FileName, base, func(cur io.Reader, w io.Writer) error {
-		sum.Reset()
-		t.catalogSum = ""
-		if err := applyEdit(e, cur, io.MultiWriter(w, sum), splice); err != nil {
+	return rw.RewriteIf(ctx, catalog.FileName, base, func(cur io.Reader, w io.Writer) error {
+		if err := applyEdit(e, cur, w, splice); err != nil {
 			return err
 		}
-		t.catalogSum = fmt.Sprintf("%x", sum.Sum(nil))
 		if err := t.lk.Fence(); err != nil {
 			return &fencedError{err}
 		}
 		return nil
 	})
-	return err
 }
 
 // fencedError is the lock's fence failing during a catalog write.

@@ -555,7 +555,10 @@ func (s *Store) ReadVersioned(ctx context.Context, p string, fn func(io.Reader) 
 		return "", s.errorf("read", p, err)
 	}
 	defer f.Close()
-	h := sha256.New()
+	// Hashed on another core while fn decodes: this is the version of
+	// every run's catalog read, hundreds of MB for a large root.
+	h := storage.NewParallelHash(sha256.New())
+	defer h.Close()
 	r := &ctxReader{ctx: ctx, r: io.TeeReader(f, h)}
 	if err := fn(r); err != nil {
 		return "", err
@@ -563,7 +566,7 @@ func (s *Store) ReadVersioned(ctx context.Context, p string, fn func(io.Reader) 
 	if _, err := io.Copy(io.Discard, r); err != nil {
 		return "", s.errorf("read", p, err)
 	}
-	return storage.DigestVersion(h), nil
+	return h.Version(), nil
 }
 
 // ctxReader fails once its context is done.
@@ -701,20 +704,20 @@ func (s *Store) writeTemp(ctx context.Context, p string, src *storage.DigestSour
 }
 
 // RewriteIf implements storage.Rewriter: it reads the current file, hashing
-// it, while fn writes the new one to a temporary file beside it (hashed too,
-// for the new Version), and renames that over the target only if the
-// current bytes had Version ifVersion, under the same lock and with the same
-// durability as PutIfStream's compare-and-swap.
-func (s *Store) RewriteIf(ctx context.Context, p string, ifVersion storage.Version, fn func(cur io.Reader, w io.Writer) error) (storage.Version, error) {
-	v, err := s.rewriteIf(ctx, p, ifVersion, fn)
-	if err != nil {
-		var fnErr *rewriteFnError
-		if errors.As(err, &fnErr) {
-			return "", fnErr.err
-		}
-		return "", s.errorf("rewrite-if", p, err)
+// it, while fn writes the new one to a temporary file beside it, and renames
+// that over the target only if the current bytes had Version ifVersion,
+// under the same lock and with the same durability as PutIfStream's
+// compare-and-swap.
+func (s *Store) RewriteIf(ctx context.Context, p string, ifVersion storage.Version, fn func(cur io.Reader, w io.Writer) error) error {
+	err := s.rewriteIf(ctx, p, ifVersion, fn)
+	var fnErr *rewriteFnError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &fnErr):
+		return fnErr.err
 	}
-	return v, nil
+	return s.errorf("rewrite-if", p, err)
 }
 
 // rewriteFnError carries the callback's error through rewriteIf unchanged.
@@ -722,12 +725,12 @@ type rewriteFnError struct{ err error }
 
 func (e *rewriteFnError) Error() string { return e.err.Error() }
 
-func (s *Store) rewriteIf(ctx context.Context, p string, ifVersion storage.Version, fn func(cur io.Reader, w io.Writer) error) (storage.Version, error) {
+func (s *Store) rewriteIf(ctx context.Context, p string, ifVersion storage.Version, fn func(cur io.Reader, w io.Writer) error) error {
 	if err := checkPath(p); err != nil {
-		return "", err
+		return err
 	}
 	if err := ctx.Err(); err != nil {
-		return "", err
+		return err
 	}
 	s.writes.RLock()
 	defer s.writes.RUnlock()
@@ -735,32 +738,32 @@ func (s *Store) rewriteIf(ctx context.Context, p string, ifVersion storage.Versi
 	defer s.cas.Unlock()
 	cur, err := s.open(ctx, p)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", storage.CheckVersion("", ifVersion)
+		return storage.CheckVersion("", ifVersion)
 	}
 	if err != nil {
-		return "", err
+		return err
 	}
 	defer cur.Close()
 	w, err := s.begin(p)
 	if err != nil {
-		return "", err
+		return err
 	}
 	defer w.cleanup()
-	oldSum, newSum := sha256.New(), sha256.New()
-	r := &ctxReader{ctx: ctx, r: io.TeeReader(cur, oldSum)}
-	if err := fn(r, io.MultiWriter(w.f, newSum)); err != nil {
-		return "", &rewriteFnError{err}
+	// The digest of the current bytes is computed on another core while
+	// fn works.
+	sum := storage.NewParallelHash(sha256.New())
+	defer sum.Close()
+	r := &ctxReader{ctx: ctx, r: io.TeeReader(cur, sum)}
+	if err := fn(r, w.f); err != nil {
+		return &rewriteFnError{err}
 	}
 	if _, err := io.Copy(io.Discard, r); err != nil {
-		return "", err
+		return err
 	}
-	if err := storage.CheckVersion(storage.DigestVersion(oldSum), ifVersion); err != nil {
-		return "", err
+	if err := storage.CheckVersion(sum.Version(), ifVersion); err != nil {
+		return err
 	}
-	if err := w.rename(ctx); err != nil {
-		return "", err
-	}
-	return storage.DigestVersion(newSum), nil
+	return w.rename(ctx)
 }
 
 // currentVersion returns the Version of the object at p, or "" if there is

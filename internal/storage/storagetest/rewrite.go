@@ -34,14 +34,22 @@ func upper(cur io.Reader, w io.Writer) error {
 // Version Get then reports; no temporary object is left.
 func testRewriteIfReplaces(t *testing.T, s storage.Store, rw storage.Rewriter) {
 	v1 := putIfStream(t, s, "d/state", []byte("one"), "")
-	v2, err := rw.RewriteIf(t.Context(), "d/state", v1, upper)
-	if err != nil {
+	if err := rw.RewriteIf(t.Context(), "d/state", v1, upper); err != nil {
 		t.Fatal(err)
 	}
 	data, v := get(t, s, "d/state")
-	if string(data) != "ONE" || v != v2 || v2 == v1 {
-		t.Errorf("Get = %q, %q; want %q, %q (not %q)", data, v, "ONE", v2, v1)
+	if string(data) != "ONE" || v == v1 {
+		t.Errorf("Get = %q, %q; want %q, not %q", data, v, "ONE", v1)
 	}
+	// A rewrite from the new version works: the Version Get gives is
+	// the one a compare-and-swap checks.
+	if err := rw.RewriteIf(t.Context(), "d/state", v, func(cur io.Reader, w io.Writer) error {
+		_, err := io.Copy(w, io.MultiReader(cur, bytes.NewReader([]byte("!"))))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	wantContent(t, s, "d/state", "ONE!")
 	wantList(t, s, "", "d/state")
 	if temps, err := s.SweepTemp(t.Context(), storage.SweepOptions{DryRun: true}); err != nil || len(temps) != 0 {
 		t.Errorf("temporary objects after RewriteIf: %v %v", temps, err)
@@ -61,11 +69,11 @@ func testRewriteIfStaleVersion(t *testing.T, s storage.Store, rw storage.Rewrite
 		w.Write([]byte("lost"))
 		return err
 	}
-	if _, err := rw.RewriteIf(ctx, "state", v1, partial); !errors.Is(err, storage.ErrPrecondition) {
+	if err := rw.RewriteIf(ctx, "state", v1, partial); !errors.Is(err, storage.ErrPrecondition) {
 		t.Fatalf("stale Version: %v, want ErrPrecondition", err)
 	}
 	wantContent(t, s, "state", "two, longer")
-	if _, err := rw.RewriteIf(ctx, "absent", v1, upper); !errors.Is(err, storage.ErrPrecondition) {
+	if err := rw.RewriteIf(ctx, "absent", v1, upper); !errors.Is(err, storage.ErrPrecondition) {
 		t.Fatalf("absent object: %v, want ErrPrecondition", err)
 	}
 	wantMissing(t, s, "absent")
@@ -79,7 +87,7 @@ func testRewriteIfStaleVersion(t *testing.T, s storage.Store, rw storage.Rewrite
 func testRewriteIfFnError(t *testing.T, s storage.Store, rw storage.Rewriter) {
 	v := putIfStream(t, s, "state", []byte("one"), "")
 	boom := errors.New("boom")
-	_, err := rw.RewriteIf(t.Context(), "state", v, func(cur io.Reader, w io.Writer) error {
+	err := rw.RewriteIf(t.Context(), "state", v, func(cur io.Reader, w io.Writer) error {
 		w.Write([]byte("half"))
 		return boom
 	})
@@ -94,7 +102,7 @@ func testRewriteIfFnError(t *testing.T, s storage.Store, rw storage.Rewriter) {
 func testRewriteIfLarge(t *testing.T, s storage.Store, rw storage.Rewriter) {
 	big := payload(5<<20, 21)
 	v := putIfStream(t, s, "big", big, "")
-	if _, err := rw.RewriteIf(t.Context(), "big", v, func(cur io.Reader, w io.Writer) error {
+	if err := rw.RewriteIf(t.Context(), "big", v, func(cur io.Reader, w io.Writer) error {
 		_, err := io.Copy(w, io.MultiReader(cur, bytes.NewReader([]byte("tail"))))
 		return err
 	}); err != nil {
