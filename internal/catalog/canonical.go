@@ -2,7 +2,9 @@ package catalog
 
 import (
 	"bytes"
+	"encoding/binary"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -91,10 +93,9 @@ func (p *canonParser) quoted(memo *string) (string, bool) {
 	}
 	raw := p.b[1 : 1+i]
 	if bytes.IndexByte(raw, '\\') < 0 {
-		// No escapes: canonical unless it holds U+2028 or U+2029, which
-		// appendString escapes (the input is valid UTF-8: the JSON
-		// decoder checked it).
-		if bytes.IndexByte(raw, 0xE2) >= 0 && (bytes.Contains(raw, []byte("\u2028")) || bytes.Contains(raw, []byte("\u2029"))) {
+		// No escapes: canonical (and valid JSON) when it is text
+		// appendString leaves as it is.
+		if !plainText(raw) {
 			return "", false
 		}
 		p.b = p.b[2+i:]
@@ -129,6 +130,41 @@ func (p *canonParser) quoted(memo *string) (string, bool) {
 
 // str parses a string member; memo, when not nil, holds the previous
 // record's value, reused when equal.
+// plainText reports whether appendString writes b's characters as they are:
+// valid UTF-8 without control characters, U+2028 or U+2029. Eight bytes at
+// a time while they are ASCII.
+func plainText(b []byte) bool {
+	const lo, hi = 0x2020202020202020, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		// A byte below 0x20 (it borrows) or from 0x80 (its top bit).
+		if (x-lo)&^x&hi != 0 || x&hi != 0 {
+			break
+		}
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c < 0x20 {
+			return false
+		} else if c >= utf8.RuneSelf {
+			rest := b[i:]
+			return utf8.Valid(rest) && !hasControl(rest) &&
+				!bytes.Contains(rest, []byte("\u2028")) && !bytes.Contains(rest, []byte("\u2029"))
+		}
+	}
+	return true
+}
+
+// hasControl reports whether b holds a byte below 0x20.
+func hasControl(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 {
+			return true
+		}
+	}
+	return false
+}
+
 func (p *canonParser) str(name string, dst *string, more bool, memo *string) bool {
 	if !p.lit(name) {
 		return false

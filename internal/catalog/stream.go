@@ -8,6 +8,7 @@ import (
 	"io"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -69,8 +70,17 @@ func ScanCanonical(r io.Reader, fn func(*Output) error) (h Header, n int, canoni
 // scan is Scan that also gives fn each record's bytes (valid until fn
 // returns) and whether they are in Encode's layout (see parseCanonical).
 func scan(r io.Reader, fn func(o *Output, raw []byte, canonical bool) error) (Header, int, error) {
-	s := scanner{dec: strictjson.NewDecoder(bufio.NewReaderSize(r, 256<<10)), fn: fn}
-	h, err := s.document()
+	s := scanner{fn: fn}
+	br := bufio.NewReaderSize(r, 256<<10)
+	err := s.fast(br)
+	h := s.resume.header
+	if err == nil && !s.resume.done {
+		// The document departs from Encode's layout at s.resume: decode
+		// the rest token by token, from the bytes the fast path held back.
+		s.dec = strictjson.NewDecoder(io.MultiReader(strings.NewReader(s.resume.prefix(s.n)),
+			bytes.NewReader(s.resume.pending), br))
+		h, err = s.document()
+	}
 	var stop *errStop
 	if errors.As(err, &stop) {
 		return Header{}, s.n, stop.err
@@ -82,23 +92,46 @@ func scan(r io.Reader, fn func(o *Output, raw []byte, canonical bool) error) (He
 }
 
 type scanner struct {
-	dec  *jsontext.Decoder
-	fn   func(o *Output, raw []byte, canonical bool) error
-	n    int
-	last string
-	memo canonMemo
+	dec    *jsontext.Decoder
+	fn     func(o *Output, raw []byte, canonical bool) error
+	n      int
+	last   string
+	memo   canonMemo
+	resume resumePoint
 }
 
 func (s *scanner) document() (Header, error) {
-	var h Header
+	h := s.resume.header
 	if err := s.delim('{'); err != nil {
 		return h, err
 	}
-	var version, state, outputs, created, updated bool
+	// Resuming inside the outputs (see resumePoint), the members before
+	// them were read by the fast path: they count as seen, and a second
+	// one is a duplicate, which the decoder cannot tell as it never saw
+	// the first.
+	version, state, created, updated := s.resume.inOutputs, s.resume.inOutputs, s.resume.inOutputs, s.resume.inOutputs
+	outputs, dv := false, s.resume.inOutputs && h.DistributorVersion != ""
+	if s.resume.inOutputs {
+		name, err := s.name()
+		if err != nil || string(name) != "outputs" {
+			return h, fmt.Errorf("resume the outputs: %v", err)
+		}
+		if err := s.outputs(); err != nil {
+			return h, err
+		}
+		outputs = true
+	}
 	for s.dec.PeekKind() != '}' {
 		name, err := s.name()
 		if err != nil {
 			return h, err
+		}
+		if s.resume.inOutputs {
+			seen := map[string]bool{"schema_version": version, "state": state, "outputs": outputs,
+				"created_at": created, "updated_at": updated, "distributor_version": dv}
+			if seen[string(name)] {
+				return h, fmt.Errorf("duplicate object member name %q", string(name))
+			}
 		}
 		switch string(name) {
 		case "schema_version":
@@ -114,6 +147,7 @@ func (s *scanner) document() (Header, error) {
 			if h.DistributorVersion, err = s.str(top("distributor_version")); err != nil {
 				return h, err
 			}
+			dv = true
 		case "created_at":
 			if h.CreatedAt, err = s.time(top("created_at")); err != nil {
 				return h, err
@@ -186,6 +220,12 @@ func (s *scanner) outputs() error {
 	if err := s.delim('['); err != nil {
 		return fmt.Errorf("outputs: %w", err)
 	}
+	if s.resume.inOutputs && s.n > 0 {
+		// The placeholder standing for the records already read.
+		if err := s.dec.SkipValue(); err != nil {
+			return err
+		}
+	}
 	for s.dec.PeekKind() != ']' {
 		f := field(s.n)
 		// Each record is read whole (which checks its syntax, UTF-8 and
@@ -208,25 +248,35 @@ func (s *scanner) outputs() error {
 				return err
 			}
 		}
-		var errs []error
-		validateOutput(o, f, func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) })
-		if len(errs) > 0 {
-			return errors.Join(errs...)
-		}
-		if s.n > 0 && o.Path <= s.last {
-			if o.Path == s.last {
-				return fmt.Errorf("%s.path: %q duplicates outputs[%d]", f, o.Path, s.n-1)
-			}
-			return fmt.Errorf("%s.path: %q after %q: %w", f, o.Path, s.last, ErrUnsorted)
-		}
-		s.last = o.Path
-		s.n++
-		if err := s.fn(o, raw, canonical); err != nil {
-			return &errStop{err}
+		if err := s.record(o, raw, canonical); err != nil {
+			return err
 		}
 	}
 	_, err := s.dec.ReadToken()
 	return err
+}
+
+// record validates the next record, checks its path comes after the last
+// one, and gives it to the callback.
+func (s *scanner) record(o *Output, raw []byte, canonical bool) error {
+	f := field(s.n)
+	var errs []error
+	validateOutput(o, f, func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) })
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	if s.n > 0 && o.Path <= s.last {
+		if o.Path == s.last {
+			return fmt.Errorf("%s.path: %q duplicates outputs[%d]", f, o.Path, s.n-1)
+		}
+		return fmt.Errorf("%s.path: %q after %q: %w", f, o.Path, s.last, ErrUnsorted)
+	}
+	s.last = o.Path
+	s.n++
+	if err := s.fn(o, raw, canonical); err != nil {
+		return &errStop{err}
+	}
+	return nil
 }
 
 // output decodes one record; validateOutput checks its values.
