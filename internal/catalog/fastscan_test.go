@@ -49,7 +49,7 @@ var mutations = map[string]func(doc string, recs []string, i int) string{
 		}
 		return strings.Replace(doc, recs[i]+",", recs[i], 1)
 	},
-	"trailing data": func(doc string, recs []string, i int) string { return doc + "{}" },
+	"trailing data":  func(doc string, recs []string, i int) string { return doc + "{}" },
 	"trailing space": func(doc string, recs []string, i int) string { return doc + " \n" },
 	"control character": func(doc string, recs []string, i int) string {
 		return strings.Replace(doc, recs[i], strings.Replace(recs[i], `"kind": "`, "\"kind\": \"\x01", 1), 1)
