@@ -48,6 +48,7 @@ import (
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/probe"
 )
 
 // Name is the lock object's path at a destination root.
@@ -560,6 +561,35 @@ func (k *Lock) Renew(ctx context.Context) error {
 	k.validUntil = sent + k.l.Lease - k.l.margin()
 	k.timer.Reset(k.validUntil - k.l.Mono())
 	return nil
+}
+
+// ProveExclusion proves, on the lock object this process holds, that the
+// server enforces the conditional writes the lock (and the catalog's
+// compare-and-swap) rest on: an exclusive create of the lock object and a
+// write conditioned on a version it does not have must both be refused,
+// and the record must read back unchanged (probe.Object: three requests).
+// The refused writes carry this holder's record with a "probe" marker, so
+// that on a server that applies them anyway the record still names this
+// holder, and Release removes it as usual. Call it right after Acquire,
+// before anything relies on the lock; it returns an *probe.UnenforcedError
+// for a server that does not enforce the conditions.
+func (k *Lock) ProveExclusion(ctx context.Context) error {
+	k.renewing.Lock() // no renewal changes the record meanwhile
+	defer k.renewing.Unlock()
+	k.mu.Lock()
+	info, v := k.info, k.version
+	k.mu.Unlock()
+	own, err := json.Marshal(info)
+	if err != nil {
+		return fmt.Errorf("lock record: %w", err)
+	}
+	return probe.Object(ctx, k.l.Store, Name, own, v, func(tag string) []byte {
+		data, _ := json.Marshal(struct {
+			Info
+			Probe string `json:"probe"`
+		}{info, tag})
+		return data
+	})
 }
 
 // stopRenewal ends the renewal loop (idempotent).

@@ -94,11 +94,11 @@ type Txn struct {
 	catalogSum string
 }
 
-// Begin proves that the root's server enforces conditional writes (see
-// package probe; a server that does not is refused unless
-// opts.SingleWriter), takes the root's lock (waiting as opts.Lock says),
-// recovers the
-// root if a dead run left its journal, and removes temporary files that
+// Begin takes the root's lock (waiting as opts.Lock says), proves on the
+// lock object that the root's server enforces conditional writes (see
+// lock.Lock.ProveExclusion; a server that does not is refused, the lock
+// removed again, unless opts.SingleWriter), recovers the root if a dead run
+// left its journal, and removes temporary files that
 // interrupted writes left in the root directory (everywhere below it after
 // a recovery). The returned Txn's Context is cancelled when ctx is or when
 // the lock's fence lapses. End releases it.
@@ -115,21 +115,25 @@ func Begin(ctx context.Context, opts Options) (*Txn, error) {
 	if opts.Jobs < 1 {
 		opts.Jobs = 1
 	}
-	// No trust without proof: the lock and the catalog's compare-and-swap
-	// are only as good as the server's enforcement of conditional writes.
-	if err := probe.Exclusion(ctx, opts.Store); err != nil {
-		var ue *probe.UnenforcedError
-		if !errors.As(err, &ue) || !opts.SingleWriter {
-			return nil, err
-		}
-		opts.Logger.Warn("the server does not enforce conditional writes; writing anyway because the destination sets single_writer: "+
-			"two writers at once on this root would lose records", "root", opts.Store.String(), "missing", ue.Capability)
-	}
 	l := opts.Lock
 	l.Store = opts.Store
 	k, err := l.Acquire(ctx, opts.Command)
 	if err != nil {
 		return nil, err
+	}
+	// No trust without proof: the lock and the catalog's compare-and-swap
+	// are only as good as the server's enforcement of conditional writes,
+	// proved on the lock object before anything relies on it.
+	if err := k.ProveExclusion(ctx); err != nil {
+		var ue *probe.UnenforcedError
+		if !errors.As(err, &ue) || !opts.SingleWriter {
+			if rerr := k.Release(context.WithoutCancel(ctx)); rerr != nil {
+				err = fmt.Errorf("%w (and releasing the lock: %w)", err, rerr)
+			}
+			return nil, err
+		}
+		opts.Logger.Warn("the server does not enforce conditional writes; writing anyway because the destination sets single_writer: "+
+			"two writers at once on this root would lose records", "root", opts.Store.String(), "missing", ue.Capability)
 	}
 	t := &Txn{opts: opts, st: opts.Store, lk: k}
 	t.ctx, t.stop = k.Bind(ctx)

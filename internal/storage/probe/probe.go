@@ -8,9 +8,11 @@
 // that drop the headers, and SFTP servers that ignore O_EXCL) would let two
 // writers both believe they hold the lock and lose catalog records.
 //
-// The probe works through the storage.Store interface only, on a uniquely
-// named object in the reserved namespace (.distributor.probe-<random>) that
-// it removes again: four or five small requests.
+// The proof works through the storage.Store interface only. A writer makes
+// it on the lock object it has just created (Object: three requests, see
+// lock.Lock.ProveExclusion), so it costs no scratch object; Exclusion makes
+// it on a uniquely named object in the reserved namespace
+// (.distributor.probe-<random>) that it removes again (five requests).
 package probe
 
 import (
@@ -46,17 +48,27 @@ func (e *UnenforcedError) Error() string {
 		"if you guarantee a single writer yourself, set single_writer: true on the destination)", e.Root, e.Capability, e.Detail)
 }
 
-// mismatch is a version no object can have.
-const mismatch storage.Version = "\"00000000000000000000000000000000\""
+// mismatch is a version no object can have (mismatch2 for an object
+// whose version is mismatch after all).
+const (
+	mismatch  storage.Version = "\"00000000000000000000000000000000\""
+	mismatch2 storage.Version = "\"11111111111111111111111111111111\""
+)
 
 // Exclusion proves that st enforces exclusive creates and version-conditioned
-// writes. It returns nil when it does, an *UnenforcedError when the server
+// writes on a scratch object it creates and removes again (five requests).
+// It returns nil when it does, an *UnenforcedError when the server
 // accepted a write it had to refuse, and another error when the probe itself
 // could not run (the server is unreachable, permissions).
+//
+// A writer that holds a lock object proves the same on that object instead
+// (see Object, and lock.Lock.ProveExclusion): three requests, no scratch
+// object.
 func Exclusion(ctx context.Context, st storage.Store) (err error) {
 	name := NamePrefix + rand.Text()
 	first := []byte("distributor probe: exclusive create " + name + "\n")
-	if _, err := st.PutIf(ctx, name, first, ""); err != nil {
+	v, err := st.PutIf(ctx, name, first, "")
+	if err != nil {
 		return fmt.Errorf("probe %s: create %s: %w", st, name, err)
 	}
 	defer func() {
@@ -64,17 +76,49 @@ func Exclusion(ctx context.Context, st storage.Store) (err error) {
 			err = fmt.Errorf("probe %s: remove %s: %w", st, name, derr)
 		}
 	}()
+	return Object(ctx, st, name, first, v, func(tag string) []byte {
+		return []byte("distributor probe: " + tag + "\n")
+	})
+}
+
+// Tags that Object passes to its mark function, one per refused write.
+const (
+	TagExclusiveCreate = "second exclusive create"
+	TagWrongVersion    = "write with a wrong version"
+)
+
+// Object proves that st enforces exclusive creates and version-conditioned
+// writes, on an object the caller created and owns: name holds own, written
+// at version v. An exclusive create of name and a write to it conditioned
+// on a version it does not have must both be refused with
+// storage.ErrPrecondition, and a read-back must find own unchanged (a server
+// that answers 412 and writes anyway is refused too). Three requests.
+//
+// mark(tag) gives the bytes each refused write carries (tag is
+// TagExclusiveCreate or TagWrongVersion): they must differ from own, so the
+// read-back sees a write that was applied anyway. A caller whose object
+// must stay recognisable even on a server that applies them (a lock record)
+// makes them its own record with a marker.
+//
+// It returns nil when the server enforces both, an *UnenforcedError when it
+// accepted a write it had to refuse, and another error when the proof could
+// not run.
+func Object(ctx context.Context, st storage.Store, name string, own []byte, v storage.Version, mark func(tag string) []byte) error {
 	unenforced := func(capability, detail string) error {
 		return &UnenforcedError{Root: st.String(), Capability: capability, Detail: detail}
 	}
-	_, err = st.PutIf(ctx, name, []byte("distributor probe: second exclusive create\n"), "")
+	_, err := st.PutIf(ctx, name, mark(TagExclusiveCreate), "")
 	switch {
 	case err == nil:
 		return unenforced(ExclusiveCreate, "a second exclusive create of an existing object succeeded")
 	case !errors.Is(err, storage.ErrPrecondition):
 		return fmt.Errorf("probe %s: exclusive create over an existing object: want a precondition failure: %w", st, err)
 	}
-	_, err = st.PutIf(ctx, name, []byte("distributor probe: write with a wrong version\n"), mismatch)
+	wrong := mismatch
+	if v == mismatch {
+		wrong = mismatch2
+	}
+	_, err = st.PutIf(ctx, name, mark(TagWrongVersion), wrong)
 	switch {
 	case err == nil:
 		return unenforced(CompareAndSwap, "a write conditioned on a version the object does not have succeeded")
@@ -85,7 +129,7 @@ func Exclusion(ctx context.Context, st storage.Store) (err error) {
 	if err != nil {
 		return fmt.Errorf("probe %s: read %s back: %w", st, name, err)
 	}
-	if !bytes.Equal(got, first) {
+	if !bytes.Equal(got, own) {
 		return unenforced(ExclusiveCreate, "a refused conditional write changed the object anyway")
 	}
 	return nil
