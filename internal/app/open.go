@@ -16,9 +16,11 @@ import (
 // the environment the backends need: SSH_AUTH_SOCK for the ssh agent, and
 // the AWS credential chain's variables (AWS_ACCESS_KEY_ID,
 // AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_PROFILE,
-// AWS_SHARED_CREDENTIALS_FILE, HOME, ...). Remote backends connect here, so
-// an unreachable server, an unknown SSH host key or a missing bucket fails
-// before anything is planned or written.
+// AWS_SHARED_CREDENTIALS_FILE, HOME, ...). SFTP connects here, so an
+// unreachable server or an unknown SSH host key fails before anything is
+// planned or written; S3 sends no request here: a command's first request
+// (a run's catalog read) reports a missing bucket or rejected credentials
+// just as clearly, also before anything is planned or written.
 func OpenDestination(ctx context.Context, d *config.Destination, root string, getenv func(string) string) (storage.Store, error) {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
@@ -77,5 +79,10 @@ func S3Options(c *config.S3, root string, getenv func(string) string) s3.Options
 		// One retry layer, not two stacked: App.DefaultOpenStore wraps the
 		// store in retry.Store, so minio-go sends each request once.
 		MaxAttempts: 1,
+		// Every command's first request (a run's: the catalog read) checks
+		// the endpoint, bucket and credentials, with the same explanation
+		// as a check at open would give, before anything is planned or
+		// written: no separate listing request for it.
+		SkipCheck: true,
 	}
 }

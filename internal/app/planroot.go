@@ -56,16 +56,23 @@ func (req planRequest) keepCopy() bool { return req.backend != config.BackendLoc
 // The report's unmanaged entries are then the ones looked at.
 func readPlanRoot(ctx context.Context, st storage.Store, req planRequest) (*Root, error) {
 	r := &Root{Store: st, ReadAt: time.Now()}
-	info, err := st.Stat(ctx, catalog.FileName)
-	switch {
-	case err == nil:
-		r.CatalogInfo = info
-	case errors.Is(err, storage.ErrNotExist) && !errors.Is(err, storage.ErrNotObject):
-	case errors.Is(err, storage.ErrNotObject):
-	default:
-		return nil, fmt.Errorf("stat %s at %s: %w", catalog.FileName, st, err)
+	scan := true
+	if req.backend != config.BackendS3 {
+		// S3 skips this: it has no directories to mistake for the catalog,
+		// a missing catalog is the read's 404, and catalogUnchanged compares
+		// the read's ETag, not a listing entry.
+		info, err := st.Stat(ctx, catalog.FileName)
+		switch {
+		case err == nil:
+			r.CatalogInfo = info
+		case errors.Is(err, storage.ErrNotExist):
+			scan = false // absent, or not an object: ReadCatalog classifies
+		default:
+			return nil, fmt.Errorf("stat %s at %s: %w", catalog.FileName, st, err)
+		}
 	}
-	if r.CatalogInfo.Path != "" {
+	var err error
+	if scan {
 		if err := r.scanCatalog(ctx, req); err != nil {
 			return nil, err
 		}

@@ -571,7 +571,8 @@ func streamedSources(outs []render.Output) (streamed map[string]bool, sources ma
 }
 
 // catalogUnchanged reports whether the root's catalog looks as it did when
-// r was read: absent then and now, or the same size and modification time;
+// r was read: absent then and now, the same Version where Stat reports one
+// (S3's ETag), or else the same size and modification time;
 // a whole-second time must also be stableFor older than the read (backends
 // with one-second timestamps could otherwise hide a commit made in the same
 // second with the same size). It reads no catalog bytes. A commit it still
@@ -582,6 +583,11 @@ func catalogUnchanged(ctx context.Context, st storage.Store, r *Root) bool {
 	info, err := st.Stat(ctx, catalog.FileName)
 	if errors.Is(err, storage.ErrNotExist) && !errors.Is(err, storage.ErrNotObject) {
 		return r.Version == "" && r.CatalogInfo.Path == ""
+	}
+	if err == nil && info.Version != "" {
+		// The backend reports the catalog's Version (S3: its ETag) with
+		// Stat: compare that, exactly, at any age.
+		return r.Version != "" && info.Version == r.Version
 	}
 	if err != nil || r.Version == "" || info.Size != r.CatalogInfo.Size || !info.ModTime.Equal(r.CatalogInfo.ModTime) {
 		return false

@@ -49,6 +49,12 @@ type Info struct {
 	Size int64
 	// ModTime is the last modification time as the backend reports it.
 	ModTime time.Time
+	// Version is the object's Version (see Version) where the backend
+	// reports it with Stat and List at no extra cost (S3: the ETag), so a
+	// caller can tell whether an object changed since it was read without
+	// reading it; "" where it does not (local disk, SFTP: their Version is
+	// a content digest).
+	Version Version
 }
 
 // TempPrefix starts the base name of every temporary object a Store creates
@@ -234,6 +240,18 @@ func As[T any](st Store) (T, bool) {
 	}
 	var zero T
 	return zero, false
+}
+
+// AtomicSmallWriter is implemented by stores whose PutIf and PutIfStream
+// leave no temporary object behind, even when the writer dies in the
+// middle of one (S3: each is a single PUT, never a multipart upload). On
+// such a store the lock, its claims, the journal and the catalog never
+// leave temporary objects in the root directory, so a writer that
+// recovered no dead run need not sweep it: only a dead run's output writes
+// can leave temporary objects (S3: incomplete multipart uploads), and such
+// a run left its journal, whose recovery sweeps the whole root.
+type AtomicSmallWriter interface {
+	AtomicSmallWrites() bool
 }
 
 // RootRemover is implemented by stores that create their root directory

@@ -151,13 +151,17 @@ func Begin(ctx context.Context, opts Options) (*Txn, error) {
 	// the catalog leaves its temporary file in the root directory; one
 	// killed while writing outputs left a journal, so after a recovery the
 	// whole tree is swept.
+	// A store whose small writes leave no temporary object
+	// (storage.AtomicSmallWriter: S3) has nothing to sweep there.
 	scope := storage.SweepOptions{Dirs: []string{""}}
 	if rec != nil {
 		scope.Dirs = nil
 	}
-	if t.Swept, err = t.sweep(t.ctx, scope); err != nil {
-		t.End()
-		return nil, fmt.Errorf("sweep temporary files of %s: %w", t.st, err)
+	if as, ok := storage.As[storage.AtomicSmallWriter](t.st); rec != nil || !ok || !as.AtomicSmallWrites() {
+		if t.Swept, err = t.sweep(t.ctx, scope); err != nil {
+			t.End()
+			return nil, fmt.Errorf("sweep temporary files of %s: %w", t.st, err)
+		}
 	}
 	if rec != nil {
 		rec.TempSwept = len(t.Swept)

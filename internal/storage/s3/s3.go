@@ -125,6 +125,15 @@ type Options struct {
 	// uploads (a streamed body cannot be sent again) are sent once
 	// whatever it says; the parts of a multipart upload are retried.
 	MaxAttempts int
+	// SkipCheck leaves out the listing request New makes to check the
+	// endpoint, bucket, credentials and s3:ListBucket permission: they are
+	// then checked by the caller's first request, which fails with the
+	// same explanation (NoSuchBucket: "the bucket does not exist"; a
+	// rejected or insufficient credential: "check the credentials ...").
+	// A writer sets it when its first request is one it makes anyway (the
+	// catalog's read, before anything is planned or written), to save a
+	// request per run.
+	SkipCheck bool
 }
 
 // expectContinueTimeout is how long a conditional PUT waits for the
@@ -161,7 +170,8 @@ var _ storage.Store = (*Store)(nil)
 
 // New checks opts, sets up the client and lists one key of the root, so
 // that a wrong endpoint, bucket, credentials or permission fails here,
-// before anything is planned or written.
+// before anything is planned or written (unless opts.SkipCheck: then the
+// caller's first request does).
 func New(ctx context.Context, opts Options) (*Store, error) {
 	prefix := strings.TrimSuffix(opts.Prefix, "/")
 	s := &Store{bucket: opts.Bucket, prefix: prefix, partSize: opts.PartSize}
@@ -217,6 +227,9 @@ func (s *Store) init(ctx context.Context, opts Options) error {
 	})
 	if err != nil {
 		return err
+	}
+	if opts.SkipCheck {
+		return ctx.Err()
 	}
 	// One listing request proves the endpoint, the credentials, the bucket
 	// and the s3:ListBucket permission, with an error body that says which
@@ -850,8 +863,12 @@ func (s *Store) Stat(ctx context.Context, p string) (storage.Info, error) {
 	if err != nil {
 		return storage.Info{}, s.errorf("stat", p, explain(err))
 	}
-	return storage.Info{Path: p, Size: info.Size, ModTime: info.LastModified}, nil
+	return storage.Info{Path: p, Size: info.Size, ModTime: info.LastModified, Version: etagVersion(info.ETag)}, nil
 }
+
+// etagVersion is the Version of an object with the given ETag, as Get and
+// PutIf return it ("" for none).
+func etagVersion(etag string) storage.Version { return storage.Version(etag) }
 
 // Delete implements storage.Store (DeleteObject). Deleting a missing
 // object is not an error.
@@ -906,7 +923,7 @@ func (s *Store) list(ctx context.Context, prefix string, fn func(storage.Info) e
 		if n := len(infos); n > 0 && rel <= infos[n-1].Path {
 			sorted = false
 		}
-		infos = append(infos, storage.Info{Path: rel, Size: obj.Size, ModTime: obj.LastModified})
+		infos = append(infos, storage.Info{Path: rel, Size: obj.Size, ModTime: obj.LastModified, Version: etagVersion(obj.ETag)})
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -928,6 +945,11 @@ func (s *Store) list(ctx context.Context, prefix string, fn func(storage.Info) e
 // Sync implements storage.Store. A Put is durable when the server answers
 // it, so it does nothing.
 func (s *Store) Sync(ctx context.Context) error { return nil }
+
+// AtomicSmallWrites implements storage.AtomicSmallWriter: PutIf and
+// PutIfStream are one PUT each, never a multipart upload, so they leave no
+// incomplete upload behind whatever happens to the writer.
+func (s *Store) AtomicSmallWrites() bool { return true }
 
 // SweepTemp implements storage.Store. S3 writes leave no temporary object
 // under a name: the temporary objects are the incomplete multipart uploads
