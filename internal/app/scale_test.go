@@ -54,12 +54,46 @@ func encodeArchive(t testing.TB, w io.Writer, n int) {
 	}
 }
 
+// additiveS3Requests is what an additive run of one new file sends to an
+// S3 root with a valid catalog, by method (docs/performance.md explains
+// each): the catalog read, the lookups of the new path (a listing, in
+// GET) and of its parent keys, the lock, the proof of conditional writes
+// on the lock object, the journal, the file, the catalog, and the lock's
+// release. noopS3Requests is what the no-op rerun sends.
+var (
+	additiveS3Requests = map[string]int{"GET": 5, "HEAD": 3, "PUT": 6, "DELETE": 2}
+	noopS3Requests     = map[string]int{"GET": 1, "HEAD": 1}
+)
+
 // TestS3RequestsDoNotGrowWithTheRoot publishes one new file into S3 roots
-// whose catalogs hold 200 and 5,000 records (in-process S3 server): the
-// requests sent, by method, are the same for both (no listing of the root,
-// one read of the catalog), and so are those of the no-op rerun.
+// whose catalogs hold 200 and 5,000 records, on each S3 server the tests
+// have (in-process gofakes3, and versitygw and SeaweedFS when configured):
+// the requests sent, by method, are exactly additiveS3Requests for both
+// sizes (no listing of the root, one read of the catalog, no second plan
+// although the catalog was written a moment before), and those of the
+// no-op rerun exactly noopS3Requests.
 func TestS3RequestsDoNotGrowWithTheRoot(t *testing.T) {
-	srv := s3test.Start(t)
+	for _, server := range []struct {
+		name  string
+		start func(t *testing.T) *s3test.Server
+	}{
+		{"gofakes3", func(t *testing.T) *s3test.Server { return s3test.Start(t) }},
+		{"versitygw", func(t *testing.T) *s3test.Server { return s3test.Versitygw(t) }},
+		{"seaweedfs", func(t *testing.T) *s3test.Server { return s3test.Weed(t) }},
+	} {
+		t.Run(server.name, func(t *testing.T) {
+			testS3RequestsDoNotGrow(t, server.start(t))
+		})
+	}
+}
+
+func testS3RequestsDoNotGrow(t *testing.T, srv *s3test.Server) {
+	sum := func(m map[string]int) (n int) {
+		for _, c := range m {
+			n += c
+		}
+		return n
+	}
 	counts := map[int][2]map[string]int{}
 	for _, n := range []int{200, 5000} {
 		prefix := "scale/" + rand.Text()[:10]
@@ -107,11 +141,7 @@ destinations:
 			}
 			got[i] = counter.take()
 		}
-		total := 0
-		for _, c := range got[0] {
-			total += c
-		}
-		t.Logf("%d records: +1 file: %v (%d requests); no-op rerun: %v", n, got[0], total, got[1])
+		t.Logf("%d records: +1 file: %v (%d requests); no-op rerun: %v", n, got[0], sum(got[0]), got[1])
 		counts[n] = got
 		data, _, err := st.Get(t.Context(), catalog.FileName)
 		if err != nil {
@@ -124,5 +154,11 @@ destinations:
 	}
 	if diff := cmp.Diff(counts[200], counts[5000]); diff != "" {
 		t.Errorf("requests depend on the root's size (-200 records +5000 records):\n%s", diff)
+	}
+	if diff := cmp.Diff(additiveS3Requests, counts[200][0]); diff != "" {
+		t.Errorf("additive +1 file: %d requests, want %d (-want +got):\n%s", sum(counts[200][0]), sum(additiveS3Requests), diff)
+	}
+	if diff := cmp.Diff(noopS3Requests, counts[200][1]); diff != "" {
+		t.Errorf("no-op rerun: %d requests, want %d (-want +got):\n%s", sum(counts[200][1]), sum(noopS3Requests), diff)
 	}
 }

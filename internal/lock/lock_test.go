@@ -14,6 +14,7 @@ import (
 
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/local"
+	"github.com/distributor-dev/distributor/internal/storage/probe"
 )
 
 func newStore(t *testing.T) storage.Store {
@@ -489,5 +490,78 @@ func TestWaitIsReported(t *testing.T) {
 	}
 	if got := waitReportEvery(time.Hour); got != 6*time.Minute {
 		t.Errorf("waitReportEvery(1h) = %s", got)
+	}
+}
+
+// conditionIgnorer breaks the conditions of PutIf as servers were seen to:
+// ignore (the write succeeds whatever the condition), or applyAnyway
+// (the write is refused with a precondition failure, and applied).
+type conditionIgnorer struct {
+	storage.Store
+	ignore, applyAnyway bool
+	armed               atomic.Bool // only once the lock is held
+}
+
+func (s *conditionIgnorer) PutIf(ctx context.Context, p string, data []byte, v storage.Version) (storage.Version, error) {
+	if !s.armed.Load() {
+		return s.Store.PutIf(ctx, p, data, v)
+	}
+	if err := s.Store.Put(ctx, p, strings.NewReader(string(data)), int64(len(data))); err != nil {
+		return "", err
+	}
+	if s.applyAnyway {
+		return "", fmt.Errorf("412: %w", storage.ErrPrecondition)
+	}
+	return "whatever", nil
+}
+
+// TestProveExclusion: the proof on the held lock object passes on a store
+// that enforces its conditions and leaves the record as it was; on one that
+// ignores them, or refuses and writes anyway, it fails with the missing
+// capability, and the record still names the holder, so Release removes
+// it.
+func TestProveExclusion(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name    string
+		st      func(storage.Store) *conditionIgnorer
+		missing string
+	}{
+		{"enforced", func(st storage.Store) *conditionIgnorer { return &conditionIgnorer{Store: st} }, ""},
+		{"ignored", func(st storage.Store) *conditionIgnorer { return &conditionIgnorer{Store: st, ignore: true} }, probe.ExclusiveCreate},
+		{"refused and applied", func(st storage.Store) *conditionIgnorer {
+			return &conditionIgnorer{Store: st, applyAnyway: true}
+		}, probe.ExclusiveCreate},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := newStore(t)
+			st := tc.st(base)
+			k, err := locker(st, "h", 1, &clock{t: time.Now()}).Acquire(ctx, "run")
+			if err != nil {
+				t.Fatal(err)
+			}
+			before, _, _ := base.Get(ctx, Name)
+			st.armed.Store(st.ignore || st.applyAnyway)
+			err = k.ProveExclusion(ctx)
+			var ue *probe.UnenforcedError
+			switch {
+			case tc.missing == "" && err != nil:
+				t.Fatalf("proof on an enforcing store: %v", err)
+			case tc.missing != "" && (!errors.As(err, &ue) || ue.Capability != tc.missing):
+				t.Fatalf("proof: %v, want an UnenforcedError for %q", err, tc.missing)
+			}
+			if after, _, _ := base.Get(ctx, Name); tc.missing == "" && string(after) != string(before) {
+				t.Errorf("the proof changed the record: %s -> %s", before, after)
+			}
+			if info, _, err := Read(ctx, base); err != nil || info.ID != k.Info().ID {
+				t.Errorf("after the proof the record is %+v (%v), want the holder's", info, err)
+			}
+			if err := k.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := base.Get(ctx, Name); !errors.Is(err, storage.ErrNotExist) {
+				t.Errorf("lock after Release: %v, want none", err)
+			}
+		})
 	}
 }
