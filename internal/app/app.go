@@ -111,6 +111,9 @@ type Root struct {
 	// out as distributor writes it (a streamed read found it so), so a
 	// run's edit is spliced into its bytes (txn.Change.BaseCanonical).
 	CatalogCanonical bool
+	// recordedDirs, on S3, holds the parent keys of planned paths below
+	// which the catalog records an output (see readPlanRoot).
+	recordedDirs map[string]bool
 }
 
 // ReadRoot reads a root's catalog state and lists it.

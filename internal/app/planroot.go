@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -123,6 +124,17 @@ func journalPresent(ctx context.Context, st storage.Store) (bool, error) {
 func (r *Root) scanCatalog(ctx context.Context, req planRequest) error {
 	keep := plan.Wants(req.outputs, req.owner, req.workflow)
 	known := &plan.Known{Records: map[string]*catalog.Output{}}
+	// On S3, note which parent keys of planned paths have recorded
+	// outputs below them (see lookUp).
+	var candidates, recordedDirs map[string]bool
+	if req.backend == config.BackendS3 {
+		candidates, recordedDirs = map[string]bool{}, map[string]bool{}
+		for i := range req.outputs {
+			for d := parentDir(req.outputs[i].Path); d != "" && !candidates[d]; d = parentDir(d) {
+				candidates[d] = true
+			}
+		}
+	}
 	var scanErr error
 	var canonical bool
 	var spool *txn.Spool
@@ -136,6 +148,13 @@ func (r *Root) scanCatalog(ctx context.Context, req planRequest) error {
 		h, n, c, err := catalog.ScanCanonical(rd, func(o *catalog.Output) error {
 			if keep(o) {
 				known.Records[o.Path] = o
+			}
+			if len(candidates) > 0 {
+				for d := parentDir(o.Path); d != "" && !recordedDirs[d]; d = parentDir(d) {
+					if candidates[d] {
+						recordedDirs[d] = true
+					}
+				}
 			}
 			if req.reports != nil {
 				req.reports(o)
@@ -158,6 +177,7 @@ func (r *Root) scanCatalog(ctx context.Context, req planRequest) error {
 	case err == nil && scanErr == nil:
 		r.State = catalog.State{Status: catalog.StatusCatalog, SchemaVersion: catalog.SchemaVersion}
 		r.Known, r.Version, r.CatalogCopy, r.CatalogCanonical = known, ver, spool, canonical
+		r.recordedDirs = recordedDirs
 		return nil
 	}
 	if spool != nil {
@@ -194,6 +214,18 @@ func useLookups(req planRequest, known *plan.Known) bool {
 // not record either) and about their parent directories (an object where
 // a directory must be). What it finds is the partial listing the plan
 // decides from.
+//
+// On S3, where a "directory" is only a common key prefix, a parent key
+// needs looking up only if no recorded output lies below it: the run that
+// published that output looked then, and an object that appeared at the
+// parent key since cannot be overwritten by a write below it (it is
+// another key). The rest is answered, where the store lists a bounded page
+// in one request (storage.PageLister), by one listing per top-most parent
+// key the catalog does not vouch for (or per path, when it vouches for
+// all its parents): its keys start with that prefix, so one complete page
+// tells whether each parent key, the path, or anything below the path
+// exists. A prefix with more than coverPage objects is looked up key by
+// key instead.
 func (r *Root) lookUp(ctx context.Context, req planRequest) error {
 	paths, parents := plan.Lookups(req.outputs, r.Known)
 	r.Listing, r.Partial = map[string]int64{}, true
@@ -202,6 +234,12 @@ func (r *Root) lookUp(ctx context.Context, req planRequest) error {
 		mu.Lock()
 		r.Listing[info.Path] = info.Size
 		mu.Unlock()
+	}
+	if req.backend == config.BackendS3 && r.recordedDirs != nil {
+		parents = slices.DeleteFunc(parents, func(d string) bool { return r.recordedDirs[d] })
+		if pl, ok := storage.As[storage.PageLister](r.Store); ok {
+			paths, parents = r.cover(ctx, req.jobs, pl, paths, found)
+		}
 	}
 	errStop := errors.New("stop")
 	below := func(ctx context.Context, p string) error {
@@ -271,6 +309,93 @@ func (r *Root) lookUp(ctx context.Context, req planRequest) error {
 		return fmt.Errorf("look up planned paths at %s: %w", r.Store, err)
 	}
 	return nil
+}
+
+// coverPage is the page size of a covering listing (see lookUp): a prefix
+// with more objects is looked up key by key.
+const coverPage = 100
+
+// cover answers the lookups of paths on S3 with one bounded listing per
+// top-most parent key that r.recordedDirs does not hold (or per path, when
+// it holds all its parents), reporting what they find through found. It
+// returns the paths, and their parent keys to look up, that a listing did
+// not answer (the page was not complete, or the listing failed: the
+// key-by-key lookups then run with the store's retries).
+func (r *Root) cover(ctx context.Context, jobs int, pl storage.PageLister, paths []string, found func(storage.Info)) (restPaths, restParents []string) {
+	groups := map[string][]string{}
+	var prefixes []string
+	for _, p := range paths {
+		c := p
+		for d := parentDir(p); d != "" && !r.recordedDirs[d]; d = parentDir(d) {
+			c = d
+		}
+		if groups[c] == nil {
+			prefixes = append(prefixes, c)
+		}
+		groups[c] = append(groups[c], p)
+	}
+	var mu sync.Mutex
+	work := make([]func(context.Context) error, 0, len(prefixes))
+	for _, c := range prefixes {
+		work = append(work, func(ctx context.Context) error {
+			infos, complete, err := pl.ListPage(ctx, c, coverPage)
+			if err == nil && complete {
+				want := map[string]bool{}
+				for _, p := range groups[c] {
+					want[p] = true
+					for d := parentDir(p); d != "" && !r.recordedDirs[d]; d = parentDir(d) {
+						want[d] = true
+					}
+				}
+				for _, info := range infos {
+					if want[info.Path] {
+						found(info)
+						continue
+					}
+					for _, p := range groups[c] {
+						if strings.HasPrefix(info.Path, p+"/") {
+							found(info)
+							break
+						}
+					}
+				}
+				return nil
+			}
+			mu.Lock()
+			restPaths = append(restPaths, groups[c]...)
+			mu.Unlock()
+			return nil
+		})
+	}
+	if parallel(ctx, jobs, work) != nil {
+		return paths, unrecordedParents(paths, r.recordedDirs) // the key-by-key lookups report the error
+	}
+	return restPaths, unrecordedParents(restPaths, r.recordedDirs)
+}
+
+// unrecordedParents returns the parent keys of paths not in recorded,
+// sorted, each once.
+func unrecordedParents(paths []string, recorded map[string]bool) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range paths {
+		for d := parentDir(p); d != "" && !seen[d]; d = parentDir(d) {
+			seen[d] = true
+			if !recorded[d] {
+				out = append(out, d)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// parentDir returns the parent of a slash-separated path ("" at the top).
+func parentDir(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[:i]
+	}
+	return ""
 }
 
 // parallel runs the functions on up to jobs goroutines and returns the

@@ -254,6 +254,18 @@ type AtomicSmallWriter interface {
 	AtomicSmallWrites() bool
 }
 
+// PageLister is implemented by stores that list a bounded page of objects
+// in one request (S3: one ListObjectsV2), for callers that need to know
+// about a few keys under a prefix and must not pay for a large one.
+// ListPage returns up to max objects whose paths start with prefix (as
+// List: temporary objects skipped, byte-wise order, Info.Version set where
+// the store reports it) and complete, true when no other object has such a
+// path. An incomplete page is a sample: callers decide only from complete
+// ones.
+type PageLister interface {
+	ListPage(ctx context.Context, prefix string, max int) (infos []Info, complete bool, err error)
+}
+
 // RootRemover is implemented by stores that create their root directory
 // on the first write (local disk). RemoveCreatedRoot removes the root, and
 // the parents created with it, if this store created it and it is empty;

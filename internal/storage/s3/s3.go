@@ -942,6 +942,66 @@ func (s *Store) list(ctx context.Context, prefix string, fn func(storage.Info) e
 	return nil
 }
 
+// ListPage implements storage.PageLister: one ListObjectsV2 request for up
+// to max+1 keys below the root starting with prefix. It returns at most
+// max objects, sorted (temporary objects and directory markers skipped),
+// and complete when the server had no more.
+func (s *Store) ListPage(ctx context.Context, prefix string, max int) ([]storage.Info, bool, error) {
+	infos, complete, err := s.listPage(ctx, prefix, max)
+	if err != nil {
+		return nil, false, s.errorf("list", strconv.Quote(prefix), err)
+	}
+	return infos, complete, nil
+}
+
+func (s *Store) listPage(ctx context.Context, prefix string, max int) ([]storage.Info, bool, error) {
+	if _, _, err := splitPrefix(prefix); err != nil {
+		return nil, false, err
+	}
+	if s.closed.Load() {
+		return nil, false, os.ErrClosed
+	}
+	if max < 1 || max > 999 {
+		return nil, false, fmt.Errorf("page size %d: want 1 to 999", max)
+	}
+	fetchOwner := false
+	var infos []storage.Info
+	seen := 0
+	// One page of max+1 keys: the iterator asks for the next page only if
+	// it is consumed past this one, and it is not.
+	for obj := range s.client.ListObjectsIter(ctx, s.bucket, minio.ListObjectsOptions{Prefix: s.key(prefix), Recursive: true,
+		MaxKeys: max + 1, FetchOwner: &fetchOwner}) {
+		if obj.Err != nil {
+			return nil, false, explain(obj.Err)
+		}
+		if seen++; seen > max {
+			return sortedInfos(infos), false, nil
+		}
+		rel, ok := strings.CutPrefix(obj.Key, s.keyPrefix)
+		if !ok || rel == "" || strings.HasSuffix(rel, "/") || storage.IsTemp(rel) {
+			continue
+		}
+		infos = append(infos, storage.Info{Path: rel, Size: obj.Size, ModTime: obj.LastModified, Version: etagVersion(obj.ETag)})
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, false, err
+	}
+	infos = sortedInfos(infos)
+	for i := 1; i < len(infos); i++ {
+		if infos[i].Path == infos[i-1].Path {
+			return nil, false, fmt.Errorf("the server listed %q twice: the listing cannot be trusted", infos[i].Path)
+		}
+	}
+	return infos, true, nil
+}
+
+// sortedInfos sorts infos by path (some S3-compatible servers list in
+// another order) and returns them.
+func sortedInfos(infos []storage.Info) []storage.Info {
+	slices.SortFunc(infos, func(a, b storage.Info) int { return strings.Compare(a.Path, b.Path) })
+	return infos
+}
+
 // Sync implements storage.Store. A Put is durable when the server answers
 // it, so it does nothing.
 func (s *Store) Sync(ctx context.Context) error { return nil }

@@ -593,3 +593,47 @@ func TestConditionalPutCutShort(t *testing.T) {
 		t.Errorf("Get = %q, %q, %v", data, v, err)
 	}
 }
+
+// TestListPage: one bounded page of the keys with a prefix, with their
+// Versions (ETags), and whether it is all of them.
+func TestListPage(t *testing.T) {
+	s := open(t, fakeS3(t))
+	for _, p := range []string{"a", "a/b", "a/b/c", "ab", "x"} {
+		put(t, s, p, "data of "+p)
+	}
+	paths := func(infos []storage.Info) []string {
+		var out []string
+		for _, i := range infos {
+			out = append(out, i.Path)
+			if i.Version == "" {
+				t.Errorf("%s: no Version", i.Path)
+			}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		prefix   string
+		max      int
+		want     []string
+		complete bool
+	}{
+		{"a", 10, []string{"a", "a/b", "a/b/c", "ab"}, true},
+		{"a/b", 3, []string{"a/b", "a/b/c"}, true},
+		{"a", 2, []string{"a", "a/b"}, false},
+		{"nothing", 5, nil, true},
+	} {
+		infos, complete, err := s.ListPage(t.Context(), tc.prefix, tc.max)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := paths(infos); !slices.Equal(got, tc.want) || complete != tc.complete {
+			t.Errorf("ListPage(%q, %d) = %q complete %v, want %q complete %v", tc.prefix, tc.max, got, complete, tc.want, tc.complete)
+		}
+	}
+	if _, _, err := s.ListPage(t.Context(), "../x", 5); !errors.Is(err, storage.ErrInvalidPath) {
+		t.Errorf("ListPage of an invalid prefix: %v", err)
+	}
+	if info, err := s.Stat(t.Context(), "a"); err != nil || info.Version == "" {
+		t.Errorf("Stat: %+v %v, want a Version", info, err)
+	}
+}
