@@ -469,7 +469,13 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 	// writer has not committed since, and the first plan stands (a listing
 	// of a large root and a parse of its catalog are the bulk of an
 	// additive run's cost).
-	if r.Pending || tx.Recovery != nil || !catalogUnchanged(ctx, st, r) {
+	unchanged := func() bool {
+		if v, ok := tx.CatalogVersion(); ok {
+			return v == r.Version // what the lock's listing showed (S3)
+		}
+		return catalogUnchanged(ctx, st, r)
+	}
+	if r.Pending || tx.Recovery != nil || !unchanged() {
 		r.Close()
 		if r, err = readRoot(); err != nil {
 			return failed(err)

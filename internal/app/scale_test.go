@@ -61,7 +61,7 @@ func encodeArchive(t testing.TB, w io.Writer, n int) {
 // on the lock object, the journal, the file, the catalog, and the lock's
 // release. noopS3Requests is what the no-op rerun sends.
 var (
-	additiveS3Requests = map[string]int{"GET": 5, "HEAD": 1, "PUT": 6, "DELETE": 2}
+	additiveS3Requests = map[string]int{"GET": 4, "PUT": 6, "DELETE": 2}
 	noopS3Requests     = map[string]int{"GET": 1, "HEAD": 1}
 )
 

@@ -573,7 +573,9 @@ func (k *Lock) Renew(ctx context.Context) error {
 // holder, and Release removes it as usual. Call it right after Acquire,
 // before anything relies on the lock; it returns an *probe.UnenforcedError
 // for a server that does not enforce the conditions.
-func (k *Lock) ProveExclusion(ctx context.Context) error {
+//
+// readBack reads the record back (nil: a Get of it): see probe.ReadBack.
+func (k *Lock) ProveExclusion(ctx context.Context, readBack probe.ReadBack) error {
 	k.renewing.Lock() // no renewal changes the record meanwhile
 	defer k.renewing.Unlock()
 	k.mu.Lock()
@@ -589,7 +591,7 @@ func (k *Lock) ProveExclusion(ctx context.Context) error {
 			Probe string `json:"probe"`
 		}{info, tag})
 		return data
-	})
+	}, readBack)
 }
 
 // stopRenewal ends the renewal loop (idempotent).

@@ -542,7 +542,7 @@ func TestProveExclusion(t *testing.T) {
 			}
 			before, _, _ := base.Get(ctx, Name)
 			st.armed.Store(st.ignore || st.applyAnyway)
-			err = k.ProveExclusion(ctx)
+			err = k.ProveExclusion(ctx, nil)
 			var ue *probe.UnenforcedError
 			switch {
 			case tc.missing == "" && err != nil:

@@ -92,13 +92,40 @@ type Txn struct {
 	// catalogSum is the sha256 of the last catalog document writeCatalog
 	// tried to write.
 	catalogSum string
+	// catalogSeen is the catalog's Version as Begin's listing of the
+	// reserved names showed it ("" for none), or nil: see CatalogVersion.
+	catalogSeen *storage.Version
+}
+
+// ReservedPrefix starts the name of every object distributor keeps at a
+// root besides the outputs: the catalog, the lock and its claims, the
+// journal, probe objects.
+const ReservedPrefix = ".distributor."
+
+// reservedPage bounds the listing of the reserved names in Begin: more
+// reserved objects than this (leftover claims or probe objects) and Begin
+// reads the lock back and looks for a journal one request each instead.
+const reservedPage = 100
+
+// CatalogVersion returns the catalog's Version as Begin saw it under the
+// lock ("" when there was none) and true, when Begin saw it at no extra
+// cost: on a store that lists a page in one request (S3), whose one
+// listing of the reserved names serves the lock's proof, the journal's
+// presence and this, and when no recovery changed the catalog after.
+// Otherwise it returns false.
+func (t *Txn) CatalogVersion() (storage.Version, bool) {
+	if t.catalogSeen == nil {
+		return "", false
+	}
+	return *t.catalogSeen, true
 }
 
 // Begin takes the root's lock (waiting as opts.Lock says), proves on the
 // lock object that the root's server enforces conditional writes (see
 // lock.Lock.ProveExclusion; a server that does not is refused, the lock
 // removed again, unless opts.SingleWriter), recovers the root if a dead run
-// left its journal, and removes temporary files that
+// left its journal (on S3 one listing of the reserved names reads the
+// lock back for the proof and tells whether there is a journal), and removes temporary files that
 // interrupted writes left in the root directory (everywhere below it after
 // a recovery). The returned Txn's Context is cancelled when ctx is or when
 // the lock's fence lapses. End releases it.
@@ -124,7 +151,31 @@ func Begin(ctx context.Context, opts Options) (*Txn, error) {
 	// No trust without proof: the lock and the catalog's compare-and-swap
 	// are only as good as the server's enforcement of conditional writes,
 	// proved on the lock object before anything relies on it.
-	if err := k.ProveExclusion(ctx); err != nil {
+	// On a store that lists a page in one request (S3), one listing of the
+	// reserved names reads the lock back for the proof, and shows whether
+	// a dead run left its journal and which catalog the lock found.
+	var reserved map[string]storage.Info
+	var readBack probe.ReadBack
+	if pl, ok := storage.As[storage.PageLister](opts.Store); ok {
+		readBack = func(ctx context.Context, name string, own []byte, v storage.Version) (bool, error) {
+			infos, complete, err := pl.ListPage(ctx, ReservedPrefix, reservedPage)
+			if err == nil && complete {
+				seen := make(map[string]storage.Info, len(infos))
+				for _, i := range infos {
+					seen[i.Path] = i
+				}
+				if i, ok := seen[name]; ok && i.Version == v {
+					reserved = seen
+					return true, nil
+				}
+			}
+			// A failed or incomplete listing, or a Version that does not
+			// match (a write applied anyway, or a server whose listings
+			// show ETags differently): read the record itself.
+			return probe.GetReadBack(opts.Store)(ctx, name, own, v)
+		}
+	}
+	if err := k.ProveExclusion(ctx, readBack); err != nil {
 		var ue *probe.UnenforcedError
 		if !errors.As(err, &ue) || !opts.SingleWriter {
 			if rerr := k.Release(context.WithoutCancel(ctx)); rerr != nil {
@@ -137,10 +188,16 @@ func Begin(ctx context.Context, opts Options) (*Txn, error) {
 	}
 	t := &Txn{opts: opts, st: opts.Store, lk: k}
 	t.ctx, t.stop = k.Bind(ctx)
-	rec, err := Recover(t.ctx, t.st, k.Fence, opts.Now())
-	if err != nil {
-		t.End()
-		return nil, fmt.Errorf("recover %s: %w", t.st, err)
+	var rec *Recovery
+	if _, journaled := reserved[journal.Name]; reserved == nil || journaled {
+		if rec, err = Recover(t.ctx, t.st, k.Fence, opts.Now()); err != nil {
+			t.End()
+			return nil, fmt.Errorf("recover %s: %w", t.st, err)
+		}
+	}
+	if reserved != nil && rec == nil {
+		v := reserved[catalog.FileName].Version // "" for none
+		t.catalogSeen = &v
 	}
 	t.Recovery = rec
 	if rec != nil {

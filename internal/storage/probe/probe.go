@@ -78,7 +78,7 @@ func Exclusion(ctx context.Context, st storage.Store) (err error) {
 	}()
 	return Object(ctx, st, name, first, v, func(tag string) []byte {
 		return []byte("distributor probe: " + tag + "\n")
-	})
+	}, nil)
 }
 
 // Tags that Object passes to its mark function, one per refused write.
@@ -92,7 +92,8 @@ const (
 // at version v. An exclusive create of name and a write to it conditioned
 // on a version it does not have must both be refused with
 // storage.ErrPrecondition, and a read-back must find own unchanged (a server
-// that answers 412 and writes anyway is refused too). Three requests.
+// that answers 412 and writes anyway is refused too): readBack, or a Get
+// when it is nil. Three requests.
 //
 // mark(tag) gives the bytes each refused write carries (tag is
 // TagExclusiveCreate or TagWrongVersion): they must differ from own, so the
@@ -103,7 +104,26 @@ const (
 // It returns nil when the server enforces both, an *UnenforcedError when it
 // accepted a write it had to refuse, and another error when the proof could
 // not run.
-func Object(ctx context.Context, st storage.Store, name string, own []byte, v storage.Version, mark func(tag string) []byte) error {
+// ReadBack tells whether the object name still holds own, written at
+// version v, after the refused writes of Object: unchanged false is a
+// refused write that was applied anyway. A caller passes one to Object to
+// read back more cheaply than a Get (a listing it needs anyway, whose
+// Versions tell); it must answer from what the server holds now.
+type ReadBack func(ctx context.Context, name string, own []byte, v storage.Version) (unchanged bool, err error)
+
+// GetReadBack is the ReadBack of a store: it reads the object with Get and
+// compares the bytes.
+func GetReadBack(st storage.Store) ReadBack {
+	return func(ctx context.Context, name string, own []byte, _ storage.Version) (bool, error) {
+		got, _, err := st.Get(ctx, name)
+		if err != nil {
+			return false, fmt.Errorf("probe %s: read %s back: %w", st, name, err)
+		}
+		return bytes.Equal(got, own), nil
+	}
+}
+
+func Object(ctx context.Context, st storage.Store, name string, own []byte, v storage.Version, mark func(tag string) []byte, readBack ReadBack) error {
 	unenforced := func(capability, detail string) error {
 		return &UnenforcedError{Root: st.String(), Capability: capability, Detail: detail}
 	}
@@ -125,11 +145,14 @@ func Object(ctx context.Context, st storage.Store, name string, own []byte, v st
 	case !errors.Is(err, storage.ErrPrecondition):
 		return fmt.Errorf("probe %s: write with a wrong version: want a precondition failure: %w", st, err)
 	}
-	got, _, err := st.Get(ctx, name)
-	if err != nil {
-		return fmt.Errorf("probe %s: read %s back: %w", st, name, err)
+	if readBack == nil {
+		readBack = GetReadBack(st)
 	}
-	if !bytes.Equal(got, own) {
+	unchanged, err := readBack(ctx, name, own, v)
+	if err != nil {
+		return err
+	}
+	if !unchanged {
 		return unenforced(ExclusiveCreate, "a refused conditional write changed the object anyway")
 	}
 	return nil
