@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"os"
 
@@ -25,8 +24,9 @@ const spoolAt = 4 << 20
 // (Change.BaseCopy), which spares a second download from a remote root.
 type Spool = encoded
 
-// NewSpool returns an empty Spool. Close removes its file.
-func NewSpool() *Spool { return newEncoded() }
+// NewSpool returns an empty Spool. Close removes its file. Unlike a
+// catalog document it does not hash what it holds.
+func NewSpool() *Spool { return &encoded{} }
 
 // Open returns the spooled bytes from their start; they stay valid until
 // the next Open or Close.
@@ -41,14 +41,18 @@ type encoded struct {
 	mem  bytes.Buffer
 	file *os.File
 	size int64
-	sum  hash.Hash
+	sum  *storage.ParallelHash // nil for a Spool
 }
 
-func newEncoded() *encoded { return &encoded{sum: sha256.New()} }
+// newEncoded returns an empty document, hashed on another core as it is
+// written; close releases it.
+func newEncoded() *encoded { return &encoded{sum: storage.NewParallelHash(sha256.New())} }
 
 // Write implements io.Writer.
 func (e *encoded) Write(p []byte) (int, error) {
-	e.sum.Write(p)
+	if e.sum != nil {
+		e.sum.Write(p)
+	}
 	e.size += int64(len(p))
 	if e.file == nil && e.mem.Len()+len(p) > spoolAt {
 		f, err := os.CreateTemp("", "distributor-catalog-*")
@@ -71,7 +75,7 @@ func (e *encoded) Write(p []byte) (int, error) {
 }
 
 // digest is the sha256 of the document.
-func (e *encoded) digest() string { return fmt.Sprintf("%x", e.sum.Sum(nil)) }
+func (e *encoded) digest() string { return fmt.Sprintf("%x", e.sum.Sum()) }
 
 // reader returns the document from its start.
 func (e *encoded) reader() (io.ReadSeeker, error) {
@@ -86,6 +90,9 @@ func (e *encoded) reader() (io.ReadSeeker, error) {
 
 // close removes the spool file, if any.
 func (e *encoded) close() {
+	if e.sum != nil {
+		e.sum.Close()
+	}
 	if e.file != nil {
 		e.file.Close()
 		os.Remove(e.file.Name())

@@ -336,7 +336,9 @@ func (s *Store) ReadVersioned(ctx context.Context, p string, fn func(io.Reader) 
 		return "", s.errorf("read", p, err)
 	}
 	defer f.Close()
-	h := sha256.New()
+	// Hashed on another core while fn decodes.
+	h := storage.NewParallelHash(sha256.New())
+	defer h.Close()
 	r := &ctxReader{ctx: ctx, r: io.TeeReader(bufferedReader(f, size), h)}
 	if err := fn(r); err != nil {
 		return "", err
@@ -344,7 +346,7 @@ func (s *Store) ReadVersioned(ctx context.Context, p string, fn func(io.Reader) 
 	if _, err := io.Copy(io.Discard, r); err != nil {
 		return "", s.errorf("read", p, err)
 	}
-	return storage.DigestVersion(h), nil
+	return h.Version(), nil
 }
 
 // open opens the regular file at p for reading.

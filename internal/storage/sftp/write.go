@@ -467,22 +467,44 @@ func (s *Store) putIf(ctx context.Context, p string, src *storage.DigestSource, 
 		}
 		return s.createExclusive(ctx, c, p, src)
 	}
-	// Compare before writing anything, so that a failed condition leaves no
-	// trace (not even a parent directory).
+	// Read and hash the current object while the new one is uploaded to a
+	// temporary file beside it (both directions of the connection at once:
+	// a large catalog costs one transfer time, not two), then compare and
+	// rename. A failed condition removes the temporary file and any parent
+	// directory it made, leaving no trace.
 	s.cas.Lock()
 	defer s.cas.Unlock()
-	cur, err := s.currentVersion(ctx, c, p)
-	if err != nil {
-		return err
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type current struct {
+		v   storage.Version
+		err error
 	}
-	if err := storage.CheckVersion(cur, ifVersion); err != nil {
-		return err
+	compared := make(chan current, 1)
+	go func() {
+		v, err := s.currentVersion(cctx, c, p)
+		compared <- current{v, err}
+	}()
+	w, werr := s.writeTemp(ctx, c, p, src)
+	if werr == nil {
+		defer w.cleanup()
 	}
-	w, err := s.writeTemp(ctx, c, p, src)
-	if err != nil {
-		return err
+	// The condition's verdict comes first, as if it had been checked
+	// before writing: a failed condition is the answer even when the
+	// upload failed too (a symbolic link where a parent should be fails
+	// both).
+	cur := <-compared
+	if cur.err == nil {
+		if err := storage.CheckVersion(cur.v, ifVersion); err != nil {
+			return err
+		}
 	}
-	defer w.cleanup()
+	if werr != nil {
+		return werr
+	}
+	if cur.err != nil {
+		return cur.err
+	}
 	return w.rename(ctx)
 }
 
@@ -557,12 +579,14 @@ func (s *Store) currentVersion(ctx context.Context, c *conn, p string) (storage.
 		return "", err
 	}
 	defer f.Close()
-	// Streamed: a large catalog is hashed without holding a second copy.
-	h := sha256.New()
+	// Streamed: a large catalog is hashed without holding a second copy,
+	// on another core while the next bytes arrive.
+	h := storage.NewParallelHash(sha256.New())
+	defer h.Close()
 	if _, err := io.Copy(h, &ctxReader{ctx: ctx, r: bufferedReader(f, size)}); err != nil {
 		return "", err
 	}
-	return storage.DigestVersion(h), nil
+	return h.Version(), nil
 }
 
 // createExclusive is the exclusive create for servers without a usable
