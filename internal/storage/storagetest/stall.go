@@ -119,7 +119,18 @@ func StalledReads(t *testing.T, stores PartitionedStores, size int) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			stores(t, func(t *testing.T, s storage.Store, p Partition) {
-				if err := s.Put(t.Context(), "big", bytes.NewReader(content), int64(size)); err != nil {
+				// The setup goes through the store's short test timeouts
+				// too: on a loaded machine a server can take longer than
+				// them to accept the object. What this test bounds is the
+				// stalled call below, so the setup may try again.
+				var err error
+				for attempt := 1; attempt <= 3; attempt++ {
+					if err = s.Put(t.Context(), "big", bytes.NewReader(content), int64(size)); err == nil {
+						break
+					}
+					t.Logf("setup Put, attempt %d: %v", attempt, err)
+				}
+				if err != nil {
 					t.Fatal(err)
 				}
 				if err := Bounded(t, tc.name, tc.run(t, s, p)); err == nil {
