@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -26,56 +25,27 @@ var ErrNotSpliceable = errors.New("catalog is not in the layout distributor writ
 // the layout fails with ErrNotSpliceable, having written an incomplete
 // document to w. It returns the number of records written.
 func (e *Edit) Splice(base io.Reader, w io.Writer) (int, error) {
-	put, _, err := e.sorted()
+	m, err := e.merger(w)
 	if err != nil {
 		return 0, err
 	}
-	del := append([]string(nil), e.Delete...)
-	sort.Strings(del)
-	enc, err := NewEncoder(w, e.Header)
-	if err != nil {
-		return 0, err
-	}
-	i, j := 0, 0
 	if !e.Fresh {
-		sp := splicer{r: bufio.NewReaderSize(base, 256<<10), enc: enc}
+		sp := splicer{r: bufio.NewReaderSize(base, 256<<10), enc: m.enc}
 		err := sp.records(func(path []byte) error {
-			for i < len(put) && put[i].Path < string(path) {
-				if err := enc.Add(&put[i]); err != nil {
-					return err
-				}
-				i++
+			keep, err := mergeAt(m, path)
+			if keep && err == nil {
+				err = m.enc.startRaw(path)
 			}
-			for j < len(del) && del[j] < string(path) {
-				j++
-			}
-			keep := true
-			if i < len(put) && put[i].Path == string(path) {
-				if err := enc.Add(&put[i]); err != nil {
-					return err
-				}
-				i++
-				keep = false
-			} else if j < len(del) && del[j] == string(path) {
-				keep = false
-			}
-			if keep {
-				if err := enc.startRaw(path); err != nil {
-					return err
-				}
+			if err != nil {
+				return err
 			}
 			return sp.copyRecord(keep)
 		})
 		if err != nil {
-			return enc.n, err
+			return m.enc.n, err
 		}
 	}
-	for ; i < len(put); i++ {
-		if err := enc.Add(&put[i]); err != nil {
-			return enc.n, err
-		}
-	}
-	return enc.n, enc.Close()
+	return m.finish()
 }
 
 // splicer reads a catalog in Encode's layout line by line.

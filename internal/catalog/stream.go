@@ -670,42 +670,79 @@ func (e *Edit) sorted() ([]Output, map[string]bool, error) {
 // to the parsed catalog with Apply instead). It returns the number of
 // records written.
 func (e *Edit) ApplyTo(base io.Reader, w io.Writer) (int, error) {
-	put, del, err := e.sorted()
+	m, err := e.merger(w)
 	if err != nil {
 		return 0, err
+	}
+	if base != nil && !e.Fresh {
+		_, _, err := Scan(base, func(o *Output) error {
+			keep, err := mergeAt(m, o.Path)
+			if keep && err == nil {
+				err = m.enc.Add(o)
+			}
+			return err
+		})
+		if err != nil {
+			return m.enc.n, err
+		}
+	}
+	return m.finish()
+}
+
+// merger merges an edit into the records of a base, which come in path
+// order, writing the result.
+type merger struct {
+	enc  *Encoder
+	put  []Output // sorted by path
+	del  []string // sorted
+	i, j int      // the next put and delete
+}
+
+// merger starts writing e's result to w.
+func (e *Edit) merger(w io.Writer) (*merger, error) {
+	put, _, err := e.sorted()
+	if err != nil {
+		return nil, err
 	}
 	enc, err := NewEncoder(w, e.Header)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	i := 0
-	if base != nil && !e.Fresh {
-		_, _, err := Scan(base, func(o *Output) error {
-			for i < len(put) && put[i].Path < o.Path {
-				if err := enc.Add(&put[i]); err != nil {
-					return err
-				}
-				i++
-			}
-			if i < len(put) && put[i].Path == o.Path {
-				i++
-				return enc.Add(&put[i-1])
-			}
-			if del[o.Path] {
-				return nil
-			}
-			return enc.Add(o)
-		})
-		if err != nil {
-			return enc.n, err
+	del := append([]string(nil), e.Delete...)
+	sort.Strings(del)
+	return &merger{enc: enc, put: put, del: del}, nil
+}
+
+// mergeAt is called with each record's path of the base in order: it writes
+// the puts that come before it, and the put that replaces it, and reports
+// whether the base's record stays (neither replaced nor deleted), for the
+// caller to write.
+func mergeAt[P string | []byte](m *merger, path P) (keep bool, err error) {
+	for m.i < len(m.put) && m.put[m.i].Path < string(path) {
+		if err := m.enc.Add(&m.put[m.i]); err != nil {
+			return false, err
+		}
+		m.i++
+	}
+	for m.j < len(m.del) && m.del[m.j] < string(path) {
+		m.j++
+	}
+	if m.i < len(m.put) && m.put[m.i].Path == string(path) {
+		m.i++
+		return false, m.enc.Add(&m.put[m.i-1])
+	}
+	return m.j >= len(m.del) || m.del[m.j] != string(path), nil
+}
+
+// finish writes the puts after the base's last record and ends the
+// document; it returns the number of records written.
+func (m *merger) finish() (int, error) {
+	for ; m.i < len(m.put); m.i++ {
+		if err := m.enc.Add(&m.put[m.i]); err != nil {
+			return m.enc.n, err
 		}
 	}
-	for ; i < len(put); i++ {
-		if err := enc.Add(&put[i]); err != nil {
-			return enc.n, err
-		}
-	}
-	return enc.n, enc.Close()
+	return m.enc.n, m.enc.Close()
 }
 
 // Apply returns the catalog that results from applying e to c (nil: no
