@@ -23,7 +23,7 @@ func DigestVersion(h hash.Hash) Version {
 type DigestSource struct {
 	r    io.ReadSeeker
 	size int64
-	h    hash.Hash // of the last complete copy
+	v    Version // of the last complete copy
 }
 
 // NewDigestSource returns the source of size bytes of r.
@@ -43,16 +43,18 @@ func (src *DigestSource) CopyTo(ctx context.Context, w io.Writer) error {
 	if _, err := src.r.Seek(0, io.SeekStart); err != nil {
 		return fmt.Errorf("rewind the input: %w", err)
 	}
-	h := sha256.New()
+	// Hashed on another core while the bytes go out (a catalog's upload).
+	h := NewParallelHash(sha256.New())
+	defer h.Close()
 	if err := CopyExact(ctx, w, io.TeeReader(src.r, h), src.size); err != nil {
 		return err
 	}
-	src.h = h
+	src.v = h.Version()
 	return nil
 }
 
 // Version is the Version of the content the last complete copy wrote.
-func (src *DigestSource) Version() Version { return DigestVersion(src.h) }
+func (src *DigestSource) Version() Version { return src.v }
 
 // ParallelHash is an io.Writer that hashes what is written to it on a
 // goroutine of its own, so that hashing a stream (a catalog of hundreds of

@@ -335,7 +335,9 @@ func (s *Store) PutIf(ctx context.Context, path string, data []byte, ifVersion s
 // HTTP transport reading a request body after its round trip returned)
 // cannot take bytes from the next.
 func (s *Store) PutIfStream(ctx context.Context, path string, r io.ReadSeeker, size int64, ifVersion storage.Version) (storage.Version, error) {
-	b := newBody(r, true)
+	// Not hashed while it is sent (a catalog of hundreds of MB, hashed
+	// by the store already): the rare read-back hashes r again.
+	b := newBody(r, false)
 	b.seeker, b.start = r, 0 // the content is r from its start
 	var (
 		res  attemptResult
