@@ -139,6 +139,7 @@ func (a *App) runPipeline(ctx context.Context, cfg *config.Config, p *config.Pip
 		}
 		return op
 	}
+	defer b.Close()
 	m := b.Manifest
 	op.SourcePath = b.Dir
 	op.Source = &catalog.Source{ID: m.ID, Digest: m.Digest, Created: m.Created}

@@ -279,7 +279,7 @@ func load(ctx context.Context, dir string, hash bool) (*Bundle, error) {
 	if len(problems) > 0 {
 		return nil, &ValidationError{Dir: abs, Problems: problems, Unlisted: unlisted}
 	}
-	return &Bundle{Dir: abs, Manifest: *m, Unlisted: unlisted}, nil
+	return &Bundle{Dir: abs, Manifest: *m, Unlisted: unlisted, opener: newFileOpener(abs)}, nil
 }
 
 // loadManifest reads and parses manifest.json below root. A problem with the
@@ -440,6 +440,11 @@ func (b *Bundle) open(path string) (*os.File, File, error) {
 	want, ok := b.Manifest.Lookup(path)
 	if !ok {
 		return nil, File{}, fmt.Errorf("bundle %s: open %q: not listed in the manifest", b.Dir, path)
+	}
+	if b.opener != nil {
+		if f, ok := b.opener.open(path); ok {
+			return f, want, nil
+		}
 	}
 	root, err := os.OpenRoot(b.Dir)
 	if err != nil {

@@ -27,4 +27,18 @@ type Bundle struct {
 	Manifest Manifest
 	// Unlisted holds regular files present in Dir but not listed (warnings).
 	Unlisted []string
+
+	// opener keeps the bundle's directories open for Open and
+	// OpenVerified (Load sets it; nil: each file is opened from Dir).
+	opener *fileOpener
+}
+
+// Close releases the directories that Open and OpenVerified keep open
+// (files they returned stay valid). The bundle can still be opened after
+// Close, more slowly. Closing twice is harmless.
+func (b *Bundle) Close() error {
+	if b.opener != nil {
+		b.opener.close()
+	}
+	return nil
 }

@@ -181,6 +181,9 @@ func (s *Store) sweepTemp(ctx context.Context, opts storage.SweepOptions) ([]str
 			}
 		}
 	}
+	if len(sw.found) > 0 && !opts.DryRun {
+		s.dirs.forget() // it may have pruned directories
+	}
 	slices.Sort(sw.found)
 	return sw.found, err
 }

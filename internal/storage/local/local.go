@@ -91,6 +91,15 @@ type Store struct {
 	// Sync flushes the whole file system (syncfs).
 	unsyncedFiles bool
 
+	// dirs caches the directories staged writes and their commits work
+	// in (see stagedChain); stage.go.
+	dirs dirCache
+	bufs sync.Pool // *[]byte of stageBuf bytes, for copyExact
+	// umaskKeeps: the umask clears no bit of fileMode (read once, on
+	// Linux: see umaskKeepsFileMode).
+	umaskOnce  sync.Once
+	umaskKeeps bool
+
 	// beforeLink, when set (by tests), is called by an exclusive create
 	// between writing its temporary file and linking it into place, with
 	// the temporary file's store path.
@@ -245,6 +254,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.dirs.close()
 	if s.root == nil {
 		return nil
 	}
@@ -510,6 +520,7 @@ func (w *tempWriter) cleanup() {
 			if c.roots[i-1].Remove(c.segs[i-1]) != nil {
 				break
 			}
+			w.s.dirs.forget()
 		}
 	}
 	w.c.close()
@@ -934,23 +945,27 @@ func (s *Store) delete(ctx context.Context, p string) error {
 	if err := syncDir(c.parent()); err != nil {
 		return fmt.Errorf("sync directory: %w", err)
 	}
-	prune(c)
+	if prune(c) {
+		s.dirs.forget()
+	}
 	return nil
 }
 
 // prune removes the chain's directories that are now empty, deepest first,
 // stopping at the first that is not (or cannot be removed) and never
-// removing the root. A concurrent Put that loses its fresh directory here
-// retries (see begin).
-func prune(c *chain) {
+// removing the root, and reports whether it removed any. A concurrent Put
+// that loses its fresh directory here retries (see begin).
+func prune(c *chain) (removed bool) {
 	for i := len(c.roots) - 1; i >= 1; i-- {
 		parent, name := c.roots[i-1], c.segs[i-1]
 		if fi, err := parent.Lstat(name); err != nil || !fi.IsDir() {
-			return
+			return removed
 		}
 		if err := parent.Remove(name); err != nil {
-			return
+			return removed
 		}
+		removed = true
 		syncDir(parent)
 	}
+	return removed
 }

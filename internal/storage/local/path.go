@@ -24,6 +24,9 @@ type chain struct {
 	segs  []string   // all segments of the path; the last is the base name
 	roots []*os.Root // roots[0] is the store root; roots[i] is the directory segs[:i]
 	dirty []bool     // dirty[i]: an entry was created in roots[i] and needs a sync
+	// shared[i]: roots[i] belongs to the store's directory cache (see
+	// Store.stagedChain), not to the chain; nil when the chain owns all.
+	shared []bool
 }
 
 // parent returns the directory holding the final segment.
@@ -34,8 +37,10 @@ func (c *chain) base() string { return c.segs[len(c.segs)-1] }
 
 // close closes every directory the chain opened (not the store root).
 func (c *chain) close() {
-	for _, r := range c.roots[1:] {
-		r.Close()
+	for i, r := range c.roots {
+		if i > 0 && (c.shared == nil || !c.shared[i]) {
+			r.Close()
+		}
 	}
 	c.roots = c.roots[:1]
 }
@@ -49,39 +54,47 @@ func (c *chain) close() {
 func openChain(root *os.Root, p string, create bool) (*chain, error) {
 	segs := strings.Split(p, "/")
 	c := &chain{segs: segs, roots: []*os.Root{root}, dirty: make([]bool, len(segs))}
-	for i, seg := range segs[:len(segs)-1] {
-		cur := c.roots[i]
-		fi, err := cur.Lstat(seg)
-		if create && errors.Is(err, fs.ErrNotExist) {
-			err = cur.Mkdir(seg, dirMode)
-			switch {
-			case err == nil:
-				c.dirty[i] = true
-				// Mkdir honours the umask; published trees get 0755.
-				err = cur.Chmod(seg, dirMode)
-			case errors.Is(err, fs.ErrExist):
-				err = nil // made concurrently: check it below
-			}
-			if err == nil {
-				fi, err = cur.Lstat(seg)
-			}
-		}
+	for i := range segs[:len(segs)-1] {
+		next, _, made, err := openLevel(c.roots[i], segs, i, create)
 		if err != nil {
 			c.close()
 			return nil, err
 		}
-		if err := storage.CheckDir(strings.Join(segs[:i+1], "/"), fi); err != nil {
-			c.close()
-			return nil, err
-		}
-		next, err := cur.OpenRoot(seg)
-		if err != nil {
-			c.close()
-			return nil, err
-		}
+		c.dirty[i] = made
 		c.roots = append(c.roots, next)
 	}
 	return c, nil
+}
+
+// openLevel opens the directory segs[i] below cur (the directory
+// segs[:i]) as openChain does: checked with Lstat (no symbolic link, a
+// plain directory), created with mode 0755 when missing and create is set
+// (made reports that), then opened as a nested os.Root. fi is its Lstat.
+func openLevel(cur *os.Root, segs []string, i int, create bool) (next *os.Root, fi fs.FileInfo, made bool, err error) {
+	seg := segs[i]
+	fi, err = cur.Lstat(seg)
+	if create && errors.Is(err, fs.ErrNotExist) {
+		err = cur.Mkdir(seg, dirMode)
+		switch {
+		case err == nil:
+			made = true
+			// Mkdir honours the umask; published trees get 0755.
+			err = cur.Chmod(seg, dirMode)
+		case errors.Is(err, fs.ErrExist):
+			err = nil // made concurrently: check it below
+		}
+		if err == nil {
+			fi, err = cur.Lstat(seg)
+		}
+	}
+	if err != nil {
+		return nil, nil, made, err
+	}
+	if err := storage.CheckDir(strings.Join(segs[:i+1], "/"), fi); err != nil {
+		return nil, nil, made, err
+	}
+	next, err = cur.OpenRoot(seg)
+	return next, fi, made, err
 }
 
 // readChain is openChain for readers: a missing parent or one that is not a

@@ -1,0 +1,16 @@
+//go:build !linux
+
+package local
+
+import (
+	"errors"
+	"os"
+)
+
+// canCreateAt says that staged writes create their temporary files with
+// createTempAt: elsewhere they use createTemp.
+const canCreateAt = false
+
+func (s *Store) createTempAt(int) (*os.File, string, error) {
+	return nil, "", errors.New("createTempAt is not available on this platform")
+}

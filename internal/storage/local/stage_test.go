@@ -1,0 +1,161 @@
+package local_test
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/local"
+)
+
+// stage stages data at p (a new name) on s and fails the test on error.
+func stage(t *testing.T, s *local.Store, p, data string) storage.Staged {
+	t.Helper()
+	g, err := s.Stage(t.Context(), p, strings.NewReader(data), int64(len(data)), true)
+	if err != nil {
+		t.Fatalf("stage %s: %v", p, err)
+	}
+	return g
+}
+
+func commit(t *testing.T, g storage.Staged) {
+	t.Helper()
+	if err := g.Commit(t.Context()); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+}
+
+func readFile(t *testing.T, root, p string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(p)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// TestStagedWritesIgnoreUmask: staged files get 0644 and their new
+// directories 0755 whatever the umask (the temporary file is created
+// with openat(2) directly on Linux, and chmodded only when the umask
+// would clear one of 0644's bits).
+func TestStagedWritesIgnoreUmask(t *testing.T) {
+	for _, mask := range []int{0o022, 0o077, 0o000} {
+		old := syscall.Umask(mask)
+		root := t.TempDir()
+		s := newStore(t, root)
+		commit(t, stage(t, s, "dir/sub/a", "x"))
+		commit(t, stage(t, s, "dir/sub/b", "y"))
+		commit(t, stage(t, s, "top", "z"))
+		syscall.Umask(old)
+		for p, want := range map[string]fs.FileMode{
+			"dir": fs.ModeDir | 0o755, "dir/sub": fs.ModeDir | 0o755,
+			"dir/sub/a": 0o644, "dir/sub/b": 0o644, "top": 0o644,
+		} {
+			fi, err := os.Lstat(filepath.Join(root, p))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fi.Mode() != want {
+				t.Errorf("umask %#o: %s: mode %v, want %v", mask, p, fi.Mode(), want)
+			}
+		}
+	}
+}
+
+// TestStagedWritesAfterPrune: the directories staged writes keep open for
+// the store's life are forgotten when the store removes a directory, so a
+// later write into the same path makes it again (it does not write into
+// the removed directory).
+func TestStagedWritesAfterPrune(t *testing.T) {
+	root := t.TempDir()
+	s := newStore(t, root)
+	commit(t, stage(t, s, "a/b/x", "1"))
+	if err := s.Delete(t.Context(), "a/b/x"); err != nil { // prunes a/b and a
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "a")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a was not pruned: %v", err)
+	}
+	commit(t, stage(t, s, "a/b/y", "2"))
+	if got := readFile(t, root, "a/b/y"); got != "2" {
+		t.Errorf("a/b/y = %q", got)
+	}
+
+	// An aborted stage that made the directories removes them; the next
+	// stage makes them again.
+	g := stage(t, s, "c/d/x", "3")
+	if err := g.Abort(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "c")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("c was not removed by the abort: %v", err)
+	}
+	commit(t, stage(t, s, "c/d/y", "4"))
+	if got := readFile(t, root, "c/d/y"); got != "4" {
+		t.Errorf("c/d/y = %q", got)
+	}
+}
+
+// TestStagedCommitRechecksItsDirectory: a directory that someone else
+// moves away (and replaces) between a stage and its commit is not
+// published into: the commit checks that each cached directory is still
+// the one at its path, walks the path again, finds no temporary file
+// there and fails with storage.ErrTempVanished; nothing appears at the
+// path, and the moved directory is not written to by later stages.
+func TestStagedCommitRechecksItsDirectory(t *testing.T) {
+	root := t.TempDir()
+	s := newStore(t, root)
+	commit(t, stage(t, s, "d/first", "0")) // d is cached now
+	g := stage(t, s, "d/x", "1")
+	if err := os.Rename(filepath.Join(root, "d"), filepath.Join(root, "moved")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(root, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	err := g.Commit(t.Context())
+	if !errors.Is(err, storage.ErrTempVanished) {
+		t.Fatalf("commit after the directory moved: %v, want ErrTempVanished", err)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "d", "x")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("d/x exists after a failed commit: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "moved", "x")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the commit published into the moved directory: %v", err)
+	}
+	commit(t, stage(t, s, "d/y", "2"))
+	if got := readFile(t, root, "d/y"); got != "2" {
+		t.Errorf("d/y = %q", got)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "moved", "y")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a later stage wrote into the moved directory: %v", err)
+	}
+
+	// The same with a symbolic link planted in its place: refused, and
+	// nothing is written through it.
+	outside := t.TempDir()
+	g = stage(t, s, "d/z", "3")
+	if err := os.Rename(filepath.Join(root, "d"), filepath.Join(root, "moved2")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "d")); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Commit(t.Context()); err == nil {
+		t.Fatal("commit through a planted symbolic link succeeded")
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) > 0 {
+		t.Errorf("files written outside the root: %v", ents)
+	}
+	if _, err := s.Stage(t.Context(), "d/w", strings.NewReader("4"), 1, true); err == nil {
+		t.Error("a stage below a planted symbolic link succeeded")
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) > 0 {
+		t.Errorf("files written outside the root: %v", ents)
+	}
+}
