@@ -21,6 +21,17 @@ func FuzzParseManifest(f *testing.F) {
 	f.Add([]byte(`{`))
 	f.Add([]byte(``))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// The fast path accepts only what the thorough parser accepts,
+		// with the same result.
+		if fast, ok := parseManifestFast(data); ok {
+			slow, err := parseManifestThorough(data)
+			if err != nil {
+				t.Fatalf("fast path accepted what the thorough parser refuses (%v)\ninput: %q", err, data)
+			}
+			if diff := cmp.Diff(slow, fast); diff != "" {
+				t.Fatalf("fast and thorough parses differ (-thorough +fast):\n%s", diff)
+			}
+		}
 		m, err := ParseManifest(data)
 		if err != nil {
 			if m != nil {

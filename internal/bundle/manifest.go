@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"slices"
 	"strconv"
@@ -146,16 +145,26 @@ func ValidateID(id string) error {
 // output of sha256sum. The "sha256:" prefix of each file hash is left out of
 // its line. files is not modified.
 func ComputeDigest(files []File) string {
-	sorted := slices.Clone(files)
-	slices.SortStableFunc(sorted, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
-	h := sha256.New()
-	for _, f := range sorted {
-		io.WriteString(h, strings.TrimPrefix(f.SHA256, sha256Prefix))
-		io.WriteString(h, "  ")
-		io.WriteString(h, f.Path)
-		io.WriteString(h, "\n")
+	byPath := func(a, b File) int { return strings.Compare(a.Path, b.Path) }
+	sorted := files
+	if !slices.IsSortedFunc(files, byPath) {
+		sorted = slices.Clone(files)
+		slices.SortStableFunc(sorted, byPath)
 	}
-	return FormatSHA256(h.Sum(nil))
+	// The sha256sum text, hashed at once.
+	n := 0
+	for _, f := range sorted {
+		n += len(f.SHA256) + len(f.Path) + 3
+	}
+	text := make([]byte, 0, n)
+	for _, f := range sorted {
+		text = append(text, strings.TrimPrefix(f.SHA256, sha256Prefix)...)
+		text = append(text, "  "...)
+		text = append(text, f.Path...)
+		text = append(text, '\n')
+	}
+	sum := sha256.Sum256(text)
+	return FormatSHA256(sum[:])
 }
 
 // Lookup returns the listed file with this path. m.Files must be sorted by
@@ -341,6 +350,15 @@ func ParseManifest(data []byte) (*Manifest, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, &ManifestError{Problems: []ManifestProblem{{Reason: "document is empty"}}}
 	}
+	if m, ok := parseManifestFast(data); ok {
+		return m, nil
+	}
+	return parseManifestThorough(data)
+}
+
+// parseManifestThorough is ParseManifest without the fast path: every
+// member read as raw JSON and checked on its own, every problem named.
+func parseManifestThorough(data []byte) (*Manifest, error) {
 	var w wireManifest
 	if err := strictjson.Unmarshal(data, &w); err != nil {
 		return nil, &ManifestError{Problems: []ManifestProblem{problemOf("", strictjson.Explain(err, data))}}

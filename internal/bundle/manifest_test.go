@@ -538,3 +538,83 @@ func TestParseManifestStrictJSON(t *testing.T) {
 		})
 	}
 }
+
+// TestParseManifestFastPath: the one-pass reader ParseManifest tries first
+// accepts valid manifests with exactly the thorough parser's result, and
+// gives up (so the thorough parser names the problem) on anything else.
+func TestParseManifestFastPath(t *testing.T) {
+	valid := []string{
+		doc(nil),
+		doc(func(s *docSpec) { s.Created = `"2026-06-19T14:00:00.5+02:00"` }),
+		doc(rawA("1", "")),
+		doc(withPath("sub/manifest.json")),
+		doc(func(s *docSpec) { s.ID = `"\u0077eather"` }),
+	}
+	for _, data := range valid {
+		fast, ok := parseManifestFast([]byte(data))
+		if !ok {
+			t.Errorf("fast path refused a valid manifest:\n%s", data)
+			continue
+		}
+		slow, err := parseManifestThorough([]byte(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(slow, fast); diff != "" {
+			t.Errorf("fast and thorough parses differ (-thorough +fast):\n%s", diff)
+		}
+	}
+	invalid := map[string]string{
+		"size as a float":             doc(rawA("1.0", "")),
+		"size with an exponent":       doc(rawA("1e0", "")),
+		"negative size":               doc(rawA("-1", "")),
+		"size as a string":            doc(rawA(`"1"`, "")),
+		"duplicate member":            doc(rawA("1", `, "size": 1`)),
+		"unknown file member":         doc(rawA("1", `, "mtime": 0`)),
+		"unknown member":              doc(func(s *docSpec) { s.Extra = `"signature": "x"` }),
+		"lone surrogate":              doc(func(s *docSpec) { s.ID = `"a\ud83d"` }),
+		"invalid UTF-8":               doc(withRawPath("\"a\xffb\"")),
+		"trailing data":               doc(nil) + "{}",
+		"schema version 2":            doc(func(s *docSpec) { s.Version = "2" }),
+		"digest mismatch":             doc(func(s *docSpec) { s.Digest = jsonString(sumOf("nope")) }),
+		"missing files":               doc(func(s *docSpec) { s.Omit = map[string]bool{"files": true} }),
+		"unclean path":                doc(withPath("a/../b")),
+		"created not RFC 3339":        doc(func(s *docSpec) { s.Created = `"2026-06-19 12:00:00"` }),
+		"files not an array":          doc(rawFiles(`{}`)),
+		"empty files":                 doc(rawFiles(`[]`)),
+		"member name in another case": doc(func(s *docSpec) { s.Omit = map[string]bool{"files": true}; s.Extra = `"Files": []` }),
+	}
+	for name, data := range invalid {
+		if _, ok := parseManifestFast([]byte(data)); ok {
+			t.Errorf("%s: fast path accepted:\n%s", name, data)
+		}
+		if _, err := ParseManifest([]byte(data)); err == nil {
+			t.Errorf("%s: ParseManifest accepted:\n%s", name, data)
+		}
+	}
+}
+
+// BenchmarkParseManifest parses the manifest of a 2,000-file bundle (the
+// no-op benchmark's size), through ParseManifest (the one-pass fast path)
+// and through the thorough parser alone.
+func BenchmarkParseManifest(b *testing.B) {
+	files := make([]File, 2000)
+	for i := range files {
+		files[i] = File{Path: fmt.Sprintf("d%03d/f%05d.bin", i/100, i), SHA256: sumOf(fmt.Sprint(i)), Size: 100000}
+	}
+	m := &Manifest{SchemaVersion: 1, ID: "bench", Created: time.Date(2026, 6, 19, 12, 0, 0, 0, time.UTC), Digest: ComputeDigest(files), Files: files}
+	data, err := EncodeManifest(m)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for name, parse := range map[string]func([]byte) (*Manifest, error){"fast": ParseManifest, "thorough": parseManifestThorough} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := parse(data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
