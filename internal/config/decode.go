@@ -14,6 +14,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -121,12 +122,16 @@ var misplacedDestinationFields = map[string]string{
 	"bucket": "s3", "region": "s3", "endpoint": "s3", "path_style": "s3",
 }
 
+// The value patterns (also in schema.json), matched by hand-written
+// checks (see patterns.go): compiling them as regular expressions cost
+// every start of the program about 1.5 ms.
 var (
-	slugRE    = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
-	envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	bucketRE  = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
-	regionRE  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
-	yamlErrRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+	slugRE    = charPattern{expr: `^[a-z0-9][a-z0-9._-]{0,63}$`, first: lowerDigit, rest: lowerDigit + "._-", min: 0, max: 63}
+	envNameRE = charPattern{expr: `^[A-Za-z_][A-Za-z0-9_]*$`, first: letters + "_", rest: letters + digits + "_", min: 0, max: -1}
+	bucketRE  = charPattern{expr: `^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`, first: lowerDigit, rest: lowerDigit + ".-", last: lowerDigit, min: 1, max: 61}
+	regionRE  = charPattern{expr: `^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`, first: letters + digits, rest: letters + digits + "_.-", min: 0, max: 63}
+	// yamlErrRE is compiled when a YAML error needs it.
+	yamlErrRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line (\d+): (.*)$`) })
 )
 
 type decoder struct {

@@ -15,7 +15,7 @@ import (
 // (0 when none) and its message.
 func yamlProblem(err error) (int, string) {
 	msg := err.Error()
-	if m := yamlErrRE.FindStringSubmatch(msg); m != nil {
+	if m := yamlErrRE().FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		return line, m[2]
 	}

@@ -1,0 +1,52 @@
+package config
+
+import "strings"
+
+const (
+	digits     = "0123456789"
+	letters    = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	lowerDigit = "abcdefghijklmnopqrstuvwxyz0123456789"
+)
+
+// charPattern is an anchored pattern of the shape ^[first][rest]{min,max}$
+// or ^[first][rest]{min,max}[last]$ over ASCII character classes,
+// matched without compiling a regular expression. expr is the same
+// pattern as a regular expression (schema.json holds it; a test checks
+// that both agree).
+type charPattern struct {
+	expr              string
+	first, rest, last string // character classes; last "" when the shape has none
+	min, max          int    // bounds on the count of rest characters; max -1: none
+}
+
+// String returns the pattern as a regular expression.
+func (p charPattern) String() string { return p.expr }
+
+// MatchString reports whether s matches the pattern.
+func (p charPattern) MatchString(s string) bool {
+	if len(s) == 0 || !inClass(p.first, s[0]) {
+		return false
+	}
+	mid := s[1:]
+	if p.last != "" {
+		if len(mid) == 0 || !inClass(p.last, mid[len(mid)-1]) {
+			return false
+		}
+		mid = mid[:len(mid)-1]
+	}
+	if len(mid) < p.min || (p.max >= 0 && len(mid) > p.max) {
+		return false
+	}
+	for i := 0; i < len(mid); i++ {
+		if !inClass(p.rest, mid[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// inClass reports whether the byte c is one of class's (ASCII)
+// characters; a byte of a multi-byte character never is.
+func inClass(class string, c byte) bool {
+	return c < 0x80 && strings.IndexByte(class, c) >= 0
+}
