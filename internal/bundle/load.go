@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -254,7 +255,10 @@ func load(ctx context.Context, dir string, hash bool) (*Bundle, error) {
 		return nil, ve
 	}
 
-	unlisted, sizes, err := walkBundle(ctx, root, m)
+	unlisted, sizes, ok, err := walkBundleFast(ctx, abs, m)
+	if !ok {
+		unlisted, sizes, err = walkBundle(ctx, root, m)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("bundle %s: %w", abs, err)
 	}
@@ -294,7 +298,11 @@ func loadManifest(root *os.Root) (*Manifest, string, *ManifestError) {
 	if fi.Size() > MaxManifestSize {
 		return nil, fmt.Sprintf("is %d bytes, larger than the %d byte limit", fi.Size(), MaxManifestSize), nil
 	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxManifestSize+1))
+	// Sized from the stat (bytes.MinRead spare, so that the read that
+	// sees the end does not grow it): one allocation, not a dozen.
+	buf := bytes.NewBuffer(make([]byte, 0, fi.Size()+bytes.MinRead))
+	_, err = buf.ReadFrom(io.LimitReader(f, MaxManifestSize+1))
+	data := buf.Bytes()
 	if err != nil {
 		return nil, ioReason("cannot read", err).Error(), nil
 	}

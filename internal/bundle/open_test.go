@@ -5,7 +5,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestOpenKeepsDirectoriesButRechecksThem: a loaded bundle keeps its
@@ -58,5 +62,51 @@ func TestOpenKeepsDirectoriesButRechecksThem(t *testing.T) {
 	b.Close()
 	if got := read("img/x.png"); got != "PNG" {
 		t.Fatalf("after Close: img/x.png = %q", got)
+	}
+}
+
+// TestWalkBundleFastMatchesWalk: the descriptor walk a load uses on Linux
+// finds the same unlisted files and sizes as the os.Root walk, with
+// symbolic links, nested manifests, special files and unreadable
+// directories in the tree.
+func TestWalkBundleFastMatchesWalk(t *testing.T) {
+	dir := newBundle(t, sample)
+	writeFiles(t, dir, map[string]string{"extra.txt": "e", "a/b/more.txt": "m", "sub/manifest.json": "{}", "locked/x": "x"})
+	symlink(t, "report.md", filepath.Join(dir, "link.md"))
+	symlink(t, "a", filepath.Join(dir, "dirlink"))
+	if err := os.Chmod(filepath.Join(dir, "locked"), 0); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(filepath.Join(dir, "locked"), 0o755)
+	m := &Manifest{}
+	for p, content := range sample {
+		m.Files = append(m.Files, File{Path: p, Size: int64(len(content))})
+	}
+	m.Files = append(m.Files, File{Path: "link.md"}, File{Path: "sub/manifest.json"})
+	slices.SortFunc(m.Files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
+	fastUnlisted, fastSizes, ok, err := walkBundleFast(context.Background(), dir, m)
+	if !ok {
+		t.Skip("no descriptor walk on this platform")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	unlisted, sizes, err := walkBundle(context.Background(), root, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(unlisted, fastUnlisted); diff != "" {
+		t.Errorf("unlisted differ (-walk +fast):\n%s", diff)
+	}
+	if diff := cmp.Diff(sizes, fastSizes); diff != "" {
+		t.Errorf("sizes differ (-walk +fast):\n%s", diff)
+	}
+	if _, ok := fastSizes["sub/manifest.json"]; !ok {
+		t.Error("a nested manifest.json is a bundle file like any other")
 	}
 }

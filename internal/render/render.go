@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -155,7 +156,8 @@ func Plan(ctx context.Context, b *bundle.Bundle, d *config.Destination, prefix s
 	}
 
 	selected, excluded, warnings := filterFiles(b.Manifest.Files, d.Publish)
-	var outs []planned
+	// At most two outputs per file (HTML and a copy); one for most.
+	outs := make([]planned, 0, len(selected)+len(selected)/8)
 	for _, f := range selected {
 		target := f.Path
 		if r, ok := d.Paths.Rename[f.Path]; ok {
@@ -186,16 +188,24 @@ func Plan(ctx context.Context, b *bundle.Bundle, d *config.Destination, prefix s
 				d.ID, p.out.SourcePath, prefix, err)
 		}
 	}
-	sort.SliceStable(outs, func(i, j int) bool {
-		a, b := outs[i].out, outs[j].out
-		if a.Path != b.Path {
-			return a.Path < b.Path
+	// Usually sorted already (the manifest is, and a prefix keeps the
+	// order): then one pass checks it.
+	byOutput := func(x, y planned) int {
+		a, b := &x.out, &y.out
+		if c := strings.Compare(a.Path, b.Path); c != 0 {
+			return c
 		}
 		if a.Kind != b.Kind {
-			return a.Kind == KindGenerated
+			if a.Kind == KindGenerated {
+				return -1
+			}
+			return 1
 		}
-		return a.SourcePath < b.SourcePath
-	})
+		return strings.Compare(a.SourcePath, b.SourcePath)
+	}
+	if !slices.IsSortedFunc(outs, byOutput) {
+		slices.SortStableFunc(outs, byOutput)
+	}
 	for i := 1; i < len(outs); i++ {
 		if a, b := outs[i-1].out, outs[i].out; a.Path == b.Path {
 			return nil, fmt.Errorf("destination %q: %w", d.ID, &CollisionError{
