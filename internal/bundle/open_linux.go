@@ -15,9 +15,10 @@ import (
 // fileOpener opens a loaded bundle's files for staged copies without
 // walking each path through a fresh os.Root: the bundle directory and
 // each of its subdirectories are opened once (by descriptor, O_NOFOLLOW)
-// and kept until Bundle.Close, and each file takes an lstat of every
-// parent segment (so a directory replaced by a symbolic link since is
-// still refused), an lstat, an open and an fstat of the file. The file is
+// and kept until Bundle.Close (up to maxOpenDirs of them), and each file
+// takes an lstat of every parent segment (so a directory replaced by a
+// symbolic link since is still refused), an lstat, an open and an fstat of
+// the file. The file is
 // wrapped with os.NewFile, which does not offer it to the runtime's
 // poller (a regular file refuses after four fcntl calls and a failing
 // epoll_ctl). Anything unusual is left to openRegular, which names the
@@ -31,6 +32,10 @@ type fileOpener struct {
 	dirs   map[string]*cachedDir // bundle-relative directory path
 	old    []*cachedDir          // replaced, closed by close
 }
+
+// maxOpenDirs bounds the directories a fileOpener keeps open; a file
+// below others opens (and closes) its directories each time.
+const maxOpenDirs = 256
 
 // cachedDir is an open directory of the bundle and its identity.
 type cachedDir struct {
@@ -62,6 +67,12 @@ func (o *fileOpener) open(p string) (f *os.File, ok bool) {
 		o.root = &cachedDir{f: os.NewFile(uintptr(fd), o.dir), fd: fd, dev: st.Dev, ino: st.Ino}
 	}
 	parent := o.root
+	var temp []*cachedDir // opened beyond maxOpenDirs: closed on return
+	defer func() {
+		for _, d := range temp {
+			d.f.Close()
+		}
+	}()
 	for i := 0; i < len(p); i++ {
 		if p[i] != '/' {
 			continue
@@ -82,14 +93,20 @@ func (o *fileOpener) open(p string) (f *os.File, ok bool) {
 				unix.Close(fd)
 				return nil, false
 			}
-			if d != nil {
+			nd := &cachedDir{f: os.NewFile(uintptr(fd), filepath.Join(o.dir, key)), fd: fd, dev: st.Dev, ino: st.Ino}
+			switch {
+			case d != nil:
 				o.old = append(o.old, d)
+				o.dirs[key] = nd
+			case len(o.dirs) >= maxOpenDirs:
+				temp = append(temp, nd)
+			default:
+				if o.dirs == nil {
+					o.dirs = map[string]*cachedDir{}
+				}
+				o.dirs[key] = nd
 			}
-			d = &cachedDir{f: os.NewFile(uintptr(fd), filepath.Join(o.dir, key)), fd: fd, dev: st.Dev, ino: st.Ino}
-			if o.dirs == nil {
-				o.dirs = map[string]*cachedDir{}
-			}
-			o.dirs[key] = d
+			d = nd
 		}
 		parent = d
 	}
