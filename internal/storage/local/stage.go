@@ -362,13 +362,14 @@ func (d *dirCache) close() {
 
 // stagedChain is openChain through the store's directory cache, for
 // staged writes and their commits. It also returns the cached handle of
-// p's parent directory, or nil when it is not cached. With create false
-// (a commit or an abort: where a file becomes visible or is removed), each
-// cached directory is first checked to still be the entry at its path
-// (one Lstat per segment): a directory moved or replaced since it was
-// cached (by someone else: the store forgets what it removes itself) makes
-// the cache forgotten and the path walked afresh, so a commit never
-// publishes into a directory that is no longer where its path says.
+// p's parent directory, or nil when it is not cached. Each cached
+// directory is first checked to still be the entry at its path (one
+// Lstat per segment, where a walk costs four system calls): a directory
+// moved or replaced since it was cached (by someone else: the store
+// forgets what it removes itself) makes the cache forgotten and the path
+// walked afresh, so neither a temporary file nor a commit lands in a
+// directory that is no longer where its path says (possibly moved out of
+// the root).
 func (s *Store) stagedChain(root *os.Root, p string, create bool) (*chain, *dirHandle, error) {
 	segs := strings.Split(p, "/")
 	n := len(segs) - 1
@@ -377,7 +378,7 @@ func (s *Store) stagedChain(root *os.Root, p string, create bool) (*chain, *dirH
 	for i := range n {
 		key := strings.Join(segs[:i+1], "/")
 		if h := s.dirs.get(key); h != nil {
-			if create || h.at(c.roots[i], segs[i]) {
+			if h.at(c.roots[i], segs[i]) {
 				c.roots = append(c.roots, h.root)
 				c.shared[i+1] = true
 				parent = h

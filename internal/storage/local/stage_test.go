@@ -159,3 +159,33 @@ func TestStagedCommitRechecksItsDirectory(t *testing.T) {
 		t.Errorf("files written outside the root: %v", ents)
 	}
 }
+
+// TestStageRechecksItsDirectory: a kept directory moved out of the root
+// (with the rename permission that takes) between two stages does not
+// receive the second stage's temporary file: the stage checks each kept
+// directory is still at its path and walks the path again.
+func TestStageRechecksItsDirectory(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "root")
+	s := newStore(t, root)
+	commit(t, stage(t, s, "d/first", "0")) // d is kept open now
+	if err := os.Rename(filepath.Join(root, "d"), filepath.Join(base, "outside")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(root, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	commit(t, stage(t, s, "d/second", "1"))
+	if got := readFile(t, root, "d/second"); got != "1" {
+		t.Errorf("d/second = %q", got)
+	}
+	ents, err := os.ReadDir(filepath.Join(base, "outside"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if e.Name() != "first" {
+			t.Errorf("written outside the root: %s", e.Name())
+		}
+	}
+}
