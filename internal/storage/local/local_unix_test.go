@@ -261,3 +261,31 @@ func TestListReportsUnaddressableNames(t *testing.T) {
 		t.Errorf("Stat: got %v, want ErrInvalidPath", err)
 	}
 }
+
+// TestStagedWritesIgnoreUmask: staged files get 0644 and their new
+// directories 0755 whatever the umask (the temporary file is created
+// with openat(2) directly on Linux, and chmodded only when the umask
+// would clear one of 0644's bits).
+func TestStagedWritesIgnoreUmask(t *testing.T) {
+	for _, mask := range []int{0o022, 0o077, 0o000} {
+		old := syscall.Umask(mask)
+		root := t.TempDir()
+		s := newStore(t, root)
+		commit(t, stage(t, s, "dir/sub/a", "x"))
+		commit(t, stage(t, s, "dir/sub/b", "y"))
+		commit(t, stage(t, s, "top", "z"))
+		syscall.Umask(old)
+		for p, want := range map[string]fs.FileMode{
+			"dir": fs.ModeDir | 0o755, "dir/sub": fs.ModeDir | 0o755,
+			"dir/sub/a": 0o644, "dir/sub/b": 0o644, "top": 0o644,
+		} {
+			fi, err := os.Lstat(filepath.Join(root, p))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fi.Mode() != want {
+				t.Errorf("umask %#o: %s: mode %v, want %v", mask, p, fi.Mode(), want)
+			}
+		}
+	}
+}
