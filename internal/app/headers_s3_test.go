@@ -42,19 +42,25 @@ func (c *requestCounter) take() map[string]int {
 	return m
 }
 
-// headersConfig is a destination site on srv at prefix with the given
-// headers rules (YAML list items).
-func headersConfig(t *testing.T, f *fixture, srv *s3test.Server, prefix, rules string) *config.Config {
-	t.Helper()
-	y := fmt.Sprintf(`pipelines:
+// s3SiteYAML is the configuration of pipeline mine publishing to
+// destination site on the S3 test server srv, in bucket at prefix; more
+// holds further lines of the destination (indented by four spaces).
+func s3SiteYAML(srv *s3test.Server, bucket, prefix, more string) string {
+	return fmt.Sprintf(`pipelines:
   - {id: mine, source: mine, destinations: [site]}
 destinations:
   - id: site
     backend: s3
     path: %s
-    paths: {rename: {report.md: index.md}}
-    s3: {bucket: %s, region: %s, endpoint: %q, path_style: true}
-`, prefix, srv.Bucket, srv.Region, srv.URL)
+%s    s3: {bucket: %s, region: %s, endpoint: %q, path_style: true}
+`, prefix, more, bucket, srv.Region, srv.URL)
+}
+
+// headersConfig is a destination site on srv at prefix with the given
+// headers rules (YAML list items).
+func headersConfig(t *testing.T, f *fixture, srv *s3test.Server, prefix, rules string) *config.Config {
+	t.Helper()
+	y := s3SiteYAML(srv, srv.Bucket, prefix, "    paths: {rename: {report.md: index.md}}\n")
 	if rules != "" {
 		y += "    headers:\n" + rules
 	}

@@ -121,15 +121,7 @@ func testS3Lookups(t *testing.T, srv *s3test.Server) {
 			}
 			f := newFixture(t, config.WorkflowAdditive)
 			f.bundle("mine", "mine.one", map[string]string{planned: "<p>new</p>\n"})
-			cfg := writeConfig(t, f.dir, "distributor.yaml", fmt.Sprintf(`pipelines:
-  - {id: mine, source: mine, destinations: [site]}
-destinations:
-  - id: site
-    backend: s3
-    path: %s
-    publish: {html: false, source: all}
-    s3: {bucket: %s, region: %s, endpoint: %q, path_style: true}
-`, prefix, srv.Bucket, srv.Region, srv.URL))
+			cfg := writeConfig(t, f.dir, "distributor.yaml", s3SiteYAML(srv, srv.Bucket, prefix, "    publish: {html: false, source: all}\n"))
 			a := f.app(nil)
 			a.Getenv = srv.Getenv
 			rep, err := a.Run(t.Context(), cfg, RunOptions{Pipeline: "mine"})

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -21,14 +20,7 @@ func TestS3MissingBucketFailsBeforePlanning(t *testing.T) {
 	srv := s3test.Start(t)
 	f := newFixture(t, config.WorkflowAdditive)
 	f.bundle("mine", "mine.one", map[string]string{"a.txt": "a"})
-	cfg := writeConfig(t, f.dir, "distributor.yaml", fmt.Sprintf(`pipelines:
-  - {id: mine, source: mine, destinations: [site]}
-destinations:
-  - id: site
-    backend: s3
-    path: site
-    s3: {bucket: nope, region: %s, endpoint: %q, path_style: true}
-`, srv.Region, srv.URL))
+	cfg := writeConfig(t, f.dir, "distributor.yaml", s3SiteYAML(srv, "nope", "site", ""))
 	a := f.app(nil)
 	a.Getenv = srv.Getenv
 	rep, err := a.Run(t.Context(), cfg, RunOptions{Pipeline: "mine"})

@@ -103,15 +103,7 @@ func testS3RequestsDoNotGrow(t *testing.T, srv *s3test.Server) {
 		}
 		f := newFixture(t, config.WorkflowAdditive)
 		f.bundle("mine", "mine.one", map[string]string{"daily/2026-06-20/report.html": "<p>new</p>\n"})
-		cfg := writeConfig(t, f.dir, "distributor.yaml", fmt.Sprintf(`pipelines:
-  - {id: mine, source: mine, destinations: [site]}
-destinations:
-  - id: site
-    backend: s3
-    path: %s
-    publish: {html: false, source: all}
-    s3: {bucket: %s, region: %s, endpoint: %q, path_style: true}
-`, prefix, srv.Bucket, srv.Region, srv.URL))
+		cfg := writeConfig(t, f.dir, "distributor.yaml", s3SiteYAML(srv, srv.Bucket, prefix, "    publish: {html: false, source: all}\n"))
 		counter := &requestCounter{byMethod: map[string]int{}}
 		a := f.app(nil)
 		a.Getenv = srv.Getenv
