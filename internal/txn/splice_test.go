@@ -9,8 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/lock"
 	"github.com/distributor-dev/distributor/internal/storage"
 )
 
@@ -121,6 +123,41 @@ func TestCatalogEditRefusesChangedBase(t *testing.T) {
 			}
 			if got, _ := os.ReadFile(filepath.Join(dir, catalog.FileName)); !bytes.Equal(got, theirs) {
 				t.Fatalf("the successor's catalog was changed:\n%s", got)
+			}
+		})
+	}
+}
+
+// TestCatalogEditFencedChangesNothing: a writer paused past its lease before
+// its catalog write (here with nothing else to do, so the catalog write's
+// own fence is the only check) leaves the catalog and the root as they
+// were, on either write path: no new catalog, no temporary file.
+func TestCatalogEditFencedChangesNothing(t *testing.T) {
+	c, e := baseCatalog(5)
+	for _, via := range []string{"rewriter", "stream"} {
+		t.Run(via, func(t *testing.T) {
+			dir, st := newRoot(t)
+			old := mustEncode(t, c)
+			v, err := st.PutIf(context.Background(), catalog.FileName, old, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var store storage.Store = st
+			if via == "stream" {
+				store = &hooked{Store: st}
+			}
+			clock := &fakeClock{}
+			tx := begin(t, store, clock)
+			clock.Add(2 * time.Hour) // paused past the lease
+			_, err = tx.Apply(&Change{Base: v, BaseCanonical: true, Final: e})
+			if !errors.Is(err, lock.ErrLeaseLapsed) {
+				t.Fatalf("apply after the lease lapsed: %v, want lock.ErrLeaseLapsed", err)
+			}
+			if got, _ := os.ReadFile(filepath.Join(dir, catalog.FileName)); !bytes.Equal(got, old) {
+				t.Fatalf("a fenced writer changed the catalog:\n%s", got)
+			}
+			if temps, err := st.SweepTemp(context.Background(), storage.SweepOptions{DryRun: true}); err != nil || len(temps) != 0 {
+				t.Errorf("temporary files after the fenced write: %v %v", temps, err)
 			}
 		})
 	}

@@ -669,6 +669,11 @@ func (t *Txn) writeCatalog(ctx context.Context, e *catalog.Edit, ch *Change) err
 	if errors.As(err, &fenced) {
 		return fenced.err
 	}
+	if cause := context.Cause(ctx); errors.Is(err, context.Canceled) && cause != nil && !errors.Is(cause, context.Canceled) {
+		// The lock cancelled the write (its lease lapsed, or it was
+		// lost): say so, not just "context canceled".
+		return fmt.Errorf("write %s: %w", catalog.FileName, cause)
+	}
 	return fmt.Errorf("write %s: %w", catalog.FileName, err)
 }
 

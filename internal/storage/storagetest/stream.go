@@ -269,6 +269,12 @@ func testPutIfStreamVersion(t *testing.T, s storage.Store) {
 	}
 	wantMissing(t, s, "absent")
 	wantList(t, s, "", "state")
+	// A store may write the new object beside the old one while it checks
+	// the condition (SFTP does): a failed condition leaves no temporary
+	// object either.
+	if temps, err := s.SweepTemp(ctx, storage.SweepOptions{DryRun: true}); err != nil || len(temps) != 0 {
+		t.Errorf("temporary objects after failed conditions: %v %v", temps, err)
+	}
 }
 
 // testPutIfStreamBadReader: a reader that yields fewer or more than size
