@@ -300,7 +300,7 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 	rd.Root = st.String()
 	// A store that stages verifies the bytes of what it writes as they are
 	// copied (see contentCheck): no upfront hashing of those files.
-	staging := st.CanStage()
+	staging := st.Properties().Stage
 	streamed, sources := streamedSources(res.Outputs)
 
 	// Plan first from an unlocked read. A dry run stops there; so does a

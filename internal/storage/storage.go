@@ -173,10 +173,10 @@ type Store interface {
 	// only the holder of the destination lock may call it (without DryRun).
 	SweepTemp(ctx context.Context, opts SweepOptions) ([]string, error)
 
-	// CanStage reports whether Stage works on this store. Local disk and
-	// SFTP stage; S3 does not (it has no cheap rename: a staged object
-	// would be a second upload or a server-side copy).
-	CanStage() bool
+	// Properties describes what this store can do (see Properties).
+	// Wrappers return the wrapped store's Properties, less what they
+	// cannot pass on.
+	Properties() Properties
 
 	// Stage is the first half of Put (PutNew when create is set): it
 	// writes exactly size bytes read from r to a temporary object (its
@@ -201,8 +201,46 @@ type Store interface {
 }
 
 // ErrNoStaging is returned (wrapped) by Store.Stage on a store that
-// cannot stage (see Store.CanStage).
+// cannot stage (see Properties.Stage).
 var ErrNoStaging = errors.New("storage: staged writes are not supported by this backend")
+
+// Properties are a store's capabilities, as data (in the manner of
+// restic's backend.Properties): the engine chooses its write protocol and
+// its checks from them, and every wrapper passes them on, so no caller
+// finds a capability by asserting a type.
+type Properties struct {
+	// Stage: Stage writes to a temporary object that Commit renames into
+	// place (local disk, SFTP). A store without it (S3: no cheap rename,
+	// a staged object would be a second upload or a server-side copy)
+	// fails Stage with ErrNoStaging.
+	Stage bool
+	// Rewrite: RewriteIf replaces an object with a version computed from
+	// its current bytes in one pass (local disk).
+	Rewrite bool
+	// AtomicSmallWrites: PutIf and PutIfStream never leave a temporary
+	// object behind, even when the writer dies in the middle of one (S3:
+	// each is a single PUT). See AtomicSmallWriter's history in
+	// docs/design.md: a writer that recovered no dead run need not sweep
+	// the root directory on such a store.
+	AtomicSmallWrites bool
+	// ListPages: ListPage answers with one bounded request (S3: one
+	// ListObjectsV2).
+	ListPages bool
+	// CreatesRoot: the store creates its root directory on the first
+	// write, and RemoveCreatedRoot removes it again (local disk).
+	CreatesRoot bool
+	// Directories: paths live in real directories, so one name cannot be
+	// both an object and a directory (local disk, SFTP); object stores
+	// have keys only.
+	Directories bool
+	// Metadata: objects are stored with response metadata
+	// (PutOptions.Metadata), which the store serves (S3).
+	Metadata bool
+	// ServerConditions: conditional writes (PutNew, PutIf) are enforced
+	// by the server rather than by this process, so a writer must prove
+	// once per run that the server enforces them (spec section 6).
+	ServerConditions bool
+}
 
 // Staged is a write that Store.Stage copied to a temporary object. Exactly
 // one of Commit and Abort is meant to be called; a second call of either

@@ -388,7 +388,7 @@ func (t *Txn) Apply(ch *Change) (*Result, error) {
 	}
 	a := &attempt{t: t, ch: ch, written: map[string]bool{}, deleted: map[string]bool{}}
 	var err error
-	staged := ch.Staged && len(ch.Writes) > 0 && t.st.CanStage()
+	staged := ch.Staged && len(ch.Writes) > 0 && t.st.Properties().Stage
 	if staged {
 		if err = a.stageAll(ctx); err != nil {
 			return a.unstaged(err)

@@ -16,9 +16,11 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage"
 )
 
-// CanStage implements storage.Store: local disk stages (a rename or a
+// Properties implements storage.Store: local disk stages (a rename or a
 // hard link makes a staged file visible).
-func (s *Store) CanStage() bool { return true }
+func (s *Store) Properties() storage.Properties {
+	return storage.Properties{Stage: true, Rewrite: true, CreatesRoot: true, Directories: true}
+}
 
 // Stage implements storage.Store: the first half of Put (or PutNew, with
 // create): exactly size bytes of r are written to a temporary file next to

@@ -206,9 +206,14 @@ func (s *Store) Delete(_ context.Context, path string) error {
 	return nil
 }
 
-// CanStage implements storage.Store: the overlay keeps writes in memory
-// and does not stage (recovery, its only user, writes no outputs).
-func (s *Store) CanStage() bool { return false }
+// Properties implements storage.Store: the base store's, but the overlay
+// keeps writes in memory and does not stage or rewrite (recovery, its only
+// user, writes no outputs).
+func (s *Store) Properties() storage.Properties {
+	p := s.Base.Properties()
+	p.Stage, p.Rewrite, p.CreatesRoot = false, false, false
+	return p
+}
 
 // Stage implements storage.Store: it fails with storage.ErrNoStaging.
 func (s *Store) Stage(_ context.Context, path string, _ io.Reader, _ int64, _ bool, _ ...storage.PutOption) (storage.Staged, error) {

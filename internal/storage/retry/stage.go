@@ -8,8 +8,8 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage"
 )
 
-// CanStage implements storage.Store: the wrapped store's answer.
-func (s *Store) CanStage() bool { return s.st.CanStage() }
+// Properties implements storage.Store: the wrapped store's.
+func (s *Store) Properties() storage.Properties { return s.st.Properties() }
 
 // Stage implements storage.Store. Staging writes a temporary object that
 // nothing sees, so a transient failure is retried as Put's is (while r can

@@ -8,11 +8,13 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage"
 )
 
-// CanStage implements storage.Store: S3 does not stage. It has no cheap
+// Properties implements storage.Store: S3 does not stage. It has no cheap
 // rename: making a staged object visible would take a server-side copy of
 // every byte (or a second upload), and a PUT is atomic already. Writers
 // verify their content before they write instead.
-func (s *Store) CanStage() bool { return false }
+func (s *Store) Properties() storage.Properties {
+	return storage.Properties{AtomicSmallWrites: true, ListPages: true, Metadata: true, ServerConditions: true}
+}
 
 // Stage implements storage.Store: it fails with storage.ErrNoStaging.
 func (s *Store) Stage(_ context.Context, p string, _ io.Reader, _ int64, _ bool, _ ...storage.PutOption) (storage.Staged, error) {

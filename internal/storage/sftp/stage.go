@@ -10,9 +10,11 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage"
 )
 
-// CanStage implements storage.Store: SFTP stages (a rename or a hard link
+// Properties implements storage.Store: SFTP stages (a rename or a hard link
 // makes a staged file visible).
-func (s *Store) CanStage() bool { return true }
+func (s *Store) Properties() storage.Properties {
+	return storage.Properties{Stage: true, Directories: true}
+}
 
 // Stage implements storage.Store: the first half of Put (PutNew with
 // create): the temporary file is written in the target's directory,

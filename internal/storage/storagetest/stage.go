@@ -10,7 +10,7 @@ import (
 )
 
 // stageTests check Store.Stage and storage.Staged. A store that cannot
-// stage (CanStage false) must say so with storage.ErrNoStaging and write
+// stage (Properties.Stage false) must say so with storage.ErrNoStaging and write
 // nothing; the other tests are then skipped.
 var stageTests = []struct {
 	name string
@@ -27,8 +27,8 @@ var stageTests = []struct {
 
 func needStage(t *testing.T, s storage.Store) {
 	t.Helper()
-	if !s.CanStage() {
-		t.Skip("the store does not stage (CanStage is false)")
+	if !s.Properties().Stage {
+		t.Skip("the store does not stage (Properties.Stage is false)")
 	}
 }
 
@@ -63,7 +63,7 @@ func wantNoDir(t *testing.T, s storage.Store, dir string) {
 }
 
 func testStageUnsupported(t *testing.T, s storage.Store) {
-	if s.CanStage() {
+	if s.Properties().Stage {
 		t.Skip("the store stages")
 	}
 	_, err := s.Stage(t.Context(), "a.txt", strings.NewReader("a"), 1, true)
