@@ -21,6 +21,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/journal"
 	"github.com/distributor-dev/distributor/internal/lock"
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/testutil/testtime"
 )
 
 // proc is a distributor (or strace) process the test started, with its
@@ -158,13 +159,11 @@ func TestPausedWriterResumedAfterTakeover(t *testing.T) {
 }
 
 func pausedWriter(t *testing.T, local bool, be backend) {
-	const (
-		files = 200
-		lease = "2s"
-		skew  = "1s"
-		// takeover is how long B must at least wait: lease + allowance.
-		takeover = 3 * time.Second
-	)
+	const files = 200
+	// The lease and allowance grow with the test-wide time factor;
+	// takeover is how long B must at least wait: lease + allowance.
+	leaseD, skewD := testtime.Scale(2*time.Second), testtime.Scale(time.Second)
+	lease, skew, takeover := leaseD.String(), skewD.String(), leaseD+skewD
 	began := time.Now()
 	ctx := t.Context()
 	st := be.store

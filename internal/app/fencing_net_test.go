@@ -32,17 +32,19 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage/sftp/sftptest"
 	"github.com/distributor-dev/distributor/internal/storage/storagetest"
 	"github.com/distributor-dev/distributor/internal/testutil/faultproxy"
+	"github.com/distributor-dev/distributor/internal/testutil/testtime"
 )
 
 // The lease and skew allowance of both writers in the partition tests: a
 // waiter takes a silent lock over after 1.5s, and a holder stops changing
 // the root 750ms after its last successful renewal.
-const (
-	netLease     = time.Second
-	netAllowance = 500 * time.Millisecond
+// All three grow with the test-wide time factor.
+var (
+	netLease     = testtime.Scale(time.Second)
+	netAllowance = testtime.Scale(500 * time.Millisecond)
 	// partitionedEnd bounds how long after the partition began the
 	// partitioned writer may take to give up by itself.
-	partitionedEnd = 20 * time.Second
+	partitionedEnd = testtime.Scale(20 * time.Second)
 )
 
 // netServer is a destination root on a server reached over TCP on the

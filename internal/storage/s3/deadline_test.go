@@ -18,10 +18,11 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/storagetest"
 	"github.com/distributor-dev/distributor/internal/testutil/faultproxy"
+	"github.com/distributor-dev/distributor/internal/testutil/testtime"
 )
 
 // testTimeout is the tests' dial, response and idle timeout.
-const testTimeout = 500 * time.Millisecond
+var testTimeout = testtime.Scale(500 * time.Millisecond)
 
 // withTestDeadlines sets the tests' short timeouts.
 func withTestDeadlines(opts Options) Options {

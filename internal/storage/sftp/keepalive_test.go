@@ -16,14 +16,15 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage/sftp/sftptest"
 	"github.com/distributor-dev/distributor/internal/storage/storagetest"
 	"github.com/distributor-dev/distributor/internal/testutil/faultproxy"
+	"github.com/distributor-dev/distributor/internal/testutil/testtime"
 )
 
 // The keepalive settings of the tests: a stalled server is detected within
-// about 500ms.
-const (
-	testKeepaliveInterval = 200 * time.Millisecond
-	testKeepaliveTimeout  = 300 * time.Millisecond
-	testDialTimeout       = time.Second
+// about 500ms on an idle machine (they grow with the test-wide time factor).
+var (
+	testKeepaliveInterval = testtime.Scale(200 * time.Millisecond)
+	testKeepaliveTimeout  = testtime.Scale(300 * time.Millisecond)
+	testDialTimeout       = testtime.Scale(time.Second)
 )
 
 // viaProxy puts a faultproxy in front of the server of opts and returns

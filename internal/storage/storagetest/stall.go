@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/testutil/testtime"
 )
 
 // HangBound is how long a call may take to fail before a test calls it
 // hung: generous, so that the tests never depend on the machine's speed,
 // yet far below what a missing deadline would take (forever, or minutes of
-// retries).
-const HangBound = 10 * time.Second
+// retries). It grows with the test-wide time factor.
+var HangBound = testtime.Scale(10 * time.Second)
 
 // Bounded runs fn and returns its error, failing the test if fn has not
 // returned within HangBound. It logs how long fn took.
