@@ -90,7 +90,7 @@ func (a *App) Prune(ctx context.Context, cfg *config.Config, opts PruneOptions) 
 			Cutoff: catalog.FormatTime(now.Add(-pol.OlderThan))},
 		Selected: []report.PruneEntry{}, Deleted: []report.PruneEntry{}}
 	fail := func(err error) (*report.Prune, error) {
-		rep.Error = report.Str(err.Error())
+		rep.Error, rep.Cause = report.Str(err.Error()), err
 		a.Logger.Error("prune failed", "pipeline", t.owner.PipelineID, "destination", t.owner.DestinationID, "err", err)
 		return rep, nil
 	}

@@ -44,7 +44,7 @@ func (a *App) ReconcileState(ctx context.Context, cfg *config.Config, opts Recon
 		Root: t.root, DryRun: opts.DryRun, AllOwners: opts.AllOwners,
 		Missing: []report.Record{}, Unmanaged: []string{}, Removed: []report.Record{}, TempFiles: []string{}}
 	fail := func(err error) (*report.ReconcileState, error) {
-		rep.Error = report.Str(err.Error())
+		rep.Error, rep.Cause = report.Str(err.Error()), err
 		a.Logger.Error("reconcile-state failed", "pipeline", t.owner.PipelineID, "destination", t.owner.DestinationID, "err", err)
 		return rep, nil
 	}

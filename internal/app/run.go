@@ -152,7 +152,9 @@ func (a *App) runPipeline(ctx context.Context, cfg *config.Config, p *config.Pip
 			continue
 		}
 		d, _ := cfg.Destination(id) // references are validated by config
+		began := a.Now()
 		od := a.runDestination(ctx, p, d, b, vc, opts)
+		od.Duration = a.Now().Sub(began)
 		if !opts.DryRun {
 			a.notifyDestination(ctx, cfg, &op, &od)
 		}
@@ -458,7 +460,9 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 			removeCreatedRoot(st, a)
 		}
 	}()
+	locking := a.Now()
 	tx, err := a.begin(ctx, st, d, "run", jobs)
+	rd.LockWait = a.Now().Sub(locking)
 	if err != nil {
 		return failed(err)
 	}

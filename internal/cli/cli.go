@@ -23,9 +23,12 @@ import (
 
 // Exit statuses (spec section 7).
 const (
-	ExitOK      = 0
-	ExitFailed  = 1 // a destination failed, a plan has a fail_* action, a bundle is invalid, verify found problems
-	ExitUsage   = 2 // a usage or configuration error
+	ExitOK     = 0
+	ExitFailed = 1 // a destination failed, a plan has a fail_* action, a bundle is invalid, verify found problems
+	ExitUsage  = 2 // a usage or configuration error
+	// ExitLocked: the only failures were roots whose lock another writer
+	// held past --lock-timeout (restic uses 11 for its locked repository).
+	ExitLocked  = 11
 	exitUnknown = 1
 )
 
@@ -56,6 +59,10 @@ func usageErr(format string, args ...any) error {
 
 // silentFailure makes the command exit 1 after it printed its own report.
 var errSilentFailure = &exitError{code: ExitFailed, err: errors.New("")}
+
+// errLockHeld makes the command exit ExitLocked after it printed its own
+// report.
+var errLockHeld = &exitError{code: ExitLocked, err: errors.New("")}
 
 // globals are the persistent flags.
 type globals struct {
@@ -325,6 +332,10 @@ func mapAppError(err error) error {
 	var ue *app.UsageError
 	if errors.As(err, &ue) {
 		return &exitError{code: ExitUsage, err: err}
+	}
+	var he *lock.HeldError
+	if errors.As(err, &he) {
+		return &exitError{code: ExitLocked, err: err}
 	}
 	return &exitError{code: ExitFailed, err: err}
 }

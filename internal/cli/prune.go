@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/distributor-dev/distributor/internal/app"
+	"github.com/distributor-dev/distributor/internal/lock"
 	"github.com/distributor-dev/distributor/internal/report"
 )
 
@@ -49,7 +50,7 @@ catalog write failed, or the root's state is legacy, invalid or future;
 			if err != nil {
 				return mapMaintError(err)
 			}
-			return g.finish(rep, rep.Failed(), func() { report.WritePruneText(g.env.Stdout, rep) })
+			return lockHeldStatus(g.finish(rep, rep.Failed(), func() { report.WritePruneText(g.env.Stdout, rep) }), rep.Cause)
 		},
 	}
 	addMaintFlags(g, cmd, &opts.MaintOptions)
@@ -68,6 +69,17 @@ func addMaintFlags(g *globals, cmd *cobra.Command, opts *app.MaintOptions) {
 	f.StringVar(&opts.Source, "source", "", "bundle directory whose manifest fills {source_*} placeholders of the destination path (default: the pipeline's configured source)")
 	_ = cmd.MarkFlagDirname("source")
 	registerIDCompletions(g, cmd)
+}
+
+// lockHeldStatus is err, the status of a command that printed its report,
+// but ExitLocked when it failed because another writer held the root's
+// lock past the wait (cause).
+func lockHeldStatus(err, cause error) error {
+	var he *lock.HeldError
+	if err != nil && errors.As(cause, &he) {
+		return errLockHeld
+	}
+	return err
 }
 
 // mapMaintError maps the errors a maintenance use case returns before it

@@ -40,7 +40,7 @@ usage or configuration error.`,
 			if err != nil {
 				return mapMaintError(err)
 			}
-			return g.finish(rep, rep.Failed(), func() { report.WriteReconcileText(g.env.Stdout, rep) })
+			return lockHeldStatus(g.finish(rep, rep.Failed(), func() { report.WriteReconcileText(g.env.Stdout, rep) }), rep.Cause)
 		},
 	}
 	addMaintFlags(g, cmd, &opts.MaintOptions)

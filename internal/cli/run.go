@@ -1,15 +1,22 @@
 package cli
 
 import (
+	"errors"
+
 	"github.com/spf13/cobra"
 
 	"github.com/distributor-dev/distributor/internal/app"
+	"github.com/distributor-dev/distributor/internal/config"
+	"github.com/distributor-dev/distributor/internal/lock"
+	"github.com/distributor-dev/distributor/internal/metrics"
+	"github.com/distributor-dev/distributor/internal/outcome"
 	"github.com/distributor-dev/distributor/internal/report"
 )
 
 func newRunCmd(g *globals) *cobra.Command {
 	var opts app.RunOptions
 	var maxDeletes int
+	var metricsFile string
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Validate bundles, plan and publish them to their destinations",
@@ -50,7 +57,15 @@ before anything is published.
 
 Exit status: 0 when every destination succeeded; 1 when a destination failed,
 a plan (also a dry run) refused with fail_unmanaged or fail_conflict, or a
-bundle is invalid; 2 for a usage or configuration error.`,
+bundle is invalid; 2 for a usage or configuration error; 11 when the only
+failures were roots whose lock another writer held past --lock-timeout (try
+again later); 130 or 143 when SIGINT or SIGTERM stopped the run.
+
+With --metrics-file PATH each real run writes per pipeline and destination
+its time, success, duration, action, outputs by operation, bytes written,
+lock wait and retries, and the time of the last success (kept by a failed
+run), in Prometheus text format; destinations the run did not touch keep
+their series from the previous file.`,
 		Example: `  distributor run
   distributor run --pipeline weather.daily --dry-run
   distributor run --pipeline weather.daily --source /tmp/bundle --output json
@@ -86,11 +101,19 @@ bundle is invalid; 2 for a usage or configuration error.`,
 			if cmd.Flags().Changed("max-deletes") {
 				opts.MaxDeletes = &maxDeletes
 			}
-			rep, err := a.Run(cmd.Context(), cfg, opts)
+			o, err := a.Publish(cmd.Context(), cfg, opts)
 			if err != nil {
 				return mapAppError(err)
 			}
-			return g.finish(rep, rep.Failed(), func() { report.WriteRunText(g.env.Stdout, rep) })
+			if metricsFile != "" && !opts.DryRun {
+				samples := metrics.FromRun(o, selectedDestinations(cfg, opts.Destination))
+				if err := metrics.Write(metricsFile, g.env.Version, samples); err != nil {
+					g.logger.Warn("the metrics file was not written (the run's exit status is unchanged)", "err", err)
+				}
+			}
+			rep := report.RunOf(o)
+			err = g.finish(rep, rep.Failed(), func() { report.WriteRunText(g.env.Stdout, rep) })
+			return lockHeldStatus(err, onlyLockHeld(o))
 		},
 	}
 	f := cmd.Flags()
@@ -102,7 +125,52 @@ bundle is invalid; 2 for a usage or configuration error.`,
 	f.IntVar(&maxDeletes, "max-deletes", 0, "abort before any change if a destination's plan deletes more than this many outputs (overrides max_deletes)")
 	f.IntVar(&opts.Jobs, "jobs", 0, "transfers at once per destination; 0 (the default) means the backend's default: 4 for local, 8 for sftp and s3")
 	f.BoolVar(&opts.AllowEmpty, "allow-empty", false, "let a replacement that plans no outputs delete this owner's outputs")
+	f.StringVar(&metricsFile, "metrics-file", "", "after the run (never a dry run), write its metrics to this file in Prometheus text format, replacing it atomically (for node_exporter's textfile collector: name it *.prom)")
 	f.BoolVar(&opts.Rewrite, "rewrite", false, "write every planned output even when unchanged (re-applies S3 headers rules)")
 	registerIDCompletions(g, cmd)
 	return cmd
+}
+
+// selectedDestinations lists, for a pipeline, the destinations a run with
+// the --destination filter only (or "") selects.
+func selectedDestinations(cfg *config.Config, only string) func(string) []string {
+	return func(pipeline string) []string {
+		p, ok := cfg.Pipeline(pipeline)
+		if !ok {
+			return nil
+		}
+		var out []string
+		for _, id := range p.Destinations {
+			if only == "" || id == only {
+				out = append(out, id)
+			}
+		}
+		return out
+	}
+}
+
+// onlyLockHeld returns the failure of the run when every failure is a
+// destination whose lock another writer held past the wait (a
+// *lock.HeldError), nil otherwise.
+func onlyLockHeld(o *outcome.Run) error {
+	var held error
+	for _, p := range o.Pipelines {
+		if p.Err != nil {
+			return nil
+		}
+		for _, d := range p.Destinations {
+			if d.Plan != nil && d.Plan.Action.Failed() {
+				return nil
+			}
+			if d.Status != outcome.Failed {
+				continue
+			}
+			var he *lock.HeldError
+			if !errors.As(d.Err, &he) {
+				return nil
+			}
+			held = d.Err
+		}
+	}
+	return held
 }

@@ -84,6 +84,13 @@ type Destination struct {
 	Done []string
 	// Retries counts storage operations repeated after a transient failure.
 	Retries int
+	// Duration is how long the destination took, from expanding its path
+	// to ending its transaction (its notifications not included).
+	Duration time.Duration
+	// LockWait is how long taking the root's lock took (the proof of
+	// conditional writes, a wait for another writer and a recovery
+	// included); 0 when the run took no lock.
+	LockWait time.Duration
 	// RecoveryPending says a journal left by a dead (or running) writer is
 	// at the root: a real run recovers it before it plans. A dry run plans
 	// from the state that recovery would leave.

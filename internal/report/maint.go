@@ -56,6 +56,8 @@ type Prune struct {
 	// command fail (such as a dead writer's journal at the root).
 	Warnings []string `json:"warnings,omitempty"`
 	Error    *string  `json:"error"`
+	// Cause is the error Error renders, for the exit status.
+	Cause error `json:"-"`
 }
 
 // Failed reports whether prune must exit 1.
@@ -88,6 +90,8 @@ type ReconcileState struct {
 	// command fail (such as a dead writer's journal at the root).
 	Warnings []string `json:"warnings,omitempty"`
 	Error    *string  `json:"error"`
+	// Cause is the error Error renders, for the exit status.
+	Cause error `json:"-"`
 }
 
 // Failed reports whether reconcile-state must exit 1.

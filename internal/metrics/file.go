@@ -1,0 +1,103 @@
+package metrics
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// parse reads the series of a previous metrics file, by destination;
+// lines it does not know (another writer's, a comment) are dropped.
+func parse(data []byte) map[key]series {
+	known := map[string]bool{}
+	for _, f := range families {
+		known[f.name] = true
+	}
+	out := map[key]series{}
+	for _, line := range strings.Split(string(data), "\n") {
+		name, labels, ok := strings.Cut(line, "{")
+		if !ok || !known[name] {
+			continue
+		}
+		end := strings.LastIndex(labels, "} ")
+		if end < 0 {
+			continue
+		}
+		l := labelValues(labels[:end])
+		k := key{l["pipeline"], l["destination"]}
+		if k.pipeline == "" || k.destination == "" {
+			continue
+		}
+		s, ok := out[k]
+		if !ok {
+			s = series{lines: map[string][]string{}}
+		}
+		s.lines[name] = append(s.lines[name], line)
+		if name == "distributor_last_success_timestamp_seconds" {
+			s.lastSuccess = strings.TrimSpace(labels[end+2:])
+		}
+		out[k] = s
+	}
+	return out
+}
+
+// labelValues parses `a="x",b="y"` (values escaped as the text format
+// escapes them) into a map; a malformed set yields what came before.
+func labelValues(s string) map[string]string {
+	out := map[string]string{}
+	for s != "" {
+		name, rest, ok := strings.Cut(s, `="`)
+		if !ok {
+			break
+		}
+		var v strings.Builder
+		i := 0
+		for ; i < len(rest) && rest[i] != '"'; i++ {
+			if rest[i] == '\\' && i+1 < len(rest) {
+				i++
+				if rest[i] == 'n' {
+					v.WriteByte('\n')
+					continue
+				}
+			}
+			v.WriteByte(rest[i])
+		}
+		if i >= len(rest) {
+			break
+		}
+		out[strings.TrimPrefix(name, ",")] = v.String()
+		s = strings.TrimPrefix(rest[i+1:], ",")
+	}
+	return out
+}
+
+// replace writes data to path atomically: a temporary file in the same
+// directory (whose name node_exporter's collector ignores: it does not
+// end in .prom), synced, renamed over path.
+func replace(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, ".distributor-metrics-*.tmp")
+	if err != nil {
+		return fmt.Errorf("metrics file %s: %w", path, err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("metrics file %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,249 @@
+// Package metrics writes the result of a run as a Prometheus text
+// exposition file (format 0.0.4) for node_exporter's textfile collector:
+// per pipeline and destination the last run's time, success, duration,
+// action, outputs by operation, bytes written, lock wait and retries, and
+// the time of the last success, which a failed run keeps.
+//
+// The file is replaced atomically (a temporary file beside it, synced,
+// then renamed), so a reader sees the previous file or the new one, never
+// a part. Destinations that a run did not touch (another pipeline, a
+// --destination filter) keep their series from the previous file.
+package metrics
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/distributor-dev/distributor/internal/outcome"
+	"github.com/distributor-dev/distributor/internal/plan"
+)
+
+// Sample is the last run of one destination of one pipeline.
+type Sample struct {
+	Pipeline, Destination string
+	// Finished is when the run ended.
+	Finished time.Time
+	// Success is false when the destination (or its whole pipeline)
+	// failed or its plan refused (a fail_* action).
+	Success bool
+	// Status is the destination's status (ok, failed); Action its
+	// plan's action ("" when it failed before planning).
+	Status, Action string
+	Duration       time.Duration
+	LockWait       time.Duration
+	// Outputs counts what took effect, by operation.
+	Outputs plan.Counts
+	// WrittenBytes is the size of the outputs written.
+	WrittenBytes int64
+	Retries      int
+}
+
+// FromRun turns a run's result into samples, one per destination it ran;
+// a pipeline that failed as a whole (an invalid bundle) fails each of the
+// destinations that destinationsOf lists for it (those the run selected).
+func FromRun(o *outcome.Run, destinationsOf func(pipeline string) []string) []Sample {
+	var out []Sample
+	for _, p := range o.Pipelines {
+		if p.Err != nil && len(p.Destinations) == 0 {
+			for _, id := range destinationsOf(p.ID) {
+				out = append(out, Sample{Pipeline: p.ID, Destination: id, Finished: o.FinishedAt, Status: string(outcome.Failed)})
+			}
+			continue
+		}
+		for _, d := range p.Destinations {
+			s := Sample{Pipeline: p.ID, Destination: d.ID, Finished: o.FinishedAt, Status: string(d.Status),
+				Duration: d.Duration, LockWait: d.LockWait, Outputs: d.Applied, Retries: d.Retries}
+			if d.Plan != nil {
+				s.Action = string(d.Plan.Action)
+				s.WrittenBytes = writtenBytes(d)
+			}
+			s.Success = p.Err == nil && d.Status == outcome.OK && (d.Plan == nil || !d.Plan.Action.Failed())
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// writtenBytes sums the sizes of d's writes that took effect: all of them
+// when it succeeded, those in d.Done when it failed part-way.
+func writtenBytes(d outcome.Destination) int64 {
+	done := map[string]bool{}
+	for _, p := range d.Done {
+		done[p] = true
+	}
+	var n int64
+	for _, it := range d.Plan.Items {
+		if (it.Op == plan.OpCreate || it.Op == plan.OpOverwrite) && it.Output != nil &&
+			(d.Status == outcome.OK || done[it.Path]) {
+			n += it.Output.Size
+		}
+	}
+	return n
+}
+
+// Write replaces the metrics file at path with the samples of this run,
+// the series of the previous file's other destinations, and the version.
+// A sample that failed keeps the previous file's last-success time.
+func Write(path, version string, samples []Sample) error {
+	old, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("metrics file %s: %w", path, err)
+	}
+	prev := parse(old)
+	return replace(path, render(version, samples, prev))
+}
+
+// family is one metric of the file: its name, help and how a sample
+// gives its lines.
+type family struct {
+	name, help string
+	lines      func(s Sample, labels string, prev series) []string
+}
+
+// series is a previous file's lines of one destination, by family, and
+// the last-success value it held.
+type series struct {
+	lines       map[string][]string
+	lastSuccess string
+}
+
+func gauge(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+var families = []family{
+	{"distributor_last_run_timestamp_seconds", "When the destination's last run ended, in seconds since the Unix epoch.",
+		func(s Sample, l string, _ series) []string {
+			return []string{sample("distributor_last_run_timestamp_seconds", l, unix(s.Finished))}
+		}},
+	{"distributor_last_success_timestamp_seconds", "When a run of the destination last succeeded, in seconds since the Unix epoch (kept by failed runs).",
+		func(s Sample, l string, p series) []string {
+			switch {
+			case s.Success:
+				return []string{sample("distributor_last_success_timestamp_seconds", l, unix(s.Finished))}
+			case p.lastSuccess != "":
+				return []string{"distributor_last_success_timestamp_seconds" + l + " " + p.lastSuccess}
+			}
+			return nil
+		}},
+	{"distributor_last_run_success", "Whether the destination's last run succeeded (1) or failed (0).",
+		func(s Sample, l string, _ series) []string {
+			return []string{sample("distributor_last_run_success", l, b2f(s.Success))}
+		}},
+	{"distributor_last_run_info", "The status and plan action of the destination's last run (always 1).",
+		func(s Sample, l string, _ series) []string {
+			return []string{sample("distributor_last_run_info", withLabels(l, "status", s.Status, "action", s.Action), 1)}
+		}},
+	{"distributor_last_run_duration_seconds", "How long the destination's last run took.",
+		func(s Sample, l string, _ series) []string {
+			return []string{sample("distributor_last_run_duration_seconds", l, s.Duration.Seconds())}
+		}},
+	{"distributor_last_run_lock_wait_seconds", "How long the destination's last run took to take the root's lock.",
+		func(s Sample, l string, _ series) []string {
+			return []string{sample("distributor_last_run_lock_wait_seconds", l, s.LockWait.Seconds())}
+		}},
+	{"distributor_last_run_outputs", "Outputs of the destination's last run that took effect, by operation.",
+		func(s Sample, l string, _ series) []string {
+			c := s.Outputs
+			var out []string
+			for _, op := range []struct {
+				name string
+				n    int
+			}{{"create", c.Created}, {"overwrite", c.Overwritten}, {"unchanged", c.Unchanged}, {"delete", c.Deleted}, {"retain", c.Retained}} {
+				out = append(out, sample("distributor_last_run_outputs", withLabels(l, "op", op.name), float64(op.n)))
+			}
+			return out
+		}},
+	{"distributor_last_run_written_bytes", "Bytes of outputs the destination's last run wrote.",
+		func(s Sample, l string, _ series) []string {
+			return []string{sample("distributor_last_run_written_bytes", l, float64(s.WrittenBytes))}
+		}},
+	{"distributor_last_run_retries", "Storage operations the destination's last run repeated after a transient failure.",
+		func(s Sample, l string, _ series) []string {
+			return []string{sample("distributor_last_run_retries", l, float64(s.Retries))}
+		}},
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func unix(t time.Time) float64 { return math.Round(float64(t.UnixMilli())) / 1000 }
+
+func sample(name, labels string, v float64) string { return name + labels + " " + gauge(v) }
+
+// key identifies a destination of a pipeline.
+type key struct{ pipeline, destination string }
+
+func labelsOf(k key) string {
+	return withLabels("", "pipeline", k.pipeline, "destination", k.destination)
+}
+
+// withLabels adds name="value" pairs to a label set ("" or "{...}").
+func withLabels(labels string, kv ...string) string {
+	var b strings.Builder
+	b.WriteString("{")
+	if labels != "" {
+		b.WriteString(labels[1 : len(labels)-1])
+		b.WriteString(",")
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(kv[i] + `="` + escape(kv[i+1]) + `"`)
+	}
+	b.WriteString("}")
+	return b.String()
+}
+
+// escape escapes a label value as the text format requires.
+func escape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s)
+}
+
+// render is the file for this run's samples over the previous series.
+func render(version string, samples []Sample, prev map[key]series) []byte {
+	current := map[key]Sample{}
+	keys := map[key]bool{}
+	for _, s := range samples {
+		k := key{s.Pipeline, s.Destination}
+		current[k], keys[k] = s, true
+	}
+	for k := range prev {
+		keys[k] = true
+	}
+	sorted := make([]key, 0, len(keys))
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	sort.Slice(sorted, func(i, j int) bool {
+		if sorted[i].pipeline != sorted[j].pipeline {
+			return sorted[i].pipeline < sorted[j].pipeline
+		}
+		return sorted[i].destination < sorted[j].destination
+	})
+	var b strings.Builder
+	b.WriteString("# HELP distributor_build_info The version of distributor that wrote this file (always 1).\n")
+	b.WriteString("# TYPE distributor_build_info gauge\n")
+	b.WriteString(sample("distributor_build_info", withLabels("", "version", version), 1) + "\n")
+	for _, f := range families {
+		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s gauge\n", f.name, f.help, f.name)
+		for _, k := range sorted {
+			lines := prev[k].lines[f.name]
+			if s, ok := current[k]; ok {
+				lines = f.lines(s, labelsOf(k), prev[k])
+			}
+			for _, l := range lines {
+				b.WriteString(l + "\n")
+			}
+		}
+	}
+	return []byte(b.String())
+}
