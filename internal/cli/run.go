@@ -13,14 +13,8 @@ import (
 	"github.com/distributor-dev/distributor/internal/report"
 )
 
-func newRunCmd(g *globals) *cobra.Command {
-	var opts app.RunOptions
-	var maxDeletes int
-	var metricsFile string
-	cmd := &cobra.Command{
-		Use:   "run",
-		Short: "Validate bundles, plan and publish them to their destinations",
-		Long: `run publishes every pipeline of the configuration (or the one named with
+// runLong is run's help.
+const runLong = `run publishes every pipeline of the configuration (or the one named with
 --pipeline) to each of its destinations. For each destination it plans the
 outputs (copied files and Markdown rendered to HTML) from the bundle's
 manifest, compares them with the catalog .distributor.json (trusting the
@@ -65,7 +59,16 @@ With --metrics-file PATH each real run writes per pipeline and destination
 its time, success, duration, action, outputs by operation, bytes written,
 lock wait and retries, and the time of the last success (kept by a failed
 run), in Prometheus text format; destinations the run did not touch keep
-their series from the previous file.`,
+their series from the previous file.`
+
+func newRunCmd(g *globals) *cobra.Command {
+	var opts app.RunOptions
+	var maxDeletes int
+	var metricsFile string
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Validate bundles, plan and publish them to their destinations",
+		Long:  runLong,
 		Example: `  distributor run
   distributor run --pipeline weather.daily --dry-run
   distributor run --pipeline weather.daily --source /tmp/bundle --output json

@@ -156,6 +156,36 @@ func Plan(ctx context.Context, b *bundle.Bundle, d *config.Destination, prefix s
 	}
 
 	selected, excluded, warnings := filterFiles(b.Manifest.Files, d.Publish)
+	outs := plannedOutputs(selected, d, prefix, copyMD, copyAssets)
+	for _, p := range outs {
+		if err := cleanpath.CheckUnreserved(p.out.Path); err != nil {
+			return nil, fmt.Errorf("destination %q: output for %q (prefix %q): invalid output path: %w",
+				d.ID, p.out.SourcePath, prefix, err)
+		}
+	}
+	if err := sortOutputs(outs); err != nil {
+		return nil, fmt.Errorf("destination %q: %w", d.ID, err)
+	}
+	if d.Publish.HTML {
+		if err := renderPages(ctx, b, d, outs); err != nil {
+			return nil, err
+		}
+	}
+
+	res := &Result{Outputs: make([]Output, 0, len(outs)), Excluded: excluded, Warnings: warnings}
+	for _, p := range outs {
+		p.out.URL = outputURL(d.Links, p.out.Path)
+		res.Outputs = append(res.Outputs, p.out)
+	}
+	if i := primaryIndex(res.Outputs, prefix); i >= 0 {
+		res.PrimaryPath, res.PrimaryURL = res.Outputs[i].Path, res.Outputs[i].URL
+	}
+	return res, nil
+}
+
+// plannedOutputs lists the outputs of the selected files: an HTML page for
+// a Markdown file (with publish.html), a copy as publish.source says.
+func plannedOutputs(selected []bundle.File, d *config.Destination, prefix string, copyMD, copyAssets bool) []planned {
 	// At most two outputs per file (HTML and a copy); one for most.
 	outs := make([]planned, 0, len(selected)+len(selected)/8)
 	for _, f := range selected {
@@ -182,12 +212,12 @@ func Plan(ctx context.Context, b *bundle.Bundle, d *config.Destination, prefix s
 			}})
 		}
 	}
-	for _, p := range outs {
-		if err := cleanpath.CheckUnreserved(p.out.Path); err != nil {
-			return nil, fmt.Errorf("destination %q: output for %q (prefix %q): invalid output path: %w",
-				d.ID, p.out.SourcePath, prefix, err)
-		}
-	}
+	return outs
+}
+
+// sortOutputs sorts outs by path (a generated output before a copy at the
+// same path) and fails with a *CollisionError for two at one path.
+func sortOutputs(outs []planned) error {
 	// Usually sorted already (the manifest is, and a prefix keeps the
 	// order): then one pass checks it.
 	byOutput := func(x, y planned) int {
@@ -208,52 +238,46 @@ func Plan(ctx context.Context, b *bundle.Bundle, d *config.Destination, prefix s
 	}
 	for i := 1; i < len(outs); i++ {
 		if a, b := outs[i-1].out, outs[i].out; a.Path == b.Path {
-			return nil, fmt.Errorf("destination %q: %w", d.ID, &CollisionError{
+			return &CollisionError{
 				Path:        a.Path,
 				SourcePaths: [2]string{a.SourcePath, b.SourcePath},
 				Kinds:       [2]string{a.Kind, b.Kind},
-			})
+			}
 		}
 	}
+	return nil
+}
 
-	if d.Publish.HTML {
-		htmlOut := make(map[string]string) // Markdown source path -> its HTML output path
-		for _, p := range outs {
-			if p.out.Kind == KindGenerated {
-				htmlOut[p.out.SourcePath] = p.out.Path
-			}
-		}
-		r, err := newRenderer(d, htmlOut, &b.Manifest)
-		if err != nil {
-			return nil, fmt.Errorf("destination %q: %w", d.ID, err)
-		}
-		for i := range outs {
-			o := &outs[i].out
-			if o.Kind != KindGenerated {
-				continue
-			}
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			content, err := r.renderFile(b.Dir, outs[i].file, o.Path)
-			if err != nil {
-				return nil, fmt.Errorf("destination %q: %w", d.ID, err)
-			}
-			o.Content = content
-			o.SHA256 = sha256Digest(content)
-			o.Size = int64(len(content))
-		}
-	}
-
-	res := &Result{Outputs: make([]Output, 0, len(outs)), Excluded: excluded, Warnings: warnings}
+// renderPages renders the generated outputs of outs, rewriting links
+// between Markdown files to their HTML outputs.
+func renderPages(ctx context.Context, b *bundle.Bundle, d *config.Destination, outs []planned) error {
+	htmlOut := make(map[string]string) // Markdown source path -> its HTML output path
 	for _, p := range outs {
-		p.out.URL = outputURL(d.Links, p.out.Path)
-		res.Outputs = append(res.Outputs, p.out)
+		if p.out.Kind == KindGenerated {
+			htmlOut[p.out.SourcePath] = p.out.Path
+		}
 	}
-	if i := primaryIndex(res.Outputs, prefix); i >= 0 {
-		res.PrimaryPath, res.PrimaryURL = res.Outputs[i].Path, res.Outputs[i].URL
+	r, err := newRenderer(d, htmlOut, &b.Manifest)
+	if err != nil {
+		return fmt.Errorf("destination %q: %w", d.ID, err)
 	}
-	return res, nil
+	for i := range outs {
+		o := &outs[i].out
+		if o.Kind != KindGenerated {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		content, err := r.renderFile(b.Dir, outs[i].file, o.Path)
+		if err != nil {
+			return fmt.Errorf("destination %q: %w", d.ID, err)
+		}
+		o.Content = content
+		o.SHA256 = sha256Digest(content)
+		o.Size = int64(len(content))
+	}
+	return nil
 }
 
 // filterFiles applies publish.include and publish.exclude to the bundle's

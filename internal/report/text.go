@@ -48,6 +48,38 @@ func WriteRunText(w io.Writer, r *Run) {
 }
 
 func writeDestination(w io.Writer, dryRun bool, d *Destination) {
+	writeDestinationHeader(w, d)
+	failed := d.Status == StatusFailed
+	if failed && len(d.Outputs) > 0 {
+		fmt.Fprintf(w, "    plan:\n")
+	}
+	writeOutputs(w, d.Outputs)
+	writeUnmanaged(w, d)
+	writeCounts(w, d)
+	if d.PrimaryURL != "" {
+		fmt.Fprintf(w, "    url %s\n", d.PrimaryURL)
+	}
+	writeNotes(w, d)
+	for _, n := range d.Notifications {
+		if n.Status != "sent" {
+			fmt.Fprintf(w, "    warning: notification %s (%s) %s: %s\n", n.ID, n.Event, n.Status, n.Error)
+		}
+	}
+	switch {
+	case d.Status == StatusFailed && d.Error != nil:
+		fmt.Fprintf(w, "    FAILED: %s\n", indentLines(*d.Error, "      "))
+	case d.Status == StatusPlanned:
+		fmt.Fprintf(w, "    dry run: nothing was written\n")
+	case plan.Action(d.Action) == plan.SkipSame:
+		fmt.Fprintf(w, "    ok: already published, nothing to do\n")
+	case d.Status == StatusOK:
+		fmt.Fprintf(w, "    ok\n")
+	}
+}
+
+// writeDestinationHeader writes the destination's title line, state,
+// recovery, warnings and filtered bundle files.
+func writeDestinationHeader(w io.Writer, d *Destination) {
 	mode := d.Workflow
 	if d.FixedPath {
 		mode += ", fixed path"
@@ -65,13 +97,14 @@ func writeDestination(w io.Writer, dryRun bool, d *Destination) {
 	if len(d.Excluded) > 0 {
 		fmt.Fprintf(w, "    %d bundle file(s) not published (publish.include/exclude): %s\n", len(d.Excluded), strings.Join(first(d.Excluded, 5), ", "))
 	}
-	failed := d.Status == StatusFailed
-	if failed && len(d.Outputs) > 0 {
-		fmt.Fprintf(w, "    plan:\n")
-	}
+}
+
+// writeOutputs lists the changed outputs (at most maxPathsText, then
+// counts by op) and counts the unchanged ones.
+func writeOutputs(w io.Writer, outputs []Output) {
 	unchanged, listed := 0, 0
 	more := map[string]int{} // changes past maxPathsText, by op
-	for _, o := range d.Outputs {
+	for _, o := range outputs {
 		if o.Op == string(plan.OpUnchanged) {
 			unchanged++
 			continue
@@ -81,20 +114,7 @@ func writeDestination(w io.Writer, dryRun bool, d *Destination) {
 			continue
 		}
 		listed++
-		detail := ""
-		switch {
-		case o.Op == string(plan.OpDelete):
-		case o.Kind == "generated" && o.SourcePath == "":
-			detail = fmt.Sprintf("  (archive index, %s)", size(o.Size))
-		case o.Kind == "generated":
-			detail = fmt.Sprintf("  (from %s, %s)", o.SourcePath, size(o.Size))
-		case o.Size != nil:
-			detail = fmt.Sprintf("  (%s)", size(o.Size))
-		}
-		if o.Op == string(plan.OpUpdate) {
-			detail += "  record only"
-		}
-		fmt.Fprintf(w, "    %-10s %s%s\n", o.Op, o.Path, detail)
+		fmt.Fprintf(w, "    %-10s %s%s\n", o.Op, o.Path, outputDetail(o))
 	}
 	if len(more) > 0 {
 		n, parts := 0, []string{}
@@ -109,6 +129,29 @@ func writeDestination(w io.Writer, dryRun bool, d *Destination) {
 	if unchanged > 0 {
 		fmt.Fprintf(w, "    %-10s %d path(s) already up to date\n", "unchanged", unchanged)
 	}
+}
+
+// outputDetail is what an output's line says after its path.
+func outputDetail(o Output) string {
+	detail := ""
+	switch {
+	case o.Op == string(plan.OpDelete):
+	case o.Kind == "generated" && o.SourcePath == "":
+		detail = fmt.Sprintf("  (archive index, %s)", size(o.Size))
+	case o.Kind == "generated":
+		detail = fmt.Sprintf("  (from %s, %s)", o.SourcePath, size(o.Size))
+	case o.Size != nil:
+		detail = fmt.Sprintf("  (%s)", size(o.Size))
+	}
+	if o.Op == string(plan.OpUpdate) {
+		detail += "  record only"
+	}
+	return detail
+}
+
+// writeUnmanaged lists the unmanaged paths that blocked the plan, or
+// counts those left alone.
+func writeUnmanaged(w io.Writer, d *Destination) {
 	if plan.Action(d.Action) == plan.FailUnmanaged {
 		for i, u := range d.Unmanaged {
 			if i == maxPathsText {
@@ -120,22 +163,29 @@ func writeDestination(w io.Writer, dryRun bool, d *Destination) {
 	} else if len(d.Unmanaged) > 0 {
 		fmt.Fprintf(w, "    %d unmanaged path(s) at the root left alone: %s\n", len(d.Unmanaged), strings.Join(first(d.Unmanaged, 5), ", "))
 	}
+}
+
+// writeCounts writes what took effect (and, for a failed destination,
+// what was planned).
+func writeCounts(w io.Writer, d *Destination) {
 	c := d.Counts
 	switch {
-	case failed && d.Planned != nil:
+	case d.Status == StatusFailed && d.Planned != nil:
 		pc := d.Planned
 		fmt.Fprintf(w, "    planned  %d created, %d overwritten, %d unchanged, %d deleted, %d retained\n",
 			pc.Created, pc.Overwritten, pc.Unchanged, pc.Deleted, pc.Retained)
 		fmt.Fprintf(w, "    applied  %d created, %d overwritten, %d unchanged, %d deleted, %d retained\n",
 			c.Created, c.Overwritten, c.Unchanged, c.Deleted, c.Retained)
-	case failed:
+	case d.Status == StatusFailed:
 	default:
 		fmt.Fprintf(w, "    %d created, %d overwritten, %d unchanged, %d deleted, %d retained\n",
 			c.Created, c.Overwritten, c.Unchanged, c.Deleted, c.Retained)
 	}
-	if d.PrimaryURL != "" {
-		fmt.Fprintf(w, "    url %s\n", d.PrimaryURL)
-	}
+}
+
+// writeNotes explains a legacy root's deletes and what a fixed-path root's
+// action means.
+func writeNotes(w io.Writer, d *Destination) {
 	legacyClear := d.State == "legacy" && plan.Action(d.Action) == plan.ReplaceCatalog
 	if legacyClear {
 		deletes := 0
@@ -153,21 +203,6 @@ func writeDestination(w io.Writer, dryRun bool, d *Destination) {
 		case plan.ReplaceCatalog:
 			fmt.Fprintf(w, "    note: fixed-path root: this run replaces this owner's outputs there; other owners' outputs stay\n")
 		}
-	}
-	for _, n := range d.Notifications {
-		if n.Status != "sent" {
-			fmt.Fprintf(w, "    warning: notification %s (%s) %s: %s\n", n.ID, n.Event, n.Status, n.Error)
-		}
-	}
-	switch {
-	case d.Status == StatusFailed && d.Error != nil:
-		fmt.Fprintf(w, "    FAILED: %s\n", indentLines(*d.Error, "      "))
-	case d.Status == StatusPlanned:
-		fmt.Fprintf(w, "    dry run: nothing was written\n")
-	case plan.Action(d.Action) == plan.SkipSame:
-		fmt.Fprintf(w, "    ok: already published, nothing to do\n")
-	case d.Status == StatusOK:
-		fmt.Fprintf(w, "    ok\n")
 	}
 }
 
