@@ -1,0 +1,202 @@
+package s3
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+
+	"github.com/distributor-dev/distributor/internal/storage"
+)
+
+// Backend describes the s3 backend to the configuration and the commands
+// (see storage.Backend): a destination's s3 block decodes into an
+// *Options holding the block's fields, which ForRoot completes.
+func Backend() storage.Backend {
+	return storage.Backend{
+		Name:    "s3",
+		Title:   "S3",
+		Summary: "S3-compatible object storage",
+		Fields: []string{"bucket", "region", "endpoint", "path_style",
+			"dial_timeout", "response_timeout", "idle_timeout"},
+		Needs:      "bucket",
+		Path:       storage.PathKey,
+		Jobs:       8,
+		Remote:     true,
+		Properties: (*Store)(nil).Properties(), // a constant of the type
+		Schema:     schema,
+		Decode:     decodeBlock,
+		Open:       openStore,
+		Location:   location,
+	}
+}
+
+// openStore opens the store of the settings' block at the key prefix root.
+func openStore(ctx context.Context, settings any, root string, env func(string) string) (storage.Store, error) {
+	o, ok := settings.(*Options)
+	if !ok {
+		return nil, fmt.Errorf("s3: no s3 block (settings %T)", settings)
+	}
+	return New(ctx, o.ForRoot(root, env))
+}
+
+// location is the endpoint and bucket a root is in.
+func location(settings any) string {
+	o, _ := settings.(*Options)
+	if o == nil {
+		return "s3://"
+	}
+	return fmt.Sprintf("s3://%s/%s", o.Endpoint, o.Bucket)
+}
+
+// ForRoot returns the options of a destination's store: o as its s3 block
+// decoded, at the key prefix root, with credentials from the AWS chain
+// through getenv (never from the configuration).
+func (o Options) ForRoot(root string, getenv func(string) string) Options {
+	o.Prefix, o.Getenv = root, getenv
+	// One retry layer, not two stacked: the commands wrap the store in
+	// retry.Store (the backend is Remote), so minio-go sends each request
+	// once.
+	o.MaxAttempts = 1
+	// Every command's first request (a run's: the catalog read) checks
+	// the endpoint, bucket and credentials, with the same explanation as
+	// a check at open would give, before anything is planned or written:
+	// no separate listing request for it.
+	o.SkipCheck = true
+	return o
+}
+
+// decodeBlock reads an s3 block.
+func decodeBlock(b storage.Block) any {
+	o := &Options{}
+	if s, ok := b.String("bucket", true); ok {
+		if !validBucket(s) {
+			b.Errorf("bucket", "%q is not a valid bucket name: use 3 to 63 characters of a-z, 0-9, \".\" and \"-\", starting and ending with a letter or digit", s)
+		} else {
+			o.Bucket = s
+		}
+	}
+	if s, ok := b.String("region", false); ok && s != "" {
+		if !validRegion(s) {
+			b.Errorf("region", "%q is not a valid region name", s)
+		} else {
+			o.Region = s
+		}
+	}
+	if s, ok := b.String("endpoint", false); ok && s != "" {
+		if u, ok := b.URL("endpoint", s); ok {
+			switch {
+			case u.User != nil:
+				b.Errorf("endpoint", "%q must not contain credentials (they come from the AWS credential chain)", s)
+			case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
+				b.Errorf("endpoint", "%q must not have a query or fragment", s)
+			default:
+				o.Endpoint = s
+			}
+		}
+	}
+	o.PathStyle = b.Bool("path_style", false)
+	o.DialTimeout = b.Duration("dial_timeout")
+	o.ResponseTimeout = b.Duration("response_timeout")
+	o.IdleTimeout = b.Duration("idle_timeout")
+	return o
+}
+
+// validBucket matches the schema's bucket pattern,
+// ^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$, without "..", and refuses an IP
+// address. It is written out, not compiled: every start of the program
+// would pay for a regular expression.
+func validBucket(s string) bool {
+	if len(s) < 3 || len(s) > 63 || strings.Contains(s, "..") || net.ParseIP(s) != nil {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		ok := c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
+		if !ok && (i == 0 || i == len(s)-1 || c != '.' && c != '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// validRegion matches the schema's region pattern,
+// ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$.
+func validRegion(s string) bool {
+	if len(s) < 1 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if !ok && (i == 0 || c != '_' && c != '.' && c != '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// schema is the JSON Schema of the s3 block.
+const schema = `
+{
+  "description": "The s3 backend: the bucket and, for S3-compatible storage, the endpoint. Credentials come from the standard AWS chain (environment, shared credentials file, instance role).",
+  "type": "object",
+  "additionalProperties": false,
+  "required": [
+    "bucket"
+  ],
+  "properties": {
+    "bucket": {
+      "description": "Bucket name: 3 to 63 characters of a-z, 0-9, '.' and '-', starting and ending with a letter or digit.",
+      "type": "string",
+      "pattern": "^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$"
+    },
+    "region": {
+      "description": "The bucket's region, e.g. us-east-1.",
+      "type": "string",
+      "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+    },
+    "endpoint": {
+      "description": "An http(s) URL of an S3-compatible endpoint (no credentials, query or fragment); default: AWS.",
+      "type": "string",
+      "format": "uri",
+      "pattern": "^https?://[^\\s/?#@]+(/[^\\s?#]*)?$"
+    },
+    "path_style": {
+      "description": "Address the bucket in the URL path (http://host/bucket/key) instead of the host name.",
+      "type": "boolean",
+      "default": false
+    },
+    "dial_timeout": {
+      "description": "How long connecting, and then the TLS handshake, may take. Default 10s.",
+      "type": "string",
+      "minLength": 2,
+      "pattern": "^([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?$",
+      "examples": [
+        "15s",
+        "1m"
+      ]
+    },
+    "response_timeout": {
+      "description": "How long a request may wait for the response headers. Default 30s.",
+      "type": "string",
+      "minLength": 2,
+      "pattern": "^([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?$",
+      "examples": [
+        "15s",
+        "1m"
+      ]
+    },
+    "idle_timeout": {
+      "description": "A transfer fails when no byte has moved for this long, however long it runs while data flows. Default 30s.",
+      "type": "string",
+      "minLength": 2,
+      "pattern": "^([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?$",
+      "examples": [
+        "15s",
+        "1m"
+      ]
+    }
+  }
+}
+`
