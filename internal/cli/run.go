@@ -5,6 +5,7 @@ import (
 
 	"github.com/distributor-dev/distributor/internal/app"
 	"github.com/distributor-dev/distributor/internal/report"
+	"github.com/distributor-dev/distributor/internal/storage/registry"
 )
 
 func newRunCmd(g *globals) *cobra.Command {
@@ -64,7 +65,7 @@ bundle is invalid; 2 for a usage or configuration error.`,
 			// Flag values first: a usage error is exit 2 whatever the
 			// configuration says.
 			if opts.Jobs < 0 {
-				return usageErr("--jobs %d: use 1 or more, or 0 for the backend's default (4 for local, 8 for sftp and s3)", opts.Jobs)
+				return usageErr("--jobs %d: use 1 or more, or 0 for the backend's default (%s)", opts.Jobs, registry.JobsDefaults())
 			}
 			if cmd.Flags().Changed("max-deletes") && maxDeletes < 0 {
 				return usageErr("--max-deletes %d: must be 0 or more", maxDeletes)
@@ -100,7 +101,7 @@ bundle is invalid; 2 for a usage or configuration error.`,
 	f.BoolVar(&opts.DryRun, "dry-run", false, "plan and report; write nothing")
 	f.BoolVar(&opts.Force, "force", false, "replace everything under one destination root (needs --pipeline and --destination)")
 	f.IntVar(&maxDeletes, "max-deletes", 0, "abort before any change if a destination's plan deletes more than this many outputs (overrides max_deletes)")
-	f.IntVar(&opts.Jobs, "jobs", 0, "transfers at once per destination; 0 (the default) means the backend's default: 4 for local, 8 for sftp and s3")
+	f.IntVar(&opts.Jobs, "jobs", 0, "transfers at once per destination; 0 (the default) means the backend's default: "+registry.JobsDefaults())
 	f.BoolVar(&opts.AllowEmpty, "allow-empty", false, "let a replacement that plans no outputs delete this owner's outputs")
 	f.BoolVar(&opts.Rewrite, "rewrite", false, "write every planned output even when unchanged (re-applies S3 headers rules)")
 	registerIDCompletions(g, cmd)

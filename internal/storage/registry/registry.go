@@ -6,6 +6,7 @@
 package registry
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/distributor-dev/distributor/internal/storage"
@@ -41,6 +42,25 @@ func Names() []string {
 		names = append(names, b.Name)
 	}
 	return names
+}
+
+// JobsDefaults says how many transfers each backend runs at once by
+// default (storage.Backend.Jobs), for help: "4 for local, 8 for sftp and
+// s3".
+func JobsDefaults() string {
+	var counts []int
+	names := map[int][]string{}
+	for _, b := range All() {
+		if names[b.Jobs] == nil {
+			counts = append(counts, b.Jobs)
+		}
+		names[b.Jobs] = append(names[b.Jobs], b.Name)
+	}
+	parts := make([]string, len(counts))
+	for i, n := range counts {
+		parts[i] = fmt.Sprintf("%d for %s", n, List(names[n], "and"))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // List joins words for prose: "a", "a or b", "a, b or c" (with conj
