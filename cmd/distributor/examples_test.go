@@ -6,28 +6,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/distributor-dev/distributor/internal/cli"
-	cfgpkg "github.com/distributor-dev/distributor/internal/config"
-	"github.com/distributor-dev/distributor/internal/storage/registry"
 )
-
-// remote reports whether the configuration data (of file) has a
-// destination on a remote backend (storage.Backend.Remote).
-func remote(t *testing.T, data []byte, file string) bool {
-	t.Helper()
-	c, err := cfgpkg.Decode(data, file)
-	if err != nil {
-		t.Fatalf("%s: %v", file, err)
-	}
-	for _, d := range c.Destinations {
-		if b, _ := registry.Lookup(d.Backend); b.Remote {
-			return true
-		}
-	}
-	return false
-}
 
 // TestLocalExamples runs every example whose configuration uses only the
 // local backend, on a copy, exactly as the README says: the first run
@@ -43,7 +26,7 @@ func TestLocalExamples(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if remote(t, data, cfg) {
+		if strings.Contains(string(data), "backend: sftp") || strings.Contains(string(data), "backend: s3") {
 			continue // needs servers: run by the backend tests
 		}
 		ran++

@@ -54,6 +54,13 @@ func jobsFor(backend string, jobs int) int {
 	return max(b.Jobs, 1)
 }
 
+// keyPrefix says whether d's root is a key prefix in a bucket
+// (storage.PathKey) rather than a directory.
+func keyPrefix(d *config.Destination) bool {
+	b, _ := registry.Lookup(d.Backend)
+	return b.Path == storage.PathKey
+}
+
 // UsageError is an invalid combination of options (exit status 2).
 type UsageError struct{ Msg string }
 
@@ -286,8 +293,7 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 		a.Logger.Warn(w, "pipeline", p.ID, "destination", d.ID)
 	}
 	if opts.Force {
-		b, _ := registry.Lookup(d.Backend)
-		if err := plan.CheckForceRoot(b.Path == storage.PathKey, root); err != nil {
+		if err := plan.CheckForceRoot(keyPrefix(d), root); err != nil {
 			return failed(err)
 		}
 	}
