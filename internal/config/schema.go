@@ -40,26 +40,32 @@ var schemaTemplate []byte
 // schema is not JSON, which the tests rule out.
 func Schema() []byte {
 	backends := registry.All()
-	var names, summaries, blocks, conds, defs []string
+	var names, summaries, conds, rules []string
+	var refs, defs string
 	for _, b := range backends {
 		names, summaries = append(names, b.Name), append(summaries, b.Summary)
-		conds = append(conds, condition(b, backends))
+		conds = append(conds, condition(b, backends)+",")
 		if len(b.Fields) == 0 {
 			continue
 		}
-		blocks = append(blocks, fmt.Sprintf(`%s:{"$ref":%s}`, quote(b.Name), quote("#/$defs/"+b.Name)))
-		defs = append(defs, quote(b.Name)+":"+compactJSON([]byte(b.Schema)))
+		rule := "the %[1]s block exactly when backend is %[1]s"
+		if len(rules) == 0 {
+			rule = "The %[1]s block is required exactly when backend is %[1]s"
+		}
+		rules = append(rules, fmt.Sprintf(rule, b.Name))
+		refs += fmt.Sprintf(`,%s:{"$ref":%s}`, quote(b.Name), quote("#/$defs/"+b.Name))
+		defs += quote(b.Name) + ":" + compactJSON([]byte(b.Schema)) + ","
 	}
 	metaTitles, metaNames := backendTitles(true)
 	_, otherNames := backendTitles(false)
 	text := strings.NewReplacer(
 		`["@names@"]`, "["+strings.Join(quoteAll(names), ",")+"]",
-		`,"@blocks@":true`, prepend(",", blocks),
-		`"@conditions@",`, strings.Join(append(conds, ""), ","),
-		`"@backends@":true,`, strings.Join(append(defs, ""), ","),
+		`,"@blocks@":true`, refs,
+		`"@conditions@",`, strings.Join(conds, ""),
+		`"@backends@":true,`, defs,
 		"@names@", strings.Join(names, ", "),
 		"@summaries@", registry.List(summaries, "or"),
-		"@block_rule@", blockRule(blocks, backends),
+		"@block_rule@", strings.Join(rules, ", ")+".",
 		"@paths@", pathKinds(backends),
 		"@metadata_titles@", registry.List(metaTitles, "and"),
 		"@metadata_names@", registry.List(metaNames, "and"),
@@ -96,25 +102,6 @@ func condition(b storage.Backend, all []storage.Backend) string {
 	}
 	return fmt.Sprintf(`{"if":{"required":["backend"],"properties":{"backend":{"const":%s}}},"then":{"required":[%s],"properties":{%s}}}`,
 		quote(b.Name), strings.Join(quoteAll(required), ","), strings.Join(props, ","))
-}
-
-// blockRule says which block goes with which backend.
-func blockRule(blocks []string, all []storage.Backend) string {
-	var parts []string
-	for _, b := range all {
-		if len(b.Fields) == 0 {
-			continue
-		}
-		if len(parts) == 0 {
-			parts = append(parts, fmt.Sprintf("The %s block is required exactly when backend is %s", b.Name, b.Name))
-		} else {
-			parts = append(parts, fmt.Sprintf("the %s block exactly when backend is %s", b.Name, b.Name))
-		}
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return strings.Join(parts, ", ") + "."
 }
 
 // pathKinds says how each backend reads a destination's path.
@@ -164,12 +151,4 @@ func quoteAll(ss []string) []string {
 		out[i] = quote(s)
 	}
 	return out
-}
-
-func prepend(sep string, items []string) string {
-	var b strings.Builder
-	for _, it := range items {
-		b.WriteString(sep + it)
-	}
-	return b.String()
 }

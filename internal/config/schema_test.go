@@ -68,6 +68,10 @@ func TestSchemaIsDraft202012(t *testing.T) {
 	if doc["$schema"] != "https://json-schema.org/draft/2020-12/schema" {
 		t.Errorf("$schema = %v", doc["$schema"])
 	}
+	// Every marker of the template is replaced.
+	if m := regexp.MustCompile(`@[a-z_]+@`).Find(Schema()); m != nil {
+		t.Errorf("the schema still holds the template's marker %s", m)
+	}
 	// Schema returns a copy.
 	s := Schema()
 	s[0] = 'x'

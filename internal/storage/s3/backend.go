@@ -2,6 +2,7 @@ package s3
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"net"
 	"strings"
@@ -136,67 +137,7 @@ func validRegion(s string) bool {
 	return true
 }
 
-// schema is the JSON Schema of the s3 block.
-const schema = `
-{
-  "description": "The s3 backend: the bucket and, for S3-compatible storage, the endpoint. Credentials come from the standard AWS chain (environment, shared credentials file, instance role).",
-  "type": "object",
-  "additionalProperties": false,
-  "required": [
-    "bucket"
-  ],
-  "properties": {
-    "bucket": {
-      "description": "Bucket name: 3 to 63 characters of a-z, 0-9, '.' and '-', starting and ending with a letter or digit.",
-      "type": "string",
-      "pattern": "^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$"
-    },
-    "region": {
-      "description": "The bucket's region, e.g. us-east-1.",
-      "type": "string",
-      "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
-    },
-    "endpoint": {
-      "description": "An http(s) URL of an S3-compatible endpoint (no credentials, query or fragment); default: AWS.",
-      "type": "string",
-      "format": "uri",
-      "pattern": "^https?://[^\\s/?#@]+(/[^\\s?#]*)?$"
-    },
-    "path_style": {
-      "description": "Address the bucket in the URL path (http://host/bucket/key) instead of the host name.",
-      "type": "boolean",
-      "default": false
-    },
-    "dial_timeout": {
-      "description": "How long connecting, and then the TLS handshake, may take. Default 10s.",
-      "type": "string",
-      "minLength": 2,
-      "pattern": "^([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?$",
-      "examples": [
-        "15s",
-        "1m"
-      ]
-    },
-    "response_timeout": {
-      "description": "How long a request may wait for the response headers. Default 30s.",
-      "type": "string",
-      "minLength": 2,
-      "pattern": "^([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?$",
-      "examples": [
-        "15s",
-        "1m"
-      ]
-    },
-    "idle_timeout": {
-      "description": "A transfer fails when no byte has moved for this long, however long it runs while data flows. Default 30s.",
-      "type": "string",
-      "minLength": 2,
-      "pattern": "^([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?$",
-      "examples": [
-        "15s",
-        "1m"
-      ]
-    }
-  }
-}
-`
+// schema is the JSON Schema of the s3 block (storage.Backend.Schema).
+//
+//go:embed schema.json
+var schema string

@@ -2,6 +2,7 @@ package sftp
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"net"
 	"strings"
@@ -114,79 +115,7 @@ func location(settings any) string {
 	return fmt.Sprintf("sftp://%s@%s:%d", c.User, c.Host, c.Port)
 }
 
-// schema is the JSON Schema of the sftp block.
-const schema = `
-{
-  "description": "The sftp backend: where the server is and how to authenticate. Host keys are always verified.",
-  "type": "object",
-  "additionalProperties": false,
-  "required": [
-    "host",
-    "user",
-    "known_hosts_file"
-  ],
-  "properties": {
-    "host": {
-      "description": "Host name or IP address (no user, port or path).",
-      "type": "string",
-      "minLength": 1,
-      "pattern": "^[^\\s/@]+$"
-    },
-    "port": {
-      "description": "TCP port.",
-      "type": "integer",
-      "minimum": 1,
-      "maximum": 65535,
-      "default": 22
-    },
-    "user": {
-      "description": "The user name to log in as.",
-      "type": "string",
-      "minLength": 1,
-      "pattern": "^\\S+$"
-    },
-    "identity_file": {
-      "description": "A private key file; without it the ssh agent (SSH_AUTH_SOCK) is used. Relative paths resolve against the configuration file's directory; ~/ expands to the home directory.",
-      "type": "string",
-      "minLength": 1,
-      "pattern": "^[^{}]*$"
-    },
-    "known_hosts_file": {
-      "description": "The known_hosts file the server's host key is verified against. Relative paths resolve against the configuration file's directory; ~/ expands to the home directory.",
-      "type": "string",
-      "minLength": 1,
-      "pattern": "^[^{}]*$"
-    },
-    "dial_timeout": {
-      "description": "How long connecting, the SSH handshake and the SFTP start may take. Units d, h, m, s (e.g. 30s). Default 30s.",
-      "type": "string",
-      "minLength": 2,
-      "pattern": "^([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?$",
-      "examples": [
-        "15s",
-        "1m"
-      ]
-    },
-    "keepalive_interval": {
-      "description": "How often an idle connection sends an OpenSSH keepalive. Default 15s.",
-      "type": "string",
-      "minLength": 2,
-      "pattern": "^([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?$",
-      "examples": [
-        "15s",
-        "1m"
-      ]
-    },
-    "keepalive_timeout": {
-      "description": "How long to wait for the keepalive's answer (or any byte) before the connection is dropped and operations on it fail. Default 15s.",
-      "type": "string",
-      "minLength": 2,
-      "pattern": "^([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?$",
-      "examples": [
-        "15s",
-        "1m"
-      ]
-    }
-  }
-}
-`
+// schema is the JSON Schema of the sftp block (storage.Backend.Schema).
+//
+//go:embed schema.json
+var schema string
