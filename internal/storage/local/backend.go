@@ -16,7 +16,7 @@ func Backend() storage.Backend {
 		Summary:    "local disk",
 		Path:       storage.PathLocal,
 		Jobs:       4,
-		Properties: (*Store)(nil).Properties(), // a constant of the type
+		Properties: storage.Properties{Stage: true, Rewrite: true, CreatesRoot: true, Directories: true},
 		Open:       openStore,
 	}
 }

@@ -24,7 +24,7 @@ func Backend() storage.Backend {
 		Path:       storage.PathKey,
 		Jobs:       8,
 		Remote:     true,
-		Properties: (*Store)(nil).Properties(), // a constant of the type
+		Properties: storage.Properties{AtomicSmallWrites: true, ListPages: true, Metadata: true, ServerConditions: true},
 		Schema:     schema,
 		Decode:     decodeBlock,
 		Open:       openStore,

@@ -25,7 +25,7 @@ func Backend() storage.Backend {
 		Path:       storage.PathServer,
 		Jobs:       8,
 		Remote:     true,
-		Properties: (*Store)(nil).Properties(), // a constant of the type
+		Properties: storage.Properties{Stage: true, Directories: true},
 		Schema:     schema,
 		Decode:     decodeBlock,
 		Open:       openStore,
