@@ -74,7 +74,7 @@ type Destination struct {
 	Retention *Retention
 	// Settings is what the backend's Decode returned for the block named
 	// like the backend (nil for a backend without one), which its Open
-	// and Location read: for sftp an *sftp.Options, for s3 an *s3.Options.
+	// and Location read (a pointer to the adapter's Options, typically).
 	Settings any
 	// LocalFiles are the files on this machine the backend's block names
 	// (an SSH identity, a known_hosts file), which validate checks.
