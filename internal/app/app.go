@@ -15,6 +15,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/plan"
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/registry"
 	"github.com/distributor-dev/distributor/internal/storage/retry"
 	"github.com/distributor-dev/distributor/internal/txn"
 )
@@ -66,13 +67,13 @@ var ErrBackendUnsupported = errors.New("backend not supported by this build")
 // credential chain) through a.Getenv. New installs it as a.Open; tests that
 // wrap stores call it from their own Open.
 //
-// Remote stores come wrapped in a retry.Store: reads, listings, deletes,
+// Remote stores (storage.Backend.Remote) come wrapped in a retry.Store: reads, listings, deletes,
 // replayable uploads and conditional writes whose outcome can be read back
 // are repeated after a transient failure, with backoff and jitter, and each
 // retry is logged at warning level.
 func (a *App) DefaultOpenStore(ctx context.Context, d *config.Destination, root string) (storage.Store, error) {
 	st, err := OpenDestination(ctx, d, root, a.Getenv)
-	if err != nil || d.Backend == config.BackendLocal {
+	if b, _ := registry.Lookup(d.Backend); err != nil || !b.Remote {
 		return st, err
 	}
 	return retry.New(st, retry.Options{OnRetry: func(op, path string, attempt int, err error) {

@@ -90,7 +90,7 @@ func TestS3Headers(t *testing.T) {
 			a := f.app(nil)
 			a.Getenv = srv.Getenv
 			a.Open = func(ctx context.Context, d *config.Destination, root string) (storage.Store, error) {
-				opts := S3Options(d.S3, root, srv.Getenv)
+				opts := d.Settings.(*s3.Options).ForRoot(root, srv.Getenv)
 				opts.Transport = counter
 				tr, err := minio.DefaultTransport(strings.HasPrefix(srv.URL, "https://"))
 				if err != nil {

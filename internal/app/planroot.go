@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
-	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/journal"
 	"github.com/distributor-dev/distributor/internal/plan"
 	"github.com/distributor-dev/distributor/internal/storage"
@@ -29,17 +28,20 @@ type planRequest struct {
 	owner    catalog.Owner
 	workflow string
 	force    bool
-	backend  string
-	jobs     int
+	// props are the Properties of the store the run writes to (not of a
+	// view of it, such as a recovery preview's overlay).
+	props storage.Properties
+	jobs  int
 	// reports, when set, sees every record of a valid catalog (what an
 	// archive index needs: see reportCollector).
 	reports func(*catalog.Output)
 }
 
 // keepCopy says whether the run keeps a copy of the catalog it streams, to
-// write the next one from: on remote roots, where reading it again costs a
-// download; a local root reads it again from the page cache instead.
-func (req planRequest) keepCopy() bool { return req.backend != config.BackendLocal }
+// write the next one from: unless the store rewrites the catalog in one
+// pass over its current bytes (Properties.Rewrite: local disk, where
+// reading it again costs a read from the page cache, not a download).
+func (req planRequest) keepCopy() bool { return !req.props.Rewrite }
 
 // readPlanRoot reads what a run plans from, at a cost that follows the
 // plan rather than the root:
@@ -58,10 +60,10 @@ func (req planRequest) keepCopy() bool { return req.backend != config.BackendLoc
 func readPlanRoot(ctx context.Context, st storage.Store, req planRequest) (*Root, error) {
 	r := &Root{Store: st, ReadAt: time.Now()}
 	scan := true
-	if req.backend != config.BackendS3 {
-		// S3 skips this: it has no directories to mistake for the catalog,
-		// a missing catalog is the read's 404, and catalogUnchanged compares
-		// the read's ETag, not a listing entry.
+	if req.props.Directories {
+		// An object store (S3) skips this: it has no directories to
+		// mistake for the catalog, a missing catalog is the read's 404, and
+		// catalogUnchanged compares the read's ETag, not a listing entry.
 		info, err := st.Stat(ctx, catalog.FileName)
 		switch {
 		case err == nil:
@@ -124,10 +126,10 @@ func journalPresent(ctx context.Context, st storage.Store) (bool, error) {
 func (r *Root) scanCatalog(ctx context.Context, req planRequest) error {
 	keep := plan.Wants(req.outputs, req.owner, req.workflow)
 	known := &plan.Known{Records: map[string]*catalog.Output{}}
-	// On S3, note which parent keys of planned paths have recorded
-	// outputs below them (see lookUp).
+	// On an object store (S3), note which parent keys of planned paths
+	// have recorded outputs below them (see lookUp).
 	var candidates, recordedDirs map[string]bool
-	if req.backend == config.BackendS3 {
+	if !req.props.Directories {
 		candidates, recordedDirs = map[string]bool{}, map[string]bool{}
 		for i := range req.outputs {
 			for d := parentDir(req.outputs[i].Path); d != "" && !candidates[d]; d = parentDir(d) {
@@ -215,7 +217,8 @@ func useLookups(req planRequest, known *plan.Known) bool {
 // a directory must be). What it finds is the partial listing the plan
 // decides from.
 //
-// On S3, where a "directory" is only a common key prefix, a parent key
+// On an object store (S3: no Properties.Directories), where a "directory"
+// is only a common key prefix, a parent key
 // needs looking up only if no recorded output lies below it: the run that
 // published that output looked then, and an object that appeared at the
 // parent key since cannot be overwritten by a write below it (it is
@@ -235,7 +238,7 @@ func (r *Root) lookUp(ctx context.Context, req planRequest) error {
 		r.Listing[info.Path] = info.Size
 		mu.Unlock()
 	}
-	if req.backend == config.BackendS3 && r.recordedDirs != nil {
+	if !req.props.Directories && r.recordedDirs != nil {
 		parents = slices.DeleteFunc(parents, func(d string) bool { return r.recordedDirs[d] })
 		if pl, ok := storage.As[storage.PageLister](r.Store); ok {
 			paths, parents = r.cover(ctx, req.jobs, pl, paths, found)
@@ -274,9 +277,9 @@ func (r *Root) lookUp(ctx context.Context, req planRequest) error {
 	for _, p := range paths {
 		p := p
 		work = append(work, func(ctx context.Context) error {
-			if req.backend == config.BackendS3 {
-				// No directories on S3: one listing of the prefix finds
-				// the object and anything below it.
+			if !req.props.Directories {
+				// No directories on an object store (S3): one listing of
+				// the prefix finds the object and anything below it.
 				err := r.Store.List(ctx, p, func(info storage.Info) error {
 					if info.Path == p || strings.HasPrefix(info.Path, p+"/") {
 						found(info)

@@ -18,6 +18,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/report"
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/overlay"
+	"github.com/distributor-dev/distributor/internal/storage/registry"
 	"github.com/distributor-dev/distributor/internal/storage/retry"
 	"github.com/distributor-dev/distributor/internal/txn"
 )
@@ -35,24 +36,29 @@ type RunOptions struct {
 	// owner's outputs (normally refused: an empty bundle selection is more
 	// often a mistake than an intent).
 	AllowEmpty bool
-	// Jobs is how many transfers run at once per destination (0: 4 for
-	// local, 8 for sftp and s3).
+	// Jobs is how many transfers run at once per destination (0: the
+	// backend's default, storage.Backend.Jobs).
 	Jobs int
 	// Rewrite writes every planned output even when its bytes are
 	// unchanged (re-applies response metadata; see plan.Input.Rewrite).
 	Rewrite bool
 }
 
-// jobsFor is the number of concurrent transfers for a backend.
+// jobsFor is the number of concurrent transfers for a backend: jobs when
+// set, else the backend's default (storage.Backend.Jobs).
 func jobsFor(backend string, jobs int) int {
-	switch {
-	case jobs > 0:
+	if jobs > 0 {
 		return jobs
-	case backend == config.BackendLocal:
-		return 4
-	default:
-		return 8
 	}
+	b, _ := registry.Lookup(backend)
+	return max(b.Jobs, 1)
+}
+
+// keyPrefix says whether d's root is a key prefix in a bucket
+// (storage.PathKey) rather than a directory.
+func keyPrefix(d *config.Destination) bool {
+	b, _ := registry.Lookup(d.Backend)
+	return b.Path == storage.PathKey
 }
 
 // UsageError is an invalid combination of options (exit status 2).
@@ -289,7 +295,7 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 		a.Logger.Warn(w, "pipeline", p.ID, "destination", d.ID)
 	}
 	if opts.Force {
-		if err := plan.CheckForceRoot(d.Backend, root); err != nil {
+		if err := plan.CheckForceRoot(keyPrefix(d), root); err != nil {
 			return failed(err)
 		}
 	}
@@ -315,7 +321,7 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 	}
 	jobs := jobsFor(d.Backend, opts.Jobs)
 	req := planRequest{outputs: planOutputs(res.Outputs), owner: catalog.Owner{PipelineID: p.ID, DestinationID: d.ID},
-		workflow: d.Workflow, force: opts.Force, backend: d.Backend, jobs: jobs}
+		workflow: d.Workflow, force: opts.Force, props: st.Properties(), jobs: jobs}
 	req, reports := withIndexRequest(d, req)
 	readRoot := func() (*Root, error) {
 		reports.reset()

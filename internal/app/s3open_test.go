@@ -12,7 +12,7 @@ import (
 )
 
 // TestS3MissingBucketFailsBeforePlanning: opening an S3 destination sends
-// no request (see S3Options), so a missing bucket is reported by the run's
+// no request (see s3.Options.ForRoot), so a missing bucket is reported by the run's
 // first request, the catalog read, as clearly as a check at open would:
 // naming the root and saying that the bucket does not exist, before
 // anything is planned or written.
@@ -43,7 +43,7 @@ func TestS3MissingBucketFailsBeforePlanning(t *testing.T) {
 func TestCatalogUnchangedS3(t *testing.T) {
 	ctx := context.Background()
 	st := s3test.Start(t).Open(t, "site")
-	req := planRequest{backend: config.BackendS3}
+	req := planRequest{props: st.Properties()}
 	r, err := readPlanRoot(ctx, st, req)
 	if err != nil {
 		t.Fatal(err)

@@ -108,7 +108,7 @@ func testS3RequestsDoNotGrow(t *testing.T, srv *s3test.Server) {
 		a := f.app(nil)
 		a.Getenv = srv.Getenv
 		a.Open = func(ctx context.Context, d *config.Destination, root string) (storage.Store, error) {
-			opts := S3Options(d.S3, root, srv.Getenv)
+			opts := d.Settings.(*s3.Options).ForRoot(root, srv.Getenv)
 			tr, err := minio.DefaultTransport(strings.HasPrefix(srv.URL, "https://"))
 			if err != nil {
 				return nil, err

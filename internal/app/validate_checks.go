@@ -14,6 +14,8 @@ import (
 	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/render"
 	"github.com/distributor-dev/distributor/internal/report"
+	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/registry"
 )
 
 // This file holds the checks validate makes beyond the configuration's
@@ -54,13 +56,8 @@ func (a *App) checkHost(cfg *config.Config, pipelines []*config.Pipeline, rep *r
 			if !ok {
 				continue
 			}
-			if d.SFTP != nil {
-				if f := d.SFTP.IdentityFile; f != "" {
-					checkFile(rep, d, "sftp.identity_file", f)
-				}
-				if f := d.SFTP.KnownHostsFile; f != "" {
-					checkFile(rep, d, "sftp.known_hosts_file", f)
-				}
+			for _, f := range d.LocalFiles {
+				checkFile(rep, d, f.Field, f.Path)
 			}
 			if d.Markdown.Template != "" {
 				if err := render.CheckTemplate(d.Markdown.Template); err != nil {
@@ -104,8 +101,9 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// rootID is where a destination root lives: the server (or "local") and
-// the root's path on it, "/"-separated.
+// rootID is where a destination root lives: the server (its
+// config.Location, "" on local disk) and the root's path on it,
+// "/"-separated.
 type rootID struct {
 	server string
 	path   string
@@ -116,14 +114,10 @@ func destinationRoot(d *config.Destination, vars config.Vars) (rootID, bool) {
 	if err != nil {
 		return rootID{}, false
 	}
-	switch {
-	case d.SFTP != nil:
-		return rootID{fmt.Sprintf("sftp://%s@%s:%d", d.SFTP.User, d.SFTP.Host, d.SFTP.Port), path.Clean("/" + root)}, true
-	case d.S3 != nil:
-		return rootID{fmt.Sprintf("s3://%s/%s", d.S3.Endpoint, d.S3.Bucket), path.Clean("/" + root)}, true
-	default:
-		return rootID{"local", path.Clean("/" + strings.ReplaceAll(root, `\`, "/"))}, true
+	if b, _ := registry.Lookup(d.Backend); b.Path == storage.PathLocal {
+		root = strings.ReplaceAll(root, `\`, "/") // a Windows path
 	}
+	return rootID{config.Location(d), path.Clean("/" + root)}, true
 }
 
 // within reports whether inner lies strictly inside outer.

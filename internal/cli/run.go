@@ -11,6 +11,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/metrics"
 	"github.com/distributor-dev/distributor/internal/outcome"
 	"github.com/distributor-dev/distributor/internal/report"
+	"github.com/distributor-dev/distributor/internal/storage/registry"
 )
 
 // runLong is run's help.
@@ -82,7 +83,7 @@ func newRunCmd(g *globals) *cobra.Command {
 			// Flag values first: a usage error is exit 2 whatever the
 			// configuration says.
 			if opts.Jobs < 0 {
-				return usageErr("--jobs %d: use 1 or more, or 0 for the backend's default (4 for local, 8 for sftp and s3)", opts.Jobs)
+				return usageErr("--jobs %d: use 1 or more, or 0 for the backend's default (%s)", opts.Jobs, registry.JobsDefaults())
 			}
 			if cmd.Flags().Changed("max-deletes") && maxDeletes < 0 {
 				return usageErr("--max-deletes %d: must be 0 or more", maxDeletes)
@@ -126,7 +127,7 @@ func newRunCmd(g *globals) *cobra.Command {
 	f.BoolVar(&opts.DryRun, "dry-run", false, "plan and report; write nothing")
 	f.BoolVar(&opts.Force, "force", false, "replace everything under one destination root (needs --pipeline and --destination)")
 	f.IntVar(&maxDeletes, "max-deletes", 0, "abort before any change if a destination's plan deletes more than this many outputs (overrides max_deletes)")
-	f.IntVar(&opts.Jobs, "jobs", 0, "transfers at once per destination; 0 (the default) means the backend's default: 4 for local, 8 for sftp and s3")
+	f.IntVar(&opts.Jobs, "jobs", 0, "transfers at once per destination; 0 (the default) means the backend's default: "+registry.JobsDefaults())
 	f.BoolVar(&opts.AllowEmpty, "allow-empty", false, "let a replacement that plans no outputs delete this owner's outputs")
 	f.StringVar(&metricsFile, "metrics-file", "", "after the run (never a dry run), write its metrics to this file in Prometheus text format, replacing it atomically (for node_exporter's textfile collector: name it *.prom)")
 	f.BoolVar(&opts.Rewrite, "rewrite", false, "write every planned output even when unchanged (re-applies S3 headers rules)")

@@ -5,6 +5,7 @@ import (
 
 	"github.com/distributor-dev/distributor/internal/app"
 	"github.com/distributor-dev/distributor/internal/report"
+	"github.com/distributor-dev/distributor/internal/storage/registry"
 )
 
 func newVerifyCmd(g *globals) *cobra.Command {
@@ -57,6 +58,6 @@ or its state is legacy, invalid or future; 2 a usage or configuration error.`,
 	addMaintFlags(g, cmd, &opts.MaintOptions)
 	cmd.Flags().BoolVar(&opts.AllOwners, "all-owners", false, "verify every owner's outputs at the root, not just this pipeline/destination's")
 	cmd.Flags().BoolVar(&opts.Quick, "quick", false, "check only that each output is present with its recorded size (no content read; misses same-size changes)")
-	cmd.Flags().IntVar(&opts.Jobs, "jobs", 0, "outputs read and hashed at once (default 4 for local, 8 for sftp and s3)")
+	cmd.Flags().IntVar(&opts.Jobs, "jobs", 0, "outputs read and hashed at once (default "+registry.JobsDefaults()+")")
 	return cmd
 }

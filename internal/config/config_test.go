@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/distributor-dev/distributor/internal/storage/s3"
+	"github.com/distributor-dev/distributor/internal/storage/sftp"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -99,7 +101,7 @@ func TestDecodeFull(t *testing.T) {
 		Destinations: []Destination{
 			{
 				ID:       "latest",
-				Backend:  BackendLocal,
+				Backend:  "local",
 				Path:     filepath.Join(dir, "out/{pipeline_id}/latest"),
 				Workflow: WorkflowAdditive,
 				Publish:  Publish{HTML: true, Source: SourceAll},
@@ -114,27 +116,31 @@ func TestDecodeFull(t *testing.T) {
 			},
 			{
 				ID:       "archive",
-				Backend:  BackendS3,
+				Backend:  "s3",
 				Path:     "reports/weather/archive",
 				Workflow: WorkflowAdditive,
 				Publish:  Publish{HTML: true, Source: SourceAssets},
 				Paths:    Paths{Prefix: "{source_date}/"},
-				S3:       &S3{Bucket: "reports", Region: "us-east-1", Endpoint: "http://127.0.0.1:9000", PathStyle: true},
+				Settings: &s3.Options{Bucket: "reports", Region: "us-east-1", Endpoint: "http://127.0.0.1:9000", PathStyle: true},
 				Line:     28,
 			},
 			{
 				ID:        "mirror",
-				Backend:   BackendSFTP,
+				Backend:   "sftp",
 				Path:      "/var/www/reports/{source_id}",
 				Workflow:  WorkflowReplacement,
 				Publish:   Publish{HTML: false, Source: SourceNone},
 				Retention: &Retention{Prune: &Prune{OlderThan: 36 * time.Hour}},
-				SFTP: &SFTP{
+				Settings: &sftp.Options{
 					Host:           "web1.example.com",
 					Port:           2222,
 					User:           "publisher",
 					IdentityFile:   filepath.Join(home, ".ssh/id_ed25519"),
 					KnownHostsFile: filepath.Join(home, ".ssh/known_hosts"),
+				},
+				LocalFiles: []LocalFile{
+					{Field: "sftp.identity_file", Path: filepath.Join(home, ".ssh/id_ed25519")},
+					{Field: "sftp.known_hosts_file", Path: filepath.Join(home, ".ssh/known_hosts")},
 				},
 				Line: 38,
 			},
@@ -187,7 +193,7 @@ func TestDecodeDefaults(t *testing.T) {
 	}
 	want := Destination{
 		ID:       "d",
-		Backend:  BackendLocal,
+		Backend:  "local",
 		Path:     filepath.Join(dir, "out"),
 		Workflow: WorkflowAdditive,
 		Publish:  Publish{HTML: true, Source: SourceAssets},
@@ -221,7 +227,7 @@ destinations:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(&SFTP{Host: "::1", Port: 22, User: "u", KnownHostsFile: "/kh"}, got.Destinations[0].SFTP); diff != "" {
+	if diff := cmp.Diff(&sftp.Options{Host: "::1", Port: 22, User: "u", KnownHostsFile: "/kh"}, got.Destinations[0].Settings); diff != "" {
 		t.Errorf("sftp defaults (-want +got):\n%s", diff)
 	}
 }
@@ -698,13 +704,13 @@ destinations:
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantSFTP := &SFTP{Host: "h", Port: 22, User: "u", KnownHostsFile: "/kh",
+	wantSFTP := &sftp.Options{Host: "h", Port: 22, User: "u", KnownHostsFile: "/kh",
 		DialTimeout: 10 * time.Second, KeepaliveInterval: 5 * time.Second, KeepaliveTimeout: time.Minute}
-	if diff := cmp.Diff(wantSFTP, cfg.Destinations[0].SFTP); diff != "" {
+	if diff := cmp.Diff(wantSFTP, cfg.Destinations[0].Settings); diff != "" {
 		t.Errorf("sftp (-want +got):\n%s", diff)
 	}
-	wantS3 := &S3{Bucket: "reports", DialTimeout: 2 * time.Second, ResponseTimeout: time.Minute, IdleTimeout: 90 * time.Second}
-	if diff := cmp.Diff(wantS3, cfg.Destinations[1].S3); diff != "" {
+	wantS3 := &s3.Options{Bucket: "reports", DialTimeout: 2 * time.Second, ResponseTimeout: time.Minute, IdleTimeout: 90 * time.Second}
+	if diff := cmp.Diff(wantS3, cfg.Destinations[1].Settings); diff != "" {
 		t.Errorf("s3 (-want +got):\n%s", diff)
 	}
 }

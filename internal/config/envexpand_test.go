@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/distributor-dev/distributor/internal/storage/sftp"
 )
 
 // TestEnvReferences: ${VAR} in string values expands from the environment,
@@ -37,8 +39,9 @@ notifications:
 		t.Fatal(err)
 	}
 	d := cfg.Destinations[0]
-	if d.Path != "/srv/www/reports" || d.SFTP.Host != "sftp.example.com" || d.SFTP.Port != 2222 || d.Paths.Prefix != "cost-$5/" {
-		t.Errorf("got path %q host %q port %d prefix %q", d.Path, d.SFTP.Host, d.SFTP.Port, d.Paths.Prefix)
+	o := d.Settings.(*sftp.Options)
+	if d.Path != "/srv/www/reports" || o.Host != "sftp.example.com" || o.Port != 2222 || d.Paths.Prefix != "cost-$5/" {
+		t.Errorf("got path %q host %q port %d prefix %q", d.Path, o.Host, o.Port, d.Paths.Prefix)
 	}
 	if cfg.Notifications[0].SecretEnv != "HOOK_SECRET" {
 		t.Errorf("secret_env changed: %q", cfg.Notifications[0].SecretEnv)

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/distributor-dev/distributor/internal/storage/registry"
 )
 
 var fuzzTime = time.Date(2026, 6, 19, 12, 0, 0, 0, time.UTC)
@@ -55,7 +57,7 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 		for _, d := range cfg.Destinations {
-			if (d.SFTP != nil) != (d.Backend == BackendSFTP) || (d.S3 != nil) != (d.Backend == BackendS3) {
+			if b, _ := registry.Lookup(d.Backend); (d.Settings != nil) != (len(b.Fields) > 0) {
 				t.Fatalf("destination %s: backend block mismatch", d.ID)
 			}
 			if _, err := Expand(d.Path, Vars{PipelineID: "p", DestinationID: "d", SourceID: "s", SourceCreated: fuzzTime}); err != nil {

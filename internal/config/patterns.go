@@ -9,14 +9,14 @@ const (
 )
 
 // charPattern is an anchored pattern of the shape ^[first][rest]{min,max}$
-// or ^[first][rest]{min,max}[last]$ over ASCII character classes,
+// over ASCII character classes,
 // matched without compiling a regular expression. expr is the same
 // pattern as a regular expression (schema.json holds it; a test checks
 // that both agree).
 type charPattern struct {
-	expr              string
-	first, rest, last string // character classes; last "" when the shape has none
-	min, max          int    // bounds on the count of rest characters; max -1: none
+	expr        string
+	first, rest string // character classes
+	min, max    int    // bounds on the count of rest characters; max -1: none
 }
 
 // String returns the pattern as a regular expression.
@@ -28,12 +28,6 @@ func (p charPattern) MatchString(s string) bool {
 		return false
 	}
 	mid := s[1:]
-	if p.last != "" {
-		if len(mid) == 0 || !inClass(p.last, mid[len(mid)-1]) {
-			return false
-		}
-		mid = mid[:len(mid)-1]
-	}
 	if len(mid) < p.min || (p.max >= 0 && len(mid) > p.max) {
 		return false
 	}

@@ -3,21 +3,152 @@ package config
 import (
 	"bytes"
 	_ "embed"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/registry"
 )
 
-// schemaJSON is the JSON Schema (draft 2020-12) of distributor.yaml. It is
-// maintained by hand next to the decoder; schema_test.go checks that both
-// know the same fields, enums and patterns and agree on the examples.
+// schemaTemplate is the JSON Schema (draft 2020-12) of distributor.yaml
+// without its backends, maintained by hand next to the decoder. Schema
+// completes it from the registry, at markers written @name@:
+//
+//   - "@names@" in an array, and the words @names@, @summaries@,
+//     @block_rule@, @paths@, @metadata_titles@, @metadata_names@ and
+//     @other_names@ in descriptions: the backends as a list or in prose;
+//   - the member "@blocks@": true of the destination's properties: each
+//     backend block, by reference;
+//   - the item "@conditions@" of the destination's allOf: for each
+//     backend, what its choice requires and forbids;
+//   - the member "@backends@": true of $defs: each backend's block
+//     schema (storage.Backend.Schema).
+//
+// schema_test.go checks that the result and the decoder know the same
+// fields, enums and patterns and agree on the examples.
 //
 //go:embed schema.json
-var schemaJSON []byte
+var schemaTemplate []byte
 
 // Schema returns the JSON Schema (draft 2020-12) of distributor.yaml, for
 // editors and linters: every field with its description, enums, patterns
-// and defaults; unknown and legacy fields rejected; the sftp and s3 blocks
-// required exactly with their backend. What a schema cannot express
+// and defaults; unknown and legacy fields rejected; each backend's block
+// required exactly with its backend. What a schema cannot express
 // (references between ids, unique ids, rename keys present in the bundle)
-// is checked by Decode.
+// is checked by Decode. It panics if the template or a backend's block
+// schema is not JSON, which the tests rule out.
 func Schema() []byte {
-	return bytes.Clone(schemaJSON)
+	backends := registry.All()
+	var names, summaries, conds, rules []string
+	var refs, defs string
+	for _, b := range backends {
+		names, summaries = append(names, b.Name), append(summaries, b.Summary)
+		conds = append(conds, condition(b, backends)+",")
+		if len(b.Fields) == 0 {
+			continue
+		}
+		rule := "the %[1]s block exactly when backend is %[1]s"
+		if len(rules) == 0 {
+			rule = "The %[1]s block is required exactly when backend is %[1]s"
+		}
+		rules = append(rules, fmt.Sprintf(rule, b.Name))
+		refs += fmt.Sprintf(`,%s:{"$ref":%s}`, quote(b.Name), quote("#/$defs/"+b.Name))
+		defs += quote(b.Name) + ":" + compactJSON([]byte(b.Schema)) + ","
+	}
+	metaTitles, metaNames := backendTitles(true)
+	_, otherNames := backendTitles(false)
+	text := strings.NewReplacer(
+		`["@names@"]`, "["+strings.Join(quoteAll(names), ",")+"]",
+		`,"@blocks@":true`, refs,
+		`"@conditions@",`, strings.Join(conds, ""),
+		`"@backends@":true,`, defs,
+		"@names@", strings.Join(names, ", "),
+		"@summaries@", registry.List(summaries, "or"),
+		"@block_rule@", strings.Join(rules, ", ")+".",
+		"@paths@", pathKinds(backends),
+		"@metadata_titles@", registry.List(metaTitles, "and"),
+		"@metadata_names@", registry.List(metaNames, "and"),
+		"@other_names@", registry.List(otherNames, "and"),
+	).Replace(compactJSON(schemaTemplate))
+	var out bytes.Buffer
+	if err := json.Indent(&out, []byte(text), "", "  "); err != nil {
+		panic(fmt.Sprintf("config: the assembled schema is not JSON: %v", err))
+	}
+	out.WriteByte('\n')
+	return out.Bytes()
+}
+
+// condition is the allOf item that says what choosing backend b requires
+// (a path unless it is a key prefix, b's block) and forbids (the other
+// backends' blocks).
+func condition(b storage.Backend, all []storage.Backend) string {
+	var required []string
+	path := `{"pattern":"^([^/]|$)"}`
+	switch b.Path {
+	case storage.PathLocal:
+		required, path = append(required, "path"), `{"minLength":1}`
+	case storage.PathServer:
+		required, path = append(required, "path"), `{"pattern":"^/"}`
+	}
+	if len(b.Fields) > 0 {
+		required = append(required, b.Name)
+	}
+	props := []string{`"path":` + path}
+	for _, o := range all {
+		if o.Name != b.Name && len(o.Fields) > 0 {
+			props = append(props, quote(o.Name)+":false")
+		}
+	}
+	return fmt.Sprintf(`{"if":{"required":["backend"],"properties":{"backend":{"const":%s}}},"then":{"required":[%s],"properties":{%s}}}`,
+		quote(b.Name), strings.Join(quoteAll(required), ","), strings.Join(props, ","))
+}
+
+// pathKinds says how each backend reads a destination's path.
+func pathKinds(all []storage.Backend) string {
+	kinds := []struct {
+		kind   storage.PathKind
+		format string
+	}{
+		{storage.PathLocal, "a directory (%s; relative to the configuration file)"},
+		{storage.PathServer, "an absolute server path (%s)"},
+		{storage.PathKey, "a key prefix inside the bucket without a leading / (%s, may be empty)"},
+	}
+	var parts []string
+	for _, k := range kinds {
+		var names []string
+		for _, b := range all {
+			if b.Path == k.kind {
+				names = append(names, b.Name)
+			}
+		}
+		if len(names) > 0 {
+			parts = append(parts, fmt.Sprintf(k.format, strings.Join(names, ", ")))
+		}
+	}
+	if len(parts) > 2 {
+		return strings.Join(parts[:len(parts)-1], ", ") + ", or " + parts[len(parts)-1]
+	}
+	return strings.Join(parts, " or ")
+}
+
+func compactJSON(b []byte) string {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		panic(fmt.Sprintf("config: schema text is not JSON: %v", err))
+	}
+	return buf.String()
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s) // a string always marshals
+	return string(b)
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = quote(s)
+	}
+	return out
 }

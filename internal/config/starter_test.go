@@ -12,7 +12,7 @@ func TestStarterDecodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cfg.Pipelines) != 1 || len(cfg.Destinations) != 1 || cfg.Destinations[0].Backend != BackendLocal {
+	if len(cfg.Pipelines) != 1 || len(cfg.Destinations) != 1 || cfg.Destinations[0].Backend != "local" {
 		t.Errorf("starter: %+v", cfg)
 	}
 }

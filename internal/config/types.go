@@ -8,13 +8,6 @@ const (
 	WorkflowReplacement = "replacement"
 )
 
-// Backend values.
-const (
-	BackendLocal = "local"
-	BackendSFTP  = "sftp"
-	BackendS3    = "s3"
-)
-
 // Publish source selections.
 const (
 	SourceAll    = "all"
@@ -49,12 +42,15 @@ type Pipeline struct {
 
 // Destination is one destination root and how outputs are laid out in it.
 type Destination struct {
-	ID      string
-	Backend string // local | sftp | s3
-	// Path is the destination root and may hold placeholders (see Expand).
-	// local: an absolute, cleaned file path ("~/" and relative paths are
-	// resolved at load). sftp: an absolute, cleaned server path. s3: a key
-	// prefix without leading or trailing "/", possibly "" (the bucket root).
+	ID string
+	// Backend names the storage backend (a name in package
+	// storage/registry: local, sftp, s3, ...).
+	Backend string
+	// Path is the destination root and may hold placeholders (see Expand),
+	// as the backend's storage.PathKind reads it. PathLocal: an absolute,
+	// cleaned file path ("~/" and relative paths are resolved at load).
+	// PathServer: an absolute, cleaned server path. PathKey: a key prefix
+	// without leading or trailing "/", possibly "" (the bucket root).
 	Path     string
 	Workflow string // additive | replacement (default additive)
 	// MaxDeletes, when set, is the most outputs one plan may delete at this
@@ -68,17 +64,28 @@ type Destination struct {
 	Paths        Paths
 	Markdown     Markdown
 	Links        Links
-	// Headers are the S3 response-metadata rules, first match wins (only
-	// with backend s3).
+	// Headers are the response-metadata rules, first match wins (only
+	// with a backend whose stores keep metadata: Properties.Metadata).
 	Headers []HeaderRule
 	// Index is the archive index (and feed) of this destination's
 	// reports, or nil.
 	Index *Index
 	// Retention is nil when the destination has no retention block.
 	Retention *Retention
-	SFTP      *SFTP // set exactly when Backend is sftp
-	S3        *S3   // set exactly when Backend is s3
-	Line      int
+	// Settings is what the backend's Decode returned for the block named
+	// like the backend (nil for a backend without one), which its Open
+	// and Location read (a pointer to the adapter's Options, typically).
+	Settings any
+	// LocalFiles are the files on this machine the backend's block names
+	// (an SSH identity, a known_hosts file), which validate checks.
+	LocalFiles []LocalFile
+	Line       int
+}
+
+// LocalFile is a file on this machine that a backend's block names.
+type LocalFile struct {
+	Field string // "sftp.known_hosts_file"
+	Path  string // absolute
 }
 
 // Publish selects which outputs are produced.
@@ -157,35 +164,6 @@ type Retention struct {
 type Prune struct {
 	OlderThan time.Duration
 	KeepMin   int
-}
-
-// SFTP is the sftp backend block.
-type SFTP struct {
-	Host           string
-	Port           int // default 22
-	User           string
-	IdentityFile   string // absolute, or ""
-	KnownHostsFile string // absolute
-	// DialTimeout, KeepaliveInterval and KeepaliveTimeout tune how fast a
-	// dead or stalled server is noticed (0: the adapter's defaults, 30s,
-	// 15s and 15s).
-	DialTimeout       time.Duration
-	KeepaliveInterval time.Duration
-	KeepaliveTimeout  time.Duration
-}
-
-// S3 is the s3 backend block.
-type S3 struct {
-	Bucket    string
-	Region    string
-	Endpoint  string
-	PathStyle bool
-	// DialTimeout, ResponseTimeout and IdleTimeout bound connecting, the
-	// wait for response headers and a transfer in which no byte moves (0:
-	// the adapter's defaults, 10s, 30s and 30s).
-	DialTimeout     time.Duration
-	ResponseTimeout time.Duration
-	IdleTimeout     time.Duration
 }
 
 // Notification is one webhook notification.

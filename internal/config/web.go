@@ -6,10 +6,12 @@ import (
 
 	"github.com/distributor-dev/distributor/internal/cleanpath"
 	"github.com/distributor-dev/distributor/internal/glob"
+	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/registry"
 )
 
 // The web-publishing fields of a destination (spec 3.1): publish filters,
-// S3 response-metadata rules and the archive index.
+// response-metadata rules and the archive index.
 
 var (
 	headerRuleFields = []string{"match", "cache_control", "content_type", "content_disposition"}
@@ -71,17 +73,20 @@ func (d *decoder) headerValue(o *object, name string) string {
 	return s
 }
 
-// headers decodes a destination's headers list; backend is the
-// destination's backend ("" when it is invalid).
-func (d *decoder) headers(o *object, backend string) []HeaderRule {
+// headers decodes a destination's headers list; be is the destination's
+// backend, known false when it is invalid.
+func (d *decoder) headers(o *object, be storage.Backend, known bool) []HeaderRule {
 	items, n, ok := d.list(o, "headers", false)
 	if n == nil {
 		return nil
 	}
 	f := join(o.path, "headers")
-	if backend != "" && backend != BackendS3 {
-		d.add(o.keyLine("headers"), f, "only allowed with backend: s3 (this destination's backend is %s): "+
-			"local disk and SFTP store no response headers, the web server serving the root decides them (configure Cache-Control and friends there)", backend)
+	if known && !be.Properties.Metadata {
+		_, metaNames := backendTitles(true)
+		otherTitles, _ := backendTitles(false)
+		d.add(o.keyLine("headers"), f, "only allowed with backend: %s (this destination's backend is %s): "+
+			"%s store no response headers, the web server serving the root decides them (configure Cache-Control and friends there)",
+			registry.List(metaNames, "or"), be.Name, registry.List(otherTitles, "and"))
 		return nil
 	}
 	if !ok {
@@ -169,17 +174,20 @@ func (d *decoder) index(o *object, links Links) *Index {
 	return x
 }
 
+// Location names where dst's root lives, as its backend's Location says
+// ("" on local disk): destinations whose roots have the same Location and
+// the same path share a root.
+func Location(dst *Destination) string {
+	if b, ok := registry.Lookup(dst.Backend); ok && b.Location != nil {
+		return b.Location(dst.Settings)
+	}
+	return ""
+}
+
 // rootKey identifies the storage root a destination's path names, as far
 // as configuration can tell (a templated path is compared as written).
 func rootKey(dst *Destination) string {
-	k := dst.Backend + "\x00" + dst.Path
-	switch {
-	case dst.S3 != nil:
-		k += "\x00" + dst.S3.Endpoint + "\x00" + dst.S3.Bucket
-	case dst.SFTP != nil:
-		k += fmt.Sprintf("\x00%s\x00%d", dst.SFTP.Host, dst.SFTP.Port)
-	}
-	return k
+	return dst.Backend + "\x00" + dst.Path + "\x00" + Location(dst)
 }
 
 // indexOwners rejects two destinations that share a root and name one path

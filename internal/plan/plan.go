@@ -539,10 +539,11 @@ func truncate(s []string, n int) []string {
 }
 
 // CheckForceRoot refuses --force on a root that is too broad to wipe: for
-// local and sftp roots "/" or a top-level directory ("/srv"); for s3 the
-// bucket itself (an empty key prefix).
-func CheckForceRoot(backend, root string) error {
-	if backend == "s3" {
+// a directory (local disk, SFTP) "/" or a top-level directory ("/srv");
+// for a key prefix in a bucket (keyPrefix) the bucket itself (an empty
+// prefix).
+func CheckForceRoot(keyPrefix bool, root string) error {
+	if keyPrefix {
 		if strings.Trim(root, "/") == "" {
 			return fmt.Errorf("--force refuses to clear a whole bucket: give the destination a key prefix")
 		}

@@ -62,7 +62,7 @@ func BenchmarkPlanTypicalReport(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	d := &config.Destination{ID: "latest", Backend: config.BackendLocal, Workflow: config.WorkflowAdditive,
+	d := &config.Destination{ID: "latest", Backend: "local", Workflow: config.WorkflowAdditive,
 		Publish: config.Publish{HTML: true, Source: config.SourceAssets},
 		Paths:   config.Paths{Rename: map[string]string{"report.md": "index.md"}},
 		Links:   config.Links{BaseURL: "https://reports.example.com/weather/", Pretty: true}}

@@ -2,20 +2,24 @@ package storage
 
 import (
 	"context"
+	"net/url"
 	"time"
 )
 
 // Backend describes one storage family (local disk, SFTP, S3, ...) to the
-// configuration and the commands. Each backend package exports one; the
-// registry (package storage/registry) lists them, and nothing outside the
-// storage packages and that registry switches on a backend's name: what
-// differs between backends is data here or a Store's Properties.
+// configuration and the commands. Each backend package exports one with a
+// function Backend; the registry (package storage/registry) lists them,
+// and nothing outside the storage packages and that registry switches on a
+// backend's name: what differs between backends is data here or a Store's
+// Properties.
 type Backend struct {
 	// Name is the value of a destination's `backend` field, and the name
 	// of its configuration block when Fields is not empty.
 	Name string
-	// Summary says in a few words what the backend writes to, for help
-	// and messages ("a directory on this machine").
+	// Title names the backend in prose ("local disk", "SFTP", "S3").
+	Title string
+	// Summary says in a few words where a root lives, for the schema's
+	// description of `backend` ("an SFTP server").
 	Summary string
 	// Fields are the members of the backend's configuration block, in
 	// the order the documentation lists them. A backend without a block
@@ -27,19 +31,28 @@ type Backend struct {
 	Needs string
 	// Path says how a destination's `path` is read on this backend.
 	Path PathKind
+	// Jobs is how many transfers run at once per destination unless the
+	// command says otherwise (--jobs).
+	Jobs int
+	// Remote: the stores reach a server over a network, where a request
+	// can fail for a moment and succeed when repeated, so the commands
+	// wrap them in the retry wrapper. Local disk is not remote: its
+	// failures do not pass.
+	Remote bool
 	// Properties are what every Store this backend opens can do, known
 	// before one is opened (the configuration checks `headers` against
 	// Metadata). An opened Store's Properties may say less, never more.
 	Properties Properties
 	// Schema is the JSON Schema (draft 2020-12) of the block, as a JSON
 	// object, "" when Fields is empty. The configuration's schema embeds
-	// it and requires it exactly with the backend.
+	// it (as $defs.<Name>) and requires it exactly with the backend; its
+	// properties are exactly Fields, each with a description.
 	Schema string
 	// Decode reads the block (b) into the backend's settings, which Open
-	// and Root receive back unchanged. It reports every problem through
-	// b and returns what it could decode; the configuration is refused
-	// when b has any problem. It is called with a nil-free b even for a
-	// backend without Fields (b then holds no members).
+	// and Location receive back unchanged. It reports every problem
+	// through b and returns what it could decode; the configuration is
+	// refused when b has any problem. Nil for a backend without Fields:
+	// its settings are nil.
 	Decode func(b Block) any
 	// Open opens the store of a destination: settings from Decode, root
 	// the destination's resolved path (see PathKind), env the process
@@ -48,10 +61,11 @@ type Backend struct {
 	// so that an unknown host key fails before anything is planned) or
 	// defer its first request to the store's first use.
 	Open func(ctx context.Context, settings any, root string, env func(string) string) (Store, error)
-	// Location names where a root lives for the overlap check between
-	// destinations (two roots on the same server, nested or equal):
+	// Location names where a root lives for the checks that find two
+	// destinations on one root (the same server, nested or equal paths):
 	// roots with the same Location and paths of which one is a prefix of
-	// the other overlap. Local disk returns "".
+	// the other overlap. Nil for local disk, whose roots all live on this
+	// machine (Location "").
 	Location func(settings any) string
 }
 
@@ -74,26 +88,35 @@ const (
 // presents it to Backend.Decode. Each read reports its own problems (a
 // wrong type, a missing required member) with the file, line and field,
 // and returns ok false for them; Errorf reports a problem the backend
-// finds in a value it read. Names are the block's member names.
+// finds in a value it read. Names are the block's member names; a member
+// set to null counts as absent.
 type Block interface {
-	// String reads a string member; required reports its absence.
+	// String reads a member as a string (any YAML scalar, as written);
+	// required reports its absence.
 	String(name string, required bool) (s string, ok bool)
 	// Bool reads a boolean member, def when absent.
 	Bool(name string, def bool) bool
 	// Int reads an integer member; ok is false when absent or invalid.
 	Int(name string) (n int64, ok bool)
-	// Duration reads a positive duration such as "15s" or "2m"; 0 when
-	// absent (the backend's default) or invalid.
+	// Duration reads a positive duration such as "15s" or "2m" (units d,
+	// h, m, s); 0 when absent (the backend's default) or invalid.
 	Duration(name string) time.Duration
-	// LocalPath reads the path of a file on this machine, resolved as a
-	// local destination path is ("~/", relative to the configuration
-	// file); "" when absent or invalid. Placeholders are refused.
-	LocalPath(name string, required bool) string
-	// URL reads an http or https URL without credentials, query or
-	// fragment; "" when absent or invalid.
-	URL(name string) string
-	// Has reports whether the block sets the member.
+	// LocalPath resolves s, the value of member name, as the path of a
+	// file on this machine, as a local destination path is ("~/",
+	// relative to the configuration file); "" when it is invalid.
+	// Placeholders are refused. Validation checks that the file can be
+	// read.
+	LocalPath(name, s string) string
+	// URL parses s, the value of member name, as an absolute http or
+	// https URL with a host; ok is false (and the problem reported) when
+	// it is not one.
+	URL(name, s string) (u *url.URL, ok bool)
+	// Has reports whether the block sets the member (to a value other
+	// than null).
 	Has(name string) bool
-	// Errorf reports a problem with the member name (at its line).
+	// Require reports that the required member name is missing; why, if
+	// not "", says what it is for.
+	Require(name, why string)
+	// Errorf reports a problem with the member name, at its line.
 	Errorf(name, format string, args ...any)
 }

@@ -1,0 +1,192 @@
+package config
+
+import (
+	"net/url"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/distributor-dev/distributor/internal/cleanpath"
+	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/registry"
+	"go.yaml.in/yaml/v3"
+)
+
+// What a destination's backend decides: how its path is read and its
+// block, decoded through the storage.Backend the registry lists under the
+// backend's name. Nothing here names a backend.
+
+// blockNames returns the names of the backends that have a block, in the
+// registry's order: the destination fields after the shared ones.
+func blockNames() []string {
+	var names []string
+	for _, b := range registry.All() {
+		if len(b.Fields) > 0 {
+			names = append(names, b.Name)
+		}
+	}
+	return names
+}
+
+// withBackendFields adds to m each field of one backend's block that no
+// other backend's block has, mapped to that block (see
+// misplacedDestinationFields).
+func withBackendFields(m map[string]string) map[string]string {
+	owners := map[string][]string{}
+	for _, b := range registry.All() {
+		for _, f := range b.Fields {
+			owners[f] = append(owners[f], b.Name)
+		}
+	}
+	for f, names := range owners {
+		if len(names) == 1 {
+			m[f] = names[0]
+		}
+	}
+	return m
+}
+
+// backendBlocks checks that each backend's block is present exactly when
+// that backend is chosen, and decodes the one present with its backend's
+// Decode into dst.Settings (the block of another backend, when the
+// destination's backend is invalid, is decoded for its problems only).
+func (d *decoder) backendBlocks(o *object, dst *Destination, backendNode *yaml.Node) {
+	for _, b := range registry.All() {
+		if len(b.Fields) == 0 {
+			continue
+		}
+		name := b.Name
+		_, present := o.fields[name]
+		f := join(o.path, name)
+		switch {
+		case dst.Backend == name && !present:
+			d.add(backendNode.Line, f, "backend %s needs an %s block (with %s)", name, name, b.Needs)
+			continue
+		case dst.Backend != "" && dst.Backend != name && present:
+			d.add(o.keyLine(name), f, "only allowed with backend: %s (this destination's backend is %s)", name, dst.Backend)
+			continue
+		case !present:
+			continue
+		}
+		if d.value(o, name) == nil {
+			if dst.Backend == name {
+				d.add(o.keyLine(name), f, "is empty (it needs %s)", b.Needs)
+			}
+			continue
+		}
+		if bo := d.sub(o, name, b.Fields, nil); bo != nil {
+			settings := b.Decode(&block{d: d, o: bo, name: name, dst: dst})
+			if dst.Backend == name {
+				dst.Settings = settings
+			}
+		}
+	}
+}
+
+// destinationPath checks and resolves dst's path as its backend (be, when
+// known) reads it.
+func (d *decoder) destinationPath(o *object, dst *Destination, be storage.Backend, known bool) {
+	f := join(o.path, "path")
+	needed := known && be.Path != storage.PathKey
+	s, v, ok := d.str(o, "path", needed)
+	if !ok || !d.template(s, v, f) {
+		return
+	}
+	switch {
+	case !known:
+		dst.Path = s // backend invalid: already reported
+	case be.Path == storage.PathLocal:
+		dst.Path, _ = d.localPath(s, v, f)
+	case be.Path == storage.PathServer:
+		switch {
+		case s == "":
+			d.add(v.Line, f, "must not be empty")
+		case !strings.HasPrefix(s, "/"):
+			d.add(v.Line, f, "%q must be an absolute path on the server (starting with /)", s)
+		case strings.ContainsAny(s, "\\\x00"):
+			d.add(v.Line, f, "%q must not contain a backslash or NUL byte", s)
+		default:
+			dst.Path = path.Clean(s)
+		}
+	case be.Path == storage.PathKey:
+		if strings.HasPrefix(s, "/") {
+			d.add(v.Line, f, "%q must be a key prefix without a leading /", s)
+			return
+		}
+		s = strings.TrimSuffix(s, "/")
+		if s != "" {
+			if err := cleanpath.Check(s); err != nil {
+				d.add(v.Line, f, "key prefix %q is not clean: %s", s, reason(err))
+				return
+			}
+		}
+		dst.Path = s
+	}
+}
+
+// block is a backend's block as its Decode reads it (storage.Block).
+type block struct {
+	d    *decoder
+	o    *object
+	name string       // the block's name, the backend's
+	dst  *Destination // receives the local files the block names
+}
+
+func (b *block) String(name string, required bool) (string, bool) {
+	s, _, ok := b.d.str(b.o, name, required)
+	return s, ok
+}
+
+func (b *block) Bool(name string, def bool) bool { return b.d.boolean(b.o, name, def) }
+
+func (b *block) Int(name string) (int64, bool) {
+	n, _, ok := b.d.integer(b.o, name)
+	return n, ok
+}
+
+func (b *block) Duration(name string) time.Duration { return b.d.timeout(b.o, name) }
+
+func (b *block) LocalPath(name, s string) string {
+	v, f := b.d.value(b.o, name), join(b.o.path, name)
+	if v == nil || !b.d.noPlaceholder(s, v, f) {
+		return ""
+	}
+	p, ok := b.d.localPath(s, v, f)
+	if !ok {
+		return ""
+	}
+	b.dst.LocalFiles = append(b.dst.LocalFiles, LocalFile{Field: b.name + "." + name, Path: p})
+	return p
+}
+
+func (b *block) URL(name, s string) (*url.URL, bool) {
+	u, err := httpURL(s)
+	if err != nil {
+		b.Errorf(name, "%v", err)
+		return nil, false
+	}
+	return u, true
+}
+
+func (b *block) Has(name string) bool { return b.d.value(b.o, name) != nil }
+
+func (b *block) Require(name, why string) { b.d.required(b.o, name, why) }
+
+func (b *block) Errorf(name, format string, args ...any) {
+	line := b.o.keyLine(name)
+	if v := b.d.value(b.o, name); v != nil {
+		line = v.Line
+	}
+	b.d.add(line, join(b.o.path, name), format, args...)
+}
+
+// backendTitles returns the Titles of the backends whose stores keep
+// response metadata (meta) or not.
+func backendTitles(meta bool) (titles, names []string) {
+	for _, b := range registry.All() {
+		if b.Properties.Metadata == meta {
+			titles, names = append(titles, b.Title), append(names, b.Name)
+		}
+	}
+	return titles, names
+}

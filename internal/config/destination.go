@@ -1,0 +1,222 @@
+package config
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/distributor-dev/distributor/internal/cleanpath"
+	"github.com/distributor-dev/distributor/internal/storage/registry"
+	"go.yaml.in/yaml/v3"
+)
+
+// The destinations: their fields and the blocks every backend shares (the
+// backends' own blocks are decoded in backend.go).
+
+func destinationHint(name string) string {
+	if slices.Contains(legacyDestinationFields, name) {
+		return fmt.Sprintf("field %q is no longer supported: ownership is recorded in the catalog; use workflow: additive or workflow: replacement", name)
+	}
+	if block, ok := misplacedDestinationFields[name]; ok {
+		return fmt.Sprintf("unknown field %q; it belongs in the %s block (%s.%s)", name, block, block, name)
+	}
+	return ""
+}
+
+func (d *decoder) destination(n *yaml.Node, field string, seen map[string]int) (Destination, bool) {
+	o := d.object(n, field, destinationFields, destinationHint)
+	if o == nil {
+		return Destination{}, false
+	}
+	dst := Destination{Line: n.Line}
+	if s, v, ok := d.str(o, "id", true); ok {
+		d.slug(s, v, join(field, "id"))
+		d.unique(seen, s, v, join(field, "id"), "destination")
+		dst.ID = s
+	}
+
+	backend, backendNode, ok := d.str(o, "backend", false)
+	if backendNode == nil {
+		d.required(o, "backend", registry.List(backends, "or"))
+	}
+	if ok && !d.oneOf(backend, backendNode, join(field, "backend"), backends) {
+		ok = false
+	}
+	if !ok {
+		backend = ""
+	}
+	dst.Backend = backend
+	be, known := registry.Lookup(backend)
+
+	d.destinationPath(o, &dst, be, known)
+
+	dst.Workflow = WorkflowAdditive
+	if s, v, ok := d.str(o, "workflow", false); ok && d.oneOf(s, v, join(field, "workflow"), workflows) {
+		dst.Workflow = s
+	}
+
+	if n, v, ok := d.integer(o, "max_deletes"); ok {
+		if n < 0 {
+			d.add(v.Line, join(field, "max_deletes"), "must be 0 or more, not %d", n)
+		} else {
+			m := int(n)
+			dst.MaxDeletes = &m
+		}
+	}
+
+	dst.SingleWriter = d.boolean(o, "single_writer", false)
+
+	dst.Publish = Publish{HTML: true, Source: SourceAssets}
+	if po := d.sub(o, "publish", publishFields, nil); po != nil {
+		dst.Publish.HTML = d.boolean(po, "html", true)
+		if s, v, ok := d.str(po, "source", false); ok && d.oneOf(s, v, join(po.path, "source"), sources) {
+			dst.Publish.Source = s
+		}
+		d.publishFilters(po, &dst.Publish)
+	}
+
+	if po := d.sub(o, "paths", pathsFields, nil); po != nil {
+		dst.Paths = d.paths(po)
+	}
+
+	if mo := d.sub(o, "markdown", markdownFields, nil); mo != nil {
+		if s, v, ok := d.str(mo, "template", false); ok && s != "" && d.noPlaceholder(s, v, join(mo.path, "template")) {
+			dst.Markdown.Template, _ = d.localPath(s, v, join(mo.path, "template"))
+		}
+		dst.Markdown.RawHTML = d.boolean(mo, "raw_html", false)
+	}
+
+	if lo := d.sub(o, "links", linksFields, nil); lo != nil {
+		if s, v, ok := d.str(lo, "base_url", false); ok && s != "" {
+			f := join(lo.path, "base_url")
+			if u, err := httpURL(s); err != nil {
+				d.add(v.Line, f, "%v", err)
+			} else if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(s, "#") {
+				d.add(v.Line, f, "%q must not have a query or fragment", s)
+			} else if u.User != nil {
+				d.add(v.Line, f, "%q must not contain credentials", s)
+			} else if d.noPlaceholder(s, v, f) {
+				if !strings.HasSuffix(s, "/") {
+					s += "/"
+				}
+				dst.Links.BaseURL = s
+			}
+		}
+		dst.Links.Pretty = d.boolean(lo, "pretty", false)
+	}
+
+	dst.Headers = d.headers(o, be, known)
+	dst.Index = d.index(o, dst.Links)
+
+	if ro := d.sub(o, "retention", retentionFields, nil); ro != nil {
+		dst.Retention = &Retention{}
+		if po := d.sub(ro, "prune", pruneFields, nil); po != nil {
+			dst.Retention.Prune = d.prune(po)
+		}
+	}
+
+	d.backendBlocks(o, &dst, backendNode)
+	return dst, true
+}
+
+func (d *decoder) paths(o *object) Paths {
+	var p Paths
+	if s, v, ok := d.str(o, "prefix", false); ok && s != "" {
+		f := join(o.path, "prefix")
+		if d.template(s, v, f) {
+			// Any clean output path appended to the prefix must stay clean;
+			// checking with a one-letter name covers every rule but the
+			// reserved-name one, which planning checks on the final paths.
+			if !strings.HasSuffix(s, "/") {
+				// A prefix is a folder: "tomorrow" silently producing
+				// "tomorrowindex.html" surprises everyone.
+				d.add(v.Line, f, "%q must end with \"/\" (it names a folder: write %q)", s, s+"/")
+			} else if err := cleanpath.CheckUnreserved(s + "x"); err != nil {
+				d.add(v.Line, f, "%q would make unclean output paths (%q %s)", s, s+"x", reason(err))
+			} else {
+				p.Prefix = s
+			}
+		}
+	}
+	n := d.value(o, "rename")
+	if n == nil {
+		return p
+	}
+	f := join(o.path, "rename")
+	if n.Kind != yaml.MappingNode {
+		d.add(n.Line, f, "must be a mapping of source path to output path, not %s", describe(n))
+		return p
+	}
+	keys := map[string]int{}
+	targets := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := d.resolve(n.Content[i]), d.resolve(n.Content[i+1])
+		if k == nil || v == nil {
+			return p
+		}
+		if k.Kind != yaml.ScalarNode || isNull(k) {
+			d.add(k.Line, f, "keys must be source paths, not %s", describe(k))
+			continue
+		}
+		ef := fmt.Sprintf("%s[%q]", f, k.Value)
+		if first, dup := keys[k.Value]; dup {
+			d.add(k.Line, ef, "source path renamed twice (first at line %d)", first)
+			continue
+		}
+		keys[k.Value] = k.Line
+		okKey := true
+		if err := cleanpath.CheckUnreserved(k.Value); err != nil {
+			d.add(k.Line, ef, "source path %q is not clean: %s", k.Value, reason(err))
+			okKey = false
+		}
+		if v.Kind != yaml.ScalarNode || isNull(v) {
+			d.add(v.Line, ef, "must be an output path, not %s", describe(v))
+			continue
+		}
+		if err := cleanpath.CheckUnreserved(v.Value); err != nil {
+			d.add(v.Line, ef, "output path %q is not clean: %s", v.Value, reason(err))
+			continue
+		}
+		if !d.noPlaceholder(k.Value, k, ef) || !d.noPlaceholder(v.Value, v, ef) {
+			continue
+		}
+		if first, dup := targets[v.Value]; dup {
+			d.add(v.Line, ef, "output path %q is already the target of another rename (line %d)", v.Value, first)
+			continue
+		}
+		targets[v.Value] = v.Line
+		if okKey {
+			if p.Rename == nil {
+				p.Rename = map[string]string{}
+			}
+			p.Rename[k.Value] = v.Value
+		}
+	}
+	return p
+}
+
+func (d *decoder) prune(o *object) *Prune {
+	p := &Prune{}
+	if s, v, ok := d.str(o, "older_than", true); ok {
+		f := join(o.path, "older_than")
+		dur, err := ParseDuration(s)
+		switch {
+		case err != nil:
+			d.add(v.Line, f, "%v", err)
+		case dur <= 0:
+			d.add(v.Line, f, "must be greater than zero")
+		default:
+			p.OlderThan = dur
+		}
+	}
+	if k, v, ok := d.integer(o, "keep_min"); ok {
+		if k < 0 {
+			d.add(v.Line, join(o.path, "keep_min"), "must be 0 or more, not %d", k)
+		} else if k > 1<<31-1 {
+			d.add(v.Line, join(o.path, "keep_min"), "%d is too large", k)
+		} else {
+			p.KeepMin = int(k)
+		}
+	}
+	return p
+}

@@ -1,0 +1,157 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/distributor-dev/distributor/internal/cleanpath"
+	"go.yaml.in/yaml/v3"
+)
+
+// Checks of values shared by the configuration's blocks.
+
+func (d *decoder) slug(s string, n *yaml.Node, field string) bool {
+	if !slugRE.MatchString(s) {
+		d.add(n.Line, field, "%q is not a valid id: use 1 to 64 characters of a-z, 0-9, \".\", \"_\" and \"-\", starting with a letter or digit", s)
+		return false
+	}
+	return true
+}
+
+// unique records id in seen, reporting a repeat.
+func (d *decoder) unique(seen map[string]int, id string, n *yaml.Node, field, kind string) {
+	if id == "" {
+		return
+	}
+	if first, dup := seen[id]; dup {
+		d.add(n.Line, field, "duplicate %s id %q (first defined at line %d)", kind, id, first)
+		return
+	}
+	seen[id] = n.Line
+}
+
+// oneOf checks s against allowed values, suggesting the closest.
+func (d *decoder) oneOf(s string, n *yaml.Node, field string, allowed []string) bool {
+	if slices.Contains(allowed, s) {
+		return true
+	}
+	msg := fmt.Sprintf("%q is not one of %s", s, strings.Join(allowed, ", "))
+	if c := closest(s, allowed); c != "" {
+		msg += fmt.Sprintf("; did you mean %q?", c)
+	}
+	d.add(n.Line, field, "%s", msg)
+	return false
+}
+
+// noPlaceholder rejects placeholders in fields that do not expand them.
+func (d *decoder) noPlaceholder(s string, n *yaml.Node, field string) bool {
+	for _, name := range placeholderNames {
+		if strings.Contains(s, "{"+name+"}") {
+			d.add(n.Line, field, "placeholder {%s} is not allowed here: placeholders are only allowed in path and paths.prefix", name)
+			return false
+		}
+	}
+	return true
+}
+
+// template checks the placeholder syntax of a path or prefix.
+func (d *decoder) template(s string, n *yaml.Node, field string) bool {
+	if _, err := parseTemplate(s); err != nil {
+		d.add(n.Line, field, "%v", err)
+		return false
+	}
+	return true
+}
+
+func (d *decoder) homeDir() (string, error) {
+	if !d.homeSet {
+		d.home, d.homeErr = os.UserHomeDir()
+		d.homeSet = true
+	}
+	return d.home, d.homeErr
+}
+
+// localPath resolves a local file path: "~" and "~/..." expand to the home
+// directory, relative paths join the config file's directory, and the result
+// is cleaned. Placeholders pass through unchanged.
+func (d *decoder) localPath(s string, n *yaml.Node, field string) (string, bool) {
+	if s == "" {
+		d.add(n.Line, field, "must not be empty")
+		return "", false
+	}
+	if strings.IndexByte(s, 0) >= 0 {
+		d.add(n.Line, field, "must not contain a NUL byte")
+		return "", false
+	}
+	switch {
+	case s == "~" || strings.HasPrefix(s, "~/"):
+		home, err := d.homeDir()
+		if err != nil {
+			d.add(n.Line, field, "cannot expand ~: %v", err)
+			return "", false
+		}
+		s = filepath.Join(home, s[1:])
+	case strings.HasPrefix(s, "~"):
+		d.add(n.Line, field, "%q: only ~/ (the home directory of the user running distributor) is expanded, not ~user", s)
+		return "", false
+	}
+	if !filepath.IsAbs(s) {
+		s = filepath.Join(d.dir, s)
+	}
+	return filepath.Clean(s), true
+}
+
+// httpURL checks s is an absolute http(s) URL with a host.
+func httpURL(s string) (*url.URL, error) {
+	if strings.IndexFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
+		return nil, fmt.Errorf("%q must not contain spaces or control characters", s)
+	}
+	u, err := url.Parse(s)
+	if !strings.Contains(s, "://") {
+		return nil, fmt.Errorf("%q must be an absolute http:// or https:// URL", s)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%q is not a valid URL", s)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Opaque != "" {
+		return nil, fmt.Errorf("%q must be an absolute http:// or https:// URL", s)
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return nil, fmt.Errorf("%q has no host", s)
+	}
+	return u, nil
+}
+
+// timeout decodes an optional positive duration such as "15s" or "2m"
+// (units d, h, m, s, as retention durations); absent is 0, the default.
+func (d *decoder) timeout(o *object, name string) time.Duration {
+	s, v, ok := d.str(o, name, false)
+	if !ok {
+		return 0
+	}
+	dur, err := ParseDuration(s)
+	switch {
+	case err != nil:
+		d.add(v.Line, join(o.path, name), "%v", err)
+	case dur <= 0:
+		d.add(v.Line, join(o.path, name), "must be greater than zero")
+	default:
+		return dur
+	}
+	return 0
+}
+
+func reason(err error) string {
+	var ce *cleanpath.Error
+	if errors.As(err, &ce) {
+		return ce.Reason
+	}
+	return err.Error()
+}
