@@ -430,12 +430,9 @@ func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64, excl
 	if size < 0 {
 		return fmt.Errorf("negative size %d", size)
 	}
-	er := &exactReader{ctx: ctx, r: r, left: size}
-	if size == 0 {
-		// Nothing will be read: check now that there is nothing to read.
-		if err := er.checkEnd(); err != nil {
-			return err
-		}
+	er, err := storage.NewExactReader(ctx, r, size)
+	if err != nil {
+		return err
 	}
 	opts := minio.PutObjectOptions{ContentType: storage.ContentType(p), PartSize: s.partSize,
 		CacheControl: po.Metadata.CacheControl, ContentDisposition: po.Metadata.ContentDisposition}
@@ -451,9 +448,9 @@ func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64, excl
 	if exclusive {
 		opts.SetMatchETagExcept("*")
 	}
-	_, err := s.client.PutObject(ctx, s.bucket, s.key(p), er, size, opts)
-	if er.err != nil {
-		return er.err // the reader's failure is the cause, whatever the client made of it
+	_, err = s.client.PutObject(ctx, s.bucket, s.key(p), er, size, opts)
+	if er.Err() != nil {
+		return er.Err() // the reader's failure is the cause, whatever the client made of it
 	}
 	if err != nil {
 		if resp := minio.ToErrorResponse(err); exclusive && (resp.StatusCode == http.StatusPreconditionFailed ||
@@ -462,8 +459,8 @@ func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64, excl
 		}
 		return explain(err)
 	}
-	if er.left != 0 {
-		return fmt.Errorf("the client sent %d of %d bytes", size-er.left, size)
+	if er.Left() != 0 {
+		return fmt.Errorf("the client sent %d of %d bytes", size-er.Left(), size)
 	}
 	return nil
 }
@@ -490,62 +487,6 @@ func (s *Store) cutShort(ctx context.Context, p string, ifVersion storage.Versio
 		return fmt.Errorf("%w: object is absent, want version %s (the server closed the connection before the body was sent: %v)", storage.ErrPrecondition, ifVersion, err)
 	}
 	return err
-}
-
-// exactReader yields exactly left bytes of r and fails, without yielding
-// the last bytes, if r has fewer or more, if r fails, or if ctx ends: so a
-// request whose body is cut short never reaches its declared length and
-// the server stores nothing.
-type exactReader struct {
-	ctx  context.Context
-	r    io.Reader
-	left int64
-	read int64
-	err  error
-}
-
-func (e *exactReader) Read(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	if e.left == 0 {
-		return 0, io.EOF
-	}
-	if err := e.ctx.Err(); err != nil {
-		e.err = err
-		return 0, err
-	}
-	if int64(len(p)) > e.left {
-		p = p[:e.left]
-	}
-	n, err := e.r.Read(p)
-	e.read += int64(n)
-	e.left -= int64(n)
-	switch {
-	case err == io.EOF && e.left > 0:
-		e.err = fmt.Errorf("short input: got %d of %d bytes", e.read, e.read+e.left)
-	case err != nil && err != io.EOF:
-		e.err = fmt.Errorf("after %d bytes: %w", e.read, err)
-	case e.left == 0:
-		e.err = e.checkEnd()
-	}
-	if e.err != nil {
-		return 0, e.err // withhold this chunk: the body stays incomplete
-	}
-	return n, nil
-}
-
-// checkEnd checks that r has no byte left and ctx is alive.
-func (e *exactReader) checkEnd() error {
-	var extra [1]byte
-	n, err := io.ReadFull(e.r, extra[:])
-	switch {
-	case n > 0:
-		return fmt.Errorf("input is longer than %d bytes", e.read)
-	case err != io.EOF:
-		return fmt.Errorf("after %d bytes: %w", e.read, err)
-	}
-	return e.ctx.Err()
 }
 
 // Get implements storage.Store: it reads an object whole, with the ETag of
@@ -646,12 +587,9 @@ func (s *Store) putIf(ctx context.Context, p string, r io.ReadSeeker, size int64
 	if _, err := r.Seek(0, io.SeekStart); err != nil {
 		return "", fmt.Errorf("rewind the input: %w", err)
 	}
-	er := &exactReader{ctx: ctx, r: r, left: size}
-	if size == 0 {
-		// Nothing will be read: check now that there is nothing to read.
-		if err := er.checkEnd(); err != nil {
-			return "", err
-		}
+	er, err := storage.NewExactReader(ctx, r, size)
+	if err != nil {
+		return "", err
 	}
 	// An empty body is sent unsigned: see put.
 	opts := minio.PutObjectOptions{ContentType: storage.ContentType(p), DisableMultipart: true, DisableContentSha256: size == 0}
@@ -668,8 +606,8 @@ func (s *Store) putIf(ctx context.Context, p string, r io.ReadSeeker, size int64
 		pctx = expectContinue(ctx)
 	}
 	info, err := s.client.PutObject(pctx, s.bucket, s.key(p), body, size, opts)
-	if er.err != nil {
-		return "", er.err // the reader's failure is the cause, whatever the client made of it
+	if er.Err() != nil {
+		return "", er.Err() // the reader's failure is the cause, whatever the client made of it
 	}
 	if err != nil {
 		resp := minio.ToErrorResponse(err)
@@ -683,13 +621,13 @@ func (s *Store) putIf(ctx context.Context, p string, r io.ReadSeeker, size int64
 			return "", fmt.Errorf("%w: a concurrent conditional write: %w", storage.ErrPrecondition, explain(err))
 		case ifVersion != "" && (resp.Code == "NoSuchKey" || resp.StatusCode == http.StatusNotFound && resp.Code != "NoSuchBucket"):
 			return "", fmt.Errorf("%w: object is absent, want version %s", storage.ErrPrecondition, ifVersion)
-		case resp.Code == "" && resp.StatusCode == 0 && er.left > 0:
+		case resp.Code == "" && resp.StatusCode == 0 && er.Left() > 0:
 			return "", s.cutShort(ctx, p, ifVersion, err)
 		}
 		return "", explain(err)
 	}
-	if er.left != 0 {
-		return "", fmt.Errorf("the client sent %d of %d bytes", size-er.left, size)
+	if er.Left() != 0 {
+		return "", fmt.Errorf("the client sent %d of %d bytes", size-er.Left(), size)
 	}
 	if info.ETag == "" {
 		return "", errors.New("the server returned no ETag")
