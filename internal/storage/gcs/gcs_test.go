@@ -7,8 +7,10 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/distributor-dev/distributor/internal/lock"
 	"github.com/distributor-dev/distributor/internal/storage"
@@ -269,4 +271,58 @@ func TestIsTransient(t *testing.T) {
 			t.Errorf("HTTP %d: IsTransient(%v) = %v, want %v", status, err, !want, want)
 		}
 	}
+}
+
+// TestConcurrentWriters: eight writers that each take the root's lock,
+// prove the server's conditions on it and increment a counter with a
+// compare-and-swap, three times, lose no increment.
+func TestConcurrentWriters(t *testing.T) {
+	s := gcstest.FakeGCS(t).Open(t, gcstest.Prefix(t))
+	const writers, rounds = 8, 3
+	errc := make(chan error, writers)
+	for w := range writers {
+		go func() {
+			l := lock.Locker{Store: s, Wait: time.Minute, Poll: 20 * time.Millisecond, PID: 1000 + w,
+				Alive: func(int) bool { return true }}
+			for range rounds {
+				if err := increment(t.Context(), &l); err != nil {
+					errc <- err
+					return
+				}
+			}
+			errc <- nil
+		}()
+	}
+	for range writers {
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, _, err := s.Get(t.Context(), "counter")
+	if n, _ := strconv.Atoi(string(data)); err != nil || n != writers*rounds {
+		t.Fatalf("counter %q, %v; want %d", data, err, writers*rounds)
+	}
+}
+
+// increment takes the lock of l, proves exclusion on it and adds one to
+// the counter object.
+func increment(ctx context.Context, l *lock.Locker) error {
+	k, err := l.Acquire(ctx, "test")
+	if err != nil {
+		return err
+	}
+	defer k.Release(context.WithoutCancel(ctx))
+	if err := k.ProveExclusion(ctx, nil); err != nil {
+		return err
+	}
+	data, v, err := l.Store.Get(ctx, "counter")
+	if errors.Is(err, storage.ErrNotExist) {
+		data, v, err = []byte("0"), "", nil
+	}
+	if err != nil {
+		return err
+	}
+	n, _ := strconv.Atoi(string(data))
+	_, err = l.Store.PutIf(ctx, "counter", []byte(strconv.Itoa(n+1)), v)
+	return err
 }
