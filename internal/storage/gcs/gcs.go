@@ -25,7 +25,8 @@
 // Requests are sent once: retrying is the caller's decision (IsTransient
 // tells which failures are worth it; storage/retry does it). Deadlines
 // are those of package deadline: Options.DialTimeout, ResponseTimeout
-// and IdleTimeout, also for the token requests of the credentials.
+// and IdleTimeout, also for the token requests of credentials from a file
+// (the metadata server's client has its own: 2s to connect, 5s a request).
 //
 // Credentials are Application Default Credentials, in Google's order:
 // the file GOOGLE_APPLICATION_CREDENTIALS names; gcloud's
@@ -117,6 +118,7 @@ const scope = "https://www.googleapis.com/auth/devstorage.read_write"
 // is safe for concurrent use by multiple goroutines.
 type Store struct {
 	client    *http.Client
+	transport http.RoundTripper // below the credentials
 	objects   string // the objects' URL: <endpoint>b/<bucket>/o
 	uploads   string // the uploads' URL: <host>/upload<path>b/<bucket>/o
 	bucket    string
@@ -172,7 +174,7 @@ func (s *Store) init(ctx context.Context, opts Options) error {
 	bucket := "b/" + url.PathEscape(s.bucket) + "/o"
 	s.objects, s.uploads = api+bucket, upload+bucket
 	tr := newTransport(opts)
-	s.client = &http.Client{Transport: tr}
+	s.transport, s.client = tr, &http.Client{Transport: tr}
 	if !anonymous {
 		ts, err := defaultCredentials(getenv, &http.Client{Transport: tr})
 		if err != nil {
@@ -303,8 +305,8 @@ func (s *Store) String() string {
 // os.ErrClosed, and idle connections are closed.
 func (s *Store) Close() error {
 	s.closed.Store(true)
-	if s.client != nil {
-		s.client.CloseIdleConnections()
+	if c, ok := s.transport.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
 	}
 	return nil
 }
