@@ -119,8 +119,8 @@ const scope = "https://www.googleapis.com/auth/devstorage.read_write"
 type Store struct {
 	client    *http.Client
 	transport http.RoundTripper // below the credentials
-	objects   string // the objects' URL: <endpoint>b/<bucket>/o
-	uploads   string // the uploads' URL: <host>/upload<path>b/<bucket>/o
+	objects   string            // the objects' URL: <endpoint>b/<bucket>/o
+	uploads   string            // the uploads' URL: <host>/upload<path>b/<bucket>/o
 	bucket    string
 	prefix    string // the root: "" or a clean name prefix
 	keyPrefix string // prefix+"/", or ""
