@@ -233,8 +233,8 @@ func TestContentType(t *testing.T) {
 		"noext":           "application/octet-stream",
 		"x.unknown-thing": "application/octet-stream",
 	} {
-		if got := contentType(p); got != want {
-			t.Errorf("contentType(%q) = %q, want %q", p, got, want)
+		if got := storage.ContentType(p); got != want {
+			t.Errorf("ContentType(%q) = %q, want %q", p, got, want)
 		}
 	}
 	servers(t, func(t *testing.T, opts Options) {

@@ -1,0 +1,131 @@
+// Package deadline gives the HTTP transport of an object store's client
+// (S3, GCS) its deadlines, so that no request waits forever on a server
+// that went silent, a stalled transfer or a network partition: a new
+// connection has Timeouts.Dial to connect and again to complete its TLS
+// handshake, a sent request has Timeouts.Response to get its response's
+// headers, and every connection carries a progress deadline: a request
+// fails once no byte has moved on its connection, either way, for
+// Timeouts.Idle, however long the transfer takes while bytes flow.
+package deadline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"time"
+)
+
+// Timeouts are the deadlines Install puts on a transport; all must be
+// positive.
+type Timeouts struct {
+	// Dial bounds the TCP connect, and then the TLS handshake, of each
+	// new connection.
+	Dial time.Duration
+	// Response bounds the wait for a response's headers once the request
+	// is sent.
+	Response time.Duration
+	// Idle is the progress deadline of a connection: a request fails when
+	// no byte has moved on its connection, in either direction, for this
+	// long. Idle pooled connections are closed after half of it.
+	Idle time.Duration
+}
+
+// Install puts t on tr: it wraps tr's dialers (a nil DialContext becomes
+// a net.Dialer with a 15s keep-alive) and replaces its
+// TLSHandshakeTimeout, ResponseHeaderTimeout and IdleConnTimeout.
+func Install(tr *http.Transport, t Timeouts) {
+	dial := tr.DialContext
+	if dial == nil {
+		dial = (&net.Dialer{KeepAlive: 15 * time.Second}).DialContext
+	}
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		ctx, cancel := context.WithTimeout(ctx, t.Dial)
+		defer cancel()
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return newProgressConn(c, t.Idle), nil
+	}
+	if dialTLS := tr.DialTLSContext; dialTLS != nil {
+		// A TLS dialer connects and shakes hands: Dial for each.
+		tr.DialTLSContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			ctx, cancel := context.WithTimeout(ctx, 2*t.Dial)
+			defer cancel()
+			c, err := dialTLS(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return newProgressConn(c, t.Idle), nil
+		}
+	}
+	tr.TLSHandshakeTimeout = t.Dial
+	tr.ResponseHeaderTimeout = t.Response
+	// A pooled connection's pending read (the transport watches idle
+	// connections) runs into the progress deadline: retire it before.
+	tr.IdleConnTimeout = t.Idle / 2
+}
+
+// progressConn is a connection whose every Read and Write moves the
+// deadline of both directions to timeout from now: a request fails once
+// no byte has moved either way for timeout, however long its transfer
+// takes while bytes flow. (A Write extends a Read waiting for the
+// response, so a long upload does not time out the wait that follows.)
+type progressConn struct {
+	net.Conn
+	timeout time.Duration
+}
+
+func newProgressConn(c net.Conn, timeout time.Duration) *progressConn {
+	c.SetDeadline(time.Now().Add(timeout))
+	return &progressConn{Conn: c, timeout: timeout}
+}
+
+func (c *progressConn) Read(p []byte) (int, error) {
+	if err := c.Conn.SetDeadline(time.Now().Add(c.timeout)); err != nil {
+		return 0, err
+	}
+	n, err := c.Conn.Read(p)
+	return n, c.explain(err)
+}
+
+func (c *progressConn) Write(p []byte) (int, error) {
+	if err := c.Conn.SetDeadline(time.Now().Add(c.timeout)); err != nil {
+		return 0, err
+	}
+	n, err := c.Conn.Write(p)
+	return n, c.explain(err)
+}
+
+// explain names the progress deadline in a timeout error.
+func (c *progressConn) explain(err error) error {
+	if err == nil || !errors.Is(err, os.ErrDeadlineExceeded) {
+		return err
+	}
+	return &StallError{Idle: c.timeout, Err: err}
+}
+
+// StallError is the error of a connection on which no byte moved for the
+// idle timeout Idle. Like the deadline error it wraps, it is a net.Error
+// whose Timeout is true.
+type StallError struct {
+	Idle time.Duration
+	Err  error
+}
+
+func (e *StallError) Error() string {
+	return fmt.Sprintf("no data moved for %s (idle timeout): %v", e.Idle, e.Err)
+}
+
+// Unwrap returns the deadline error.
+func (e *StallError) Unwrap() error { return e.Err }
+
+// Timeout reports true: the error is a timeout.
+func (e *StallError) Timeout() bool { return true }
+
+// Temporary reports true, as the deadline error does (crypto/tls then
+// keeps the connection's state intact; the transport closes it anyway).
+func (e *StallError) Temporary() bool { return true }

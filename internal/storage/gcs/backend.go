@@ -1,0 +1,123 @@
+package gcs
+
+import (
+	"context"
+	"regexp"
+	"strings"
+
+	"github.com/distributor-dev/distributor/internal/storage"
+)
+
+// Backend is the gcs backend: a destination's `gcs` block is decoded
+// into an *Options (without Prefix and Getenv, which Open sets from the
+// destination's path and the environment).
+var Backend = storage.Backend{
+	Name:       "gcs",
+	Summary:    "a Google Cloud Storage bucket",
+	Fields:     []string{"bucket", "endpoint", "anonymous", "dial_timeout", "response_timeout", "idle_timeout"},
+	Needs:      "bucket",
+	Path:       storage.PathKey,
+	Properties: storage.Properties{AtomicSmallWrites: true, ListPages: true, Metadata: true, ServerConditions: true},
+	Schema:     schema,
+	Decode:     decode,
+	Open: func(ctx context.Context, settings any, root string, env func(string) string) (storage.Store, error) {
+		opts := *settings.(*Options)
+		opts.Prefix, opts.Getenv = root, env
+		// Every command's first request (a run's: the catalog read) checks
+		// the endpoint, bucket and credentials, with the same explanation
+		// as a check here would give: no separate request for it.
+		opts.SkipCheck = true
+		return New(ctx, opts)
+	},
+	Location: func(settings any) string {
+		o := settings.(*Options)
+		endpoint := o.Endpoint
+		if endpoint == "" {
+			endpoint = defaultEndpoint
+		}
+		return "gs://" + o.Bucket + " at " + strings.TrimSuffix(endpoint, "/")
+	},
+}
+
+// bucketRE is GCS's rule for bucket names: 3 to 63 characters of a-z,
+// 0-9, "-", "_" and "." (up to 222 with dots, each dot-separated part at
+// most 63), starting and ending with a letter or digit.
+var bucketRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$`)
+
+// decode reads a gcs block into an *Options.
+func decode(b storage.Block) any {
+	o := &Options{}
+	if name, ok := b.String("bucket", true); ok {
+		if !validBucket(name) {
+			b.Errorf("bucket", "%q is not a valid bucket name: use 3 to 63 characters of a-z, 0-9, \"-\", \"_\" and \".\" "+
+				"(up to 222 with dots), starting and ending with a letter or digit", name)
+		} else {
+			o.Bucket = name
+		}
+	}
+	o.Endpoint = b.URL("endpoint")
+	if o.Endpoint != "" {
+		if _, _, err := parseEndpoint(o.Endpoint); err != nil {
+			b.Errorf("endpoint", "%v", err)
+		}
+	}
+	o.Anonymous = b.Bool("anonymous", false)
+	o.DialTimeout = b.Duration("dial_timeout")
+	o.ResponseTimeout = b.Duration("response_timeout")
+	o.IdleTimeout = b.Duration("idle_timeout")
+	return o
+}
+
+// validBucket reports whether name follows bucketRE and its length rules.
+func validBucket(name string) bool {
+	if !bucketRE.MatchString(name) || strings.Contains(name, "..") {
+		return false
+	}
+	if !strings.Contains(name, ".") {
+		return len(name) <= 63
+	}
+	for part := range strings.SplitSeq(name, ".") {
+		if part == "" || len(part) > 63 {
+			return false
+		}
+	}
+	return true
+}
+
+// schema is the JSON Schema of the gcs block.
+const schema = `{
+  "description": "The gcs backend: the bucket and, for an emulator or a private endpoint, the endpoint. Credentials are Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS, gcloud's, the metadata server); STORAGE_EMULATOR_HOST selects an emulator, without credentials.",
+  "type": "object",
+  "additionalProperties": false,
+  "required": ["bucket"],
+  "properties": {
+    "bucket": {
+      "description": "Bucket name: 3 to 63 characters of a-z, 0-9, '-', '_' and '.' (up to 222 with dots), starting and ending with a letter or digit.",
+      "type": "string",
+      "pattern": "^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$"
+    },
+    "endpoint": {
+      "description": "The JSON API's base URL, http(s) (no credentials, query or fragment), e.g. http://127.0.0.1:4443/storage/v1/; a URL without a path gets /storage/v1/. Default: Google's, or STORAGE_EMULATOR_HOST's emulator.",
+      "type": "string",
+      "format": "uri",
+      "pattern": "^https?://[^\\s/?#@]+(/[^\\s?#]*)?$"
+    },
+    "anonymous": {
+      "description": "Send no credentials (emulators, public buckets).",
+      "type": "boolean",
+      "default": false
+    },
+    "dial_timeout": {
+      "description": "How long connecting, and then the TLS handshake, may take. Default 10s.",
+      "type": "string", "minLength": 2, "pattern": "^([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?$", "examples": ["15s", "1m"]
+    },
+    "response_timeout": {
+      "description": "How long a request may wait for the response headers. Default 30s.",
+      "type": "string", "minLength": 2, "pattern": "^([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?$", "examples": ["15s", "1m"]
+    },
+    "idle_timeout": {
+      "description": "A transfer fails when no byte has moved for this long, however long it runs while data flows. Default 30s.",
+      "type": "string", "minLength": 2, "pattern": "^([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?$", "examples": ["15s", "1m"]
+    }
+  }
+}`

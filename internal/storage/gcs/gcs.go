@@ -1,0 +1,485 @@
+// Package gcs implements storage.Store on an object-name prefix of a
+// Google Cloud Storage bucket, with a small client of the JSON API
+// (net/http, and golang.org/x/oauth2/google for the credentials): Google's
+// cloud.google.com/go/storage would more than double the binary and slow
+// every command's start-up (docs/design.md, "GCS client").
+//
+// The store's path p is the object name Prefix+"/"+p (or p for an empty
+// Prefix). Paths must be clean relative slash-separated paths none of
+// whose segments starts with storage.TempPrefix, else
+// storage.ErrInvalidPath. "Directories" do not exist: an object "a/b"
+// makes no object "a".
+//
+// Writes: every write is one multipart upload request (object metadata
+// and bytes in one body of known length), which GCS applies atomically:
+// readers see the old object or the new one, and a request cut short
+// (a failing or short reader, a cancelled context) stores nothing. No
+// write leaves anything behind, so SweepTemp finds nothing. Versions are
+// generations: PutNew and PutIf with the zero Version send
+// ifGenerationMatch=0 (create only if absent), PutIf with a Version
+// ifGenerationMatch=<generation>; the server's 412 becomes
+// storage.ErrPrecondition. Objects get a Content-Type from their
+// extension (storage.ContentType) unless PutOptions.Metadata sets one,
+// and Metadata's Cache-Control and Content-Disposition.
+//
+// Requests are sent once: retrying is the caller's decision (IsTransient
+// tells which failures are worth it; storage/retry does it). Deadlines
+// are those of package deadline: Options.DialTimeout, ResponseTimeout
+// and IdleTimeout, also for the token requests of credentials from a file
+// (the metadata server's client has its own: 2s to connect, 5s a request).
+//
+// Credentials are Application Default Credentials, in Google's order:
+// the file GOOGLE_APPLICATION_CREDENTIALS names; gcloud's
+// application_default_credentials.json (CLOUDSDK_CONFIG, else
+// ~/.config/gcloud, %APPDATA%\gcloud on Windows); the metadata server
+// of Google Cloud. With STORAGE_EMULATOR_HOST set (host:port or a URL), as
+// Google's libraries do, the store talks to that emulator without
+// credentials; Options.Anonymous sends none either. String and errors
+// show only "gs://bucket/prefix".
+package gcs
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/google"
+
+	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/deadline"
+)
+
+// Options configure a Store. The gcs package reads no configuration: the
+// caller passes everything here, and the environment through Getenv.
+type Options struct {
+	Bucket string
+	// Prefix is the destination root: an object-name prefix without
+	// leading or trailing "/", possibly "" (the whole bucket).
+	Prefix string
+	// Endpoint is the JSON API's base URL, e.g.
+	// "http://127.0.0.1:4443/storage/v1/"; a URL without a path gets
+	// "/storage/v1/". "" means STORAGE_EMULATOR_HOST's emulator if that is
+	// set, else Google's https://storage.googleapis.com/storage/v1/.
+	// Uploads go to the same host under "/upload" + the path.
+	Endpoint string
+	// Anonymous sends no credentials (emulators, public test buckets).
+	Anonymous bool
+	// Getenv reads the environment (GOOGLE_APPLICATION_CREDENTIALS,
+	// STORAGE_EMULATOR_HOST, HOME, ...). nil means an empty environment.
+	Getenv func(string) string
+	// Transport is the HTTP transport; nil means a clone of
+	// http.DefaultTransport. The store installs its timeouts into a clone
+	// of an *http.Transport; any other http.RoundTripper is used as it is
+	// (only the calls' contexts bound its requests).
+	Transport http.RoundTripper
+	// DialTimeout bounds the TCP connect, and then the TLS handshake, of
+	// each new connection; 0 means 10 seconds.
+	DialTimeout time.Duration
+	// ResponseTimeout bounds the wait for a response's headers once the
+	// request is sent; 0 means 30 seconds.
+	ResponseTimeout time.Duration
+	// IdleTimeout is the progress deadline of a connection: a request
+	// fails once no byte has moved on it, either way, for this long; 0
+	// means 30 seconds.
+	IdleTimeout time.Duration
+	// SkipCheck leaves out the listing request New makes to check the
+	// endpoint, bucket, credentials and list permission: the caller's
+	// first request checks them, with the same explanation.
+	SkipCheck bool
+}
+
+// Defaults of Options.
+const (
+	defaultEndpoint        = "https://storage.googleapis.com/storage/v1/"
+	defaultDialTimeout     = 10 * time.Second
+	defaultResponseTimeout = 30 * time.Second
+	defaultIdleTimeout     = 30 * time.Second
+)
+
+// scope is the OAuth scope of the requests: objects read and written.
+const scope = "https://www.googleapis.com/auth/devstorage.read_write"
+
+// Store is a storage.Store on an object-name prefix of a GCS bucket. It
+// is safe for concurrent use by multiple goroutines.
+type Store struct {
+	client    *http.Client
+	transport http.RoundTripper // below the credentials
+	objects   string            // the objects' URL: <endpoint>b/<bucket>/o
+	uploads   string            // the uploads' URL: <host>/upload<path>b/<bucket>/o
+	bucket    string
+	prefix    string // the root: "" or a clean name prefix
+	keyPrefix string // prefix+"/", or ""
+	closed    atomic.Bool
+}
+
+var _ storage.Store = (*Store)(nil)
+
+// New checks opts, sets up the client and lists one object of the root,
+// so that a wrong endpoint, bucket, credentials or permission fails here
+// (unless opts.SkipCheck: then the caller's first request does).
+func New(ctx context.Context, opts Options) (*Store, error) {
+	prefix := strings.TrimSuffix(opts.Prefix, "/")
+	s := &Store{bucket: opts.Bucket, prefix: prefix}
+	if prefix != "" {
+		s.keyPrefix = prefix + "/"
+	}
+	if err := s.init(ctx, opts); err != nil {
+		return nil, fmt.Errorf("%s: %w", s, err)
+	}
+	return s, nil
+}
+
+func (s *Store) init(ctx context.Context, opts Options) error {
+	if s.bucket == "" {
+		return errors.New("bucket is required")
+	}
+	if s.prefix != "" {
+		if err := storage.CheckPath(s.prefix); err != nil {
+			return fmt.Errorf("prefix: %w", err)
+		}
+	}
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	endpoint, anonymous := opts.Endpoint, opts.Anonymous
+	if host := getenv("STORAGE_EMULATOR_HOST"); host != "" {
+		anonymous = true
+		if endpoint == "" {
+			endpoint = host
+			if !strings.Contains(host, "://") {
+				endpoint = "http://" + host
+			}
+		}
+	}
+	api, upload, err := parseEndpoint(endpoint)
+	if err != nil {
+		return err
+	}
+	bucket := "b/" + url.PathEscape(s.bucket) + "/o"
+	s.objects, s.uploads = api+bucket, upload+bucket
+	tr := newTransport(opts)
+	s.transport, s.client = tr, &http.Client{Transport: tr}
+	if !anonymous {
+		ts, err := defaultCredentials(getenv, &http.Client{Transport: tr})
+		if err != nil {
+			return err
+		}
+		s.client.Transport = &oauth2.Transport{Source: ts, Base: tr}
+	}
+	if opts.SkipCheck {
+		return ctx.Err()
+	}
+	// One listing request proves the endpoint, the credentials, the
+	// bucket and the storage.objects.list permission.
+	if _, _, err := s.listPage(ctx, "", 1); err != nil {
+		return fmt.Errorf("list bucket %s: %w", s.bucket, err)
+	}
+	return nil
+}
+
+// parseEndpoint returns the base URLs of the JSON API and of uploads.
+func parseEndpoint(endpoint string) (api, upload string, err error) {
+	if endpoint == "" {
+		endpoint = defaultEndpoint
+	}
+	u, err := url.Parse(endpoint)
+	switch {
+	case err != nil:
+		return "", "", fmt.Errorf("endpoint: %w", err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", "", fmt.Errorf("endpoint %q: the scheme must be http or https", endpoint)
+	case u.Host == "":
+		return "", "", fmt.Errorf("endpoint %q has no host", endpoint)
+	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+		return "", "", fmt.Errorf("endpoint %q: give no credentials, query or fragment", endpoint)
+	}
+	p := u.EscapedPath()
+	if p == "" || p == "/" {
+		p = "/storage/v1"
+	}
+	p = strings.TrimSuffix(p, "/") + "/"
+	root := u.Scheme + "://" + u.Host
+	return root + p, root + "/upload" + p, nil
+}
+
+// newTransport returns the HTTP transport of the client, with opts's
+// timeouts installed (see Options.Transport).
+func newTransport(opts Options) http.RoundTripper {
+	var tr *http.Transport
+	switch t := opts.Transport.(type) {
+	case nil:
+		tr = http.DefaultTransport.(*http.Transport).Clone()
+		tr.DialContext = nil // deadline's, with a keep-alive
+	case *http.Transport:
+		tr = t.Clone()
+	default:
+		return t
+	}
+	deadline.Install(tr, deadline.Timeouts{
+		Dial:     cmpOr(opts.DialTimeout, defaultDialTimeout),
+		Response: cmpOr(opts.ResponseTimeout, defaultResponseTimeout),
+		Idle:     cmpOr(opts.IdleTimeout, defaultIdleTimeout),
+	})
+	return tr
+}
+
+// cmpOr returns d if it is positive, else def.
+func cmpOr(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+// defaultCredentials finds the Application Default Credentials, in the
+// order of the package documentation, reading the environment through
+// getenv. Token requests go through hc.
+func defaultCredentials(getenv func(string) string, hc *http.Client) (oauth2.TokenSource, error) {
+	file := getenv("GOOGLE_APPLICATION_CREDENTIALS")
+	if file == "" {
+		dir := getenv("CLOUDSDK_CONFIG")
+		switch {
+		case dir != "":
+		case runtime.GOOS == "windows" && getenv("APPDATA") != "":
+			dir = filepath.Join(getenv("APPDATA"), "gcloud")
+		case getenv("HOME") != "":
+			dir = filepath.Join(getenv("HOME"), ".config", "gcloud")
+		}
+		if f := filepath.Join(dir, "application_default_credentials.json"); dir != "" && fileExists(f) {
+			file = f
+		}
+	}
+	if file == "" {
+		return google.ComputeTokenSource("", scope), nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("credentials: %w", err)
+	}
+	// The file is the user's own: any type Google's libraries accept.
+	var f struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("credentials %s: %w", file, err)
+	}
+	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, hc)
+	creds, err := google.CredentialsFromJSONWithTypeAndParams(ctx, data, google.CredentialsType(f.Type),
+		google.CredentialsParams{Scopes: []string{scope}})
+	if err != nil {
+		return nil, fmt.Errorf("credentials %s: %w", file, err)
+	}
+	return creds.TokenSource, nil
+}
+
+func fileExists(name string) bool {
+	fi, err := os.Stat(name)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// String returns "gs://bucket/prefix" (or "gs://bucket").
+func (s *Store) String() string {
+	if s.prefix == "" {
+		return "gs://" + s.bucket
+	}
+	return "gs://" + s.bucket + "/" + s.prefix
+}
+
+// Close marks the store closed: later calls fail with an error matching
+// os.ErrClosed, and idle connections are closed.
+func (s *Store) Close() error {
+	s.closed.Store(true)
+	if c, ok := s.transport.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+	return nil
+}
+
+// key returns the object name of the store path p.
+func (s *Store) key(p string) string { return s.keyPrefix + p }
+
+// objectURL returns the URL of the object at store path p, with query.
+func (s *Store) objectURL(p string, query url.Values) string {
+	u := s.objects + "/" + url.PathEscape(s.key(p))
+	if len(query) > 0 {
+		u += "?" + query.Encode()
+	}
+	return u
+}
+
+// errorf wraps err with the store, the operation and the path.
+func (s *Store) errorf(op, p string, err error) error {
+	return fmt.Errorf("%s: %s %s: %w", s, op, p, err)
+}
+
+// begin validates p and checks that the store is open and ctx alive.
+func (s *Store) begin(ctx context.Context, p string) error {
+	if err := storage.CheckPath(p); err != nil {
+		return err
+	}
+	if s.closed.Load() {
+		return os.ErrClosed
+	}
+	return ctx.Err()
+}
+
+// send sends req once. An answer other than 2xx becomes an *apiError
+// (its body read and closed).
+func (s *Store) send(req *http.Request) (*http.Response, error) {
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return nil, explainToken(err)
+	}
+	if resp.StatusCode/100 == 2 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Error struct {
+			Message string
+			Errors  []struct{ Reason string }
+		}
+	}
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	e := &apiError{Status: resp.StatusCode}
+	if json.Unmarshal(data, &body) == nil && body.Error.Message != "" {
+		e.Message = body.Error.Message
+		if len(body.Error.Errors) > 0 {
+			e.Reason = body.Error.Errors[0].Reason
+		}
+	} else {
+		e.Message = strings.TrimSpace(string(data[:min(len(data), 200)]))
+	}
+	return nil, e
+}
+
+// getJSON sends a GET of u and decodes its JSON answer into v.
+func (s *Store) getJSON(ctx context.Context, u string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := s.send(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		return fmt.Errorf("the server's answer: %w", err)
+	}
+	return nil
+}
+
+// apiError is an error answer of the JSON API. 404 matches
+// storage.ErrNotExist and 412 storage.ErrPrecondition.
+type apiError struct {
+	Status  int
+	Message string
+	Reason  string
+}
+
+func (e *apiError) Error() string {
+	msg := e.Message
+	if msg == "" {
+		msg = http.StatusText(e.Status)
+	}
+	if e.Reason != "" && !strings.EqualFold(e.Reason, msg) {
+		msg += " [" + e.Reason + "]"
+	}
+	msg += fmt.Sprintf(" (HTTP %d)", e.Status)
+	if e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden {
+		msg += "; check the credentials (Application Default Credentials) and their role on the bucket (see docs/backends.md)"
+	}
+	return msg
+}
+
+func (e *apiError) Is(target error) bool {
+	return e.Status == http.StatusNotFound && target == storage.ErrNotExist ||
+		e.Status == http.StatusPreconditionFailed && target == storage.ErrPrecondition
+}
+
+// explainToken adds what to do to a failure to get a token.
+func explainToken(err error) error {
+	var re *oauth2.RetrieveError
+	if errors.As(err, &re) || strings.Contains(err.Error(), "oauth2/google") {
+		return fmt.Errorf("%w; no usable Application Default Credentials: set GOOGLE_APPLICATION_CREDENTIALS, "+
+			"run `gcloud auth application-default login`, or run on Google Cloud (anonymous: true for an emulator)", err)
+	}
+	return err
+}
+
+// IsTransient reports whether err, an error of this store's calls, is a
+// failure that sending the same request again may cure: the network or
+// the server failed on the way, rather than the server refusing the
+// request. It does not look at any context.
+//
+// Transient: an answer with HTTP status 408, 429 (rate limits), 500,
+// 502, 503 or 504; a connection that broke or could not be made
+// (io.EOF, io.ErrUnexpectedEOF, ECONNRESET, ECONNREFUSED, EPIPE, any
+// *net.OpError but a TLS alert); a timeout (a net.Error whose Timeout is
+// true, the idle timeout's *deadline.StallError included); a DNS lookup
+// that timed out or failed temporarily; a token endpoint's 5xx or 429.
+//
+// Final: every other answer (400, 401, 403, 404, 409, 412, ...);
+// storage.ErrNotExist, ErrPrecondition and ErrInvalidPath; os.ErrClosed;
+// context.Canceled; TLS and certificate failures; a name that does not
+// exist; anything else.
+func (s *Store) IsTransient(err error) bool {
+	if err == nil || errors.Is(err, storage.ErrNotExist) || errors.Is(err, storage.ErrPrecondition) ||
+		errors.Is(err, storage.ErrInvalidPath) || errors.Is(err, os.ErrClosed) || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var (
+		ae     *apiError
+		re     *oauth2.RetrieveError
+		dns    *net.DNSError
+		op     *net.OpError
+		ne     net.Error
+		verify *tls.CertificateVerificationError
+		unk    x509.UnknownAuthorityError
+		host   x509.HostnameError
+		header tls.RecordHeaderError
+	)
+	switch {
+	case errors.As(err, &ae):
+		return transientStatus(ae.Status)
+	case errors.As(err, &re):
+		return re.Response != nil && transientStatus(re.Response.StatusCode)
+	case errors.As(err, &verify), errors.As(err, &unk), errors.As(err, &host), errors.As(err, &header):
+		return false
+	case errors.As(err, &dns):
+		return dns.IsTimeout || dns.IsTemporary
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.EPIPE):
+		return true
+	case errors.As(err, &op):
+		return op.Op != "remote error" // crypto/tls: the server sent a TLS alert
+	}
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// transientStatus reports whether an HTTP status asks to try again.
+func transientStatus(status int) bool {
+	switch status {
+	case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
+		http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}
