@@ -17,6 +17,8 @@ import (
 
 	"github.com/distributor-dev/distributor/internal/cli"
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/gcs"
+	"github.com/distributor-dev/distributor/internal/storage/gcs/gcstest"
 	"github.com/distributor-dev/distributor/internal/storage/s3"
 	"github.com/distributor-dev/distributor/internal/storage/s3/s3test"
 	"github.com/distributor-dev/distributor/internal/storage/sftp"
@@ -35,6 +37,7 @@ type backend struct {
 	// The adapter options of the root (one of them is set).
 	sftp *sftp.Options
 	s3   *s3.Options
+	gcs  *gcs.Options
 }
 
 // backends lists the backends to run the scenarios on: the in-process
@@ -50,6 +53,7 @@ var backends = []struct {
 	{"s3-gofakes3", fakeS3},
 	{"s3-versitygw", realS3},
 	{"s3-seaweedfs", realWeed},
+	{"gcs-fake", fakeGCS},
 }
 
 func sftpBackend(t *testing.T, opts sftp.Options) backend {
@@ -126,6 +130,20 @@ func realS3(t *testing.T) backend {
 // realWeed is the SeaweedFS S3 gateway of scripts/test-servers.
 func realWeed(t *testing.T) backend {
 	return s3Backend(t, s3test.Weed(t))
+}
+
+// fakeGCS is a fresh prefix on the fake-gcs-server of
+// scripts/test-servers (emptied when the test ends).
+func fakeGCS(t *testing.T) backend {
+	srv := gcstest.FakeGCS(t)
+	opts := srv.Options("e2e/" + rand.Text()[:10])
+	return backend{store: srv.Open(t, opts.Prefix), gcs: &opts, yaml: fmt.Sprintf(`    backend: gcs
+    path: %s
+    gcs:
+      bucket: %s
+      endpoint: %s
+      anonymous: true
+`, opts.Prefix, opts.Bucket, opts.Endpoint)}
 }
 
 // cliResult is one in-process CLI run.
@@ -467,6 +485,9 @@ func TestRemoteExamples(t *testing.T) {
 					d["s3"] = map[string]any{
 						"bucket": be.s3.Bucket, "region": be.s3.Region, "endpoint": be.s3.Endpoint, "path_style": true,
 					}
+				case be.gcs != nil:
+					d["path"] = be.gcs.Prefix + "/" + id
+					d["gcs"] = map[string]any{"bucket": be.gcs.Bucket, "endpoint": be.gcs.Endpoint, "anonymous": true}
 				}
 			}
 			out, err := yaml.Marshal(cfg)

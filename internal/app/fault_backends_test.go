@@ -12,6 +12,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/report"
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/faultstore"
+	"github.com/distributor-dev/distributor/internal/storage/gcs/gcstest"
 	"github.com/distributor-dev/distributor/internal/storage/local"
 	"github.com/distributor-dev/distributor/internal/storage/s3/s3test"
 	"github.com/distributor-dev/distributor/internal/storage/sftp"
@@ -26,7 +27,7 @@ type keepOpen struct{ storage.Store }
 func (keepOpen) Close() error { return nil }
 
 // faultBackends are the stores the fault-injection test runs on: local
-// disk and the in-process S3 and SFTP servers.
+// disk, the in-process S3 and SFTP servers, and fake-gcs-server.
 var faultBackends = []struct {
 	name string
 	open func(t *testing.T) storage.Store
@@ -49,6 +50,9 @@ var faultBackends = []struct {
 		}
 		t.Cleanup(func() { st.Close() })
 		return st
+	}},
+	{"gcs-fake", func(t *testing.T) storage.Store {
+		return gcstest.FakeGCS(t).Open(t, gcstest.Prefix(t))
 	}},
 }
 

@@ -16,8 +16,8 @@ type VerifyOptions struct {
 	// AllOwners verifies every owner's outputs, not just the selected
 	// pipeline/destination's.
 	AllOwners bool
-	// Jobs is how many outputs are read and hashed at once (0: 4 for
-	// local, 8 for sftp and s3, as run's transfers).
+	// Jobs is how many outputs are read and hashed at once (0: the
+	// backend's default, as run's transfers).
 	Jobs int
 	// Quick checks only that each output is present with its recorded
 	// size, from the root's listing, reading no content: it cannot see a

@@ -35,7 +35,7 @@ func newConfigSchemaCmd(g *globals) *cobra.Command {
 stdout, whatever --output says. Editors use it to validate distributor.yaml as
 you type and to complete and document its fields: every field with its
 description, enums, patterns and defaults; unknown and legacy fields are
-errors, and the sftp and s3 blocks are required exactly with their backend.
+errors, and each backend's block is required exactly with its backend.
 
 Rules a schema cannot express (references between ids, unique ids, rename
 keys that exist in the bundle) are still checked only by 'distributor
@@ -75,7 +75,7 @@ func newConfigInitCmd(g *globals) *cobra.Command {
 		Use:   "init [--path FILE] [--force]",
 		Short: "Write a commented starter configuration (local backend)",
 		Long: `init writes a commented starter configuration: one pipeline publishing the
-bundle in ./out to the local directory ./public, with the sftp and s3
+bundle in ./out to the local directory ./public, with remote backends'
 alternatives and a webhook as comments. 'distributor validate' accepts it as
 written (warning that ./out does not exist until a bundle is written there).
 

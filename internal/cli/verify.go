@@ -20,8 +20,8 @@ storage, and compares its sha256 and size with its record in
 are corrupt (expected and actual sha256 and size). It writes nothing and
 takes no lock.
 
-Outputs are read and hashed --jobs at a time (default 4 for local, 8 for
-sftp and s3); the report is the same whatever the number, in path order.
+Outputs are read and hashed --jobs at a time (default: the backend's, as for
+run); the report is the same whatever the number, in path order.
 On a terminal a progress bar shows the outputs checked and the bytes read
 (see --progress).
 

@@ -3,6 +3,7 @@ package config
 import (
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,19 +29,18 @@ func blockNames() []string {
 	return names
 }
 
-// withBackendFields adds to m each field of one backend's block that no
-// other backend's block has, mapped to that block (see
-// misplacedDestinationFields).
+// withBackendFields adds to m each field of a backend's block that is
+// not a fixed block's, mapped to the blocks that have it, joined by "|"
+// (see misplacedDestinationFields).
 func withBackendFields(m map[string]string) map[string]string {
-	owners := map[string][]string{}
 	for _, b := range registry.All() {
 		for _, f := range b.Fields {
-			owners[f] = append(owners[f], b.Name)
-		}
-	}
-	for f, names := range owners {
-		if len(names) == 1 {
-			m[f] = names[0]
+			switch cur, ok := m[f]; {
+			case !ok:
+				m[f] = b.Name
+			case !slices.Contains(fixedBlocks, strings.Split(cur, "|")[0]):
+				m[f] = cur + "|" + b.Name
+			}
 		}
 	}
 	return m

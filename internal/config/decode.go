@@ -103,14 +103,17 @@ var (
 var legacyDestinationFields = []string{"state", "reconciliation", "takeover", "transfer"}
 
 // misplacedDestinationFields maps a field written directly in a destination
-// to the block it belongs in: the fixed blocks' fields, and each field of
-// one backend's block that no other backend's block has.
+// to the blocks it belongs in: the fixed blocks' fields, and each field of
+// a backend's block to the backends whose block has it ("s3|gcs").
 var misplacedDestinationFields = withBackendFields(map[string]string{
 	"html": "publish", "prefix": "paths", "rename": "paths",
 	"template": "markdown", "raw_html": "markdown",
 	"base_url": "links", "pretty": "links",
 	"prune": "retention", "older_than": "retention.prune", "keep_min": "retention.prune",
 })
+
+// fixedBlocks are the destination blocks every backend shares.
+var fixedBlocks = []string{"publish", "paths", "markdown", "links", "retention", "retention.prune"}
 
 // The value patterns (also in schema.json), matched by hand-written
 // checks (see patterns.go): compiling them as regular expressions cost

@@ -18,7 +18,13 @@ func destinationHint(name string) string {
 		return fmt.Sprintf("field %q is no longer supported: ownership is recorded in the catalog; use workflow: additive or workflow: replacement", name)
 	}
 	if block, ok := misplacedDestinationFields[name]; ok {
-		return fmt.Sprintf("unknown field %q; it belongs in the %s block (%s.%s)", name, block, block, name)
+		blocks := strings.Split(block, "|")
+		fields := make([]string, len(blocks))
+		for i, b := range blocks {
+			fields[i] = b + "." + name
+		}
+		return fmt.Sprintf("unknown field %q; it belongs in the %s block (%s)", name,
+			registry.List(blocks, "or"), registry.List(fields, "or"))
 	}
 	return ""
 }

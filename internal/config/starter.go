@@ -18,7 +18,7 @@ pipelines:
 
 destinations:
   - id: site
-    backend: local               # local, sftp or s3
+    backend: local               # or a remote one: see docs/backends.md
     path: ./public               # the destination root; may use {pipeline_id},
                                  # {destination_id}, {source_id}, {source_date}, {source_created}
     workflow: replacement        # replacement: remove what the new bundle no longer has;

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/distributor-dev/distributor/internal/storage/registry"
 )
 
 const s3Site = `pipelines:
@@ -66,6 +68,9 @@ func TestDecodeWebFields(t *testing.T) {
 }
 
 func TestDecodeWebErrors(t *testing.T) {
+	// The backends that store headers, as the message lists them.
+	_, meta := backendTitles(true)
+	withHeaders := registry.List(meta, "or")
 	local := strings.Replace(minimal, "    path: ./out\n", "    path: ./out\n    links: {base_url: \"https://r.example.com/\"}\n", 1) // extras start at line 10
 	sftp := strings.Replace(minimal, "backend: local\n    path: ./out", "backend: sftp\n    path: /srv\n    sftp: {host: h, user: u, known_hosts_file: kh}", 1)
 	for _, tc := range []struct {
@@ -73,9 +78,9 @@ func TestDecodeWebErrors(t *testing.T) {
 		line                   int
 	}{
 		{"headers on local", local + "    headers: [{match: \"**\", cache_control: no-cache}]\n", "destinations[0].headers",
-			"only allowed with backend: s3 (this destination's backend is local): local disk and SFTP store no response headers, the web server", 10},
+			"only allowed with backend: " + withHeaders + " (this destination's backend is local): local disk and SFTP store no response headers, the web server", 10},
 		{"headers on sftp", sftp + "    headers:\n      - {match: \"**\", cache_control: no-cache}\n", "destinations[0].headers",
-			"only allowed with backend: s3 (this destination's backend is sftp)", 10},
+			"only allowed with backend: " + withHeaders + " (this destination's backend is sftp)", 10},
 		{"rule without match", s3Site + "    headers: [{cache_control: no-cache}]\n", "destinations[0].headers[0].match", "is required", 9},
 		{"rule sets nothing", s3Site + "    headers: [{match: \"*.html\"}]\n", "destinations[0].headers[0]", "sets nothing", 9},
 		{"bad rule glob", s3Site + "    headers: [{match: \"*.{css\", cache_control: x}]\n", "destinations[0].headers[0].match", "malformed", 9},

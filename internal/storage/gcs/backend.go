@@ -8,12 +8,17 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage"
 )
 
-// Backend is the gcs backend: a destination's `gcs` block is decoded
-// into an *Options (without Prefix and Getenv, which Open sets from the
-// destination's path and the environment).
-var Backend = storage.Backend{
+// Backend describes the gcs backend (see storage.Backend): a
+// destination's `gcs` block is decoded into an *Options (without Prefix and
+// Getenv, which Open sets from the destination's path and the environment).
+func Backend() storage.Backend { return backend }
+
+var backend = storage.Backend{
 	Name:       "gcs",
+	Title:      "GCS",
 	Summary:    "a Google Cloud Storage bucket",
+	Jobs:       8,
+	Remote:     true,
 	Fields:     []string{"bucket", "endpoint", "anonymous", "dial_timeout", "response_timeout", "idle_timeout"},
 	Needs:      "bucket",
 	Path:       storage.PathKey,
@@ -55,10 +60,20 @@ func decode(b storage.Block) any {
 			o.Bucket = name
 		}
 	}
-	o.Endpoint = b.URL("endpoint")
-	if o.Endpoint != "" {
-		if _, _, err := parseEndpoint(o.Endpoint); err != nil {
-			b.Errorf("endpoint", "%v", err)
+	if s, ok := b.String("endpoint", false); ok && s != "" {
+		if u, ok := b.URL("endpoint", s); ok {
+			switch {
+			case u.User != nil:
+				b.Errorf("endpoint", "%q must not contain credentials (they come from Application Default Credentials)", s)
+			case u.RawQuery != "" || u.Fragment != "":
+				b.Errorf("endpoint", "%q must not have a query or fragment", s)
+			default:
+				if _, _, err := parseEndpoint(s); err != nil {
+					b.Errorf("endpoint", "%v", err)
+				} else {
+					o.Endpoint = s
+				}
+			}
 		}
 	}
 	o.Anonymous = b.Bool("anonymous", false)

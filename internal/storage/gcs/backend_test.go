@@ -2,6 +2,7 @@ package gcs_test
 
 import (
 	"fmt"
+	"net/url"
 	"reflect"
 	"strings"
 	"testing"
@@ -41,9 +42,17 @@ func (b *block) Duration(name string) time.Duration {
 	return d
 }
 
-func (b *block) LocalPath(name string, required bool) string { s, _ := b.vals[name].(string); return s }
-func (b *block) URL(name string) string                      { s, _ := b.vals[name].(string); return s }
-func (b *block) Has(name string) bool                        { _, ok := b.vals[name]; return ok }
+func (b *block) LocalPath(name, s string) string { return s }
+func (b *block) URL(name, s string) (*url.URL, bool) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		b.Errorf(name, "%q is not an http(s) URL", s)
+		return nil, false
+	}
+	return u, true
+}
+func (b *block) Has(name string) bool     { _, ok := b.vals[name]; return ok }
+func (b *block) Require(name, why string) { b.Errorf(name, "is required (%s)", why) }
 
 func (b *block) Errorf(name, format string, args ...any) {
 	b.problems = append(b.problems, name+": "+fmt.Sprintf(format, args...))
@@ -54,16 +63,16 @@ var _ storage.Block = (*block)(nil)
 func TestDecode(t *testing.T) {
 	b := &block{vals: map[string]any{"bucket": "reports-prod", "endpoint": "http://127.0.0.1:4443/storage/v1/",
 		"anonymous": true, "idle_timeout": "45s", "dial_timeout": "5s"}}
-	got := gcs.Backend.Decode(b).(*gcs.Options)
+	got := gcs.Backend().Decode(b).(*gcs.Options)
 	want := gcs.Options{Bucket: "reports-prod", Endpoint: "http://127.0.0.1:4443/storage/v1/", Anonymous: true,
 		IdleTimeout: 45 * time.Second, DialTimeout: 5 * time.Second}
 	if len(b.problems) > 0 || !reflect.DeepEqual(*got, want) {
 		t.Fatalf("Decode = %+v, problems %q; want %+v", *got, b.problems, want)
 	}
-	if loc := gcs.Backend.Location(got); loc != "gs://reports-prod at http://127.0.0.1:4443/storage/v1" {
+	if loc := gcs.Backend().Location(got); loc != "gs://reports-prod at http://127.0.0.1:4443/storage/v1" {
 		t.Errorf("Location = %q", loc)
 	}
-	if loc := gcs.Backend.Location(&gcs.Options{Bucket: "x"}); !strings.Contains(loc, "storage.googleapis.com") {
+	if loc := gcs.Backend().Location(&gcs.Options{Bucket: "x"}); !strings.Contains(loc, "storage.googleapis.com") {
 		t.Errorf("Location without endpoint = %q", loc)
 	}
 	for name, vals := range map[string]map[string]any{
@@ -75,13 +84,13 @@ func TestDecode(t *testing.T) {
 		"endpoint scheme": {"bucket": "abc", "endpoint": "ftp://host/"},
 	} {
 		b := &block{vals: vals}
-		gcs.Backend.Decode(b)
+		gcs.Backend().Decode(b)
 		if len(b.problems) == 0 {
 			t.Errorf("%s: Decode reported no problem", name)
 		}
 	}
 	b = &block{vals: map[string]any{"bucket": strings.Repeat("a", 40) + ".b_c-" + strings.Repeat("d", 40)}}
-	gcs.Backend.Decode(b)
+	gcs.Backend().Decode(b)
 	if len(b.problems) > 0 {
 		t.Errorf("a dotted bucket name over 63 characters: %q", b.problems)
 	}

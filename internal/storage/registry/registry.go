@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/gcs"
 	"github.com/distributor-dev/distributor/internal/storage/local"
 	"github.com/distributor-dev/distributor/internal/storage/s3"
 	"github.com/distributor-dev/distributor/internal/storage/sftp"
@@ -22,6 +23,7 @@ func All() []storage.Backend {
 		local.Backend(),
 		sftp.Backend(),
 		s3.Backend(),
+		gcs.Backend(),
 	}
 }
 
