@@ -173,6 +173,19 @@ type Store interface {
 	// only the holder of the destination lock may call it (without DryRun).
 	SweepTemp(ctx context.Context, opts SweepOptions) ([]string, error)
 
+	// IsTransient reports whether err, returned by one of this store's
+	// methods, is a failure that sending the same request again may cure:
+	// the network or the server failed on the way (a connection that
+	// broke, a timeout, a server that said "overloaded, try again"),
+	// rather than the server refusing the request (a missing object, a
+	// failed condition, rejected credentials, an unknown host key). When
+	// unsure it says false. It looks at no context and does no I/O; the
+	// retry wrapper asks it after every failure, so that no wrapper knows
+	// an adapter's protocol. Adapters check IsPermanent first and end with
+	// the shared IsTransient of this package; wrappers ask the store they
+	// wrap.
+	IsTransient(err error) bool
+
 	// Properties describes what this store can do (see Properties).
 	// Wrappers return the wrapped store's Properties, less what they
 	// cannot pass on.

@@ -22,6 +22,10 @@ func (s *Store) Properties() storage.Properties {
 	return storage.Properties{Stage: true, Rewrite: true, CreatesRoot: true, Directories: true}
 }
 
+// IsTransient implements storage.Store: the network failures of
+// storage.IsTransient (a root on a network file system can see them).
+func (s *Store) IsTransient(err error) bool { return storage.IsTransient(err) }
+
 // Stage implements storage.Store: the first half of Put (or PutNew, with
 // create): exactly size bytes of r are written to a temporary file next to
 // the target and fsynced (a deferred store leaves a new name's fsync to

@@ -215,6 +215,10 @@ func (s *Store) Properties() storage.Properties {
 	return p
 }
 
+// IsTransient implements storage.Store: Base's classification (the
+// overlay's own writes do not fail on the way).
+func (s *Store) IsTransient(err error) bool { return s.Base.IsTransient(err) }
+
 // Stage implements storage.Store: it fails with storage.ErrNoStaging.
 func (s *Store) Stage(_ context.Context, path string, _ io.Reader, _ int64, _ bool, _ ...storage.PutOption) (storage.Staged, error) {
 	return nil, fmt.Errorf("stage %s: %w", path, storage.ErrNoStaging)

@@ -381,7 +381,7 @@ func refused(t *testing.T, st storage.Store, p *faultproxy.Proxy) {
 	if err == nil {
 		t.Fatal("Stat succeeded through a refusing proxy")
 	}
-	if !IsTransient(err) {
+	if !s.IsTransient(err) {
 		t.Errorf("the failure %v is not transient", err)
 	}
 	if s.Retries() == 0 || s.Waited() != refuseOptions.Budget {
@@ -456,7 +456,7 @@ func TestSFTPErrors(t *testing.T) {
 			t.Errorf("%s: no error", c.name)
 			continue
 		}
-		if got := IsTransient(c.err); got != c.want {
+		if got := st.IsTransient(c.err); got != c.want {
 			t.Errorf("%s: IsTransient(%v) = %v, want %v", c.name, c.err, got, c.want)
 		}
 	}
@@ -595,15 +595,15 @@ func TestS3Errors(t *testing.T) {
 			t.Errorf("%s %d %s: no error", c.method, c.status, c.code)
 			continue
 		}
-		if got := IsTransient(err); got != c.want {
+		if got := st.IsTransient(err); got != c.want {
 			t.Errorf("%s %d %s: IsTransient(%v) = %v, want %v", c.method, c.status, c.code, err, got, c.want)
 		}
 	}
 	srv.script(s3Rule{method: "GET", truncate: true})
-	if _, _, err := st.Get(ctx, "f"); err == nil || !IsTransient(err) {
+	if _, _, err := st.Get(ctx, "f"); err == nil || !st.IsTransient(err) {
 		t.Errorf("truncated GET: IsTransient(%v) = false", err)
 	}
-	if _, _, err := st.Get(ctx, "missing"); !errors.Is(err, storage.ErrNotExist) || IsTransient(err) {
+	if _, _, err := st.Get(ctx, "missing"); !errors.Is(err, storage.ErrNotExist) || st.IsTransient(err) {
 		t.Errorf("missing: %v", err)
 	}
 

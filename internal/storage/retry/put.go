@@ -222,7 +222,7 @@ func (s *Store) put(ctx context.Context, op, path string, r io.Reader, size int6
 			return nil
 		case exclusive && len(maybe) > 0 && errors.Is(err, storage.ErrPrecondition):
 			return s.settleNew(c, path, size, maybe, err)
-		case res.rerr != nil, !IsTransient(err):
+		case res.rerr != nil, !s.st.IsTransient(err):
 			return c.final(err)
 		}
 		if why := b.unreplayable(); why != "" {
@@ -254,7 +254,7 @@ func (s *Store) settleNew(c *call, path string, size int64, sums [][]byte, perr 
 		case err == nil, errors.Is(err, storage.ErrNotExist): // ErrNotObject too
 			// Another entry holds the name (or held it until just now).
 			return c.final(perr)
-		case IsTransient(err):
+		case s.st.IsTransient(err):
 			if err := c.again(err); err != nil {
 				return unknownOutcome(c, perr, err)
 			}
@@ -407,7 +407,7 @@ func (s *Store) putIf(c *call, ifVersion storage.Version, w condWrite) (storage.
 		}
 		precond := errors.Is(err, storage.ErrPrecondition)
 		switch {
-		case precond && !uncertain, !precond && !IsTransient(err):
+		case precond && !uncertain, !precond && !s.st.IsTransient(err):
 			return "", c.final(err)
 		case !precond:
 			uncertain = true
@@ -457,7 +457,7 @@ func (s *Store) settleIf(c *call, ifVersion storage.Version, werr error,
 				return "", true, nil
 			}
 			return "", false, c.precondition(werr, "the object is absent, want version "+string(ifVersion))
-		case IsTransient(err):
+		case s.st.IsTransient(err):
 			if err := c.again(err); err != nil {
 				return "", false, unknownOutcome(c, werr, err)
 			}

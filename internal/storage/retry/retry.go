@@ -1,7 +1,7 @@
 // Package retry wraps a storage.Store to retry the operations that are safe
-// to repeat after a transient failure (see IsTransient), with exponential
-// backoff and full jitter, bounded by an attempt count per call and by a
-// retry budget: the total time the Store may spend waiting between
+// to repeat after a transient failure (as the wrapped store classifies it,
+// see storage.Store.IsTransient), with exponential backoff and full
+// jitter, bounded by an attempt count per call and by a retry budget: the total time the Store may spend waiting between
 // attempts, over all its calls. Calling a failed operation again is this
 // wrapper's policy, never an adapter's (an adapter only gets what its
 // client library does for one request, such as minio-go's retries of a
@@ -234,7 +234,7 @@ func (s *Store) call(ctx context.Context, op, path string) *call {
 // fail handles the failure err of an attempt: it returns nil, after the
 // backoff, when the call is to try again, else the error to return.
 func (c *call) fail(err error) error {
-	if !IsTransient(err) {
+	if !c.s.st.IsTransient(err) {
 		return c.final(err)
 	}
 	return c.again(err)

@@ -11,6 +11,10 @@ import (
 // Properties implements storage.Store: the wrapped store's.
 func (s *Store) Properties() storage.Properties { return s.st.Properties() }
 
+// IsTransient implements storage.Store: the wrapped store's
+// classification, which this wrapper follows.
+func (s *Store) IsTransient(err error) bool { return s.st.IsTransient(err) }
+
 // Stage implements storage.Store. Staging writes a temporary object that
 // nothing sees, so a transient failure is retried as Put's is (while r can
 // be replayed). The returned Staged's Commit and Abort are not retried: a
@@ -26,7 +30,7 @@ func (s *Store) Stage(ctx context.Context, path string, r io.Reader, size int64,
 		switch {
 		case err == nil:
 			return sg, nil
-		case res.rerr != nil, !IsTransient(err):
+		case res.rerr != nil, !s.st.IsTransient(err):
 			return nil, c.final(err)
 		}
 		if why := b.unreplayable(); why != "" {

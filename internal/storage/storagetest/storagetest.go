@@ -116,6 +116,7 @@ var tests = []struct {
 	fn   func(t *testing.T, s storage.Store)
 }{
 	{"RoundTrip", testRoundTrip},
+	{"IsTransient", testIsTransient},
 	{"PutReplaces", testPutReplaces},
 	{"PutNew", testPutNew},
 	{"ZeroLength", testZeroLength},
