@@ -421,6 +421,12 @@ func (s *syncRecorder) PutIfStream(ctx context.Context, p string, r io.ReadSeeke
 	return s.Store.PutIfStream(ctx, p, r, size, v)
 }
 
+// RewriteIf is the catalog's conditional write on local disk.
+func (s *syncRecorder) RewriteIf(ctx context.Context, p string, v storage.Version, fn func(io.Reader, io.Writer) error) error {
+	s.record("putif " + p)
+	return s.Store.RewriteIf(ctx, p, v, fn)
+}
+
 func (s *syncRecorder) Sync(ctx context.Context) error {
 	s.record("sync")
 	return nil

@@ -53,6 +53,12 @@ func (o *putOrder) PutIfStream(ctx context.Context, p string, r io.ReadSeeker, s
 	return o.Store.PutIfStream(ctx, p, r, size, v)
 }
 
+// RewriteIf is the catalog's conditional write on local disk.
+func (o *putOrder) RewriteIf(ctx context.Context, p string, v storage.Version, fn func(io.Reader, io.Writer) error) error {
+	o.add("putif " + p)
+	return o.Store.RewriteIf(ctx, p, v, fn)
+}
+
 func (o *putOrder) Delete(ctx context.Context, p string) error {
 	o.add("delete " + p)
 	return o.Store.Delete(ctx, p)

@@ -10,6 +10,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"strings"
@@ -70,25 +71,6 @@ func IsTemp(p string) bool {
 		base = p[i+1:]
 	}
 	return strings.HasPrefix(base, TempPrefix)
-}
-
-// Rewriter is implemented by stores that can replace an object with a
-// version computed from its current bytes in one pass, without holding
-// either in memory or copying the new one twice: local disk, where reading
-// the old bytes and writing the new ones cost the same as a compare alone.
-// Wrappers do not forward it; callers fall back to ReadVersioned and
-// PutIfStream.
-type Rewriter interface {
-	// RewriteIf streams the object at path to fn, which writes the
-	// replacement to w. The replacement takes the object's place,
-	// atomically as with PutIfStream, only if the object fn was given
-	// has Version ifVersion (what fn leaves unread is read and counted
-	// too) and fn returns nil; otherwise the object is left as it was.
-	// A failed condition, a missing object included, yields an error
-	// matching ErrPrecondition; an error of fn is returned as is. It does
-	// not return the replacement's Version, which would cost hashing it:
-	// the next reader reads it.
-	RewriteIf(ctx context.Context, path string, ifVersion Version, fn func(cur io.Reader, w io.Writer) error) error
 }
 
 // Store is a destination root. Implementations must be safe for concurrent
@@ -205,6 +187,42 @@ type Store interface {
 	// stages, may stage.
 	Stage(ctx context.Context, path string, r io.Reader, size int64, create bool, opts ...PutOption) (Staged, error)
 
+	// RewriteIf streams the object at path to fn, which writes the
+	// replacement to w, in one pass, without holding either in memory or
+	// copying the new one twice (Properties.Rewrite: local disk, where
+	// reading the old bytes and writing the new ones cost the same as a
+	// compare alone). The replacement takes the object's place,
+	// atomically as with PutIfStream, only if the object fn was given has
+	// Version ifVersion (what fn leaves unread is read and counted too)
+	// and fn returns nil; otherwise the object is left as it was. A
+	// failed condition, a missing object included, yields an error
+	// matching ErrPrecondition; an error of fn is returned as is. It does
+	// not return the replacement's Version, which would cost hashing it:
+	// the next reader reads it. A store without Properties.Rewrite
+	// returns an error matching errors.ErrUnsupported before fn is
+	// called; callers then use ReadVersioned and PutIfStream.
+	RewriteIf(ctx context.Context, path string, ifVersion Version, fn func(cur io.Reader, w io.Writer) error) error
+
+	// ListPage lists a bounded page of objects in one request
+	// (Properties.ListPages: S3, one ListObjectsV2), for callers that need
+	// to know about a few keys under a prefix and must not pay for a large
+	// one. It returns up to max objects whose paths start with prefix (as
+	// List: temporary objects skipped, byte-wise order, Info.Version set
+	// where the store reports it) and complete, true when no other object
+	// has such a path. An incomplete page is a sample: callers decide only
+	// from complete ones. A store without Properties.ListPages returns an
+	// error matching errors.ErrUnsupported.
+	ListPage(ctx context.Context, prefix string, max int) (infos []Info, complete bool, err error)
+
+	// RemoveCreatedRoot removes the root, and the parents created with it,
+	// if this store created it (Properties.CreatesRoot: local disk creates
+	// its root on the first write) and it is empty; it reports whether
+	// the root is gone. A writer calls it after a failed change that left
+	// the root empty, so that nothing stays visible. A store without
+	// Properties.CreatesRoot returns false and an error matching
+	// errors.ErrUnsupported.
+	RemoveCreatedRoot(ctx context.Context) (bool, error)
+
 	// String describes the root for humans, e.g. "/srv/www",
 	// "sftp://user@host:22/var/www" or "s3://bucket/prefix".
 	String() string
@@ -215,7 +233,9 @@ type Store interface {
 
 // ErrNoStaging is returned (wrapped) by Store.Stage on a store that
 // cannot stage (see Properties.Stage).
-var ErrNoStaging = errors.New("storage: staged writes are not supported by this backend")
+// It matches errors.ErrUnsupported too, as every method a store's
+// Properties rule out does.
+var ErrNoStaging = fmt.Errorf("storage: staged writes are not supported by this backend: %w", errors.ErrUnsupported)
 
 // Properties are a store's capabilities, as data (in the manner of
 // restic's backend.Properties): the engine chooses its write protocol and
@@ -232,9 +252,13 @@ type Properties struct {
 	Rewrite bool
 	// AtomicSmallWrites: PutIf and PutIfStream never leave a temporary
 	// object behind, even when the writer dies in the middle of one (S3:
-	// each is a single PUT). See AtomicSmallWriter's history in
-	// docs/design.md: a writer that recovered no dead run need not sweep
-	// the root directory on such a store.
+	// each is a single PUT, never a multipart upload). On such a store
+	// the lock, its claims, the journal and the catalog never leave
+	// temporary objects in the root directory, so a writer that
+	// recovered no dead run need not sweep it: only a dead run's output
+	// writes can leave temporary objects (S3: incomplete multipart
+	// uploads), and such a run left its journal, whose recovery sweeps
+	// the whole root.
 	AtomicSmallWrites bool
 	// ListPages: ListPage answers with one bounded request (S3: one
 	// ListObjectsV2).
@@ -255,6 +279,14 @@ type Properties struct {
 	ServerConditions bool
 }
 
+// Unsupported is the error of a method that st's Properties rule out
+// (RewriteIf without Rewrite, ListPage without ListPages, ...): it names
+// the store, the operation and the path, and matches
+// errors.ErrUnsupported.
+func Unsupported(st fmt.Stringer, op, path string) error {
+	return fmt.Errorf("%s: %s %s: %w", st, op, path, errors.ErrUnsupported)
+}
+
 // Staged is a write that Store.Stage copied to a temporary object. Exactly
 // one of Commit and Abort is meant to be called; a second call of either
 // does nothing (Abort) or fails (Commit).
@@ -268,62 +300,6 @@ type Staged interface {
 	// Abort removes the temporary object and the directories Stage
 	// created that are now empty. Aborting after Commit does nothing.
 	Abort(ctx context.Context) error
-}
-
-// Unwrapper is a Store that wraps another one (the retry wrapper):
-// optional capabilities are reached through Unwrap (see As).
-type Unwrapper interface {
-	Unwrap() Store
-}
-
-// As returns the first store in st's chain of wrappers (see Unwrapper),
-// st first, that implements T.
-func As[T any](st Store) (T, bool) {
-	for st != nil {
-		if t, ok := st.(T); ok {
-			return t, true
-		}
-		u, ok := st.(Unwrapper)
-		if !ok {
-			break
-		}
-		st = u.Unwrap()
-	}
-	var zero T
-	return zero, false
-}
-
-// AtomicSmallWriter is implemented by stores whose PutIf and PutIfStream
-// leave no temporary object behind, even when the writer dies in the
-// middle of one (S3: each is a single PUT, never a multipart upload). On
-// such a store the lock, its claims, the journal and the catalog never
-// leave temporary objects in the root directory, so a writer that
-// recovered no dead run need not sweep it: only a dead run's output writes
-// can leave temporary objects (S3: incomplete multipart uploads), and such
-// a run left its journal, whose recovery sweeps the whole root.
-type AtomicSmallWriter interface {
-	AtomicSmallWrites() bool
-}
-
-// PageLister is implemented by stores that list a bounded page of objects
-// in one request (S3: one ListObjectsV2), for callers that need to know
-// about a few keys under a prefix and must not pay for a large one.
-// ListPage returns up to max objects whose paths start with prefix (as
-// List: temporary objects skipped, byte-wise order, Info.Version set where
-// the store reports it) and complete, true when no other object has such a
-// path. An incomplete page is a sample: callers decide only from complete
-// ones.
-type PageLister interface {
-	ListPage(ctx context.Context, prefix string, max int) (infos []Info, complete bool, err error)
-}
-
-// RootRemover is implemented by stores that create their root directory
-// on the first write (local disk). RemoveCreatedRoot removes the root, and
-// the parents created with it, if this store created it and it is empty;
-// it reports whether the root is gone. A writer calls it after a failed
-// change that left the root empty, so that nothing stays visible.
-type RootRemover interface {
-	RemoveCreatedRoot() (bool, error)
 }
 
 // Metadata is the response metadata an object is served with, where the

@@ -66,8 +66,8 @@ func TestCatalogEditPaths(t *testing.T) {
 					ch := &Change{Base: v, BaseCanonical: flagged, Final: e}
 					switch via {
 					case "rewriter":
-						if _, ok := store.(storage.Rewriter); !ok {
-							t.Fatal("the local store is not a storage.Rewriter")
+						if !store.Properties().Rewrite {
+							t.Fatal("the local store does not rewrite")
 						}
 					case "stream":
 						store = &hooked{Store: st} // hides RewriteIf

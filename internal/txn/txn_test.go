@@ -70,6 +70,14 @@ func (h *hooked) PutIf(ctx context.Context, p string, data []byte, v storage.Ver
 	return h.Store.PutIf(ctx, p, data, v)
 }
 
+// Properties hides Rewrite, so that the catalog is written with
+// PutIfStream, which before sees.
+func (h *hooked) Properties() storage.Properties {
+	p := h.Store.Properties()
+	p.Rewrite = false
+	return p
+}
+
 // PutIfStream is PutIf for the streamed catalog.
 func (h *hooked) PutIfStream(ctx context.Context, p string, r io.ReadSeeker, size int64, v storage.Version) (storage.Version, error) {
 	if h.before != nil {
@@ -431,6 +439,12 @@ func (o *orderStore) Delete(ctx context.Context, p string) error {
 func (o *orderStore) PutIf(ctx context.Context, p string, data []byte, v storage.Version) (storage.Version, error) {
 	o.log("putif " + p)
 	return o.Store.PutIf(ctx, p, data, v)
+}
+
+// RewriteIf is the catalog's conditional write on local disk.
+func (o *orderStore) RewriteIf(ctx context.Context, p string, v storage.Version, fn func(io.Reader, io.Writer) error) error {
+	o.log("putif " + p)
+	return o.Store.RewriteIf(ctx, p, v, fn)
 }
 
 func (o *orderStore) PutIfStream(ctx context.Context, p string, r io.ReadSeeker, size int64, v storage.Version) (storage.Version, error) {

@@ -23,8 +23,8 @@ func IgnoreLock(op, path string) bool {
 	return strings.HasPrefix(path, ".distributor.lock") || strings.HasPrefix(path, ".distributor.probe-")
 }
 
-// Store fails the FailAt-th mutating call (Put, PutNew, PutIf, PutIfStream,
-// Delete; counting from 1) and, when Sticky is set, every mutating call after it, as a crashed
+// Store fails the FailAt-th mutating call (Put, PutNew, Stage, PutIf,
+// PutIfStream, RewriteIf, Delete; counting from 1) and, when Sticky is set, every mutating call after it, as a crashed
 // process or a dropped connection would. FailAt 0 injects nothing. Reads pass
 // through, and so do Sync and SweepTemp (through the embedded Store): they
 // are neither counted, logged nor failed: FailAt numbers the writes and
@@ -115,6 +115,14 @@ func (s *Store) PutIfStream(ctx context.Context, path string, r io.ReadSeeker, s
 		return "", err
 	}
 	return s.Store.PutIfStream(ctx, path, r, size, v)
+}
+
+// RewriteIf implements storage.Store; it counts (and logs) as a "putif".
+func (s *Store) RewriteIf(ctx context.Context, path string, v storage.Version, fn func(io.Reader, io.Writer) error) error {
+	if err := s.fail("putif", path); err != nil {
+		return err
+	}
+	return s.Store.RewriteIf(ctx, path, v, fn)
 }
 
 // Delete implements storage.Store.

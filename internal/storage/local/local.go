@@ -714,7 +714,7 @@ func (s *Store) writeTemp(ctx context.Context, p string, src *storage.DigestSour
 	return w, nil
 }
 
-// RewriteIf implements storage.Rewriter: it reads the current file, hashing
+// RewriteIf implements storage.Store: it reads the current file, hashing
 // it, while fn writes the new one to a temporary file beside it, and renames
 // that over the target only if the current bytes had Version ifVersion,
 // under the same lock and with the same durability as PutIfStream's

@@ -22,6 +22,12 @@ func (s *Store) Properties() storage.Properties {
 	return storage.Properties{Stage: true, Rewrite: true, CreatesRoot: true, Directories: true}
 }
 
+// ListPage implements storage.Store: local disk lists no pages (List
+// reads a directory tree without a request per page).
+func (s *Store) ListPage(_ context.Context, prefix string, _ int) ([]storage.Info, bool, error) {
+	return nil, false, storage.Unsupported(s, "list-page", prefix)
+}
+
 // IsTransient implements storage.Store: the network failures of
 // storage.IsTransient (a root on a network file system can see them).
 func (s *Store) IsTransient(err error) bool { return storage.IsTransient(err) }
@@ -236,13 +242,13 @@ func missingDirs(dir string) []string {
 	}
 }
 
-// RemoveCreatedRoot implements storage.RootRemover: if this store created
+// RemoveCreatedRoot implements storage.Store: if this store created
 // its root directory (the first write found it missing) and the root is
 // empty now, it removes it, then each parent directory it created that is
 // empty, and reports whether the root is gone. A later write creates it
 // again. Writers call it after a failed change left the root as they found
 // it, so that a failed first publish leaves no empty directory behind.
-func (s *Store) RemoveCreatedRoot() (bool, error) {
+func (s *Store) RemoveCreatedRoot(context.Context) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed || len(s.madeRoot) == 0 {

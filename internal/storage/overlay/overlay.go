@@ -207,12 +207,27 @@ func (s *Store) Delete(_ context.Context, path string) error {
 }
 
 // Properties implements storage.Store: the base store's, but the overlay
-// keeps writes in memory and does not stage or rewrite (recovery, its only
-// user, writes no outputs).
+// keeps writes in memory and does not stage, rewrite, list pages or
+// create a root (recovery, its only user, writes no outputs).
 func (s *Store) Properties() storage.Properties {
 	p := s.Base.Properties()
-	p.Stage, p.Rewrite, p.CreatesRoot = false, false, false
+	p.Stage, p.Rewrite, p.ListPages, p.CreatesRoot = false, false, false, false
 	return p
+}
+
+// RewriteIf implements storage.Store: it is not supported.
+func (s *Store) RewriteIf(_ context.Context, path string, _ storage.Version, _ func(io.Reader, io.Writer) error) error {
+	return storage.Unsupported(s, "rewrite-if", path)
+}
+
+// ListPage implements storage.Store: it is not supported.
+func (s *Store) ListPage(_ context.Context, prefix string, _ int) ([]storage.Info, bool, error) {
+	return nil, false, storage.Unsupported(s, "list-page", prefix)
+}
+
+// RemoveCreatedRoot implements storage.Store: it is not supported.
+func (s *Store) RemoveCreatedRoot(context.Context) (bool, error) {
+	return false, storage.Unsupported(s, "remove-created-root", "")
 }
 
 // IsTransient implements storage.Store: Base's classification (the

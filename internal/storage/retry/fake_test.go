@@ -114,6 +114,22 @@ func (f *fake) Get(ctx context.Context, p string) ([]byte, storage.Version, erro
 	return f.Store.Get(ctx, p)
 }
 
+// ListPage is a page of List's objects (the local store lists no pages).
+func (f *fake) ListPage(ctx context.Context, prefix string, max int) ([]storage.Info, bool, error) {
+	if ft, ok := f.next("list-page"); ok {
+		return nil, false, fmt.Errorf("fake: list-page %s: %w", prefix, ft.err)
+	}
+	var infos []storage.Info
+	err := f.Store.List(ctx, prefix, func(info storage.Info) error {
+		infos = append(infos, info)
+		return nil
+	})
+	if len(infos) > max {
+		return infos[:max], false, err
+	}
+	return infos, true, err
+}
+
 func (f *fake) Stat(ctx context.Context, p string) (storage.Info, error) {
 	if ft, ok := f.next("stat"); ok {
 		return storage.Info{}, fmt.Errorf("fake: stat %s: %w", p, ft.err)

@@ -17,6 +17,7 @@
 //   - List: only while fn has not been called in the failed attempt. Once
 //     fn has seen entries a retry would show them again, so the failure
 //     is returned.
+//   - ListPage: as Get (the page is returned whole or not at all).
 //   - ReadVersioned: only when the attempt failed before fn was called
 //     (fn's own error, and any failure once fn has seen the object, are
 //     returned).
@@ -52,7 +53,9 @@
 //
 // A call never retries once its context is done (a context bound to a
 // lock's fence is done once the fence lapses), and returns the context's
-// error wrapping the last failure. Close and String pass through.
+// error wrapping the last failure. RewriteIf (local disk, which is not
+// wrapped), RemoveCreatedRoot, Properties, IsTransient, Close and String
+// pass through.
 package retry
 
 import (
@@ -92,7 +95,7 @@ type Options struct {
 	// Float64. The Store calls it under its lock.
 	Rand func() float64
 	// OnRetry, when set, is called before each wait with the operation
-	// ("get", "put", "put-new", "put-if", "list", ...), its path (List's
+	// ("get", "put", "put-new", "put-if", "list", "list-page", ...), its path (List's
 	// prefix; "" for Sync and SweepTemp), the number of the attempt that
 	// failed (from 1) and its error. It may be called concurrently.
 	OnRetry func(op, path string, attempt int, err error)
@@ -402,6 +405,22 @@ func (s *Store) List(ctx context.Context, prefix string, fn func(storage.Info) e
 			return err
 		}
 	}
+}
+
+// ListPage implements storage.Store.
+func (s *Store) ListPage(ctx context.Context, prefix string, max int) ([]storage.Info, bool, error) {
+	var (
+		infos    []storage.Info
+		complete bool
+	)
+	err := s.do(ctx, "list-page", prefix, func() (err error) {
+		infos, complete, err = s.st.ListPage(ctx, prefix, max)
+		return err
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return infos, complete, nil
 }
 
 // Delete implements storage.Store.

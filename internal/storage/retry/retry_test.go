@@ -89,6 +89,13 @@ func TestRetriedOps(t *testing.T) {
 			}
 			return err
 		}},
+		{"list-page", "", func(t *testing.T, s *Store) error {
+			infos, complete, err := s.ListPage(t.Context(), "a/", 10)
+			if err == nil && (len(infos) != 2 || infos[0].Path != "a/x" || infos[1].Path != "a/y" || !complete) {
+				t.Errorf("ListPage = %+v, complete %v", infos, complete)
+			}
+			return err
+		}},
 		{"delete", "", func(t *testing.T, s *Store) error {
 			if err := s.Delete(t.Context(), "a/x"); err != nil {
 				return err

@@ -15,6 +15,17 @@ func (s *Store) Properties() storage.Properties { return s.st.Properties() }
 // classification, which this wrapper follows.
 func (s *Store) IsTransient(err error) bool { return s.st.IsTransient(err) }
 
+// RewriteIf implements storage.Store: not retried (fn has consumed the
+// object by the time an attempt fails).
+func (s *Store) RewriteIf(ctx context.Context, path string, ifVersion storage.Version, fn func(io.Reader, io.Writer) error) error {
+	return s.st.RewriteIf(ctx, path, ifVersion, fn)
+}
+
+// RemoveCreatedRoot implements storage.Store: the wrapped store's.
+func (s *Store) RemoveCreatedRoot(ctx context.Context) (bool, error) {
+	return s.st.RemoveCreatedRoot(ctx)
+}
+
 // Stage implements storage.Store. Staging writes a temporary object that
 // nothing sees, so a transient failure is retried as Put's is (while r can
 // be replayed). The returned Staged's Commit and Abort are not retried: a

@@ -942,7 +942,7 @@ func (s *Store) list(ctx context.Context, prefix string, fn func(storage.Info) e
 	return nil
 }
 
-// ListPage implements storage.PageLister: one ListObjectsV2 request for up
+// ListPage implements storage.Store: one ListObjectsV2 request for up
 // to max+1 keys below the root starting with prefix. It returns at most
 // max objects, sorted (temporary objects and directory markers skipped),
 // and complete when the server had no more.
@@ -1005,11 +1005,6 @@ func sortedInfos(infos []storage.Info) []storage.Info {
 // Sync implements storage.Store. A Put is durable when the server answers
 // it, so it does nothing.
 func (s *Store) Sync(ctx context.Context) error { return nil }
-
-// AtomicSmallWrites implements storage.AtomicSmallWriter: PutIf and
-// PutIfStream are one PUT each, never a multipart upload, so they leave no
-// incomplete upload behind whatever happens to the writer.
-func (s *Store) AtomicSmallWrites() bool { return true }
 
 // SweepTemp implements storage.Store. S3 writes leave no temporary object
 // under a name: the temporary objects are the incomplete multipart uploads

@@ -16,6 +16,22 @@ func (s *Store) Properties() storage.Properties {
 	return storage.Properties{Stage: true, Directories: true}
 }
 
+// RewriteIf implements storage.Store: SFTP does not rewrite (see
+// Properties.Rewrite).
+func (s *Store) RewriteIf(_ context.Context, p string, _ storage.Version, _ func(io.Reader, io.Writer) error) error {
+	return storage.Unsupported(s, "rewrite-if", p)
+}
+
+// ListPage implements storage.Store: SFTP lists no pages.
+func (s *Store) ListPage(_ context.Context, prefix string, _ int) ([]storage.Info, bool, error) {
+	return nil, false, storage.Unsupported(s, "list-page", prefix)
+}
+
+// RemoveCreatedRoot implements storage.Store: an SFTP root must exist.
+func (s *Store) RemoveCreatedRoot(context.Context) (bool, error) {
+	return false, storage.Unsupported(s, "remove-created-root", "")
+}
+
 // Stage implements storage.Store: the first half of Put (PutNew with
 // create): the temporary file is written in the target's directory,
 // fsynced where the server can, and closed. Commit is the rename (or hard

@@ -61,11 +61,10 @@ func Run(t *testing.T, newStore func(t *testing.T) storage.Store, opts ...Option
 	for _, tc := range rewriteTests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newStore(t)
-			rw, ok := s.(storage.Rewriter)
-			if !ok {
-				t.Skip("the store is not a storage.Rewriter")
+			if !s.Properties().Rewrite {
+				t.Skip("the store does not rewrite (Properties.Rewrite)")
 			}
-			tc.fn(t, s, rw)
+			tc.fn(t, s)
 		})
 	}
 	for _, tc := range stageTests {
@@ -117,6 +116,7 @@ var tests = []struct {
 }{
 	{"RoundTrip", testRoundTrip},
 	{"IsTransient", testIsTransient},
+	{"Unsupported", testUnsupported},
 	{"PutReplaces", testPutReplaces},
 	{"PutNew", testPutNew},
 	{"ZeroLength", testZeroLength},
