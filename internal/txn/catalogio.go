@@ -112,7 +112,7 @@ func putCatalog(ctx context.Context, st storage.Store, doc *encoded, base storag
 	if err != nil {
 		return err
 	}
-	_, err = st.PutIfStream(ctx, catalog.FileName, r, doc.size, base)
+	_, err = st.Put(ctx, catalog.FileName, r, doc.size, storage.IfVersion(base))
 	return err
 }
 

@@ -286,8 +286,21 @@ type Write struct {
 	// Phase orders the writes of a Change: all writes of a lower phase
 	// complete before any write of a higher phase starts.
 	Phase int
-	// Options are passed to the store's Put or PutNew (response metadata).
-	Options []storage.PutOption
+	// Metadata is stored with the object by stores that serve it
+	// (storage.PutOptions.Metadata).
+	Metadata storage.Metadata
+}
+
+// putOptions are the options of w's Put or Stage. A path that did not
+// exist when the change was planned is only ever created, never replaced:
+// should a successor have written it since, the write fails instead of
+// destroying the successor's file.
+func (w *Write) putOptions() storage.PutOptions {
+	o := storage.PutOptions{Mode: storage.PutCreate, Metadata: w.Metadata}
+	if w.Existed {
+		o.Mode = storage.PutReplace
+	}
+	return o
 }
 
 // Digest names some bytes.
@@ -579,8 +592,7 @@ func (t *Txn) stage(ctx context.Context, w *Write) (storage.Staged, error) {
 		return nil, fmt.Errorf("open content of %s: %w", w.Path, err)
 	}
 	defer rc.Close()
-	// As in put: a path that did not exist when planned is only created.
-	sg, err := t.st.Stage(ctx, w.Path, rc, w.Size, !w.Existed, w.Options...)
+	sg, err := t.st.Stage(ctx, w.Path, rc, w.Size, w.putOptions())
 	if err != nil {
 		return nil, fmt.Errorf("write %s: %w", w.Path, err)
 	}
@@ -597,14 +609,7 @@ func (t *Txn) put(ctx context.Context, w *Write) error {
 		return fmt.Errorf("open content of %s: %w", w.Path, err)
 	}
 	defer rc.Close()
-	// A path that did not exist when the change was planned is only ever
-	// created, never replaced: should a successor have written it since,
-	// this write fails instead of destroying the successor's file.
-	put := t.st.PutNew
-	if w.Existed {
-		put = t.st.Put
-	}
-	if err := put(ctx, w.Path, rc, w.Size, w.Options...); err != nil {
+	if _, err := t.st.Put(ctx, w.Path, rc, w.Size, w.putOptions()); err != nil {
 		return fmt.Errorf("write %s: %w", w.Path, err)
 	}
 	return nil
@@ -639,7 +644,7 @@ func (t *Txn) writeJournal(ctx context.Context, ch *Change) error {
 	if err != nil {
 		return err
 	}
-	if _, err := t.st.PutIf(ctx, journal.Name, data, ""); err != nil {
+	if _, err := storage.PutIf(ctx, t.st, journal.Name, data, ""); err != nil {
 		return fmt.Errorf("write %s: %w", journal.Name, err)
 	}
 	return nil

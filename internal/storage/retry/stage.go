@@ -31,12 +31,12 @@ func (s *Store) RemoveCreatedRoot(ctx context.Context) (bool, error) {
 // be replayed). The returned Staged's Commit and Abort are not retried: a
 // commit whose answer was lost has an unknown outcome, which the writer's
 // cleanup establishes by looking at the path.
-func (s *Store) Stage(ctx context.Context, path string, r io.Reader, size int64, create bool, opts ...storage.PutOption) (storage.Staged, error) {
+func (s *Store) Stage(ctx context.Context, path string, r io.Reader, size int64, opts storage.PutOptions) (storage.Staged, error) {
 	b := newBody(r, false)
 	c := s.call(ctx, "stage", path)
 	for {
 		ar := b.attempt()
-		sg, err := s.st.Stage(ctx, path, ar, size, create, opts...)
+		sg, err := s.st.Stage(ctx, path, ar, size, opts)
 		res := b.end()
 		switch {
 		case err == nil:

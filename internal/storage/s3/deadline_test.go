@@ -213,7 +213,7 @@ func TestHealthyTransferOutlastsIdleTimeout(t *testing.T) {
 	const size = 1 << 20
 	body := &slowReader{r: bytes.NewReader(bytes.Repeat([]byte("x"), size)), chunk: 32 << 10, pause: 20 * time.Millisecond}
 	start := time.Now()
-	if err := s.Put(t.Context(), "slow", body, size); err != nil {
+	if _, err := s.Put(t.Context(), "slow", body, size, storage.PutOptions{}); err != nil {
 		t.Fatalf("slow Put: %v", err)
 	}
 	t.Logf("Put of %d bytes took %v with an idle timeout of %v", size, time.Since(start).Round(time.Millisecond), opts.IdleTimeout)

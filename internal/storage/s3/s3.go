@@ -18,7 +18,7 @@
 // Every object gets a Content-Type from its extension
 // ("text/html; charset=utf-8" for .html).
 //
-// PutIf and PutIfStream are a single conditional PutObject (never a
+// PutIfVersion writes are a single conditional PutObject (never a
 // multipart upload, so at most 5 GiB), enforced by the server: the zero
 // Version sends "If-None-Match: *" (create only if absent), another Version
 // "If-Match: <etag>"; the server's 412 (or 409 for a concurrent conditional
@@ -45,7 +45,6 @@
 package s3
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -496,23 +495,31 @@ var credentialCodes = map[string]bool{
 	"InvalidToken": true, "ExpiredToken": true, "TokenRefreshRequired": true, "XAdminUserNotFound": true,
 }
 
-// Put implements storage.Store: see the package documentation.
-func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64, opts ...storage.PutOption) error {
-	if err := s.put(ctx, p, r, size, false, storage.ApplyPutOptions(opts)); err != nil {
-		return s.errorf("put", p, err)
+// Put implements storage.Store: see the package documentation. With
+// PutCreate it sends If-None-Match: *, which the server answers with 412
+// (an error matching storage.ErrPrecondition) when the key exists. Objects
+// above the part size go up in parts, and not every server enforces the
+// condition on completing a multipart upload. With PutIfVersion it is one
+// conditional PutObject of exactly size bytes of r, from its start, never
+// a multipart upload (whose completion not every server checks against
+// the condition; see the package documentation); size may be at most
+// MaxPutIfSize. A reader that fails, yields more or fewer bytes, or a
+// context done before the last byte, cuts that request short, so the
+// server stores nothing.
+func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
+	var (
+		v   storage.Version
+		err error
+	)
+	if opts.Mode == storage.PutIfVersion {
+		v, err = s.putIf(ctx, p, r, size, opts.Version)
+	} else {
+		err = s.put(ctx, p, r, size, opts.Mode == storage.PutCreate, opts)
 	}
-	return nil
-}
-
-// PutNew implements storage.Store: Put with If-None-Match: *, which the
-// server answers with 412 (an error matching storage.ErrPrecondition) when
-// the key exists. Objects above the part size go up in parts, and not every
-// server enforces the condition on completing a multipart upload.
-func (s *Store) PutNew(ctx context.Context, p string, r io.Reader, size int64, opts ...storage.PutOption) error {
-	if err := s.put(ctx, p, r, size, true, storage.ApplyPutOptions(opts)); err != nil {
-		return s.errorf("put-new", p, err)
+	if err != nil {
+		return "", s.errorf(opts.Mode.Op(), p, err)
 	}
-	return nil
+	return v, nil
 }
 
 func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64, exclusive bool, po storage.PutOptions) error {
@@ -758,31 +765,16 @@ func (s *Store) ReadVersioned(ctx context.Context, p string, fn func(io.Reader) 
 	return storage.Version(info.ETag), nil
 }
 
-// PutIf implements storage.Store: PutIfStream of data.
-func (s *Store) PutIf(ctx context.Context, p string, data []byte, ifVersion storage.Version) (storage.Version, error) {
-	return s.PutIfStream(ctx, p, bytes.NewReader(data), int64(len(data)), ifVersion)
-}
-
-// MaxPutIfSize is the largest object PutIfStream (and PutIf) writes: S3's
+// MaxPutIfSize is the largest object a PutIfVersion Put writes: S3's
 // limit for a single PUT, 5 GiB.
 const MaxPutIfSize = 5 << 30
 
-// PutIfStream implements storage.Store: one conditional PutObject of
-// exactly size bytes of r, from its start, never a multipart upload (whose
-// completion not every server checks against the condition; see the
-// package documentation). size may be at most MaxPutIfSize. A reader that
-// fails, yields more or fewer bytes, or a context done before the last
-// byte, cuts the request short, so the server stores nothing.
-func (s *Store) PutIfStream(ctx context.Context, p string, r io.ReadSeeker, size int64, ifVersion storage.Version) (storage.Version, error) {
-	v, err := s.putIf(ctx, p, r, size, ifVersion)
-	if err != nil {
-		return "", s.errorf("put-if", p, err)
-	}
-	return v, nil
-}
-
-func (s *Store) putIf(ctx context.Context, p string, r io.ReadSeeker, size int64, ifVersion storage.Version) (storage.Version, error) {
+func (s *Store) putIf(ctx context.Context, p string, in io.Reader, size int64, ifVersion storage.Version) (storage.Version, error) {
 	if err := s.begin(ctx, p); err != nil {
+		return "", err
+	}
+	r, err := storage.Seekable(in)
+	if err != nil {
 		return "", err
 	}
 	switch {
@@ -867,7 +859,7 @@ func (s *Store) Stat(ctx context.Context, p string) (storage.Info, error) {
 }
 
 // etagVersion is the Version of an object with the given ETag, as Get and
-// PutIf return it ("" for none).
+// PutIfVersion return it ("" for none).
 func etagVersion(etag string) storage.Version { return storage.Version(etag) }
 
 // Delete implements storage.Store (DeleteObject). Deleting a missing

@@ -11,7 +11,7 @@ import (
 // Properties implements storage.Store: S3 does not stage. It has no cheap
 // rename: making a staged object visible would take a server-side copy of
 // every byte (or a second upload), and a PUT is atomic already. Writers
-// verify their content before they write instead. PutIf and PutIfStream
+// verify their content before they write instead. PutIfVersion writes
 // are one PUT each, never a multipart upload, so they leave no incomplete
 // upload behind whatever happens to the writer (AtomicSmallWrites).
 func (s *Store) Properties() storage.Properties {
@@ -31,6 +31,6 @@ func (s *Store) RemoveCreatedRoot(context.Context) (bool, error) {
 }
 
 // Stage implements storage.Store: it fails with storage.ErrNoStaging.
-func (s *Store) Stage(_ context.Context, p string, _ io.Reader, _ int64, _ bool, _ ...storage.PutOption) (storage.Staged, error) {
+func (s *Store) Stage(_ context.Context, p string, _ io.Reader, _ int64, _ storage.PutOptions) (storage.Staged, error) {
 	return nil, fmt.Errorf("%s: stage %s: %w", s, p, storage.ErrNoStaging)
 }

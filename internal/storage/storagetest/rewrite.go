@@ -138,7 +138,7 @@ func testUnsupported(t *testing.T, s storage.Store) {
 		}
 	}
 	if !p.Stage {
-		_, err := s.Stage(ctx, "staged", bytes.NewReader([]byte("x")), 1, false)
+		_, err := s.Stage(ctx, "staged", bytes.NewReader([]byte("x")), 1, storage.PutOptions{})
 		if !errors.Is(err, storage.ErrNoStaging) || !errors.Is(err, errors.ErrUnsupported) {
 			t.Errorf("Stage without Properties.Stage = %v, want storage.ErrNoStaging and errors.ErrUnsupported", err)
 		}
