@@ -11,7 +11,7 @@
 // atomically: readers see the old object or the new one. A reader that
 // fails, yields more or fewer bytes, or a cancelled context aborts the
 // request before its last byte, so the server stores nothing. Objects
-// larger than the part size (Options.PartSize, 16 MiB by default) go up as
+// larger than minio-go's part size (16 MiB) go up as
 // a multipart upload, which is also invisible until completed and is
 // aborted (its parts deleted) on failure. The body is streamed once, so a
 // failed Put is not retried (reads, listings and deletes are, by minio-go).
@@ -89,10 +89,6 @@ type Options struct {
 	// Getenv reads the credential environment variables (AWS_ACCESS_KEY_ID,
 	// ...). nil means an empty environment.
 	Getenv func(string) string
-	// PartSize is the size of multipart upload parts, and objects up to it
-	// are sent in one PUT. 0 means minio-go's default, 16 MiB; S3 needs at
-	// least 5 MiB.
-	PartSize uint64
 	// Transport is the HTTP transport; nil means minio-go's default. The
 	// store installs its timeouts (below) into a clone of minio-go's
 	// default, or of an *http.Transport given here (replacing its
@@ -161,7 +157,7 @@ type Store struct {
 	bucket    string
 	prefix    string // the root: "" or a clean key prefix
 	keyPrefix string // prefix+"/", or ""
-	partSize  uint64
+	partSize  uint64 // of multipart uploads; 0: minio-go's (16 MiB, more above 156 GiB)
 	closed    atomic.Bool
 }
 
@@ -173,7 +169,7 @@ var _ storage.Store = (*Store)(nil)
 // caller's first request does).
 func New(ctx context.Context, opts Options) (*Store, error) {
 	prefix := strings.TrimSuffix(opts.Prefix, "/")
-	s := &Store{bucket: opts.Bucket, prefix: prefix, partSize: opts.PartSize}
+	s := &Store{bucket: opts.Bucket, prefix: prefix}
 	if prefix != "" {
 		s.keyPrefix = prefix + "/"
 	}

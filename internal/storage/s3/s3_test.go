@@ -287,8 +287,8 @@ func (f *failAfter) Read(p []byte) (int, error) {
 // incomplete upload.
 func TestFailedMultipartUploadIsAborted(t *testing.T) {
 	servers(t, func(t *testing.T, opts Options) {
-		opts.PartSize = 5 << 20
 		s := open(t, opts)
+		s.partSize = 5 << 20
 		ctx := t.Context()
 		put(t, s, "big", "old")
 		if _, err := s.Put(ctx, "big", &failAfter{n: 7 << 20}, 12<<20, storage.PutOptions{}); err == nil {
@@ -476,8 +476,8 @@ func TestPutIfStreamOnePut(t *testing.T) {
 			}
 			return inner.RoundTrip(r)
 		})
-		opts.PartSize = 5 << 20
 		s := open(t, opts)
+		s.partSize = 5 << 20
 		ctx := t.Context()
 		sent := func(what string, header string, want string) {
 			t.Helper()
