@@ -311,7 +311,7 @@ func TestBackends(t *testing.T) {
 
 			// A hand-placed object that collides with nothing is left alone.
 			hand := "placed by a human\n"
-			if err := st.Put(ctx, "hand.txt", strings.NewReader(hand), int64(len(hand))); err != nil {
+			if _, err := st.Put(ctx, "hand.txt", strings.NewReader(hand), int64(len(hand)), storage.PutOptions{}); err != nil {
 				t.Fatal(err)
 			}
 
@@ -331,7 +331,7 @@ func TestBackends(t *testing.T) {
 			}
 
 			// fail_unmanaged: gamma's planned path holds a hand-placed object.
-			if err := st.Put(ctx, "gamma/report.html", strings.NewReader(hand), int64(len(hand))); err != nil {
+			if _, err := st.Put(ctx, "gamma/report.html", strings.NewReader(hand), int64(len(hand)), storage.PutOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			before := objects(t, st)
@@ -371,7 +371,7 @@ func maintenance(t *testing.T, dir string, st storage.Store) {
 		t.Errorf("verify of an intact root: ok = %s", doc["ok"])
 	}
 	// Bitrot: same size, other bytes.
-	if err := st.Put(ctx, "alpha/keep.txt", strings.NewReader("KEEP\n"), 5); err != nil {
+	if _, err := st.Put(ctx, "alpha/keep.txt", strings.NewReader("KEEP\n"), 5, storage.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	doc := verify(1)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/lock"
+	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/s3/s3test"
 )
 
@@ -64,7 +65,7 @@ func TestFirstSignalCancelsRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.PutIf(t.Context(), lock.Name, record, ""); err != nil {
+	if _, err := storage.PutIf(t.Context(), st, lock.Name, record, ""); err != nil {
 		t.Fatal(err)
 	}
 

@@ -259,21 +259,20 @@ type hookStore struct {
 	beforePut func(path string)
 }
 
-func (h *hookStore) Put(ctx context.Context, path string, r io.Reader, size int64, opts ...storage.PutOption) error {
-	h.beforePut(path)
-	return h.Store.Put(ctx, path, r, size, opts...)
-}
-
-func (h *hookStore) PutNew(ctx context.Context, path string, r io.Reader, size int64, opts ...storage.PutOption) error {
-	h.beforePut(path)
-	return h.Store.PutNew(ctx, path, r, size, opts...)
+// Put implements storage.Store: an output write (not a conditional one)
+// calls beforePut first.
+func (h *hookStore) Put(ctx context.Context, path string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
+	if opts.Mode != storage.PutIfVersion {
+		h.beforePut(path)
+	}
+	return h.Store.Put(ctx, path, r, size, opts)
 }
 
 // Stage implements storage.Store: a staged write is a write (its bytes
 // are read while it is staged).
-func (h *hookStore) Stage(ctx context.Context, path string, r io.Reader, size int64, create bool, opts ...storage.PutOption) (storage.Staged, error) {
+func (h *hookStore) Stage(ctx context.Context, path string, r io.Reader, size int64, opts storage.PutOptions) (storage.Staged, error) {
 	h.beforePut(path)
-	return h.Store.Stage(ctx, path, r, size, create, opts...)
+	return h.Store.Stage(ctx, path, r, size, opts)
 }
 
 // stagedHook is a storage.Staged that calls commit before its Commit.
@@ -390,35 +389,29 @@ func (s *syncRecorder) record(op string) {
 	s.ops = append(s.ops, op)
 }
 
-func (s *syncRecorder) Put(ctx context.Context, p string, r io.Reader, size int64, opts ...storage.PutOption) error {
-	s.record("put " + p)
-	return s.Store.Put(ctx, p, r, size, opts...)
-}
-
-func (s *syncRecorder) PutNew(ctx context.Context, p string, r io.Reader, size int64, opts ...storage.PutOption) error {
-	s.record("put " + p)
-	return s.Store.PutNew(ctx, p, r, size, opts...)
+func (s *syncRecorder) Put(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
+	if opts.Mode == storage.PutIfVersion {
+		s.record("putif " + p)
+	} else {
+		s.record("put " + p)
+	}
+	return s.Store.Put(ctx, p, r, size, opts)
 }
 
 // Stage implements storage.Store: a staged write is recorded as a put
 // when it is committed (made visible).
-func (s *syncRecorder) Stage(ctx context.Context, p string, r io.Reader, size int64, create bool, opts ...storage.PutOption) (storage.Staged, error) {
-	sg, err := s.Store.Stage(ctx, p, r, size, create, opts...)
+func (s *syncRecorder) Stage(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Staged, error) {
+	sg, err := s.Store.Stage(ctx, p, r, size, opts)
 	if err != nil {
 		return nil, err
 	}
 	return stagedHook{sg, func() { s.record("put " + p) }}, nil
 }
 
-func (s *syncRecorder) PutIf(ctx context.Context, p string, data []byte, v storage.Version) (storage.Version, error) {
+// RewriteIf is the catalog's conditional write on local disk.
+func (s *syncRecorder) RewriteIf(ctx context.Context, p string, v storage.Version, fn func(io.Reader, io.Writer) error) error {
 	s.record("putif " + p)
-	return s.Store.PutIf(ctx, p, data, v)
-}
-
-// PutIfStream is PutIf for the streamed catalog.
-func (s *syncRecorder) PutIfStream(ctx context.Context, p string, r io.ReadSeeker, size int64, v storage.Version) (storage.Version, error) {
-	s.record("putif " + p)
-	return s.Store.PutIfStream(ctx, p, r, size, v)
+	return s.Store.RewriteIf(ctx, p, v, fn)
 }
 
 func (s *syncRecorder) Sync(ctx context.Context) error {

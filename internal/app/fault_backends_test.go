@@ -70,7 +70,7 @@ func storeRestore(t *testing.T, st storage.Store, files map[string]string) {
 		}
 	}
 	for p, c := range files {
-		if err := st.Put(ctx, p, strings.NewReader(c), int64(len(c))); err != nil {
+		if _, err := st.Put(ctx, p, strings.NewReader(c), int64(len(c)), storage.PutOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -154,7 +154,7 @@ func TestFaultInjectionAllBackends(t *testing.T) {
 				}
 			}
 			ctx := context.Background()
-			if err := base.Put(ctx, "hand.txt", strings.NewReader("hand"), 4); err != nil {
+			if _, err := base.Put(ctx, "hand.txt", strings.NewReader("hand"), 4, storage.PutOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			f.bundle("mine", "mine.two", map[string]string{"keep.txt": "keep", "change.txt": "v2", "new/one.txt": "1", "new/two.txt": "2", "docs/a.md": "# A2"})

@@ -193,18 +193,19 @@ type putHook struct {
 	succeeded int
 }
 
-func (h *putHook) Put(ctx context.Context, p string, r io.Reader, size int64, opts ...storage.PutOption) error {
-	return h.put(func() error { return h.Store.Put(ctx, p, r, size, opts...) })
-}
-
-func (h *putHook) PutNew(ctx context.Context, p string, r io.Reader, size int64, opts ...storage.PutOption) error {
-	return h.put(func() error { return h.Store.PutNew(ctx, p, r, size, opts...) })
+// Put implements storage.Store: an output write (not a conditional one)
+// is counted.
+func (h *putHook) Put(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
+	if opts.Mode == storage.PutIfVersion {
+		return h.Store.Put(ctx, p, r, size, opts)
+	}
+	return "", h.put(func() error { _, err := h.Store.Put(ctx, p, r, size, opts); return err })
 }
 
 // Stage implements storage.Store: staging is the upload, counted as a Put.
-func (h *putHook) Stage(ctx context.Context, p string, r io.Reader, size int64, create bool, opts ...storage.PutOption) (storage.Staged, error) {
+func (h *putHook) Stage(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Staged, error) {
 	var sg storage.Staged
-	err := h.put(func() (err error) { sg, err = h.Store.Stage(ctx, p, r, size, create, opts...); return err })
+	err := h.put(func() (err error) { sg, err = h.Store.Stage(ctx, p, r, size, opts); return err })
 	return sg, err
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/lock"
+	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/local"
 )
 
@@ -36,7 +37,7 @@ func TestLostLockCancelsWork(t *testing.T) {
 	held := tx.Context()
 	other, _ := json.Marshal(lock.Info{ID: "someone-else", Host: "elsewhere", PID: 1, Command: "run",
 		Acquired: time.Now(), ExpiresAt: time.Now().Add(time.Hour)})
-	if err := st.Put(context.Background(), lock.Name, strings.NewReader(string(other)), int64(len(other))); err != nil {
+	if _, err := st.Put(context.Background(), lock.Name, strings.NewReader(string(other)), int64(len(other)), storage.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -71,7 +72,7 @@ func TestCatalogUnchanged(t *testing.T) {
 		t.Error("absent then and now: want unchanged")
 	}
 	put := func(s string) {
-		if err := st.Put(ctx, catalog.FileName, strings.NewReader(s), int64(len(s))); err != nil {
+		if _, err := st.Put(ctx, catalog.FileName, strings.NewReader(s), int64(len(s)), storage.PutOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -223,7 +223,7 @@ func useLookups(req planRequest, known *plan.Known) bool {
 // published that output looked then, and an object that appeared at the
 // parent key since cannot be overwritten by a write below it (it is
 // another key). The rest is answered, where the store lists a bounded page
-// in one request (storage.PageLister), by one listing per top-most parent
+// in one request (Properties.ListPages), by one listing per top-most parent
 // key the catalog does not vouch for (or per path, when it vouches for
 // all its parents): its keys start with that prefix, so one complete page
 // tells whether each parent key, the path, or anything below the path
@@ -240,8 +240,8 @@ func (r *Root) lookUp(ctx context.Context, req planRequest) error {
 	}
 	if !req.props.Directories && r.recordedDirs != nil {
 		parents = slices.DeleteFunc(parents, func(d string) bool { return r.recordedDirs[d] })
-		if pl, ok := storage.As[storage.PageLister](r.Store); ok {
-			paths, parents = r.cover(ctx, req.jobs, pl, paths, found)
+		if r.Store.Properties().ListPages {
+			paths, parents = r.cover(ctx, req.jobs, paths, found)
 		}
 	}
 	errStop := errors.New("stop")
@@ -323,8 +323,8 @@ const coverPage = 100
 // it holds all its parents), reporting what they find through found. It
 // returns the paths, and their parent keys to look up, that a listing did
 // not answer (the page was not complete, or the listing failed: the
-// key-by-key lookups then run with the store's retries).
-func (r *Root) cover(ctx context.Context, jobs int, pl storage.PageLister, paths []string, found func(storage.Info)) (restPaths, restParents []string) {
+// key-by-key lookups then run).
+func (r *Root) cover(ctx context.Context, jobs int, paths []string, found func(storage.Info)) (restPaths, restParents []string) {
 	groups := map[string][]string{}
 	var prefixes []string
 	for _, p := range paths {
@@ -341,7 +341,7 @@ func (r *Root) cover(ctx context.Context, jobs int, pl storage.PageLister, paths
 	work := make([]func(context.Context) error, 0, len(prefixes))
 	for _, c := range prefixes {
 		work = append(work, func(ctx context.Context) error {
-			infos, complete, err := pl.ListPage(ctx, c, coverPage)
+			infos, complete, err := r.Store.ListPage(ctx, c, coverPage)
 			if err == nil && complete {
 				want := map[string]bool{}
 				for _, p := range groups[c] {

@@ -463,7 +463,7 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 	// runs after the lock is released).
 	defer func() {
 		if rd.Status == outcome.Failed {
-			removeCreatedRoot(st, a)
+			removeCreatedRoot(ctx, st, a)
 		}
 	}()
 	locking := a.Now()
@@ -701,12 +701,11 @@ func pipelineIDs(cfg *config.Config) []string {
 // created it (a local root that did not exist: the lock's first write makes
 // it) and a failure left it empty, so that a failed first publish leaves
 // nothing visible, not even an empty directory.
-func removeCreatedRoot(st storage.Store, a *App) {
-	rr, ok := storage.As[storage.RootRemover](st)
-	if !ok {
+func removeCreatedRoot(ctx context.Context, st storage.Store, a *App) {
+	if !st.Properties().CreatesRoot {
 		return
 	}
-	if _, err := rr.RemoveCreatedRoot(); err != nil {
+	if _, err := st.RemoveCreatedRoot(context.WithoutCancel(ctx)); err != nil {
 		a.Logger.Warn("remove the empty root directory this run created", "root", st.String(), "err", err)
 	}
 }

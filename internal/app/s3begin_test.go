@@ -47,10 +47,10 @@ func TestS3BeginListsTheReservedNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := raw.PutIf(ctx, journal.Name, data, ""); err != nil {
+	if _, err := storage.PutIf(ctx, raw, journal.Name, data, ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := raw.Put(ctx, "orphan.txt", strings.NewReader("orphan"), 6); err != nil {
+	if _, err := raw.Put(ctx, "orphan.txt", strings.NewReader("orphan"), 6, storage.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if recovered, _, known := begin(); !recovered || known {
@@ -65,7 +65,7 @@ func TestS3BeginListsTheReservedNames(t *testing.T) {
 	if recovered, got, known := begin(); recovered || !known || got != "" {
 		t.Fatalf("without a journal or catalog: recovered %v, catalog version %q known %v; want none, \"\" known", recovered, got, known)
 	}
-	v, err := raw.PutIf(ctx, catalog.FileName, catalogOf(t, "a.txt"), "")
+	v, err := storage.PutIf(ctx, raw, catalog.FileName, catalogOf(t, "a.txt"), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/report"
+	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/s3/s3test"
 )
 
@@ -97,7 +98,7 @@ func testS3Lookups(t *testing.T, srv *s3test.Server) {
 		t.Run(tc.name, func(t *testing.T) {
 			prefix := "lookups/" + rand.Text()[:10]
 			st := srv.Open(t, prefix)
-			if _, err := st.PutIf(t.Context(), catalog.FileName, catalogOf(t, tc.records...), ""); err != nil {
+			if _, err := storage.PutIf(t.Context(), st, catalog.FileName, catalogOf(t, tc.records...), ""); err != nil {
 				t.Fatal(err)
 			}
 			// The recorded outputs are there (a truthful root), then the
@@ -106,7 +107,7 @@ func testS3Lookups(t *testing.T, srv *s3test.Server) {
 			// continue with "/": where the case needs one, it does not
 			// arise there.
 			put := func(p, data string) {
-				if err := st.Put(t.Context(), p, strings.NewReader(data), int64(len(data))); err != nil {
+				if _, err := st.Put(t.Context(), p, strings.NewReader(data), int64(len(data)), storage.PutOptions{}); err != nil {
 					if strings.Contains(err.Error(), "HTTP 409") {
 						t.Skipf("the server cannot hold this root: %v", err)
 					}

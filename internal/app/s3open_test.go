@@ -8,6 +8,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/report"
+	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/s3/s3test"
 )
 
@@ -52,7 +53,7 @@ func TestCatalogUnchangedS3(t *testing.T) {
 		t.Error("absent then and now: want unchanged")
 	}
 	doc := archiveCatalog(t, 3)
-	if _, err := st.PutIf(ctx, catalog.FileName, doc, ""); err != nil {
+	if _, err := storage.PutIf(ctx, st, catalog.FileName, doc, ""); err != nil {
 		t.Fatal(err)
 	}
 	if catalogUnchanged(ctx, st, r) {
@@ -70,7 +71,7 @@ func TestCatalogUnchangedS3(t *testing.T) {
 	if len(same) != len(doc) {
 		t.Fatal("the rewrite must keep the size")
 	}
-	if _, err := st.PutIf(ctx, catalog.FileName, same, r.Version); err != nil {
+	if _, err := storage.PutIf(ctx, st, catalog.FileName, same, r.Version); err != nil {
 		t.Fatal(err)
 	}
 	if catalogUnchanged(ctx, st, r) {

@@ -98,7 +98,7 @@ func testS3RequestsDoNotGrow(t *testing.T, srv *s3test.Server) {
 	for _, n := range []int{200, 5000} {
 		prefix := "scale/" + rand.Text()[:10]
 		st := srv.Open(t, prefix)
-		if _, err := st.PutIf(t.Context(), catalog.FileName, archiveCatalog(t, n), ""); err != nil {
+		if _, err := storage.PutIf(t.Context(), st, catalog.FileName, archiveCatalog(t, n), ""); err != nil {
 			t.Fatal(err)
 		}
 		f := newFixture(t, config.WorkflowAdditive)

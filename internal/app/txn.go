@@ -11,6 +11,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/lock"
 	"github.com/distributor-dev/distributor/internal/plan"
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/retry"
 	"github.com/distributor-dev/distributor/internal/txn"
 )
 
@@ -38,7 +39,7 @@ type Content func(ctx context.Context, it plan.Item) (io.ReadCloser, error)
 func (a *App) begin(ctx context.Context, st storage.Store, d *config.Destination, command string, jobs int) (*txn.Txn, error) {
 	return txn.Begin(ctx, txn.Options{
 		Store: st, Command: command, Logger: a.Logger, Jobs: jobs, Now: a.Now, CleanupTimeout: a.CleanupTimeout,
-		SingleWriter: d.SingleWriter,
+		SingleWriter: d.SingleWriter, Retries: func() int { return retry.Count(st) },
 		Lock: lock.Locker{Wait: a.LockTimeout, NoWait: a.LockTimeout < 0, Now: a.Now, Lease: a.LockLease,
 			SkewAllowance: a.LockSkewAllowance, OnWait: func(h lock.Info, waited, limit time.Duration) {
 				a.Logger.Warn(fmt.Sprintf("waiting for the lock of %s, held by %s: waited %s of up to %s (--lock-timeout)",

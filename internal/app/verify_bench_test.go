@@ -60,7 +60,7 @@ func seedVerifyRoot(b *testing.B, root string, n, size int) *config.Config {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	if _, err := st.PutIf(context.Background(), catalog.FileName, data, ""); err != nil {
+	if _, err := storage.PutIf(context.Background(), st, catalog.FileName, data, ""); err != nil {
 		b.Fatal(err)
 	}
 	return cfg

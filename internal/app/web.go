@@ -60,9 +60,7 @@ func webWrites(d *config.Destination, primary string) func(*txn.Write) {
 	}
 	return func(w *txn.Write) {
 		w.Phase = writePhase(w.Path, last...)
-		if m := metadataFor(d.Headers, w.Path); !m.IsZero() {
-			w.Options = append(w.Options, storage.WithMetadata(m))
-		}
+		w.Metadata = metadataFor(d.Headers, w.Path)
 	}
 }
 

@@ -22,35 +22,31 @@ type putOrder struct {
 
 func (o *putOrder) add(p string) { o.mu.Lock(); *o.paths = append(*o.paths, p); o.mu.Unlock() }
 
-func (o *putOrder) Put(ctx context.Context, p string, r io.Reader, size int64, opts ...storage.PutOption) error {
-	o.add(p)
-	return o.Store.Put(ctx, p, r, size, opts...)
-}
-
-func (o *putOrder) PutNew(ctx context.Context, p string, r io.Reader, size int64, opts ...storage.PutOption) error {
-	o.add(p)
-	return o.Store.PutNew(ctx, p, r, size, opts...)
+// Put implements storage.Store: it records the path ("putif path" for a
+// conditional write).
+func (o *putOrder) Put(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
+	if opts.Mode == storage.PutIfVersion {
+		o.add("putif " + p)
+	} else {
+		o.add(p)
+	}
+	return o.Store.Put(ctx, p, r, size, opts)
 }
 
 // Stage implements storage.Store: a staged write is recorded when it is
 // committed (made visible).
-func (o *putOrder) Stage(ctx context.Context, p string, r io.Reader, size int64, create bool, opts ...storage.PutOption) (storage.Staged, error) {
-	sg, err := o.Store.Stage(ctx, p, r, size, create, opts...)
+func (o *putOrder) Stage(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Staged, error) {
+	sg, err := o.Store.Stage(ctx, p, r, size, opts)
 	if err != nil {
 		return nil, err
 	}
 	return stagedHook{sg, func() { o.add(p) }}, nil
 }
 
-func (o *putOrder) PutIf(ctx context.Context, p string, data []byte, v storage.Version) (storage.Version, error) {
+// RewriteIf is the catalog's conditional write on local disk.
+func (o *putOrder) RewriteIf(ctx context.Context, p string, v storage.Version, fn func(io.Reader, io.Writer) error) error {
 	o.add("putif " + p)
-	return o.Store.PutIf(ctx, p, data, v)
-}
-
-// PutIfStream is PutIf for the streamed catalog.
-func (o *putOrder) PutIfStream(ctx context.Context, p string, r io.ReadSeeker, size int64, v storage.Version) (storage.Version, error) {
-	o.add("putif " + p)
-	return o.Store.PutIfStream(ctx, p, r, size, v)
+	return o.Store.RewriteIf(ctx, p, v, fn)
 }
 
 func (o *putOrder) Delete(ctx context.Context, p string) error {

@@ -1,8 +1,8 @@
 // Package lock serialises writers of one destination root and fences them.
 //
 // The lock is a small object under the reserved name .distributor.lock,
-// taken with an exclusive create (storage.Store.PutIf with the zero
-// Version: link/O_EXCL on local disk, hardlink or O_EXCL on SFTP,
+// taken with an exclusive create (storage.PutIf, a PutIfVersion Put, with
+// the zero Version: link/O_EXCL on local disk, hardlink or O_EXCL on SFTP,
 // If-None-Match: * on S3). The record names its holder and its lease; the
 // holder renews it every Lease/4, and every renewal changes the record (a
 // renewal counter), so a record that stops changing belongs to a holder
@@ -295,7 +295,7 @@ const maxClaimDepth = 4
 // itself taken over the same way), checks that name is still the record it
 // watched, deletes it and creates it again exclusively.
 func (l *Locker) grab(ctx context.Context, name string, data []byte, ourID string, w *watch, depth int) (storage.Version, error) {
-	v, err := l.Store.PutIf(ctx, name, data, "")
+	v, err := storage.PutIf(ctx, l.Store, name, data, "")
 	if err == nil {
 		return v, nil
 	}
@@ -337,7 +337,7 @@ func (l *Locker) grab(ctx context.Context, name string, data []byte, ourID strin
 			return "", fmt.Errorf("remove stale %s of %s: %w", name, cur, err)
 		}
 	}
-	v, err = l.Store.PutIf(ctx, name, data, "")
+	v, err = storage.PutIf(ctx, l.Store, name, data, "")
 	if errors.Is(err, storage.ErrPrecondition) {
 		now, _, _ := readInfo(ctx, l.Store, name)
 		return "", &heldNow{info: now}
@@ -545,7 +545,7 @@ func (k *Lock) Renew(ctx context.Context) error {
 	info.Renewals++
 	info.ExpiresAt = k.l.Now().Add(k.l.Lease).UTC().Truncate(time.Second)
 	data, _ := json.Marshal(info)
-	v, err := k.l.Store.PutIf(ctx, Name, data, curV)
+	v, err := storage.PutIf(ctx, k.l.Store, Name, data, curV)
 	if errors.Is(err, storage.ErrPrecondition) {
 		return k.loseLock()
 	}

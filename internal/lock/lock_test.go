@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"sync"
@@ -188,17 +189,20 @@ func TestStaleTakeover(t *testing.T) {
 	}
 }
 
-// lostAnswer writes the first PutIf but reports a precondition failure, as a
+// lostAnswer writes the first conditional Put but reports a precondition failure, as a
 // retried request whose first attempt succeeded would.
 type lostAnswer struct {
 	storage.Store
 	once sync.Once
 }
 
-func (s *lostAnswer) PutIf(ctx context.Context, path string, data []byte, v storage.Version) (storage.Version, error) {
+func (s *lostAnswer) Put(ctx context.Context, path string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
+	if opts.Mode != storage.PutIfVersion {
+		return s.Store.Put(ctx, path, r, size, opts)
+	}
 	var lie bool
 	s.once.Do(func() { lie = true })
-	nv, err := s.Store.PutIf(ctx, path, data, v)
+	nv, err := s.Store.Put(ctx, path, r, size, opts)
 	if lie && err == nil {
 		return "", fmt.Errorf("412: %w", storage.ErrPrecondition)
 	}
@@ -240,7 +244,7 @@ func TestMutualExclusion(t *testing.T) {
 				if data, _, err := st.Get(ctx, "counter"); err == nil {
 					n, _ = strconv.Atoi(string(data))
 				}
-				if err := st.Put(ctx, "counter", strings.NewReader(strconv.Itoa(n+1)), int64(len(strconv.Itoa(n+1)))); err != nil {
+				if _, err := st.Put(ctx, "counter", strings.NewReader(strconv.Itoa(n+1)), int64(len(strconv.Itoa(n+1))), storage.PutOptions{}); err != nil {
 					errs <- err
 				}
 				if err := k.Release(ctx); err != nil {
@@ -273,7 +277,7 @@ func TestDeadClaimerDoesNotBlock(t *testing.T) {
 	claimer := Info{ID: "deadclaimer", Host: "me", PID: 5001, Command: "run", Acquired: c.Now(), ExpiresAt: c.Now().Add(time.Hour)}
 	put := func(name string, i Info) {
 		data, _ := json.Marshal(i)
-		if _, err := st.PutIf(ctx, name, data, ""); err != nil {
+		if _, err := storage.PutIf(ctx, st, name, data, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -369,17 +373,17 @@ func TestRenewalMovesTheFence(t *testing.T) {
 	}
 }
 
-// failing fails every PutIf once fail is set.
+// failing fails every conditional Put once fail is set.
 type failing struct {
 	storage.Store
 	fail atomic.Bool
 }
 
-func (s *failing) PutIf(ctx context.Context, path string, data []byte, v storage.Version) (storage.Version, error) {
-	if s.fail.Load() {
+func (s *failing) Put(ctx context.Context, path string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
+	if opts.Mode == storage.PutIfVersion && s.fail.Load() {
 		return "", errors.New("injected: server unreachable")
 	}
-	return s.Store.PutIf(ctx, path, data, v)
+	return s.Store.Put(ctx, path, r, size, opts)
 }
 
 // TestSlowClockHolderIsNotTakenOver: a live holder whose wall clock is hours
@@ -438,7 +442,7 @@ func TestUnreadableRecordIsWatched(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t)
 	c := &clock{t: time.Date(2026, 6, 19, 12, 0, 0, 0, time.UTC)}
-	if _, err := st.PutIf(ctx, Name, nil, ""); err != nil {
+	if _, err := storage.PutIf(ctx, st, Name, nil, ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := locker(st, "me", 7, c).Acquire(ctx, "run"); err == nil {
@@ -502,11 +506,11 @@ type conditionIgnorer struct {
 	armed               atomic.Bool // only once the lock is held
 }
 
-func (s *conditionIgnorer) PutIf(ctx context.Context, p string, data []byte, v storage.Version) (storage.Version, error) {
-	if !s.armed.Load() {
-		return s.Store.PutIf(ctx, p, data, v)
+func (s *conditionIgnorer) Put(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
+	if opts.Mode != storage.PutIfVersion || !s.armed.Load() {
+		return s.Store.Put(ctx, p, r, size, opts)
 	}
-	if err := s.Store.Put(ctx, p, strings.NewReader(string(data)), int64(len(data))); err != nil {
+	if _, err := s.Store.Put(ctx, p, r, size, storage.PutOptions{}); err != nil {
 		return "", err
 	}
 	if s.applyAnyway {

@@ -20,7 +20,7 @@ func CheckVersion(cur, want Version) error {
 	}
 }
 
-// CreateAttempts bounds how many temporary files an exclusive create (PutIf
+// CreateAttempts bounds how many temporary files an exclusive create (PutIfVersion
 // with the zero Version, by a Store that writes a temporary file and links
 // it into place) writes when a sweep keeps removing them before they are
 // linked.

@@ -8,8 +8,10 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"strings"
@@ -27,16 +29,17 @@ var ErrNotExist = fs.ErrNotExist
 // catalog) test ErrNotObject first.
 var ErrNotObject = errors.New("storage: not a regular object")
 
-// ErrPrecondition is returned (wrapped) by PutIf when the stored version does
-// not match the expected one (or the object exists when absence was required).
+// ErrPrecondition is returned (wrapped) by a conditional Put (PutCreate,
+// PutIfVersion) when the stored version does not match the expected one (or
+// the object exists when absence was required).
 var ErrPrecondition = errors.New("storage: precondition failed")
 
 // ErrInvalidPath is returned (wrapped) for a path that is not a clean relative
 // path, or one that would leave the root.
 var ErrInvalidPath = errors.New("storage: invalid path")
 
-// Version identifies one stored state of an object written with PutIf or
-// PutIfStream (or read with Get or ReadVersioned), for compare-and-swap.
+// Version identifies one stored state of an object written with a
+// PutIfVersion Put (or read with Get or ReadVersioned), for compare-and-swap.
 // It is opaque: an ETag on S3, a content digest elsewhere. The zero Version
 // means "absent".
 type Version string
@@ -72,58 +75,46 @@ func IsTemp(p string) bool {
 	return strings.HasPrefix(base, TempPrefix)
 }
 
-// Rewriter is implemented by stores that can replace an object with a
-// version computed from its current bytes in one pass, without holding
-// either in memory or copying the new one twice: local disk, where reading
-// the old bytes and writing the new ones cost the same as a compare alone.
-// Wrappers do not forward it; callers fall back to ReadVersioned and
-// PutIfStream.
-type Rewriter interface {
-	// RewriteIf streams the object at path to fn, which writes the
-	// replacement to w. The replacement takes the object's place,
-	// atomically as with PutIfStream, only if the object fn was given
-	// has Version ifVersion (what fn leaves unread is read and counted
-	// too) and fn returns nil; otherwise the object is left as it was.
-	// A failed condition, a missing object included, yields an error
-	// matching ErrPrecondition; an error of fn is returned as is. It does
-	// not return the replacement's Version, which would cost hashing it:
-	// the next reader reads it.
-	RewriteIf(ctx context.Context, path string, ifVersion Version, fn func(cur io.Reader, w io.Writer) error) error
-}
-
 // Store is a destination root. Implementations must be safe for concurrent
 // use by multiple goroutines.
 type Store interface {
-	// Put atomically creates or replaces the object at path with exactly size
-	// bytes read from r, creating parent directories as needed. A reader of
-	// the store sees the old object or the new one, never a partial one. If r
-	// returns an error, or yields more or fewer than size bytes, Put fails and
-	// the old object (or none) remains. On return without error the data is
-	// durable as far as the backend can promise. opts carry response
-	// metadata (see PutOptions) to backends that serve it; the others
-	// ignore it.
-	Put(ctx context.Context, path string, r io.Reader, size int64, opts ...PutOption) error
-
-	// PutNew is Put that only creates: when any entry exists at path it
-	// fails with an error matching ErrPrecondition and leaves that entry
-	// alone. S3 sends If-None-Match: * (not enforced on multipart uploads
-	// by every server); local disk, and SFTP servers with
-	// hardlink@openssh.com, link the complete temporary file to the name,
-	// which fails if the name is taken; other SFTP servers look, then
-	// rename. Writers use it for every output that did not exist when they
-	// planned, so that a late write of a writer that lost its lock cannot
-	// replace a successor's file.
-	PutNew(ctx context.Context, path string, r io.Reader, size int64, opts ...PutOption) error
+	// Put writes exactly size bytes read from r to the object at path,
+	// creating parent directories as needed, atomically: a reader of the
+	// store sees the old object or the new one, never a partial one. If r
+	// returns an error, or yields more or fewer than size bytes, Put fails
+	// and the old object (or none) remains. On return without error the
+	// data is durable as far as the backend can promise. opts.Mode says
+	// what the write may replace:
+	//
+	//   - PutReplace (the zero PutOptions) creates or replaces the object.
+	//   - PutCreate only creates: when any entry exists at path it fails
+	//     with an error matching ErrPrecondition and leaves that entry
+	//     alone. S3 sends If-None-Match: * (not enforced on multipart
+	//     uploads by every server); local disk, and SFTP servers with
+	//     hardlink@openssh.com, link the complete temporary file to the
+	//     name, which fails if the name is taken; other SFTP servers look,
+	//     then rename. Writers use it for every output that did not exist
+	//     when they planned, so that a late write of a writer that lost
+	//     its lock cannot replace a successor's file.
+	//   - PutIfVersion writes only if the object's current Version is
+	//     opts.Version, the zero Version meaning "only if absent" (see
+	//     IfVersion), and returns the new Version. When the condition does
+	//     not hold it returns an error matching ErrPrecondition and writes
+	//     nothing. r must implement io.Seeker and is read from its start
+	//     (the store, or a retrying wrapper, may rewind it with
+	//     Seek(0, io.SeekStart)). S3 sends it as one PUT (never multipart,
+	//     so the server enforces the condition; the limit is 5 GiB). See
+	//     PutIf for a small object in memory.
+	//
+	// The other modes return the zero Version (a content digest would
+	// cost hashing every output). opts.Metadata is stored with a
+	// PutReplace or PutCreate write by backends that serve response
+	// metadata (Properties.Metadata); the others ignore it.
+	Put(ctx context.Context, path string, r io.Reader, size int64, opts PutOptions) (Version, error)
 
 	// Get reads a small object whole and returns its current Version.
 	// A missing object yields an error matching ErrNotExist.
 	Get(ctx context.Context, path string) ([]byte, Version, error)
-
-	// PutIf atomically writes a small object only if its current version is
-	// ifVersion. The zero Version means "only if absent". When the condition
-	// does not hold it returns an error matching ErrPrecondition and writes
-	// nothing. It returns the new Version.
-	PutIf(ctx context.Context, path string, data []byte, ifVersion Version) (Version, error)
 
 	// ReadVersioned streams the object at path to fn and returns the Version
 	// of the bytes the object held (the same Version Get would return for them).
@@ -132,13 +123,6 @@ type Store interface {
 	// symbolic link or special file: ErrNotObject too), before fn is called.
 	// An error from fn is returned as is (unwrapped) and no Version.
 	ReadVersioned(ctx context.Context, path string, fn func(r io.Reader) error) (Version, error)
-
-	// PutIfStream is PutIf for an object too large to hold in memory: it writes
-	// exactly size bytes read from r (from its start), with PutIf's condition and
-	// atomicity. S3 sends it as one PUT (never multipart, so the server enforces
-	// the condition; the limit is 5 GiB). A retrying wrapper may rewind r with
-	// r.Seek(0, io.SeekStart).
-	PutIfStream(ctx context.Context, path string, r io.ReadSeeker, size int64, ifVersion Version) (Version, error)
 
 	// Open opens an object for streaming reads. A missing object yields an
 	// error matching ErrNotExist.
@@ -173,12 +157,26 @@ type Store interface {
 	// only the holder of the destination lock may call it (without DryRun).
 	SweepTemp(ctx context.Context, opts SweepOptions) ([]string, error)
 
+	// IsTransient reports whether err, returned by one of this store's
+	// methods, is a failure that sending the same request again may cure:
+	// the network or the server failed on the way (a connection that
+	// broke, a timeout, a server that said "overloaded, try again"),
+	// rather than the server refusing the request (a missing object, a
+	// failed condition, rejected credentials, an unknown host key). When
+	// unsure it says false. It looks at no context and does no I/O; the
+	// retry wrapper asks it after every failure, so that no wrapper knows
+	// an adapter's protocol. Adapters check IsPermanent first and end with
+	// the shared IsTransient of this package; wrappers ask the store they
+	// wrap.
+	IsTransient(err error) bool
+
 	// Properties describes what this store can do (see Properties).
 	// Wrappers return the wrapped store's Properties, less what they
 	// cannot pass on.
 	Properties() Properties
 
-	// Stage is the first half of Put (PutNew when create is set): it
+	// Stage is the first half of Put (opts.Mode PutReplace or PutCreate;
+	// PutIfVersion is not staged and fails with ErrUnsupported): it
 	// writes exactly size bytes read from r to a temporary object (its
 	// base name starts with TempPrefix, so List never shows it and
 	// SweepTemp removes it after a crash), creating parent directories as
@@ -190,7 +188,43 @@ type Store interface {
 	// Between Stage and Commit the temporary object is unprotected from
 	// SweepTemp: only the lock's holder, which does not sweep while it
 	// stages, may stage.
-	Stage(ctx context.Context, path string, r io.Reader, size int64, create bool, opts ...PutOption) (Staged, error)
+	Stage(ctx context.Context, path string, r io.Reader, size int64, opts PutOptions) (Staged, error)
+
+	// RewriteIf streams the object at path to fn, which writes the
+	// replacement to w, in one pass, without holding either in memory or
+	// copying the new one twice (Properties.Rewrite: local disk, where
+	// reading the old bytes and writing the new ones cost the same as a
+	// compare alone). The replacement takes the object's place,
+	// atomically as a PutIfVersion Put, only if the object fn was given has
+	// Version ifVersion (what fn leaves unread is read and counted too)
+	// and fn returns nil; otherwise the object is left as it was. A
+	// failed condition, a missing object included, yields an error
+	// matching ErrPrecondition; an error of fn is returned as is. It does
+	// not return the replacement's Version, which would cost hashing it:
+	// the next reader reads it. A store without Properties.Rewrite
+	// returns an error matching errors.ErrUnsupported before fn is
+	// called; callers then use ReadVersioned and a PutIfVersion Put.
+	RewriteIf(ctx context.Context, path string, ifVersion Version, fn func(cur io.Reader, w io.Writer) error) error
+
+	// ListPage lists a bounded page of objects in one request
+	// (Properties.ListPages: S3, one ListObjectsV2), for callers that need
+	// to know about a few keys under a prefix and must not pay for a large
+	// one. It returns up to max objects whose paths start with prefix (as
+	// List: temporary objects skipped, byte-wise order, Info.Version set
+	// where the store reports it) and complete, true when no other object
+	// has such a path. An incomplete page is a sample: callers decide only
+	// from complete ones. A store without Properties.ListPages returns an
+	// error matching errors.ErrUnsupported.
+	ListPage(ctx context.Context, prefix string, max int) (infos []Info, complete bool, err error)
+
+	// RemoveCreatedRoot removes the root, and the parents created with it,
+	// if this store created it (Properties.CreatesRoot: local disk creates
+	// its root on the first write) and it is empty; it reports whether
+	// the root is gone. A writer calls it after a failed change that left
+	// the root empty, so that nothing stays visible. A store without
+	// Properties.CreatesRoot returns false and an error matching
+	// errors.ErrUnsupported.
+	RemoveCreatedRoot(ctx context.Context) (bool, error)
 
 	// String describes the root for humans, e.g. "/srv/www",
 	// "sftp://user@host:22/var/www" or "s3://bucket/prefix".
@@ -202,7 +236,9 @@ type Store interface {
 
 // ErrNoStaging is returned (wrapped) by Store.Stage on a store that
 // cannot stage (see Properties.Stage).
-var ErrNoStaging = errors.New("storage: staged writes are not supported by this backend")
+// It matches errors.ErrUnsupported too, as every method a store's
+// Properties rule out does.
+var ErrNoStaging = fmt.Errorf("storage: staged writes are not supported by this backend: %w", errors.ErrUnsupported)
 
 // Properties are a store's capabilities, as data (in the manner of
 // restic's backend.Properties): the engine chooses its write protocol and
@@ -217,11 +253,15 @@ type Properties struct {
 	// Rewrite: RewriteIf replaces an object with a version computed from
 	// its current bytes in one pass (local disk).
 	Rewrite bool
-	// AtomicSmallWrites: PutIf and PutIfStream never leave a temporary
+	// AtomicSmallWrites: a Put with PutIfVersion never leaves a temporary
 	// object behind, even when the writer dies in the middle of one (S3:
-	// each is a single PUT). See AtomicSmallWriter's history in
-	// docs/design.md: a writer that recovered no dead run need not sweep
-	// the root directory on such a store.
+	// each is a single PUT, never a multipart upload). On such a store
+	// the lock, its claims, the journal and the catalog never leave
+	// temporary objects in the root directory, so a writer that
+	// recovered no dead run need not sweep it: only a dead run's output
+	// writes can leave temporary objects (S3: incomplete multipart
+	// uploads), and such a run left its journal, whose recovery sweeps
+	// the whole root.
 	AtomicSmallWrites bool
 	// ListPages: ListPage answers with one bounded request (S3: one
 	// ListObjectsV2).
@@ -236,10 +276,18 @@ type Properties struct {
 	// Metadata: objects are stored with response metadata
 	// (PutOptions.Metadata), which the store serves (S3).
 	Metadata bool
-	// ServerConditions: conditional writes (PutNew, PutIf) are enforced
+	// ServerConditions: conditional writes (PutCreate, PutIfVersion) are enforced
 	// by the server rather than by this process, so a writer must prove
 	// once per run that the server enforces them (spec section 6).
 	ServerConditions bool
+}
+
+// Unsupported is the error of a method that st's Properties rule out
+// (RewriteIf without Rewrite, ListPage without ListPages, ...): it names
+// the store, the operation and the path, and matches
+// errors.ErrUnsupported.
+func Unsupported(st fmt.Stringer, op, path string) error {
+	return fmt.Errorf("%s: %s %s: %w", st, op, path, errors.ErrUnsupported)
 }
 
 // Staged is a write that Store.Stage copied to a temporary object. Exactly
@@ -247,70 +295,14 @@ type Properties struct {
 // does nothing (Abort) or fails (Commit).
 type Staged interface {
 	// Commit makes the staged object visible under its path, as the
-	// corresponding Put (or PutNew, which fails with an error matching
-	// ErrPrecondition when an entry appeared at the path meanwhile) would
-	// have at its end. Whatever its outcome, the temporary object is gone
+	// corresponding Put would have at its end (with PutCreate, it fails
+	// with an error matching ErrPrecondition when an entry appeared at the
+	// path meanwhile). Whatever its outcome, the temporary object is gone
 	// afterwards, unless the connection to the server is.
 	Commit(ctx context.Context) error
 	// Abort removes the temporary object and the directories Stage
 	// created that are now empty. Aborting after Commit does nothing.
 	Abort(ctx context.Context) error
-}
-
-// Unwrapper is a Store that wraps another one (the retry wrapper):
-// optional capabilities are reached through Unwrap (see As).
-type Unwrapper interface {
-	Unwrap() Store
-}
-
-// As returns the first store in st's chain of wrappers (see Unwrapper),
-// st first, that implements T.
-func As[T any](st Store) (T, bool) {
-	for st != nil {
-		if t, ok := st.(T); ok {
-			return t, true
-		}
-		u, ok := st.(Unwrapper)
-		if !ok {
-			break
-		}
-		st = u.Unwrap()
-	}
-	var zero T
-	return zero, false
-}
-
-// AtomicSmallWriter is implemented by stores whose PutIf and PutIfStream
-// leave no temporary object behind, even when the writer dies in the
-// middle of one (S3: each is a single PUT, never a multipart upload). On
-// such a store the lock, its claims, the journal and the catalog never
-// leave temporary objects in the root directory, so a writer that
-// recovered no dead run need not sweep it: only a dead run's output writes
-// can leave temporary objects (S3: incomplete multipart uploads), and such
-// a run left its journal, whose recovery sweeps the whole root.
-type AtomicSmallWriter interface {
-	AtomicSmallWrites() bool
-}
-
-// PageLister is implemented by stores that list a bounded page of objects
-// in one request (S3: one ListObjectsV2), for callers that need to know
-// about a few keys under a prefix and must not pay for a large one.
-// ListPage returns up to max objects whose paths start with prefix (as
-// List: temporary objects skipped, byte-wise order, Info.Version set where
-// the store reports it) and complete, true when no other object has such a
-// path. An incomplete page is a sample: callers decide only from complete
-// ones.
-type PageLister interface {
-	ListPage(ctx context.Context, prefix string, max int) (infos []Info, complete bool, err error)
-}
-
-// RootRemover is implemented by stores that create their root directory
-// on the first write (local disk). RemoveCreatedRoot removes the root, and
-// the parents created with it, if this store created it and it is empty;
-// it reports whether the root is gone. A writer calls it after a failed
-// change that left the root empty, so that nothing stays visible.
-type RootRemover interface {
-	RemoveCreatedRoot() (bool, error)
 }
 
 // Metadata is the response metadata an object is served with, where the
@@ -325,31 +317,62 @@ type Metadata struct {
 // IsZero reports whether m sets nothing.
 func (m Metadata) IsZero() bool { return m == Metadata{} }
 
-// PutOptions are the settings of one Put or PutNew.
+// PutMode says what a Put may replace (see Store.Put).
+type PutMode int
+
+const (
+	// PutReplace creates or replaces the object.
+	PutReplace PutMode = iota
+	// PutCreate only creates the object: any entry at its path fails
+	// the write with ErrPrecondition.
+	PutCreate
+	// PutIfVersion writes only if the object's Version is
+	// PutOptions.Version ("" for absent), and returns the new Version.
+	PutIfVersion
+)
+
+// Op names the mode in errors and logs: "put", "put-new" or "put-if".
+func (m PutMode) Op() string {
+	switch m {
+	case PutCreate:
+		return "put-new"
+	case PutIfVersion:
+		return "put-if"
+	}
+	return "put"
+}
+
+// PutOptions are the settings of one Put or Stage. The zero value
+// replaces, without metadata.
 type PutOptions struct {
+	// Mode says what the write may replace.
+	Mode PutMode
+	// Version is the Version the object must have for a PutIfVersion
+	// write; "" means it must be absent.
+	Version Version
 	// Metadata is stored with the object by backends that serve response
 	// metadata (S3); local disk and SFTP ignore it (their web server
 	// decides the headers).
 	Metadata Metadata
 }
 
-// PutOption sets a field of PutOptions.
-type PutOption func(*PutOptions)
+// IfVersion is the PutOptions of a compare-and-swap against v ("" for
+// "only if absent").
+func IfVersion(v Version) PutOptions { return PutOptions{Mode: PutIfVersion, Version: v} }
 
-// WithMetadata stores m with the written object (see PutOptions.Metadata).
-func WithMetadata(m Metadata) PutOption {
-	return func(o *PutOptions) { o.Metadata = m }
+// PutIf writes the small object data to path with compare-and-swap
+// against ifVersion (see IfVersion) and returns its new Version.
+func PutIf(ctx context.Context, st Store, path string, data []byte, ifVersion Version) (Version, error) {
+	return st.Put(ctx, path, bytes.NewReader(data), int64(len(data)), IfVersion(ifVersion))
 }
 
-// ApplyPutOptions returns the PutOptions that opts set, in order.
-func ApplyPutOptions(opts []PutOption) PutOptions {
-	var o PutOptions
-	for _, f := range opts {
-		if f != nil {
-			f(&o)
-		}
+// Seekable returns r as the io.ReadSeeker a PutIfVersion Put needs, or an
+// error matching errors.ErrUnsupported when it cannot seek.
+func Seekable(r io.Reader) (io.ReadSeeker, error) {
+	if rs, ok := r.(io.ReadSeeker); ok {
+		return rs, nil
 	}
-	return o
+	return nil, fmt.Errorf("a compare-and-swap write needs a reader that can seek, not %T: %w", r, errors.ErrUnsupported)
 }
 
 // SweepOptions scope Store.SweepTemp.

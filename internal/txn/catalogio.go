@@ -112,24 +112,24 @@ func putCatalog(ctx context.Context, st storage.Store, doc *encoded, base storag
 	if err != nil {
 		return err
 	}
-	_, err = st.PutIfStream(ctx, catalog.FileName, r, doc.size, base)
+	_, err = st.Put(ctx, catalog.FileName, r, doc.size, storage.IfVersion(base))
 	return err
 }
 
 // putEdit applies e to the root's catalog, which must still be at ch.Base,
 // and writes the result with compare-and-swap against ch.Base under the
 // fence. Over a canonical base (ch.BaseCanonical) the edit is spliced into
-// the old bytes; a store that can rewrite in one pass (storage.Rewriter)
+// the old bytes; a store that can rewrite in one pass (Properties.Rewrite)
 // reads the old catalog while it writes the new one. It remembers the
 // digest of the bytes it tried to write (t.catalogSum), so that a cleanup
 // can recognise its own write whose answer was lost. An error of the fence
 // is returned as a *fencedError.
 func (t *Txn) putEdit(ctx context.Context, e *catalog.Edit, ch *Change) error {
 	t.catalogSum = ""
-	if rw, ok := t.st.(storage.Rewriter); ok && ch.Base != "" && !e.Fresh {
+	if t.st.Properties().Rewrite && ch.Base != "" && !e.Fresh {
 		err := errors.New("no attempt")
 		for _, splice := range spliceModes(ch.BaseCanonical) {
-			if err = t.rewrite(ctx, rw, e, ch.Base, splice); !errors.Is(err, catalog.ErrNotSpliceable) {
+			if err = t.rewrite(ctx, e, ch.Base, splice); !errors.Is(err, catalog.ErrNotSpliceable) {
 				break
 			}
 		}
@@ -151,7 +151,7 @@ func (t *Txn) putEdit(ctx context.Context, e *catalog.Edit, ch *Change) error {
 	return putCatalog(ctx, t.st, doc, ch.Base)
 }
 
-// rewrite is putEdit on a storage.Rewriter: one pass over the old catalog,
+// rewrite is putEdit on a store that rewrites (RewriteIf): one pass over the old catalog,
 // the fence checked after the last byte is written, before the store
 // compares versions and renames.
 //
@@ -160,8 +160,8 @@ func (t *Txn) putEdit(ctx context.Context, e *catalog.Edit, ch *Change) error {
 // rename (the directory's fsync), which the cleanup then treats as a
 // catalog it cannot account for (the journal stays; the next writer's
 // recovery finds the writes recorded).
-func (t *Txn) rewrite(ctx context.Context, rw storage.Rewriter, e *catalog.Edit, base storage.Version, splice bool) error {
-	return rw.RewriteIf(ctx, catalog.FileName, base, func(cur io.Reader, w io.Writer) error {
+func (t *Txn) rewrite(ctx context.Context, e *catalog.Edit, base storage.Version, splice bool) error {
+	return t.st.RewriteIf(ctx, catalog.FileName, base, func(cur io.Reader, w io.Writer) error {
 		if err := applyEdit(e, cur, w, splice); err != nil {
 			return err
 		}

@@ -203,7 +203,7 @@ func rollForward(ctx context.Context, st storage.Store, fence func() error, stat
 	if err := fence(); err != nil {
 		return err
 	}
-	if _, err := st.PutIf(ctx, catalog.FileName, data, ver); err != nil {
+	if _, err := storage.PutIf(ctx, st, catalog.FileName, data, ver); err != nil {
 		return fmt.Errorf("write recovered %s: %w", catalog.FileName, err)
 	}
 	return nil

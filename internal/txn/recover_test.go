@@ -37,7 +37,7 @@ func TestRecoverRemovesOnlyProvableCreates(t *testing.T) {
 	}
 	defer st.Close()
 	put := func(p, data string) {
-		if err := st.Put(ctx, p, strings.NewReader(data), int64(len(data))); err != nil {
+		if _, err := st.Put(ctx, p, strings.NewReader(data), int64(len(data)), storage.PutOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -50,7 +50,7 @@ func TestRecoverRemovesOnlyProvableCreates(t *testing.T) {
 	kept, moved := rec("kept.txt", "old bytes"), rec("moved.txt", "old moved")
 	c := &catalog.Catalog{SchemaVersion: 4, CreatedAt: now, UpdatedAt: now, Outputs: []catalog.Output{kept, moved}}
 	data, _ := catalog.Encode(c)
-	v, err := st.PutIf(ctx, catalog.FileName, data, "")
+	v, err := storage.PutIf(ctx, st, catalog.FileName, data, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestRecoverRemovesOnlyProvableCreates(t *testing.T) {
 		write("new.txt", "complete", false),
 	}}
 	jd, _ := journal.Encode(j)
-	if _, err := st.PutIf(ctx, journal.Name, jd, ""); err != nil {
+	if _, err := storage.PutIf(ctx, st, journal.Name, jd, ""); err != nil {
 		t.Fatal(err)
 	}
 	var fenced int
@@ -120,7 +120,7 @@ func TestRecoverStopsWhenFenced(t *testing.T) {
 	}
 	defer st.Close()
 	now := time.Date(2026, 6, 19, 12, 0, 0, 0, time.UTC)
-	if err := st.Put(ctx, "new.txt", strings.NewReader("complete"), 8); err != nil {
+	if _, err := st.Put(ctx, "new.txt", strings.NewReader("complete"), 8, storage.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	r := catalog.Output{Path: "new.txt", PipelineID: "p", DestinationID: "d", Kind: catalog.KindSource,
@@ -129,7 +129,7 @@ func TestRecoverStopsWhenFenced(t *testing.T) {
 	j := &journal.Journal{RunID: "dead", Command: "run", Started: now, Ops: []journal.Op{
 		{Op: journal.OpWrite, Path: "new.txt", SHA256: r.SHA256, Size: r.Size, Record: &r}}}
 	jd, _ := journal.Encode(j)
-	if _, err := st.PutIf(ctx, journal.Name, jd, ""); err != nil {
+	if _, err := storage.PutIf(ctx, st, journal.Name, jd, ""); err != nil {
 		t.Fatal(err)
 	}
 	lapsed := errors.New("lease lapsed")
@@ -173,7 +173,7 @@ func TestRecoverRefusesAJournalItCannotRead(t *testing.T) {
 			}
 			defer st.Close()
 			for _, p := range []string{"new.txt", tt.victim} {
-				if err := st.Put(ctx, p, strings.NewReader("complete"), 8); err != nil {
+				if _, err := st.Put(ctx, p, strings.NewReader("complete"), 8, storage.PutOptions{}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -186,7 +186,7 @@ func TestRecoverRefusesAJournalItCannotRead(t *testing.T) {
 			if mangled == string(jd) {
 				t.Fatal("the journal was not changed")
 			}
-			if _, err := st.PutIf(ctx, journal.Name, []byte(mangled), ""); err != nil {
+			if _, err := storage.PutIf(ctx, st, journal.Name, []byte(mangled), ""); err != nil {
 				t.Fatal(err)
 			}
 			_, err = Recover(ctx, st, nil, now)

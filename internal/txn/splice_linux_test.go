@@ -31,7 +31,7 @@ func TestCatalogEditDiskFull(t *testing.T) {
 	defer st.Close()
 	c, e := baseCatalog(150) // about 100 KB
 	old := mustEncode(t, c)
-	v, err := st.PutIf(context.Background(), catalog.FileName, old, "")
+	v, err := storage.PutIf(context.Background(), st, catalog.FileName, old, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,8 +28,8 @@ type stageLog struct {
 
 func (s *stageLog) add(op string) { s.mu.Lock(); s.ops = append(s.ops, op); s.mu.Unlock() }
 
-func (s *stageLog) Stage(ctx context.Context, p string, r io.Reader, size int64, create bool, opts ...storage.PutOption) (storage.Staged, error) {
-	g, err := s.Store.Stage(ctx, p, r, size, create, opts...)
+func (s *stageLog) Stage(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Staged, error) {
+	g, err := s.Store.Stage(ctx, p, r, size, opts)
 	if err != nil {
 		return nil, err
 	}

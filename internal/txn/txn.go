@@ -48,7 +48,6 @@ import (
 	"github.com/distributor-dev/distributor/internal/lock"
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/probe"
-	"github.com/distributor-dev/distributor/internal/storage/retry"
 )
 
 // DefaultCleanupTimeout bounds how long a failed transaction spends
@@ -75,6 +74,12 @@ type Options struct {
 	// written anyway (the operator guarantees that no two writers ever
 	// run on it), with a warning every time.
 	SingleWriter bool
+	// Retries, when set, reports how many requests the store's retrying
+	// wrapper sent again so far (the app's retry.Store.Retries): after
+	// a change with writes, once it is above zero, the directories written
+	// to are swept, since a retried upload may have left a temporary file
+	// its cleanup could not reach.
+	Retries func() int
 }
 
 // Txn is a held destination root: its lock, recovered and swept.
@@ -156,9 +161,9 @@ func Begin(ctx context.Context, opts Options) (*Txn, error) {
 	// a dead run left its journal and which catalog the lock found.
 	var reserved map[string]storage.Info
 	var readBack probe.ReadBack
-	if pl, ok := storage.As[storage.PageLister](opts.Store); ok {
+	if opts.Store.Properties().ListPages {
 		readBack = func(ctx context.Context, name string, own []byte, v storage.Version) (bool, error) {
-			infos, complete, err := pl.ListPage(ctx, ReservedPrefix, reservedPage)
+			infos, complete, err := opts.Store.ListPage(ctx, ReservedPrefix, reservedPage)
 			if err == nil && complete {
 				seen := make(map[string]storage.Info, len(infos))
 				for _, i := range infos {
@@ -209,12 +214,12 @@ func Begin(ctx context.Context, opts Options) (*Txn, error) {
 	// killed while writing outputs left a journal, so after a recovery the
 	// whole tree is swept.
 	// A store whose small writes leave no temporary object
-	// (storage.AtomicSmallWriter: S3) has nothing to sweep there.
+	// (Properties.AtomicSmallWrites: S3) has nothing to sweep there.
 	scope := storage.SweepOptions{Dirs: []string{""}}
 	if rec != nil {
 		scope.Dirs = nil
 	}
-	if as, ok := storage.As[storage.AtomicSmallWriter](t.st); rec != nil || !ok || !as.AtomicSmallWrites() {
+	if rec != nil || !t.st.Properties().AtomicSmallWrites {
 		if t.Swept, err = t.sweep(t.ctx, scope); err != nil {
 			t.End()
 			return nil, fmt.Errorf("sweep temporary files of %s: %w", t.st, err)
@@ -281,8 +286,21 @@ type Write struct {
 	// Phase orders the writes of a Change: all writes of a lower phase
 	// complete before any write of a higher phase starts.
 	Phase int
-	// Options are passed to the store's Put or PutNew (response metadata).
-	Options []storage.PutOption
+	// Metadata is stored with the object by stores that serve it
+	// (storage.PutOptions.Metadata).
+	Metadata storage.Metadata
+}
+
+// putOptions are the options of w's Put or Stage. A path that did not
+// exist when the change was planned is only ever created, never replaced:
+// should a successor have written it since, the write fails instead of
+// destroying the successor's file.
+func (w *Write) putOptions() storage.PutOptions {
+	o := storage.PutOptions{Mode: storage.PutCreate, Metadata: w.Metadata}
+	if w.Existed {
+		o.Mode = storage.PutReplace
+	}
+	return o
 }
 
 // Digest names some bytes.
@@ -445,7 +463,7 @@ func (t *Txn) Apply(ch *Change) (*Result, error) {
 	// have left its temporary file where its cleanup could not reach it:
 	// sweep the directories written to. If that fails, the journal stays,
 	// so the next writer sweeps the whole tree.
-	if retry.Count(t.st) > 0 && len(ch.Writes) > 0 {
+	if t.opts.Retries != nil && t.opts.Retries() > 0 && len(ch.Writes) > 0 {
 		if _, err := t.sweep(t.lk.Context(), storage.SweepOptions{Dirs: dirsOf(ch.Writes)}); err != nil {
 			t.opts.Logger.Warn("sweep temporary files after retried writes; the next writer sweeps the root", "root", t.st.String(), "err", err)
 			return res, nil
@@ -574,8 +592,7 @@ func (t *Txn) stage(ctx context.Context, w *Write) (storage.Staged, error) {
 		return nil, fmt.Errorf("open content of %s: %w", w.Path, err)
 	}
 	defer rc.Close()
-	// As in put: a path that did not exist when planned is only created.
-	sg, err := t.st.Stage(ctx, w.Path, rc, w.Size, !w.Existed, w.Options...)
+	sg, err := t.st.Stage(ctx, w.Path, rc, w.Size, w.putOptions())
 	if err != nil {
 		return nil, fmt.Errorf("write %s: %w", w.Path, err)
 	}
@@ -592,14 +609,7 @@ func (t *Txn) put(ctx context.Context, w *Write) error {
 		return fmt.Errorf("open content of %s: %w", w.Path, err)
 	}
 	defer rc.Close()
-	// A path that did not exist when the change was planned is only ever
-	// created, never replaced: should a successor have written it since,
-	// this write fails instead of destroying the successor's file.
-	put := t.st.PutNew
-	if w.Existed {
-		put = t.st.Put
-	}
-	if err := put(ctx, w.Path, rc, w.Size, w.Options...); err != nil {
+	if _, err := t.st.Put(ctx, w.Path, rc, w.Size, w.putOptions()); err != nil {
 		return fmt.Errorf("write %s: %w", w.Path, err)
 	}
 	return nil
@@ -634,7 +644,7 @@ func (t *Txn) writeJournal(ctx context.Context, ch *Change) error {
 	if err != nil {
 		return err
 	}
-	if _, err := t.st.PutIf(ctx, journal.Name, data, ""); err != nil {
+	if _, err := storage.PutIf(ctx, t.st, journal.Name, data, ""); err != nil {
 		return fmt.Errorf("write %s: %w", journal.Name, err)
 	}
 	return nil

@@ -30,20 +30,26 @@ type fakeClock struct {
 func (c *fakeClock) Mono() time.Duration { c.mu.Lock(); defer c.mu.Unlock(); return c.d }
 func (c *fakeClock) Add(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock(); c.d += d }
 
-// hooked calls before (if set) ahead of every Put and PutIf; a non-nil
-// error fails the call. after runs after a successful Put.
+// hooked calls before (if set) ahead of every Put; a non-nil error fails
+// the call. after runs after a successful Put that is not conditional.
 type hooked struct {
 	storage.Store
 	before func(op, path string) error
 	after  func(path string)
 }
 
-func (h *hooked) Put(ctx context.Context, p string, r io.Reader, size int64, opts ...storage.PutOption) error {
-	return h.put(p, func() error { return h.Store.Put(ctx, p, r, size, opts...) })
-}
-
-func (h *hooked) PutNew(ctx context.Context, p string, r io.Reader, size int64, opts ...storage.PutOption) error {
-	return h.put(p, func() error { return h.Store.PutNew(ctx, p, r, size, opts...) })
+// Put implements storage.Store: before sees it as a "put", or a "putif"
+// with PutIfVersion; after sees the other writes that succeeded.
+func (h *hooked) Put(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
+	if opts.Mode == storage.PutIfVersion {
+		if h.before != nil {
+			if err := h.before("putif", p); err != nil {
+				return "", err
+			}
+		}
+		return h.Store.Put(ctx, p, r, size, opts)
+	}
+	return "", h.put(p, func() error { _, err := h.Store.Put(ctx, p, r, size, opts); return err })
 }
 
 func (h *hooked) put(p string, write func() error) error {
@@ -61,23 +67,12 @@ func (h *hooked) put(p string, write func() error) error {
 	return nil
 }
 
-func (h *hooked) PutIf(ctx context.Context, p string, data []byte, v storage.Version) (storage.Version, error) {
-	if h.before != nil {
-		if err := h.before("putif", p); err != nil {
-			return "", err
-		}
-	}
-	return h.Store.PutIf(ctx, p, data, v)
-}
-
-// PutIfStream is PutIf for the streamed catalog.
-func (h *hooked) PutIfStream(ctx context.Context, p string, r io.ReadSeeker, size int64, v storage.Version) (storage.Version, error) {
-	if h.before != nil {
-		if err := h.before("putif", p); err != nil {
-			return "", err
-		}
-	}
-	return h.Store.PutIfStream(ctx, p, r, size, v)
+// Properties hides Rewrite, so that the catalog is written with a
+// conditional Put, which before sees.
+func (h *hooked) Properties() storage.Properties {
+	p := h.Store.Properties()
+	p.Rewrite = false
+	return p
 }
 
 func newRoot(t *testing.T) (string, storage.Store) {
@@ -260,7 +255,7 @@ func TestLostCatalogAnswer(t *testing.T) {
 	st.before = func(op, p string) error {
 		if op == "putif" && p == catalog.FileName {
 			st.before = nil
-			if _, err := base.PutIf(context.Background(), p, mustEncode(t, finalOf(t)), ""); err != nil {
+			if _, err := storage.PutIf(context.Background(), base, p, mustEncode(t, finalOf(t)), ""); err != nil {
 				t.Error(err)
 			}
 			return errors.New("injected: connection reset after the request was sent")
@@ -409,18 +404,17 @@ type orderStore struct {
 
 func (o *orderStore) log(e string) { o.mu.Lock(); o.events = append(o.events, e); o.mu.Unlock() }
 
-func (o *orderStore) Put(ctx context.Context, p string, r io.Reader, size int64, opts ...storage.PutOption) error {
+// Put implements storage.Store: it logs the start and end of a write, or
+// "putif path" for a conditional one.
+func (o *orderStore) Put(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
+	if opts.Mode == storage.PutIfVersion {
+		o.log("putif " + p)
+		return o.Store.Put(ctx, p, r, size, opts)
+	}
 	o.log("start " + p)
 	defer o.log("end " + p)
 	time.Sleep(time.Millisecond) // let parallel writes overlap
-	return o.Store.Put(ctx, p, r, size, opts...)
-}
-
-func (o *orderStore) PutNew(ctx context.Context, p string, r io.Reader, size int64, opts ...storage.PutOption) error {
-	o.log("start " + p)
-	defer o.log("end " + p)
-	time.Sleep(time.Millisecond)
-	return o.Store.PutNew(ctx, p, r, size, opts...)
+	return o.Store.Put(ctx, p, r, size, opts)
 }
 
 func (o *orderStore) Delete(ctx context.Context, p string) error {
@@ -428,14 +422,10 @@ func (o *orderStore) Delete(ctx context.Context, p string) error {
 	return o.Store.Delete(ctx, p)
 }
 
-func (o *orderStore) PutIf(ctx context.Context, p string, data []byte, v storage.Version) (storage.Version, error) {
+// RewriteIf is the catalog's conditional write on local disk.
+func (o *orderStore) RewriteIf(ctx context.Context, p string, v storage.Version, fn func(io.Reader, io.Writer) error) error {
 	o.log("putif " + p)
-	return o.Store.PutIf(ctx, p, data, v)
-}
-
-func (o *orderStore) PutIfStream(ctx context.Context, p string, r io.ReadSeeker, size int64, v storage.Version) (storage.Version, error) {
-	o.log("putif " + p)
-	return o.Store.PutIfStream(ctx, p, r, size, v)
+	return o.Store.RewriteIf(ctx, p, v, fn)
 }
 
 // TestApplyWritesPhaseByPhase: with parallel workers, every write of a

@@ -23,8 +23,8 @@ func IgnoreLock(op, path string) bool {
 	return strings.HasPrefix(path, ".distributor.lock") || strings.HasPrefix(path, ".distributor.probe-")
 }
 
-// Store fails the FailAt-th mutating call (Put, PutNew, PutIf, PutIfStream,
-// Delete; counting from 1) and, when Sticky is set, every mutating call after it, as a crashed
+// Store fails the FailAt-th mutating call (Put, Stage, RewriteIf, Delete;
+// counting from 1) and, when Sticky is set, every mutating call after it, as a crashed
 // process or a dropped connection would. FailAt 0 injects nothing. Reads pass
 // through, and so do Sync and SweepTemp (through the embedded Store): they
 // are neither counted, logged nor failed: FailAt numbers the writes and
@@ -75,46 +75,35 @@ func (s *Store) fail(op, path string) error {
 	return nil
 }
 
-// Put implements storage.Store.
-func (s *Store) Put(ctx context.Context, path string, r io.Reader, size int64, opts ...storage.PutOption) error {
-	if err := s.fail("put", path); err != nil {
-		return err
+// Put implements storage.Store; it counts (and logs) as a "put", or a
+// "putif" with PutIfVersion.
+func (s *Store) Put(ctx context.Context, path string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
+	op := "put"
+	if opts.Mode == storage.PutIfVersion {
+		op = "putif"
 	}
-	return s.Store.Put(ctx, path, r, size, opts...)
-}
-
-// PutNew implements storage.Store; it counts (and logs) as a "put".
-func (s *Store) PutNew(ctx context.Context, path string, r io.Reader, size int64, opts ...storage.PutOption) error {
-	if err := s.fail("put", path); err != nil {
-		return err
+	if err := s.fail(op, path); err != nil {
+		return "", err
 	}
-	return s.Store.PutNew(ctx, path, r, size, opts...)
+	return s.Store.Put(ctx, path, r, size, opts)
 }
 
 // Stage implements storage.Store; it counts (and logs) as a "put": an
 // injected failure fails the stage, so nothing becomes visible. Commit and
 // Abort pass through.
-func (s *Store) Stage(ctx context.Context, path string, r io.Reader, size int64, create bool, opts ...storage.PutOption) (storage.Staged, error) {
+func (s *Store) Stage(ctx context.Context, path string, r io.Reader, size int64, opts storage.PutOptions) (storage.Staged, error) {
 	if err := s.fail("put", path); err != nil {
 		return nil, err
 	}
-	return s.Store.Stage(ctx, path, r, size, create, opts...)
+	return s.Store.Stage(ctx, path, r, size, opts)
 }
 
-// PutIf implements storage.Store.
-func (s *Store) PutIf(ctx context.Context, path string, data []byte, v storage.Version) (storage.Version, error) {
+// RewriteIf implements storage.Store; it counts (and logs) as a "putif".
+func (s *Store) RewriteIf(ctx context.Context, path string, v storage.Version, fn func(io.Reader, io.Writer) error) error {
 	if err := s.fail("putif", path); err != nil {
-		return "", err
+		return err
 	}
-	return s.Store.PutIf(ctx, path, data, v)
-}
-
-// PutIfStream implements storage.Store; it counts (and logs) as a "putif".
-func (s *Store) PutIfStream(ctx context.Context, path string, r io.ReadSeeker, size int64, v storage.Version) (storage.Version, error) {
-	if err := s.fail("putif", path); err != nil {
-		return "", err
-	}
-	return s.Store.PutIfStream(ctx, path, r, size, v)
+	return s.Store.RewriteIf(ctx, path, v, fn)
 }
 
 // Delete implements storage.Store.

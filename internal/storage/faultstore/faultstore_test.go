@@ -23,7 +23,7 @@ func TestSyncAndSweepPassThrough(t *testing.T) {
 	}
 	defer st.Close()
 	fs := faultstore.New(st, 2, true)
-	if err := fs.Put(ctx, "a/x", strings.NewReader("x"), 1); err != nil {
+	if _, err := fs.Put(ctx, "a/x", strings.NewReader("x"), 1, storage.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	tmp := "a/" + storage.TempPrefix + "crash"

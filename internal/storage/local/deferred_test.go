@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/distributor-dev/distributor/internal/storage"
 )
 
 // TestDeferredSync: a deferred store records the directories its Puts
@@ -20,7 +22,7 @@ func TestDeferredSync(t *testing.T) {
 	}
 	defer st.Close()
 	for _, p := range []string{"a.txt", "x/y/b.txt", "x/c.txt"} {
-		if err := st.Put(ctx, p, strings.NewReader("data"), 4); err != nil {
+		if _, err := st.Put(ctx, p, strings.NewReader("data"), 4, storage.PutOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

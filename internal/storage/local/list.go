@@ -146,7 +146,7 @@ func readDirNames(d *os.Root) ([]string, error) {
 //
 // It waits for this Store's in-flight writes, but cannot see other
 // processes' writes: call it (without DryRun) only while holding the
-// destination lock, as part of crash recovery. An exclusive create (PutIf
+// destination lock, as part of crash recovery. An exclusive create (PutIfVersion
 // with the zero Version) of another process whose temporary file it
 // removes starts over with a new one.
 func (s *Store) SweepTemp(ctx context.Context, opts storage.SweepOptions) ([]string, error) {

@@ -12,12 +12,12 @@
 //   - A path whose parent directory (any segment but the last) is a symbolic
 //     link, or is not a directory, does not exist for readers (Open, Get,
 //     ReadVersioned, Stat, Delete, List) and is refused by writers (Put,
-//     PutIf, PutIfStream) with an error matching storage.ErrInvalidPath
+//     PutIfVersion) with an error matching storage.ErrInvalidPath
 //     (symbolic link) or a "not a directory" error.
 //   - A final segment that is a symbolic link is not an object: Open, Get,
 //     ReadVersioned and Stat report storage.ErrNotExist (and
 //     storage.ErrNotObject) and List skips it. Put replaces the link
-//     itself with a regular file (its target is never touched), PutIf with
+//     itself with a regular file (its target is never touched), PutIfVersion with
 //     the zero Version fails with storage.ErrPrecondition (the name is taken),
 //     and Delete removes the link, not its target.
 //
@@ -31,9 +31,9 @@
 // directories with 0755, whatever the process umask. Temporary files left by
 // a crash are hidden from List and removed by SweepTemp.
 //
-// Versions (of Get, ReadVersioned, PutIf and PutIfStream) are "sha256:"
+// Versions (of Get, ReadVersioned, PutIfVersion writes) are "sha256:"
 // followed by the lowercase hex SHA-256 of the content; ReadVersioned and
-// PutIfStream compute it while the bytes stream, so a large object is never
+// PutIfVersion compute it while the bytes stream, so a large object is never
 // held in memory.
 package local
 
@@ -112,7 +112,7 @@ var _ storage.Store = (*Store)(nil)
 // path. A missing root is not an error: until something is written the store
 // reads as empty (Open, Get and Stat report storage.ErrNotExist, List lists
 // nothing, Delete does nothing) and nothing is created on disk, so a dry run
-// against a new destination leaves no trace. The first Put or PutIf creates
+// against a new destination leaves no trace. The first Put or PutIfVersion creates
 // the root and its missing parents (like os.MkdirAll). An existing root that
 // is not a directory is an error. Symbolic links within root itself are
 // resolved once, here or at the first write.
@@ -131,7 +131,7 @@ func New(root string) (*Store, error) {
 // Sync once: its Put fsyncs each file but records the directories whose
 // entries changed instead of fsyncing them one Put at a time, and Sync
 // fsyncs each of those directories once. Until Sync returns, a Put's new
-// name may not survive a power loss (its bytes do). PutIf is never
+// name may not survive a power loss (its bytes do). PutIfVersion is never
 // deferred: the catalog, lock and journal are durable when it returns.
 func NewDeferred(root string) (*Store, error) {
 	s, err := New(root)
@@ -275,23 +275,20 @@ func (s *Store) errorf(op, p string, err error) error {
 // not interrupted), the temporary file is removed and the old object, or
 // none, remains. Missing parent directories are created (mode 0755); the file
 // gets mode 0644. A symbolic link at the target is replaced, not followed.
-func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64, _ ...storage.PutOption) error {
-	if err := s.put(ctx, p, r, size, false); err != nil {
-		return s.errorf("put", p, err)
+//
+// With PutCreate the complete temporary file is linked to the name
+// (link(2) fails if the name exists: the error then matches
+// storage.ErrPrecondition), not renamed over it. On a file system without
+// hard links it looks first, then renames (safe under the destination
+// lock). With PutIfVersion, see putIfVersion.
+func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
+	if opts.Mode == storage.PutIfVersion {
+		return s.putIfVersion(ctx, p, r, size, opts.Version)
 	}
-	return nil
-}
-
-// PutNew implements storage.Store: Put, except that the complete temporary
-// file is linked to the name (link(2) fails if the name exists: the error
-// then matches storage.ErrPrecondition), not renamed over it. On a file
-// system without hard links it looks first, then renames (safe under the
-// destination lock).
-func (s *Store) PutNew(ctx context.Context, p string, r io.Reader, size int64, _ ...storage.PutOption) error {
-	if err := s.put(ctx, p, r, size, true); err != nil {
-		return s.errorf("put-new", p, err)
+	if err := s.put(ctx, p, r, size, opts.Mode == storage.PutCreate); err != nil {
+		return "", s.errorf(opts.Mode.Op(), p, err)
 	}
-	return nil
+	return "", nil
 }
 
 func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64, exclusive bool) error {
@@ -593,12 +590,7 @@ func (r *ctxReader) Read(p []byte) (int, error) {
 	return r.r.Read(p)
 }
 
-// PutIf implements storage.Store: PutIfStream of data.
-func (s *Store) PutIf(ctx context.Context, p string, data []byte, ifVersion storage.Version) (storage.Version, error) {
-	return s.PutIfStream(ctx, p, bytes.NewReader(data), int64(len(data)), ifVersion)
-}
-
-// PutIfStream implements storage.Store. It writes exactly size bytes of r,
+// putIfVersion is Put with PutIfVersion. It writes exactly size bytes of r,
 // from its start, hashing them as they pass (the Version is their digest).
 //
 // With the zero Version it writes them to a temporary file, fsyncs it and
@@ -622,8 +614,12 @@ func (s *Store) PutIf(ctx context.Context, p string, data []byte, ifVersion stor
 // leaves the object untouched; so does a reader that fails or yields more
 // or fewer than size bytes (with its own error), and a context done before
 // the commit.
-func (s *Store) PutIfStream(ctx context.Context, p string, r io.ReadSeeker, size int64, ifVersion storage.Version) (storage.Version, error) {
-	src := storage.NewDigestSource(r, size)
+func (s *Store) putIfVersion(ctx context.Context, p string, r io.Reader, size int64, ifVersion storage.Version) (storage.Version, error) {
+	rs, err := storage.Seekable(r)
+	if err != nil {
+		return "", s.errorf("put-if", p, err)
+	}
+	src := storage.NewDigestSource(rs, size)
 	if err := s.putIf(ctx, p, src, ifVersion); err != nil {
 		return "", s.errorf("put-if", p, err)
 	}
@@ -664,7 +660,7 @@ func (s *Store) putIf(ctx context.Context, p string, src *storage.DigestSource, 
 	return w.rename(ctx)
 }
 
-// create is PutIf with the zero Version. When the temporary file vanishes
+// create is PutIfVersion with the zero Version. When the temporary file vanishes
 // before it is linked, it starts over with a new one, up to
 // storage.CreateAttempts times.
 func (s *Store) create(ctx context.Context, p string, src *storage.DigestSource) error {
@@ -714,10 +710,10 @@ func (s *Store) writeTemp(ctx context.Context, p string, src *storage.DigestSour
 	return w, nil
 }
 
-// RewriteIf implements storage.Rewriter: it reads the current file, hashing
+// RewriteIf implements storage.Store: it reads the current file, hashing
 // it, while fn writes the new one to a temporary file beside it, and renames
 // that over the target only if the current bytes had Version ifVersion,
-// under the same lock and with the same durability as PutIfStream's
+// under the same lock and with the same durability as PutIfVersion's
 // compare-and-swap.
 func (s *Store) RewriteIf(ctx context.Context, p string, ifVersion storage.Version, fn func(cur io.Reader, w io.Writer) error) error {
 	err := s.rewriteIf(ctx, p, ifVersion, fn)

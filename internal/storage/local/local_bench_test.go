@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"sync/atomic"
 	"testing"
+
+	"github.com/distributor-dev/distributor/internal/storage"
 )
 
 // BenchmarkPutParallel measures Put of 100 KiB objects to distinct paths
@@ -30,7 +32,7 @@ func BenchmarkPutParallel(b *testing.B) {
 				for pb.Next() {
 					i := n.Add(1)
 					p := fmt.Sprintf("d%03d/obj%07d", i%100, i)
-					if err := s.Put(b.Context(), p, bytes.NewReader(data), size); err != nil {
+					if _, err := s.Put(b.Context(), p, bytes.NewReader(data), size, storage.PutOptions{}); err != nil {
 						b.Error(err)
 						return
 					}
@@ -76,7 +78,7 @@ func BenchmarkCatalogStream(b *testing.B) {
 		data := bytes.Repeat([]byte("{\"path\":\"reports/2026/xy.html\"}\n"), int(size/32))
 		b.Run("ReadVersioned/"+name, func(b *testing.B) {
 			s := newStore(b, b.TempDir())
-			if _, err := s.PutIf(b.Context(), "catalog", data, ""); err != nil {
+			if _, err := storage.PutIf(b.Context(), s, "catalog", data, ""); err != nil {
 				b.Fatal(err)
 			}
 			b.SetBytes(size)
@@ -92,7 +94,7 @@ func BenchmarkCatalogStream(b *testing.B) {
 		})
 		b.Run("PutIfStream/"+name, func(b *testing.B) {
 			s := newStore(b, b.TempDir())
-			v, err := s.PutIf(b.Context(), "catalog", data, "")
+			v, err := storage.PutIf(b.Context(), s, "catalog", data, "")
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -100,7 +102,7 @@ func BenchmarkCatalogStream(b *testing.B) {
 			b.SetBytes(size)
 			b.ReportAllocs()
 			for b.Loop() {
-				if v, err = s.PutIfStream(b.Context(), "catalog", struct{ io.ReadSeeker }{r}, size, v); err != nil {
+				if v, err = s.Put(b.Context(), "catalog", struct{ io.ReadSeeker }{r}, size, storage.IfVersion(v)); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -67,7 +67,7 @@ func newStore(t testing.TB, root string) *local.Store {
 
 func put(t testing.TB, s *local.Store, p, data string) {
 	t.Helper()
-	if err := s.Put(t.Context(), p, strings.NewReader(data), int64(len(data))); err != nil {
+	if _, err := s.Put(t.Context(), p, strings.NewReader(data), int64(len(data)), storage.PutOptions{}); err != nil {
 		t.Fatalf("Put(%q): %v", p, err)
 	}
 }
@@ -158,7 +158,7 @@ func TestMissingRootReadsEmptyAndIsCreatedByFirstWrite(t *testing.T) {
 	if found, err := s.SweepTemp(ctx, storage.SweepOptions{Dirs: []string{"", "a"}}); len(found) != 0 || err != nil {
 		t.Errorf("SweepTemp(Dirs) = %q, %v", found, err)
 	}
-	if _, err := s.PutIf(ctx, "x", []byte("x"), "sha256:00"); !errors.Is(err, storage.ErrPrecondition) {
+	if _, err := storage.PutIf(ctx, s, "x", []byte("x"), "sha256:00"); !errors.Is(err, storage.ErrPrecondition) {
 		t.Errorf("PutIf(version): got %v, want ErrPrecondition", err)
 	}
 	if exists(filepath.Dir(root)) {
@@ -183,7 +183,7 @@ func TestClose(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
-	if err := s.Put(t.Context(), "y", strings.NewReader("y"), 1); !errors.Is(err, os.ErrClosed) {
+	if _, err := s.Put(t.Context(), "y", strings.NewReader("y"), 1, storage.PutOptions{}); !errors.Is(err, os.ErrClosed) {
 		t.Errorf("Put after Close: got %v, want os.ErrClosed", err)
 	}
 	if _, err := s.Stat(t.Context(), "x"); !errors.Is(err, os.ErrClosed) {
@@ -233,7 +233,7 @@ func TestTempFilesHiddenAndSwept(t *testing.T) {
 	if err := s.Delete(ctx, tmp); !errors.Is(err, storage.ErrInvalidPath) {
 		t.Errorf("Delete(%q): got %v, want ErrInvalidPath", tmp, err)
 	}
-	if err := s.Put(ctx, tmp, strings.NewReader(""), 0); !errors.Is(err, storage.ErrInvalidPath) {
+	if _, err := s.Put(ctx, tmp, strings.NewReader(""), 0, storage.PutOptions{}); !errors.Is(err, storage.ErrInvalidPath) {
 		t.Errorf("Put(%q): got %v, want ErrInvalidPath", tmp, err)
 	}
 
@@ -339,23 +339,23 @@ func TestFailedWritesLeaveNoTempFiles(t *testing.T) {
 	root := t.TempDir()
 	s := newStore(t, root)
 	put(t, s, "a/old", "old")
-	v, err := s.PutIf(ctx, "a/lock", []byte("v1"), "")
+	v, err := storage.PutIf(ctx, s, "a/lock", []byte("v1"), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Put(ctx, "a/old", &errReader{n: 3 << 20}, 4<<20); err == nil {
+	if _, err := s.Put(ctx, "a/old", &errReader{n: 3 << 20}, 4<<20, storage.PutOptions{}); err == nil {
 		t.Error("Put with a failing reader succeeded")
 	}
-	if err := s.Put(ctx, "a/new", strings.NewReader("short"), 10); err == nil {
+	if _, err := s.Put(ctx, "a/new", strings.NewReader("short"), 10, storage.PutOptions{}); err == nil {
 		t.Error("short Put succeeded")
 	}
-	if _, err := s.PutIf(ctx, "a/lock", []byte("v2"), ""); !errors.Is(err, storage.ErrPrecondition) {
+	if _, err := storage.PutIf(ctx, s, "a/lock", []byte("v2"), ""); !errors.Is(err, storage.ErrPrecondition) {
 		t.Errorf("PutIf create of an existing object: %v", err)
 	}
-	if _, err := s.PutIf(ctx, "a/lock", []byte("v2"), "sha256:stale"); !errors.Is(err, storage.ErrPrecondition) {
+	if _, err := storage.PutIf(ctx, s, "a/lock", []byte("v2"), "sha256:stale"); !errors.Is(err, storage.ErrPrecondition) {
 		t.Errorf("PutIf with a stale version: %v", err)
 	}
-	if _, err := s.PutIf(ctx, "a/lock", []byte("v2"), v); err != nil {
+	if _, err := storage.PutIf(ctx, s, "a/lock", []byte("v2"), v); err != nil {
 		t.Errorf("PutIf with the current version: %v", err)
 	}
 	if left := tempFiles(t, root); len(left) > 0 {
@@ -365,14 +365,14 @@ func TestFailedWritesLeaveNoTempFiles(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(root, "keep"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Put(ctx, "keep/new/dirs/f", strings.NewReader("short"), 10); err == nil {
+	if _, err := s.Put(ctx, "keep/new/dirs/f", strings.NewReader("short"), 10, storage.PutOptions{}); err == nil {
 		t.Error("short Put succeeded")
 	}
 	if exists(filepath.Join(root, "keep", "new")) || !exists(filepath.Join(root, "keep")) {
 		t.Error("a failed Put left the directories it created, or removed one it did not")
 	}
 	// A conditional write that fails leaves no new directory either.
-	if _, err := s.PutIf(ctx, "b/c/lock", []byte("x"), v); !errors.Is(err, storage.ErrPrecondition) {
+	if _, err := storage.PutIf(ctx, s, "b/c/lock", []byte("x"), v); !errors.Is(err, storage.ErrPrecondition) {
 		t.Errorf("PutIf(version) of an absent object: %v", err)
 	}
 	if exists(filepath.Join(root, "b")) {
@@ -382,7 +382,7 @@ func TestFailedWritesLeaveNoTempFiles(t *testing.T) {
 
 func TestVersionIsContentDigest(t *testing.T) {
 	s := newStore(t, t.TempDir())
-	v, err := s.PutIf(t.Context(), "x", []byte("hello"), "")
+	v, err := storage.PutIf(t.Context(), s, "x", []byte("hello"), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -441,13 +441,13 @@ func TestPutOverDirectoryOrBelowFileFails(t *testing.T) {
 	root := t.TempDir()
 	s := newStore(t, root)
 	put(t, s, "d/x", "x")
-	if err := s.Put(ctx, "d", strings.NewReader("y"), 1); err == nil {
+	if _, err := s.Put(ctx, "d", strings.NewReader("y"), 1, storage.PutOptions{}); err == nil {
 		t.Error("Put over a directory succeeded")
 	}
-	if _, err := s.PutIf(ctx, "d", []byte("y"), ""); !errors.Is(err, storage.ErrPrecondition) {
+	if _, err := storage.PutIf(ctx, s, "d", []byte("y"), ""); !errors.Is(err, storage.ErrPrecondition) {
 		t.Errorf("PutIf create over a directory: got %v, want ErrPrecondition", err)
 	}
-	err := s.Put(ctx, "d/x/below", strings.NewReader("y"), 1)
+	_, err := s.Put(ctx, "d/x/below", strings.NewReader("y"), 1, storage.PutOptions{})
 	if err == nil {
 		t.Error("Put below a file succeeded")
 	} else if errors.Is(err, storage.ErrInvalidPath) {
@@ -472,7 +472,7 @@ func TestConcurrentPutAndDeleteInOneDirectory(t *testing.T) {
 			p := fmt.Sprintf("shared/deep/%d", w)
 			for i := range 30 {
 				data := fmt.Sprint(i)
-				if err := s.Put(ctx, p, strings.NewReader(data), int64(len(data))); err != nil {
+				if _, err := s.Put(ctx, p, strings.NewReader(data), int64(len(data)), storage.PutOptions{}); err != nil {
 					t.Errorf("Put(%q): %v", p, err)
 					return
 				}
@@ -507,7 +507,7 @@ func BenchmarkPut(b *testing.B) {
 			data := bytes.Repeat([]byte{'x'}, size)
 			b.SetBytes(int64(size))
 			for b.Loop() {
-				if err := s.Put(b.Context(), "bench/dir/obj", bytes.NewReader(data), int64(size)); err != nil {
+				if _, err := s.Put(b.Context(), "bench/dir/obj", bytes.NewReader(data), int64(size), storage.PutOptions{}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -84,13 +84,13 @@ func TestSymlinksNeverLeadOutsideTheRoot(t *testing.T) {
 		"out/x", "out/secret", "out/sub/file", "out/new/deep/x", "out/" + storage.TempPrefix[:5],
 		"rel/x", "rel/secret", "d/out/secret", "d/out/x", "in/g", "in/f",
 	} {
-		if err := s.Put(ctx, p, strings.NewReader("pwned"), 5); !errors.Is(err, storage.ErrInvalidPath) {
+		if _, err := s.Put(ctx, p, strings.NewReader("pwned"), 5, storage.PutOptions{}); !errors.Is(err, storage.ErrInvalidPath) {
 			t.Errorf("Put(%q): got %v, want ErrInvalidPath", p, err)
 		}
-		if _, err := s.PutIf(ctx, p, []byte("pwned"), ""); !errors.Is(err, storage.ErrInvalidPath) {
+		if _, err := storage.PutIf(ctx, s, p, []byte("pwned"), ""); !errors.Is(err, storage.ErrInvalidPath) {
 			t.Errorf("PutIf(%q, create): got %v, want ErrInvalidPath", p, err)
 		}
-		if _, err := s.PutIf(ctx, p, []byte("pwned"), "sha256:x"); err == nil {
+		if _, err := storage.PutIf(ctx, s, p, []byte("pwned"), "sha256:x"); err == nil {
 			t.Errorf("PutIf(%q, version) succeeded", p)
 		}
 		if r, err := s.Open(ctx, p); !errors.Is(err, storage.ErrNotExist) {
@@ -105,7 +105,7 @@ func TestSymlinksNeverLeadOutsideTheRoot(t *testing.T) {
 		if _, err := s.Stat(ctx, p); !errors.Is(err, storage.ErrNotExist) {
 			t.Errorf("Stat(%q): got %v, want ErrNotExist", p, err)
 		}
-		if _, err := s.PutIfStream(ctx, p, strings.NewReader("pwned"), 5, ""); !errors.Is(err, storage.ErrInvalidPath) {
+		if _, err := s.Put(ctx, p, strings.NewReader("pwned"), 5, storage.IfVersion("")); !errors.Is(err, storage.ErrInvalidPath) {
 			t.Errorf("PutIfStream(%q, create): got %v, want ErrInvalidPath", p, err)
 		}
 		if _, err := s.ReadVersioned(ctx, p, func(io.Reader) error { return errors.New("fn called") }); !errors.Is(err, storage.ErrNotExist) {
@@ -147,13 +147,13 @@ func TestSymlinksNeverLeadOutsideTheRoot(t *testing.T) {
 	}
 	// ...but its name is taken for an exclusive create...
 	for _, p := range []string{"secretlink2", "dangling2"} {
-		if _, err := s.PutIf(ctx, p, []byte("pwned"), ""); !errors.Is(err, storage.ErrPrecondition) {
+		if _, err := storage.PutIf(ctx, s, p, []byte("pwned"), ""); !errors.Is(err, storage.ErrPrecondition) {
 			t.Errorf("PutIf(%q, create): got %v, want ErrPrecondition", p, err)
 		}
 	}
 	// ...Put replaces the link itself...
 	for _, p := range []string{"secretlink", "dangling"} {
-		if err := s.Put(ctx, p, strings.NewReader("replaced"), 8); err != nil {
+		if _, err := s.Put(ctx, p, strings.NewReader("replaced"), 8, storage.PutOptions{}); err != nil {
 			t.Errorf("Put(%q): %v", p, err)
 		}
 		fi, err := os.Lstat(filepath.Join(root, p))
@@ -196,7 +196,7 @@ func TestModesIgnoreUmask(t *testing.T) {
 	root := t.TempDir()
 	s := newStore(t, root)
 	put(t, s, "dir/sub/put", "x")
-	if _, err := s.PutIf(t.Context(), "dir/other/putif", []byte("x"), ""); err != nil {
+	if _, err := storage.PutIf(t.Context(), s, "dir/other/putif", []byte("x"), ""); err != nil {
 		t.Fatal(err)
 	}
 	for p, want := range map[string]fs.FileMode{

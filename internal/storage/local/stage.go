@@ -22,14 +22,28 @@ func (s *Store) Properties() storage.Properties {
 	return storage.Properties{Stage: true, Rewrite: true, CreatesRoot: true, Directories: true}
 }
 
-// Stage implements storage.Store: the first half of Put (or PutNew, with
-// create): exactly size bytes of r are written to a temporary file next to
+// ListPage implements storage.Store: local disk lists no pages (List
+// reads a directory tree without a request per page).
+func (s *Store) ListPage(_ context.Context, prefix string, _ int) ([]storage.Info, bool, error) {
+	return nil, false, storage.Unsupported(s, "list-page", prefix)
+}
+
+// IsTransient implements storage.Store: the network failures of
+// storage.IsTransient (a root on a network file system can see them).
+func (s *Store) IsTransient(err error) bool { return storage.IsTransient(err) }
+
+// Stage implements storage.Store: the first half of Put (PutReplace or
+// PutCreate): exactly size bytes of r are written to a temporary file next to
 // the target and fsynced (a deferred store leaves a new name's fsync to
 // Sync, as Put does), creating missing parent directories. Commit renames
 // (or hard-links) it into place and makes the name durable as Put does;
 // Abort removes it and the directories Stage created that are empty. No
 // file descriptor stays open between Stage and Commit.
-func (s *Store) Stage(ctx context.Context, p string, r io.Reader, size int64, create bool, _ ...storage.PutOption) (storage.Staged, error) {
+func (s *Store) Stage(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Staged, error) {
+	if opts.Mode == storage.PutIfVersion {
+		return nil, storage.Unsupported(s, "stage", p)
+	}
+	create := opts.Mode == storage.PutCreate
 	g, err := s.stage(ctx, p, r, size, create)
 	if err != nil {
 		return nil, s.errorf("stage", p, err)
@@ -59,7 +73,7 @@ func (s *Store) stage(ctx context.Context, p string, r io.Reader, size int64, cr
 	switch {
 	case err != nil:
 	case create:
-		// As PutNew: the name is new, or the commit fails.
+		// As PutCreate: the name is new, or the commit fails.
 		w.skipFileSync = w.deferSync && canSyncfs
 		err = w.closeFile()
 	default:
@@ -144,7 +158,7 @@ func (g *staged) reopen() (*tempWriter, error) {
 
 // Commit implements storage.Staged: the rename (or, for a create, the
 // hard link, which fails with storage.ErrPrecondition if the name was
-// taken meanwhile) of Put or PutNew. Whatever its outcome, the temporary
+// taken meanwhile) of Put or PutCreate. Whatever its outcome, the temporary
 // file is gone afterwards.
 func (g *staged) Commit(ctx context.Context) error {
 	if err := g.commit(ctx); err != nil {
@@ -232,13 +246,13 @@ func missingDirs(dir string) []string {
 	}
 }
 
-// RemoveCreatedRoot implements storage.RootRemover: if this store created
+// RemoveCreatedRoot implements storage.Store: if this store created
 // its root directory (the first write found it missing) and the root is
 // empty now, it removes it, then each parent directory it created that is
 // empty, and reports whether the root is gone. A later write creates it
 // again. Writers call it after a failed change left the root as they found
 // it, so that a failed first publish leaves no empty directory behind.
-func (s *Store) RemoveCreatedRoot() (bool, error) {
+func (s *Store) RemoveCreatedRoot(context.Context) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed || len(s.madeRoot) == 0 {

@@ -15,7 +15,7 @@ import (
 // stage stages data at p (a new name) on s and fails the test on error.
 func stage(t *testing.T, s *local.Store, p, data string) storage.Staged {
 	t.Helper()
-	g, err := s.Stage(t.Context(), p, strings.NewReader(data), int64(len(data)), true)
+	g, err := s.Stage(t.Context(), p, strings.NewReader(data), int64(len(data)), storage.PutOptions{Mode: storage.PutCreate})
 	if err != nil {
 		t.Fatalf("stage %s: %v", p, err)
 	}
@@ -123,7 +123,7 @@ func TestStagedCommitRechecksItsDirectory(t *testing.T) {
 	if ents, _ := os.ReadDir(outside); len(ents) > 0 {
 		t.Errorf("files written outside the root: %v", ents)
 	}
-	if _, err := s.Stage(t.Context(), "d/w", strings.NewReader("4"), 1, true); err == nil {
+	if _, err := s.Stage(t.Context(), "d/w", strings.NewReader("4"), 1, storage.PutOptions{Mode: storage.PutCreate}); err == nil {
 		t.Error("a stage below a planted symbolic link succeeded")
 	}
 	if ents, _ := os.ReadDir(outside); len(ents) > 0 {

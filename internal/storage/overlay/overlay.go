@@ -68,32 +68,43 @@ func notExist(path string) error {
 	return fmt.Errorf("%s: %w", path, storage.ErrNotExist)
 }
 
-func (s *Store) put(path string, r io.Reader, size int64) error {
+func (s *Store) put(path string, r io.Reader, size int64) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r, size+1))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if int64(len(data)) != size {
-		return fmt.Errorf("put %s: read %d bytes, want %d", path, len(data), size)
+		return nil, fmt.Errorf("put %s: read %d bytes, want %d", path, len(data), size)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.written[path] = data
 	delete(s.deleted, path)
-	return nil
+	return data, nil
 }
 
-// Put records the object in memory.
-func (s *Store) Put(_ context.Context, path string, r io.Reader, size int64, _ ...storage.PutOption) error {
-	return s.put(path, r, size)
-}
-
-// PutNew records the object in memory unless path exists.
-func (s *Store) PutNew(ctx context.Context, path string, r io.Reader, size int64, _ ...storage.PutOption) error {
-	if _, err := s.Stat(ctx, path); err == nil {
-		return fmt.Errorf("put-new %s: %w", path, storage.ErrPrecondition)
+// Put records the object in memory: unless path exists with PutCreate,
+// if the overlay's version of path is opts.Version with PutIfVersion.
+func (s *Store) Put(ctx context.Context, path string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
+	switch opts.Mode {
+	case storage.PutCreate:
+		if _, err := s.Stat(ctx, path); err == nil {
+			return "", fmt.Errorf("put-new %s: %w", path, storage.ErrPrecondition)
+		}
+	case storage.PutIfVersion:
+		_, cur, err := s.Get(ctx, path)
+		if err != nil && !errors.Is(err, storage.ErrNotExist) {
+			return "", err
+		}
+		if cur != opts.Version {
+			return "", fmt.Errorf("put-if %s: %w", path, storage.ErrPrecondition)
+		}
 	}
-	return s.put(path, r, size)
+	data, err := s.put(path, r, size)
+	if err != nil || opts.Mode != storage.PutIfVersion {
+		return "", err
+	}
+	return version(data), nil
 }
 
 // Get reads the overlay's view of path.
@@ -106,23 +117,6 @@ func (s *Store) Get(ctx context.Context, path string) ([]byte, storage.Version, 
 		return nil, "", notExist(path)
 	}
 	return s.Base.Get(ctx, path)
-}
-
-// PutIf records data in memory if the overlay's version of path is
-// ifVersion.
-func (s *Store) PutIf(ctx context.Context, path string, data []byte, ifVersion storage.Version) (storage.Version, error) {
-	_, cur, err := s.Get(ctx, path)
-	if err != nil && !errors.Is(err, storage.ErrNotExist) {
-		return "", err
-	}
-	if cur != ifVersion {
-		return "", fmt.Errorf("put-if %s: %w", path, storage.ErrPrecondition)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.written[path] = bytes.Clone(data)
-	delete(s.deleted, path)
-	return version(data), nil
 }
 
 // Open reads the overlay's view of path.
@@ -207,16 +201,35 @@ func (s *Store) Delete(_ context.Context, path string) error {
 }
 
 // Properties implements storage.Store: the base store's, but the overlay
-// keeps writes in memory and does not stage or rewrite (recovery, its only
-// user, writes no outputs).
+// keeps writes in memory and does not stage, rewrite, list pages or
+// create a root (recovery, its only user, writes no outputs).
 func (s *Store) Properties() storage.Properties {
 	p := s.Base.Properties()
-	p.Stage, p.Rewrite, p.CreatesRoot = false, false, false
+	p.Stage, p.Rewrite, p.ListPages, p.CreatesRoot = false, false, false, false
 	return p
 }
 
+// RewriteIf implements storage.Store: it is not supported.
+func (s *Store) RewriteIf(_ context.Context, path string, _ storage.Version, _ func(io.Reader, io.Writer) error) error {
+	return storage.Unsupported(s, "rewrite-if", path)
+}
+
+// ListPage implements storage.Store: it is not supported.
+func (s *Store) ListPage(_ context.Context, prefix string, _ int) ([]storage.Info, bool, error) {
+	return nil, false, storage.Unsupported(s, "list-page", prefix)
+}
+
+// RemoveCreatedRoot implements storage.Store: it is not supported.
+func (s *Store) RemoveCreatedRoot(context.Context) (bool, error) {
+	return false, storage.Unsupported(s, "remove-created-root", "")
+}
+
+// IsTransient implements storage.Store: Base's classification (the
+// overlay's own writes do not fail on the way).
+func (s *Store) IsTransient(err error) bool { return s.Base.IsTransient(err) }
+
 // Stage implements storage.Store: it fails with storage.ErrNoStaging.
-func (s *Store) Stage(_ context.Context, path string, _ io.Reader, _ int64, _ bool, _ ...storage.PutOption) (storage.Staged, error) {
+func (s *Store) Stage(_ context.Context, path string, _ io.Reader, _ int64, _ storage.PutOptions) (storage.Staged, error) {
 	return nil, fmt.Errorf("stage %s: %w", path, storage.ErrNoStaging)
 }
 
@@ -249,16 +262,4 @@ func (s *Store) ReadVersioned(ctx context.Context, path string, fn func(r io.Rea
 		return "", notExist(path)
 	}
 	return s.Base.ReadVersioned(ctx, path, fn)
-}
-
-// PutIfStream is PutIf for a stream: it is read into memory.
-func (s *Store) PutIfStream(ctx context.Context, path string, r io.ReadSeeker, size int64, ifVersion storage.Version) (storage.Version, error) {
-	data, err := io.ReadAll(io.LimitReader(r, size+1))
-	if err != nil {
-		return "", err
-	}
-	if int64(len(data)) != size {
-		return "", fmt.Errorf("put-if %s: read %d bytes, want %d", path, len(data), size)
-	}
-	return s.PutIf(ctx, path, data, ifVersion)
 }

@@ -33,10 +33,10 @@ func TestOverlayNeverChangesBase(t *testing.T) {
 	if err := o.Delete(ctx, "c"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := o.PutIf(ctx, "b", []byte("bb"), ""); err != nil {
+	if _, err := storage.PutIf(ctx, o, "b", []byte("bb"), ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := o.Put(ctx, "a", bytes.NewReader([]byte("AAA")), 3); err != nil {
+	if _, err := o.Put(ctx, "a", bytes.NewReader([]byte("AAA")), 3, storage.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var got []string

@@ -67,7 +67,7 @@ const (
 func Exclusion(ctx context.Context, st storage.Store) (err error) {
 	name := NamePrefix + rand.Text()
 	first := []byte("distributor probe: exclusive create " + name + "\n")
-	v, err := st.PutIf(ctx, name, first, "")
+	v, err := storage.PutIf(ctx, st, name, first, "")
 	if err != nil {
 		return fmt.Errorf("probe %s: create %s: %w", st, name, err)
 	}
@@ -127,7 +127,7 @@ func Object(ctx context.Context, st storage.Store, name string, own []byte, v st
 	unenforced := func(capability, detail string) error {
 		return &UnenforcedError{Root: st.String(), Capability: capability, Detail: detail}
 	}
-	_, err := st.PutIf(ctx, name, mark(TagExclusiveCreate), "")
+	_, err := storage.PutIf(ctx, st, name, mark(TagExclusiveCreate), "")
 	switch {
 	case err == nil:
 		return unenforced(ExclusiveCreate, "a second exclusive create of an existing object succeeded")
@@ -138,7 +138,7 @@ func Object(ctx context.Context, st storage.Store, name string, own []byte, v st
 	if v == mismatch {
 		wrong = mismatch2
 	}
-	_, err = st.PutIf(ctx, name, mark(TagWrongVersion), wrong)
+	_, err = storage.PutIf(ctx, st, name, mark(TagWrongVersion), wrong)
 	switch {
 	case err == nil:
 		return unenforced(CompareAndSwap, "a write conditioned on a version the object does not have succeeded")

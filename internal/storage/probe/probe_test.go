@@ -3,6 +3,7 @@ package probe
 import (
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 
@@ -19,21 +20,22 @@ func fakeS3(t *testing.T, strip ...string) storage.Store {
 	return s3test.Start(t, s3test.TLS(), s3test.Middleware(s3test.DropHeaders(strip...))).Open(t, "site")
 }
 
-// liar ignores the version condition of PutIf, as a server that accepts a
+// liar ignores the version condition of a conditional Put, as a server that accepts a
 // conditional request and ignores the condition does.
 type liar struct {
 	storage.Store
 	ignoreCreate, ignoreMatch bool
 }
 
-func (l *liar) PutIf(ctx context.Context, p string, data []byte, v storage.Version) (storage.Version, error) {
-	if (v == "" && l.ignoreCreate) || (v != "" && l.ignoreMatch) {
-		if err := l.Store.Put(ctx, p, strings.NewReader(string(data)), int64(len(data))); err != nil {
+func (l *liar) Put(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
+	v := opts.Version
+	if opts.Mode == storage.PutIfVersion && ((v == "" && l.ignoreCreate) || (v != "" && l.ignoreMatch)) {
+		if _, err := l.Store.Put(ctx, p, r, size, storage.PutOptions{}); err != nil {
 			return "", err
 		}
 		return "whatever", nil
 	}
-	return l.Store.PutIf(ctx, p, data, v)
+	return l.Store.Put(ctx, p, r, size, opts)
 }
 
 func localStore(t *testing.T) storage.Store {

@@ -114,6 +114,22 @@ func (f *fake) Get(ctx context.Context, p string) ([]byte, storage.Version, erro
 	return f.Store.Get(ctx, p)
 }
 
+// ListPage is a page of List's objects (the local store lists no pages).
+func (f *fake) ListPage(ctx context.Context, prefix string, max int) ([]storage.Info, bool, error) {
+	if ft, ok := f.next("list-page"); ok {
+		return nil, false, fmt.Errorf("fake: list-page %s: %w", prefix, ft.err)
+	}
+	var infos []storage.Info
+	err := f.Store.List(ctx, prefix, func(info storage.Info) error {
+		infos = append(infos, info)
+		return nil
+	})
+	if len(infos) > max {
+		return infos[:max], false, err
+	}
+	return infos, true, err
+}
+
 func (f *fake) Stat(ctx context.Context, p string) (storage.Info, error) {
 	if ft, ok := f.next("stat"); ok {
 		return storage.Info{}, fmt.Errorf("fake: stat %s: %w", p, ft.err)
@@ -172,15 +188,15 @@ func (f *fake) SweepTemp(ctx context.Context, opts storage.SweepOptions) ([]stri
 	return f.Store.SweepTemp(ctx, opts)
 }
 
-func (f *fake) Put(ctx context.Context, p string, r io.Reader, size int64, opts ...storage.PutOption) error {
-	return f.put(ctx, "put", p, r, size, func(ctx context.Context, p string, r io.Reader, size int64) error {
-		return f.Store.Put(ctx, p, r, size, opts...)
-	})
-}
-
-func (f *fake) PutNew(ctx context.Context, p string, r io.Reader, size int64, opts ...storage.PutOption) error {
-	return f.put(ctx, "put-new", p, r, size, func(ctx context.Context, p string, r io.Reader, size int64) error {
-		return f.Store.PutNew(ctx, p, r, size, opts...)
+// Put fails as scripted for its op: "put" (PutReplace), "put-new"
+// (PutCreate) or "put-if" (PutIfVersion, see putIf).
+func (f *fake) Put(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
+	if opts.Mode == storage.PutIfVersion {
+		return f.putIf(ctx, p, r.(io.ReadSeeker), size, opts)
+	}
+	return "", f.put(ctx, opts.Mode.Op(), p, r, size, func(ctx context.Context, p string, r io.Reader, size int64) error {
+		_, err := f.Store.Put(ctx, p, r, size, opts)
+		return err
 	})
 }
 
@@ -210,18 +226,6 @@ func (f *fake) put(ctx context.Context, op, p string, r io.Reader, size int64,
 	return fmt.Errorf("fake: %s %s: %w", op, p, ft.err)
 }
 
-func (f *fake) PutIf(ctx context.Context, p string, data []byte, v storage.Version) (storage.Version, error) {
-	if ft, ok := f.next("put-if"); ok {
-		if ft.after {
-			if _, err := f.Store.PutIf(ctx, p, data, v); err != nil {
-				return "", err
-			}
-		}
-		return "", fmt.Errorf("fake: put-if %s: %w", p, ft.err)
-	}
-	return f.Store.PutIf(ctx, p, data, v)
-}
-
 func (f *fake) ReadVersioned(ctx context.Context, p string, fn func(io.Reader) error) (storage.Version, error) {
 	ft, ok := f.next("read")
 	switch {
@@ -240,32 +244,32 @@ type errorReader struct{ err error }
 
 func (e errorReader) Read([]byte) (int, error) { return 0, e.err }
 
-// PutIfStream records where r stands when the call comes in (seeks), then
+// putIf records where r stands when the call comes in (seeks), then
 // fails as scripted: after reading fault.read bytes of r, or after passing
 // the call on (fault.after).
-func (f *fake) PutIfStream(ctx context.Context, p string, r io.ReadSeeker, size int64, v storage.Version) (storage.Version, error) {
+func (f *fake) putIf(ctx context.Context, p string, r io.ReadSeeker, size int64, opts storage.PutOptions) (storage.Version, error) {
 	pos, err := r.Seek(0, io.SeekCurrent)
 	f.mu.Lock()
 	f.seeks = append(f.seeks, pos)
 	f.mu.Unlock()
 	if err != nil {
-		return "", fmt.Errorf("fake: put-if-stream %s: where does the reader stand: %w", p, err)
+		return "", fmt.Errorf("fake: put-if %s: where does the reader stand: %w", p, err)
 	}
-	ft, ok := f.next("put-if-stream")
+	ft, ok := f.next("put-if")
 	if !ok {
-		return f.Store.PutIfStream(ctx, p, r, size, v)
+		return f.Store.Put(ctx, p, r, size, opts)
 	}
 	if ft.read > 0 {
 		if _, err := io.CopyN(io.Discard, r, ft.read); err != nil {
-			return "", fmt.Errorf("fake: put-if-stream %s: read: %w", p, err)
+			return "", fmt.Errorf("fake: put-if %s: read: %w", p, err)
 		}
 	}
 	if ft.after {
-		if _, err := f.Store.PutIfStream(ctx, p, r, size, v); err != nil {
+		if _, err := f.Store.Put(ctx, p, r, size, opts); err != nil {
 			return "", err
 		}
 	}
-	return "", fmt.Errorf("fake: put-if-stream %s: %w", p, ft.err)
+	return "", fmt.Errorf("fake: put-if %s: %w", p, ft.err)
 }
 
 func (f *fake) Close() error {

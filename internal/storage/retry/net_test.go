@@ -266,14 +266,14 @@ func payload(n int, seed byte) []byte {
 func sequence(t *testing.T, s *Store, p *faultproxy.Proxy) {
 	ctx := t.Context()
 	one, two := payload(256<<10, 1), payload(1<<20, 2)
-	if err := s.Put(ctx, "a/one", bytes.NewReader(one), int64(len(one))); err != nil {
+	if _, err := s.Put(ctx, "a/one", bytes.NewReader(one), int64(len(one)), storage.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if data, _, err := s.Get(ctx, "a/one"); err != nil || !bytes.Equal(data, one) {
 		t.Fatalf("Get(a/one): %d bytes, %v", len(data), err)
 	}
 	r := &cutReader{Reader: bytes.NewReader(two), after: 256 << 10, cut: p.Cut}
-	if err := storagetest.Bounded(t, "Put cut half-way", func() error { return s.Put(ctx, "a/two", r, int64(len(two))) }); err != nil {
+	if err := storagetest.Bounded(t, "Put cut half-way", func() error { _, err := s.Put(ctx, "a/two", r, int64(len(two)), storage.PutOptions{}); return err }); err != nil {
 		t.Fatal(err)
 	}
 	if !r.done.Load() {
@@ -293,21 +293,21 @@ func sequence(t *testing.T, s *Store, p *faultproxy.Proxy) {
 	}); err != nil || !slices.Equal(paths, []string{"a/one", "a/two"}) {
 		t.Fatalf("List = %q, %v", paths, err)
 	}
-	v1, err := s.PutIf(ctx, "cat", []byte("catalog 1"), "")
+	v1, err := storage.PutIf(ctx, s, "cat", []byte("catalog 1"), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	v2, err := s.PutIf(ctx, "cat", []byte("catalog 2"), v1)
+	v2, err := storage.PutIf(ctx, s, "cat", []byte("catalog 2"), v1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if data, v, err := s.Get(ctx, "cat"); err != nil || string(data) != "catalog 2" || v != v2 {
 		t.Fatalf("Get(cat) = %q, %q, %v; want version %q", data, v, err, v2)
 	}
-	if err := s.PutNew(ctx, "a/three", bytes.NewReader(one), int64(len(one))); err != nil {
+	if _, err := s.Put(ctx, "a/three", bytes.NewReader(one), int64(len(one)), storage.PutOptions{Mode: storage.PutCreate}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutNew(ctx, "a/three", bytes.NewReader(two), int64(len(two))); !errors.Is(err, storage.ErrPrecondition) {
+	if _, err := s.Put(ctx, "a/three", bytes.NewReader(two), int64(len(two)), storage.PutOptions{Mode: storage.PutCreate}); !errors.Is(err, storage.ErrPrecondition) {
 		t.Fatalf("PutNew over an object: %v", err)
 	}
 	rc, err := s.Open(ctx, "a/one")
@@ -368,7 +368,7 @@ func TestCutHeals(t *testing.T) {
 // accepts connections.
 func refused(t *testing.T, st storage.Store, p *faultproxy.Proxy) {
 	ctx := t.Context()
-	if err := st.Put(ctx, "x", bytes.NewReader([]byte("x")), 1); err != nil {
+	if _, err := st.Put(ctx, "x", bytes.NewReader([]byte("x")), 1, storage.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	s := New(st, refuseOptions)
@@ -381,7 +381,7 @@ func refused(t *testing.T, st storage.Store, p *faultproxy.Proxy) {
 	if err == nil {
 		t.Fatal("Stat succeeded through a refusing proxy")
 	}
-	if !IsTransient(err) {
+	if !s.IsTransient(err) {
 		t.Errorf("the failure %v is not transient", err)
 	}
 	if s.Retries() == 0 || s.Waited() != refuseOptions.Budget {
@@ -417,15 +417,15 @@ func TestRefuseFailsWithinBound(t *testing.T) {
 func TestSFTPErrors(t *testing.T) {
 	ctx := t.Context()
 	st, p := sftpViaProxy(t)
-	if err := st.Put(ctx, "f", bytes.NewReader([]byte("f")), 1); err != nil {
+	if _, err := st.Put(ctx, "f", bytes.NewReader([]byte("f")), 1, storage.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	_, errMissing := st.Stat(ctx, "missing")
-	_, errBelowFile := st.PutIf(ctx, "f/x", []byte("x"), "")
+	_, errBelowFile := storage.PutIf(ctx, st, "f/x", []byte("x"), "")
 	_, errInvalid := st.Stat(ctx, "../x")
 	big := payload(1<<20, 3)
 	r := &cutReader{Reader: bytes.NewReader(big), after: 128 << 10, cut: p.Cut}
-	errCut := st.Put(ctx, "big", r, int64(len(big)))
+	_, errCut := st.Put(ctx, "big", r, int64(len(big)), storage.PutOptions{})
 	p.Refuse(true)
 	p.Cut()
 	_, errRefused := st.Stat(ctx, "f")
@@ -456,7 +456,7 @@ func TestSFTPErrors(t *testing.T) {
 			t.Errorf("%s: no error", c.name)
 			continue
 		}
-		if got := IsTransient(c.err); got != c.want {
+		if got := st.IsTransient(c.err); got != c.want {
 			t.Errorf("%s: IsTransient(%v) = %v, want %v", c.name, c.err, got, c.want)
 		}
 	}
@@ -542,7 +542,7 @@ func TestHostKeyChangeNotRetried(t *testing.T) {
 		}
 	}
 	s := New(st, opts)
-	if err := s.Put(ctx, "x", bytes.NewReader([]byte("x")), 1); err != nil {
+	if _, err := s.Put(ctx, "x", bytes.NewReader([]byte("x")), 1, storage.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	sw.set(b.Addr)
@@ -564,7 +564,7 @@ func TestS3Errors(t *testing.T) {
 	ctx := t.Context()
 	srv := startS3(t)
 	st := openS3(t, srv.options(srv.Listener.Addr().String(), 1)) // no minio-go retries
-	if err := st.Put(ctx, "f", bytes.NewReader([]byte("f")), 1); err != nil {
+	if _, err := st.Put(ctx, "f", bytes.NewReader([]byte("f")), 1, storage.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -595,15 +595,15 @@ func TestS3Errors(t *testing.T) {
 			t.Errorf("%s %d %s: no error", c.method, c.status, c.code)
 			continue
 		}
-		if got := IsTransient(err); got != c.want {
+		if got := st.IsTransient(err); got != c.want {
 			t.Errorf("%s %d %s: IsTransient(%v) = %v, want %v", c.method, c.status, c.code, err, got, c.want)
 		}
 	}
 	srv.script(s3Rule{method: "GET", truncate: true})
-	if _, _, err := st.Get(ctx, "f"); err == nil || !IsTransient(err) {
+	if _, _, err := st.Get(ctx, "f"); err == nil || !st.IsTransient(err) {
 		t.Errorf("truncated GET: IsTransient(%v) = false", err)
 	}
-	if _, _, err := st.Get(ctx, "missing"); !errors.Is(err, storage.ErrNotExist) || IsTransient(err) {
+	if _, _, err := st.Get(ctx, "missing"); !errors.Is(err, storage.ErrNotExist) || st.IsTransient(err) {
 		t.Errorf("missing: %v", err)
 	}
 
@@ -640,14 +640,14 @@ func TestS3LostAnswers(t *testing.T) {
 	srv.requests()
 
 	srv.script(lose)
-	v1, err := s.PutIf(ctx, "cat", []byte("catalog 1"), "")
+	v1, err := storage.PutIf(ctx, s, "cat", []byte("catalog 1"), "")
 	if err != nil {
 		t.Fatalf("PutIf(absent): %v", err)
 	}
 	// Not sent again: the read-back found it.
 	requests("PutIf(absent)", "PUT /bucket/cat", "GET /bucket/cat")
 	srv.script(lose)
-	v2, err := s.PutIf(ctx, "cat", []byte("catalog 2"), v1)
+	v2, err := storage.PutIf(ctx, s, "cat", []byte("catalog 2"), v1)
 	if err != nil {
 		t.Fatalf("PutIf(%s): %v", v1, err)
 	}
@@ -655,25 +655,25 @@ func TestS3LostAnswers(t *testing.T) {
 		t.Errorf("Get(cat) = %q, %q, %v; want version %q", data, v, err, v2)
 	}
 	// Another writer's change is a precondition failure, not a success.
-	if _, err := st.PutIf(ctx, "cat", []byte("theirs"), v2); err != nil {
+	if _, err := storage.PutIf(ctx, st, "cat", []byte("theirs"), v2); err != nil {
 		t.Fatal(err)
 	}
 	srv.requests()
 	srv.script(s3Rule{method: "PUT", status: 503, code: "SlowDown"})
-	if _, err := s.PutIf(ctx, "cat", []byte("mine"), v2); !errors.Is(err, storage.ErrPrecondition) {
+	if _, err := storage.PutIf(ctx, s, "cat", []byte("mine"), v2); !errors.Is(err, storage.ErrPrecondition) {
 		t.Errorf("PutIf after another writer: %v, want ErrPrecondition", err)
 	}
 	requests("PutIf after another writer", "PUT /bucket/cat", "GET /bucket/cat")
 
 	big := payload(256<<10, 4)
 	srv.script(lose)
-	if err := s.PutNew(ctx, "new", bytes.NewReader(big), int64(len(big))); err != nil {
+	if _, err := s.Put(ctx, "new", bytes.NewReader(big), int64(len(big)), storage.PutOptions{Mode: storage.PutCreate}); err != nil {
 		t.Fatalf("PutNew: %v", err)
 	}
 	// The second PUT meets the first one's object (412): read back.
 	requests("PutNew", "PUT /bucket/new", "PUT /bucket/new", "GET /bucket/new")
 	srv.script(lose)
-	if err := s.Put(ctx, "put", bytes.NewReader(big), int64(len(big))); err != nil {
+	if _, err := s.Put(ctx, "put", bytes.NewReader(big), int64(len(big)), storage.PutOptions{}); err != nil {
 		t.Fatalf("Put: %v", err)
 	}
 	for _, p := range []string{"new", "put"} {

@@ -134,7 +134,7 @@ func (a *attemptReader) Read(p []byte) (int, error) {
 }
 
 // seekingAttempt is one attempt's view of a body that the attempt may seek
-// (PutIfStream's). Seeking to the start restarts the attempt's count and
+// (a PutIfVersion Put's). Seeking to the start restarts the attempt's count and
 // digest.
 type seekingAttempt struct{ *attemptReader }
 
@@ -187,42 +187,36 @@ func (b *body) digest(size int64) ([]byte, error) {
 	return h.Sum(nil), nil
 }
 
-// Put implements storage.Store. It retries only while r can be replayed:
-// r implements io.Seeker (a retry seeks back to where r was when Put was
-// called), or nothing has been read from it. A failure of r is not
-// retried.
-func (s *Store) Put(ctx context.Context, path string, r io.Reader, size int64, opts ...storage.PutOption) error {
-	return s.put(ctx, "put", path, r, size, false, opts)
+// Put implements storage.Store. With PutReplace and PutCreate it retries
+// only while r can be replayed: r implements io.Seeker (a retry seeks back
+// to where r was when Put was called), or nothing has been read from it. A
+// failure of r is not retried. With PutCreate, when a retry meets
+// storage.ErrPrecondition after an attempt that failed having sent all of
+// its bytes, it reads the object back: if it holds the bytes this call
+// sent, the earlier attempt landed and Put succeeds; otherwise the error
+// matching storage.ErrPrecondition is returned. PutIfVersion: see putIf.
+func (s *Store) Put(ctx context.Context, path string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
+	if opts.Mode == storage.PutIfVersion {
+		return s.putIf(ctx, path, r, size, opts)
+	}
+	return "", s.put(ctx, path, r, size, opts)
 }
 
-// PutNew implements storage.Store. It retries as Put does. When a retry
-// meets storage.ErrPrecondition after an attempt that failed having sent
-// all of its bytes, it reads the object back: if it holds the bytes this
-// call sent, the earlier attempt landed and PutNew succeeds; otherwise
-// the error matching storage.ErrPrecondition is returned.
-func (s *Store) PutNew(ctx context.Context, path string, r io.Reader, size int64, opts ...storage.PutOption) error {
-	return s.put(ctx, "put-new", path, r, size, true, opts)
-}
-
-func (s *Store) put(ctx context.Context, op, path string, r io.Reader, size int64, exclusive bool, opts []storage.PutOption) error {
+func (s *Store) put(ctx context.Context, path string, r io.Reader, size int64, opts storage.PutOptions) error {
+	exclusive := opts.Mode == storage.PutCreate
 	b := newBody(r, exclusive)
-	c := s.call(ctx, op, path)
-	var maybe [][]byte // PutNew: digests of failed attempts that sent everything
+	c := s.call(ctx, opts.Mode.Op(), path)
+	var maybe [][]byte // PutCreate: digests of failed attempts that sent everything
 	for {
 		ar := b.attempt()
-		var err error
-		if exclusive {
-			err = s.st.PutNew(ctx, path, ar, size, opts...)
-		} else {
-			err = s.st.Put(ctx, path, ar, size, opts...)
-		}
+		_, err := s.st.Put(ctx, path, ar, size, opts)
 		res := b.end()
 		switch {
 		case err == nil:
 			return nil
 		case exclusive && len(maybe) > 0 && errors.Is(err, storage.ErrPrecondition):
 			return s.settleNew(c, path, size, maybe, err)
-		case res.rerr != nil, !IsTransient(err):
+		case res.rerr != nil, !s.st.IsTransient(err):
 			return c.final(err)
 		}
 		if why := b.unreplayable(); why != "" {
@@ -240,7 +234,7 @@ func (s *Store) put(ctx context.Context, op, path string, r io.Reader, size int6
 	}
 }
 
-// settleNew establishes the outcome of a PutNew whose attempt failed with
+// settleNew establishes the outcome of a PutCreate Put whose attempt failed with
 // perr, matching storage.ErrPrecondition, after earlier attempts that sent
 // all of the content (whose digests are sums) failed without an answer:
 // it reads the object back, and succeeds if it holds one of those
@@ -254,7 +248,7 @@ func (s *Store) settleNew(c *call, path string, size int64, sums [][]byte, perr 
 		case err == nil, errors.Is(err, storage.ErrNotExist): // ErrNotObject too
 			// Another entry holds the name (or held it until just now).
 			return c.final(perr)
-		case IsTransient(err):
+		case s.st.IsTransient(err):
 			if err := c.again(err); err != nil {
 				return unknownOutcome(c, perr, err)
 			}
@@ -310,31 +304,24 @@ func (r ctxReader) Read(p []byte) (int, error) {
 	return r.r.Read(p)
 }
 
-// PutIf implements storage.Store. After a transient failure it reads the
-// object back to establish the outcome: if the object holds data, the
-// write landed and PutIf returns its Version; if the condition still
-// holds, it writes again; otherwise it fails with an error matching
-// storage.ErrPrecondition. A storage.ErrPrecondition met after a transient
-// failure is checked the same way.
-func (s *Store) PutIf(ctx context.Context, path string, data []byte, ifVersion storage.Version) (storage.Version, error) {
-	return s.putIf(s.call(ctx, "put-if", path), ifVersion, condWrite{
-		write: func() (storage.Version, error) { return s.st.PutIf(ctx, path, data, ifVersion) },
-		readBack: func() (storage.Version, bool, error) {
-			got, cur, err := s.st.Get(ctx, path)
-			return cur, err == nil && bytes.Equal(got, data), err
-		},
-	})
-}
-
-// PutIfStream implements storage.Store. It is retried as PutIf is, with r
-// rewound (r.Seek(0, io.SeekStart)) before each attempt after the first;
-// the read-back (ReadVersioned) compares the object's SHA-256 and size
-// with those of the size bytes of r. A failure of r itself (a Read or Seek
-// error) is not retried. Each attempt reads r through its own view, fenced
-// off when the attempt ends, so that a late Read of a failed attempt (an
-// HTTP transport reading a request body after its round trip returned)
-// cannot take bytes from the next.
-func (s *Store) PutIfStream(ctx context.Context, path string, r io.ReadSeeker, size int64, ifVersion storage.Version) (storage.Version, error) {
+// putIf is Put with PutIfVersion. After a transient failure it reads the
+// object back (ReadVersioned) to establish the outcome: if the object holds
+// this call's content (its SHA-256 and size are those of the size bytes of
+// r), the write landed and Put returns its Version; if the condition still
+// holds, it writes again, with r rewound (r.Seek(0, io.SeekStart)); otherwise
+// it fails with an error matching storage.ErrPrecondition. A
+// storage.ErrPrecondition met after a transient failure is checked the same
+// way. A failure of r itself (a Read or Seek error) is not retried. Each
+// attempt reads r through its own view, fenced off when the attempt ends,
+// so that a late Read of a failed attempt (an HTTP transport reading a
+// request body after its round trip returned) cannot take bytes from the
+// next.
+func (s *Store) putIf(ctx context.Context, path string, in io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
+	r, err := storage.Seekable(in)
+	if err != nil {
+		return "", fmt.Errorf("put-if %s: %w", path, err)
+	}
+	ifVersion := opts.Version
 	// Not hashed while it is sent (a catalog of hundreds of MB, hashed
 	// by the store already): the rare read-back hashes r again.
 	b := newBody(r, false)
@@ -343,12 +330,12 @@ func (s *Store) PutIfStream(ctx context.Context, path string, r io.ReadSeeker, s
 		res  attemptResult
 		want []byte // SHA-256 of the content, once known
 	)
-	return s.putIf(s.call(ctx, "put-if", path), ifVersion, condWrite{
+	return s.condPut(s.call(ctx, "put-if", path), ifVersion, condWrite{
 		write: func() (storage.Version, error) {
 			if err := b.rewind(); err != nil {
 				return "", &readerError{err}
 			}
-			v, err := s.st.PutIfStream(ctx, path, seekingAttempt{b.attempt()}, size, ifVersion)
+			v, err := s.st.Put(ctx, path, seekingAttempt{b.attempt()}, size, opts)
 			res = b.end()
 			if res.n == size && !res.moved && res.rerr == nil && want == nil {
 				want = res.sum // an attempt read it all: the content's digest
@@ -393,9 +380,9 @@ type condWrite struct {
 	readBack func() (cur storage.Version, ours bool, err error)
 }
 
-// putIf runs the attempts of a conditional write w (PutIf, PutIfStream) as
-// PutIf's documentation says.
-func (s *Store) putIf(c *call, ifVersion storage.Version, w condWrite) (storage.Version, error) {
+// condPut runs the attempts of a conditional write w as putIf's
+// documentation says.
+func (s *Store) condPut(c *call, ifVersion storage.Version, w condWrite) (storage.Version, error) {
 	uncertain := false // an attempt failed without an answer: it may have landed
 	for {
 		v, err := w.write()
@@ -407,7 +394,7 @@ func (s *Store) putIf(c *call, ifVersion storage.Version, w condWrite) (storage.
 		}
 		precond := errors.Is(err, storage.ErrPrecondition)
 		switch {
-		case precond && !uncertain, !precond && !IsTransient(err):
+		case precond && !uncertain, !precond && !s.st.IsTransient(err):
 			return "", c.final(err)
 		case !precond:
 			uncertain = true
@@ -457,7 +444,7 @@ func (s *Store) settleIf(c *call, ifVersion storage.Version, werr error,
 				return "", true, nil
 			}
 			return "", false, c.precondition(werr, "the object is absent, want version "+string(ifVersion))
-		case IsTransient(err):
+		case s.st.IsTransient(err):
 			if err := c.again(err); err != nil {
 				return "", false, unknownOutcome(c, werr, err)
 			}

@@ -1,7 +1,7 @@
 // Package retry wraps a storage.Store to retry the operations that are safe
-// to repeat after a transient failure (see IsTransient), with exponential
-// backoff and full jitter, bounded by an attempt count per call and by a
-// retry budget: the total time the Store may spend waiting between
+// to repeat after a transient failure (as the wrapped store classifies it,
+// see storage.Store.IsTransient), with exponential backoff and full
+// jitter, bounded by an attempt count per call and by a retry budget: the total time the Store may spend waiting between
 // attempts, over all its calls. Calling a failed operation again is this
 // wrapper's policy, never an adapter's (an adapter only gets what its
 // client library does for one request, such as minio-go's retries of a
@@ -17,42 +17,46 @@
 //   - List: only while fn has not been called in the failed attempt. Once
 //     fn has seen entries a retry would show them again, so the failure
 //     is returned.
+//   - ListPage: as Get (the page is returned whole or not at all).
 //   - ReadVersioned: only when the attempt failed before fn was called
 //     (fn's own error, and any failure once fn has seen the object, are
 //     returned).
-//   - Put: only when its reader can be replayed: it implements io.Seeker
-//     (the retry seeks back to where the reader was when Put was called),
-//     or no byte has been read from it yet. Otherwise the failure is
-//     returned. A failure of the reader itself is never retried.
-//   - PutNew: as Put. When a retry meets storage.ErrPrecondition after an
-//     attempt that failed having sent all of its bytes, that attempt may
-//     have landed with its answer lost: the object is read back, and if
-//     its bytes are those the call sent, PutNew succeeds; otherwise it
-//     fails with the error matching storage.ErrPrecondition.
-//   - PutIf: after a transient failure the object is read back (Get): if
-//     it holds data, the write landed and PutIf returns its Version; if
-//     not and the condition still holds (absent for the zero Version,
-//     else the current Version equals ifVersion) the write is sent again;
-//     otherwise PutIf fails with an error matching storage.ErrPrecondition.
-//     A storage.ErrPrecondition from a later attempt is checked the same
-//     way (the first attempt may have landed late).
-//   - PutIfStream: as PutIf, with the reader rewound (Seek to its start)
-//     before each new attempt; the read-back (ReadVersioned) compares the
-//     object's SHA-256 and size with those of the content. A failure of
-//     the reader itself (Read or Seek) is not retried.
+//   - Put (PutReplace) and Stage: only when the reader can be replayed:
+//     it implements io.Seeker (the retry seeks back to where the reader
+//     was when Put was called), or no byte has been read from it yet.
+//     Otherwise the failure is returned. A failure of the reader itself
+//     is never retried.
+//   - Put with PutCreate: as PutReplace. When a retry meets
+//     storage.ErrPrecondition after an attempt that failed having sent
+//     all of its bytes, that attempt may have landed with its answer lost:
+//     the object is read back, and if its bytes are those the call sent,
+//     Put succeeds; otherwise it fails with the error matching
+//     storage.ErrPrecondition.
+//   - Put with PutIfVersion: after a transient failure the object is read
+//     back (ReadVersioned, comparing the object's SHA-256 and size with
+//     those of the content): if it holds the content, the write landed
+//     and Put returns its Version; if not and the condition still holds
+//     (absent for the zero Version, else the current Version equals
+//     opts.Version) the write is sent again, the reader rewound (Seek to
+//     its start); otherwise Put fails with an error matching
+//     storage.ErrPrecondition. A storage.ErrPrecondition from a later
+//     attempt is checked the same way (the first attempt may have landed
+//     late). A failure of the reader itself (Read or Seek) is not
+//     retried.
 //
 // When a read-back cannot tell what happened (it fails for good, or the
-// limits run out), PutNew, PutIf and PutIfStream fail with an error that
-// does not match storage.ErrPrecondition and says that the outcome is
-// unknown.
+// limits run out), a conditional Put fails with an error that does not
+// match storage.ErrPrecondition and says that the outcome is unknown.
 //
 // Identical bytes written by someone else are indistinguishable from this
-// call's own: PutNew, PutIf and PutIfStream then report success, which leaves the store
-// in the state the caller asked for.
+// call's own: a conditional Put then reports success, which leaves the
+// store in the state the caller asked for.
 //
 // A call never retries once its context is done (a context bound to a
 // lock's fence is done once the fence lapses), and returns the context's
-// error wrapping the last failure. Close and String pass through.
+// error wrapping the last failure. RewriteIf (local disk, which is not
+// wrapped), RemoveCreatedRoot, Properties, IsTransient, Close and String
+// pass through.
 package retry
 
 import (
@@ -71,7 +75,7 @@ import (
 // Options configure a Store. Zero (or negative) fields take their default.
 type Options struct {
 	// Attempts bounds the tries of one call: the call gives up after this
-	// many transient failures (the read-backs of PutNew and PutIf count).
+	// many transient failures (the read-backs of conditional Puts count).
 	// Default 4; 1 disables retries.
 	Attempts int
 	// Base is the backoff ceiling before the first retry; it doubles with
@@ -92,7 +96,7 @@ type Options struct {
 	// Float64. The Store calls it under its lock.
 	Rand func() float64
 	// OnRetry, when set, is called before each wait with the operation
-	// ("get", "put", "put-new", "put-if", "list", ...), its path (List's
+	// ("get", "put", "put-new", "put-if", "list", "list-page", ...), its path (List's
 	// prefix; "" for Sync and SweepTemp), the number of the attempt that
 	// failed (from 1) and its error. It may be called concurrently.
 	OnRetry func(op, path string, attempt int, err error)
@@ -234,7 +238,7 @@ func (s *Store) call(ctx context.Context, op, path string) *call {
 // fail handles the failure err of an attempt: it returns nil, after the
 // backoff, when the call is to try again, else the error to return.
 func (c *call) fail(err error) error {
-	if !IsTransient(err) {
+	if !c.s.st.IsTransient(err) {
 		return c.final(err)
 	}
 	return c.again(err)
@@ -402,6 +406,22 @@ func (s *Store) List(ctx context.Context, prefix string, fn func(storage.Info) e
 			return err
 		}
 	}
+}
+
+// ListPage implements storage.Store.
+func (s *Store) ListPage(ctx context.Context, prefix string, max int) ([]storage.Info, bool, error) {
+	var (
+		infos    []storage.Info
+		complete bool
+	)
+	err := s.do(ctx, "list-page", prefix, func() (err error) {
+		infos, complete, err = s.st.ListPage(ctx, prefix, max)
+		return err
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return infos, complete, nil
 }
 
 // Delete implements storage.Store.

@@ -27,7 +27,7 @@ const hangBound = 10 * time.Second
 
 func put(t *testing.T, st storage.Store, p, data string) {
 	t.Helper()
-	if err := st.Put(t.Context(), p, strings.NewReader(data), int64(len(data))); err != nil {
+	if _, err := st.Put(t.Context(), p, strings.NewReader(data), int64(len(data)), storage.PutOptions{}); err != nil {
 		t.Fatalf("Put(%s): %v", p, err)
 	}
 }
@@ -89,6 +89,13 @@ func TestRetriedOps(t *testing.T) {
 			}
 			return err
 		}},
+		{"list-page", "", func(t *testing.T, s *Store) error {
+			infos, complete, err := s.ListPage(t.Context(), "a/", 10)
+			if err == nil && (len(infos) != 2 || infos[0].Path != "a/x" || infos[1].Path != "a/y" || !complete) {
+				t.Errorf("ListPage = %+v, complete %v", infos, complete)
+			}
+			return err
+		}},
 		{"delete", "", func(t *testing.T, s *Store) error {
 			if err := s.Delete(t.Context(), "a/x"); err != nil {
 				return err
@@ -114,7 +121,7 @@ func TestRetriedOps(t *testing.T) {
 			return err
 		}},
 		{"put", "", func(t *testing.T, s *Store) error {
-			if err := s.Put(t.Context(), "a/z", strings.NewReader("z-data"), 6); err != nil {
+			if _, err := s.Put(t.Context(), "a/z", strings.NewReader("z-data"), 6, storage.PutOptions{}); err != nil {
 				return err
 			}
 			if got := get(t, s, "a/z"); got != "z-data" {
@@ -123,7 +130,7 @@ func TestRetriedOps(t *testing.T) {
 			return nil
 		}},
 		{"put-new", "", func(t *testing.T, s *Store) error {
-			if err := s.PutNew(t.Context(), "a/z", strings.NewReader("z-data"), 6); err != nil {
+			if _, err := s.Put(t.Context(), "a/z", strings.NewReader("z-data"), 6, storage.PutOptions{Mode: storage.PutCreate}); err != nil {
 				return err
 			}
 			if got := get(t, s, "a/z"); got != "z-data" {
@@ -132,7 +139,7 @@ func TestRetriedOps(t *testing.T) {
 			return nil
 		}},
 		{"put-if", "", func(t *testing.T, s *Store) error {
-			v, err := s.PutIf(t.Context(), "a/z", []byte("z-data"), "")
+			v, err := storage.PutIf(t.Context(), s, "a/z", []byte("z-data"), "")
 			if err != nil {
 				return err
 			}
@@ -450,7 +457,7 @@ func TestPutSeekable(t *testing.T) {
 	r := &rewinder{Reader: bytes.NewReader([]byte("..payload"))}
 	r.Reader.Seek(2, io.SeekStart)
 	f.fail("put", fault{err: errReset, read: 3}, fault{err: errReset, read: 7})
-	if err := s.Put(t.Context(), "a", r, 7); err != nil {
+	if _, err := s.Put(t.Context(), "a", r, 7, storage.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := get(t, f, "a"); got != "payload" {
@@ -466,14 +473,14 @@ func TestPutSeekable(t *testing.T) {
 func TestPutNotReplayable(t *testing.T) {
 	f, s, _, _ := setup(t)
 	f.fail("put", fault{err: errReset}) // nothing read: retried
-	if err := s.Put(t.Context(), "a", onlyReader{strings.NewReader("payload")}, 7); err != nil {
+	if _, err := s.Put(t.Context(), "a", onlyReader{strings.NewReader("payload")}, 7, storage.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := get(t, f, "a"); got != "payload" || f.count("put") != 2 {
 		t.Errorf("stored %q after %d calls", got, f.count("put"))
 	}
 	f.fail("put", fault{err: errReset, read: 1})
-	err := s.Put(t.Context(), "b", onlyReader{strings.NewReader("payload")}, 7)
+	_, err := s.Put(t.Context(), "b", onlyReader{strings.NewReader("payload")}, 7, storage.PutOptions{})
 	if !errors.Is(err, errReset) || !strings.Contains(err.Error(), "cannot seek") {
 		t.Errorf("Put: %v", err)
 	}
@@ -504,7 +511,7 @@ func (r *failingReader) Read(p []byte) (int, error) {
 func TestPutReaderFailureNotRetried(t *testing.T) {
 	f, s, _, _ := setup(t)
 	r := &failingReader{Reader: bytes.NewReader([]byte("pay")), err: io.ErrUnexpectedEOF}
-	err := s.Put(t.Context(), "a", r, 7)
+	_, err := s.Put(t.Context(), "a", r, 7, storage.PutOptions{})
 	if !errors.Is(err, io.ErrUnexpectedEOF) || f.count("put") != 1 || s.Retries() != 0 {
 		t.Errorf("Put: %v after %d calls", err, f.count("put"))
 	}
@@ -521,7 +528,7 @@ func TestPutLateRead(t *testing.T) {
 				t.Errorf("late Read: %v, want errAttemptOver", err)
 			}
 		}})
-	if err := s.Put(t.Context(), "a", strings.NewReader("payload"), 7); err != nil {
+	if _, err := s.Put(t.Context(), "a", strings.NewReader("payload"), 7, storage.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := get(t, f, "a"); got != "payload" {
@@ -535,7 +542,7 @@ func TestPutLateRead(t *testing.T) {
 func TestPutNewLostAnswer(t *testing.T) {
 	f, s, _, _ := setup(t)
 	f.fail("put-new", fault{err: errReset, after: true})
-	if err := s.PutNew(t.Context(), "a", strings.NewReader("payload"), 7); err != nil {
+	if _, err := s.Put(t.Context(), "a", strings.NewReader("payload"), 7, storage.PutOptions{Mode: storage.PutCreate}); err != nil {
 		t.Fatal(err)
 	}
 	if n, o := f.count("put-new"), f.count("open"); n != 2 || o != 1 {
@@ -544,7 +551,7 @@ func TestPutNewLostAnswer(t *testing.T) {
 	// The read-back may fail transiently too.
 	f.fail("put-new", fault{err: errReset, after: true})
 	f.failN("open", 1, errReset)
-	if err := s.PutNew(t.Context(), "b", strings.NewReader("payload"), 7); err != nil {
+	if _, err := s.Put(t.Context(), "b", strings.NewReader("payload"), 7, storage.PutOptions{Mode: storage.PutCreate}); err != nil {
 		t.Fatal(err)
 	}
 	if got := get(t, f, "b"); got != "payload" {
@@ -558,7 +565,7 @@ func TestPutNewTaken(t *testing.T) {
 	t.Run("at once", func(t *testing.T) {
 		f, s, _, _ := setup(t)
 		put(t, f, "a", "theirs!")
-		err := s.PutNew(t.Context(), "a", strings.NewReader("payload"), 7)
+		_, err := s.Put(t.Context(), "a", strings.NewReader("payload"), 7, storage.PutOptions{Mode: storage.PutCreate})
 		if !errors.Is(err, storage.ErrPrecondition) || f.count("put-new") != 1 || f.count("open") != 0 {
 			t.Errorf("PutNew: %v after %d calls, %d read-backs", err, f.count("put-new"), f.count("open"))
 		}
@@ -567,7 +574,7 @@ func TestPutNewTaken(t *testing.T) {
 		f, s, _, _ := setup(t)
 		put(t, f, "a", "theirs!")
 		f.fail("put-new", fault{err: errReset, read: 3})
-		err := s.PutNew(t.Context(), "a", strings.NewReader("payload"), 7)
+		_, err := s.Put(t.Context(), "a", strings.NewReader("payload"), 7, storage.PutOptions{Mode: storage.PutCreate})
 		// The first attempt sent 3 of 7 bytes: it cannot have landed.
 		if !errors.Is(err, storage.ErrPrecondition) || f.count("put-new") != 2 || f.count("open") != 0 {
 			t.Errorf("PutNew: %v after %d calls, %d read-backs", err, f.count("put-new"), f.count("open"))
@@ -577,7 +584,7 @@ func TestPutNewTaken(t *testing.T) {
 		f, s, _, _ := setup(t)
 		put(t, f, "a", "theirs!")
 		f.fail("put-new", fault{err: errReset, read: 7})
-		err := s.PutNew(t.Context(), "a", strings.NewReader("payload"), 7)
+		_, err := s.Put(t.Context(), "a", strings.NewReader("payload"), 7, storage.PutOptions{Mode: storage.PutCreate})
 		if !errors.Is(err, storage.ErrPrecondition) || f.count("put-new") != 2 || f.count("open") != 1 {
 			t.Errorf("PutNew: %v after %d calls, %d read-backs", err, f.count("put-new"), f.count("open"))
 		}
@@ -589,7 +596,7 @@ func TestPutNewTaken(t *testing.T) {
 		f, s, _, _ := setup(t)
 		f.fail("put-new", fault{err: errReset, after: true})
 		f.failN("open", 1, errors.New("disk on fire"))
-		err := s.PutNew(t.Context(), "a", strings.NewReader("payload"), 7)
+		_, err := s.Put(t.Context(), "a", strings.NewReader("payload"), 7, storage.PutOptions{Mode: storage.PutCreate})
 		if err == nil || errors.Is(err, storage.ErrPrecondition) || !strings.Contains(err.Error(), "outcome unknown") {
 			t.Errorf("PutNew: %v; want an unknown outcome, not ErrPrecondition", err)
 		}
@@ -605,13 +612,13 @@ func TestPutIfLostAnswer(t *testing.T) {
 			var base storage.Version
 			if existing {
 				var err error
-				if base, err = f.PutIf(t.Context(), "c", []byte("v1"), ""); err != nil {
+				if base, err = storage.PutIf(t.Context(), f.Store, "c", []byte("v1"), ""); err != nil {
 					t.Fatal(err)
 				}
 				f.calls["put-if"] = 0
 			}
 			f.fail("put-if", fault{err: errReset, after: true})
-			v, err := s.PutIf(t.Context(), "c", []byte("v2"), base)
+			v, err := storage.PutIf(t.Context(), s, "c", []byte("v2"), base)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -635,14 +642,14 @@ func TestPutIfNotLanded(t *testing.T) {
 			var base storage.Version
 			if existing {
 				var err error
-				if base, err = f.PutIf(t.Context(), "c", []byte("v1"), ""); err != nil {
+				if base, err = storage.PutIf(t.Context(), f.Store, "c", []byte("v1"), ""); err != nil {
 					t.Fatal(err)
 				}
 				f.calls["put-if"] = 0
 			}
 			f.fail("put-if", fault{err: errReset})
-			f.failN("get", 1, errReset) // the read-back is retried too
-			v, err := s.PutIf(t.Context(), "c", []byte("v2"), base)
+			f.failN("read", 1, errReset) // the read-back is retried too
+			v, err := storage.PutIf(t.Context(), s, "c", []byte("v2"), base)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -665,14 +672,14 @@ func TestPutIfConditionGone(t *testing.T) {
 			var base storage.Version
 			if existing {
 				var err error
-				if base, err = f.PutIf(t.Context(), "c", []byte("v1"), ""); err != nil {
+				if base, err = storage.PutIf(t.Context(), f.Store, "c", []byte("v1"), ""); err != nil {
 					t.Fatal(err)
 				}
 				f.calls["put-if"] = 0
 			}
 			other := func() { put(t, f.Store, "c", "theirs") }
 			f.fail("put-if", fault{err: errReset, hook: other})
-			_, err := s.PutIf(t.Context(), "c", []byte("v2"), base)
+			_, err := storage.PutIf(t.Context(), s, "c", []byte("v2"), base)
 			if !errors.Is(err, storage.ErrPrecondition) {
 				t.Errorf("PutIf: %v, want ErrPrecondition", err)
 			}
@@ -686,12 +693,12 @@ func TestPutIfConditionGone(t *testing.T) {
 	}
 	t.Run("deleted", func(t *testing.T) {
 		f, s, _, _ := setup(t)
-		base, err := f.PutIf(t.Context(), "c", []byte("v1"), "")
+		base, err := storage.PutIf(t.Context(), f.Store, "c", []byte("v1"), "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		f.fail("put-if", fault{err: errReset, hook: func() { f.Store.Delete(t.Context(), "c") }})
-		if _, err := s.PutIf(t.Context(), "c", []byte("v2"), base); !errors.Is(err, storage.ErrPrecondition) {
+		if _, err := storage.PutIf(t.Context(), s, "c", []byte("v2"), base); !errors.Is(err, storage.ErrPrecondition) {
 			t.Errorf("PutIf: %v, want ErrPrecondition", err)
 		}
 	})
@@ -703,20 +710,20 @@ func TestPutIfConditionGone(t *testing.T) {
 func TestPutIfLateLanding(t *testing.T) {
 	f, s, _, _ := setup(t)
 	late := func() {
-		if _, err := f.Store.PutIf(t.Context(), "c", []byte("mine"), ""); err != nil {
+		if _, err := storage.PutIf(t.Context(), f.Store, "c", []byte("mine"), ""); err != nil {
 			t.Error(err)
 		}
 	}
 	f.fail("put-if", fault{err: errReset}, fault{pass: true, hook: late})
-	v, err := s.PutIf(t.Context(), "c", []byte("mine"), "")
+	v, err := storage.PutIf(t.Context(), s, "c", []byte("mine"), "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, cur, _ := f.Get(t.Context(), "c"); v != cur {
 		t.Errorf("PutIf = %q, stored version %q", v, cur)
 	}
-	if n := f.count("get"); n != 3 { // 2 read-backs and this test's
-		t.Errorf("%d Gets, want 3", n)
+	if n := f.count("read"); n != 2 { // 2 read-backs
+		t.Errorf("%d read-backs, want 2", n)
 	}
 }
 
@@ -725,11 +732,11 @@ func TestPutIfLateLanding(t *testing.T) {
 func TestPutIfPrecondition(t *testing.T) {
 	f, s, _, _ := setup(t)
 	put(t, f, "c", "theirs")
-	if _, err := s.PutIf(t.Context(), "c", []byte("mine"), ""); !errors.Is(err, storage.ErrPrecondition) {
+	if _, err := storage.PutIf(t.Context(), s, "c", []byte("mine"), ""); !errors.Is(err, storage.ErrPrecondition) {
 		t.Errorf("PutIf: %v", err)
 	}
-	if f.count("put-if") != 1 || f.count("get") != 0 {
-		t.Errorf("%d writes, %d reads", f.count("put-if"), f.count("get"))
+	if f.count("put-if") != 1 || f.count("read") != 0 {
+		t.Errorf("%d writes, %d reads", f.count("put-if"), f.count("read"))
 	}
 }
 
@@ -738,15 +745,15 @@ func TestPutIfPrecondition(t *testing.T) {
 func TestPutIfUnknownOutcome(t *testing.T) {
 	f, s, _, _ := setup(t)
 	f.fail("put-if", fault{err: errReset})
-	f.failN("get", 1, errors.New("disk on fire"))
-	_, err := s.PutIf(t.Context(), "c", []byte("mine"), "")
+	f.failN("read", 1, errors.New("disk on fire"))
+	_, err := storage.PutIf(t.Context(), s, "c", []byte("mine"), "")
 	if err == nil || errors.Is(err, storage.ErrPrecondition) || !strings.Contains(err.Error(), "outcome unknown") {
 		t.Errorf("PutIf: %v", err)
 	}
 	// Attempts run out during the read-backs: unknown too.
 	f.fail("put-if", fault{err: errReset})
-	f.failN("get", 10, errReset)
-	_, err = s.PutIf(t.Context(), "d", []byte("mine"), "")
+	f.failN("read", 10, errReset)
+	_, err = storage.PutIf(t.Context(), s, "d", []byte("mine"), "")
 	if err == nil || errors.Is(err, storage.ErrPrecondition) || !errors.Is(err, errReset) || !strings.Contains(err.Error(), "outcome unknown") {
 		t.Errorf("PutIf: %v", err)
 	}
@@ -796,14 +803,14 @@ func TestConcurrent(t *testing.T) {
 	for i := range 8 {
 		wg.Go(func() {
 			p, data := fmt.Sprintf("d%d/x", i), fmt.Sprintf("data %d", i)
-			if err := s.Put(context.Background(), p, strings.NewReader(data), int64(len(data))); err != nil {
+			if _, err := s.Put(context.Background(), p, strings.NewReader(data), int64(len(data)), storage.PutOptions{}); err != nil {
 				t.Error(err)
 				return
 			}
 			if got, _, err := s.Get(context.Background(), p); err != nil || string(got) != data {
 				t.Errorf("Get(%s) = %q, %v", p, got, err)
 			}
-			if _, err := s.PutIf(context.Background(), p+".c", []byte(data), ""); err != nil {
+			if _, err := storage.PutIf(context.Background(), s, p+".c", []byte(data), ""); err != nil {
 				t.Error(err)
 			}
 		})
@@ -897,14 +904,14 @@ func TestPutIfStreamRewound(t *testing.T) {
 			var base storage.Version
 			if existing {
 				var err error
-				if base, err = f.PutIf(t.Context(), "c", []byte("v1"), ""); err != nil {
+				if base, err = storage.PutIf(t.Context(), f.Store, "c", []byte("v1"), ""); err != nil {
 					t.Fatal(err)
 				}
 			}
 			data := bytes.Repeat([]byte("payload "), 1<<16)
-			f.fail("put-if-stream", fault{err: errReset, read: 1000}, fault{err: errReset, read: int64(len(data))})
+			f.fail("put-if", fault{err: errReset, read: 1000}, fault{err: errReset, read: int64(len(data))})
 			f.failN("read", 1, errReset) // the read-back is retried too
-			v, err := s.PutIfStream(t.Context(), "c", seekReader(data), int64(len(data)), base)
+			v, err := s.Put(t.Context(), "c", seekReader(data), int64(len(data)), storage.IfVersion(base))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -914,7 +921,7 @@ func TestPutIfStreamRewound(t *testing.T) {
 			if !slices.Equal(f.seeks, []int64{0, 0, 0}) {
 				t.Errorf("the attempts found the reader at %v, want 0 each time", f.seeks)
 			}
-			if n := f.count("put-if-stream"); n != 3 || s.Retries() != 3 { // 2 failed writes, 1 failed read-back
+			if n := f.count("put-if"); n != 3 || s.Retries() != 3 { // 2 failed writes, 1 failed read-back
 				t.Errorf("%d writes, %d retries; want 3 and 3", n, s.Retries())
 			}
 		})
@@ -929,34 +936,34 @@ func TestPutIfStreamLostAnswer(t *testing.T) {
 	data := bytes.Repeat([]byte("0123456789"), 300_000)
 	t.Run("landed", func(t *testing.T) {
 		f, s, _, _ := setup(t)
-		f.fail("put-if-stream", fault{err: errReset, after: true})
-		v, err := s.PutIfStream(t.Context(), "c", seekReader(data), int64(len(data)), "")
+		f.fail("put-if", fault{err: errReset, after: true})
+		v, err := s.Put(t.Context(), "c", seekReader(data), int64(len(data)), storage.IfVersion(""))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, cur, _ := f.Get(t.Context(), "c"); v != cur || f.count("put-if-stream") != 1 {
-			t.Errorf("PutIfStream = %q, stored version %q, %d writes", v, cur, f.count("put-if-stream"))
+		if _, cur, _ := f.Get(t.Context(), "c"); v != cur || f.count("put-if") != 1 {
+			t.Errorf("PutIfStream = %q, stored version %q, %d writes", v, cur, f.count("put-if"))
 		}
 	})
 	t.Run("identical", func(t *testing.T) {
 		f, s, _, _ := setup(t)
 		same := func() { putBytes(t, f.Store, "c", data) }
-		f.fail("put-if-stream", fault{err: errReset, read: 10, hook: same})
-		v, err := s.PutIfStream(t.Context(), "c", seekReader(data), int64(len(data)), "")
+		f.fail("put-if", fault{err: errReset, read: 10, hook: same})
+		v, err := s.Put(t.Context(), "c", seekReader(data), int64(len(data)), storage.IfVersion(""))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, cur, _ := f.Get(t.Context(), "c"); v != cur || f.count("put-if-stream") != 1 {
-			t.Errorf("PutIfStream = %q, stored version %q, %d writes", v, cur, f.count("put-if-stream"))
+		if _, cur, _ := f.Get(t.Context(), "c"); v != cur || f.count("put-if") != 1 {
+			t.Errorf("PutIfStream = %q, stored version %q, %d writes", v, cur, f.count("put-if"))
 		}
 	})
 	t.Run("other bytes", func(t *testing.T) {
 		f, s, _, _ := setup(t)
 		other := append(bytes.Clone(data[:len(data)-1]), 'x')
-		f.fail("put-if-stream", fault{err: errReset, after: true, hook: func() { putBytes(t, f.Store, "c", other) }})
+		f.fail("put-if", fault{err: errReset, after: true, hook: func() { putBytes(t, f.Store, "c", other) }})
 		// The hook's object takes the name first: the attempt's create
 		// fails, and the read-back finds other bytes of the same size.
-		_, err := s.PutIfStream(t.Context(), "c", seekReader(data), int64(len(data)), "")
+		_, err := s.Put(t.Context(), "c", seekReader(data), int64(len(data)), storage.IfVersion(""))
 		if !errors.Is(err, storage.ErrPrecondition) {
 			t.Errorf("PutIfStream: %v, want ErrPrecondition", err)
 		}
@@ -965,7 +972,7 @@ func TestPutIfStreamLostAnswer(t *testing.T) {
 
 func putBytes(t *testing.T, st storage.Store, p string, data []byte) {
 	t.Helper()
-	if err := st.Put(t.Context(), p, bytes.NewReader(data), int64(len(data))); err != nil {
+	if _, err := st.Put(t.Context(), p, bytes.NewReader(data), int64(len(data)), storage.PutOptions{}); err != nil {
 		t.Fatalf("Put(%s): %v", p, err)
 	}
 }
@@ -974,15 +981,15 @@ func putBytes(t *testing.T, st storage.Store, p string, data []byte) {
 // change, PutIfStream fails with ErrPrecondition without writing again.
 func TestPutIfStreamConditionGone(t *testing.T) {
 	f, s, _, _ := setup(t)
-	base, err := f.PutIf(t.Context(), "c", []byte("v1"), "")
+	base, err := storage.PutIf(t.Context(), f.Store, "c", []byte("v1"), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.fail("put-if-stream", fault{err: errReset, read: 2, hook: func() { put(t, f.Store, "c", "theirs") }})
-	if _, err := s.PutIfStream(t.Context(), "c", seekReader([]byte("v2")), 2, base); !errors.Is(err, storage.ErrPrecondition) {
+	f.fail("put-if", fault{err: errReset, read: 2, hook: func() { put(t, f.Store, "c", "theirs") }})
+	if _, err := s.Put(t.Context(), "c", seekReader([]byte("v2")), 2, storage.IfVersion(base)); !errors.Is(err, storage.ErrPrecondition) {
 		t.Errorf("PutIfStream: %v, want ErrPrecondition", err)
 	}
-	if n := f.count("put-if-stream"); n != 1 || get(t, f, "c") != "theirs" {
+	if n := f.count("put-if"); n != 1 || get(t, f, "c") != "theirs" {
 		t.Errorf("%d writes, stored %q", n, get(t, f, "c"))
 	}
 }
@@ -1011,9 +1018,9 @@ func TestPutIfStreamReaderFailure(t *testing.T) {
 			io.Reader
 			io.Seeker
 		}{io.MultiReader(strings.NewReader("abc"), errorReader{errReset}), strings.NewReader("")}
-		_, err := s.PutIfStream(t.Context(), "c", r, 10, "")
-		if !errors.Is(err, errReset) || f.count("put-if-stream") != 1 || s.Retries() != 0 {
-			t.Errorf("PutIfStream: %v after %d attempts, %d retries", err, f.count("put-if-stream"), s.Retries())
+		_, err := s.Put(t.Context(), "c", r, 10, storage.IfVersion(""))
+		if !errors.Is(err, errReset) || f.count("put-if") != 1 || s.Retries() != 0 {
+			t.Errorf("PutIfStream: %v after %d attempts, %d retries", err, f.count("put-if"), s.Retries())
 		}
 		if _, _, err := f.Get(t.Context(), "c"); !errors.Is(err, storage.ErrNotExist) {
 			t.Errorf("object after a failed reader: %v", err)
@@ -1021,10 +1028,10 @@ func TestPutIfStreamReaderFailure(t *testing.T) {
 	})
 	t.Run("seek", func(t *testing.T) {
 		f, s, _, _ := setup(t)
-		f.fail("put-if-stream", fault{err: errReset, read: 2})
-		_, err := s.PutIfStream(t.Context(), "c", &badSeeker{r: bytes.NewReader([]byte("data"))}, 4, "")
-		if err == nil || !strings.Contains(err.Error(), "cannot seek back") || f.count("put-if-stream") != 1 {
-			t.Errorf("PutIfStream: %v after %d attempts", err, f.count("put-if-stream"))
+		f.fail("put-if", fault{err: errReset, read: 2})
+		_, err := s.Put(t.Context(), "c", &badSeeker{r: bytes.NewReader([]byte("data"))}, 4, storage.IfVersion(""))
+		if err == nil || !strings.Contains(err.Error(), "cannot seek back") || f.count("put-if") != 1 {
+			t.Errorf("PutIfStream: %v after %d attempts", err, f.count("put-if"))
 		}
 	})
 }

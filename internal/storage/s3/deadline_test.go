@@ -59,13 +59,14 @@ func proxiedServers(t *testing.T, fn func(t *testing.T, opts Options, p *faultpr
 
 // proxiedStores opens a store on each of proxiedServers, with its Options
 // adjusted by set (if not nil), for the partition tests of storagetest.
-func proxiedStores(set func(*Options)) storagetest.PartitionedStores {
+func proxiedStores(set func(*Store)) storagetest.PartitionedStores {
 	return func(t *testing.T, fn func(t *testing.T, s storage.Store, p storagetest.Partition)) {
 		proxiedServers(t, func(t *testing.T, opts Options, p *faultproxy.Proxy) {
+			s := open(t, opts)
 			if set != nil {
-				set(&opts)
+				set(s)
 			}
-			fn(t, open(t, opts), p)
+			fn(t, s, p)
 		})
 	}
 }
@@ -86,7 +87,7 @@ func TestStalledReadsFail(t *testing.T) {
 	// Larger than the socket buffers, so that a stall half-way through
 	// leaves most of it on the server's side.
 	const size = 32 << 20
-	storagetest.StalledReads(t, proxiedStores(func(o *Options) { o.PartSize = 2 * size }), size) // one PUT
+	storagetest.StalledReads(t, proxiedStores(func(s *Store) { s.partSize = 2 * size }), size) // one PUT
 }
 
 // TestRefusedFailsFast: a server that refuses connections fails a call
@@ -215,7 +216,7 @@ func TestHealthyTransferOutlastsIdleTimeout(t *testing.T) {
 	const size = 1 << 20
 	body := &slowReader{r: bytes.NewReader(bytes.Repeat([]byte("x"), size)), chunk: 32 << 10, pause: 20 * time.Millisecond}
 	start := time.Now()
-	if err := s.Put(t.Context(), "slow", body, size); err != nil {
+	if _, err := s.Put(t.Context(), "slow", body, size, storage.PutOptions{}); err != nil {
 		t.Fatalf("slow Put: %v", err)
 	}
 	t.Logf("Put of %d bytes took %v with an idle timeout of %v", size, time.Since(start).Round(time.Millisecond), opts.IdleTimeout)

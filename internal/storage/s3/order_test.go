@@ -74,7 +74,7 @@ func TestListToleratesServerOrder(t *testing.T) {
 	defer st.Close()
 	want := []string{"a.txt", "img/logo.png", "index.html", "z/last.txt"}
 	for _, p := range []string{"index.html", "img/logo.png", "z/last.txt", "a.txt"} {
-		if err := st.Put(ctx, p, bytes.NewReader([]byte(p)), int64(len(p))); err != nil {
+		if _, err := st.Put(ctx, p, bytes.NewReader([]byte(p)), int64(len(p)), storage.PutOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -92,7 +92,7 @@ func TestListToleratesServerOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st2.Close()
-	if err := st2.Put(ctx, "a.txt", bytes.NewReader([]byte("a")), 1); err != nil {
+	if _, err := st2.Put(ctx, "a.txt", bytes.NewReader([]byte("a")), 1, storage.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	calls := 0

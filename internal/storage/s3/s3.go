@@ -11,14 +11,14 @@
 // atomically: readers see the old object or the new one. A reader that
 // fails, yields more or fewer bytes, or a cancelled context aborts the
 // request before its last byte, so the server stores nothing. Objects
-// larger than the part size (Options.PartSize, 16 MiB by default) go up as
+// larger than minio-go's part size (16 MiB) go up as
 // a multipart upload, which is also invisible until completed and is
 // aborted (its parts deleted) on failure. The body is streamed once, so a
 // failed Put is not retried (reads, listings and deletes are, by minio-go).
 // Every object gets a Content-Type from its extension
 // ("text/html; charset=utf-8" for .html).
 //
-// PutIf and PutIfStream are a single conditional PutObject (never a
+// PutIfVersion writes are a single conditional PutObject (never a
 // multipart upload, so at most 5 GiB), enforced by the server: the zero
 // Version sends "If-None-Match: *" (create only if absent), another Version
 // "If-Match: <etag>"; the server's 412 (or 409 for a concurrent conditional
@@ -45,7 +45,6 @@
 package s3
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -88,10 +87,6 @@ type Options struct {
 	// Getenv reads the credential environment variables (AWS_ACCESS_KEY_ID,
 	// ...). nil means an empty environment.
 	Getenv func(string) string
-	// PartSize is the size of multipart upload parts, and objects up to it
-	// are sent in one PUT. 0 means minio-go's default, 16 MiB; S3 needs at
-	// least 5 MiB.
-	PartSize uint64
 	// Transport is the HTTP transport; nil means minio-go's default. The
 	// store installs its timeouts (below) into a clone of minio-go's
 	// default, or of an *http.Transport given here (replacing its
@@ -160,7 +155,7 @@ type Store struct {
 	bucket    string
 	prefix    string // the root: "" or a clean key prefix
 	keyPrefix string // prefix+"/", or ""
-	partSize  uint64
+	partSize  uint64 // of multipart uploads; 0: minio-go's (16 MiB, more above 156 GiB)
 	closed    atomic.Bool
 }
 
@@ -172,7 +167,7 @@ var _ storage.Store = (*Store)(nil)
 // caller's first request does).
 func New(ctx context.Context, opts Options) (*Store, error) {
 	prefix := strings.TrimSuffix(opts.Prefix, "/")
-	s := &Store{bucket: opts.Bucket, prefix: prefix, partSize: opts.PartSize}
+	s := &Store{bucket: opts.Bucket, prefix: prefix}
 	if prefix != "" {
 		s.keyPrefix = prefix + "/"
 	}
@@ -404,23 +399,31 @@ var credentialCodes = map[string]bool{
 	"InvalidToken": true, "ExpiredToken": true, "TokenRefreshRequired": true, "XAdminUserNotFound": true,
 }
 
-// Put implements storage.Store: see the package documentation.
-func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64, opts ...storage.PutOption) error {
-	if err := s.put(ctx, p, r, size, false, storage.ApplyPutOptions(opts)); err != nil {
-		return s.errorf("put", p, err)
+// Put implements storage.Store: see the package documentation. With
+// PutCreate it sends If-None-Match: *, which the server answers with 412
+// (an error matching storage.ErrPrecondition) when the key exists. Objects
+// above the part size go up in parts, and not every server enforces the
+// condition on completing a multipart upload. With PutIfVersion it is one
+// conditional PutObject of exactly size bytes of r, from its start, never
+// a multipart upload (whose completion not every server checks against
+// the condition; see the package documentation); size may be at most
+// MaxPutIfSize. A reader that fails, yields more or fewer bytes, or a
+// context done before the last byte, cuts that request short, so the
+// server stores nothing.
+func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
+	var (
+		v   storage.Version
+		err error
+	)
+	if opts.Mode == storage.PutIfVersion {
+		v, err = s.putIf(ctx, p, r, size, opts.Version)
+	} else {
+		err = s.put(ctx, p, r, size, opts.Mode == storage.PutCreate, opts)
 	}
-	return nil
-}
-
-// PutNew implements storage.Store: Put with If-None-Match: *, which the
-// server answers with 412 (an error matching storage.ErrPrecondition) when
-// the key exists. Objects above the part size go up in parts, and not every
-// server enforces the condition on completing a multipart upload.
-func (s *Store) PutNew(ctx context.Context, p string, r io.Reader, size int64, opts ...storage.PutOption) error {
-	if err := s.put(ctx, p, r, size, true, storage.ApplyPutOptions(opts)); err != nil {
-		return s.errorf("put-new", p, err)
+	if err != nil {
+		return "", s.errorf(opts.Mode.Op(), p, err)
 	}
-	return nil
+	return v, nil
 }
 
 func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64, exclusive bool, po storage.PutOptions) error {
@@ -551,31 +554,16 @@ func (s *Store) ReadVersioned(ctx context.Context, p string, fn func(io.Reader) 
 	return storage.Version(info.ETag), nil
 }
 
-// PutIf implements storage.Store: PutIfStream of data.
-func (s *Store) PutIf(ctx context.Context, p string, data []byte, ifVersion storage.Version) (storage.Version, error) {
-	return s.PutIfStream(ctx, p, bytes.NewReader(data), int64(len(data)), ifVersion)
-}
-
-// MaxPutIfSize is the largest object PutIfStream (and PutIf) writes: S3's
+// MaxPutIfSize is the largest object a PutIfVersion Put writes: S3's
 // limit for a single PUT, 5 GiB.
 const MaxPutIfSize = 5 << 30
 
-// PutIfStream implements storage.Store: one conditional PutObject of
-// exactly size bytes of r, from its start, never a multipart upload (whose
-// completion not every server checks against the condition; see the
-// package documentation). size may be at most MaxPutIfSize. A reader that
-// fails, yields more or fewer bytes, or a context done before the last
-// byte, cuts the request short, so the server stores nothing.
-func (s *Store) PutIfStream(ctx context.Context, p string, r io.ReadSeeker, size int64, ifVersion storage.Version) (storage.Version, error) {
-	v, err := s.putIf(ctx, p, r, size, ifVersion)
-	if err != nil {
-		return "", s.errorf("put-if", p, err)
-	}
-	return v, nil
-}
-
-func (s *Store) putIf(ctx context.Context, p string, r io.ReadSeeker, size int64, ifVersion storage.Version) (storage.Version, error) {
+func (s *Store) putIf(ctx context.Context, p string, in io.Reader, size int64, ifVersion storage.Version) (storage.Version, error) {
 	if err := s.begin(ctx, p); err != nil {
+		return "", err
+	}
+	r, err := storage.Seekable(in)
+	if err != nil {
 		return "", err
 	}
 	switch {
@@ -657,7 +645,7 @@ func (s *Store) Stat(ctx context.Context, p string) (storage.Info, error) {
 }
 
 // etagVersion is the Version of an object with the given ETag, as Get and
-// PutIf return it ("" for none).
+// PutIfVersion return it ("" for none).
 func etagVersion(etag string) storage.Version { return storage.Version(etag) }
 
 // Delete implements storage.Store (DeleteObject). Deleting a missing
@@ -732,7 +720,7 @@ func (s *Store) list(ctx context.Context, prefix string, fn func(storage.Info) e
 	return nil
 }
 
-// ListPage implements storage.PageLister: one ListObjectsV2 request for up
+// ListPage implements storage.Store: one ListObjectsV2 request for up
 // to max+1 keys below the root starting with prefix. It returns at most
 // max objects, sorted (temporary objects and directory markers skipped),
 // and complete when the server had no more.
@@ -795,11 +783,6 @@ func sortedInfos(infos []storage.Info) []storage.Info {
 // Sync implements storage.Store. A Put is durable when the server answers
 // it, so it does nothing.
 func (s *Store) Sync(ctx context.Context) error { return nil }
-
-// AtomicSmallWrites implements storage.AtomicSmallWriter: PutIf and
-// PutIfStream are one PUT each, never a multipart upload, so they leave no
-// incomplete upload behind whatever happens to the writer.
-func (s *Store) AtomicSmallWrites() bool { return true }
 
 // SweepTemp implements storage.Store. S3 writes leave no temporary object
 // under a name: the temporary objects are the incomplete multipart uploads

@@ -149,7 +149,7 @@ func plantTemp(t *testing.T, s storage.Store, dir string) string {
 
 func put(t testing.TB, s storage.Store, p, data string) {
 	t.Helper()
-	if err := s.Put(t.Context(), p, strings.NewReader(data), int64(len(data))); err != nil {
+	if _, err := s.Put(t.Context(), p, strings.NewReader(data), int64(len(data)), storage.PutOptions{}); err != nil {
 		t.Fatalf("Put(%q): %v", p, err)
 	}
 }
@@ -253,7 +253,7 @@ func TestContentType(t *testing.T) {
 func TestVersionIsETag(t *testing.T) {
 	servers(t, func(t *testing.T, opts Options) {
 		s := open(t, opts)
-		v, err := s.PutIf(t.Context(), "x", []byte("hello"), "")
+		v, err := storage.PutIf(t.Context(), s, "x", []byte("hello"), "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -287,11 +287,11 @@ func (f *failAfter) Read(p []byte) (int, error) {
 // incomplete upload.
 func TestFailedMultipartUploadIsAborted(t *testing.T) {
 	servers(t, func(t *testing.T, opts Options) {
-		opts.PartSize = 5 << 20
 		s := open(t, opts)
+		s.partSize = 5 << 20
 		ctx := t.Context()
 		put(t, s, "big", "old")
-		if err := s.Put(ctx, "big", &failAfter{n: 7 << 20}, 12<<20); err == nil {
+		if _, err := s.Put(ctx, "big", &failAfter{n: 7 << 20}, 12<<20, storage.PutOptions{}); err == nil {
 			t.Fatal("Put with a failing reader succeeded")
 		}
 		if data, _, err := s.Get(ctx, "big"); err != nil || string(data) != "old" {
@@ -305,7 +305,7 @@ func TestFailedMultipartUploadIsAborted(t *testing.T) {
 		}
 		// A multipart upload that completes is one object.
 		data := bytes.Repeat([]byte("0123456789abcdef"), (11<<20)/16)
-		if err := s.Put(ctx, "big", struct{ io.Reader }{bytes.NewReader(data)}, int64(len(data))); err != nil {
+		if _, err := s.Put(ctx, "big", struct{ io.Reader }{bytes.NewReader(data)}, int64(len(data)), storage.PutOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		if got, _, err := s.Get(ctx, "big"); err != nil || !bytes.Equal(got, data) {
@@ -383,11 +383,11 @@ func TestConditionalHeaders(t *testing.T) {
 		return tr.RoundTrip(r)
 	})
 	s := open(t, opts)
-	v, err := s.PutIf(t.Context(), "lock", []byte("x"), "")
+	v, err := storage.PutIf(t.Context(), s, "lock", []byte("x"), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.PutIf(t.Context(), "lock", []byte("y"), v); err != nil {
+	if _, err := storage.PutIf(t.Context(), s, "lock", []byte("y"), v); err != nil {
 		t.Fatal(err)
 	}
 	if len(seen) != 2 || seen[0].Get("If-None-Match") != "*" || seen[1].Get("If-Match") != `"`+string(v)+`"` {
@@ -476,8 +476,8 @@ func TestPutIfStreamOnePut(t *testing.T) {
 			}
 			return inner.RoundTrip(r)
 		})
-		opts.PartSize = 5 << 20
 		s := open(t, opts)
+		s.partSize = 5 << 20
 		ctx := t.Context()
 		sent := func(what string, header string, want string) {
 			t.Helper()
@@ -501,7 +501,7 @@ func TestPutIfStreamOnePut(t *testing.T) {
 		const size = 20 << 20
 		one, two, three := bytes.Repeat([]byte{1}, size), bytes.Repeat([]byte{2}, size), bytes.Repeat([]byte{3}, size)
 		put := func(data []byte, ifVersion storage.Version) (storage.Version, error) {
-			return s.PutIfStream(ctx, "catalog.json", struct{ io.ReadSeeker }{bytes.NewReader(data)}, size, ifVersion)
+			return s.Put(ctx, "catalog.json", struct{ io.ReadSeeker }{bytes.NewReader(data)}, size, storage.IfVersion(ifVersion))
 		}
 		v1, err := put(one, "")
 		if err != nil {
@@ -537,7 +537,7 @@ func TestPutIfStreamOnePut(t *testing.T) {
 // request.
 func TestPutIfStreamLimit(t *testing.T) {
 	s := open(t, fakeS3(t))
-	_, err := s.PutIfStream(t.Context(), "huge", strings.NewReader(""), MaxPutIfSize+1, "")
+	_, err := s.Put(t.Context(), "huge", strings.NewReader(""), MaxPutIfSize+1, storage.IfVersion(""))
 	if err == nil || !strings.Contains(err.Error(), "5 GiB") {
 		t.Errorf("PutIfStream of 5 GiB + 1 byte: %v", err)
 	}
@@ -563,11 +563,11 @@ func TestConditionalPutCutShort(t *testing.T) {
 	s := open(t, opts)
 	ctx := t.Context()
 	data := bytes.Repeat([]byte("x"), 1<<20)
-	v1, err := s.PutIf(ctx, "c", []byte("one"), "")
+	v1, err := storage.PutIf(ctx, s, "c", []byte("one"), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	v2, err := s.PutIf(ctx, "c", []byte("two"), v1)
+	v2, err := storage.PutIf(ctx, s, "c", []byte("two"), v1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -583,7 +583,7 @@ func TestConditionalPutCutShort(t *testing.T) {
 		{"c", v2, false},      // the condition holds: a network failure
 		{"absent", "", false}, // likewise
 	} {
-		_, err := s.PutIfStream(ctx, tc.p, bytes.NewReader(data), int64(len(data)), tc.ifVersion)
+		_, err := s.Put(ctx, tc.p, bytes.NewReader(data), int64(len(data)), storage.IfVersion(tc.ifVersion))
 		if err == nil || errors.Is(err, storage.ErrPrecondition) != tc.precond || !errors.Is(err, syscall.ECONNRESET) && !tc.precond {
 			t.Errorf("PutIfStream(%s, %q) cut short: %v; want ErrPrecondition: %v", tc.p, tc.ifVersion, err, tc.precond)
 		}

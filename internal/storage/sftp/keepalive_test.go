@@ -221,7 +221,7 @@ func TestUnansweredKeepaliveClosesConnection(t *testing.T) {
 func TestTrafficCountsAsProgress(t *testing.T) {
 	s := open(t, mutedServer(t))
 	const size = 8 << 20
-	if err := s.Put(t.Context(), "big", bytes.NewReader(make([]byte, size)), size); err != nil {
+	if _, err := s.Put(t.Context(), "big", bytes.NewReader(make([]byte, size)), size, storage.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// A fresh connection, so that its first keepalive goes unanswered

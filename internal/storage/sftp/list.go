@@ -127,7 +127,7 @@ func (s *Store) walk(ctx context.Context, c *conn, rel, filter string, fn func(s
 //
 // It waits for this Store's in-flight writes but cannot see other
 // processes' writes: call it (without DryRun) only while holding the
-// destination lock, as part of crash recovery. An exclusive create (PutIf
+// destination lock, as part of crash recovery. An exclusive create (PutIfVersion
 // with the zero Version) of another process whose temporary file it
 // removes starts over with a new one.
 func (s *Store) SweepTemp(ctx context.Context, opts storage.SweepOptions) ([]string, error) {

@@ -73,13 +73,13 @@ func TestHardlinkUnsupportedFallsBack(t *testing.T) {
 	if !c.hardlink || !c.canLink() {
 		t.Fatal("the server does not announce hardlink@openssh.com: the quirk is not reproduced")
 	}
-	if _, err := s.PutIf(ctx, "x/lock", []byte("one"), ""); err != nil {
+	if _, err := storage.PutIf(ctx, s, "x/lock", []byte("one"), ""); err != nil {
 		t.Fatalf("first create: %v", err)
 	}
 	if c.canLink() {
 		t.Error("the connection still uses hardlink@openssh.com after SSH_FX_OP_UNSUPPORTED")
 	}
-	if _, err := s.PutIf(ctx, "x/lock", []byte("two"), ""); !errors.Is(err, storage.ErrPrecondition) {
+	if _, err := storage.PutIf(ctx, s, "x/lock", []byte("two"), ""); !errors.Is(err, storage.ErrPrecondition) {
 		t.Errorf("second create: %v, want a precondition failure", err)
 	}
 	if data, _, err := s.Get(ctx, "x/lock"); err != nil || string(data) != "one" {
@@ -91,13 +91,13 @@ func TestHardlinkUnsupportedFallsBack(t *testing.T) {
 
 	// PutNew on a new connection: its first link fails the same way.
 	c.close()
-	if err := s.PutNew(ctx, "y/new", strings.NewReader("new"), 3); err != nil {
+	if _, err := s.Put(ctx, "y/new", strings.NewReader("new"), 3, storage.PutOptions{Mode: storage.PutCreate}); err != nil {
 		t.Fatalf("PutNew: %v", err)
 	}
 	if c2, err := s.client(ctx); err != nil || c2 == c || c2.canLink() {
 		t.Errorf("PutNew on a new connection did not fall back (same connection: %v, err: %v)", c2 == c, err)
 	}
-	if err := s.PutNew(ctx, "y/new", strings.NewReader("two"), 3); !errors.Is(err, storage.ErrPrecondition) {
+	if _, err := s.Put(ctx, "y/new", strings.NewReader("two"), 3, storage.PutOptions{Mode: storage.PutCreate}); !errors.Is(err, storage.ErrPrecondition) {
 		t.Errorf("second PutNew: %v, want a precondition failure", err)
 	}
 	if data, _, err := s.Get(ctx, "y/new"); err != nil || string(data) != "new" {
@@ -173,8 +173,8 @@ func TestHardlinkUnsupportedConcurrent(t *testing.T) {
 	for i := range errs {
 		wg.Go(func() {
 			name := "c/" + strconv.Itoa(i)
-			if _, errs[i] = s.PutIf(ctx, name, []byte(name), ""); errs[i] == nil {
-				errs[i] = s.PutNew(ctx, name+".new", strings.NewReader(name), int64(len(name)))
+			if _, errs[i] = storage.PutIf(ctx, s, name, []byte(name), ""); errs[i] == nil {
+				_, errs[i] = s.Put(ctx, name+".new", strings.NewReader(name), int64(len(name)), storage.PutOptions{Mode: storage.PutCreate})
 			}
 		})
 	}

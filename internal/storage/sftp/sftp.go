@@ -28,11 +28,11 @@
 //
 //   - A path whose parent directory is a symbolic link, or is not a
 //     directory, does not exist for readers (Open, Get, Stat, List, the
-//     compare of PutIf), Delete leaves it alone without error, and writers
-//     (Put, PutIf) refuse it with an error matching storage.ErrInvalidPath
+//     compare of PutIfVersion), Delete leaves it alone without error, and writers
+//     (Put, PutIfVersion) refuse it with an error matching storage.ErrInvalidPath
 //     (symbolic link) or a "not a directory" error.
 //   - A final segment that is a symbolic link is not an object: readers
-//     report storage.ErrNotExist, Put replaces the link itself, PutIf with
+//     report storage.ErrNotExist, Put replaces the link itself, PutIfVersion with
 //     the zero Version sees the name as taken, Delete removes the link.
 //   - List and SweepTemp never descend into a linked directory.
 //
@@ -235,7 +235,7 @@ func (s *Store) Close() error {
 	return err
 }
 
-// Sync implements storage.Store. Put and PutIf are as durable as the server
+// Sync implements storage.Store. Put and PutIfVersion are as durable as the server
 // makes them when they return, so it does nothing.
 func (s *Store) Sync(ctx context.Context) error { return nil }
 
@@ -307,7 +307,7 @@ func versionOf(data []byte) storage.Version {
 }
 
 // readBuffer is the read size of ReadVersioned and of the compare of
-// PutIfStream: the client splits a read this large into concurrent
+// PutIfVersion: the client splits a read this large into concurrent
 // requests, so a large object streams at the link's speed.
 const readBuffer = 1 << 20
 

@@ -99,7 +99,7 @@ func open(t testing.TB, opts Options) *Store {
 
 func put(t testing.TB, s storage.Store, p, data string) {
 	t.Helper()
-	if err := s.Put(t.Context(), p, strings.NewReader(data), int64(len(data))); err != nil {
+	if _, err := s.Put(t.Context(), p, strings.NewReader(data), int64(len(data)), storage.PutOptions{}); err != nil {
 		t.Fatalf("Put(%q): %v", p, err)
 	}
 }
@@ -396,7 +396,7 @@ func TestMissingRootReadsEmptyAndIsCreatedByFirstWrite(t *testing.T) {
 	if err := s.Delete(ctx, "x"); err != nil {
 		t.Errorf("Delete: %v", err)
 	}
-	if _, err := s.PutIf(ctx, "x", []byte("x"), "sha256:00"); !errors.Is(err, storage.ErrPrecondition) {
+	if _, err := storage.PutIf(ctx, s, "x", []byte("x"), "sha256:00"); !errors.Is(err, storage.ErrPrecondition) {
 		t.Errorf("PutIf(version): %v", err)
 	}
 	if exists(filepath.Join(srv.root, "new")) {
@@ -431,10 +431,10 @@ func TestFailedWritesLeaveNothing(t *testing.T) {
 	s := open(t, srv.options())
 	ctx := t.Context()
 	put(t, s, "keep/old", "old")
-	if err := s.Put(ctx, "keep/new/dirs/f", strings.NewReader("short"), 10); err == nil {
+	if _, err := s.Put(ctx, "keep/new/dirs/f", strings.NewReader("short"), 10, storage.PutOptions{}); err == nil {
 		t.Error("short Put succeeded")
 	}
-	if _, err := s.PutIf(ctx, "b/c/lock", []byte("x"), "sha256:00"); !errors.Is(err, storage.ErrPrecondition) {
+	if _, err := storage.PutIf(ctx, s, "b/c/lock", []byte("x"), "sha256:00"); !errors.Is(err, storage.ErrPrecondition) {
 		t.Errorf("PutIf(version) of an absent object: %v", err)
 	}
 	var left []string
@@ -505,13 +505,13 @@ func TestSymlinksNeverFollowed(t *testing.T) {
 			t.Errorf("ReadVersioned(%s): %v, want ErrNotExist (ErrNotObject for a link)", p, err)
 		}
 	}
-	if _, err := s.PutIfStream(ctx, "linkdir/new", strings.NewReader("x"), 1, ""); !errors.Is(err, storage.ErrInvalidPath) {
+	if _, err := s.Put(ctx, "linkdir/new", strings.NewReader("x"), 1, storage.IfVersion("")); !errors.Is(err, storage.ErrInvalidPath) {
 		t.Errorf("PutIfStream below a linked directory: %v", err)
 	}
-	if err := s.Put(ctx, "linkdir/new", strings.NewReader("x"), 1); !errors.Is(err, storage.ErrInvalidPath) {
+	if _, err := s.Put(ctx, "linkdir/new", strings.NewReader("x"), 1, storage.PutOptions{}); !errors.Is(err, storage.ErrInvalidPath) {
 		t.Errorf("Put below a linked directory: %v", err)
 	}
-	if _, err := s.PutIf(ctx, "linkfile", []byte("x"), ""); !errors.Is(err, storage.ErrPrecondition) {
+	if _, err := storage.PutIf(ctx, s, "linkfile", []byte("x"), ""); !errors.Is(err, storage.ErrPrecondition) {
 		t.Errorf("PutIf create over a link: %v", err)
 	}
 	put(t, s, "linkfile", "replaced")
@@ -541,10 +541,10 @@ func TestExclusiveCreateWithoutHardlink(t *testing.T) {
 		t.Fatal("the server still offers hardlink@openssh.com")
 	}
 	ctx := t.Context()
-	if _, err := s.PutIf(ctx, "x/lock", []byte("one"), ""); err != nil {
+	if _, err := storage.PutIf(ctx, s, "x/lock", []byte("one"), ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.PutIf(ctx, "x/lock", []byte("two"), ""); !errors.Is(err, storage.ErrPrecondition) {
+	if _, err := storage.PutIf(ctx, s, "x/lock", []byte("two"), ""); !errors.Is(err, storage.ErrPrecondition) {
 		t.Errorf("second create: %v", err)
 	}
 	if data, _, err := s.Get(ctx, "x/lock"); err != nil || string(data) != "one" {

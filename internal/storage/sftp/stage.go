@@ -16,14 +16,34 @@ func (s *Store) Properties() storage.Properties {
 	return storage.Properties{Stage: true, Directories: true}
 }
 
-// Stage implements storage.Store: the first half of Put (PutNew with
-// create): the temporary file is written in the target's directory,
+// RewriteIf implements storage.Store: SFTP does not rewrite (see
+// Properties.Rewrite).
+func (s *Store) RewriteIf(_ context.Context, p string, _ storage.Version, _ func(io.Reader, io.Writer) error) error {
+	return storage.Unsupported(s, "rewrite-if", p)
+}
+
+// ListPage implements storage.Store: SFTP lists no pages.
+func (s *Store) ListPage(_ context.Context, prefix string, _ int) ([]storage.Info, bool, error) {
+	return nil, false, storage.Unsupported(s, "list-page", prefix)
+}
+
+// RemoveCreatedRoot implements storage.Store: an SFTP root must exist.
+func (s *Store) RemoveCreatedRoot(context.Context) (bool, error) {
+	return false, storage.Unsupported(s, "remove-created-root", "")
+}
+
+// Stage implements storage.Store: the first half of Put (PutReplace or
+// PutCreate): the temporary file is written in the target's directory,
 // fsynced where the server can, and closed. Commit is the rename (or hard
-// link) Put and PutNew end with; Abort removes the temporary file and the
+// link) Put ends with; Abort removes the temporary file and the
 // directories Stage created that are empty. No remote file handle stays
 // open between Stage and Commit; the Commit uses the store's current
 // connection.
-func (s *Store) Stage(ctx context.Context, p string, r io.Reader, size int64, create bool, _ ...storage.PutOption) (storage.Staged, error) {
+func (s *Store) Stage(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Staged, error) {
+	if opts.Mode == storage.PutIfVersion {
+		return nil, storage.Unsupported(s, "stage", p)
+	}
+	create := opts.Mode == storage.PutCreate
 	if err := checkWrite(p, size); err != nil {
 		return nil, s.errorf("stage", p, err)
 	}
@@ -93,7 +113,7 @@ type staged struct {
 var errStagedDone = errors.New("staged write already committed or aborted")
 
 // Commit implements storage.Staged: the rename or hard link of Put or
-// PutNew (which fails with storage.ErrPrecondition if the name was taken
+// PutCreate (which fails with storage.ErrPrecondition if the name was taken
 // meanwhile). Whatever its outcome, the temporary file is removed.
 func (g *staged) Commit(ctx context.Context) error {
 	g.mu.Lock()

@@ -66,10 +66,11 @@ func TestSymlinkedParentNeverFollowed(t *testing.T) {
 					t.Errorf("%s(%q): got %v, want ErrInvalidPath: %s is a symbolic link (never followed)", method, p, err, dir)
 				}
 			}
-			wantRefused("Put", s.Put(ctx, p, strings.NewReader("pwned"), 5))
-			_, err := s.PutIf(ctx, p, []byte("pwned"), "")
+			_, err := s.Put(ctx, p, strings.NewReader("pwned"), 5, storage.PutOptions{})
+			wantRefused("Put", err)
+			_, err = storage.PutIf(ctx, s, p, []byte("pwned"), "")
 			wantRefused("PutIf(create)", err)
-			if _, err := s.PutIf(ctx, p, []byte("pwned"), versionOf([]byte("outside x"))); !errors.Is(err, storage.ErrPrecondition) {
+			if _, err := storage.PutIf(ctx, s, p, []byte("pwned"), versionOf([]byte("outside x"))); !errors.Is(err, storage.ErrPrecondition) {
 				t.Errorf("PutIf(%q, version): got %v, want ErrPrecondition (absent)", p, err)
 			}
 			wantMissing := func(method string, err error) {
@@ -118,7 +119,7 @@ func TestSymlinkedParentNeverFollowed(t *testing.T) {
 		if _, _, err := s.Get(ctx, "file/x"); !errors.Is(err, storage.ErrNotExist) {
 			t.Errorf("Get(file/x): got %v, want ErrNotExist", err)
 		}
-		err = s.Put(ctx, "file/x", strings.NewReader("x"), 1)
+		_, err = s.Put(ctx, "file/x", strings.NewReader("x"), 1, storage.PutOptions{})
 		if err == nil || errors.Is(err, storage.ErrInvalidPath) || !strings.Contains(err.Error(), "file is not a directory") {
 			t.Errorf("Put(file/x): got %v, want file is not a directory", err)
 		}
@@ -179,7 +180,7 @@ func TestFailedPutRemovesTempFileOnFreshConnection(t *testing.T) {
 			c := s.conn
 			s.mu.Unlock()
 			r := &dropReader{size: 8 << 20, after: 1 << 20, drop: func() { tc.drop(srv, c) }}
-			if err := s.Put(t.Context(), "new/dir/big", r, 8<<20); err == nil {
+			if _, err := s.Put(t.Context(), "new/dir/big", r, 8<<20, storage.PutOptions{}); err == nil {
 				t.Fatal("Put over a dead connection succeeded")
 			}
 			if !r.done {

@@ -1,7 +1,6 @@
 package sftp
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -25,24 +24,21 @@ import (
 // Put implements storage.Store: see the package documentation. If r fails,
 // yields more or fewer than size bytes, or ctx is cancelled, the temporary
 // file is removed and the old object, or none, remains.
-func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64, _ ...storage.PutOption) error {
-	if err := s.put(ctx, p, r, size, false); err != nil {
-		return s.errorf("put", p, err)
+//
+// With PutCreate the complete temporary file is hard-linked to the name
+// (hardlink@openssh.com refuses a taken name: the error then matches
+// storage.ErrPrecondition). A server without that extension gets a look,
+// then the rename (safe under the destination lock); so does a server that
+// announces it but answers the link with SSH_FX_OP_UNSUPPORTED (see
+// conn.linkUnsupported). With PutIfVersion, see putIfVersion.
+func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
+	if opts.Mode == storage.PutIfVersion {
+		return s.putIfVersion(ctx, p, r, size, opts.Version)
 	}
-	return nil
-}
-
-// PutNew implements storage.Store: Put, except that the complete temporary
-// file is hard-linked to the name (hardlink@openssh.com refuses a taken
-// name: the error then matches storage.ErrPrecondition). A server without
-// that extension gets a look, then the rename (safe under the destination
-// lock); so does a server that announces it but answers the link with
-// SSH_FX_OP_UNSUPPORTED (see conn.linkUnsupported).
-func (s *Store) PutNew(ctx context.Context, p string, r io.Reader, size int64, _ ...storage.PutOption) error {
-	if err := s.put(ctx, p, r, size, true); err != nil {
-		return s.errorf("put-new", p, err)
+	if err := s.put(ctx, p, r, size, opts.Mode == storage.PutCreate); err != nil {
+		return "", s.errorf(opts.Mode.Op(), p, err)
 	}
-	return nil
+	return "", nil
 }
 
 func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64, exclusive bool) error {
@@ -95,7 +91,7 @@ func (s *Store) stage(ctx context.Context, c *conn, p string, r io.Reader, size 
 
 // publish is the second half of put: the complete temporary file renamed
 // onto the target's name or, when exclusive, hard-linked to it (see
-// PutNew), unless ctx is done.
+// PutCreate), unless ctx is done.
 func (w *tempWriter) publish(ctx context.Context, exclusive bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -401,12 +397,7 @@ func (s *Store) removeDirs(c *conn, dirs []string) {
 	}
 }
 
-// PutIf implements storage.Store: PutIfStream of data.
-func (s *Store) PutIf(ctx context.Context, p string, data []byte, ifVersion storage.Version) (storage.Version, error) {
-	return s.PutIfStream(ctx, p, bytes.NewReader(data), int64(len(data)), ifVersion)
-}
-
-// PutIfStream implements storage.Store. It writes exactly size bytes of r,
+// putIfVersion is Put with PutIfVersion. It writes exactly size bytes of r,
 // from its start, hashing them as they pass (the Version is their digest).
 //
 // With the zero Version it writes them to a temporary file, fsyncs it and
@@ -435,8 +426,12 @@ func (s *Store) PutIf(ctx context.Context, p string, data []byte, ifVersion stor
 //
 // A reader that fails or yields more or fewer than size bytes fails the
 // call and leaves the old object (or none).
-func (s *Store) PutIfStream(ctx context.Context, p string, r io.ReadSeeker, size int64, ifVersion storage.Version) (storage.Version, error) {
-	src := storage.NewDigestSource(r, size)
+func (s *Store) putIfVersion(ctx context.Context, p string, r io.Reader, size int64, ifVersion storage.Version) (storage.Version, error) {
+	rs, err := storage.Seekable(r)
+	if err != nil {
+		return "", s.errorf("put-if", p, err)
+	}
+	src := storage.NewDigestSource(rs, size)
 	if err := s.putIf(ctx, p, src, ifVersion); err != nil {
 		return "", s.errorf("put-if", p, err)
 	}
@@ -513,7 +508,7 @@ func (s *Store) putIf(ctx context.Context, p string, src *storage.DigestSource, 
 // marked: see conn.linkUnsupported). Nothing was created.
 var errLinkUnsupported = errors.New("the server announces hardlink@openssh.com but does not support it")
 
-// create is PutIf with the zero Version on a server with
+// create is PutIfVersion with the zero Version on a server with
 // hardlink@openssh.com. When the temporary file vanishes before it is
 // linked, it starts over with a new one, up to storage.CreateAttempts times.
 // An error matching errLinkUnsupported means the server refused the link

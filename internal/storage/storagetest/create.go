@@ -82,7 +82,7 @@ func testExclusiveCreateSurvivesSweep(t *testing.T, waiter storage.Store, tc *Te
 			t.Errorf("the sweep left the emptied directory locks: %v", err)
 		}
 	})
-	v, err := waiter.PutIf(ctx, "locks/dir/lock", []byte("mine"), "")
+	v, err := storage.PutIf(ctx, waiter, "locks/dir/lock", []byte("mine"), "")
 	if err != nil {
 		t.Fatalf("PutIf: %v", err)
 	}
@@ -97,7 +97,7 @@ func testExclusiveCreateSurvivesSweep(t *testing.T, waiter storage.Store, tc *Te
 		t.Errorf("on disk: %q, want %q", got, want)
 	}
 	// The condition still holds against the created object.
-	if _, err := waiter.PutIf(ctx, "locks/dir/lock", []byte("other"), ""); !errors.Is(err, storage.ErrPrecondition) {
+	if _, err := storage.PutIf(ctx, waiter, "locks/dir/lock", []byte("other"), ""); !errors.Is(err, storage.ErrPrecondition) {
 		t.Errorf("second PutIf: got %v, want ErrPrecondition", err)
 	}
 }
@@ -116,7 +116,7 @@ func testExclusiveCreateGivesUp(t *testing.T, waiter storage.Store, tc *TempCrea
 			t.Error(err)
 		}
 	})
-	_, err := waiter.PutIf(ctx, "locks/lock", []byte("mine"), "")
+	_, err := storage.PutIf(ctx, waiter, "locks/lock", []byte("mine"), "")
 	if err == nil || errors.Is(err, storage.ErrPrecondition) || errors.Is(err, storage.ErrNotExist) || !errors.Is(err, storage.ErrTempVanished) {
 		t.Fatalf("PutIf: got %v, want the vanished temporary file error", err)
 	}
@@ -133,7 +133,7 @@ func testExclusiveCreateGivesUp(t *testing.T, waiter storage.Store, tc *TempCrea
 func testExclusiveCreateChecksContext(t *testing.T, s storage.Store, tc *TempCreate) {
 	ctx, cancel := context.WithCancel(t.Context())
 	tc.BeforeLink(s, func(string) { cancel() })
-	if _, err := s.PutIf(ctx, "a/lock", []byte("x"), ""); !errors.Is(err, context.Canceled) {
+	if _, err := storage.PutIf(ctx, s, "a/lock", []byte("x"), ""); !errors.Is(err, context.Canceled) {
 		t.Fatalf("PutIf: got %v, want context.Canceled", err)
 	}
 	if left := DirEntries(t, tc.Dir(s)); len(left) > 0 {
@@ -159,7 +159,7 @@ func testExclusiveCreateRacesSweep(t *testing.T, waiter storage.Store, tc *TempC
 			}
 		})
 		p := fmt.Sprintf("locks/%d/lock", i)
-		_, err := waiter.PutIf(ctx, p, []byte("x"), "")
+		_, err := storage.PutIf(ctx, waiter, p, []byte("x"), "")
 		wg.Wait()
 		if err != nil {
 			t.Fatalf("PutIf(%q) of a new name: %v", p, err)

@@ -25,6 +25,14 @@ var stageTests = []struct {
 	{"StageCommitOnce", testStageCommitOnce},
 }
 
+// createOpts are the PutOptions of a write that only creates, if create.
+func createOpts(create bool) storage.PutOptions {
+	if create {
+		return storage.PutOptions{Mode: storage.PutCreate}
+	}
+	return storage.PutOptions{}
+}
+
 func needStage(t *testing.T, s storage.Store) {
 	t.Helper()
 	if !s.Properties().Stage {
@@ -34,7 +42,7 @@ func needStage(t *testing.T, s storage.Store) {
 
 func stage(t *testing.T, s storage.Store, p, data string, create bool) storage.Staged {
 	t.Helper()
-	g, err := s.Stage(t.Context(), p, strings.NewReader(data), int64(len(data)), create)
+	g, err := s.Stage(t.Context(), p, strings.NewReader(data), int64(len(data)), createOpts(create))
 	if err != nil {
 		t.Fatalf("Stage(%q): %v", p, err)
 	}
@@ -57,7 +65,7 @@ func wantNoTemp(t *testing.T, s storage.Store) {
 // dir: an object can be written at that very path.
 func wantNoDir(t *testing.T, s storage.Store, dir string) {
 	t.Helper()
-	if err := s.Put(t.Context(), dir, strings.NewReader("f"), 1); err != nil {
+	if _, err := s.Put(t.Context(), dir, strings.NewReader("f"), 1, storage.PutOptions{}); err != nil {
 		t.Errorf("Put(%q) after the staged write under it was undone: %v (a directory left behind?)", dir, err)
 	}
 }
@@ -66,7 +74,7 @@ func testStageUnsupported(t *testing.T, s storage.Store) {
 	if s.Properties().Stage {
 		t.Skip("the store stages")
 	}
-	_, err := s.Stage(t.Context(), "a.txt", strings.NewReader("a"), 1, true)
+	_, err := s.Stage(t.Context(), "a.txt", strings.NewReader("a"), 1, storage.PutOptions{Mode: storage.PutCreate})
 	if !errors.Is(err, storage.ErrNoStaging) {
 		t.Fatalf("Stage on a store that cannot stage: %v, want ErrNoStaging", err)
 	}
@@ -134,7 +142,7 @@ func testStageAbort(t *testing.T, s storage.Store) {
 			t.Fatalf("Abort: %v", err)
 		}
 	}
-	_, err := s.Stage(t.Context(), "shared/c.txt", &failingReader{data: []byte("c"), n: 1}, 5, true)
+	_, err := s.Stage(t.Context(), "shared/c.txt", &failingReader{data: []byte("c"), n: 1}, 5, storage.PutOptions{Mode: storage.PutCreate})
 	if err == nil {
 		t.Fatalf("Stage with a failing reader succeeded")
 	}
@@ -172,7 +180,7 @@ func testStageBadReader(t *testing.T, s storage.Store) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, create := range []bool{true, false} {
-				g, err := s.Stage(ctx, "bad/"+tc.name+"/x.txt", tc.r, tc.size, create)
+				g, err := s.Stage(ctx, "bad/"+tc.name+"/x.txt", tc.r, tc.size, createOpts(create))
 				if err == nil {
 					g.Abort(ctx)
 					t.Fatalf("Stage with a %s reader succeeded", tc.name)

@@ -58,7 +58,10 @@ func StalledPut(t *testing.T, stores PartitionedStores, size int) {
 		put(t, s, "before", "before")
 		r := newPausingReader(bytes.NewReader(bytes.Repeat([]byte("0123456789abcdef"), size/16)), 1<<20)
 		errc := make(chan error, 1)
-		go func() { errc <- s.Put(context.Background(), "big", r, int64(size)) }()
+		go func() {
+			_, err := s.Put(context.Background(), "big", r, int64(size), storage.PutOptions{})
+			errc <- err
+		}()
 		select {
 		case <-r.paused: // 1 MiB went out; the rest follows into the stall
 		case err := <-errc:
@@ -126,7 +129,7 @@ func StalledReads(t *testing.T, stores PartitionedStores, size int) {
 				// stalled call below, so the setup may try again.
 				var err error
 				for attempt := 1; attempt <= 3; attempt++ {
-					if err = s.Put(t.Context(), "big", bytes.NewReader(content), int64(size)); err == nil {
+					if _, err = s.Put(t.Context(), "big", bytes.NewReader(content), int64(size), storage.PutOptions{}); err == nil {
 						break
 					}
 					t.Logf("setup Put, attempt %d: %v", attempt, err)

@@ -61,11 +61,10 @@ func Run(t *testing.T, newStore func(t *testing.T) storage.Store, opts ...Option
 	for _, tc := range rewriteTests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newStore(t)
-			rw, ok := s.(storage.Rewriter)
-			if !ok {
-				t.Skip("the store is not a storage.Rewriter")
+			if !s.Properties().Rewrite {
+				t.Skip("the store does not rewrite (Properties.Rewrite)")
 			}
-			tc.fn(t, s, rw)
+			tc.fn(t, s)
 		})
 	}
 	for _, tc := range stageTests {
@@ -116,6 +115,8 @@ var tests = []struct {
 	fn   func(t *testing.T, s storage.Store)
 }{
 	{"RoundTrip", testRoundTrip},
+	{"IsTransient", testIsTransient},
+	{"Unsupported", testUnsupported},
 	{"PutReplaces", testPutReplaces},
 	{"PutNew", testPutNew},
 	{"ZeroLength", testZeroLength},
@@ -195,16 +196,16 @@ func testPutReplaces(t *testing.T, s storage.Store) {
 // ErrPrecondition, leaving the object and no temporary object behind.
 func testPutNew(t *testing.T, s storage.Store) {
 	ctx := context.Background()
-	if err := s.PutNew(ctx, "d/new", strings.NewReader("first"), 5); err != nil {
+	if _, err := s.Put(ctx, "d/new", strings.NewReader("first"), 5, storage.PutOptions{Mode: storage.PutCreate}); err != nil {
 		t.Fatalf("PutNew of a free name: %v", err)
 	}
 	wantContent(t, s, "d/new", "first")
-	err := s.PutNew(ctx, "d/new", strings.NewReader("second!"), 7)
+	_, err := s.Put(ctx, "d/new", strings.NewReader("second!"), 7, storage.PutOptions{Mode: storage.PutCreate})
 	if !errors.Is(err, storage.ErrPrecondition) {
 		t.Fatalf("PutNew of a taken name: %v, want ErrPrecondition", err)
 	}
 	put(t, s, "d/old", "put")
-	if err := s.PutNew(ctx, "d/old", strings.NewReader("x"), 1); !errors.Is(err, storage.ErrPrecondition) {
+	if _, err := s.Put(ctx, "d/old", strings.NewReader("x"), 1, storage.PutOptions{Mode: storage.PutCreate}); !errors.Is(err, storage.ErrPrecondition) {
 		t.Fatalf("PutNew over a Put: %v, want ErrPrecondition", err)
 	}
 	wantContent(t, s, "d/new", "first")
@@ -322,20 +323,20 @@ func testFailingReader(t *testing.T, s storage.Store) {
 		t.Run(tc.name, func(t *testing.T) {
 			data := payload(tc.size, 1)
 			// No object before: none after.
-			err := s.Put(ctx, "new", &failingReader{data: data, n: tc.cut}, int64(tc.size))
+			_, err := s.Put(ctx, "new", &failingReader{data: data, n: tc.cut}, int64(tc.size), storage.PutOptions{})
 			if err == nil {
 				t.Fatal("Put with a failing reader succeeded")
 			}
 			wantMissing(t, s, "new")
 			// An old object survives.
 			put(t, s, "old", "old content")
-			err = s.Put(ctx, "old", &failingReader{data: data, n: tc.cut}, int64(tc.size))
+			_, err = s.Put(ctx, "old", &failingReader{data: data, n: tc.cut}, int64(tc.size), storage.PutOptions{})
 			if err == nil {
 				t.Fatal("Put with a failing reader succeeded")
 			}
 			wantContent(t, s, "old", "old content")
 			// Nested, in a directory the failed Put may have created.
-			if err := s.Put(ctx, "sub/dir/new", &failingReader{data: data, n: tc.cut}, int64(tc.size)); err == nil {
+			if _, err := s.Put(ctx, "sub/dir/new", &failingReader{data: data, n: tc.cut}, int64(tc.size), storage.PutOptions{}); err == nil {
 				t.Fatal("Put with a failing reader succeeded")
 			}
 			wantMissing(t, s, "sub/dir/new")
@@ -361,11 +362,11 @@ func testSizeMismatch(t *testing.T, s storage.Store) {
 		{"one byte for zero", "x", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if err := s.Put(ctx, "f", strings.NewReader(tc.data), tc.size); err == nil {
+			if _, err := s.Put(ctx, "f", strings.NewReader(tc.data), tc.size, storage.PutOptions{}); err == nil {
 				t.Errorf("Put of %d bytes with size %d succeeded", len(tc.data), tc.size)
 			}
 			wantContent(t, s, "f", "old content")
-			if err := s.Put(ctx, "g", strings.NewReader(tc.data), tc.size); err == nil {
+			if _, err := s.Put(ctx, "g", strings.NewReader(tc.data), tc.size, storage.PutOptions{}); err == nil {
 				t.Errorf("Put of %d bytes with size %d succeeded", len(tc.data), tc.size)
 			}
 			wantMissing(t, s, "g")
@@ -514,14 +515,14 @@ func testListStops(t *testing.T, s storage.Store) {
 
 func testPutIfCreate(t *testing.T, s storage.Store) {
 	ctx := t.Context()
-	v1, err := s.PutIf(ctx, "lock", []byte("one"), "")
+	v1, err := storage.PutIf(ctx, s, "lock", []byte("one"), "")
 	if err != nil {
 		t.Fatalf("PutIf create: %v", err)
 	}
 	if v1 == "" {
 		t.Fatal("PutIf returned the zero Version")
 	}
-	if _, err := s.PutIf(ctx, "lock", []byte("two"), ""); !errors.Is(err, storage.ErrPrecondition) {
+	if _, err := storage.PutIf(ctx, s, "lock", []byte("two"), ""); !errors.Is(err, storage.ErrPrecondition) {
 		t.Fatalf("second PutIf create: got %v, want ErrPrecondition", err)
 	}
 	data, v := get(t, s, "lock")
@@ -529,13 +530,13 @@ func testPutIfCreate(t *testing.T, s storage.Store) {
 		t.Errorf("Get = %q, %q; want %q, %q", data, v, "one", v1)
 	}
 	// Nested, with parents to create.
-	if _, err := s.PutIf(ctx, "x/y/lock", []byte("nested"), ""); err != nil {
+	if _, err := storage.PutIf(ctx, s, "x/y/lock", []byte("nested"), ""); err != nil {
 		t.Fatalf("PutIf nested create: %v", err)
 	}
 	wantContent(t, s, "x/y/lock", "nested")
 	// An object written by Put counts as present.
 	put(t, s, "plain", "p")
-	if _, err := s.PutIf(ctx, "plain", []byte("q"), ""); !errors.Is(err, storage.ErrPrecondition) {
+	if _, err := storage.PutIf(ctx, s, "plain", []byte("q"), ""); !errors.Is(err, storage.ErrPrecondition) {
 		t.Fatalf("PutIf create over a Put object: got %v, want ErrPrecondition", err)
 	}
 	wantContent(t, s, "plain", "p")
@@ -543,7 +544,7 @@ func testPutIfCreate(t *testing.T, s storage.Store) {
 	if err := s.Delete(ctx, "lock"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.PutIf(ctx, "lock", []byte("three"), ""); err != nil {
+	if _, err := storage.PutIf(ctx, s, "lock", []byte("three"), ""); err != nil {
 		t.Fatalf("PutIf create after Delete: %v", err)
 	}
 	wantContent(t, s, "lock", "three")
@@ -552,33 +553,33 @@ func testPutIfCreate(t *testing.T, s storage.Store) {
 
 func testPutIfVersion(t *testing.T, s storage.Store) {
 	ctx := t.Context()
-	v1, err := s.PutIf(ctx, "state", []byte("one"), "")
+	v1, err := storage.PutIf(ctx, s, "state", []byte("one"), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	v2, err := s.PutIf(ctx, "state", []byte("two"), v1)
+	v2, err := storage.PutIf(ctx, s, "state", []byte("two"), v1)
 	if err != nil {
 		t.Fatalf("PutIf with the current version: %v", err)
 	}
 	if v2 == v1 || v2 == "" {
 		t.Errorf("new version %q, old %q: want a different, non-zero version", v2, v1)
 	}
-	if _, err := s.PutIf(ctx, "state", []byte("three"), v1); !errors.Is(err, storage.ErrPrecondition) {
+	if _, err := storage.PutIf(ctx, s, "state", []byte("three"), v1); !errors.Is(err, storage.ErrPrecondition) {
 		t.Fatalf("PutIf with a stale version: got %v, want ErrPrecondition", err)
 	}
 	data, v := get(t, s, "state")
 	if string(data) != "two" || v != v2 {
 		t.Errorf("Get = %q, %q; want %q, %q", data, v, "two", v2)
 	}
-	if _, err := s.PutIf(ctx, "state", []byte("four"), v2); err != nil {
+	if _, err := storage.PutIf(ctx, s, "state", []byte("four"), v2); err != nil {
 		t.Fatalf("PutIf with the current version: %v", err)
 	}
 	wantContent(t, s, "state", "four")
 	// A non-zero version never matches an absent object.
-	if _, err := s.PutIf(ctx, "absent", []byte("x"), v1); !errors.Is(err, storage.ErrPrecondition) {
+	if _, err := storage.PutIf(ctx, s, "absent", []byte("x"), v1); !errors.Is(err, storage.ErrPrecondition) {
 		t.Fatalf("PutIf(version) of an absent object: got %v, want ErrPrecondition", err)
 	}
-	if _, err := s.PutIf(ctx, "absent/nested", []byte("x"), v1); !errors.Is(err, storage.ErrPrecondition) {
+	if _, err := storage.PutIf(ctx, s, "absent/nested", []byte("x"), v1); !errors.Is(err, storage.ErrPrecondition) {
 		t.Fatalf("PutIf(version) of an absent object: got %v, want ErrPrecondition", err)
 	}
 	wantMissing(t, s, "absent")
@@ -589,7 +590,7 @@ func testPutIfAfterPut(t *testing.T, s storage.Store) {
 	ctx := t.Context()
 	put(t, s, "obj", "by put")
 	_, v := get(t, s, "obj")
-	v2, err := s.PutIf(ctx, "obj", []byte("by put-if"), v)
+	v2, err := storage.PutIf(ctx, s, "obj", []byte("by put-if"), v)
 	if err != nil {
 		t.Fatalf("PutIf with the version Get returned: %v", err)
 	}
@@ -599,7 +600,7 @@ func testPutIfAfterPut(t *testing.T, s storage.Store) {
 	}
 	// A Put in between makes the version stale.
 	put(t, s, "obj", "by put again")
-	if _, err := s.PutIf(ctx, "obj", []byte("lost"), v2); !errors.Is(err, storage.ErrPrecondition) {
+	if _, err := storage.PutIf(ctx, s, "obj", []byte("lost"), v2); !errors.Is(err, storage.ErrPrecondition) {
 		t.Fatalf("PutIf after an intervening Put: got %v, want ErrPrecondition", err)
 	}
 	wantContent(t, s, "obj", "by put again")
@@ -617,7 +618,7 @@ func testPutIfCreateRace(t *testing.T, s storage.Store) {
 	for i := range n {
 		wg.Go(func() {
 			<-start
-			versions[i], errs[i] = s.PutIf(ctx, "race/lock", fmt.Appendf(nil, "holder %d", i), "")
+			versions[i], errs[i] = storage.PutIf(ctx, s, "race/lock", fmt.Appendf(nil, "holder %d", i), "")
 		})
 	}
 	close(start)
@@ -661,14 +662,15 @@ func testInvalidPaths(t *testing.T, s storage.Store) {
 				t.Errorf("%s(%q): got %v, want ErrInvalidPath", method, p, err)
 			}
 		}
-		check("Put", s.Put(ctx, p, strings.NewReader("x"), 1))
-		_, err := s.PutIf(ctx, p, []byte("x"), "")
+		_, err := s.Put(ctx, p, strings.NewReader("x"), 1, storage.PutOptions{})
+		check("Put", err)
+		_, err = storage.PutIf(ctx, s, p, []byte("x"), "")
 		check("PutIf", err)
-		_, err = s.PutIf(ctx, p, []byte("x"), "some-version")
+		_, err = storage.PutIf(ctx, s, p, []byte("x"), "some-version")
 		check("PutIf(version)", err)
-		_, err = s.PutIfStream(ctx, p, strings.NewReader("x"), 1, "")
+		_, err = s.Put(ctx, p, strings.NewReader("x"), 1, storage.IfVersion(""))
 		check("PutIfStream", err)
-		_, err = s.PutIfStream(ctx, p, strings.NewReader("x"), 1, "some-version")
+		_, err = s.Put(ctx, p, strings.NewReader("x"), 1, storage.IfVersion("some-version"))
 		check("PutIfStream(version)", err)
 		_, _, err = s.Get(ctx, p)
 		check("Get", err)
@@ -714,12 +716,12 @@ func (r *cancelReader) Read(p []byte) (int, error) {
 func testContextCancelled(t *testing.T, s storage.Store) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if err := s.Put(ctx, "new", strings.NewReader("data"), 4); err == nil {
+	if _, err := s.Put(ctx, "new", strings.NewReader("data"), 4, storage.PutOptions{}); err == nil {
 		t.Error("Put with a cancelled context succeeded")
 	}
 	wantMissing(t, s, "new")
 	put(t, s, "old", "old content")
-	if err := s.Put(ctx, "old", strings.NewReader("data"), 4); err == nil {
+	if _, err := s.Put(ctx, "old", strings.NewReader("data"), 4, storage.PutOptions{}); err == nil {
 		t.Error("Put with a cancelled context succeeded")
 	}
 	wantContent(t, s, "old", "old content")
@@ -729,7 +731,7 @@ func testContextCancelled(t *testing.T, s storage.Store) {
 		ctx, cancel := context.WithCancel(t.Context())
 		data := payload(4<<20, 7)
 		r := &cancelReader{r: bytes.NewReader(data), after: 64 << 10, cancel: cancel}
-		err := s.Put(ctx, p, r, int64(len(data)))
+		_, err := s.Put(ctx, p, r, int64(len(data)), storage.PutOptions{})
 		cancel()
 		if err == nil {
 			t.Errorf("Put(%q) cancelled mid-stream succeeded", p)
@@ -744,7 +746,7 @@ func testLargeObject(t *testing.T, s storage.Store) {
 	ctx := t.Context()
 	data := payload(5<<20+123, 42)
 	// Hide bytes.Reader's WriterTo and Seeker: the store must stream.
-	if err := s.Put(ctx, "big.bin", struct{ io.Reader }{bytes.NewReader(data)}, int64(len(data))); err != nil {
+	if _, err := s.Put(ctx, "big.bin", struct{ io.Reader }{bytes.NewReader(data)}, int64(len(data)), storage.PutOptions{}); err != nil {
 		t.Fatalf("Put: %v", err)
 	}
 	if info := stat(t, s, "big.bin"); info.Size != int64(len(data)) {
@@ -777,7 +779,7 @@ func testConcurrentPuts(t *testing.T, s storage.Store) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			if err := s.Put(ctx, "shared/obj", bytes.NewReader(contents[i]), int64(len(contents[i]))); err != nil {
+			if _, err := s.Put(ctx, "shared/obj", bytes.NewReader(contents[i]), int64(len(contents[i])), storage.PutOptions{}); err != nil {
 				t.Errorf("Put %d: %v", i, err)
 			}
 		})
@@ -804,7 +806,7 @@ func testReadersSeeWholeObjects(t *testing.T, s storage.Store) {
 			if i%2 == 0 {
 				c = b
 			}
-			if err := s.Put(ctx, "obj", bytes.NewReader(c), size); err != nil {
+			if _, err := s.Put(ctx, "obj", bytes.NewReader(c), size, storage.PutOptions{}); err != nil {
 				t.Errorf("Put: %v", err)
 				return
 			}
@@ -843,14 +845,14 @@ func payload(n int, seed uint64) []byte {
 
 func put(t *testing.T, s storage.Store, p, data string) {
 	t.Helper()
-	if err := s.Put(t.Context(), p, strings.NewReader(data), int64(len(data))); err != nil {
+	if _, err := s.Put(t.Context(), p, strings.NewReader(data), int64(len(data)), storage.PutOptions{}); err != nil {
 		t.Fatalf("Put(%q): %v", p, err)
 	}
 }
 
 func putBytes(t *testing.T, s storage.Store, p string, data []byte) {
 	t.Helper()
-	if err := s.Put(t.Context(), p, bytes.NewReader(data), int64(len(data))); err != nil {
+	if _, err := s.Put(t.Context(), p, bytes.NewReader(data), int64(len(data)), storage.PutOptions{}); err != nil {
 		t.Fatalf("Put(%q): %v", p, err)
 	}
 }

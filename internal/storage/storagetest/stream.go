@@ -55,7 +55,7 @@ func streamReader(data []byte) io.ReadSeeker {
 
 func putIfStream(t *testing.T, s storage.Store, p string, data []byte, ifVersion storage.Version) storage.Version {
 	t.Helper()
-	v, err := s.PutIfStream(t.Context(), p, streamReader(data), int64(len(data)), ifVersion)
+	v, err := s.Put(t.Context(), p, streamReader(data), int64(len(data)), storage.IfVersion(ifVersion))
 	if err != nil {
 		t.Fatalf("PutIfStream(%q, %q): %v", p, ifVersion, err)
 	}
@@ -70,7 +70,7 @@ func putIfStream(t *testing.T, s storage.Store, p string, data []byte, ifVersion
 func testReadVersionedIsGet(t *testing.T, s storage.Store) {
 	ctx := t.Context()
 	put(t, s, "by-put", "written by Put")
-	vIf, err := s.PutIf(ctx, "d/by-put-if", []byte("written by PutIf"), "")
+	vIf, err := storage.PutIf(ctx, s, "d/by-put-if", []byte("written by PutIf"), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func testReadVersionedIsGet(t *testing.T, s storage.Store) {
 	}
 	// The Version works for the compare-and-swap of both writes.
 	_, v := readAll(t, s, "by-stream")
-	v2, err := s.PutIf(ctx, "by-stream", []byte("replaced by PutIf"), v)
+	v2, err := storage.PutIf(ctx, s, "by-stream", []byte("replaced by PutIf"), v)
 	if err != nil {
 		t.Fatalf("PutIf with ReadVersioned's Version: %v", err)
 	}
@@ -225,12 +225,12 @@ func testPutIfStreamCreate(t *testing.T, s storage.Store) {
 	if _, gv := get(t, s, "x/y/state"); gv != v1 {
 		t.Errorf("Get's Version %q, PutIfStream returned %q", gv, v1)
 	}
-	if _, err := s.PutIfStream(ctx, "x/y/state", streamReader([]byte("two")), 3, ""); !errors.Is(err, storage.ErrPrecondition) {
+	if _, err := s.Put(ctx, "x/y/state", streamReader([]byte("two")), 3, storage.IfVersion("")); !errors.Is(err, storage.ErrPrecondition) {
 		t.Fatalf("second create: %v, want ErrPrecondition", err)
 	}
 	wantContent(t, s, "x/y/state", "one")
 	put(t, s, "plain", "p")
-	if _, err := s.PutIfStream(ctx, "plain", streamReader([]byte("q")), 1, ""); !errors.Is(err, storage.ErrPrecondition) {
+	if _, err := s.Put(ctx, "plain", streamReader([]byte("q")), 1, storage.IfVersion("")); !errors.Is(err, storage.ErrPrecondition) {
 		t.Fatalf("create over a Put object: %v, want ErrPrecondition", err)
 	}
 	wantContent(t, s, "plain", "p")
@@ -252,7 +252,7 @@ func testPutIfStreamVersion(t *testing.T, s storage.Store) {
 	if v2 == v1 {
 		t.Errorf("new Version %q equals the old one", v2)
 	}
-	if _, err := s.PutIfStream(ctx, "state", streamReader([]byte("three")), 5, v1); !errors.Is(err, storage.ErrPrecondition) {
+	if _, err := s.Put(ctx, "state", streamReader([]byte("three")), 5, storage.IfVersion(v1)); !errors.Is(err, storage.ErrPrecondition) {
 		t.Fatalf("stale Version: %v, want ErrPrecondition", err)
 	}
 	data, v := get(t, s, "state")
@@ -260,11 +260,11 @@ func testPutIfStreamVersion(t *testing.T, s storage.Store) {
 		t.Errorf("Get = %q, %q; want %q, %q", data, v, "two", v2)
 	}
 	put(t, s, "state", "by put")
-	if _, err := s.PutIfStream(ctx, "state", streamReader([]byte("lost")), 4, v2); !errors.Is(err, storage.ErrPrecondition) {
+	if _, err := s.Put(ctx, "state", streamReader([]byte("lost")), 4, storage.IfVersion(v2)); !errors.Is(err, storage.ErrPrecondition) {
 		t.Fatalf("Version made stale by a Put: %v, want ErrPrecondition", err)
 	}
 	wantContent(t, s, "state", "by put")
-	if _, err := s.PutIfStream(ctx, "absent", streamReader([]byte("x")), 1, v1); !errors.Is(err, storage.ErrPrecondition) {
+	if _, err := s.Put(ctx, "absent", streamReader([]byte("x")), 1, storage.IfVersion(v1)); !errors.Is(err, storage.ErrPrecondition) {
 		t.Fatalf("Version of an absent object: %v, want ErrPrecondition", err)
 	}
 	wantMissing(t, s, "absent")
@@ -299,7 +299,7 @@ func testPutIfStreamBadReader(t *testing.T, s storage.Store) {
 			if ifVersion == "" {
 				p = "new"
 			}
-			if _, err := s.PutIfStream(ctx, p, tc.r, tc.size, ifVersion); err == nil {
+			if _, err := s.Put(ctx, p, tc.r, tc.size, storage.IfVersion(ifVersion)); err == nil {
 				t.Errorf("%s reader (%s): PutIfStream succeeded", tc.name, p)
 			}
 		}
@@ -348,7 +348,7 @@ func testPutIfStreamFromStart(t *testing.T, s storage.Store) {
 	if _, err := r.Seek(6, io.SeekStart); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.PutIfStream(t.Context(), "f", r, 10, ""); err != nil {
+	if _, err := s.Put(t.Context(), "f", r, 10, storage.IfVersion("")); err != nil {
 		t.Fatalf("PutIfStream of a reader at offset 6: %v", err)
 	}
 	wantContent(t, s, "f", "0123456789")
@@ -361,10 +361,10 @@ func testPutIfStreamLarge(t *testing.T, s storage.Store) {
 	one, two := payload(6<<20+1, 15), payload(6<<20+3, 16)
 	v1 := putIfStream(t, s, "big", one, "")
 	v2 := putIfStream(t, s, "big", two, v1)
-	if _, err := s.PutIfStream(ctx, "big", streamReader(one), int64(len(one)), v1); !errors.Is(err, storage.ErrPrecondition) {
+	if _, err := s.Put(ctx, "big", streamReader(one), int64(len(one)), storage.IfVersion(v1)); !errors.Is(err, storage.ErrPrecondition) {
 		t.Fatalf("stale Version: %v, want ErrPrecondition", err)
 	}
-	if _, err := s.PutIfStream(ctx, "big", streamReader(one), int64(len(one)), ""); !errors.Is(err, storage.ErrPrecondition) {
+	if _, err := s.Put(ctx, "big", streamReader(one), int64(len(one)), storage.IfVersion("")); !errors.Is(err, storage.ErrPrecondition) {
 		t.Fatalf("create over an object: %v, want ErrPrecondition", err)
 	}
 	data, v := readAll(t, s, "big")
@@ -380,10 +380,10 @@ func testPutIfStreamCancelled(t *testing.T, s storage.Store) {
 	v := putIfStream(t, s, "state", []byte("old"), "")
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if _, err := s.PutIfStream(ctx, "state", streamReader([]byte("new")), 3, v); err == nil {
+	if _, err := s.Put(ctx, "state", streamReader([]byte("new")), 3, storage.IfVersion(v)); err == nil {
 		t.Error("PutIfStream with a cancelled context succeeded")
 	}
-	if _, err := s.PutIfStream(ctx, "new", strings.NewReader("new"), 3, ""); err == nil {
+	if _, err := s.Put(ctx, "new", strings.NewReader("new"), 3, storage.IfVersion("")); err == nil {
 		t.Error("PutIfStream (create) with a cancelled context succeeded")
 	}
 	data := payload(4<<20, 17)
@@ -394,7 +394,7 @@ func testPutIfStreamCancelled(t *testing.T, s storage.Store) {
 		}
 		ctx, cancel := context.WithCancel(t.Context())
 		r := &cancelSeeker{cancelReader: cancelReader{r: bytes.NewReader(data), after: 64 << 10, cancel: cancel}}
-		if _, err := s.PutIfStream(ctx, p, r, int64(len(data)), ifVersion); err == nil {
+		if _, err := s.Put(ctx, p, r, int64(len(data)), storage.IfVersion(ifVersion)); err == nil {
 			t.Errorf("PutIfStream(%q) cancelled mid-stream succeeded", p)
 		}
 		cancel()

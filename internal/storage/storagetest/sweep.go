@@ -33,7 +33,7 @@ func testSync(t *testing.T, s storage.Store, _ PlantTemp) {
 	put(t, s, "b/c", "c")
 	put(t, s, "d/e/f", "f")
 	put(t, s, "a", "a again")
-	if _, err := s.PutIf(ctx, "g/lock", []byte("lock"), ""); err != nil {
+	if _, err := storage.PutIf(ctx, s, "g/lock", []byte("lock"), ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Sync(ctx); err != nil {
@@ -142,7 +142,7 @@ func testSweepTemp(t *testing.T, s storage.Store, plant PlantTemp) {
 	// writing works as before.
 	put(t, s, "d/e/new", "new")
 	put(t, s, "x/y/z/new", "new")
-	if _, err := s.PutIf(t.Context(), "x/y/lock", []byte("lock"), ""); err != nil {
+	if _, err := storage.PutIf(t.Context(), s, "x/y/lock", []byte("lock"), ""); err != nil {
 		t.Errorf("PutIf after a sweep: %v", err)
 	}
 	wantList(t, s, "", "d/e/new", "d/keep", "keep", "x/y/lock", "x/y/z/new")
