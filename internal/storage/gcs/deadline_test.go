@@ -17,10 +17,11 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage/gcs/gcstest"
 	"github.com/distributor-dev/distributor/internal/storage/storagetest"
 	"github.com/distributor-dev/distributor/internal/testutil/faultproxy"
+	"github.com/distributor-dev/distributor/internal/testutil/testtime"
 )
 
 // testTimeout is the tests' dial, response and idle timeout.
-const testTimeout = 500 * time.Millisecond
+var testTimeout = testtime.Scale(500 * time.Millisecond)
 
 // proxiedTimeout is the deadlines of the stores of proxiedStores:
 // fake-gcs-server reads, hashes and stores an upload whole before it
@@ -83,8 +84,17 @@ func statusServer(t *testing.T, status int) *gcs.Store {
 // TestResponseTimeout: a server that takes the request and never answers
 // fails the call after the response timeout.
 func TestResponseTimeout(t *testing.T) {
-	s := fakeServer(t, func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
-	err := storagetest.Bounded(t, "Stat", func() error { _, err := s.Stat(context.Background(), "x"); return err })
+	// The idle timeout is longer here: with both equal, the connection's
+	// idle deadline can fire first while nothing moves.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	t.Cleanup(srv.Close)
+	s, err := gcs.New(t.Context(), gcs.Options{Bucket: "b", Endpoint: srv.URL, Anonymous: true, SkipCheck: true,
+		DialTimeout: testTimeout, ResponseTimeout: testTimeout, IdleTimeout: 4 * testTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	err = storagetest.Bounded(t, "Stat", func() error { _, err := s.Stat(context.Background(), "x"); return err })
 	if err == nil || !strings.Contains(err.Error(), "timeout awaiting response headers") || !s.IsTransient(err) {
 		t.Errorf("Stat of an object the server never answers: %v; want a transient response header timeout", err)
 	}
@@ -116,7 +126,7 @@ func TestUploadSentOnce(t *testing.T) {
 		calls++
 		w.WriteHeader(http.StatusServiceUnavailable)
 	})
-	if _, err := s.PutIf(t.Context(), "x", []byte("x"), ""); err == nil || !s.IsTransient(err) {
+	if _, err := storage.PutIf(t.Context(), s, "x", []byte("x"), ""); err == nil || !s.IsTransient(err) {
 		t.Fatalf("PutIf against a 503: %v, want a transient error", err)
 	}
 	if _, err := s.Stat(t.Context(), "x"); err == nil {

@@ -40,13 +40,10 @@ package gcs
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -54,7 +51,6 @@ import (
 	"runtime"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -441,37 +437,20 @@ func explainToken(err error) error {
 // context.Canceled; TLS and certificate failures; a name that does not
 // exist; anything else.
 func (s *Store) IsTransient(err error) bool {
-	if err == nil || errors.Is(err, storage.ErrNotExist) || errors.Is(err, storage.ErrPrecondition) ||
-		errors.Is(err, storage.ErrInvalidPath) || errors.Is(err, os.ErrClosed) || errors.Is(err, context.Canceled) {
+	if err == nil || storage.IsPermanent(err) {
 		return false
 	}
 	var (
-		ae     *apiError
-		re     *oauth2.RetrieveError
-		dns    *net.DNSError
-		op     *net.OpError
-		ne     net.Error
-		verify *tls.CertificateVerificationError
-		unk    x509.UnknownAuthorityError
-		host   x509.HostnameError
-		header tls.RecordHeaderError
+		ae *apiError
+		re *oauth2.RetrieveError
 	)
 	switch {
 	case errors.As(err, &ae):
 		return transientStatus(ae.Status)
 	case errors.As(err, &re):
 		return re.Response != nil && transientStatus(re.Response.StatusCode)
-	case errors.As(err, &verify), errors.As(err, &unk), errors.As(err, &host), errors.As(err, &header):
-		return false
-	case errors.As(err, &dns):
-		return dns.IsTimeout || dns.IsTemporary
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET),
-		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.EPIPE):
-		return true
-	case errors.As(err, &op):
-		return op.Op != "remote error" // crypto/tls: the server sent a TLS alert
 	}
-	return errors.As(err, &ne) && ne.Timeout()
+	return storage.IsTransient(err)
 }
 
 // transientStatus reports whether an HTTP status asks to try again.

@@ -21,9 +21,13 @@ import (
 	"github.com/distributor-dev/distributor/internal/txn"
 )
 
-func put(t testing.TB, s storage.Store, p, data string, opts ...storage.PutOption) {
+func put(t testing.TB, s storage.Store, p, data string, opts ...storage.PutOptions) {
 	t.Helper()
-	if err := s.Put(t.Context(), p, strings.NewReader(data), int64(len(data)), opts...); err != nil {
+	var o storage.PutOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	if _, err := s.Put(t.Context(), p, strings.NewReader(data), int64(len(data)), o); err != nil {
 		t.Fatalf("Put(%q): %v", p, err)
 	}
 }
@@ -62,8 +66,8 @@ func TestMetadata(t *testing.T) {
 	prefix := gcstest.Prefix(t)
 	s := srv.Open(t, prefix)
 	md := storage.Metadata{CacheControl: "public, max-age=60", ContentType: "text/csv; charset=utf-8", ContentDisposition: "attachment"}
-	put(t, s, "data.csv", "a,b\n", storage.WithMetadata(md))
-	if err := s.PutNew(t.Context(), "new.csv", strings.NewReader("x"), 1, storage.WithMetadata(md)); err != nil {
+	put(t, s, "data.csv", "a,b\n", storage.PutOptions{Metadata: md})
+	if _, err := s.Put(t.Context(), "new.csv", strings.NewReader("x"), 1, storage.PutOptions{Mode: storage.PutCreate, Metadata: md}); err != nil {
 		t.Fatal(err)
 	}
 	put(t, s, "page.html", "<p>")
@@ -87,7 +91,7 @@ func TestVersionIsGeneration(t *testing.T) {
 	srv := gcstest.FakeGCS(t)
 	prefix := gcstest.Prefix(t)
 	s := srv.Open(t, prefix)
-	v, err := s.PutIf(t.Context(), "x", []byte("one"), "")
+	v, err := storage.PutIf(t.Context(), s, "x", []byte("one"), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,14 +109,14 @@ func TestVersionIsGeneration(t *testing.T) {
 	if err != nil || !complete || len(infos) != 1 || infos[0].Version != v {
 		t.Fatalf("ListPage: %+v, %v, %v", infos, complete, err)
 	}
-	v2, err := s.PutIf(t.Context(), "x", []byte("two"), v)
+	v2, err := storage.PutIf(t.Context(), s, "x", []byte("two"), v)
 	if err != nil || v2 == v {
 		t.Fatalf("PutIf on the generation: %q, %v", v2, err)
 	}
-	if _, err := s.PutIf(t.Context(), "x", []byte("three"), v); !errors.Is(err, storage.ErrPrecondition) {
+	if _, err := storage.PutIf(t.Context(), s, "x", []byte("three"), v); !errors.Is(err, storage.ErrPrecondition) {
 		t.Fatalf("PutIf on the old generation: %v, want ErrPrecondition", err)
 	}
-	if _, err := s.PutIf(t.Context(), "x", []byte("three"), "\"not-a-generation\""); !errors.Is(err, storage.ErrPrecondition) {
+	if _, err := storage.PutIf(t.Context(), s, "x", []byte("three"), "\"not-a-generation\""); !errors.Is(err, storage.ErrPrecondition) {
 		t.Fatalf("PutIf on a version that is no generation: %v, want ErrPrecondition", err)
 	}
 }
@@ -230,7 +234,7 @@ func TestIsTransient(t *testing.T) {
 	srv := gcstest.FakeGCS(t)
 	s := srv.Open(t, gcstest.Prefix(t))
 	_, missing := s.Stat(t.Context(), "missing")
-	_, cond := s.PutIf(t.Context(), "missing", []byte("x"), "123")
+	_, cond := storage.PutIf(t.Context(), s, "missing", []byte("x"), "123")
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	_, cancelled := s.Stat(ctx, "x")
@@ -323,6 +327,6 @@ func increment(ctx context.Context, l *lock.Locker) error {
 		return err
 	}
 	n, _ := strconv.Atoi(string(data))
-	_, err = l.Store.PutIf(ctx, "counter", []byte(strconv.Itoa(n+1)), v)
+	_, err = storage.PutIf(ctx, l.Store, "counter", []byte(strconv.Itoa(n+1)), v)
 	return err
 }

@@ -1,7 +1,6 @@
 package gcs
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -27,33 +26,35 @@ import (
 const noGeneration = math.MaxInt64
 
 // Put implements storage.Store: one upload (see the package
-// documentation).
-func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64, opts ...storage.PutOption) error {
-	if _, err := s.upload(ctx, p, r, size, "", storage.ApplyPutOptions(opts).Metadata); err != nil {
-		return s.errorf("put", p, err)
+// documentation); PutCreate sends ifGenerationMatch=0, which the server
+// refuses with 412 (an error matching storage.ErrPrecondition) when the
+// object exists; PutIfVersion sends ifGenerationMatch=0 for the zero
+// Version and ifGenerationMatch=<generation> for another.
+func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
+	var (
+		v   storage.Version
+		err error
+	)
+	switch opts.Mode {
+	case storage.PutIfVersion:
+		v, err = s.putIfVersion(ctx, p, r, size, opts.Version)
+	case storage.PutCreate:
+		_, err = s.upload(ctx, p, r, size, "0", opts.Metadata)
+	default:
+		_, err = s.upload(ctx, p, r, size, "", opts.Metadata)
 	}
-	return nil
-}
-
-// PutNew implements storage.Store: Put with ifGenerationMatch=0, which
-// the server refuses with 412 (an error matching storage.ErrPrecondition)
-// when the object exists.
-func (s *Store) PutNew(ctx context.Context, p string, r io.Reader, size int64, opts ...storage.PutOption) error {
-	if _, err := s.upload(ctx, p, r, size, "0", storage.ApplyPutOptions(opts).Metadata); err != nil {
-		return s.errorf("put-new", p, err)
+	if err != nil {
+		return "", s.errorf(opts.Mode.Op(), p, err)
 	}
-	return nil
+	return v, nil
 }
 
-// PutIf implements storage.Store: PutIfStream of data.
-func (s *Store) PutIf(ctx context.Context, p string, data []byte, ifVersion storage.Version) (storage.Version, error) {
-	return s.PutIfStream(ctx, p, bytes.NewReader(data), int64(len(data)), ifVersion)
-}
-
-// PutIfStream implements storage.Store: one upload of exactly size bytes
-// of r, from its start, with ifGenerationMatch=0 for the zero Version and
-// ifGenerationMatch=<generation> for another.
-func (s *Store) PutIfStream(ctx context.Context, p string, r io.ReadSeeker, size int64, ifVersion storage.Version) (storage.Version, error) {
+// putIfVersion is a PutIfVersion Put: r must seek (a retry rewinds it).
+func (s *Store) putIfVersion(ctx context.Context, p string, r io.Reader, size int64, ifVersion storage.Version) (storage.Version, error) {
+	rs, err := storage.Seekable(r)
+	if err != nil {
+		return "", err
+	}
 	gen := "0"
 	if ifVersion != "" {
 		gen = strconv.FormatInt(noGeneration, 10)
@@ -61,18 +62,15 @@ func (s *Store) PutIfStream(ctx context.Context, p string, r io.ReadSeeker, size
 			gen = string(ifVersion)
 		}
 	}
-	v, err := s.putIf(ctx, p, r, size, gen)
-	if err != nil {
-		switch {
-		case !errors.Is(err, storage.ErrPrecondition):
-		case ifVersion == "":
+	v, err := s.putIf(ctx, p, rs, size, gen)
+	if err != nil && errors.Is(err, storage.ErrPrecondition) {
+		if ifVersion == "" {
 			err = fmt.Errorf("%w: object exists", storage.ErrPrecondition)
-		default:
+		} else {
 			err = fmt.Errorf("%w: the object is absent or its generation is not %s", storage.ErrPrecondition, ifVersion)
 		}
-		return "", s.errorf("put-if", p, err)
 	}
-	return v, nil
+	return v, err
 }
 
 func (s *Store) putIf(ctx context.Context, p string, r io.ReadSeeker, size int64, gen string) (storage.Version, error) {
@@ -419,11 +417,19 @@ func (s *Store) Properties() storage.Properties {
 	return storage.Properties{AtomicSmallWrites: true, ListPages: true, Metadata: true, ServerConditions: true}
 }
 
-// AtomicSmallWrites implements storage.AtomicSmallWriter: PutIf and
-// PutIfStream are one request each.
-func (s *Store) AtomicSmallWrites() bool { return true }
+// RewriteIf implements storage.Store: GCS does not rewrite (see
+// Properties.Rewrite).
+func (s *Store) RewriteIf(_ context.Context, p string, _ storage.Version, _ func(io.Reader, io.Writer) error) error {
+	return storage.Unsupported(s, "rewrite-if", p)
+}
+
+// RemoveCreatedRoot implements storage.Store: a bucket has no root
+// directory to remove.
+func (s *Store) RemoveCreatedRoot(context.Context) (bool, error) {
+	return false, storage.Unsupported(s, "remove-created-root", "")
+}
 
 // Stage implements storage.Store: it fails with storage.ErrNoStaging.
-func (s *Store) Stage(_ context.Context, p string, _ io.Reader, _ int64, _ bool, _ ...storage.PutOption) (storage.Staged, error) {
+func (s *Store) Stage(_ context.Context, p string, _ io.Reader, _ int64, _ storage.PutOptions) (storage.Staged, error) {
 	return nil, fmt.Errorf("%s: stage %s: %w", s, p, storage.ErrNoStaging)
 }
