@@ -65,7 +65,7 @@ func (e *Edit) apply(base io.Reader, w io.Writer, copy bool) (int, error) {
 		return 0, err
 	}
 	if base != nil && !e.Fresh {
-		r := newReader(base, func(o *Output, path, raw []byte) error {
+		r := newReader(base, nil, func(o *Output, path, raw []byte) error {
 			if raw != nil {
 				keep, err := mergeAt(m, path)
 				if keep && err == nil {

@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -50,7 +49,7 @@ func Scan(r io.Reader, fn func(*Output) error) (Header, int, error) {
 // exactly as Encode writes it, the condition for applying an edit to the
 // same bytes with Splice.
 func ScanCanonical(src io.Reader, fn func(*Output) error) (h Header, n int, canonical bool, err error) {
-	r := newReader(src, func(o *Output, _, _ []byte) error { return fn(o) })
+	r := newReader(src, nil, func(o *Output, _, _ []byte) error { return fn(o) })
 	if err := scanError(r.read()); err != nil {
 		return Header{}, r.n, false, err
 	}
@@ -122,7 +121,7 @@ func Read(data []byte) State {
 // alone, with its line and column.
 func Parse(data []byte) (*Catalog, error) {
 	c := &Catalog{SchemaVersion: SchemaVersion, Outputs: []Output{}}
-	r := newReader(bytes.NewReader(data), func(o *Output, _, _ []byte) error {
+	r := newReader(nil, data, func(o *Output, _, _ []byte) error {
 		c.Outputs = append(c.Outputs, *o)
 		return nil
 	})

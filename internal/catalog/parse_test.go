@@ -1,11 +1,17 @@
 package catalog
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/distributor-dev/distributor/internal/strictjson"
 	"github.com/go-json-experiment/json/jsontext"
@@ -98,4 +104,36 @@ func TestParseErrorsMatchStrictJSON(t *testing.T) {
 			t.Errorf("on %.80q\n strict decode: %v\n Parse:         %v", d, want, got)
 		}
 	}
+}
+
+// FuzzParseAgreesWithStrictDecode: Parse accepts exactly what a strict
+// decode of the whole document accepts, with the same catalog, and Scan
+// accepts it too when its records are sorted.
+func FuzzParseAgreesWithStrictDecode(f *testing.F) {
+	valid, _ := os.ReadFile(filepath.Join("testdata", "full.golden.json"))
+	f.Add(valid)
+	f.Add(bytes.ReplaceAll(valid, []byte("\n"), nil))
+	f.Add([]byte(`{"schema_version":4,"outputs":null}`))
+	f.Add([]byte(`{"outputs":[{"size":1.5}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		want, werr := referenceParse(data)
+		got, err := Parse(data)
+		if (werr == nil) != (err == nil) {
+			t.Fatalf("strict decode: %v\nParse: %v\ninput: %q", werr, err, data)
+		}
+		if err != nil {
+			return
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("catalogs differ (-strict decode +Parse):\n%s", diff)
+		}
+		var scanned []Output
+		if _, _, err := Scan(bytes.NewReader(data), func(o *Output) error { scanned = append(scanned, *o); return nil }); err != nil {
+			if !errors.Is(err, ErrUnsorted) {
+				t.Fatalf("Scan: %v\ninput: %q", err, data)
+			}
+		} else if diff := cmp.Diff(got.Outputs, scanned, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("Scan differs from Parse:\n%s", diff)
+		}
+	})
 }

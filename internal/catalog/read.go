@@ -61,8 +61,15 @@ const windowSize = 512 << 10
 // record is read by the strict decoder.
 const maxFastRecord = 64 << 10
 
-func newReader(src io.Reader, fn func(o *Output, path, raw []byte) error) *reader {
-	r := &reader{src: src, b: make([]byte, 0, windowSize), fn: fn, canonical: true}
+// newReader returns a reader of src, or when src is nil of data, read in
+// place.
+func newReader(src io.Reader, data []byte, fn func(o *Output, path, raw []byte) error) *reader {
+	r := &reader{src: src, fn: fn, canonical: true}
+	if src != nil {
+		r.b = make([]byte, 0, windowSize)
+	} else {
+		r.b, r.eof = data[:len(data):len(data)], true
+	}
 	r.feed.r = r
 	r.dec = strictjson.NewDecoder(&r.feed)
 	r.opts = r.dec.Options()
@@ -83,17 +90,20 @@ func (r *reader) read() error {
 	if err != nil {
 		return err
 	}
-	if c != '{' {
-		// What strict JSON says of it (not JSON, or not an object).
-		v, start, err := r.value("")
-		if err != nil {
-			return err
+	if c == '{' {
+		r.i++
+		err = r.members()
+	} else {
+		// null reads as an object without members; for anything else,
+		// what strict JSON says of it.
+		v, start, verr := r.value("")
+		if err = verr; err == nil && v.Kind() != 'n' {
+			var obj struct{}
+			return r.decode("", v, start, &obj)
 		}
-		var obj struct{}
-		return r.decode("", v, start, &obj)
+		r.header(0, nil, false)
 	}
-	r.i++
-	if err := r.members(); err != nil {
+	if err != nil {
 		return err
 	}
 	if more, err := r.skip(); err != nil {
@@ -586,15 +596,16 @@ func (r *reader) delimiter(where string, end byte, first bool, after string) (mo
 }
 
 // fill reads until the window holds n unconsumed bytes or the input ends;
-// it reports whether it holds them. Bytes before r.i may be dropped.
+// it reports whether it holds them. Bytes before r.i may be dropped, and
+// the window grows when it is full of unconsumed bytes.
 func (r *reader) fill(n int) bool {
 	for len(r.b)-r.i < n && !r.eof {
-		if cap(r.b)-len(r.b) < 4096 || cap(r.b)-r.i < n {
+		if len(r.b) == cap(r.b) {
 			k := copy(r.b, r.b[r.i:])
 			r.off += int64(r.i)
 			r.b, r.i = r.b[:k], 0
-			if cap(r.b)-k < max(n-k, 4096) {
-				r.b = append(make([]byte, 0, max(2*cap(r.b), n+windowSize)), r.b...)
+			if k == cap(r.b) {
+				r.b = append(make([]byte, 0, max(2*k, windowSize)), r.b...)
 			}
 		}
 		m, err := r.src.Read(r.b[len(r.b):cap(r.b)])
