@@ -114,14 +114,14 @@ func (p *parser) manifest(data []byte) (*Manifest, error) {
 	tok, err := p.dec.ReadToken()
 	switch {
 	case err == nil && tok.Kind() == '{':
-		err = p.object(func(name string) error {
-			k := slices.Index(manifestMembers[:], name)
+		err = p.object(func(name []byte) error {
+			k := slices.Index(manifestMembers[:], string(name))
 			if k < 0 {
-				unknown = append(unknown, name)
+				unknown = append(unknown, string(name))
 				return p.dec.SkipValue()
 			}
 			seen[k], p.at = true, k
-			return p.member(m, name)
+			return p.member(m, manifestMembers[k])
 		})
 	case err == nil && tok.Kind() != 'n':
 		// Not an object (null reads as one without members).
@@ -149,13 +149,13 @@ func (p *parser) manifest(data []byte) (*Manifest, error) {
 
 // object reads the members of the object whose '{' was read, calling fn
 // with each name (fn reads the value), and its '}'.
-func (p *parser) object(fn func(name string) error) error {
+func (p *parser) object(fn func(name []byte) error) error {
 	for p.dec.PeekKind() != '}' {
-		tok, err := p.dec.ReadToken()
+		name, err := p.name()
 		if err != nil {
 			return err
 		}
-		if err := fn(tok.String()); err != nil {
+		if err := fn(name); err != nil {
 			return err
 		}
 	}
@@ -163,11 +163,23 @@ func (p *parser) object(fn func(name string) error) error {
 	return err
 }
 
+// name reads a member name, valid until the next read.
+func (p *parser) name() ([]byte, error) {
+	v, err := p.dec.ReadValue()
+	switch {
+	case err != nil:
+		return nil, err
+	case bytes.IndexByte(v, '\\') < 0:
+		return v[1 : len(v)-1 : len(v)-1], nil
+	}
+	return jsontext.AppendUnquote(nil, v)
+}
+
 // member reads the value of a known top-level member into m.
 func (p *parser) member(m *Manifest, name string) error {
 	switch name {
 	case "schema_version":
-		v, ok, err := p.integer(name)
+		v, ok, err := p.integer(field{-1, name})
 		if err != nil || !ok {
 			return err
 		}
@@ -177,11 +189,11 @@ func (p *parser) member(m *Manifest, name string) error {
 		}
 		m.SchemaVersion = int(min(max(v, -1<<31), 1<<31-1))
 	case "id":
-		s, _, err := p.str(name)
+		s, _, err := p.str(field{-1, name})
 		m.ID = s
 		return err
 	case "created":
-		s, ok, err := p.str(name)
+		s, ok, err := p.str(field{-1, name})
 		if err != nil || !ok {
 			return err
 		}
@@ -192,7 +204,7 @@ func (p *parser) member(m *Manifest, name string) error {
 			m.Created = t.UTC()
 		}
 	case "digest":
-		s, _, err := p.str(name)
+		s, _, err := p.str(field{-1, name})
 		m.Digest = s
 		return err
 	case "files":
@@ -206,22 +218,21 @@ func (p *parser) member(m *Manifest, name string) error {
 // files reads the files array.
 func (p *parser) files() ([]File, error) {
 	if p.dec.PeekKind() != '[' {
-		return nil, p.wrongKind("files", "an array")
+		return nil, p.wrongKind(field{-1, "files"}, "an array")
 	}
 	if _, err := p.dec.ReadToken(); err != nil {
 		return nil, err
 	}
 	var files []File
 	for i := 0; p.dec.PeekKind() != ']'; i++ {
-		where := fmt.Sprintf("files[%d]", i)
 		files = append(files, File{})
 		if p.dec.PeekKind() != '{' {
-			if err := p.wrongKind(where, "an object"); err != nil {
+			if err := p.wrongKind(field{i, ""}, "an object"); err != nil {
 				return nil, err
 			}
 			continue
 		}
-		if err := p.file(where, &files[i]); err != nil {
+		if err := p.file(i, &files[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -229,50 +240,83 @@ func (p *parser) files() ([]File, error) {
 	return files, err
 }
 
-// file reads one entry of the files array.
-func (p *parser) file(where string, f *File) error {
+// fileMembers are the members of a file entry, in the order their problems
+// are reported; unknown members come after them.
+var fileMembers = [...]string{"path", "sha256", "size"}
+
+// file reads entry i of the files array.
+func (p *parser) file(i int, f *File) error {
 	if _, err := p.dec.ReadToken(); err != nil {
 		return err
 	}
 	// Each member is read when it comes; its problems are reported in
-	// the order path, sha256, size, unknown members.
-	var seen [3]bool
-	var probs [3][]ManifestProblem
+	// the order of fileMembers.
+	var seen [len(fileMembers)]bool
+	var probs [len(fileMembers)][]ManifestProblem
 	var unknown []string
 	at := p.at
-	err := p.object(func(name string) error {
-		k := slices.Index([]string{"path", "sha256", "size"}, name)
+	for p.dec.PeekKind() != '}' {
+		name, err := p.name()
+		if err != nil {
+			return err
+		}
+		k := slices.Index(fileMembers[:], string(name))
 		if k < 0 {
-			unknown = append(unknown, name)
-			return p.dec.SkipValue()
+			unknown = append(unknown, string(name))
+			if err := p.dec.SkipValue(); err != nil {
+				return err
+			}
+			continue
 		}
 		seen[k] = true
-		field := where + "." + name
-		before := len(p.members[at])
-		var err error
+		where, before := field{i, fileMembers[k]}, len(p.members[at])
 		switch k {
 		case 0:
-			f.Path, _, err = p.str(field)
+			f.Path, _, err = p.str(where)
 		case 1:
-			f.SHA256, _, err = p.str(field)
+			f.SHA256, _, err = p.str(where)
 		default:
-			f.Size, _, err = p.integer(field)
+			f.Size, _, err = p.integer(where)
 		}
-		probs[k] = append(probs[k], p.members[at][before:]...)
-		p.members[at] = p.members[at][:before]
-		return err
-	})
-	if err != nil {
+		if err != nil {
+			return err
+		}
+		if len(p.members[at]) > before {
+			probs[k] = append(probs[k], p.members[at][before:]...)
+			p.members[at] = p.members[at][:before]
+		}
+	}
+	if _, err := p.dec.ReadToken(); err != nil {
 		return err
 	}
-	for k, name := range []string{"path", "sha256", "size"} {
+	for k, name := range fileMembers {
 		p.members[at] = append(p.members[at], probs[k]...)
 		if !seen[k] {
-			p.add(where+"."+name, "", "missing")
+			p.add(field{i, name}.String(), "", "missing")
 		}
 	}
-	p.unknown(where, unknown)
+	if len(unknown) > 0 {
+		p.unknown(field{i, ""}.String(), unknown)
+	}
 	return nil
+}
+
+// field names a member in problems: a top-level one (i < 0), or one of
+// entry i of the files array (the entry itself when name is ""). It is
+// formatted only for a problem.
+type field struct {
+	i    int
+	name string
+}
+
+func (f field) String() string {
+	switch {
+	case f.i < 0:
+		return f.name
+	case f.name == "":
+		return fmt.Sprintf("files[%d]", f.i)
+	}
+	return fmt.Sprintf("files[%d].%s", f.i, f.name)
 }
 
 // unknown reports each member name of the object at where that no field
@@ -285,24 +329,24 @@ func (p *parser) unknown(where string, names []string) {
 }
 
 // wrongKind reads a value that is not of the kind wanted and reports it.
-func (p *parser) wrongKind(field, want string) error {
+func (p *parser) wrongKind(f field, want string) error {
 	v, err := p.dec.ReadValue()
 	if err != nil {
 		return err
 	}
-	p.add(field, "", "must be "+want+", got "+strictjson.KindName(v))
+	p.add(f.String(), "", "must be "+want+", got "+strictjson.KindName(v))
 	return nil
 }
 
 // str reads a string value; ok is false (and the problem recorded) when
 // the value is of another type.
-func (p *parser) str(field string) (s string, ok bool, err error) {
+func (p *parser) str(f field) (s string, ok bool, err error) {
 	v, err := p.dec.ReadValue()
 	if err != nil {
 		return "", false, err
 	}
 	if v.Kind() != '"' {
-		p.add(field, "", "must be a string, got "+strictjson.KindName(v))
+		p.add(f.String(), "", "must be a string, got "+strictjson.KindName(v))
 		return "", false, nil
 	}
 	s, err = unquote(v)
@@ -310,13 +354,13 @@ func (p *parser) str(field string) (s string, ok bool, err error) {
 }
 
 // integer reads an integer value.
-func (p *parser) integer(field string) (n int64, ok bool, err error) {
+func (p *parser) integer(f field) (n int64, ok bool, err error) {
 	v, err := p.dec.ReadValue()
 	if err != nil {
 		return 0, false, err
 	}
 	if v.Kind() != '0' {
-		p.add(field, "", "must be an integer, got "+strictjson.KindName(v))
+		p.add(f.String(), "", "must be an integer, got "+strictjson.KindName(v))
 		return 0, false, nil
 	}
 	if !bytes.ContainsAny(v, ".eE") {
@@ -324,13 +368,14 @@ func (p *parser) integer(field string) (n int64, ok bool, err error) {
 			return n, true, nil
 		}
 	}
-	// Not an int64: the strict decoder says why.
-	if err := strictjson.Unmarshal(v, &n); err != nil {
-		pr := problemOf(field, strictjson.Explain(err, v))
+	// Not a plain int64: the strict decoder reads it or says why.
+	var big int64
+	if err := strictjson.Unmarshal(v, &big); err != nil {
+		pr := problemOf(f.String(), strictjson.Explain(err, v))
 		p.add(pr.Field, pr.Value, pr.Reason)
 		return 0, false, nil
 	}
-	return n, true, nil
+	return big, true, nil
 }
 
 // unquote returns the string a JSON string value holds (its UTF-8 and
