@@ -9,21 +9,22 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// parseCanonical decodes one record from raw, the bytes of a syntactically
-// valid JSON object (as jsontext's ReadValue returns them), if and only if
-// raw is exactly what appendOutput writes for the record it holds: members
+// parseCanonical decodes the record at the start of b if and only if it
+// is exactly what appendOutput writes for the record it holds: members
 // in contract order with Encode's indentation, optional members present only
 // when non-empty, strings escaped as appendString escapes them, timestamps as
-// FormatTime writes them, sizes as plain decimals. It reports false for any
-// other layout, with o in an unspecified state; the caller then decodes raw
-// the general way. It checks layout, not values (validateOutput does).
+// FormatTime writes them, sizes as plain decimals. It returns the record's
+// length, from its opening to its closing brace, or 0 for any other layout,
+// with o in an unspecified state; the caller then decodes the record the
+// general way. Every byte it accepts is checked, so what it accepts is
+// valid JSON; it checks layout, not values (validateOutput does).
 //
 // Every catalog distributor writes is in this layout, so a large catalog is
-// decoded in one pass over its lines, and a record that parses this way can
-// be copied to a new catalog byte for byte (Edit.ApplyTo) with the same
+// decoded in one pass over its bytes, and a record that parses this way can
+// be copied to a new catalog byte for byte (Edit.Splice) with the same
 // result as encoding it again.
-func parseCanonical(raw []byte, o *Output, memo *canonMemo) bool {
-	p := canonParser{b: raw, memo: memo}
+func parseCanonical(b []byte, o *Output, memo *canonMemo) int {
+	p := canonParser{b: b, memo: memo}
 	const in = "      "
 	m := memo
 	ok := p.lit("{\n") &&
@@ -44,7 +45,44 @@ func parseCanonical(raw []byte, o *Output, memo *canonMemo) bool {
 		p.time(in+`"created_at": `, &o.CreatedAt, true) &&
 		p.time(in+`"updated_at": `, &o.UpdatedAt, false) &&
 		p.lit("    }")
-	return ok && len(p.b) == 0
+	if !ok {
+		return 0
+	}
+	return len(b) - len(p.b)
+}
+
+// canonicalPath returns the path and the length of the record at the start
+// of b if it starts and ends as appendOutput writes a record, without
+// decoding the rest: Splice copies such a record of a base that Scan
+// validated and found in Encode's layout. It returns 0 for anything else.
+func canonicalPath(b []byte) (path []byte, n int) {
+	const open = "{\n      \"path\": \""
+	if !bytes.HasPrefix(b, []byte(open)) {
+		return nil, 0
+	}
+	i := len(open)
+	for i < len(b) && b[i] != '"' {
+		if b[i] == '\\' {
+			i++
+		}
+		i++
+	}
+	if i >= len(b) {
+		return nil, 0
+	}
+	path = b[len(open):i]
+	if bytes.IndexByte(path, '\\') >= 0 {
+		u, err := jsontext.AppendUnquote(nil, b[len(open)-1:i+1])
+		if err != nil {
+			return nil, 0
+		}
+		path = u
+	}
+	end := bytes.Index(b[i:], []byte("\n    }"))
+	if end < 0 {
+		return nil, 0
+	}
+	return path, i + end + len("\n    }")
 }
 
 // canonMemo remembers values of the previous records, which the next ones

@@ -308,6 +308,17 @@ func TestReadRejectsBrokenUnicode(t *testing.T) {
 	}
 }
 
+// wireCatalog is the catalog as encoding/json writes it, the reference of
+// Encode's layout.
+type wireCatalog struct {
+	SchemaVersion      int          `json:"schema_version"`
+	DistributorVersion string       `json:"distributor_version,omitempty"`
+	CreatedAt          string       `json:"created_at"`
+	UpdatedAt          string       `json:"updated_at"`
+	State              *wireState   `json:"state"`
+	Outputs            []wireOutput `json:"outputs"`
+}
+
 // referenceEncode is the straightforward encoding/json rendering of the
 // wire types; Encode's hand-written writer must produce the same bytes.
 func referenceEncode(t *testing.T, c *Catalog) []byte {

@@ -118,21 +118,19 @@ func putCatalog(ctx context.Context, st storage.Store, doc *encoded, base storag
 
 // putEdit applies e to the root's catalog, which must still be at ch.Base,
 // and writes the result with compare-and-swap against ch.Base under the
-// fence. Over a canonical base (ch.BaseCanonical) the edit is spliced into
-// the old bytes; a store that can rewrite in one pass (Properties.Rewrite)
-// reads the old catalog while it writes the new one. It remembers the
-// digest of the bytes it tried to write (t.catalogSum), so that a cleanup
-// can recognise its own write whose answer was lost. An error of the fence
-// is returned as a *fencedError.
+// fence, by one of two ways: a store that can rewrite in one pass
+// (Properties.Rewrite) reads the old catalog while it writes the new one;
+// any other gets the new catalog streamed from the old one (encodeEdit).
+// Either way the edit goes through the catalog's one writer, copying the
+// old records (Edit.Splice) when the planner found them in its layout
+// (ch.BaseCanonical). It remembers the digest of the bytes it tried to
+// write (t.catalogSum), so that a cleanup can recognise its own write
+// whose answer was lost. An error of the fence is returned as a
+// *fencedError.
 func (t *Txn) putEdit(ctx context.Context, e *catalog.Edit, ch *Change) error {
 	t.catalogSum = ""
 	if t.st.Properties().Rewrite && ch.Base != "" && !e.Fresh {
-		err := errors.New("no attempt")
-		for _, splice := range spliceModes(ch.BaseCanonical) {
-			if err = t.rewrite(ctx, e, ch.Base, splice); !errors.Is(err, catalog.ErrNotSpliceable) {
-				break
-			}
-		}
+		err := t.rewrite(ctx, e, ch.Base, ch.BaseCanonical)
 		if !errors.Is(err, catalog.ErrUnsorted) {
 			return err
 		}
@@ -178,69 +176,58 @@ type fencedError struct{ err error }
 func (e *fencedError) Error() string { return e.err.Error() }
 func (e *fencedError) Unwrap() error { return e.err }
 
-// spliceModes lists the ways to try in order: splicing first when the base
-// qualifies, decoding it otherwise and when splicing finds it does not.
-func spliceModes(canonical bool) []bool {
-	if canonical {
-		return []bool{true, false}
-	}
-	return []bool{false}
-}
-
-// applyEdit writes e applied to base to w.
+// applyEdit writes e applied to base to w, copying the records of a base
+// in the catalog's layout (splice) rather than decoding them.
 func applyEdit(e *catalog.Edit, base io.Reader, w io.Writer, splice bool) error {
-	var err error
+	apply := e.ApplyTo
 	if splice {
-		_, err = e.Splice(base, w)
-	} else {
-		_, err = e.ApplyTo(base, w)
+		apply = e.Splice
 	}
+	_, err := apply(base, w)
 	return err
 }
 
 // encodeEdit applies e to the root's catalog, which must still be at
 // version base ("" for none), streaming it once (from baseCopy when set),
 // spliced when canonical. A catalog whose records are not sorted (valid,
-// but never written by distributor) is applied in memory instead.
+// but never written by distributor) is read whole and sorted, and the edit
+// streams from that.
 func encodeEdit(ctx context.Context, st storage.Store, e *catalog.Edit, base storage.Version, baseCopy *Spool, canonical bool) (*encoded, error) {
-	if base == "" || e.Fresh {
-		doc := newEncoded()
-		if _, err := e.ApplyTo(nil, doc); err != nil {
-			doc.close()
-			return nil, err
+	doc := newEncoded()
+	var err error
+	switch {
+	case base == "" || e.Fresh:
+		err = applyEdit(e, nil, doc, false)
+	case baseCopy != nil:
+		var r io.Reader
+		if r, err = baseCopy.Open(); err == nil {
+			err = applyEdit(e, r, doc, canonical)
 		}
-		return doc, nil
-	}
-	err := errors.New("no attempt")
-	for _, splice := range spliceModes(canonical) {
-		doc := newEncoded()
-		if baseCopy != nil {
-			var r io.Reader
-			if r, err = baseCopy.Open(); err == nil {
-				err = applyEdit(e, r, doc, splice)
-			}
-		} else {
-			var ver storage.Version
-			ver, err = StreamCatalog(ctx, st, func(r io.Reader) error { return applyEdit(e, r, doc, splice) })
-			if err == nil && ver != base {
-				err = fmt.Errorf("%s changed since it was read (another writer?): %w", catalog.FileName, storage.ErrPrecondition)
-			}
-		}
-		if err == nil {
-			return doc, nil
-		}
-		doc.close()
-		if !errors.Is(err, catalog.ErrNotSpliceable) {
-			break
+	default:
+		var ver storage.Version
+		ver, err = StreamCatalog(ctx, st, func(r io.Reader) error { return applyEdit(e, r, doc, canonical) })
+		if err == nil && ver != base {
+			err = fmt.Errorf("%s changed since it was read (another writer?): %w", catalog.FileName, storage.ErrPrecondition)
 		}
 	}
 	if errors.Is(err, catalog.ErrUnsorted) {
-		return encodeEditInMemory(ctx, st, e, base)
+		doc.close()
+		doc = newEncoded()
+		var sorted []byte
+		if sorted, err = sortedCatalog(ctx, st, base); err == nil {
+			err = applyEdit(e, bytes.NewReader(sorted), doc, false)
+		}
 	}
-	return nil, err
+	if err != nil {
+		doc.close()
+		return nil, err
+	}
+	return doc, nil
 }
 
-func encodeEditInMemory(ctx context.Context, st storage.Store, e *catalog.Edit, base storage.Version) (*encoded, error) {
+// sortedCatalog returns the root's catalog, which must still be at version
+// base, encoded with its records sorted.
+func sortedCatalog(ctx context.Context, st storage.Store, base storage.Version) ([]byte, error) {
 	data, ver, err := st.Get(ctx, catalog.FileName)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", catalog.FileName, err)
@@ -252,17 +239,7 @@ func encodeEditInMemory(ctx context.Context, st storage.Store, e *catalog.Edit, 
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", catalog.FileName, err)
 	}
-	next, err := c.Apply(e)
-	if err != nil {
-		return nil, err
-	}
-	out, err := catalog.Encode(next)
-	if err != nil {
-		return nil, err
-	}
-	doc := newEncoded()
-	doc.Write(out)
-	return doc, nil
+	return catalog.Encode(c)
 }
 
 // currentCatalog streams the root's catalog once and returns its version,

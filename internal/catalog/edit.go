@@ -1,0 +1,169 @@
+package catalog
+
+import (
+	"fmt"
+	"io"
+	"sort"
+)
+
+// Edit is a change to a catalog, small next to the catalog it changes: the
+// records to put (added, or replacing the record at their path) and the
+// paths to delete. Applying it streams the base once.
+type Edit struct {
+	// Fresh drops every record of the base: the result holds Put only.
+	Fresh bool
+	// Header is the result's header, written as is.
+	Header Header
+	// Put holds the records to add or replace, each path once.
+	Put []Output
+	// Delete lists paths whose records go (absent ones are ignored).
+	Delete []string
+}
+
+// sorted returns e's puts sorted by path and its deletes as a set, and
+// refuses a path put twice or both put and deleted.
+func (e *Edit) sorted() ([]Output, map[string]bool, error) {
+	put := append([]Output(nil), e.Put...)
+	sort.Slice(put, func(i, j int) bool { return put[i].Path < put[j].Path })
+	del := make(map[string]bool, len(e.Delete))
+	for _, p := range e.Delete {
+		del[p] = true
+	}
+	for i := range put {
+		if i > 0 && put[i].Path == put[i-1].Path {
+			return nil, nil, fmt.Errorf("catalog edit: %q put twice", put[i].Path)
+		}
+		if del[put[i].Path] {
+			return nil, nil, fmt.Errorf("catalog edit: %q both put and deleted", put[i].Path)
+		}
+	}
+	return put, del, nil
+}
+
+// ApplyTo streams base (nil: no catalog yet, or e.Fresh) through e and
+// writes the resulting catalog to w in Encode's layout, decoding and
+// validating every record of base. A base that is not a valid sorted
+// catalog fails (ErrUnsorted for an unsorted one: apply e to the parsed
+// catalog with Apply instead). It returns the number of records written.
+func (e *Edit) ApplyTo(base io.Reader, w io.Writer) (int, error) { return e.apply(base, w, false) }
+
+// Splice is ApplyTo for a base that ScanCanonical accepted and found in
+// Encode's layout, unchanged since: the records it leaves alone are copied
+// byte for byte, found by their first and last lines, without decoding
+// them again; a record in another layout is decoded and validated as
+// ApplyTo does. The output is byte-identical to ApplyTo's. The caller
+// guarantees the base's bytes are the ones scanned (by comparing the
+// stored object's version after the read, which a store's ReadVersioned
+// makes cheap).
+func (e *Edit) Splice(base io.Reader, w io.Writer) (int, error) { return e.apply(base, w, true) }
+
+// apply is ApplyTo, copying the records in Encode's layout when copy is
+// set (Splice).
+func (e *Edit) apply(base io.Reader, w io.Writer, copy bool) (int, error) {
+	m, err := e.merger(w)
+	if err != nil {
+		return 0, err
+	}
+	if base != nil && !e.Fresh {
+		r := newReader(base, nil, func(o *Output, path, raw []byte) error {
+			if raw != nil {
+				keep, err := mergeAt(m, path)
+				if keep && err == nil {
+					err = m.enc.addRaw(path, raw)
+				}
+				return err
+			}
+			keep, err := mergeAt(m, o.Path)
+			if keep && err == nil {
+				err = m.enc.Add(o)
+			}
+			return err
+		})
+		r.copy = copy
+		if err := scanError(r.read()); err != nil {
+			return m.enc.n, err
+		}
+	}
+	return m.finish()
+}
+
+// merger merges an edit into the records of a base, which come in path
+// order, writing the result.
+type merger struct {
+	enc  *Encoder
+	put  []Output // sorted by path
+	del  []string // sorted
+	i, j int      // the next put and delete
+}
+
+// merger starts writing e's result to w.
+func (e *Edit) merger(w io.Writer) (*merger, error) {
+	put, _, err := e.sorted()
+	if err != nil {
+		return nil, err
+	}
+	enc, err := NewEncoder(w, e.Header)
+	if err != nil {
+		return nil, err
+	}
+	del := append([]string(nil), e.Delete...)
+	sort.Strings(del)
+	return &merger{enc: enc, put: put, del: del}, nil
+}
+
+// mergeAt is called with each record's path of the base in order: it writes
+// the puts that come before it, and the put that replaces it, and reports
+// whether the base's record stays (neither replaced nor deleted), for the
+// caller to write.
+func mergeAt[P string | []byte](m *merger, path P) (keep bool, err error) {
+	for m.i < len(m.put) && m.put[m.i].Path < string(path) {
+		if err := m.enc.Add(&m.put[m.i]); err != nil {
+			return false, err
+		}
+		m.i++
+	}
+	for m.j < len(m.del) && m.del[m.j] < string(path) {
+		m.j++
+	}
+	if m.i < len(m.put) && m.put[m.i].Path == string(path) {
+		m.i++
+		return false, m.enc.Add(&m.put[m.i-1])
+	}
+	return m.j >= len(m.del) || m.del[m.j] != string(path), nil
+}
+
+// finish writes the puts after the base's last record and ends the
+// document; it returns the number of records written.
+func (m *merger) finish() (int, error) {
+	for ; m.i < len(m.put); m.i++ {
+		if err := m.enc.Add(&m.put[m.i]); err != nil {
+			return m.enc.n, err
+		}
+	}
+	return m.enc.n, m.enc.Close()
+}
+
+// Apply returns the catalog that results from applying e to c (nil: no
+// catalog), in memory.
+func (c *Catalog) Apply(e *Edit) (*Catalog, error) {
+	put, del, err := e.sorted()
+	if err != nil {
+		return nil, err
+	}
+	n := &Catalog{SchemaVersion: SchemaVersion, DistributorVersion: e.Header.DistributorVersion,
+		CreatedAt: e.Header.CreatedAt, UpdatedAt: e.Header.UpdatedAt}
+	putAt := make(map[string]bool, len(put))
+	for _, o := range put {
+		putAt[o.Path] = true
+	}
+	if c != nil && !e.Fresh {
+		for _, o := range c.Outputs {
+			if !putAt[o.Path] && !del[o.Path] {
+				n.Outputs = append(n.Outputs, o)
+			}
+		}
+	}
+	n.Outputs = append(n.Outputs, put...)
+	sort.Slice(n.Outputs, func(i, j int) bool { return n.Outputs[i].Path < n.Outputs[j].Path })
+	return n, nil
+}

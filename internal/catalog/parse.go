@@ -1,0 +1,141 @@
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/distributor-dev/distributor/internal/strictjson"
+)
+
+// Header is the document-level part of a catalog: everything but its
+// records.
+type Header struct {
+	DistributorVersion string // optional
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
+}
+
+// Header returns c's header.
+func (c *Catalog) Header() Header {
+	return Header{DistributorVersion: c.DistributorVersion, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+}
+
+// ErrUnsorted is returned (wrapped) by Scan for a document whose outputs are
+// not in strictly increasing path order. Such a document can still be a
+// valid catalog (Parse accepts it); distributor never writes one.
+var ErrUnsorted = errors.New("catalog outputs are not sorted by path")
+
+// Scan decodes a schema-4 catalog from r strictly and calls fn for each
+// record in document order, so that memory does not grow with the number
+// of records (fn decides what to keep; each call gets a fresh Output). It
+// enforces every rule Parse does, plus path order: records must be sorted
+// by path, as Encode writes them (ErrUnsorted otherwise). It returns the
+// header and the number of records. An error from fn stops the scan and is
+// returned as is.
+//
+// Scan says only whether a document is a valid sorted catalog: for the
+// classification of any other document (legacy, future, invalid, and the
+// problems' full list) read it whole with Read.
+func Scan(r io.Reader, fn func(*Output) error) (Header, int, error) {
+	h, n, _, err := ScanCanonical(r, fn)
+	return h, n, err
+}
+
+// ScanCanonical is Scan that also reports whether every record is laid out
+// exactly as Encode writes it, the condition for applying an edit to the
+// same bytes with Splice.
+func ScanCanonical(src io.Reader, fn func(*Output) error) (h Header, n int, canonical bool, err error) {
+	r := newReader(src, nil, func(o *Output, _, _ []byte) error { return fn(o) })
+	if err := scanError(r.read()); err != nil {
+		return Header{}, r.n, false, err
+	}
+	return r.h, r.n, r.canonical, nil
+}
+
+// scanError is the error of a scan as its caller returns it: a callback's
+// as it is, any other named as the catalog's.
+func scanError(err error) error {
+	var stop *errStop
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &stop):
+		return stop.err
+	}
+	return fmt.Errorf("decode catalog: %w", err)
+}
+
+// Read classifies the bytes of a catalog file. data == nil means the file
+// does not exist (StatusNone). It never fails: problems yield StatusInvalid
+// with State.Problem set.
+func Read(data []byte) State {
+	if data == nil {
+		return State{Status: StatusNone}
+	}
+	// The common case first: a valid schema-4 catalog decodes in one pass.
+	// Only a document that fails is probed to classify it.
+	if c, err := Parse(data); err == nil {
+		return State{Status: StatusCatalog, SchemaVersion: SchemaVersion, Catalog: c}
+	}
+	var probe map[string]jsontext.Value
+	if err := strictjson.Unmarshal(data, &probe); err != nil {
+		if errors.Is(err, strictjson.ErrInvalidText) {
+			return State{Status: StatusInvalid, Problem: fmt.Errorf("decode catalog: %w", err)}
+		}
+		return State{Status: StatusInvalid, Problem: fmt.Errorf("not a JSON object: %w", err)}
+	}
+	raw, ok := probe["schema_version"]
+	if !ok {
+		return State{Status: StatusInvalid, Problem: errors.New("no schema_version")}
+	}
+	var version int
+	if err := strictjson.Unmarshal(raw, &version); err != nil {
+		return State{Status: StatusInvalid, Problem: fmt.Errorf("schema_version %s is not an integer", raw)}
+	}
+	switch {
+	case version >= 1 && version <= 3:
+		return State{Status: StatusLegacy, SchemaVersion: version,
+			Problem: fmt.Errorf("schema_version %d is superseded legacy state", version)}
+	case version > SchemaVersion:
+		return State{Status: StatusFuture, SchemaVersion: version,
+			Problem: fmt.Errorf("schema_version %d is newer than this distributor understands (%d)", version, SchemaVersion)}
+	case version != SchemaVersion:
+		return State{Status: StatusInvalid, SchemaVersion: version,
+			Problem: fmt.Errorf("schema_version %d is not a known version", version)}
+	}
+	c, err := Parse(data)
+	if err != nil {
+		return State{Status: StatusInvalid, SchemaVersion: version, Problem: err}
+	}
+	return State{Status: StatusCatalog, SchemaVersion: version, Catalog: c}
+}
+
+// Parse decodes and validates a schema-4 document strictly: unknown fields,
+// missing required fields and trailing data are errors. Unlike Scan it
+// accepts records in any order (each path once) and names every problem
+// with the values; a problem with the JSON text stops it and is named
+// alone, with its line and column.
+func Parse(data []byte) (*Catalog, error) {
+	c := &Catalog{SchemaVersion: SchemaVersion, Outputs: []Output{}}
+	r := newReader(nil, data, func(o *Output, _, _ []byte) error {
+		c.Outputs = append(c.Outputs, *o)
+		return nil
+	})
+	r.whole = true
+	err := r.read()
+	if e, ok := err.(*strictjson.Error); ok {
+		if e.Offset >= 0 {
+			e.Line, e.Column = strictjson.LineColumn(data, e.Offset)
+		}
+		return nil, fmt.Errorf("decode catalog: %w", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.DistributorVersion, c.CreatedAt, c.UpdatedAt = r.h.DistributorVersion, r.h.CreatedAt, r.h.UpdatedAt
+	return c, nil
+}

@@ -1,0 +1,395 @@
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/distributor-dev/distributor/internal/strictjson"
+)
+
+// reader is the one catalog reader: Scan, ScanCanonical, Parse, Read,
+// ApplyTo and Splice all read through it. It walks the document's
+// structure itself (objects, arrays, names, commas, white space, exactly
+// as strict JSON allows them) over a window of the input, so that memory
+// does not grow with the document. A record in Encode's layout is decoded
+// in one pass over its bytes (parseCanonical), which checks every byte;
+// any other value is read whole by the strict JSON decoder
+// (internal/strictjson) and decoded from its bytes. Problems name their
+// field and their byte offset in the document.
+type reader struct {
+	src  io.Reader
+	b    []byte // the window: b[i:] is not yet consumed
+	i    int
+	off  int64 // the document offset of b[0]
+	eof  bool
+	rerr error // the source's read error, if any
+
+	dec  *jsontext.Decoder // reads one value at a time, from feed
+	opts jsontext.Options
+	feed feeder
+	memo canonMemo
+
+	// whole reads like Parse: records in any order (each path once), and
+	// every problem with the values collected instead of the first
+	// returned.
+	whole bool
+	// copy hands records in Encode's layout to fn as their bytes,
+	// undecoded (Splice: the base was validated when it was scanned).
+	copy bool
+	fn   func(o *Output, path, raw []byte) error
+
+	h         Header
+	n         int
+	last      []byte         // the last record's path
+	canonical bool           // every record so far in Encode's layout
+	seen      map[string]int // whole: record index by path
+	problems  []error        // whole: values missing or unreadable
+	invalid   []error        // whole: values breaking a rule
+}
+
+// windowSize is the reader's window; it grows for a longer value.
+const windowSize = 512 << 10
+
+// maxFastRecord bounds the bytes of a record decoded in one pass; a longer
+// record is read by the strict decoder.
+const maxFastRecord = 64 << 10
+
+// newReader returns a reader of src, or when src is nil of data, read in
+// place.
+func newReader(src io.Reader, data []byte, fn func(o *Output, path, raw []byte) error) *reader {
+	r := &reader{src: src, fn: fn, canonical: true}
+	if src != nil {
+		r.b = make([]byte, 0, windowSize)
+	} else {
+		r.b, r.eof = data[:len(data):len(data)], true
+	}
+	r.feed.r = r
+	r.dec = strictjson.NewDecoder(&r.feed)
+	r.opts = r.dec.Options()
+	return r
+}
+
+// errStop is how a callback's error travels through the reader unchanged.
+type errStop struct{ err error }
+
+func (e *errStop) Error() string { return e.err.Error() }
+func (e *errStop) Unwrap() error { return e.err }
+
+// read reads the document. It returns a *strictjson.Error for text that
+// is not a strict JSON catalog document, the problems with the values
+// (joined), or an *errStop.
+func (r *reader) read() error {
+	c, err := r.next("")
+	if err != nil {
+		return err
+	}
+	if c == '{' {
+		r.i++
+		err = r.members()
+	} else {
+		// null reads as an object without members; for anything else,
+		// what strict JSON says of it.
+		v, start, verr := r.value("")
+		if err = verr; err == nil && v.Kind() != 'n' {
+			var obj struct{}
+			return r.decode("", v, start, &obj)
+		}
+		r.header(0, nil, false)
+	}
+	if err != nil {
+		return err
+	}
+	if more, err := r.skip(); err != nil {
+		return err
+	} else if more {
+		return r.syntax("", "unexpected data after top-level value")
+	}
+	return errors.Join(append(r.problems, r.invalid...)...)
+}
+
+// members reads the top-level members up to the closing brace, then
+// checks the ones that must be there.
+func (r *reader) members() error {
+	var seen [len(topNames)]bool
+	var version int
+	var state *wireState
+	var outputs bool
+	for first := true; ; first = false {
+		more, err := r.delimiter("", '}', first, "object value")
+		if err != nil {
+			return err
+		}
+		if !more {
+			break
+		}
+		name, at, err := r.name("")
+		if err != nil {
+			return err
+		}
+		k := slices.Index(topNames[:], name)
+		if k < 0 {
+			return &strictjson.Error{Reason: "unknown field " + strconv.Quote(name), Offset: at}
+		}
+		if seen[k] {
+			return &strictjson.Error{Field: name, Reason: "duplicate field", Offset: at}
+		}
+		seen[k] = true
+		if err := r.colon(name); err != nil {
+			return err
+		}
+		switch name {
+		case "schema_version":
+			if err = r.member(name, &version); err == nil && !r.whole && version != SchemaVersion {
+				err = fmt.Errorf("schema_version: %d is not %d", version, SchemaVersion)
+			}
+		case "distributor_version":
+			err = r.member(name, &r.h.DistributorVersion)
+		case "created_at":
+			r.h.CreatedAt, err = r.timeMember(name)
+		case "updated_at":
+			r.h.UpdatedAt, err = r.timeMember(name)
+		case "state":
+			err = r.member(name, &state)
+		case "outputs":
+			outputs, err = r.outputs()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	r.header(version, state, outputs)
+	return nil
+}
+
+// topNames are the members of the document.
+var topNames = [...]string{"schema_version", "distributor_version", "created_at", "updated_at", "state", "outputs"}
+
+// header adds the problems of the document-level members.
+func (r *reader) header(version int, state *wireState, outputs bool) {
+	add := func(list *[]error, format string, args ...any) { *list = append(*list, fmt.Errorf(format, args...)) }
+	var head []error
+	if r.h.CreatedAt.IsZero() {
+		add(&head, "created_at: missing")
+	}
+	if r.h.UpdatedAt.IsZero() {
+		add(&head, "updated_at: missing")
+	}
+	if state == nil {
+		add(&head, "state: missing")
+	} else if state.Mode != ModeCatalog {
+		add(&head, "state.mode: %q is not %q", state.Mode, ModeCatalog)
+	}
+	if !outputs {
+		add(&head, "outputs: missing (an empty list is [])")
+	}
+	var rules []error
+	if version != SchemaVersion {
+		add(&rules, "schema_version: %d is not %d", version, SchemaVersion)
+	}
+	if r.h.CreatedAt.IsZero() {
+		add(&rules, "created_at: missing")
+	}
+	if r.h.UpdatedAt.IsZero() {
+		add(&rules, "updated_at: missing")
+	}
+	r.problems = append(head, r.problems...)
+	r.invalid = append(rules, r.invalid...)
+}
+
+// member reads the value of the top-level member name into dst.
+func (r *reader) member(name string, dst any) error {
+	v, start, err := r.value(name)
+	if err != nil {
+		return err
+	}
+	return r.decode(name, v, start, dst)
+}
+
+// timeMember reads a top-level timestamp.
+func (r *reader) timeMember(name string) (time.Time, error) {
+	var s string
+	if err := r.member(name, &s); err != nil {
+		return time.Time{}, err
+	}
+	return parseTime(s, name, func(format string, args ...any) { r.problems = append(r.problems, fmt.Errorf(format, args...)) }), nil
+}
+
+// outputs reads the outputs member's value; present is false for null.
+func (r *reader) outputs() (present bool, err error) {
+	c, err := r.next("outputs")
+	if err != nil {
+		return false, err
+	}
+	if c != '[' {
+		v, start, err := r.value("outputs")
+		if err != nil || v.Kind() == 'n' {
+			return false, err
+		}
+		var list []wireOutput
+		return false, r.decode("outputs", v, start, &list)
+	}
+	r.i++
+	for first := true; ; first = false {
+		more, err := r.delimiter("outputs", ']', first, "array element")
+		if err != nil || !more {
+			return err == nil, err
+		}
+		if err := r.record(); err != nil {
+			return false, err
+		}
+	}
+}
+
+// record reads the next record: in one pass when it is in Encode's layout,
+// by the strict decoder otherwise; then checks and hands it over.
+func (r *reader) record() error {
+	r.fill(maxFastRecord)
+	f := field(r.n)
+	if r.copy {
+		if path, n := canonicalPath(r.b[r.i:]); n > 0 {
+			raw := r.b[r.i : r.i+n]
+			if err := order(r, path, f); err != nil {
+				return err
+			}
+			r.i += n
+			return r.hand(nil, path, raw)
+		}
+	}
+	if !startsValue(r.b[r.i]) {
+		return r.syntax("outputs", "invalid character "+r.quoteNext()+" at start of value")
+	}
+	o := new(Output)
+	var probs []error
+	if n := parseCanonical(r.b[r.i:], o, &r.memo); n > 0 {
+		r.i += n
+	} else {
+		r.canonical = false
+		*o = Output{}
+		v, start, err := r.value(f.String())
+		if err != nil {
+			return err
+		}
+		if probs, err = r.decodeRecord(v, start, f, o); err != nil {
+			return err
+		}
+	}
+	validateOutput(o, f, func(format string, args ...any) { probs = append(probs, fmt.Errorf(format, args...)) })
+	if err := order(r, o.Path, f); err != nil {
+		return err
+	}
+	if len(probs) > 0 {
+		if !r.whole {
+			return errors.Join(probs...)
+		}
+		r.invalid = append(r.invalid, probs...)
+		r.n++
+		return nil
+	}
+	return r.hand(o, nil, nil)
+}
+
+// order checks the record's path against the ones before it: increasing,
+// or in whole mode unique.
+func order[P string | []byte](r *reader, path P, f field) error {
+	if r.whole {
+		if j, dup := r.seen[string(path)]; dup {
+			r.invalid = append(r.invalid, fmt.Errorf("%s.path: %q duplicates outputs[%d]", f, path, j))
+		} else {
+			if r.seen == nil {
+				r.seen = map[string]int{}
+			}
+			r.seen[string(path)] = r.n
+		}
+		return nil
+	}
+	if r.n > 0 && string(path) <= string(r.last) {
+		if string(path) == string(r.last) {
+			return fmt.Errorf("%s.path: %q duplicates outputs[%d]", f, path, r.n-1)
+		}
+		return fmt.Errorf("%s.path: %q after %q: %w", f, path, r.last, ErrUnsorted)
+	}
+	r.last = append(r.last[:0], path...)
+	return nil
+}
+
+// hand gives a record to the callback.
+func (r *reader) hand(o *Output, path, raw []byte) error {
+	r.n++
+	if err := r.fn(o, path, raw); err != nil {
+		return &errStop{err}
+	}
+	return nil
+}
+
+// decodeRecord decodes a record that is not in Encode's layout from its
+// bytes v, which start at the document offset start; it returns the
+// problems with its values.
+func (r *reader) decodeRecord(v jsontext.Value, start int64, f field, o *Output) ([]error, error) {
+	var w wireOutput
+	if err := r.decode(f.String(), v, start, &w); err != nil {
+		return nil, err
+	}
+	var probs []error
+	add := func(format string, args ...any) { probs = append(probs, fmt.Errorf(f.String()+"."+format, args...)) }
+	*o = Output{Path: w.Path, PipelineID: w.PipelineID, DestinationID: w.DestinationID,
+		Kind: w.Kind, SourcePath: w.SourcePath, Transform: w.Transform, URL: w.URL, SHA256: w.SHA256}
+	if w.Source == nil {
+		add("source: missing")
+	} else {
+		o.Source = Source{ID: w.Source.ID, Digest: w.Source.Digest}
+		o.Source.Created = parseTime(w.Source.Created, "source.created", add)
+	}
+	if w.Size == nil {
+		add("size: missing")
+	} else {
+		o.Size = *w.Size
+	}
+	o.CreatedAt = parseTime(w.CreatedAt, "created_at", add)
+	o.UpdatedAt = parseTime(w.UpdatedAt, "updated_at", add)
+	return probs, nil
+}
+
+// wireOutput is a record as the strict decoder reads it.
+type wireOutput struct {
+	Path          string      `json:"path"`
+	PipelineID    string      `json:"pipeline_id"`
+	DestinationID string      `json:"destination_id"`
+	Source        *wireSource `json:"source"`
+	Kind          string      `json:"kind"`
+	SourcePath    string      `json:"source_path,omitempty"`
+	Transform     string      `json:"transform,omitempty"`
+	URL           string      `json:"url,omitempty"`
+	SHA256        string      `json:"sha256"`
+	Size          *int64      `json:"size"`
+	CreatedAt     string      `json:"created_at"`
+	UpdatedAt     string      `json:"updated_at"`
+}
+
+type wireSource struct {
+	ID      string `json:"id"`
+	Digest  string `json:"digest"`
+	Created string `json:"created"`
+}
+
+type wireState struct {
+	Mode string `json:"mode"`
+}
+
+func parseTime(s, field string, add func(string, ...any)) time.Time {
+	if s == "" {
+		add("%s: missing", field)
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		add("%s: %q is not an RFC3339 timestamp", field, s)
+		return time.Time{}
+	}
+	return t.UTC()
+}

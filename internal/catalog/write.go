@@ -1,0 +1,280 @@
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// FormatTime formats t the way the catalog stores timestamps: UTC, RFC3339,
+// second precision.
+func FormatTime(t time.Time) string {
+	return t.UTC().Truncate(time.Second).Format(time.RFC3339)
+}
+
+// Encode validates c and writes it deterministically: 2-space indent, fields
+// in contract order, outputs sorted by path, UTC second-precision timestamps,
+// trailing newline. The Catalog's SchemaVersion is always written as 4. It
+// writes through the Encoder, in one pre-sized buffer.
+func Encode(c *Catalog) ([]byte, error) {
+	n := c.Clone()
+	n.SchemaVersion = SchemaVersion
+	sort.Slice(n.Outputs, func(i, j int) bool { return n.Outputs[i].Path < n.Outputs[j].Path })
+	if err := Validate(n); err != nil {
+		return nil, fmt.Errorf("encode catalog: %w", err)
+	}
+	e := newEncoder(nil, n.Header(), make([]byte, 0, 256+len(n.Outputs)*640))
+	for i := range n.Outputs {
+		e.appendRecord(&n.Outputs[i]) // validated above
+	}
+	e.Close()
+	return e.buf, nil
+}
+
+// Encoder writes a catalog record by record in Encode's exact layout, so
+// that a catalog of any size is written with constant memory. It is the
+// one catalog writer: Encode, Edit.ApplyTo and Edit.Splice write through
+// it.
+type Encoder struct {
+	w    io.Writer // nil: the document stays in buf (Encode)
+	buf  []byte    // written to w when it holds flushAt bytes, and at Close
+	n    int
+	last []byte // the last record's path
+	err  error
+}
+
+// flushAt is the size of the Encoder's writes.
+const flushAt = 256 << 10
+
+// NewEncoder writes h (schema version 4) to w and returns an Encoder for
+// the records, which must be added in strictly increasing path order.
+// Close finishes the document.
+func NewEncoder(w io.Writer, h Header) (*Encoder, error) {
+	if h.CreatedAt.IsZero() {
+		return nil, errors.New("encode catalog: created_at: missing")
+	}
+	if h.UpdatedAt.IsZero() {
+		return nil, errors.New("encode catalog: updated_at: missing")
+	}
+	return newEncoder(w, h, make([]byte, 0, flushAt+4096)), nil
+}
+
+func newEncoder(w io.Writer, h Header, buf []byte) *Encoder {
+	e := &Encoder{w: w}
+	b := append(buf, "{\n  \"schema_version\": 4,\n"...)
+	if h.DistributorVersion != "" {
+		b = appendField(b, "  ", "distributor_version", h.DistributorVersion, true)
+	}
+	b = appendTime(b, "  ", "created_at", h.CreatedAt, true)
+	b = appendTime(b, "  ", "updated_at", h.UpdatedAt, true)
+	e.buf = append(b, "  \"state\": {\n    \"mode\": \"catalog\"\n  },\n  \"outputs\": ["...)
+	return e
+}
+
+// Add validates o and writes it. Paths must increase strictly.
+func (e *Encoder) Add(o *Output) error {
+	if e.err != nil {
+		return e.err
+	}
+	var errs []error
+	validateOutput(o, field(e.n), func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) })
+	if err := after(e, o.Path); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		e.err = fmt.Errorf("encode catalog: %w", errors.Join(errs...))
+		return e.err
+	}
+	e.appendRecord(o)
+	return e.err
+}
+
+// addRaw writes a record given as its bytes in Encode's layout, from its
+// opening to its closing brace (a record of a base that Scan validated).
+func (e *Encoder) addRaw(path, raw []byte) error {
+	if e.err != nil {
+		return e.err
+	}
+	if err := after(e, path); err != nil {
+		e.err = fmt.Errorf("encode catalog: %w", err)
+		return e.err
+	}
+	if e.n > 0 {
+		e.buf = append(e.buf, ',')
+	}
+	e.buf = append(append(e.buf, "\n    "...), raw...)
+	added(e, path)
+	return e.err
+}
+
+// after checks that path comes after the last record's.
+func after[P string | []byte](e *Encoder, path P) error {
+	if e.n > 0 && string(path) <= string(e.last) {
+		return fmt.Errorf("%s.path: %q is not after %q (records must be sorted by path, each path once)", field(e.n), path, e.last)
+	}
+	return nil
+}
+
+// appendRecord writes o, which is valid and comes after the last record.
+func (e *Encoder) appendRecord(o *Output) {
+	if e.n > 0 {
+		e.buf = append(e.buf, ',')
+	}
+	e.buf = appendOutput(e.buf, o)
+	added(e, o.Path)
+}
+
+// added notes the record just appended and writes the buffer when full.
+func added[P string | []byte](e *Encoder, path P) {
+	e.n++
+	e.last = append(e.last[:0], path...)
+	if e.w != nil && len(e.buf) >= flushAt {
+		e.flush()
+	}
+}
+
+// Close writes the end of the document.
+func (e *Encoder) Close() error {
+	if e.err != nil {
+		return e.err
+	}
+	if e.n == 0 {
+		e.buf = append(e.buf, "]\n}\n"...)
+	} else {
+		e.buf = append(e.buf, "\n  ]\n}\n"...)
+	}
+	e.flush()
+	return e.err
+}
+
+func (e *Encoder) flush() {
+	if e.w == nil {
+		return
+	}
+	if e.err == nil && len(e.buf) > 0 {
+		_, e.err = e.w.Write(e.buf)
+	}
+	e.buf = e.buf[:0]
+}
+
+// appendOutput appends one record, from its opening newline to its closing
+// brace, in the document's layout.
+func appendOutput(b []byte, o *Output) []byte {
+	const in = "      "
+	b = append(b, "\n    {\n"...)
+	b = appendField(b, in, "path", o.Path, true)
+	b = appendField(b, in, "pipeline_id", o.PipelineID, true)
+	b = appendField(b, in, "destination_id", o.DestinationID, true)
+	b = append(b, in+"\"source\": {\n"...)
+	b = appendField(b, in+"  ", "id", o.Source.ID, true)
+	b = appendField(b, in+"  ", "digest", o.Source.Digest, true)
+	b = appendTime(b, in+"  ", "created", o.Source.Created, false)
+	b = append(b, in+"},\n"...)
+	b = appendField(b, in, "kind", o.Kind, true)
+	if o.SourcePath != "" {
+		b = appendField(b, in, "source_path", o.SourcePath, true)
+	}
+	if o.Transform != "" {
+		b = appendField(b, in, "transform", o.Transform, true)
+	}
+	if o.URL != "" {
+		b = appendField(b, in, "url", o.URL, true)
+	}
+	b = appendField(b, in, "sha256", o.SHA256, true)
+	b = append(b, in+"\"size\": "...)
+	b = strconv.AppendInt(b, o.Size, 10)
+	b = append(b, ",\n"...)
+	b = appendTime(b, in, "created_at", o.CreatedAt, true)
+	b = appendTime(b, in, "updated_at", o.UpdatedAt, false)
+	b = append(b, "    }"...)
+	return b
+}
+
+// appendField appends `<indent>"name": "value"` (with a comma if more
+// follows) and a newline.
+func appendField(b []byte, indent, name, value string, more bool) []byte {
+	b = append(b, indent...)
+	b = append(b, '"')
+	b = append(b, name...)
+	b = append(b, "\": "...)
+	b = appendString(b, value)
+	if more {
+		b = append(b, ',')
+	}
+	return append(b, '\n')
+}
+
+// appendTime is appendField for a timestamp, formatted as FormatTime does
+// without an intermediate string.
+func appendTime(b []byte, indent, name string, t time.Time, more bool) []byte {
+	b = append(b, indent...)
+	b = append(b, '"')
+	b = append(b, name...)
+	b = append(b, "\": \""...)
+	b = t.UTC().Truncate(time.Second).AppendFormat(b, time.RFC3339)
+	b = append(b, '"')
+	if more {
+		b = append(b, ',')
+	}
+	return append(b, '\n')
+}
+
+// appendString appends s as a JSON string, escaped exactly as encoding/json
+// does with HTML escaping off: quote, backslash, control characters, U+2028
+// and U+2029; invalid UTF-8 becomes U+FFFD (validation has refused it).
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, "\\ufffd"...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
