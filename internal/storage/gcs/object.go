@@ -355,7 +355,7 @@ func (s *Store) list(ctx context.Context, prefix string, fn func(storage.Info) e
 	return nil
 }
 
-// ListPage implements storage.PageLister: one listing request for up to
+// ListPage implements storage.Store: one listing request for up to
 // max+1 objects below the root starting with prefix. It returns at most
 // max, sorted, and complete when the server had no more.
 func (s *Store) ListPage(ctx context.Context, prefix string, max int) ([]storage.Info, bool, error) {
