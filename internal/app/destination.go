@@ -1,0 +1,349 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/distributor-dev/distributor/internal/bundle"
+	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/config"
+	"github.com/distributor-dev/distributor/internal/outcome"
+	"github.com/distributor-dev/distributor/internal/plan"
+	"github.com/distributor-dev/distributor/internal/render"
+	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/txn"
+)
+
+// destinationRun is one destination of a run: what the steps of
+// runDestination share.
+type destinationRun struct {
+	a    *App
+	p    *config.Pipeline
+	d    *config.Destination
+	b    *bundle.Bundle
+	vc   *contentCheck
+	opts RunOptions
+	rd   outcome.Destination
+
+	st      storage.Store
+	res     *render.Result
+	req     planRequest
+	reports *reportCollector
+	// outs are the outputs of the last plan, with the archive index and
+	// feed.
+	outs []render.Output
+	// staging: the store stages, so the bytes of what it writes are
+	// verified as they are copied (see contentCheck), not hashed upfront.
+	staging  bool
+	streamed map[string]bool
+	sources  map[string]string
+	jobs     int
+}
+
+func (dr *destinationRun) failed(err error) outcome.Destination {
+	dr.rd.Status = outcome.Failed
+	dr.rd.Err = err
+	dr.a.Logger.Error("destination failed", "pipeline", dr.p.ID, "destination", dr.d.ID, "err", err)
+	return dr.rd
+}
+
+// prepare expands the destination's paths, renders its outputs and opens
+// its store, which the caller closes: it returns the store whenever it
+// opened it, also with an error.
+func (dr *destinationRun) prepare(ctx context.Context) (storage.Store, error) {
+	a, p, d, b, opts := dr.a, dr.p, dr.d, dr.b, dr.opts
+	vars := config.Vars{PipelineID: p.ID, DestinationID: d.ID, SourceID: b.Manifest.ID, SourceCreated: b.Manifest.Created}
+	root, err := config.Expand(d.Path, vars)
+	if err != nil {
+		return nil, fmt.Errorf("destination path: %w", err)
+	}
+	dr.rd.Root = root
+	prefix, err := config.Expand(d.Paths.Prefix, vars)
+	if err != nil {
+		return nil, fmt.Errorf("paths.prefix: %w", err)
+	}
+	res, err := render.Plan(ctx, b, d, prefix)
+	if err != nil {
+		return nil, err
+	}
+	dr.res, dr.outs = res, res.Outputs
+	dr.rd.PrimaryURL = res.PrimaryURL
+	dr.rd.Excluded, dr.rd.Warnings = res.Excluded, res.Warnings
+	for _, w := range res.Warnings {
+		a.Logger.Warn(w, "pipeline", p.ID, "destination", d.ID)
+	}
+	if opts.Force {
+		if err := plan.CheckForceRoot(keyPrefix(d), root); err != nil {
+			return nil, err
+		}
+	}
+	st, err := a.Open(ctx, d, root)
+	if err != nil {
+		return nil, err
+	}
+	dr.st = st
+	dr.rd.Root = st.String()
+	if err := checkIndexPaths(d, res.Outputs); err != nil {
+		return st, err
+	}
+	dr.staging = st.Properties().Stage
+	dr.streamed, dr.sources = streamedSources(res.Outputs)
+	dr.jobs = jobsFor(d.Backend, opts.Jobs)
+	req := planRequest{outputs: planOutputs(res.Outputs), owner: catalog.Owner{PipelineID: p.ID, DestinationID: d.ID},
+		workflow: d.Workflow, force: opts.Force, props: st.Properties(), jobs: dr.jobs}
+	dr.req, dr.reports = withIndexRequest(d, req)
+	return st, nil
+}
+
+func (dr *destinationRun) readRoot(ctx context.Context) (*Root, error) {
+	dr.reports.reset()
+	return readPlanRoot(ctx, dr.st, dr.req)
+}
+
+// makePlan plans from the root r (and records the plan in the outcome).
+func (dr *destinationRun) makePlan(r *Root) (plan.Input, *plan.Plan, error) {
+	d, b := dr.d, dr.b
+	owner := catalog.Owner{PipelineID: dr.p.ID, DestinationID: d.ID}
+	source := catalog.Source{ID: b.Manifest.ID, Digest: b.Manifest.Digest, Created: b.Manifest.Created}
+	var err error
+	if dr.outs, err = withIndex(d, owner, source, dr.opts.Force, r.State.Status, dr.reports.records(), dr.res.Outputs); err != nil {
+		return plan.Input{}, nil, err
+	}
+	in := plan.Input{
+		Owner:              owner,
+		Source:             source,
+		Outputs:            planOutputs(dr.outs),
+		State:              r.State,
+		Known:              r.Known,
+		Listing:            r.Listing,
+		Partial:            r.Partial,
+		Workflow:           d.Workflow,
+		Force:              dr.opts.Force,
+		Rewrite:            dr.opts.Rewrite,
+		Now:                dr.a.Now(),
+		DistributorVersion: dr.a.Version,
+	}
+	pl, err := plan.Make(in)
+	if err == nil {
+		refuseForeignIndex(d, r.Known, pl)
+		dr.rd.State, dr.rd.Plan = r.State.Status, pl
+	}
+	return in, pl, err
+}
+
+// check refuses a plan before it changes anything: bundle bytes that do
+// not match the manifest, the delete guard, fail_* actions.
+func (dr *destinationRun) check(ctx context.Context, in plan.Input, pl *plan.Plan) error {
+	if len(pl.Writes()) > 0 && !pl.Action.Failed() {
+		var err error
+		if dr.staging && !dr.opts.DryRun {
+			// A dry run stages nothing, so it hashes everything.
+			written := map[string]bool{}
+			for _, it := range pl.Writes() {
+				if src := dr.sources[it.Path]; dr.streamed[src] {
+					written[src] = true
+				}
+			}
+			err = dr.vc.checkRest(ctx, func(p string) bool { return written[p] })
+		} else {
+			err = dr.vc.check(ctx)
+		}
+		if err != nil {
+			return fmt.Errorf("%w; nothing was written", sourceErr(dr.b.Dir, err))
+		}
+	}
+	if err := deleteGuard(dr.d, dr.opts, pl, len(in.Outputs)); err != nil {
+		return err
+	}
+	if pl.Action.Failed() {
+		return errors.New(pl.Reason)
+	}
+	return nil
+}
+
+// pending reports whether a journal of a run that died (or is running)
+// is at the root r. A plan that writes takes the lock, which recovers it
+// first, so only a dry run, a skip_same and a refused plan need to look
+// (a listing already has).
+func (dr *destinationRun) pending(ctx context.Context, r *Root) (bool, error) {
+	if r.Partial && !r.Pending {
+		var err error
+		if r.Pending, err = journalPresent(ctx, dr.st); err != nil {
+			return false, err
+		}
+	}
+	return r.Pending, nil
+}
+
+// run plans first from an unlocked read. A dry run stops there; so does a
+// run with nothing to write (skip_same, fail_*) on a root that no dead run
+// left a journal on: it takes no lock and costs one catalog read, one
+// listing and one journal probe. Anything else locks the root (recovering
+// it first if a run died there), reads and plans again, and applies.
+func (dr *destinationRun) run(ctx context.Context) {
+	r, err := dr.readRoot(ctx)
+	if err != nil {
+		dr.failed(err)
+		return
+	}
+	defer func() { r.Close() }() // r is replaced by a second read under the lock
+	in, pl, err := dr.makePlan(r)
+	if err != nil {
+		dr.failed(err)
+		return
+	}
+	if dr.opts.DryRun {
+		r = dr.dryRun(ctx, r, in, pl)
+		return
+	}
+	var cerr error
+	if pl.Action != plan.SkipSame {
+		cerr = dr.check(ctx, in, pl)
+	}
+	if pl.Action == plan.SkipSame || cerr != nil {
+		pend, err := dr.pending(ctx, r)
+		switch {
+		case err != nil:
+			dr.failed(err)
+			return
+		case !pend && cerr != nil:
+			refused(&dr.rd, cerr) // refused before taking the lock: nothing written
+			return
+		case !pend:
+			dr.rd.Status, dr.rd.Applied = outcome.OK, pl.Counts()
+			return
+		}
+	}
+	r = dr.lockedApply(ctx, r, in, pl)
+}
+
+// dryRun finishes a dry run from the plan pl of the root r: over a
+// pending journal it plans again from the state recovery would leave. It
+// returns the root it planned from last.
+func (dr *destinationRun) dryRun(ctx context.Context, r *Root, in plan.Input, pl *plan.Plan) *Root {
+	pend, err := dr.pending(ctx, r)
+	if err != nil {
+		dr.failed(err)
+		return r
+	}
+	if pend {
+		// A real run recovers the root before it plans: plan from the
+		// state that recovery would leave, computed over a read-only
+		// overlay (nothing is written).
+		dr.rd.RecoveryPending = true
+		view, rec, err := previewRecovery(ctx, dr.st, dr.req, dr.a.Now())
+		if err != nil {
+			dr.failed(err)
+			return r
+		}
+		dr.rd.Recovered = recoverySummary(rec)
+		dr.a.Logger.Warn("a dead run's intent journal is pending at this root: a real run recovers it first; this dry run plans from the recovered state",
+			rec.LogAttrs(dr.rd.Root)...)
+		r.Close()
+		r = view
+		if in, pl, err = dr.makePlan(r); err != nil {
+			dr.failed(err)
+			return r
+		}
+	}
+	if err := dr.check(ctx, in, pl); err != nil {
+		refused(&dr.rd, err)
+		return r
+	}
+	dr.rd.Status = outcome.Planned
+	return r
+}
+
+// lockedApply takes the root's lock, plans again under it unless nothing
+// changed since the plan pl of the root r, and applies the plan. It
+// returns the root it planned from last.
+func (dr *destinationRun) lockedApply(ctx context.Context, r *Root, in plan.Input, pl *plan.Plan) *Root {
+	a, st := dr.a, dr.st
+	// A failed run leaves no empty root directory it created behind (it
+	// runs after the lock is released).
+	defer func() {
+		if dr.rd.Status == outcome.Failed {
+			removeCreatedRoot(ctx, st, a)
+		}
+	}()
+	locking := a.Now()
+	tx, err := a.begin(ctx, st, dr.d, "run", dr.jobs)
+	dr.rd.LockWait = a.Now().Sub(locking)
+	if err != nil {
+		dr.failed(err)
+		return r
+	}
+	defer tx.End()
+	ctx = tx.Context()
+	dr.rd.Recovered = recoverySummary(tx.Recovery)
+	// Under the lock, plan again unless nothing changed: with no journal to
+	// recover and the catalog at the version the first plan read, another
+	// writer has not committed since, and the first plan stands (a listing
+	// of a large root and a parse of its catalog are the bulk of an
+	// additive run's cost).
+	unchanged := func() bool {
+		if v, ok := tx.CatalogVersion(); ok {
+			return v == r.Version // what the lock's listing showed (S3)
+		}
+		return catalogUnchanged(ctx, st, r)
+	}
+	if r.Pending || tx.Recovery != nil || !unchanged() {
+		r.Close()
+		if r, err = dr.readRoot(ctx); err != nil {
+			dr.failed(err)
+			return r
+		}
+		if in, pl, err = dr.makePlan(r); err != nil {
+			dr.failed(err)
+			return r
+		}
+	}
+	if err := dr.check(ctx, in, pl); err != nil {
+		refused(&dr.rd, err)
+		return r
+	}
+	dr.apply(tx, r, in, pl)
+	return r
+}
+
+// apply applies the plan pl of the root r in the transaction tx.
+func (dr *destinationRun) apply(tx *txn.Txn, r *Root, in plan.Input, pl *plan.Plan) {
+	a, p, d := dr.a, dr.p, dr.d
+	ch := runChange(in, pl, r.Version, bundleContent(dr.b, dr.outs), webWrites(d, dr.res.PrimaryPath))
+	ch.BaseCopy, ch.BaseCanonical = r.CatalogCopy, r.CatalogCanonical
+	ch.Staged = dr.staging
+	if a.Progress != nil {
+		name := p.ID + " -> " + d.ID
+		var total int64
+		for _, w := range ch.Writes {
+			total += w.Size
+		}
+		a.Progress.Start(name, len(ch.Writes), total)
+		defer a.Progress.Finish(name)
+		ch.Written = func(path string, size int64) { a.Progress.Done(name, path, size) }
+	}
+	applied, err := tx.Apply(ch)
+	if applied != nil {
+		dr.rd.Done = applied.Done
+	}
+	if err != nil {
+		dr.vc.failed(err)
+		if applied != nil {
+			dr.rd.Applied = outcome.AppliedCounts(pl, applied.Done)
+		}
+		dr.failed(err)
+		return
+	}
+	if dr.staging {
+		// Every source file this run wrote streamed through OpenVerified.
+		var done []string
+		for _, w := range ch.Writes {
+			if p := dr.sources[w.Path]; dr.streamed[p] {
+				done = append(done, p)
+			}
+		}
+		dr.vc.matched(done)
+	}
+	dr.rd.Status, dr.rd.Applied = outcome.OK, pl.Counts()
+}
