@@ -1,0 +1,276 @@
+// The held lock: renewal, the fence, the proof of exclusion and release.
+
+package lock
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/probe"
+)
+
+// Lock is a held lock.
+type Lock struct {
+	l           *Locker
+	releaseOnce sync.Once
+	stopOnce    sync.Once
+	stop        chan struct{}
+	done        chan struct{}
+	ctx         context.Context
+	cancel      context.CancelCauseFunc
+
+	mu         sync.Mutex
+	info       Info
+	version    storage.Version
+	validUntil time.Duration // on l.Mono: start of the last good renewal + Lease - margin
+	lost       error         // sticky: ErrLost or ErrLeaseLapsed (wrapped)
+	timer      *time.Timer
+	renewing   sync.Mutex // serialises Renew
+}
+
+// Info returns the held lock's record.
+func (k *Lock) Info() Info {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.info
+}
+
+// Context is cancelled, with ErrLost or ErrLeaseLapsed (wrapped) as its
+// cause, when this process can no longer prove that it holds the lock. Its
+// Err checks the fence synchronously.
+func (k *Lock) Context() context.Context { return &fencedCtx{Context: k.ctx, k: k, cancel: k.cancel} }
+
+// Bind returns a context for work under the lock: it is cancelled when
+// parent is, or when the fence lapses (see Fence), and its Err checks the
+// fence at every call, so a process that was paused past its lease sees it
+// at its first check after it resumes, before any timer fires. Call stop
+// when the work is done.
+func (k *Lock) Bind(parent context.Context) (ctx context.Context, stop func()) {
+	inner, cancel := context.WithCancelCause(parent)
+	after := context.AfterFunc(k.ctx, func() { cancel(context.Cause(k.ctx)) })
+	return &fencedCtx{Context: inner, k: k, cancel: cancel}, func() {
+		after()
+		cancel(context.Canceled)
+	}
+}
+
+// fencedCtx is a context whose Err first checks the lock's fence.
+type fencedCtx struct {
+	context.Context
+	k      *Lock
+	cancel context.CancelCauseFunc
+}
+
+func (c *fencedCtx) Err() error {
+	if err := c.k.Fence(); err != nil {
+		c.cancel(err)
+	}
+	return c.Context.Err()
+}
+
+// Fence returns nil while this process provably holds the lock: the lease
+// it last renewed, minus the safety margin, has not run out on its
+// monotonic clock, and no renewal found the lock taken over. Otherwise it
+// returns an error matching ErrLeaseLapsed or ErrLost, for good: a lock
+// that lapsed once is never trusted again, even if a later renewal would
+// succeed. Every change to the root must be preceded by a nil Fence.
+func (k *Lock) Fence() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.fenceLocked()
+}
+
+func (k *Lock) fenceLocked() error {
+	if k.lost != nil {
+		return k.lost
+	}
+	if now := k.l.Mono(); now >= k.validUntil {
+		k.lost = fmt.Errorf("%w (no successful renewal for %s; lease %s, safety margin %s)",
+			ErrLeaseLapsed, (now - k.validUntil + k.l.Lease - k.l.margin()).Round(time.Millisecond), k.l.Lease, k.l.margin())
+		k.cancel(k.lost)
+		return k.lost
+	}
+	return nil
+}
+
+func (l *Locker) hold(parent context.Context, info Info, v storage.Version, sent time.Duration) *Lock {
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(parent))
+	k := &Lock{l: l, info: info, version: v, stop: make(chan struct{}), done: make(chan struct{}),
+		cancel: cancel, ctx: ctx, validUntil: sent + l.Lease - l.margin()}
+	k.timer = time.AfterFunc(k.validUntil-l.Mono(), func() { k.Fence() })
+	go k.renewLoop()
+	return k
+}
+
+func (k *Lock) renewLoop() {
+	defer close(k.done)
+	t := time.NewTicker(k.l.Lease / 4)
+	defer t.Stop()
+	for {
+		select {
+		case <-k.stop:
+			return
+		case <-t.C:
+			if k.Fence() != nil {
+				return
+			}
+			// A renewal may take at most what is left of the lease: a
+			// stalled request must not outlive the fence.
+			k.mu.Lock()
+			left := k.validUntil - k.l.Mono()
+			k.mu.Unlock()
+			rctx, cancel := context.WithTimeout(k.ctx, max(left, time.Millisecond))
+			err := k.Renew(rctx)
+			cancel()
+			if errors.Is(err, ErrLost) {
+				return
+			}
+		}
+	}
+}
+
+// Renew extends the lease. It fails with ErrLost if the lock is no longer
+// this holder's, and with the fence's error once the lease lapsed.
+func (k *Lock) Renew(ctx context.Context) error {
+	k.renewing.Lock()
+	defer k.renewing.Unlock()
+	if err := k.Fence(); err != nil {
+		return err
+	}
+	sent := k.l.Mono()
+	cur, curV, err := Read(ctx, k.l.Store)
+	if err != nil {
+		if errors.Is(err, storage.ErrNotExist) {
+			return k.loseLock()
+		}
+		return fmt.Errorf("renew lock: %w", err)
+	}
+	k.mu.Lock()
+	info := k.info
+	k.mu.Unlock()
+	if cur.ID != info.ID {
+		return k.loseLock()
+	}
+	info.Renewals++
+	info.ExpiresAt = k.l.Now().Add(k.l.Lease).UTC().Truncate(time.Second)
+	data, _ := json.Marshal(info)
+	v, err := storage.PutIf(ctx, k.l.Store, Name, data, curV)
+	if errors.Is(err, storage.ErrPrecondition) {
+		return k.loseLock()
+	}
+	if err != nil {
+		return fmt.Errorf("renew lock: %w", err)
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if err := k.fenceLocked(); err != nil {
+		return err // lapsed while renewing: too late
+	}
+	k.info, k.version = info, v
+	k.validUntil = sent + k.l.Lease - k.l.margin()
+	k.timer.Reset(k.validUntil - k.l.Mono())
+	return nil
+}
+
+// ProveExclusion proves, on the lock object this process holds, that the
+// server enforces the conditional writes the lock (and the catalog's
+// compare-and-swap) rest on: an exclusive create of the lock object and a
+// write conditioned on a version it does not have must both be refused,
+// and the record must read back unchanged (probe.Object: three requests).
+// The refused writes carry this holder's record with a "probe" marker, so
+// that on a server that applies them anyway the record still names this
+// holder, and Release removes it as usual. Call it right after Acquire,
+// before anything relies on the lock; it returns an *probe.UnenforcedError
+// for a server that does not enforce the conditions.
+//
+// readBack reads the record back (nil: a Get of it): see probe.ReadBack.
+func (k *Lock) ProveExclusion(ctx context.Context, readBack probe.ReadBack) error {
+	k.renewing.Lock() // no renewal changes the record meanwhile
+	defer k.renewing.Unlock()
+	k.mu.Lock()
+	info, v := k.info, k.version
+	k.mu.Unlock()
+	own, err := json.Marshal(info)
+	if err != nil {
+		return fmt.Errorf("lock record: %w", err)
+	}
+	return probe.Object(ctx, k.l.Store, Name, own, v, func(tag string) []byte {
+		data, _ := json.Marshal(struct {
+			Info
+			Probe string `json:"probe"`
+		}{info, tag})
+		return data
+	}, readBack)
+}
+
+// stopRenewal ends the renewal loop (idempotent).
+func (k *Lock) stopRenewal() {
+	k.stopOnce.Do(func() { close(k.stop) })
+	<-k.done
+}
+
+// loseLock records that another process holds the lock now.
+func (k *Lock) loseLock() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.lost == nil {
+		k.lost = ErrLost
+		k.cancel(ErrLost)
+	}
+	return ErrLost
+}
+
+// ErrReleased is the fence's error after Release.
+var ErrReleased = errors.New("lock released")
+
+// markReleased ends the lock's validity for good.
+func (k *Lock) markReleased() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.lost == nil {
+		k.lost = ErrReleased
+	}
+	k.cancel(k.lost)
+}
+
+// Release stops renewal and removes the lock if this process still provably
+// holds it. A holder whose fence lapsed leaves the record alone (it may be
+// a successor's by now, or about to be): waiters take it over as stale.
+// Calling Release again does nothing.
+func (k *Lock) Release(ctx context.Context) error {
+	first := false
+	k.releaseOnce.Do(func() { first = true })
+	if !first {
+		return nil
+	}
+	k.stopRenewal()
+	k.renewing.Lock()
+	defer k.renewing.Unlock()
+	defer k.markReleased()
+	k.timer.Stop()
+	if err := k.Fence(); err != nil {
+		return nil
+	}
+	cur, _, err := Read(ctx, k.l.Store)
+	if errors.Is(err, storage.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("release lock: %w", err)
+	}
+	if cur.ID != k.Info().ID {
+		return nil // taken over: not ours to remove
+	}
+	if err := k.Fence(); err != nil {
+		return nil
+	}
+	if err := k.l.Store.Delete(ctx, Name); err != nil {
+		return fmt.Errorf("release lock: %w", err)
+	}
+	return nil
+}
