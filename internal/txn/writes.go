@@ -1,0 +1,283 @@
+// The writes of an attempt: staged and committed, or put one by one.
+
+package txn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/distributor-dev/distributor/internal/storage"
+)
+
+// stageAll stages every write of the change, up to Jobs at once, each
+// under the fence. On failure it aborts every staged write (see unstaged).
+func (a *attempt) stageAll(ctx context.Context) error {
+	t, ch := a.t, a.ch
+	a.staged = make([]storage.Staged, len(ch.Writes))
+	return t.each(ctx, len(ch.Writes), func(ctx context.Context, i int) error {
+		w := &ch.Writes[i]
+		sg, err := t.stage(ctx, w)
+		if err != nil {
+			return err
+		}
+		a.staged[i] = sg
+		if ch.Written != nil {
+			ch.Written(w.Path, w.Size)
+		}
+		return nil
+	}, func(int) {})
+}
+
+// commitAll makes the staged writes visible phase by phase, in the order
+// Apply writes them, each under the fence. What it committed is recorded
+// in a.written; on failure the staged writes not yet committed are
+// aborted.
+func (a *attempt) commitAll(ctx context.Context) error {
+	t, ch := a.t, a.ch
+	var err error
+	for _, phase := range phases(ch.Writes) {
+		err = t.each(ctx, len(phase), func(ctx context.Context, i int) error {
+			k := phase[i]
+			w := &ch.Writes[k]
+			if err := t.lk.Fence(); err != nil {
+				return err
+			}
+			if err := a.staged[k].Commit(ctx); err != nil {
+				return fmt.Errorf("write %s: %w", w.Path, err)
+			}
+			return nil
+		}, func(i int) {
+			k := phase[i]
+			a.written[ch.Writes[k].Path] = true
+			a.staged[k] = nil
+		})
+		if err != nil {
+			break
+		}
+	}
+	if err != nil && t.lk.Fence() == nil {
+		// (A writer that lost its lock changes nothing more: the next
+		// holder sweeps the temporary files.)
+		a.abortStaged()
+	}
+	return err
+}
+
+// abortStaged removes every staged write not committed. It returns the
+// paths whose temporary object could not be removed.
+func (a *attempt) abortStaged() []string {
+	t := a.t
+	ctx, cancel := context.WithTimeout(t.lk.Context(), t.opts.CleanupTimeout)
+	defer cancel()
+	var left []string
+	for i, sg := range a.staged {
+		if sg == nil {
+			continue
+		}
+		if err := sg.Abort(ctx); err != nil {
+			t.opts.Logger.Warn("remove a staged temporary file", "root", t.st.String(), "path", a.ch.Writes[i].Path, "err", err)
+			left = append(left, a.ch.Writes[i].Path)
+		}
+		a.staged[i] = nil
+	}
+	return left
+}
+
+// unstaged ends an Apply whose staging failed: nothing became visible, so
+// there is nothing to undo or record. The staged temporary files are
+// removed and the directories written to swept; if that fails the journal
+// stays so that the next writer sweeps the whole tree.
+func (a *attempt) unstaged(cause error) (*Result, error) {
+	t := a.t
+	res := &Result{}
+	if ferr := t.lk.Fence(); ferr != nil {
+		return res, fmt.Errorf("%w; no output was made visible; this process can no longer prove it holds the root's lock (%w), "+
+			"so it made no further change, not even removing its temporary files: the lock's next holder settles the root "+
+			"from this run's intent journal", cause, ferr)
+	}
+	left := a.abortStaged()
+	if errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded) {
+		// A staging request cut short may still land on a remote server
+		// after this, as a temporary file: the journal stays, so that the
+		// next writer sweeps the whole tree.
+		res.JournalKept = true
+		return res, fmt.Errorf("%w; no output was made visible; the root keeps its intent journal (requests cut short may still "+
+			"land as temporary files): the next run, prune --apply or reconcile-state on it sweeps them", cause)
+	}
+	// A stage that failed with its connection may have left its
+	// temporary file where its own cleanup could not reach it: sweep the
+	// directories written to, as a settle does.
+	ctx, cancel := context.WithTimeout(t.lk.Context(), t.opts.CleanupTimeout)
+	defer cancel()
+	if _, err := t.sweep(ctx, storage.SweepOptions{Dirs: dirsOf(a.ch.Writes)}); err != nil {
+		res.JournalKept = true
+		return res, fmt.Errorf("%w; no output was made visible; temporary files could not be swept (%v; %d staged write(s) "+
+			"could not be undone): the root keeps its intent journal, so the next writer sweeps them", cause, err, len(left))
+	}
+	t.dropJournal()
+	return res, fmt.Errorf("%w; no output was made visible (every write was staged under a temporary name and removed again)", cause)
+}
+
+// stage copies one object to a temporary name under the fence.
+func (t *Txn) stage(ctx context.Context, w *Write) (storage.Staged, error) {
+	if err := t.lk.Fence(); err != nil {
+		return nil, err
+	}
+	rc, err := w.Open(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("open content of %s: %w", w.Path, err)
+	}
+	defer rc.Close()
+	sg, err := t.st.Stage(ctx, w.Path, rc, w.Size, w.putOptions())
+	if err != nil {
+		return nil, fmt.Errorf("write %s: %w", w.Path, err)
+	}
+	return sg, nil
+}
+
+// put writes one object under the fence.
+func (t *Txn) put(ctx context.Context, w *Write) error {
+	if err := t.lk.Fence(); err != nil {
+		return err
+	}
+	rc, err := w.Open(ctx)
+	if err != nil {
+		return fmt.Errorf("open content of %s: %w", w.Path, err)
+	}
+	defer rc.Close()
+	if _, err := t.st.Put(ctx, w.Path, rc, w.Size, w.putOptions()); err != nil {
+		return fmt.Errorf("write %s: %w", w.Path, err)
+	}
+	return nil
+}
+
+// sync makes the batch of writes durable before a catalog records it.
+func (t *Txn) sync(ctx context.Context) error {
+	if err := t.st.Sync(ctx); err != nil {
+		return fmt.Errorf("sync %s: %w", t.st, err)
+	}
+	return nil
+}
+
+// each runs fn for items 0..n-1 on up to Jobs goroutines and calls ok, one
+// call at a time, for each item fn completed. After the first error it
+// starts no new item, waits for those in flight, and returns that error.
+// The first failure does not cancel the items in flight: a cancelled
+// request may still complete on a server after the client gave up, and the
+// cleanup must know what landed. Only ctx (a signal, a lapsed fence)
+// cancels them.
+func (t *Txn) each(ctx context.Context, n int, fn func(context.Context, int) error, ok func(int)) error {
+	var (
+		mu       sync.Mutex
+		firstErr error
+		wg       sync.WaitGroup
+		sem      = make(chan struct{}, t.opts.Jobs)
+		stop     = make(chan struct{})
+	)
+loop:
+	for i := 0; i < n; i++ {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			break loop
+		case <-stop:
+			break loop
+		}
+		select {
+		case <-stop:
+			<-sem
+			break loop
+		default:
+		}
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			err := ctx.Err()
+			if err == nil {
+				err = fn(ctx, i)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if firstErr == nil {
+					firstErr = err
+					close(stop)
+				}
+				return
+			}
+			ok(i)
+		}(i)
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		if cause := context.Cause(ctx); cause != nil && cause != err {
+			return fmt.Errorf("%w (%w)", err, cause)
+		}
+		return err
+	}
+	return nil
+}
+
+// phases groups the indexes of ws by Write.Phase, lowest phase first,
+// keeping their order within a phase.
+func phases(ws []Write) [][]int {
+	idx := make([]int, len(ws))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(i, j int) bool { return ws[idx[i]].Phase < ws[idx[j]].Phase })
+	var out [][]int
+	for k, i := range idx {
+		if k == 0 || ws[i].Phase != ws[idx[k-1]].Phase {
+			out = append(out, nil)
+		}
+		out[len(out)-1] = append(out[len(out)-1], i)
+	}
+	return out
+}
+
+func mapKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// dirsOf returns the distinct parent directories of the written paths.
+func dirsOf(ws []Write) []string {
+	seen := map[string]bool{}
+	for _, w := range ws {
+		d := path.Dir(w.Path)
+		if d == "." {
+			d = ""
+		}
+		seen[d] = true
+	}
+	return slices.Sorted(func(yield func(string) bool) {
+		for d := range seen {
+			if !yield(d) {
+				return
+			}
+		}
+	})
+}
+
+// summarise writes at most max paths of a list, then a count of the rest.
+func summarise(paths []string, max int) string {
+	if len(paths) <= max {
+		return strings.Join(paths, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(paths[:max], ", "), len(paths)-max)
+}
