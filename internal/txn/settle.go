@@ -23,6 +23,9 @@ type attempt struct {
 	// staged holds, by write index, the staged writes not yet committed
 	// or aborted (staged Apply only).
 	staged []storage.Staged
+	// recorded holds, during settle, the current catalog's records of the
+	// paths this attempt created.
+	recorded map[string]*catalog.Output
 }
 
 // settle runs after a failure. It removes the files this attempt provably
@@ -55,6 +58,7 @@ func (a *attempt) settle(cause error) (*Result, error) {
 		}
 	}
 	curV, curSum, recorded, err := currentCatalog(ctx, t.st, paths)
+	a.recorded = recorded
 	if err != nil {
 		return a.giveUp(res, cause, fmt.Errorf("re-read %s: %w", catalog.FileName, err))
 	}
@@ -69,61 +73,11 @@ func (a *attempt) settle(cause error) (*Result, error) {
 		}
 		return a.giveUp(res, cause, fmt.Errorf("%s changed since this run read it (another writer?)", catalog.FileName))
 	}
-	var done []string
-	for i := range a.ch.Writes {
-		w := &a.ch.Writes[i]
-		if a.written[w.Path] && w.Existed {
-			done = append(done, w.Path) // a replace cannot be undone: record it
-			continue
-		}
-		sum, size, err := HashObject(ctx, t.st, w.Path)
-		mine := err == nil && sum == w.SHA256 && size == w.Size
-		switch {
-		case errors.Is(err, storage.ErrNotExist):
-			// nothing landed (or a replace's old bytes are gone: nothing to record)
-		case err != nil:
-			res.Left = append(res.Left, Leftover{w.Path, fmt.Sprintf("could not be checked: %v", err)})
-			doubt("%s could not be checked", w.Path)
-		case w.Existed:
-			if mine {
-				done = append(done, w.Path) // the replace landed, its answer was lost
-			} else if w.Previous != nil && (sum != w.Previous.SHA256 || size != w.Previous.Size) {
-				res.Left = append(res.Left, Leftover{w.Path, "holds neither the old nor this run's bytes"})
-				doubt("%s holds neither the old nor the new bytes", w.Path)
-			}
-		case !mine:
-			res.Left = append(res.Left, Leftover{w.Path, "its bytes are not the ones this run wrote: left alone"})
-		case recorded[w.Path] != nil:
-			// A recorded path whose file was missing: this run's bytes are
-			// there now, so record them rather than delete anything the
-			// catalog names.
-			done = append(done, w.Path)
-		default:
-			if err := t.lk.Fence(); err != nil {
-				return a.giveUp(res, cause, err)
-			}
-			if err := t.st.Delete(ctx, w.Path); err != nil {
-				res.Left = append(res.Left, Leftover{w.Path, fmt.Sprintf("could not be removed: %v", err)})
-				done = append(done, w.Path) // it exists with this run's bytes: record it
-				continue
-			}
-			res.RolledBack = append(res.RolledBack, w.Path)
-		}
+	done, err := a.settleWrites(ctx, res, doubt)
+	if err != nil {
+		return a.giveUp(res, cause, err)
 	}
-	for _, p := range a.ch.Deletes {
-		if a.deleted[p] {
-			done = append(done, p)
-			continue
-		}
-		// A delete whose answer was lost may have happened: look.
-		_, err := t.st.Stat(ctx, p)
-		switch {
-		case errors.Is(err, storage.ErrNotExist) && !errors.Is(err, storage.ErrNotObject):
-			done = append(done, p)
-		case err != nil:
-			doubt("%s could not be checked", p)
-		}
-	}
+	done = append(done, a.settleDeletes(ctx, doubt)...)
 	sort.Strings(done)
 	if err := t.sync(ctx); err != nil {
 		doubt("%v", err)
@@ -150,6 +104,78 @@ func (a *attempt) settle(cause error) (*Result, error) {
 			"): the next run, prune --apply or reconcile-state on it recovers it"
 	}
 	return res, fmt.Errorf("%w; %s", cause, msg)
+}
+
+// settleWrites looks at every write of the attempt: it removes the new
+// files that hold this run's bytes (unless the catalog records the path),
+// and returns the writes that must be recorded because they cannot be
+// undone. What it cannot account for goes to res.Left and doubt. An error
+// is the fence's: the caller gives up.
+func (a *attempt) settleWrites(ctx context.Context, res *Result, doubt func(string, ...any)) ([]string, error) {
+	t := a.t
+	var done []string
+	for i := range a.ch.Writes {
+		w := &a.ch.Writes[i]
+		if a.written[w.Path] && w.Existed {
+			done = append(done, w.Path) // a replace cannot be undone: record it
+			continue
+		}
+		sum, size, err := HashObject(ctx, t.st, w.Path)
+		mine := err == nil && sum == w.SHA256 && size == w.Size
+		switch {
+		case errors.Is(err, storage.ErrNotExist):
+			// nothing landed (or a replace's old bytes are gone: nothing to record)
+		case err != nil:
+			res.Left = append(res.Left, Leftover{w.Path, fmt.Sprintf("could not be checked: %v", err)})
+			doubt("%s could not be checked", w.Path)
+		case w.Existed:
+			if mine {
+				done = append(done, w.Path) // the replace landed, its answer was lost
+			} else if w.Previous != nil && (sum != w.Previous.SHA256 || size != w.Previous.Size) {
+				res.Left = append(res.Left, Leftover{w.Path, "holds neither the old nor this run's bytes"})
+				doubt("%s holds neither the old nor the new bytes", w.Path)
+			}
+		case !mine:
+			res.Left = append(res.Left, Leftover{w.Path, "its bytes are not the ones this run wrote: left alone"})
+		case a.recorded[w.Path] != nil:
+			// A recorded path whose file was missing: this run's bytes are
+			// there now, so record them rather than delete anything the
+			// catalog names.
+			done = append(done, w.Path)
+		default:
+			if err := t.lk.Fence(); err != nil {
+				return nil, err
+			}
+			if err := t.st.Delete(ctx, w.Path); err != nil {
+				res.Left = append(res.Left, Leftover{w.Path, fmt.Sprintf("could not be removed: %v", err)})
+				done = append(done, w.Path) // it exists with this run's bytes: record it
+				continue
+			}
+			res.RolledBack = append(res.RolledBack, w.Path)
+		}
+	}
+	return done, nil
+}
+
+// settleDeletes returns the deletes of the attempt that took effect,
+// looking at those whose answer was lost.
+func (a *attempt) settleDeletes(ctx context.Context, doubt func(string, ...any)) []string {
+	var done []string
+	for _, p := range a.ch.Deletes {
+		if a.deleted[p] {
+			done = append(done, p)
+			continue
+		}
+		// A delete whose answer was lost may have happened: look.
+		_, err := a.t.st.Stat(ctx, p)
+		switch {
+		case errors.Is(err, storage.ErrNotExist) && !errors.Is(err, storage.ErrNotObject):
+			done = append(done, p)
+		case err != nil:
+			doubt("%s could not be checked", p)
+		}
+	}
+	return done
 }
 
 // giveUp ends a cleanup that cannot go on: the journal stays.
