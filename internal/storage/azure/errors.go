@@ -1,0 +1,187 @@
+package azure
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"syscall"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
+
+	"github.com/distributor-dev/distributor/internal/storage"
+)
+
+// azError is an Azure error response with the storage error it stands
+// for. Its message is the error code and status, not the SDK's, which
+// lists the request's URL and headers.
+type azError struct {
+	resp *azcore.ResponseError
+	is   error // storage.ErrNotExist, storage.ErrPrecondition or nil
+	hint string
+}
+
+func (e *azError) Error() string {
+	msg := e.resp.ErrorCode
+	if msg == "" {
+		msg = http.StatusText(e.resp.StatusCode)
+	}
+	msg += " (HTTP " + strconv.Itoa(e.resp.StatusCode) + ")"
+	if e.hint != "" {
+		msg += "; " + e.hint
+	}
+	return msg
+}
+
+func (e *azError) Is(target error) bool { return e.is != nil && target == e.is }
+
+func (e *azError) Unwrap() error { return e.resp }
+
+// Error codes (x-ms-error-code) the store tells apart.
+const (
+	codeBlobNotFound      = "BlobNotFound"
+	codeBlobAlreadyExists = "BlobAlreadyExists"
+	codeContainerNotFound = "ContainerNotFound"
+)
+
+// explain turns an SDK error into an *azError (a 404 BlobNotFound matches
+// storage.ErrNotExist) and takes the query (a SAS) out of the URL of a
+// transport error; other errors stay as they are.
+func explain(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		if u, perr := url.Parse(ue.URL); perr == nil && u.RawQuery != "" {
+			u.RawQuery = ""
+			ue.URL = u.String() + "?[query removed]"
+		}
+	}
+	var resp *azcore.ResponseError
+	if !errors.As(err, &resp) {
+		return err
+	}
+	e := &azError{resp: resp}
+	switch {
+	case resp.ErrorCode == codeBlobNotFound || resp.StatusCode == http.StatusNotFound && resp.ErrorCode == "":
+		e.is = storage.ErrNotExist
+	case resp.ErrorCode == codeContainerNotFound:
+		e.hint = "the container does not exist"
+	case resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusUnauthorized:
+		e.hint = "check the credentials (AZURE_STORAGE_CONNECTION_STRING, AZURE_STORAGE_KEY, AZURE_STORAGE_SAS_TOKEN or " +
+			"Microsoft Entra ID) and their role on the container (see docs/backends.md)"
+	}
+	return e
+}
+
+// status returns the HTTP status and error code of an Azure error
+// response in err's chain.
+func status(err error) (int, string, bool) {
+	var resp *azcore.ResponseError
+	if errors.As(err, &resp) {
+		return resp.StatusCode, resp.ErrorCode, true
+	}
+	return 0, "", false
+}
+
+// IsTransient reports whether err, returned by this store, is a failure
+// that sending the same request again may cure: the network or the server
+// failed on the way, rather than the server refusing the request. It does
+// not look at any context.
+//
+// Never transient (checked first): storage.ErrNotExist, ErrNotObject,
+// ErrPrecondition and ErrInvalidPath; os.ErrClosed; fs.ErrPermission;
+// context.Canceled; a credential that Microsoft Entra ID refused or could
+// not find; TLS and certificate failures; a DNS name that does not exist.
+//
+// Transient: an Azure error response with HTTP status 408, 429, 500, 502,
+// 503 or 504 (Azure's ServerBusy, OperationTimedOut, InternalError), every
+// other one is final; a connection that broke, could not be made or timed
+// out (io.EOF, io.ErrUnexpectedEOF, net.ErrClosed, ECONNRESET,
+// ECONNREFUSED, ECONNABORTED, EPIPE, ETIMEDOUT, EHOSTUNREACH, ENETUNREACH,
+// ENETDOWN, a *net.OpError, a net.Error whose Timeout is true,
+// os.ErrDeadlineExceeded, context.DeadlineExceeded of an internal deadline,
+// a DNS lookup that timed out or failed temporarily).
+//
+// Anything else is final: when unsure, do not retry.
+func (s *Store) IsTransient(err error) bool {
+	if err == nil || isPermanent(err) {
+		return false
+	}
+	if code, _, ok := status(err); ok {
+		switch code {
+		case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
+			http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+			return true
+		}
+		return false
+	}
+	for _, target := range transientErrors {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return dns.IsTimeout || dns.IsTemporary
+	}
+	var op *net.OpError
+	if errors.As(err, &op) {
+		return true // a socket operation failed (TLS alerts are permanent, above)
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// permanentErrors are never transient, whatever else an error wraps.
+var permanentErrors = []error{
+	storage.ErrNotObject, storage.ErrNotExist, storage.ErrPrecondition, storage.ErrInvalidPath,
+	os.ErrClosed, fs.ErrPermission, context.Canceled,
+}
+
+// transientErrors mean that the connection broke, could not be made or
+// timed out.
+var transientErrors = []error{
+	io.EOF, io.ErrUnexpectedEOF, net.ErrClosed, os.ErrDeadlineExceeded, context.DeadlineExceeded,
+	syscall.ECONNRESET, syscall.ECONNREFUSED, syscall.ECONNABORTED, syscall.EPIPE, syscall.ETIMEDOUT,
+	syscall.EHOSTUNREACH, syscall.ENETUNREACH, syscall.ENETDOWN, syscall.ENETRESET,
+}
+
+// isPermanent reports whether err is a failure that is final even when it
+// also wraps a network error.
+func isPermanent(err error) bool {
+	for _, target := range permanentErrors {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	var (
+		auth      *azidentity.AuthenticationFailedError
+		authority x509.UnknownAuthorityError
+		invalid   x509.CertificateInvalidError
+		hostname  x509.HostnameError
+		verify    *tls.CertificateVerificationError
+		header    tls.RecordHeaderError
+		alert     tls.AlertError
+		dns       *net.DNSError
+		op        *net.OpError
+	)
+	switch {
+	case errors.As(err, &auth):
+		return true
+	case errors.As(err, &authority), errors.As(err, &invalid), errors.As(err, &hostname),
+		errors.As(err, &verify), errors.As(err, &header), errors.As(err, &alert):
+		return true
+	case errors.As(err, &dns) && dns.IsNotFound:
+		return true
+	case errors.As(err, &op) && op.Op == "remote error":
+		return true // crypto/tls: the server sent a TLS alert
+	}
+	return false
+}
