@@ -225,8 +225,8 @@ func checkNames(account, cont string) error {
 		return errors.New("account is required")
 	}
 	for _, c := range account {
-		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9') {
-			return fmt.Errorf("account %q: only lowercase letters and digits", account)
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9') || len(account) < 3 || len(account) > 24 {
+			return fmt.Errorf("account %q: 3 to 24 lowercase letters and digits", account)
 		}
 	}
 	switch {

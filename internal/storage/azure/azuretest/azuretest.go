@@ -9,9 +9,11 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
 
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/azure"
@@ -41,18 +43,57 @@ func Azurite(t testing.TB) *Server {
 		t.Fatalf("DISTRIBUTOR_TEST_AZURE_ENDPOINT %q: want http://host:port/account (%v)", env[0], err)
 	}
 	srv := &Server{Endpoint: strings.TrimSuffix(env[0], "/"), Addr: u.Host, Account: env[1], Key: env[2], Container: env[3]}
+	if _, err := srv.Client(t, srv.Container).Create(context.Background(), nil); err != nil &&
+		!bloberror.HasCode(err, bloberror.ContainerAlreadyExists) {
+		t.Fatalf("create container %s: %v", srv.Container, err)
+	}
+	return srv
+}
+
+// Client is an independent client of the container name (the SDK's own,
+// with the shared key), to check what the adapter wrote.
+func (srv *Server) Client(t testing.TB, name string) *container.Client {
+	t.Helper()
 	cred, err := container.NewSharedKeyCredential(srv.Account, srv.Key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := container.NewClientWithSharedKeyCredential(srv.Endpoint+"/"+srv.Container, cred, nil)
+	c, err := container.NewClientWithSharedKeyCredential(srv.Endpoint+"/"+name, cred, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Create(context.Background(), nil); err != nil && !bloberror.HasCode(err, bloberror.ContainerAlreadyExists) {
-		t.Fatalf("create container %s: %v", srv.Container, err)
+	return c
+}
+
+// NewContainer creates a container of its own for the test t, deleted
+// with its blobs when the test ends, and returns its name.
+func (srv *Server) NewContainer(t testing.TB) string {
+	t.Helper()
+	name := "t-" + strings.ToLower(rand.Text()[:12])
+	c := srv.Client(t, name)
+	if _, err := c.Create(t.Context(), nil); err != nil {
+		t.Fatalf("create container %s: %v", name, err)
 	}
-	return srv
+	t.Cleanup(func() { c.Delete(context.Background(), nil) })
+	return name
+}
+
+// SAS returns a shared access signature (a query string) for the
+// container name that allows everything the store does, valid for an
+// hour.
+func (srv *Server) SAS(t testing.TB, name string) string {
+	t.Helper()
+	cred, err := container.NewSharedKeyCredential(srv.Account, srv.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perms := sas.ContainerPermissions{Read: true, Add: true, Create: true, Write: true, Delete: true, List: true}
+	q, err := sas.BlobSignatureValues{Protocol: sas.ProtocolHTTPSandHTTP, ExpiryTime: time.Now().Add(time.Hour).UTC(),
+		Permissions: perms.String(), ContainerName: name}.SignWithSharedKey(cred)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q.Encode()
 }
 
 // Getenv is the credential environment of the server: its shared key.
