@@ -59,7 +59,7 @@ func TestHeaders(t *testing.T) {
 	for name, want := range map[string]storage.Metadata{
 		"small.bin": meta, "large.bin": meta, "page.html": {ContentType: "text/html; charset=utf-8"},
 	} {
-		props, err := c.NewBlobClient(opts.Prefix + "/" + name).GetProperties(t.Context(), nil)
+		props, err := c.NewBlobClient(opts.Prefix+"/"+name).GetProperties(t.Context(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
