@@ -202,3 +202,5 @@ func TestString(t *testing.T) {
 		t.Errorf("Stat of a missing blob: %v", err)
 	}
 }
+
+func strReader(s string) *strings.Reader { return strings.NewReader(s) }
