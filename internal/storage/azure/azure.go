@@ -217,10 +217,18 @@ func (s *Store) init(ctx context.Context, opts Options) error {
 	return nil
 }
 
-// checkNames checks the account and container names as Azure defines them
-// (lowercase letters and digits; the container also "-", or "$root" and
-// "$web"), so that a typo fails with a message rather than a request.
+// checkNames checks the account and container names as Azure defines
+// them, so that a typo fails with a message rather than a request.
 func checkNames(account, cont string) error {
+	if err := checkAccount(account); err != nil {
+		return err
+	}
+	return checkContainer(cont)
+}
+
+// checkAccount checks an account name: 3 to 24 lowercase letters and
+// digits.
+func checkAccount(account string) error {
 	if account == "" {
 		return errors.New("account is required")
 	}
@@ -229,17 +237,24 @@ func checkNames(account, cont string) error {
 			return fmt.Errorf("account %q: 3 to 24 lowercase letters and digits", account)
 		}
 	}
+	return nil
+}
+
+// checkContainer checks a container name: 3 to 63 lowercase letters,
+// digits and single hyphens inside, or "$web" or "$root".
+func checkContainer(cont string) error {
+	bad := fmt.Errorf("container %q: 3 to 63 lowercase letters, digits and single hyphens inside, or $web or $root", cont)
 	switch {
 	case cont == "":
 		return errors.New("container is required")
 	case cont == "$web", cont == "$root":
 		return nil
 	case len(cont) < 3 || len(cont) > 63 || cont[0] == '-' || cont[len(cont)-1] == '-' || strings.Contains(cont, "--"):
-		return fmt.Errorf("container %q: 3 to 63 lowercase letters, digits and single hyphens inside", cont)
+		return bad
 	}
 	for _, c := range cont {
 		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
-			return fmt.Errorf("container %q: 3 to 63 lowercase letters, digits and single hyphens inside", cont)
+			return bad
 		}
 	}
 	return nil

@@ -46,12 +46,12 @@ func decode(b storage.Block) any {
 	s.ResponseTimeout = b.Duration("response_timeout")
 	s.IdleTimeout = b.Duration("idle_timeout")
 	if s.Account != "" {
-		if err := checkNames(s.Account, "$web"); err != nil {
+		if err := checkAccount(s.Account); err != nil {
 			b.Errorf("account", "%v", err)
 		}
 	}
 	if s.Container != "" {
-		if err := checkNames("a", s.Container); err != nil {
+		if err := checkContainer(s.Container); err != nil {
 			b.Errorf("container", "%v", err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -59,8 +60,11 @@ func explain(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		if u, perr := url.Parse(ue.URL); perr == nil && u.RawQuery != "" {
-			u.RawQuery = ""
-			ue.URL = u.String() + "?[query removed]"
+			query := "?" + u.RawQuery
+			ue.URL = strings.Replace(ue.URL, query, "?[query removed]", 1)
+			if msg := err.Error(); strings.Contains(msg, query) { // formatted before
+				return &redacted{msg: strings.ReplaceAll(msg, query, "?[query removed]"), err: err}
+			}
 		}
 	}
 	var resp *azcore.ResponseError
@@ -79,6 +83,16 @@ func explain(err error) error {
 	}
 	return e
 }
+
+// redacted is an error whose message had a URL's query taken out.
+type redacted struct {
+	msg string
+	err error
+}
+
+func (e *redacted) Error() string { return e.msg }
+
+func (e *redacted) Unwrap() error { return e.err }
 
 // status returns the HTTP status and error code of an Azure error
 // response in err's chain.
