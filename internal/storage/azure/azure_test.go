@@ -3,9 +3,14 @@ package azure_test
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
+	"path"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
 
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/azure"
@@ -15,22 +20,44 @@ import (
 
 func TestConformance(t *testing.T) {
 	srv := azuretest.Azurite(t)
+	var opened sync.Map // *azure.Store -> azure.Options
+	open := func(t *testing.T, opts azure.Options) storage.Store {
+		s := azuretest.OpenWith(t, opts)
+		opened.Store(s, opts)
+		return s
+	}
+	// plant stages a block of a new blob in dir, as a writer that died
+	// uploading a large blob leaves it.
+	plant := storagetest.WithPlantTemp(func(t *testing.T, s storage.Store, dir string) string {
+		v, _ := opened.Load(s)
+		opts := v.(azure.Options)
+		rel := path.Join(dir, "upload-"+rand.Text()[:8])
+		name := rel
+		if opts.Prefix != "" {
+			name = opts.Prefix + "/" + rel
+		}
+		bb := srv.Client(t, opts.Container).NewBlockBlobClient(name)
+		if _, err := bb.StageBlock(t.Context(), "YmxvY2s=", streaming.NopCloser(strings.NewReader("part")), nil); err != nil {
+			t.Fatal(err)
+		}
+		return rel
+	})
 	t.Run("prefix", func(t *testing.T) {
-		storagetest.Run(t, func(t *testing.T) storage.Store { return srv.Open(t) })
+		storagetest.Run(t, func(t *testing.T) storage.Store { return open(t, srv.Options(srv.UniquePrefix(t))) }, plant)
 	})
 	t.Run("container-root", func(t *testing.T) {
 		storagetest.Run(t, func(t *testing.T) storage.Store {
 			opts := srv.Options("")
 			opts.Container = srv.NewContainer(t)
-			return azuretest.OpenWith(t, opts)
-		})
+			return open(t, opts)
+		}, plant)
 	})
 	t.Run("blocks", func(t *testing.T) { // every Put of more than 256 KiB in blocks
 		storagetest.Run(t, func(t *testing.T) storage.Store {
 			opts := srv.Options(srv.UniquePrefix(t))
 			opts.BlockSize = 256 << 10
-			return azuretest.OpenWith(t, opts)
-		})
+			return open(t, opts)
+		}, plant)
 	})
 }
 
