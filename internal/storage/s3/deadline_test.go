@@ -16,6 +16,7 @@ import (
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/objstore"
 	"github.com/distributor-dev/distributor/internal/storage/storagetest"
 	"github.com/distributor-dev/distributor/internal/testutil/faultproxy"
 )
@@ -194,9 +195,9 @@ func TestIdleTimeout(t *testing.T) {
 	opts.IdleTimeout = 200 * time.Millisecond
 	s := open(t, opts)
 	err := storagetest.Bounded(t, "Get", func() error { _, _, err := s.Get(context.Background(), "slow-body"); return err })
-	var se *stallError
+	var se *objstore.StallError
 	if !errors.As(err, &se) || !strings.Contains(err.Error(), "idle timeout") {
-		t.Errorf("Get of a body that stops: %v; want a *stallError", err)
+		t.Errorf("Get of a body that stops: %v; want a *objstore.StallError", err)
 	}
 	put(t, s, "fine", "fine")
 }

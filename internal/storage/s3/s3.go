@@ -52,12 +52,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"mime"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -67,6 +64,7 @@ import (
 	"github.com/minio/minio-go/v7"
 
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/objstore"
 )
 
 // Options configure a Store. The s3 package reads no configuration: the
@@ -247,56 +245,26 @@ func (s *Store) init(ctx context.Context, opts Options) error {
 }
 
 // newTransport returns the HTTP transport of the client, with opts's
-// timeouts installed (see Options.Transport).
+// timeouts installed (see Options.Transport and objstore.Transport).
 func newTransport(opts *Options, secure bool) (http.RoundTripper, error) {
-	var tr *http.Transport
+	var base *http.Transport
 	switch t := opts.Transport.(type) {
 	case nil:
 		def, err := minio.DefaultTransport(secure)
 		if err != nil {
 			return nil, err
 		}
-		def.DialContext = nil // ours, below
-		tr = def
+		def.DialContext = nil // objstore's
+		base = def
 	case *http.Transport:
-		tr = t.Clone()
+		base = t
 	default:
 		return t, nil
 	}
-	dial := tr.DialContext
-	if dial == nil {
-		dial = (&net.Dialer{KeepAlive: 15 * time.Second}).DialContext
-	}
-	idle := opts.IdleTimeout
-	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		ctx, cancel := context.WithTimeout(ctx, opts.DialTimeout)
-		defer cancel()
-		c, err := dial(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return newProgressConn(c, idle), nil
-	}
-	if dialTLS := tr.DialTLSContext; dialTLS != nil {
-		// A TLS dialer connects and shakes hands: DialTimeout for each.
-		tr.DialTLSContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			ctx, cancel := context.WithTimeout(ctx, 2*opts.DialTimeout)
-			defer cancel()
-			c, err := dialTLS(ctx, network, addr)
-			if err != nil {
-				return nil, err
-			}
-			return newProgressConn(c, idle), nil
-		}
-	}
+	tr := objstore.Transport(base, objstore.Timeouts{Dial: opts.DialTimeout, Response: opts.ResponseTimeout, Idle: opts.IdleTimeout})
 	// A conditional PUT waits this long for the server's "100 Continue"
 	// (see expectContinue) before it sends the body anyway.
 	tr.ExpectContinueTimeout = expectContinueTimeout
-	tr.TLSHandshakeTimeout = opts.DialTimeout
-	tr.ResponseHeaderTimeout = opts.ResponseTimeout
-	// A pooled connection's pending read (the transport watches idle
-	// connections) runs into the progress deadline: retire it before.
-	tr.IdleConnTimeout = idle / 2
 	return tr, nil
 }
 
@@ -328,66 +296,6 @@ func (t expectTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	return t.RoundTripper.RoundTrip(req)
 }
-
-// progressConn is a connection whose every Read and Write moves the
-// deadline of both directions to timeout from now: a request fails once
-// no byte has moved either way for timeout, however long its transfer
-// takes while bytes flow. (A Write extends a Read waiting for the
-// response, so a long upload does not time out the wait that follows.)
-type progressConn struct {
-	net.Conn
-	timeout time.Duration
-}
-
-func newProgressConn(c net.Conn, timeout time.Duration) *progressConn {
-	c.SetDeadline(time.Now().Add(timeout))
-	return &progressConn{Conn: c, timeout: timeout}
-}
-
-func (c *progressConn) Read(p []byte) (int, error) {
-	if err := c.Conn.SetDeadline(time.Now().Add(c.timeout)); err != nil {
-		return 0, err
-	}
-	n, err := c.Conn.Read(p)
-	return n, c.explain(err)
-}
-
-func (c *progressConn) Write(p []byte) (int, error) {
-	if err := c.Conn.SetDeadline(time.Now().Add(c.timeout)); err != nil {
-		return 0, err
-	}
-	n, err := c.Conn.Write(p)
-	return n, c.explain(err)
-}
-
-// explain names the progress deadline in a timeout error.
-func (c *progressConn) explain(err error) error {
-	if err == nil || !errors.Is(err, os.ErrDeadlineExceeded) {
-		return err
-	}
-	return &stallError{timeout: c.timeout, err: err}
-}
-
-// stallError is the error of a connection on which no byte moved for the
-// idle timeout. Like the deadline error it wraps, it is a net.Error whose
-// Timeout is true.
-type stallError struct {
-	timeout time.Duration
-	err     error
-}
-
-func (e *stallError) Error() string {
-	return fmt.Sprintf("no data moved for %s (idle timeout): %v", e.timeout, e.err)
-}
-
-func (e *stallError) Unwrap() error { return e.err }
-
-// Timeout reports true: the error is a timeout.
-func (e *stallError) Timeout() bool { return true }
-
-// Temporary reports true, as the deadline error does (crypto/tls then
-// keeps the connection's state intact; the transport closes it anyway).
-func (e *stallError) Temporary() bool { return true }
 
 // parseEndpoint returns the host[:port] and whether to use TLS.
 func parseEndpoint(endpoint string) (string, bool, error) {
@@ -522,12 +430,9 @@ func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64, excl
 	if size < 0 {
 		return fmt.Errorf("negative size %d", size)
 	}
-	er := &exactReader{ctx: ctx, r: r, left: size}
-	if size == 0 {
-		// Nothing will be read: check now that there is nothing to read.
-		if err := er.checkEnd(); err != nil {
-			return err
-		}
+	er := objstore.NewExactReader(ctx, r, size)
+	if err := er.Err(); err != nil {
+		return err
 	}
 	opts := minio.PutObjectOptions{ContentType: contentType(p), PartSize: s.partSize,
 		CacheControl: po.Metadata.CacheControl, ContentDisposition: po.Metadata.ContentDisposition}
@@ -544,8 +449,8 @@ func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64, excl
 		opts.SetMatchETagExcept("*")
 	}
 	_, err := s.client.PutObject(ctx, s.bucket, s.key(p), er, size, opts)
-	if er.err != nil {
-		return er.err // the reader's failure is the cause, whatever the client made of it
+	if er.Err() != nil {
+		return er.Err() // the reader's failure is the cause, whatever the client made of it
 	}
 	if err != nil {
 		if resp := minio.ToErrorResponse(err); exclusive && (resp.StatusCode == http.StatusPreconditionFailed ||
@@ -554,8 +459,8 @@ func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64, excl
 		}
 		return explain(err)
 	}
-	if er.left != 0 {
-		return fmt.Errorf("the client sent %d of %d bytes", size-er.left, size)
+	if er.Left() != 0 {
+		return fmt.Errorf("the client sent %d of %d bytes", size-er.Left(), size)
 	}
 	return nil
 }
@@ -584,117 +489,9 @@ func (s *Store) cutShort(ctx context.Context, p string, ifVersion storage.Versio
 	return err
 }
 
-// exactReader yields exactly left bytes of r and fails, without yielding
-// the last bytes, if r has fewer or more, if r fails, or if ctx ends: so a
-// request whose body is cut short never reaches its declared length and
-// the server stores nothing.
-type exactReader struct {
-	ctx  context.Context
-	r    io.Reader
-	left int64
-	read int64
-	err  error
-}
-
-func (e *exactReader) Read(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	if e.left == 0 {
-		return 0, io.EOF
-	}
-	if err := e.ctx.Err(); err != nil {
-		e.err = err
-		return 0, err
-	}
-	if int64(len(p)) > e.left {
-		p = p[:e.left]
-	}
-	n, err := e.r.Read(p)
-	e.read += int64(n)
-	e.left -= int64(n)
-	switch {
-	case err == io.EOF && e.left > 0:
-		e.err = fmt.Errorf("short input: got %d of %d bytes", e.read, e.read+e.left)
-	case err != nil && err != io.EOF:
-		e.err = fmt.Errorf("after %d bytes: %w", e.read, err)
-	case e.left == 0:
-		e.err = e.checkEnd()
-	}
-	if e.err != nil {
-		return 0, e.err // withhold this chunk: the body stays incomplete
-	}
-	return n, nil
-}
-
-// checkEnd checks that r has no byte left and ctx is alive.
-func (e *exactReader) checkEnd() error {
-	var extra [1]byte
-	n, err := io.ReadFull(e.r, extra[:])
-	switch {
-	case n > 0:
-		return fmt.Errorf("input is longer than %d bytes", e.read)
-	case err != io.EOF:
-		return fmt.Errorf("after %d bytes: %w", e.read, err)
-	}
-	return e.ctx.Err()
-}
-
-// contentTypes are the Content-Types of common web files, fixed here so
-// that uploads do not depend on the machine's MIME database.
-var contentTypes = map[string]string{
-	".html":        "text/html; charset=utf-8",
-	".htm":         "text/html; charset=utf-8",
-	".css":         "text/css; charset=utf-8",
-	".js":          "text/javascript; charset=utf-8",
-	".mjs":         "text/javascript; charset=utf-8",
-	".json":        "application/json",
-	".map":         "application/json",
-	".xml":         "application/xml",
-	".rss":         "application/rss+xml",
-	".atom":        "application/atom+xml",
-	".txt":         "text/plain; charset=utf-8",
-	".md":          "text/markdown; charset=utf-8",
-	".markdown":    "text/markdown; charset=utf-8",
-	".csv":         "text/csv; charset=utf-8",
-	".tsv":         "text/tab-separated-values; charset=utf-8",
-	".svg":         "image/svg+xml",
-	".png":         "image/png",
-	".jpg":         "image/jpeg",
-	".jpeg":        "image/jpeg",
-	".gif":         "image/gif",
-	".webp":        "image/webp",
-	".avif":        "image/avif",
-	".ico":         "image/vnd.microsoft.icon",
-	".pdf":         "application/pdf",
-	".zip":         "application/zip",
-	".gz":          "application/gzip",
-	".wasm":        "application/wasm",
-	".woff":        "font/woff",
-	".woff2":       "font/woff2",
-	".ttf":         "font/ttf",
-	".otf":         "font/otf",
-	".mp4":         "video/mp4",
-	".webm":        "video/webm",
-	".mp3":         "audio/mpeg",
-	".ogg":         "audio/ogg",
-	".webmanifest": "application/manifest+json",
-}
-
-// contentType returns the Content-Type for the path p: the table above,
-// then the system's MIME types, then application/octet-stream.
-func contentType(p string) string {
-	ext := strings.ToLower(path.Ext(p))
-	if ct, ok := contentTypes[ext]; ok {
-		return ct
-	}
-	if ext != "" {
-		if ct := mime.TypeByExtension(ext); ct != "" {
-			return ct
-		}
-	}
-	return "application/octet-stream"
-}
+// contentType returns the Content-Type for the path p (see
+// objstore.ContentType).
+func contentType(p string) string { return objstore.ContentType(p) }
 
 // Get implements storage.Store: it reads an object whole, with the ETag of
 // the same response as its Version.
@@ -794,12 +591,9 @@ func (s *Store) putIf(ctx context.Context, p string, r io.ReadSeeker, size int64
 	if _, err := r.Seek(0, io.SeekStart); err != nil {
 		return "", fmt.Errorf("rewind the input: %w", err)
 	}
-	er := &exactReader{ctx: ctx, r: r, left: size}
-	if size == 0 {
-		// Nothing will be read: check now that there is nothing to read.
-		if err := er.checkEnd(); err != nil {
-			return "", err
-		}
+	er := objstore.NewExactReader(ctx, r, size)
+	if err := er.Err(); err != nil {
+		return "", err
 	}
 	// An empty body is sent unsigned: see put.
 	opts := minio.PutObjectOptions{ContentType: contentType(p), DisableMultipart: true, DisableContentSha256: size == 0}
@@ -816,8 +610,8 @@ func (s *Store) putIf(ctx context.Context, p string, r io.ReadSeeker, size int64
 		pctx = expectContinue(ctx)
 	}
 	info, err := s.client.PutObject(pctx, s.bucket, s.key(p), body, size, opts)
-	if er.err != nil {
-		return "", er.err // the reader's failure is the cause, whatever the client made of it
+	if er.Err() != nil {
+		return "", er.Err() // the reader's failure is the cause, whatever the client made of it
 	}
 	if err != nil {
 		resp := minio.ToErrorResponse(err)
@@ -831,13 +625,13 @@ func (s *Store) putIf(ctx context.Context, p string, r io.ReadSeeker, size int64
 			return "", fmt.Errorf("%w: a concurrent conditional write: %w", storage.ErrPrecondition, explain(err))
 		case ifVersion != "" && (resp.Code == "NoSuchKey" || resp.StatusCode == http.StatusNotFound && resp.Code != "NoSuchBucket"):
 			return "", fmt.Errorf("%w: object is absent, want version %s", storage.ErrPrecondition, ifVersion)
-		case resp.Code == "" && resp.StatusCode == 0 && er.left > 0:
+		case resp.Code == "" && resp.StatusCode == 0 && er.Left() > 0:
 			return "", s.cutShort(ctx, p, ifVersion, err)
 		}
 		return "", explain(err)
 	}
-	if er.left != 0 {
-		return "", fmt.Errorf("the client sent %d of %d bytes", size-er.left, size)
+	if er.Left() != 0 {
+		return "", fmt.Errorf("the client sent %d of %d bytes", size-er.Left(), size)
 	}
 	if info.ETag == "" {
 		return "", errors.New("the server returned no ETag")
