@@ -17,6 +17,8 @@ import (
 
 	"github.com/distributor-dev/distributor/internal/cli"
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/azure"
+	"github.com/distributor-dev/distributor/internal/storage/azure/azuretest"
 	"github.com/distributor-dev/distributor/internal/storage/gcs"
 	"github.com/distributor-dev/distributor/internal/storage/gcs/gcstest"
 	"github.com/distributor-dev/distributor/internal/storage/s3"
@@ -38,6 +40,8 @@ type backend struct {
 	sftp *sftp.Options
 	s3   *s3.Options
 	gcs  *gcs.Options
+	// azure: the root's container, prefix and endpoint.
+	azure *azure.Options
 }
 
 // backends lists the backends to run the scenarios on: the in-process
@@ -54,6 +58,7 @@ var backends = []struct {
 	{"s3-versitygw", realS3},
 	{"s3-seaweedfs", realWeed},
 	{"gcs-fake", fakeGCS},
+	{"azure-azurite", azurite},
 }
 
 func sftpBackend(t *testing.T, opts sftp.Options) backend {
@@ -144,6 +149,22 @@ func fakeGCS(t *testing.T) backend {
       endpoint: %s
       anonymous: true
 `, opts.Prefix, opts.Bucket, opts.Endpoint)}
+}
+
+// azurite is a fresh prefix in the Azurite container of
+// scripts/test-servers (emptied when the test ends); the CLI finds the
+// account's key in AZURE_STORAGE_KEY.
+func azurite(t *testing.T) backend {
+	srv := azuretest.Azurite(t)
+	t.Setenv("AZURE_STORAGE_KEY", srv.Key)
+	opts := srv.Options(srv.UniquePrefix(t))
+	return backend{store: azuretest.OpenWith(t, opts), azure: &opts, yaml: fmt.Sprintf(`    backend: azure
+    path: %s
+    azure:
+      account: %s
+      container: %s
+      endpoint: %s
+`, opts.Prefix, opts.Account, opts.Container, opts.Endpoint)}
 }
 
 // cliResult is one in-process CLI run.
@@ -485,6 +506,9 @@ func TestRemoteExamples(t *testing.T) {
 					d["s3"] = map[string]any{
 						"bucket": be.s3.Bucket, "region": be.s3.Region, "endpoint": be.s3.Endpoint, "path_style": true,
 					}
+				case be.azure != nil:
+					d["path"] = be.azure.Prefix + "/" + id
+					d["azure"] = map[string]any{"account": be.azure.Account, "container": be.azure.Container, "endpoint": be.azure.Endpoint}
 				case be.gcs != nil:
 					d["path"] = be.gcs.Prefix + "/" + id
 					d["gcs"] = map[string]any{"bucket": be.gcs.Bucket, "endpoint": be.gcs.Endpoint, "anonymous": true}
@@ -512,7 +536,7 @@ func TestRemoteExamples(t *testing.T) {
 				}
 			}
 			got := objects(t, be.store)
-			for _, p := range []string{"latest/index.html", "web/index.html"} {
+			for _, p := range []string{"latest/index.html", "web/index.html", "site/index.html"} {
 				if strings.Contains(got[p], "<html") {
 					return
 				}

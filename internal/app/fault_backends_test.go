@@ -12,6 +12,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/report"
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/faultstore"
+	"github.com/distributor-dev/distributor/internal/storage/azure/azuretest"
 	"github.com/distributor-dev/distributor/internal/storage/gcs/gcstest"
 	"github.com/distributor-dev/distributor/internal/storage/local"
 	"github.com/distributor-dev/distributor/internal/storage/s3/s3test"
@@ -27,7 +28,7 @@ type keepOpen struct{ storage.Store }
 func (keepOpen) Close() error { return nil }
 
 // faultBackends are the stores the fault-injection test runs on: local
-// disk, the in-process S3 and SFTP servers, and fake-gcs-server.
+// disk, the in-process S3 and SFTP servers, fake-gcs-server and Azurite.
 var faultBackends = []struct {
 	name string
 	open func(t *testing.T) storage.Store
@@ -53,6 +54,9 @@ var faultBackends = []struct {
 	}},
 	{"gcs-fake", func(t *testing.T) storage.Store {
 		return gcstest.FakeGCS(t).Open(t, gcstest.Prefix(t))
+	}},
+	{"azure-azurite", func(t *testing.T) storage.Store {
+		return azuretest.Azurite(t).Open(t)
 	}},
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/azure"
 	"github.com/distributor-dev/distributor/internal/storage/gcs"
 	"github.com/distributor-dev/distributor/internal/storage/local"
 	"github.com/distributor-dev/distributor/internal/storage/s3"
@@ -24,6 +25,7 @@ func All() []storage.Backend {
 		sftp.Backend(),
 		s3.Backend(),
 		gcs.Backend(),
+		azure.Backend(),
 	}
 }
 

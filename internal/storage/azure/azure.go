@@ -1,0 +1,324 @@
+// Package azure implements storage.Store on a blob-name prefix of an Azure
+// Blob Storage container (Azure, Azurite, Azure Stack), with Microsoft's
+// github.com/Azure/azure-sdk-for-go/sdk/storage/azblob.
+//
+// The store's path p is the blob Prefix+"/"+p (or p for an empty Prefix).
+// Paths must be clean relative slash-separated paths none of whose
+// segments starts with storage.TempPrefix, else storage.ErrInvalidPath.
+// Directories do not exist: a blob "a/b" makes no blob "a".
+//
+// Writes: Put is one Put Blob of exactly size bytes, which Azure applies
+// atomically: readers see the old blob or the new one. A reader that
+// fails, yields more or fewer bytes, or a cancelled context cuts the
+// request short before its last byte, so the server stores nothing. Blobs
+// larger than Options.BlockSize (16 MiB by default) go up as blocks (Put
+// Block) made visible by one Put Block List, which is atomic too; a writer
+// that dies in between leaves uncommitted blocks, unseen by readers and
+// listings, which Azure discards after a week (SweepTemp deletes those of
+// blobs that have no committed version). Every blob gets a Content-Type
+// from its extension ("text/html; charset=utf-8" for .html), and the
+// Cache-Control, Content-Type and Content-Disposition of
+// storage.PutOptions.Metadata as its blob HTTP headers.
+//
+// PutNew, PutIf and PutIfStream are enforced by the server: the zero
+// Version sends "If-None-Match: *" (create only if absent), another
+// Version "If-Match: <etag>", on Put Blob or, for PutNew of a large blob,
+// on the Put Block List that commits it. The server's 409
+// BlobAlreadyExists or 412 (or a 404 for an If-Match on a missing blob)
+// becomes storage.ErrPrecondition. PutIf and PutIfStream are a single Put
+// Blob (at most MaxPutIfSize). Writes are never retried here: a lost
+// response must not turn a won race into a reported conflict, and a
+// streamed body cannot be sent again (the retry wrapper decides, see
+// IsTransient). Versions are the blobs' ETags.
+//
+// Deadlines: as the s3 adapter's (deadline.Install): Options.DialTimeout
+// to connect and again for TLS, Options.ResponseTimeout for a response's
+// headers, and a progress deadline of Options.IdleTimeout on every
+// connection. The SDK sends a read, listing or delete that failed that way
+// (or with a 408, 429 or 5xx) up to Options.MaxAttempts times in all, with
+// a backoff of at most a second in between.
+//
+// Credentials, first found (see newClient): AZURE_STORAGE_CONNECTION_STRING,
+// AZURE_STORAGE_KEY (the shared key of the account), AZURE_STORAGE_SAS_TOKEN,
+// else Microsoft Entra ID. String and errors show only
+// "azure://account/container/prefix", never a key or a SAS.
+package azure
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+
+	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/deadline"
+)
+
+// Options configure a Store. The azure package reads no configuration:
+// the caller passes everything here, and the environment through Getenv.
+type Options struct {
+	// Account is the storage account's name.
+	Account string
+	// Container is the container's name, e.g. "$web" for a static website.
+	Container string
+	// Prefix is the destination root: a blob-name prefix without leading
+	// or trailing "/", possibly "" (the whole container).
+	Prefix string
+	// Endpoint is the Blob service URL, e.g.
+	// "http://127.0.0.1:10000/devstoreaccount1" (Azurite); "" means
+	// https://<Account>.blob.core.windows.net. A connection string's
+	// BlobEndpoint must agree with it.
+	Endpoint string
+	// Getenv reads the credential environment variables (see newClient).
+	// nil means an empty environment.
+	Getenv func(string) string
+	// Transport is the HTTP transport whose clone gets the timeouts
+	// below; nil means Go's default.
+	Transport *http.Transport
+	// DialTimeout bounds the TCP connect, and then the TLS handshake, of
+	// each new connection; 0 means 10 seconds.
+	DialTimeout time.Duration
+	// ResponseTimeout bounds the wait for a response's headers once the
+	// request is sent; 0 means 30 seconds.
+	ResponseTimeout time.Duration
+	// IdleTimeout is the progress deadline of a connection (see
+	// deadline.Timeouts.Idle); 0 means 30 seconds.
+	IdleTimeout time.Duration
+	// MaxAttempts is how many times the SDK sends a read, listing, delete
+	// or Put Block that failed in a way it deems transient; 0 means 3, 1
+	// disables retries. Put Blob and Put Block List are sent once.
+	MaxAttempts int
+	// BlockSize is the largest blob Put and PutNew send as one Put Blob,
+	// and the size of the blocks of a larger one; 0 means 16 MiB.
+	BlockSize int64
+	// SkipCheck leaves out the listing request New makes to check the
+	// endpoint, container, credentials and permissions: the caller's
+	// first request checks them, with the same explanation.
+	SkipCheck bool
+}
+
+// Defaults of Options.
+const (
+	defaultDialTimeout     = 10 * time.Second
+	defaultResponseTimeout = 30 * time.Second
+	defaultIdleTimeout     = 30 * time.Second
+	defaultMaxAttempts     = 3
+	defaultBlockSize       = 16 << 20
+)
+
+// MaxPutIfSize is the largest blob PutIfStream (and PutIf) writes: Azure's
+// limit for a single Put Blob, 5000 MiB.
+const MaxPutIfSize = 5000 << 20
+
+// expectContinueTimeout is how long a large conditional Put Blob waits for
+// the server's "100 Continue" before it sends its body anyway; bodies from
+// expectContinueMin ask for it (see putBlob).
+const (
+	expectContinueTimeout = time.Second
+	expectContinueMin     = 1 << 20
+)
+
+// Store is a storage.Store on a blob-name prefix of an Azure container. It
+// is safe for concurrent use by multiple goroutines.
+type Store struct {
+	client    *container.Client
+	account   string
+	container string
+	prefix    string // the root: "" or a clean blob-name prefix
+	keyPrefix string // prefix+"/", or ""
+	blockSize int64
+	closed    atomic.Bool
+}
+
+var _ storage.Store = (*Store)(nil)
+
+// New checks opts, sets up the client and lists one blob of the root, so
+// that a wrong endpoint, container, credential or permission fails here,
+// before anything is planned or written (unless opts.SkipCheck).
+func New(ctx context.Context, opts Options) (*Store, error) {
+	prefix := strings.TrimSuffix(opts.Prefix, "/")
+	s := &Store{account: opts.Account, container: opts.Container, prefix: prefix, blockSize: opts.BlockSize}
+	if prefix != "" {
+		s.keyPrefix = prefix + "/"
+	}
+	if s.blockSize <= 0 {
+		s.blockSize = defaultBlockSize
+	}
+	if err := s.init(ctx, opts); err != nil {
+		return nil, fmt.Errorf("%s: %w", s, err)
+	}
+	return s, nil
+}
+
+func (s *Store) init(ctx context.Context, opts Options) error {
+	if err := checkNames(opts.Account, opts.Container); err != nil {
+		return err
+	}
+	if s.prefix != "" {
+		if err := storage.CheckPath(s.prefix); err != nil {
+			return fmt.Errorf("prefix: %w", err)
+		}
+	}
+	endpoint, err := serviceURL(opts.Account, opts.Endpoint)
+	if err != nil {
+		return err
+	}
+	if opts.DialTimeout <= 0 {
+		opts.DialTimeout = defaultDialTimeout
+	}
+	if opts.ResponseTimeout <= 0 {
+		opts.ResponseTimeout = defaultResponseTimeout
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = defaultIdleTimeout
+	}
+	if opts.MaxAttempts <= 0 {
+		opts.MaxAttempts = defaultMaxAttempts
+	}
+	var tr *http.Transport
+	if opts.Transport != nil {
+		tr = opts.Transport.Clone()
+	} else {
+		tr = http.DefaultTransport.(*http.Transport).Clone()
+		tr.DialContext = nil // deadline.Install's own
+	}
+	deadline.Install(tr, deadline.Timeouts{Dial: opts.DialTimeout, Response: opts.ResponseTimeout, Idle: opts.IdleTimeout})
+	tr.ExpectContinueTimeout = expectContinueTimeout
+	copts := &container.ClientOptions{ClientOptions: policy.ClientOptions{
+		Transport: &http.Client{Transport: tr},
+		Retry: policy.RetryOptions{MaxRetries: int32(opts.MaxAttempts - 1), RetryDelay: 100 * time.Millisecond,
+			MaxRetryDelay: time.Second},
+		// No telemetry header naming this program, no request logging.
+		Telemetry: policy.TelemetryOptions{Disabled: true},
+	}}
+	if opts.MaxAttempts == 1 {
+		copts.Retry.MaxRetries = -1
+	}
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	if s.client, err = newClient(opts.Account, endpoint, opts.Container, getenv, copts); err != nil {
+		return err
+	}
+	if opts.SkipCheck {
+		return ctx.Err()
+	}
+	// One listing request proves the endpoint, the credential, the
+	// container and the permission to list, with an error that says which
+	// failed.
+	one := int32(1)
+	pager := s.client.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: &s.keyPrefix, MaxResults: &one})
+	if _, err := pager.NextPage(ctx); err != nil {
+		return fmt.Errorf("list container %s: %w", s.container, explain(err))
+	}
+	return nil
+}
+
+// checkNames checks the account and container names as Azure defines
+// them, so that a typo fails with a message rather than a request.
+func checkNames(account, cont string) error {
+	if err := checkAccount(account); err != nil {
+		return err
+	}
+	return checkContainer(cont)
+}
+
+// checkAccount checks an account name: 3 to 24 lowercase letters and
+// digits.
+func checkAccount(account string) error {
+	if account == "" {
+		return errors.New("account is required")
+	}
+	for _, c := range account {
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9') || len(account) < 3 || len(account) > 24 {
+			return fmt.Errorf("account %q: 3 to 24 lowercase letters and digits", account)
+		}
+	}
+	return nil
+}
+
+// checkContainer checks a container name: 3 to 63 lowercase letters,
+// digits and single hyphens inside, or "$web" or "$root".
+func checkContainer(cont string) error {
+	bad := fmt.Errorf("container %q: 3 to 63 lowercase letters, digits and single hyphens inside, or $web or $root", cont)
+	switch {
+	case cont == "":
+		return errors.New("container is required")
+	case cont == "$web", cont == "$root":
+		return nil
+	case len(cont) < 3 || len(cont) > 63 || cont[0] == '-' || cont[len(cont)-1] == '-' || strings.Contains(cont, "--"):
+		return bad
+	}
+	for _, c := range cont {
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
+			return bad
+		}
+	}
+	return nil
+}
+
+// serviceURL returns the Blob service URL of the account, without a
+// trailing "/": endpoint, or Azure's public one when it is "".
+func serviceURL(account, endpoint string) (string, error) {
+	if endpoint == "" {
+		return "https://" + account + ".blob.core.windows.net", nil
+	}
+	u, err := url.Parse(endpoint)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("endpoint: %w", err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", fmt.Errorf("endpoint %q: the scheme must be http or https", endpoint)
+	case u.Host == "":
+		return "", fmt.Errorf("endpoint %q has no host", endpoint)
+	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+		return "", fmt.Errorf("endpoint %q: give only scheme, host, port and path (credentials come from the environment)", endpoint)
+	}
+	return strings.TrimSuffix(endpoint, "/"), nil
+}
+
+// String returns "azure://account/container/prefix" (or without the
+// prefix).
+func (s *Store) String() string {
+	r := "azure://" + s.account + "/" + s.container
+	if s.prefix != "" {
+		r += "/" + s.prefix
+	}
+	return r
+}
+
+// Close marks the store closed: later calls fail with an error matching
+// os.ErrClosed. The client holds nothing that needs closing beyond the
+// HTTP transport's idle pool.
+func (s *Store) Close() error {
+	s.closed.Store(true)
+	return nil
+}
+
+// key returns the blob name of the store path p.
+func (s *Store) key(p string) string { return s.keyPrefix + p }
+
+// errorf wraps err with the store, the operation and the path.
+func (s *Store) errorf(op, p string, err error) error {
+	return fmt.Errorf("%s: %s %s: %w", s, op, p, err)
+}
+
+// begin validates p and checks that the store is open and ctx alive.
+func (s *Store) begin(ctx context.Context, p string) error {
+	if err := storage.CheckPath(p); err != nil {
+		return err
+	}
+	if s.closed.Load() {
+		return os.ErrClosed
+	}
+	return ctx.Err()
+}

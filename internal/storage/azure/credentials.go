@@ -1,0 +1,75 @@
+package azure
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+)
+
+// Credential environment variables, in the order newClient tries them.
+const (
+	envConnectionString = "AZURE_STORAGE_CONNECTION_STRING"
+	envKey              = "AZURE_STORAGE_KEY"
+	envSAS              = "AZURE_STORAGE_SAS_TOKEN"
+)
+
+// newClient returns the client of the container cont of account at the
+// Blob service URL endpoint, with the first credential found (spec section 3.2):
+//
+//  1. AZURE_STORAGE_CONNECTION_STRING, a connection string (its
+//     AccountName and BlobEndpoint must name the same container URL as
+//     the destination, so that the overlap check between destinations
+//     holds);
+//  2. AZURE_STORAGE_KEY, the shared key of the account;
+//  3. AZURE_STORAGE_SAS_TOKEN, a shared access signature (with or without
+//     its leading "?");
+//  4. Microsoft Entra ID through azidentity's DefaultAzureCredential:
+//     the environment (AZURE_TENANT_ID, AZURE_CLIENT_ID and a secret or
+//     certificate), workload identity, managed identity, the Azure CLI's
+//     login. It reads the process environment itself, not getenv, and
+//     asks for a token at the first request.
+//
+// Secrets stay in the SDK's credential objects: nothing here formats or
+// logs them.
+func newClient(account, endpoint, cont string, getenv func(string) string, opts *container.ClientOptions) (*container.Client, error) {
+	containerURL := endpoint + "/" + url.PathEscape(cont)
+	if cs := getenv(envConnectionString); cs != "" {
+		c, err := container.NewClientFromConnectionString(cs, cont, opts)
+		if err != nil {
+			// The SDK's message does not quote the string.
+			return nil, fmt.Errorf("%s: %w", envConnectionString, err)
+		}
+		if got := withoutQuery(c.URL()); !strings.EqualFold(got, containerURL) {
+			return nil, fmt.Errorf("%s names the container %s, the destination %s: set the destination's account and endpoint to match",
+				envConnectionString, got, containerURL)
+		}
+		return c, nil
+	}
+	if key := getenv(envKey); key != "" {
+		cred, err := container.NewSharedKeyCredential(account, key)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", envKey, err)
+		}
+		return container.NewClientWithSharedKeyCredential(containerURL, cred, opts)
+	}
+	if sas := strings.TrimPrefix(getenv(envSAS), "?"); sas != "" {
+		if _, err := url.ParseQuery(sas); err != nil {
+			return nil, fmt.Errorf("%s is not a query string", envSAS)
+		}
+		return container.NewClientWithNoCredential(containerURL+"?"+sas, opts)
+	}
+	cred, err := azidentity.NewDefaultAzureCredential(&azidentity.DefaultAzureCredentialOptions{ClientOptions: opts.ClientOptions})
+	if err != nil {
+		return nil, fmt.Errorf("no %s, %s or %s, and Microsoft Entra ID: %w", envConnectionString, envKey, envSAS, err)
+	}
+	return container.NewClient(containerURL, cred, opts)
+}
+
+// withoutQuery returns u without its query (a SAS) and trailing "/".
+func withoutQuery(u string) string {
+	u, _, _ = strings.Cut(u, "?")
+	return strings.TrimSuffix(u, "/")
+}

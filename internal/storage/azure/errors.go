@@ -1,0 +1,133 @@
+package azure
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
+
+	"github.com/distributor-dev/distributor/internal/storage"
+)
+
+// azError is an Azure error response with the storage error it stands
+// for. Its message is the error code and status, not the SDK's, which
+// lists the request's URL and headers.
+type azError struct {
+	resp *azcore.ResponseError
+	is   error // storage.ErrNotExist, storage.ErrPrecondition or nil
+	hint string
+}
+
+func (e *azError) Error() string {
+	msg := e.resp.ErrorCode
+	if msg == "" {
+		msg = http.StatusText(e.resp.StatusCode)
+	}
+	msg += " (HTTP " + strconv.Itoa(e.resp.StatusCode) + ")"
+	if e.hint != "" {
+		msg += "; " + e.hint
+	}
+	return msg
+}
+
+func (e *azError) Is(target error) bool { return e.is != nil && target == e.is }
+
+func (e *azError) Unwrap() error { return e.resp }
+
+// Error codes (x-ms-error-code) the store tells apart.
+const (
+	codeBlobNotFound      = "BlobNotFound"
+	codeBlobAlreadyExists = "BlobAlreadyExists"
+	codeContainerNotFound = "ContainerNotFound"
+)
+
+// explain turns an SDK error into an *azError (a 404 BlobNotFound matches
+// storage.ErrNotExist) and takes the query (a SAS) out of the URL of a
+// transport error; other errors stay as they are.
+func explain(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		if u, perr := url.Parse(ue.URL); perr == nil && u.RawQuery != "" {
+			query := "?" + u.RawQuery
+			ue.URL = strings.Replace(ue.URL, query, "?[query removed]", 1)
+			if msg := err.Error(); strings.Contains(msg, query) { // formatted before
+				return &redacted{msg: strings.ReplaceAll(msg, query, "?[query removed]"), err: err}
+			}
+		}
+	}
+	var resp *azcore.ResponseError
+	if !errors.As(err, &resp) {
+		return err
+	}
+	e := &azError{resp: resp}
+	switch {
+	case resp.ErrorCode == codeBlobNotFound || resp.StatusCode == http.StatusNotFound && resp.ErrorCode == "":
+		e.is = storage.ErrNotExist
+	case resp.ErrorCode == codeContainerNotFound:
+		e.hint = "the container does not exist"
+	case resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusUnauthorized:
+		e.hint = "check the credentials (AZURE_STORAGE_CONNECTION_STRING, AZURE_STORAGE_KEY, AZURE_STORAGE_SAS_TOKEN or " +
+			"Microsoft Entra ID) and their role on the container (see docs/backends.md)"
+	}
+	return e
+}
+
+// redacted is an error whose message had a URL's query taken out.
+type redacted struct {
+	msg string
+	err error
+}
+
+func (e *redacted) Error() string { return e.msg }
+
+func (e *redacted) Unwrap() error { return e.err }
+
+// status returns the HTTP status and error code of an Azure error
+// response in err's chain.
+func status(err error) (int, string, bool) {
+	var resp *azcore.ResponseError
+	if errors.As(err, &resp) {
+		return resp.StatusCode, resp.ErrorCode, true
+	}
+	return 0, "", false
+}
+
+// IsTransient reports whether err, returned by this store, is a failure
+// that sending the same request again may cure: the network or the server
+// failed on the way, rather than the server refusing the request. It does
+// not look at any context.
+//
+// Never transient (checked first): storage.ErrNotExist, ErrNotObject,
+// ErrPrecondition and ErrInvalidPath; os.ErrClosed; fs.ErrPermission;
+// context.Canceled; a credential that Microsoft Entra ID refused or could
+// not find; TLS and certificate failures; a DNS name that does not exist.
+//
+// Transient: an Azure error response with HTTP status 408, 429, 500, 502,
+// 503 or 504 (Azure's ServerBusy, OperationTimedOut, InternalError), every
+// other one is final; a connection that broke, could not be made or timed
+// out (io.EOF, io.ErrUnexpectedEOF, net.ErrClosed, ECONNRESET,
+// ECONNREFUSED, ECONNABORTED, EPIPE, ETIMEDOUT, EHOSTUNREACH, ENETUNREACH,
+// ENETDOWN, a *net.OpError, a net.Error whose Timeout is true,
+// os.ErrDeadlineExceeded, context.DeadlineExceeded of an internal deadline,
+// a DNS lookup that timed out or failed temporarily).
+//
+// Anything else is final: when unsure, do not retry.
+func (s *Store) IsTransient(err error) bool {
+	var auth *azidentity.AuthenticationFailedError
+	if err == nil || storage.IsPermanent(err) || errors.As(err, &auth) {
+		return false
+	}
+	if code, _, ok := status(err); ok {
+		switch code {
+		case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
+			http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+			return true
+		}
+		return false
+	}
+	return storage.IsTransient(err)
+}
