@@ -121,7 +121,10 @@ func TestConditionalWritesSentOnce(t *testing.T) {
 		call func() error
 	}{
 		{"PutIf", 1, func() error { _, err := storage.PutIf(t.Context(), s, "lock", []byte("l"), ""); return err }},
-		{"PutNew", 1, func() error { _, err := s.Put(t.Context(), "n", strReader("n"), 1, storage.PutOptions{Mode: storage.PutCreate}); return err }},
+		{"PutNew", 1, func() error {
+			_, err := s.Put(t.Context(), "n", strReader("n"), 1, storage.PutOptions{Mode: storage.PutCreate})
+			return err
+		}},
 		{"Put", 1, func() error { _, err := s.Put(t.Context(), "p", strReader("p"), 1, storage.PutOptions{}); return err }},
 		{"Stat", 3, func() error { _, err := s.Stat(t.Context(), "x"); return err }},
 		{"Get", 3, func() error { _, _, err := s.Get(t.Context(), "x"); return err }},
