@@ -1,6 +1,11 @@
 package storage
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // CallbackError carries an error returned by a List callback through an
 // adapter's walk, so that List can return it to the caller unchanged.
@@ -24,4 +29,20 @@ func ListResult(err error, wrap func(error) error) error {
 	default:
 		return wrap(err)
 	}
+}
+
+// SortListing sorts the objects an object store listed by path, byte-wise
+// (the List contract's order, which a server's may not be), and refuses a
+// listing that names a path twice: such a listing cannot be trusted.
+func SortListing(infos []Info) ([]Info, error) {
+	byPath := func(a, b Info) int { return strings.Compare(a.Path, b.Path) }
+	if !slices.IsSortedFunc(infos, byPath) { // servers mostly list in order: one pass checks it
+		slices.SortFunc(infos, byPath)
+	}
+	for i := 1; i < len(infos); i++ {
+		if infos[i].Path == infos[i-1].Path {
+			return nil, fmt.Errorf("the server listed %q twice: the listing cannot be trusted", infos[i].Path)
+		}
+	}
+	return infos, nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -178,7 +177,7 @@ func (s *Store) list(ctx context.Context, prefix string, fn func(storage.Info) e
 		}
 		infos = s.appendInfos(infos, page.Segment.BlobItems)
 	}
-	infos, err := sortedInfos(infos)
+	infos, err := storage.SortListing(infos)
 	if err != nil {
 		return err
 	}
@@ -216,18 +215,6 @@ func (s *Store) appendInfos(infos []storage.Info, items []*container.BlobItem) [
 	return infos
 }
 
-// sortedInfos sorts infos by path and refuses a listing that names a path
-// twice (it could not be trusted to be complete either).
-func sortedInfos(infos []storage.Info) ([]storage.Info, error) {
-	slices.SortFunc(infos, func(a, b storage.Info) int { return strings.Compare(a.Path, b.Path) })
-	for i := 1; i < len(infos); i++ {
-		if infos[i].Path == infos[i-1].Path {
-			return nil, fmt.Errorf("the server listed %q twice: the listing cannot be trusted", infos[i].Path)
-		}
-	}
-	return infos, nil
-}
-
 // ListPage implements storage.PageLister: one List Blobs request for up
 // to max+1 blobs below the root starting with prefix. It returns at most
 // max objects, sorted (temporary objects skipped), and complete when the
@@ -262,7 +249,7 @@ func (s *Store) listPage(ctx context.Context, prefix string, max int) ([]storage
 	if len(items) > max {
 		items = items[:max]
 	}
-	infos, err := sortedInfos(s.appendInfos(nil, items))
+	infos, err := storage.SortListing(s.appendInfos(nil, items))
 	if err != nil {
 		return nil, false, err
 	}

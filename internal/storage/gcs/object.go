@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -302,18 +301,6 @@ func (s *Store) infos(dst []storage.Info, items []object) ([]storage.Info, error
 	return dst, nil
 }
 
-// sorted sorts infos by path and refuses a listing that names an object
-// twice (it could not be trusted to be complete either).
-func sorted(infos []storage.Info) ([]storage.Info, error) {
-	slices.SortFunc(infos, func(a, b storage.Info) int { return strings.Compare(a.Path, b.Path) })
-	for i := 1; i < len(infos); i++ {
-		if infos[i].Path == infos[i-1].Path {
-			return nil, fmt.Errorf("the server listed %q twice: the listing cannot be trusted", infos[i].Path)
-		}
-	}
-	return infos, nil
-}
-
 // List implements storage.Store: listing requests of 1,000 objects each,
 // collected whole and sorted (GCS lists in byte-wise order, which the
 // store does not rely on), then handed to fn.
@@ -343,7 +330,7 @@ func (s *Store) list(ctx context.Context, prefix string, fn func(storage.Info) e
 			break
 		}
 	}
-	infos, err := sorted(infos)
+	infos, err := storage.SortListing(infos)
 	if err != nil {
 		return err
 	}
@@ -388,7 +375,7 @@ func (s *Store) listPage(ctx context.Context, prefix string, max int) ([]storage
 	if err != nil {
 		return nil, false, err
 	}
-	infos, err = sorted(infos)
+	infos, err = storage.SortListing(infos)
 	return infos, complete, err
 }
 

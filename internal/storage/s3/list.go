@@ -41,7 +41,6 @@ func (s *Store) list(ctx context.Context, prefix string, fn func(storage.Info) e
 	// a complete listing in any order is fine; one that names a key twice
 	// is not (it could not be trusted to be complete either).
 	var infos []storage.Info
-	sorted := true
 	for obj := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: s.key(prefix), Recursive: true}) {
 		if obj.Err != nil {
 			return explain(obj.Err)
@@ -50,21 +49,16 @@ func (s *Store) list(ctx context.Context, prefix string, fn func(storage.Info) e
 		if !ok || rel == "" || strings.HasSuffix(rel, "/") || storage.IsTemp(rel) {
 			continue
 		}
-		if n := len(infos); n > 0 && rel <= infos[n-1].Path {
-			sorted = false
-		}
 		infos = append(infos, storage.Info{Path: rel, Size: obj.Size, ModTime: obj.LastModified, Version: etagVersion(obj.ETag)})
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if !sorted {
-		slices.SortFunc(infos, func(a, b storage.Info) int { return strings.Compare(a.Path, b.Path) })
+	infos, err := storage.SortListing(infos)
+	if err != nil {
+		return err
 	}
-	for i, info := range infos {
-		if i > 0 && info.Path == infos[i-1].Path {
-			return fmt.Errorf("the server listed %q twice: the listing cannot be trusted", info.Path)
-		}
+	for _, info := range infos {
 		if err := fn(info); err != nil {
 			return &storage.CallbackError{Err: err}
 		}
@@ -105,7 +99,8 @@ func (s *Store) listPage(ctx context.Context, prefix string, max int) ([]storage
 			return nil, false, explain(obj.Err)
 		}
 		if seen++; seen > max {
-			return sortedInfos(infos), false, nil
+			infos, err := storage.SortListing(infos)
+			return infos, false, err
 		}
 		rel, ok := strings.CutPrefix(obj.Key, s.keyPrefix)
 		if !ok || rel == "" || strings.HasSuffix(rel, "/") || storage.IsTemp(rel) {
@@ -116,20 +111,8 @@ func (s *Store) listPage(ctx context.Context, prefix string, max int) ([]storage
 	if err := ctx.Err(); err != nil {
 		return nil, false, err
 	}
-	infos = sortedInfos(infos)
-	for i := 1; i < len(infos); i++ {
-		if infos[i].Path == infos[i-1].Path {
-			return nil, false, fmt.Errorf("the server listed %q twice: the listing cannot be trusted", infos[i].Path)
-		}
-	}
-	return infos, true, nil
-}
-
-// sortedInfos sorts infos by path (some S3-compatible servers list in
-// another order) and returns them.
-func sortedInfos(infos []storage.Info) []storage.Info {
-	slices.SortFunc(infos, func(a, b storage.Info) int { return strings.Compare(a.Path, b.Path) })
-	return infos
+	infos, err := storage.SortListing(infos)
+	return infos, err == nil, err
 }
 
 // Sync implements storage.Store. A Put is durable when the server answers
