@@ -235,3 +235,30 @@ func TestString(t *testing.T) {
 }
 
 func strReader(s string) *strings.Reader { return strings.NewReader(s) }
+
+// TestListVersionIsPutVersion: a listing shows a blob's Version as a conditional Put,
+// Stat and Get return it, so a caller can compare them (the lock's proof
+// reads the lock back from the listing of the reserved names; Azure's
+// listings give ETags unquoted, its responses' headers quoted).
+func TestListVersionIsPutVersion(t *testing.T) {
+	s := azuretest.Azurite(t).Open(t)
+	v, err := storage.PutIf(t.Context(), s, "a.txt", []byte("a"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	infos, complete, err := s.ListPage(t.Context(), "", 10)
+	if err != nil || !complete || len(infos) != 1 {
+		t.Fatalf("ListPage: %v, complete %v, %d entries", err, complete, len(infos))
+	}
+	si, err := s.Stat(t.Context(), "a.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, gv, err := s.Get(t.Context(), "a.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if infos[0].Version != v || si.Version != v || gv != v {
+		t.Errorf("Put's Version %q, ListPage's %q, Stat's %q, Get's %q: want them equal", v, infos[0].Version, si.Version, gv)
+	}
+}

@@ -127,10 +127,15 @@ func (s *Store) stat(ctx context.Context, p string) (storage.Info, error) {
 	return info, nil
 }
 
-// etagVersion is the Version of a blob with the ETag e ("" for none).
+// etagVersion is the Version of a blob with the ETag e ("" for none), in
+// the quoted form of the responses' ETag headers (which Put returns and
+// If-Match takes) also where a listing gives it unquoted.
 func etagVersion(e *azcore.ETag) storage.Version {
-	if e == nil {
+	if e == nil || *e == "" {
 		return ""
+	}
+	if s := string(*e); !strings.HasPrefix(s, `"`) && !strings.HasPrefix(s, "W/") {
+		return storage.Version(`"` + s + `"`)
 	}
 	return storage.Version(*e)
 }
