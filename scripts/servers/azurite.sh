@@ -53,12 +53,15 @@ start_azurite() {
   rm -f "$d/env"
   local bin port
   bin=$(ensure_azurite) || return 1
-  mkdir -p "$d/data"
+  # In memory, fresh at every start: an on-disk store grown by many runs
+  # (hundreds of MB of leftover blobs) was seen to stop answering PUTs.
+  rm -rf "$d/data"
   for _ in 1 2 3; do
     port=$(free_port) || return 1
-    "$bin" --blobHost 127.0.0.1 --blobPort "$port" --location "$d/data" \
+    (cd "$d" && exec "$bin" --blobHost 127.0.0.1 --blobPort "$port" \
+      --inMemoryPersistence --extentMemoryLimit 4096 \
       --skipApiVersionCheck --loose --disableTelemetry --silent \
-      >"$d/azurite.log" 2>&1 </dev/null &
+      >"$d/azurite.log" 2>&1 </dev/null) &
     echo $! >"$d/azurite.pid"
     if wait_port "$port" "$d/azurite.pid" 30; then
       break
