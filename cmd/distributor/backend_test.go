@@ -555,7 +555,7 @@ func TestRemoteExamples(t *testing.T) {
 					}
 				}
 			}
-			got := objects(t, be.store)
+			got := be.objects(t)
 			for _, p := range []string{"latest/index.html", "web/index.html", "site/index.html"} {
 				if strings.Contains(got[p], "<html") {
 					return
