@@ -42,6 +42,9 @@ type backend struct {
 	gcs  *gcs.Options
 	// azure: the root's container, prefix and endpoint.
 	azure *azure.Options
+	// list, where set, lists the root with a client independent of
+	// distributor: each object's name below the root with its content.
+	list func(t *testing.T) map[string]string
 }
 
 // backends lists the backends to run the scenarios on: the in-process
@@ -108,7 +111,7 @@ func sftpOptions(l sftptest.Login) sftp.Options {
 func s3Backend(t *testing.T, srv *s3test.Server) backend {
 	t.Helper()
 	opts := srv.Options("e2e/" + rand.Text()[:10])
-	return backend{store: srv.Open(t, opts.Prefix), s3: &opts, yaml: fmt.Sprintf(`    backend: s3
+	return backend{store: srv.Open(t, opts.Prefix), s3: &opts, list: s3Lister(srv, opts.Prefix), yaml: fmt.Sprintf(`    backend: s3
     path: %s
     s3:
       bucket: %s
@@ -142,7 +145,7 @@ func realWeed(t *testing.T) backend {
 func fakeGCS(t *testing.T) backend {
 	srv := gcstest.FakeGCS(t)
 	opts := srv.Options("e2e/" + rand.Text()[:10])
-	return backend{store: srv.Open(t, opts.Prefix), gcs: &opts, yaml: fmt.Sprintf(`    backend: gcs
+	return backend{store: srv.Open(t, opts.Prefix), gcs: &opts, list: gcsLister(srv, opts.Prefix), yaml: fmt.Sprintf(`    backend: gcs
     path: %s
     gcs:
       bucket: %s
@@ -158,7 +161,7 @@ func azurite(t *testing.T) backend {
 	srv := azuretest.Azurite(t)
 	t.Setenv("AZURE_STORAGE_KEY", srv.Key)
 	opts := srv.Options(srv.UniquePrefix(t))
-	return backend{store: azuretest.OpenWith(t, opts), azure: &opts, yaml: fmt.Sprintf(`    backend: azure
+	return backend{store: azuretest.OpenWith(t, opts), azure: &opts, list: azureLister(srv, opts.Prefix), yaml: fmt.Sprintf(`    backend: azure
     path: %s
     azure:
       account: %s
@@ -313,7 +316,7 @@ func TestBackends(t *testing.T) {
 			if d.Action != "publish_new" || d.Status != "ok" || d.Counts.Created != 3 {
 				t.Fatalf("first run: %+v", d)
 			}
-			got := objects(t, st)
+			got := be.objects(t)
 			if want := []string{".distributor.json", "alpha/index.html", "alpha/keep.txt", "alpha/old.txt"}; !slices.Equal(keys(got), want) {
 				t.Fatalf("after publish_new: %q, want %q", keys(got), want)
 			}
@@ -343,7 +346,7 @@ func TestBackends(t *testing.T) {
 			if d.Action != "replace_catalog" || d.Counts.Deleted != 1 || d.Counts.Created != 1 || len(d.Unmanaged) != 0 {
 				t.Errorf("alpha replacement: %+v", d)
 			}
-			got = objects(t, st)
+			got = be.objects(t)
 			if want := []string{".distributor.json", "alpha/index.html", "alpha/keep.txt", "alpha/new.txt", "beta/one.txt", "hand.txt"}; !slices.Equal(keys(got), want) {
 				t.Errorf("after replacement: %q, want %q", keys(got), want)
 			}
@@ -355,23 +358,23 @@ func TestBackends(t *testing.T) {
 			if _, err := st.Put(ctx, "gamma/report.html", strings.NewReader(hand), int64(len(hand)), storage.PutOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			before := objects(t, st)
+			before := be.objects(t)
 			d = runOne(t, dir, 1, "--pipeline", "gamma").Pipelines[0].Destinations[0]
 			if d.Action != "fail_unmanaged" || !slices.Contains(d.Unmanaged, "gamma/report.html") {
 				t.Errorf("gamma: %+v", d)
 			}
-			if after := objects(t, st); !maps.Equal(before, after) {
+			if after := be.objects(t); !maps.Equal(before, after) {
 				t.Errorf("fail_unmanaged changed the root:\nbefore %q\nafter  %q", before, after)
 			}
 
-			maintenance(t, dir, st)
+			maintenance(t, dir, be)
 		})
 	}
 }
 
 // maintenance runs the maintenance commands that this build has.
-func maintenance(t *testing.T, dir string, st storage.Store) {
-	ctx := t.Context()
+func maintenance(t *testing.T, dir string, be backend) {
+	ctx, st := t.Context(), be.store
 	if !hasCommand(t, dir, "verify") {
 		t.Log("no verify command in this build: skipping")
 		return
@@ -421,6 +424,23 @@ func maintenance(t *testing.T, dir string, st storage.Store) {
 	catalog, _, err := st.Get(ctx, ".distributor.json")
 	if err != nil || strings.Contains(string(catalog), "alpha/new.txt") {
 		t.Errorf("catalog after reconcile-state still records alpha/new.txt (%v)", err)
+	}
+	got := be.objects(t)
+	if _, ok := got["alpha/new.txt"]; ok || got["alpha/keep.txt"] != "KEEP\n" {
+		t.Errorf("after verify and reconcile-state: %q", got)
+	}
+	// state show prints the catalog exactly as stored.
+	res = distributor(t, dir, "state", "show", "--pipeline", "alpha", "--destination", "shared-replace", "--output", "json")
+	if res.code != 0 || strings.TrimSuffix(res.stdout, "\n") != strings.TrimSuffix(got[".distributor.json"], "\n") {
+		t.Errorf("state show: exit %d\n%s%s\nthe root holds\n%s", res.code, res.stdout, res.stderr, got[".distributor.json"])
+	}
+	// A rerun writes the output reconcile-state dropped again.
+	d := runOne(t, dir, 0, "--pipeline", "alpha", "--source", filepath.Join(dir, "a2")).Pipelines[0].Destinations[0]
+	if d.Action != "replace_catalog" || d.Counts.Created != 1 || d.Counts.Unchanged != 2 {
+		t.Errorf("rerun after reconcile-state: %+v", d)
+	}
+	if got := be.objects(t); got["alpha/new.txt"] != "new\n" || !strings.Contains(got[".distributor.json"], "alpha/new.txt") {
+		t.Errorf("after the rerun: %q", keys(got))
 	}
 }
 
@@ -535,7 +555,7 @@ func TestRemoteExamples(t *testing.T) {
 					}
 				}
 			}
-			got := objects(t, be.store)
+			got := be.objects(t)
 			for _, p := range []string{"latest/index.html", "web/index.html", "site/index.html"} {
 				if strings.Contains(got[p], "<html") {
 					return
