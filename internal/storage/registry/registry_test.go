@@ -3,7 +3,6 @@ package registry
 import (
 	"encoding/json"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -55,7 +54,7 @@ func TestBackendsAreComplete(t *testing.T) {
 	if _, ok := Lookup("ftp"); ok {
 		t.Error(`Lookup("ftp") found a backend`)
 	}
-	if got := JobsDefaults(); !strings.HasPrefix(got, "4 for local, 8 for sftp, s3") {
+	if got := JobsDefaults(); got != "4 for local, 8 for sftp, s3, gcs and azure" {
 		t.Errorf("JobsDefaults = %q", got)
 	}
 	if got := List([]string{"a", "b", "c"}, "or"); got != "a, b or c" {
