@@ -27,8 +27,14 @@ type Problem struct {
 	Reason string
 }
 
-// String formats the problem as "path: reason".
-func (p Problem) String() string { return p.Path + ": " + p.Reason }
+// String formats the problem as "path: reason" (the reason alone for a
+// problem with the bundle directory itself, whose Path is empty).
+func (p Problem) String() string {
+	if p.Path == "" {
+		return p.Reason
+	}
+	return p.Path + ": " + p.Reason
+}
 
 // ValidationError is returned by Load when a bundle does not match its
 // manifest (or the manifest is missing or invalid), and by Seal when a
@@ -42,19 +48,29 @@ type ValidationError struct {
 	// manifest (warnings, as in Bundle.Unlisted), when they could be
 	// determined.
 	Unlisted []string
-	// Err is the underlying manifest error (a *ManifestError) when the
-	// manifest itself is invalid, so errors.As finds it; otherwise nil.
+	// Hint says what to do next, such as "reseal after an intended edit:
+	// distributor bundle seal DIR --id ID"; empty when there is nothing to
+	// suggest (Seal's errors, a missing directory).
+	Hint string
+	// Err is the underlying error, so that errors.As and errors.Is find
+	// it: the *ManifestError when the manifest itself is invalid, the
+	// error opening a directory that does not exist (fs.ErrNotExist);
+	// otherwise nil.
 	Err error
 }
 
 // Error names the directory and lists the problems, one per line after a
-// header line when there is more than one.
+// header line when there is more than one, and the hint in parentheses.
 func (e *ValidationError) Error() string {
+	hint := ""
+	if e.Hint != "" {
+		hint = " (" + e.Hint + ")"
+	}
 	if len(e.Problems) == 1 {
-		return fmt.Sprintf("bundle %s: %s", e.Dir, e.Problems[0])
+		return fmt.Sprintf("bundle %s: %s%s", e.Dir, e.Problems[0], hint)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "bundle %s: %d problems:", e.Dir, len(e.Problems))
+	fmt.Fprintf(&b, "bundle %s: %d problems%s:", e.Dir, len(e.Problems), hint)
 	for _, p := range e.Problems {
 		b.WriteString("\n  ")
 		b.WriteString(p.String())
@@ -62,7 +78,7 @@ func (e *ValidationError) Error() string {
 	return b.String()
 }
 
-// Unwrap returns the underlying manifest error, if any.
+// Unwrap returns the underlying error, if any (see Err).
 func (e *ValidationError) Unwrap() error { return e.Err }
 
 // pathError is a problem with one bundle path; its text is the reason alone.
@@ -175,9 +191,13 @@ func hashFile(ctx context.Context, f *os.File, buf []byte) (string, int64, error
 //
 // When the bundle is invalid Load returns a *ValidationError listing every
 // problem, each naming the file and the reason (a missing or invalid manifest
-// is reported as problems with "manifest.json"). If ctx is done it returns
-// the context's error (wrapped). Other errors, such as an unreadable bundle
-// directory, are returned wrapped with the directory's path.
+// is reported as problems with "manifest.json"; a manifest whose file list
+// is usable, say with a stale digest, gets its files checked too), with a
+// hint naming the next step. A directory that does not exist is such an
+// error too, with no hint, matching fs.ErrNotExist. If ctx is done it
+// returns the context's error (wrapped). Other errors, such as an
+// unreadable bundle directory, are returned wrapped with the directory's
+// path.
 func Load(ctx context.Context, dir string) (*Bundle, error) {
 	return load(ctx, dir, true)
 }
@@ -227,7 +247,8 @@ func (b *Bundle) verify(ctx context.Context, m *Manifest) error {
 		return err
 	}
 	if len(problems) > 0 {
-		return &ValidationError{Dir: b.Dir, Problems: problems, Unlisted: b.Unlisted}
+		return &ValidationError{Dir: b.Dir, Problems: problems, Unlisted: b.Unlisted,
+			Hint: sealHint(b.Dir, b.Manifest.ID, "reseal after an intended edit")}
 	}
 	return nil
 }
@@ -239,20 +260,28 @@ func load(ctx context.Context, dir string, hash bool) (*Bundle, error) {
 	}
 	root, err := os.OpenRoot(abs)
 	if err != nil {
-		return nil, fmt.Errorf("bundle: open directory: %w", err)
+		return nil, dirError(abs, err)
 	}
 	defer root.Close()
 
 	m, problem, merr := loadManifest(root)
 	if problem != "" {
-		return nil, &ValidationError{Dir: abs, Problems: []Problem{{Path: ManifestName, Reason: problem}}}
-	}
-	if merr != nil {
-		ve := &ValidationError{Dir: abs, Err: merr}
-		for _, mp := range merr.Problems {
-			ve.Problems = append(ve.Problems, Problem{Path: ManifestName, Reason: mp.String()})
+		hint := sealHint(abs, "", "reseal after an intended edit")
+		if problem == "missing" {
+			hint = sealHint(abs, "", "to write it, seal the bundle")
 		}
-		return nil, ve
+		return nil, &ValidationError{Dir: abs, Problems: []Problem{{Path: ManifestName, Reason: problem}}, Hint: hint}
+	}
+	var problems []Problem
+	if merr != nil {
+		for _, mp := range merr.Problems {
+			problems = append(problems, Problem{Path: ManifestName, Reason: mp.String()})
+		}
+		if m == nil {
+			// The file list is unusable: the manifest's problems are all.
+			return nil, &ValidationError{Dir: abs, Problems: problems, Err: merr,
+				Hint: sealHint(abs, "", "reseal after an intended edit")}
+		}
 	}
 
 	unlisted, sizes, ok, err := walkBundleFast(ctx, abs, m)
@@ -262,33 +291,81 @@ func load(ctx context.Context, dir string, hash bool) (*Bundle, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bundle %s: %w", abs, err)
 	}
-	var problems []Problem
-	if hash {
-		problems, err = checkFiles(ctx, root, abs, m, true)
-	} else {
+	check := m
+	if !hash {
 		// Shallow: a file the walk saw as a regular file of the listed size
 		// needs no further look; anything else gets the full check, which
 		// names the precise problem.
-		var doubtful Manifest
+		check = &Manifest{}
 		for _, f := range m.Files {
 			if size, ok := sizes[f.Path]; !ok || size != f.Size {
-				doubtful.Files = append(doubtful.Files, f)
+				check.Files = append(check.Files, f)
 			}
 		}
-		problems, err = checkFiles(ctx, root, abs, &doubtful, false)
 	}
+	fileProblems, err := checkFiles(ctx, root, abs, check, hash)
 	if err != nil {
 		return nil, err
 	}
-	if len(problems) > 0 {
-		return nil, &ValidationError{Dir: abs, Problems: problems, Unlisted: unlisted}
+	if problems = append(problems, fileProblems...); len(problems) > 0 {
+		// Every problem at once, in path order (the manifest's among them).
+		slices.SortStableFunc(problems, func(a, b Problem) int { return strings.Compare(a.Path, b.Path) })
+		ve := &ValidationError{Dir: abs, Problems: problems, Unlisted: unlisted,
+			Hint: sealHint(abs, m.ID, "reseal after an intended edit")}
+		if merr != nil {
+			ve.Err = merr
+		}
+		return nil, ve
 	}
 	return &Bundle{Dir: abs, Manifest: *m, Unlisted: unlisted, opener: newFileOpener(abs)}, nil
 }
 
+// dirError is the error of a bundle directory that cannot be opened: a
+// *ValidationError when it does not exist or is not a directory.
+func dirError(abs string, err error) error {
+	reason := ""
+	if fi, serr := os.Stat(abs); serr == nil && !fi.IsDir() {
+		reason = "is not a directory"
+	} else if errors.Is(err, fs.ErrNotExist) {
+		reason = "directory does not exist"
+	}
+	if reason == "" {
+		return fmt.Errorf("bundle %s: %w", abs, ioReason("cannot open the directory", err))
+	}
+	return &ValidationError{Dir: abs, Problems: []Problem{{Reason: reason}}, Err: err}
+}
+
+// sealHint suggests running `distributor bundle seal` on dir with id
+// (the placeholder ID when id is not a valid id), prefixed by what.
+func sealHint(dir, id, what string) string {
+	if ValidateID(id) != nil {
+		id = "ID"
+	}
+	return what + ": distributor bundle seal " + shellQuote(dir) + " --id " + id
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but
+// characters that need no quoting.
+func shellQuote(s string) string {
+	safe := s != ""
+	for _, r := range s {
+		switch {
+		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9':
+		case strings.ContainsRune("/._-+:@%=,", r):
+		default:
+			safe = false
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 // loadManifest reads and parses manifest.json below root. A problem with the
 // file itself (missing, symlink, unreadable, too large) is returned as a
-// reason; an invalid manifest as a *ManifestError.
+// reason; an invalid manifest as a *ManifestError, together with the
+// manifest when its file list is still usable (see parseManifest).
 func loadManifest(root *os.Root) (*Manifest, string, *ManifestError) {
 	f, fi, err := openRegular(root, ManifestName)
 	if err != nil {
@@ -309,13 +386,9 @@ func loadManifest(root *os.Root) (*Manifest, string, *ManifestError) {
 	if len(data) > MaxManifestSize {
 		return nil, fmt.Sprintf("is larger than the %d byte limit", MaxManifestSize), nil
 	}
-	m, err := ParseManifest(data)
-	if err != nil {
-		var me *ManifestError
-		if errors.As(err, &me) {
-			return nil, "", me
-		}
-		return nil, err.Error(), nil
+	m, merr := parseManifest(data)
+	if merr != nil {
+		return m, "", merr
 	}
 	return m, "", nil
 }
@@ -476,13 +549,14 @@ func (b *Bundle) OpenVerified(path string) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &verifyingReader{f: f, want: want, dir: b.Dir, h: sha256.New()}, nil
+	return &verifyingReader{f: f, want: want, dir: b.Dir, id: b.Manifest.ID, h: sha256.New()}, nil
 }
 
 type verifyingReader struct {
 	f    *os.File
 	want File
 	dir  string
+	id   string // the manifest's, for the hint
 	h    hash.Hash
 	n    int64
 	err  error // sticky
@@ -529,7 +603,7 @@ func (v *verifyingReader) Read(p []byte) (int, error) {
 func (v *verifyingReader) Close() error { return v.f.Close() }
 
 func (v *verifyingReader) mismatch(reason string) error {
-	return &MismatchError{Dir: v.dir, Path: v.want.Path, Reason: reason}
+	return &MismatchError{Dir: v.dir, Path: v.want.Path, Reason: reason, Hint: sealHint(v.dir, v.id, "reseal after an intended edit")}
 }
 
 // MismatchError is the error of an OpenVerified reader whose bytes do not
@@ -539,10 +613,15 @@ type MismatchError struct {
 	Dir    string // the bundle directory
 	Path   string // the file, relative to Dir
 	Reason string // e.g. "sha256 mismatch: manifest ..., file ..."
+	Hint   string // what to do next, as in ValidationError.Hint
 }
 
 func (e *MismatchError) Error() string {
-	return fmt.Sprintf("bundle %s: %s: %s (its bytes do not match the manifest)", e.Dir, e.Path, e.Reason)
+	hint := ""
+	if e.Hint != "" {
+		hint = "; " + e.Hint
+	}
+	return fmt.Sprintf("bundle %s: %s: %s (its bytes do not match the manifest%s)", e.Dir, e.Path, e.Reason, hint)
 }
 
 // Seek supports exactly what a retrying writer needs: Seek(0, io.SeekCurrent)

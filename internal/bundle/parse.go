@@ -28,6 +28,18 @@ import (
 // missing or unknown is noted and the pass goes on, so that every such
 // problem is reported together with the contract's.
 func ParseManifest(data []byte) (*Manifest, error) {
+	m, err := parseManifest(data)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// parseManifest is ParseManifest, except that with problems that leave the
+// file list usable (none about files or the document as a whole, such as
+// a stale digest or a bad id) it returns the manifest too, so that Load can
+// check the files and list their problems with the manifest's.
+func parseManifest(data []byte) (*Manifest, *ManifestError) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, &ManifestError{Problems: []ManifestProblem{{Reason: "document is empty"}}}
 	}
@@ -55,11 +67,17 @@ func ParseManifest(data []byte) (*Manifest, error) {
 			probs = append(probs, vp)
 		}
 	}
+	var merr *ManifestError
 	if len(probs) > 0 {
-		return nil, &ManifestError{Problems: probs}
+		merr = &ManifestError{Problems: probs}
+		for _, p := range probs {
+			if p.Field == "" || p.Field == "files" || strings.HasPrefix(p.Field, "files[") {
+				return nil, merr
+			}
+		}
 	}
 	slices.SortStableFunc(m.Files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
-	return m, nil
+	return m, merr
 }
 
 // problemOf turns a strict decoding error of the value at field (empty for
