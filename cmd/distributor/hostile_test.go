@@ -690,7 +690,7 @@ func hostileCommands(w *hostileWS, kind hostileKind) []hostileCmd {
 	}
 	switch kind {
 	case badBundle:
-		nothing := []string{"nothing was written"}
+		nothing := []string{"nothing was published"}
 		return []hostileCmd{
 			cmd(nothing, "run"),
 			cmd(nil, "run", "--output", "json"),

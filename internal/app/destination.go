@@ -39,6 +39,12 @@ type destinationRun struct {
 	streamed map[string]bool
 	sources  map[string]string
 	jobs     int
+	// stopped: the bundle's bytes failed their check and stopped this
+	// destination with its root as it was (the pipeline reports it, see
+	// reportBundle); rolledBack counts the files it created before the
+	// mismatch was found and removed again (a store that cannot stage).
+	stopped    bool
+	rolledBack int
 }
 
 func (dr *destinationRun) failed(err error) outcome.Destination {
@@ -150,6 +156,7 @@ func (dr *destinationRun) check(ctx context.Context, in plan.Input, pl *plan.Pla
 			err = dr.vc.check(ctx)
 		}
 		if err != nil {
+			dr.stopped = dr.vc.err != nil // not when cancelled
 			return fmt.Errorf("%w; nothing was written", sourceErr(dr.b.Dir, err))
 		}
 	}
@@ -329,6 +336,11 @@ func (dr *destinationRun) apply(tx *txn.Txn, r *Root, in plan.Input, pl *plan.Pl
 	}
 	if err != nil {
 		dr.vc.failed(err)
+		var me *bundle.MismatchError
+		if errors.As(err, &me) && applied != nil && len(applied.Done) == 0 && len(applied.Left) == 0 &&
+			!applied.JournalKept && tx.Fence() == nil {
+			dr.stopped, dr.rolledBack = true, len(applied.RolledBack)
+		}
 		if applied != nil {
 			dr.rd.Applied = outcome.AppliedCounts(pl, applied.Done)
 		}

@@ -66,10 +66,17 @@ func (a *App) notifyPipelineFailed(ctx context.Context, cfg *config.Config, p *c
 		}
 		for _, n := range a.deliver(ctx, cfg, notify.PipelineFailed(op, id, root)) {
 			if n.Status != notify.StatusSent {
-				op.Warnings = append(op.Warnings, fmt.Sprintf("notification %s (%s) for destination %s %s: %s", n.ID, n.Event, id, n.Status, n.Error))
+				op.Warnings = append(op.Warnings, notificationWarning(n, id))
 			}
 		}
 	}
+}
+
+// notificationWarning is the pipeline warning for a notification n of
+// destination id that could not be delivered, for a pipeline whose report
+// does not list the destination.
+func notificationWarning(n outcome.Notification, id string) string {
+	return fmt.Sprintf("notification %s (%s) for destination %s %s: %s", n.ID, n.Event, id, n.Status, n.Error)
 }
 
 // deliver sends ev's payload to every notification subscribed to its

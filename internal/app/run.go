@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/bundle"
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/journal"
+	"github.com/distributor-dev/distributor/internal/notify"
 	"github.com/distributor-dev/distributor/internal/outcome"
 	"github.com/distributor-dev/distributor/internal/plan"
 	"github.com/distributor-dev/distributor/internal/render"
@@ -138,6 +140,18 @@ func (a *App) runPipeline(ctx context.Context, cfg *config.Config, p *config.Pip
 	// source bytes.
 	b, err := bundle.LoadShallow(ctx, dir)
 	if err != nil {
+		var ve *bundle.ValidationError
+		if errors.As(err, &ve) && errors.Is(err, fs.ErrNotExist) {
+			// The directory does not exist: say where its path comes from.
+			file := cfg.File
+			if file == "" {
+				file = "the configuration"
+			}
+			ve.Hint = fmt.Sprintf("check the source of pipeline %s in %s", p.ID, file)
+			if opts.Source != "" {
+				ve.Hint = "check --source"
+			}
+		}
 		op.Err = sourceErr(dir, err)
 		a.Logger.Error("invalid source bundle", "pipeline", p.ID, "dir", dir, "err", err)
 		if !opts.DryRun {
@@ -153,31 +167,63 @@ func (a *App) runPipeline(ctx context.Context, cfg *config.Config, p *config.Pip
 		op.Warnings = append(op.Warnings, fmt.Sprintf("%s is in the bundle directory but not in its manifest: ignored", u))
 	}
 	vc := &contentCheck{b: b}
+	var runs []*destinationRun
 	for _, id := range p.Destinations {
 		if opts.Destination != "" && id != opts.Destination {
 			continue
 		}
 		d, _ := cfg.Destination(id) // references are validated by config
 		began := a.Now()
-		od := a.runDestination(ctx, p, d, b, vc, opts)
-		od.Duration = a.Now().Sub(began)
+		dr := a.runDestination(ctx, p, d, b, vc, opts)
+		dr.rd.Duration = a.Now().Sub(began)
 		if !opts.DryRun {
-			a.notifyDestination(ctx, cfg, &op, &od)
+			a.notifyDestination(ctx, cfg, &op, &dr.rd)
 		}
-		op.Destinations = append(op.Destinations, od)
+		runs = append(runs, dr)
 	}
-	if vc.err != nil {
-		err := sourceErr(b.Dir, vc.err)
-		if wrote(op.Destinations) {
-			// The mismatch was found while staging, after a destination
-			// had published bytes that matched (the file changed during
-			// the run): the pipeline did write.
-			op.Warnings = append(op.Warnings, err.Error()+"; destinations published before it was found keep what they published")
-		} else {
-			op.Err = err
-		}
-	}
+	reportBundle(&op, runs, vc.err)
 	return op
+}
+
+// reportBundle fills in the destinations of pipeline op and, when the
+// bundle's bytes failed their check (bad, found up front or while
+// copying), reports that once. If no destination published, the pipeline
+// fails as a whole: its error is the bundle's problem, and the
+// destinations the bundle stopped with their root as it was are not listed
+// (their undelivered notifications become pipeline warnings); a
+// destination with something of its own to report (another failure, a
+// recovery, a cleanup that left something behind) is. If one did publish
+// (the file changed during the run, after it), the problem is a warning.
+func reportBundle(op *outcome.Pipeline, runs []*destinationRun, bad error) {
+	for _, dr := range runs {
+		op.Destinations = append(op.Destinations, dr.rd)
+	}
+	if bad == nil {
+		return
+	}
+	err := sourceErr(op.SourcePath, bad)
+	if wrote(op.Destinations) {
+		op.Warnings = append(op.Warnings, err.Error()+"; destinations published before it was found keep what they published")
+		return
+	}
+	op.Err = err
+	op.Destinations = op.Destinations[:0]
+	for _, dr := range runs {
+		rd := dr.rd
+		if !dr.stopped || rd.Recovered != nil || rd.RecoveryPending {
+			op.Destinations = append(op.Destinations, rd)
+			continue
+		}
+		if dr.rolledBack > 0 {
+			op.Warnings = append(op.Warnings, fmt.Sprintf("destination %s: %d file(s) created before the mismatch was found were removed again",
+				rd.ID, dr.rolledBack))
+		}
+		for _, n := range rd.Notifications {
+			if n.Status != notify.StatusSent {
+				op.Warnings = append(op.Warnings, notificationWarning(n, rd.ID))
+			}
+		}
+	}
 }
 
 // wrote reports whether any destination applied a change.
@@ -265,9 +311,9 @@ func (c *contentCheck) failed(err error) {
 	}
 }
 
-// runDestination publishes bundle b to destination d and returns what it
-// planned and what it applied.
-func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.Destination, b *bundle.Bundle, vc *contentCheck, opts RunOptions) outcome.Destination {
+// runDestination publishes bundle b to destination d; the returned run's
+// rd says what it planned and what it applied.
+func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.Destination, b *bundle.Bundle, vc *contentCheck, opts RunOptions) *destinationRun {
 	dr := &destinationRun{a: a, p: p, d: d, b: b, vc: vc, opts: opts,
 		rd: outcome.Destination{ID: d.ID, Backend: d.Backend, Root: d.Path, FixedPath: d.FixedPath(), Workflow: d.Workflow}}
 	st, err := dr.prepare(ctx)
@@ -282,7 +328,7 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 	if st != nil {
 		dr.rd.Retries = retry.Count(st)
 	}
-	return dr.rd
+	return dr
 }
 
 // previewRecovery computes, without changing the root, what a real run

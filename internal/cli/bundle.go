@@ -109,8 +109,9 @@ DIR that the manifest does not list are reported as warnings.`,
 					for _, p := range ve.Problems {
 						rep.Problems = append(rep.Problems, report.BundleProblem{Path: p.Path, Reason: p.Reason})
 					}
+					rep.Hint = ve.Hint
 				} else {
-					rep.Problems = append(rep.Problems, report.BundleProblem{Path: bundle.ManifestName, Reason: err.Error()})
+					rep.Problems = append(rep.Problems, report.BundleProblem{Reason: err.Error()})
 				}
 			} else {
 				m := b.Manifest

@@ -24,7 +24,7 @@ func WriteRunText(w io.Writer, r *Run) {
 		}
 		if p.Error != nil {
 			fmt.Fprintf(w, "  error: %s\n", indentLines(*p.Error, "    "))
-			fmt.Fprintf(w, "  nothing was written for this pipeline\n")
+			fmt.Fprintf(w, "  nothing was published for this pipeline\n")
 		}
 		for _, d := range p.Destinations {
 			writeDestination(w, r.DryRun, &d)
@@ -247,7 +247,14 @@ func WriteBundleVerifyText(w io.Writer, v *BundleVerify) {
 	}
 	fmt.Fprintf(w, "%s: invalid bundle, %d problem(s):\n", v.Dir, len(v.Problems))
 	for _, p := range v.Problems {
-		fmt.Fprintf(w, "  %s: %s\n", p.Path, indentLines(p.Reason, "    "))
+		path := ""
+		if p.Path != "" {
+			path = p.Path + ": "
+		}
+		fmt.Fprintf(w, "  %s%s\n", path, indentLines(p.Reason, "    "))
+	}
+	if v.Hint != "" {
+		fmt.Fprintf(w, "%s\n", v.Hint)
 	}
 }
 

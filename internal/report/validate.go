@@ -32,11 +32,17 @@ type BundleVerify struct {
 	Created  string          `json:"created,omitempty"`
 	Files    int             `json:"files"`
 	Problems []BundleProblem `json:"problems"`
-	Warnings []string        `json:"warnings"`
+	// Hint is the next step for an invalid bundle (omitted when there is
+	// none), such as "reseal after an intended edit: distributor bundle
+	// seal DIR --id ID".
+	Hint     string   `json:"hint,omitempty"`
+	Warnings []string `json:"warnings"`
 }
 
 // BundleProblem is one reason a bundle is invalid.
 type BundleProblem struct {
+	// Path is the file, relative to the bundle; "" for the directory
+	// itself (it does not exist, or is not a directory).
 	Path   string `json:"path"`
 	Reason string `json:"reason"`
 }
