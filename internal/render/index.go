@@ -151,8 +151,9 @@ var indexFragment = template.Must(template.New("index").Parse(`<h1>{{.Title}}</h
 // Markdown pages use (markdown.template, or the built-in page), titled
 // index.title (default: the destination id), with the newest report as
 // its Source and the listed reports as its Index (the built-in page's
-// footer then describes the archive, not one source). Both are pure functions of entries and d: the same catalog
-// and configuration give the same bytes.
+// footer then describes the archive, not one source). Both are pure
+// functions of entries and d: the same catalog and configuration give the
+// same bytes.
 func Index(d *config.Destination, entries []IndexEntry) ([]Output, error) {
 	if d.Index == nil {
 		return nil, nil
