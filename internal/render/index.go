@@ -150,8 +150,10 @@ var indexFragment = template.Must(template.New("index").Parse(`<h1>{{.Title}}</h
 // IndexEntries). The page is the list wrapped in the page template
 // Markdown pages use (markdown.template, or the built-in page), titled
 // index.title (default: the destination id), with the newest report as
-// its Source. Both are pure functions of entries and d: the same catalog
-// and configuration give the same bytes.
+// its Source and the listed reports as its Index (the built-in page's
+// footer then describes the archive, not one source). Both are pure
+// functions of entries and d: the same catalog and configuration give the
+// same bytes.
 func Index(d *config.Destination, entries []IndexEntry) ([]Output, error) {
 	if d.Index == nil {
 		return nil, nil
@@ -180,11 +182,13 @@ func Index(d *config.Destination, entries []IndexEntry) ([]Output, error) {
 		return nil, err
 	}
 	var src PageSource
+	idx := &PageIndex{Entries: entries}
 	if len(entries) > 0 {
 		src = entries[0].Source
+		idx.Newest, idx.Oldest = entries[0].Source.Created, entries[len(entries)-1].Source.Created
 	}
 	var buf bytes.Buffer
-	if err := page.Execute(&buf, PageData{Title: title, Content: template.HTML(frag.String()), Source: src, Path: d.Index.Path}); err != nil {
+	if err := page.Execute(&buf, PageData{Title: title, Content: template.HTML(frag.String()), Source: src, Path: d.Index.Path, Index: idx}); err != nil {
 		return nil, fmt.Errorf("index %s: page template: %w", d.Index.Path, err)
 	}
 	outs := []Output{generatedOutput(d, d.Index.Path, TransformIndex, buf.Bytes())}

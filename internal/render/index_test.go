@@ -113,10 +113,15 @@ func TestIndexPageAndFeed(t *testing.T) {
 		"<!doctype html>", `<meta name="viewport"`, "<title>Air &lt;quality&gt;</title>", "<h1>Air &lt;quality&gt;</h1>",
 		`<a href="https://r.example.com/air/2026-06-21/">air.daily</a> <time datetime="2026-06-21T06:00:00Z">2026-06-21 06:00 UTC</time>`,
 		`<a href="https://r.example.com/air/feed.xml" type="application/atom+xml">Atom feed</a>`, "3 reports, newest first.",
+		// The footer describes the archive, not the newest report's source.
+		"<footer>\n<p>Archive of 3 reports, 2026-06-19 to 2026-06-21</p>\n</footer>",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("index page lacks %q:\n%s", want, page)
 		}
+	}
+	if strings.Contains(page, "Source <code>") {
+		t.Errorf("index page footer names one source:\n%s", page)
 	}
 	if strings.Index(page, "2026-06-21/") > strings.Index(page, "2026-06-19/") {
 		t.Error("index page is not newest first")
@@ -140,6 +145,32 @@ func TestIndexPageAndFeed(t *testing.T) {
 	}
 	if got := string(outs[0].Content); !strings.HasPrefix(got, "<t>Air &lt;quality&gt;</t><h1>") || !strings.HasSuffix(got, "<p>index.html</p>") {
 		t.Errorf("custom template index:\n%s", got)
+	}
+}
+
+// TestIndexFooter: the built-in page's footer on the index counts the
+// reports and spans their days.
+func TestIndexFooter(t *testing.T) {
+	d := indexDest()
+	d.Index.Feed = ""
+	for _, tc := range []struct {
+		recs []IndexRecord
+		want string
+	}{
+		{nil, "<p>Archive of 0 reports</p>"},
+		{[]IndexRecord{irec("a/index.html", "archive", KindGenerated, TransformMarkdown, src("air.daily", 19))}, "<p>Archive of 1 report, 2026-06-19</p>"},
+		{[]IndexRecord{
+			irec("a/index.html", "archive", KindGenerated, TransformMarkdown, src("air.daily", 19)),
+			irec("b/index.html", "archive", KindGenerated, TransformMarkdown, src("air.special", 19)),
+		}, "<p>Archive of 2 reports, 2026-06-19</p>"},
+	} {
+		outs, err := Index(d, IndexEntries(d, tc.recs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if page := string(outs[0].Content); !strings.Contains(page, "<footer>\n"+tc.want+"\n</footer>") {
+			t.Errorf("%d records: footer is not %q:\n%s", len(tc.recs), tc.want, page[strings.Index(page, "<footer>"):])
+		}
 	}
 }
 

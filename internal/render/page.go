@@ -8,6 +8,14 @@ import (
 
 // PageData is what a page template (the built-in one or markdown.template)
 // is executed with.
+//
+// A page's bytes are a function of what its template uses. The built-in
+// page uses Title, Content and Source.ID (and Index on the archive index),
+// never Source.Digest or Source.Created: those change on every reseal of
+// the bundle (bundle seal sets created to now), and a page that showed them
+// would be rewritten although its Markdown did not change. A custom
+// template that shows them makes every page of a bundle change whenever
+// the bundle is resealed.
 type PageData struct {
 	// Title is the text of the first heading of the Markdown source, or the
 	// source's file name without its extension when it has no heading.
@@ -18,6 +26,18 @@ type PageData struct {
 	Source PageSource
 	// Path is the page's output path (prefix applied).
 	Path string
+	// Index is set on a destination's archive index page (the reports it
+	// lists) and nil on a page rendered from Markdown.
+	Index *PageIndex
+}
+
+// PageIndex describes the reports an archive index page lists.
+type PageIndex struct {
+	// Entries are the reports, newest first.
+	Entries []IndexEntry
+	// Newest and Oldest are the created times of the newest and oldest
+	// report (zero without reports).
+	Newest, Oldest time.Time
 }
 
 // PageSource identifies the source bundle of a page.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -473,12 +474,35 @@ func TestBuiltinPage(t *testing.T) {
 		"li > input[type=checkbox]:checked {",
 		"print-color-adjust: exact",
 		"<p>text</p>",
-		"<code>weather.tomorrow</code>",
-		`<time datetime="2026-06-19T12:00:00Z">2026-06-19 12:00 UTC</time>`,
+		"<footer>\n<p>Source <code>weather.tomorrow</code></p>\n</footer>",
 		"</html>\n",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
+		}
+	}
+}
+
+// TestBuiltinPageIgnoresReseal: resealing a bundle gives it a new created
+// time (bundle seal defaults to now) and, when any file changed, a new
+// digest; the built-in page of an unchanged Markdown file keeps its bytes,
+// so it is not rewritten.
+func TestBuiltinPageIgnoresReseal(t *testing.T) {
+	files := map[string]string{"a.md": "# A\n\nSee [b](b.md).\n", "b.md": "# B\n"}
+	d := dest()
+	d.Links = config.Links{BaseURL: "https://example.com/"}
+	b := newBundle(t, files)
+	first := plan2(t, b, d)
+	b.Manifest.Created = testCreated.Add(36 * time.Hour)
+	b.Manifest.Digest = digestOf("resealed")
+	again := plan2(t, b, d)
+	if diff := cmp.Diff(first, again); diff != "" {
+		t.Errorf("outputs depend on the manifest's created time or digest (-first +resealed):\n%s", diff)
+	}
+	page := string(output(t, first, "a.html").Content)
+	for _, stamp := range []string{"2026", testCreated.Format(time.RFC3339), "sha256:"} {
+		if strings.Contains(page, stamp) {
+			t.Errorf("page shows %q:\n%s", stamp, page)
 		}
 	}
 }
