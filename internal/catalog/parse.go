@@ -131,6 +131,10 @@ func Parse(data []byte) (*Catalog, error) {
 		if e.Offset >= 0 {
 			e.Line, e.Column = strictjson.LineColumn(data, e.Offset)
 		}
+		if !e.Syntax && e.Line > 0 {
+			// A syntax error names its position; a wrong value does not.
+			return nil, fmt.Errorf("decode catalog: line %d, column %d: %w", e.Line, e.Column, err)
+		}
 		return nil, fmt.Errorf("decode catalog: %w", err)
 	}
 	if err != nil {
