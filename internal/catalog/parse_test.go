@@ -24,7 +24,7 @@ func referenceParse(data []byte) (*Catalog, error) {
 	// duplicate or unknown members and trailing data are all errors.
 	var w wireCatalog
 	if err := strictjson.Unmarshal(data, &w); err != nil {
-		return nil, fmt.Errorf("decode catalog: %w", err)
+		return nil, decodeError(err, data)
 	}
 	var errs []error
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
