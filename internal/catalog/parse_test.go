@@ -137,3 +137,14 @@ func FuzzParseAgreesWithStrictDecode(f *testing.F) {
 		}
 	})
 }
+
+// A value of the wrong type is named with its line and column, which a
+// hand repair needs in a catalog of thousands of records.
+func TestReadNamesTheLineOfAWrongValue(t *testing.T) {
+	doc := "{\n  \"schema_version\": 4,\n  \"outputs\": [\n    {\"size\": \"12\"}\n  ]\n}\n"
+	s := Read([]byte(doc))
+	want := `decode catalog: line 4, column 14: outputs[0].size: must be an integer, got a string`
+	if s.Status != StatusInvalid || s.Problem == nil || s.Problem.Error() != want {
+		t.Errorf("Read = %s, %v\nwant invalid, %s", s.Status, s.Problem, want)
+	}
+}
