@@ -301,3 +301,17 @@ func writeSSHKey(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 }
+
+// unlock that cannot read the lock says why, in brief, instead of "not
+// locked: nothing to do" with exit status 1.
+func TestMessageUnlockUnreachable(t *testing.T) {
+	w := newHostileWS(t, false)
+	addr := closedPort(t)
+	w.editConfig(t, "    backend: local\n", fmt.Sprintf("    backend: s3\n    s3: {bucket: reports, region: us-east-1, endpoint: \"http://%s\", path_style: true}\n", addr))
+	env := map[string]string{"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"}
+	code, out, errs := execEnv(t, env, "unlock", "--config", w.conf, "--pipeline", "reports", "--destination", "site")
+	want := fmt.Sprintf("read .distributor.lock: s3://reports/www: get .distributor.lock: dial tcp %s: connect: connection refused (gave up after 4 attempts); check that %s is up and reachable from here, then rerun (-v or --output json: the whole error)", addr, addr)
+	if code != 1 || strings.Contains(out, "not locked") || failedLine(t, out) != want {
+		t.Errorf("exit %d\n%s%s\nwant exit 1 and FAILED: %s", code, out, errs, want)
+	}
+}
