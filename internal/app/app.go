@@ -14,6 +14,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/plan"
+	"github.com/distributor-dev/distributor/internal/report"
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/registry"
 	"github.com/distributor-dev/distributor/internal/storage/retry"
@@ -78,7 +79,10 @@ func (a *App) DefaultOpenStore(ctx context.Context, d *config.Destination, root 
 	}
 	return retry.New(st, retry.Options{OnRetry: func(op, path string, attempt int, err error) {
 		a.Logger.Warn("retrying a storage operation after a transient failure", "destination", d.ID,
-			"op", op, "path", path, "attempt", attempt, "err", err)
+			"op", op, "path", path, "attempt", attempt, "err", report.Short(err))
+		if short := report.Short(err); short != err.Error() {
+			a.Logger.Debug("the whole error of that attempt", "destination", d.ID, "op", op, "path", path, "attempt", attempt, "err", err)
+		}
 	}}), nil
 }
 
@@ -137,4 +141,14 @@ func ReadRoot(ctx context.Context, st storage.Store) (*Root, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// logFailure logs that owner's command failed with err: in brief at error
+// level, and the whole error, when that is longer, at info level (-v).
+func (a *App) logFailure(msg string, owner catalog.Owner, err error) {
+	brief := report.Brief(err)
+	a.Logger.Error(msg, "pipeline", owner.PipelineID, "destination", owner.DestinationID, "err", brief)
+	if brief != err.Error() {
+		a.Logger.Info(msg+": the whole error", "pipeline", owner.PipelineID, "destination", owner.DestinationID, "err", err)
+	}
 }

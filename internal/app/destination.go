@@ -50,7 +50,7 @@ type destinationRun struct {
 func (dr *destinationRun) failed(err error) outcome.Destination {
 	dr.rd.Status = outcome.Failed
 	dr.rd.Err = err
-	dr.a.Logger.Error("destination failed", "pipeline", dr.p.ID, "destination", dr.d.ID, "err", err)
+	dr.a.logFailure("destination failed", catalog.Owner{PipelineID: dr.p.ID, DestinationID: dr.d.ID}, err)
 	return dr.rd
 }
 

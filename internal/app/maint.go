@@ -194,7 +194,7 @@ func (a *App) openMaintRoot(ctx context.Context, t *maintTarget, command string,
 
 // refuseState explains why command cannot work on a root whose state is
 // legacy, invalid or future. It returns nil for none and catalog.
-func refuseState(command, root string, s catalog.State) error {
+func refuseState(command, root string, owner catalog.Owner, s catalog.State) error {
 	switch s.Status {
 	case catalog.StatusNone, catalog.StatusCatalog:
 		return nil
@@ -205,8 +205,8 @@ func refuseState(command, root string, s catalog.State) error {
 		return fmt.Errorf("%s at %s is future state (%v): upgrade distributor; %s leaves it untouched",
 			catalog.FileName, root, s.Problem, command)
 	default:
-		return fmt.Errorf("%s at %s is invalid state (%v): %s never rewrites invalid state; "+
-			"review it, then `distributor run --force` on this destination replaces the root", catalog.FileName, root, s.Problem, command)
+		return fmt.Errorf("%s at %s is invalid state (%v): %s never rewrites invalid state\n%s",
+			catalog.FileName, root, s.Problem, command, catalog.InvalidChoices(owner, nil))
 	}
 }
 

@@ -90,8 +90,9 @@ func (a *App) Prune(ctx context.Context, cfg *config.Config, opts PruneOptions) 
 			Cutoff: catalog.FormatTime(now.Add(-pol.OlderThan))},
 		Selected: []report.PruneEntry{}, Deleted: []report.PruneEntry{}}
 	fail := func(err error) (*report.Prune, error) {
-		rep.Error, rep.Cause = report.Str(err.Error()), err
-		a.Logger.Error("prune failed", "pipeline", t.owner.PipelineID, "destination", t.owner.DestinationID, "err", err)
+		rep.Error, rep.ErrorDetail = report.Errors(err)
+		rep.Cause = err
+		a.logFailure("prune failed", t.owner, err)
 		return rep, nil
 	}
 	m, err := a.openMaintRoot(ctx, t, "prune", opts.Apply)
@@ -103,7 +104,7 @@ func (a *App) Prune(ctx context.Context, cfg *config.Config, opts PruneOptions) 
 	rep.Root = st.String()
 	rep.State = string(r.State.Status)
 	rep.Warnings = m.warnings
-	if err := refuseState("prune", rep.Root, r.State); err != nil {
+	if err := refuseState("prune", rep.Root, t.owner, r.State); err != nil {
 		return fail(err)
 	}
 	if r.State.Status == catalog.StatusNone {

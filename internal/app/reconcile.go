@@ -44,8 +44,9 @@ func (a *App) ReconcileState(ctx context.Context, cfg *config.Config, opts Recon
 		Root: t.root, DryRun: opts.DryRun, AllOwners: opts.AllOwners,
 		Missing: []report.Record{}, Unmanaged: []string{}, Removed: []report.Record{}, TempFiles: []string{}}
 	fail := func(err error) (*report.ReconcileState, error) {
-		rep.Error, rep.Cause = report.Str(err.Error()), err
-		a.Logger.Error("reconcile-state failed", "pipeline", t.owner.PipelineID, "destination", t.owner.DestinationID, "err", err)
+		rep.Error, rep.ErrorDetail = report.Errors(err)
+		rep.Cause = err
+		a.logFailure("reconcile-state failed", t.owner, err)
 		return rep, nil
 	}
 	m, err := a.openMaintRoot(ctx, t, "reconcile-state", !opts.DryRun)
@@ -57,7 +58,7 @@ func (a *App) ReconcileState(ctx context.Context, cfg *config.Config, opts Recon
 	rep.Root = st.String()
 	rep.State = string(r.State.Status)
 	rep.Warnings = m.warnings
-	if err := refuseState("reconcile-state", rep.Root, r.State); err != nil {
+	if err := refuseState("reconcile-state", rep.Root, t.owner, r.State); err != nil {
 		return fail(err)
 	}
 	// Temporary files interrupted writes left: removed under the lock,

@@ -30,7 +30,7 @@ func (a *App) Unlock(ctx context.Context, cfg *config.Config, opts UnlockOptions
 	rep := &report.Unlock{Command: "unlock", PipelineID: t.owner.PipelineID, DestinationID: t.owner.DestinationID, Root: t.root}
 	st, err := a.openMaint(ctx, t)
 	if err != nil {
-		rep.Error = report.Str(err.Error())
+		rep.Error, rep.ErrorDetail = report.Errors(err)
 		return rep, nil
 	}
 	defer st.Close()
@@ -40,7 +40,7 @@ func (a *App) Unlock(ctx context.Context, cfg *config.Config, opts UnlockOptions
 		return rep, nil
 	}
 	if err != nil {
-		rep.Error = report.Str(fmt.Sprintf("read %s: %v", lock.Name, err))
+		rep.Error, rep.ErrorDetail = report.Errors(fmt.Errorf("read %s: %w", lock.Name, err))
 		return rep, nil
 	}
 	rep.Locked = true
@@ -49,11 +49,11 @@ func (a *App) Unlock(ctx context.Context, cfg *config.Config, opts UnlockOptions
 	l := &lock.Locker{Store: st, Now: a.Now}
 	rep.Stale = l.Stale(info)
 	if !rep.Stale && !opts.Force {
-		rep.Error = report.Str(fmt.Sprintf("the holder looks alive (lease until %s): wait for it, or, if you are sure no run is active on this root, rerun with --force", rep.Holder.ExpiresAt))
+		rep.Error, rep.ErrorDetail = report.Errors(fmt.Errorf("the holder looks alive (lease until %s): wait for it, or, if you are sure no run is active on this root, rerun with --force", rep.Holder.ExpiresAt))
 		return rep, nil
 	}
 	if err := st.Delete(ctx, lock.Name); err != nil {
-		rep.Error = report.Str(fmt.Sprintf("remove %s: %v", lock.Name, err))
+		rep.Error, rep.ErrorDetail = report.Errors(fmt.Errorf("remove %s: %w", lock.Name, err))
 		return rep, nil
 	}
 	rep.Removed = true

@@ -43,8 +43,8 @@ func (a *App) Verify(ctx context.Context, cfg *config.Config, opts VerifyOptions
 	rep := &report.Verify{Command: "verify", PipelineID: t.owner.PipelineID, DestinationID: t.owner.DestinationID,
 		Root: t.root, AllOwners: opts.AllOwners, Quick: opts.Quick, Missing: []report.Record{}, Corrupt: []report.VerifyCorrupt{}, TempFiles: []string{}}
 	fail := func(err error) (*report.Verify, error) {
-		rep.Error = report.Str(err.Error())
-		a.Logger.Error("verify failed", "pipeline", t.owner.PipelineID, "destination", t.owner.DestinationID, "err", err)
+		rep.Error, rep.ErrorDetail = report.Errors(err)
+		a.logFailure("verify failed", t.owner, err)
 		return rep, nil
 	}
 	m, err := a.openMaintRoot(ctx, t, "verify", false)
@@ -57,7 +57,7 @@ func (a *App) Verify(ctx context.Context, cfg *config.Config, opts VerifyOptions
 	rep.State = string(r.State.Status)
 	rep.Warnings = m.warnings
 	rep.RecoveryPending = m.pending
-	if err := refuseState("verify", rep.Root, r.State); err != nil {
+	if err := refuseState("verify", rep.Root, t.owner, r.State); err != nil {
 		return fail(err)
 	}
 	// Report (never remove: verify holds no lock) temporary files that

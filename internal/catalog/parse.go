@@ -127,15 +127,29 @@ func Parse(data []byte) (*Catalog, error) {
 	})
 	r.whole = true
 	err := r.read()
-	if e, ok := err.(*strictjson.Error); ok {
-		if e.Offset >= 0 {
-			e.Line, e.Column = strictjson.LineColumn(data, e.Offset)
-		}
-		return nil, fmt.Errorf("decode catalog: %w", err)
+	if _, ok := err.(*strictjson.Error); ok {
+		return nil, decodeError(err, data)
 	}
 	if err != nil {
 		return nil, err
 	}
 	c.DistributorVersion, c.CreatedAt, c.UpdatedAt = r.h.DistributorVersion, r.h.CreatedAt, r.h.UpdatedAt
 	return c, nil
+}
+
+// decodeError names err, a strict decoder's *strictjson.Error about data,
+// as the catalog's, with the line and column of the problem: a syntax
+// error's message has them already, a wrong value's gets them in front.
+func decodeError(err error, data []byte) error {
+	e, ok := err.(*strictjson.Error)
+	if !ok {
+		return fmt.Errorf("decode catalog: %w", err)
+	}
+	if e.Offset >= 0 {
+		e.Line, e.Column = strictjson.LineColumn(data, e.Offset)
+	}
+	if !e.Syntax && e.Line > 0 {
+		return fmt.Errorf("decode catalog: line %d, column %d: %w", e.Line, e.Column, err)
+	}
+	return fmt.Errorf("decode catalog: %w", err)
 }

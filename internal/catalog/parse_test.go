@@ -24,7 +24,7 @@ func referenceParse(data []byte) (*Catalog, error) {
 	// duplicate or unknown members and trailing data are all errors.
 	var w wireCatalog
 	if err := strictjson.Unmarshal(data, &w); err != nil {
-		return nil, fmt.Errorf("decode catalog: %w", err)
+		return nil, decodeError(err, data)
 	}
 	var errs []error
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
@@ -136,4 +136,15 @@ func FuzzParseAgreesWithStrictDecode(f *testing.F) {
 			t.Fatalf("Scan differs from Parse:\n%s", diff)
 		}
 	})
+}
+
+// A value of the wrong type is named with its line and column, which a
+// hand repair needs in a catalog of thousands of records.
+func TestReadNamesTheLineOfAWrongValue(t *testing.T) {
+	doc := "{\n  \"schema_version\": 4,\n  \"outputs\": [\n    {\"size\": \"12\"}\n  ]\n}\n"
+	s := Read([]byte(doc))
+	want := `decode catalog: line 4, column 14: outputs[0].size: must be an integer, got a string`
+	if s.Status != StatusInvalid || s.Problem == nil || s.Problem.Error() != want {
+		t.Errorf("Read = %s, %v\nwant invalid, %s", s.Status, s.Problem, want)
+	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/app"
 	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/lock"
+	"github.com/distributor-dev/distributor/internal/report"
 )
 
 // Exit statuses (spec section 7).
@@ -108,7 +109,10 @@ func Execute(ctx context.Context, args []string, env Env) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err.Error() != "" {
-			fmt.Fprintf(env.Stderr, "distributor: %v\n", ee.err)
+			fmt.Fprintf(env.Stderr, "distributor: %s\n", report.Brief(ee.err))
+		}
+		if brief := report.Brief(ee.err); brief != ee.err.Error() && g.logger != nil {
+			g.logger.Info("the whole error", "err", ee.err)
 		}
 		code = ee.code
 	} else {
@@ -184,6 +188,9 @@ The configuration is read from --config, else $DISTRIBUTOR_CONFIG, else
 	// (groupCommand): their usage shows just "distributor x [command]".
 	root.SetUsageTemplate(strings.Replace(root.UsageTemplate(), "Usage:{{if .Runnable}}", "Usage:{{if and .Runnable (not .HasAvailableSubCommands)}}", 1))
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if msg := flagValueMessage(err); msg != "" {
+			return usageErr("%s (see '%s --help')", msg, c.CommandPath())
+		}
 		if hint := flagHint(c, err); hint != "" {
 			return usageErr("%v; %s (see '%s --help')", err, hint, c.CommandPath())
 		}

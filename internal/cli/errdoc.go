@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"regexp"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/distributor-dev/distributor/internal/config"
+	"github.com/distributor-dev/distributor/internal/report"
 )
 
 // countingWriter counts the bytes written through it, so that Execute
@@ -32,8 +34,10 @@ type ErrorDocument struct {
 	// Command is the command as typed after "distributor", e.g. "run" or
 	// "bundle seal" ("" for distributor itself).
 	Command string `json:"command"`
-	// Error is the message also printed on stderr.
-	Error string `json:"error"`
+	// Error is the message also printed on stderr (a network failure in
+	// brief); ErrorDetail is the whole error with every cause.
+	Error       string `json:"error"`
+	ErrorDetail string `json:"error_detail"`
 	// ExitStatus is the process's exit status: 2 for a usage or
 	// configuration error, 1 otherwise.
 	ExitStatus int `json:"exit_status"`
@@ -51,9 +55,9 @@ func errorDocument(root *cobra.Command, args []string, code int, err error) Erro
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
-		doc.Error = ee.err.Error()
+		doc.Error, doc.ErrorDetail = report.Brief(ee.err), ee.err.Error()
 	} else if err != nil {
-		doc.Error = err.Error()
+		doc.Error, doc.ErrorDetail = err.Error(), err.Error()
 	}
 	return doc
 }
@@ -113,6 +117,26 @@ func flagHint(c *cobra.Command, err error) string {
 	})
 	if s := config.Closest(name, names); s != "" {
 		return "did you mean --" + s + "?"
+	}
+	return ""
+}
+
+// flagValueMessage says what a flag given a value it cannot parse takes,
+// without the parser's wording (strconv.ParseBool: ...), or returns "" for
+// any other error.
+func flagValueMessage(err error) string {
+	var ie *pflag.InvalidValueError
+	if !errors.As(err, &ie) {
+		return ""
+	}
+	f := ie.GetFlag()
+	switch f.Value.Type() {
+	case "bool":
+		return fmt.Sprintf("--%s takes true or false, not %q (--%s alone means true)", f.Name, ie.GetValue(), f.Name)
+	case "duration":
+		return fmt.Sprintf("--%s takes a duration such as 90s, 2m or 1h30m, not %q", f.Name, ie.GetValue())
+	case "int":
+		return fmt.Sprintf("--%s takes a whole number, not %q", f.Name, ie.GetValue())
 	}
 	return ""
 }

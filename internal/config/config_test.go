@@ -106,8 +106,9 @@ func TestDecodeFull(t *testing.T) {
 				Workflow: WorkflowAdditive,
 				Publish:  Publish{HTML: true, Source: SourceAll},
 				Paths: Paths{
-					Prefix: "tomorrow/",
-					Rename: map[string]string{"report.md": "index.md", "data/raw.csv": "data.csv"},
+					Prefix:      "tomorrow/",
+					Rename:      map[string]string{"report.md": "index.md", "data/raw.csv": "data.csv"},
+					RenameLines: map[string]int{"report.md": 16, "data/raw.csv": 16},
 				},
 				Markdown:  Markdown{Template: filepath.Join(dir, "report.html.tmpl"), RawHTML: true},
 				Links:     Links{BaseURL: "https://reports.example.com/weather/latest/", Pretty: true},
@@ -300,7 +301,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"zero sftp keepalive", strings.Replace(minimal, "backend: local\n    path: ./out", "backend: sftp\n    path: /srv\n    sftp: {host: h, user: u, known_hosts_file: kh, keepalive_timeout: 0s}", 1), 9, "destinations[0].sftp.keepalive_timeout", `must be greater than zero`, 0},
 		{"bad s3 idle timeout", strings.Replace(minimal, "backend: local\n    path: ./out", "backend: s3\n    s3: {bucket: reports, idle_timeout: 30 seconds}", 1), 8, "destinations[0].s3.idle_timeout", `invalid duration`, 0},
 		{"single_writer not bool", dest("    single_writer: yes please\n"), 9, "destinations[0].single_writer", `must be true or false`, 0},
-		{"bad workflow", dest("    workflow: replace\n"), 9, "destinations[0].workflow", `"replace" is not one of additive, replacement`, 0},
+		{"bad workflow", dest("    workflow: replace\n"), 9, "destinations[0].workflow", `"replace" is not one of additive, replacement; did you mean "replacement"?`, 0},
 		{"bad workflow suggests", dest("    workflow: additve\n"), 9, "destinations[0].workflow", `did you mean "additive"?`, 0},
 		{"bad publish.source", dest("    publish:\n      source: everything\n"), 10, "destinations[0].publish.source", `"everything" is not one of all, assets, none`, 0},
 		{"publish.html not bool", dest("    publish:\n      html: \"yes\"\n"), 10, "destinations[0].publish.html", `must be true or false, not the string "yes"`, 0},
@@ -669,6 +670,8 @@ func TestClosest(t *testing.T) {
 		{"on", ""},
 		{"xyz", ""},
 		{"paths", "paths"},
+		{"retent", "retention"}, // a unique prefix
+		{"ret", ""},             // too short to be taken for a prefix
 	}
 	for _, tt := range tests {
 		if got := closest(tt.in, destinationFields); got != tt.want {

@@ -193,9 +193,10 @@ func (d *decoder) paths(o *object) Paths {
 		targets[v.Value] = v.Line
 		if okKey {
 			if p.Rename == nil {
-				p.Rename = map[string]string{}
+				p.Rename, p.RenameLines = map[string]string{}, map[string]int{}
 			}
 			p.Rename[k.Value] = v.Value
+			p.RenameLines[k.Value] = k.Line
 		}
 	}
 	return p

@@ -4,8 +4,36 @@ import "strings"
 
 // closest returns the candidate nearest to name by edit distance (with
 // transpositions, ignoring case), or "" when none is close enough to be a
-// plausible typo.
+// plausible typo. Failing that, a name of at least 4 characters that
+// begins exactly one candidate ("replace" for "replacement") suggests it.
 func closest(name string, candidates []string) string {
+	if c := nearest(name, candidates); c != "" {
+		return c
+	}
+	return uniquePrefixOf(name, candidates)
+}
+
+// uniquePrefixOf returns the only candidate that name (4 characters or
+// more) begins, ignoring case, or "".
+func uniquePrefixOf(name string, candidates []string) string {
+	if len(name) < 4 {
+		return ""
+	}
+	found := ""
+	for _, c := range candidates {
+		if len(c) > len(name) && strings.EqualFold(c[:len(name)], name) {
+			if found != "" {
+				return ""
+			}
+			found = c
+		}
+	}
+	return found
+}
+
+// nearest returns the candidate nearest to name by edit distance, within
+// the limit of a plausible typo, or "".
+func nearest(name string, candidates []string) string {
 	best, bestDist := "", 0
 	for _, c := range candidates {
 		if diff := len(name) - len(c); diff > 2 || diff < -2 {
@@ -62,7 +90,8 @@ func editDistance(a, b string) int {
 
 // Closest returns the candidate nearest to name by edit distance (with
 // transpositions, ignoring case), or "" when none is close enough to be a
-// plausible typo. The command line uses it for did-you-mean suggestions.
+// plausible typo, or the only candidate that name (4 characters or more)
+// begins. The command line uses it for did-you-mean suggestions.
 func Closest(name string, candidates []string) string {
 	return closest(name, candidates)
 }

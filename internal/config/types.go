@@ -141,6 +141,9 @@ type Paths struct {
 	// "ributor.json" would hit the reserved namespace).
 	Prefix string
 	Rename map[string]string // exact source path -> output path, before .md -> .html
+	// RenameLines is the config file line of each Rename key, for
+	// messages about it.
+	RenameLines map[string]int
 }
 
 // Markdown configures markdown_to_html.

@@ -274,8 +274,13 @@ func Make(in Input) (*Plan, error) {
 		if in.State.Problem != nil {
 			reason += ": " + in.State.Problem.Error()
 		}
-		return &Plan{Action: FailConflict, Reason: reason + " (review it, then rerun with --force to replace the root)",
-			Items: plannedItems(in, nil, listing), Unmanaged: unmanaged(listing, nil, planned)}, nil
+		um := unmanaged(listing, nil, planned)
+		if in.State.Status == catalog.StatusInvalid {
+			reason += "\n" + catalog.InvalidChoices(in.Owner, um)
+		} else {
+			reason += " (upgrade distributor to read it; or review it, then rerun with --force to replace the root)"
+		}
+		return &Plan{Action: FailConflict, Reason: reason, Items: plannedItems(in, nil, listing), Unmanaged: um}, nil
 	case catalog.StatusLegacy:
 		return makeLegacy(in, planned, listing), nil
 	case catalog.StatusNone:

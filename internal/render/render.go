@@ -151,7 +151,7 @@ func Plan(ctx context.Context, b *bundle.Bundle, d *config.Destination, prefix s
 	for _, f := range b.Manifest.Files {
 		files[f.Path] = f
 	}
-	if err := checkRenames(d.Paths.Rename, files); err != nil {
+	if err := checkRenames(d.Paths, files); err != nil {
 		return nil, err
 	}
 
@@ -339,21 +339,43 @@ func sourceSelection(source string) (copyMD, copyAssets bool, err error) {
 
 // checkRenames reports the first (by key) paths.rename entry whose key is not
 // a bundle file or whose target is not a clean path.
-func checkRenames(rename map[string]string, files map[string]bundle.File) error {
-	keys := make([]string, 0, len(rename))
-	for k := range rename {
+func checkRenames(p config.Paths, files map[string]bundle.File) error {
+	keys := make([]string, 0, len(p.Rename))
+	for k := range p.Rename {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if _, ok := files[k]; !ok {
-			return fmt.Errorf("paths.rename: %q is not a file of the bundle", k)
+		at := "paths.rename"
+		if line := p.RenameLines[k]; line > 0 {
+			at = fmt.Sprintf("paths.rename (config line %d)", line)
 		}
-		if err := cleanpath.CheckUnreserved(rename[k]); err != nil {
-			return fmt.Errorf("paths.rename: target of %q: %w", k, err)
+		if _, ok := files[k]; !ok {
+			return fmt.Errorf("%s: %q is not a file of the bundle; %s", at, k, bundleFileHint(k, files))
+		}
+		if err := cleanpath.CheckUnreserved(p.Rename[k]); err != nil {
+			return fmt.Errorf("%s: target of %q: %w", at, k, err)
 		}
 	}
 	return nil
+}
+
+// bundleFileHint suggests the bundle file closest to name, or lists the
+// first few bundle files when none is close.
+func bundleFileHint(name string, files map[string]bundle.File) string {
+	paths := make([]string, 0, len(files))
+	for f := range files {
+		paths = append(paths, f)
+	}
+	sort.Strings(paths)
+	if c := config.Closest(name, paths); c != "" {
+		return fmt.Sprintf("did you mean %q?", c)
+	}
+	const shown = 5
+	if len(paths) > shown {
+		return fmt.Sprintf("the bundle's files include %s and %d more (bundle verify lists them)", strings.Join(paths[:shown], ", "), len(paths)-shown)
+	}
+	return "the bundle's files are " + strings.Join(paths, ", ")
 }
 
 // outputURL is the public URL of output path p, or "" without a base URL.

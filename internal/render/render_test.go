@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/distributor-dev/distributor/internal/bundle"
 	"github.com/distributor-dev/distributor/internal/cleanpath"
 	"github.com/distributor-dev/distributor/internal/config"
 )
@@ -582,5 +583,21 @@ func TestBadTemplate(t *testing.T) {
 				t.Fatalf("Plan error = %v, want one naming %s", err, file)
 			}
 		})
+	}
+}
+
+// A paths.rename key that is no bundle file names its config line and
+// suggests the closest file, or lists some when none is close.
+func TestCheckRenamesSuggests(t *testing.T) {
+	files := map[string]bundle.File{"report.md": {}, "methods.md": {}, "img/a.svg": {}}
+	tests := []struct{ key, want string }{
+		{"reprot.md", `paths.rename (config line 7): "reprot.md" is not a file of the bundle; did you mean "report.md"?`},
+		{"summary.md", `paths.rename (config line 7): "summary.md" is not a file of the bundle; the bundle's files are img/a.svg, methods.md, report.md`},
+	}
+	for _, tt := range tests {
+		p := config.Paths{Rename: map[string]string{tt.key: "index.md"}, RenameLines: map[string]int{tt.key: 7}}
+		if err := checkRenames(p, files); err == nil || err.Error() != tt.want {
+			t.Errorf("got  %v\nwant %s", err, tt.want)
+		}
 	}
 }

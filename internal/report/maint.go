@@ -56,6 +56,8 @@ type Prune struct {
 	// command fail (such as a dead writer's journal at the root).
 	Warnings []string `json:"warnings,omitempty"`
 	Error    *string  `json:"error"`
+	// ErrorDetail is the whole error that Error gives in brief.
+	ErrorDetail *string `json:"error_detail"`
 	// Cause is the error Error renders, for the exit status.
 	Cause error `json:"-"`
 }
@@ -90,6 +92,8 @@ type ReconcileState struct {
 	// command fail (such as a dead writer's journal at the root).
 	Warnings []string `json:"warnings,omitempty"`
 	Error    *string  `json:"error"`
+	// ErrorDetail is the whole error that Error gives in brief.
+	ErrorDetail *string `json:"error_detail"`
 	// Cause is the error Error renders, for the exit status.
 	Cause error `json:"-"`
 }
@@ -134,6 +138,8 @@ type Verify struct {
 	// writing command recovers.
 	RecoveryPending bool    `json:"recovery_pending,omitempty"`
 	Error           *string `json:"error"`
+	// ErrorDetail is the whole error that Error gives in brief.
+	ErrorDetail *string `json:"error_detail"`
 }
 
 // Failed reports whether verify must exit 1: an error, or any missing or

@@ -56,7 +56,11 @@ type Destination struct {
 	Planned       *plan.Counts   `json:"planned"`
 	PrimaryURL    string         `json:"primary_url"`
 	Notifications []Notification `json:"notifications"`
-	Error         *string        `json:"error"`
+	// Error is the failure in brief (what failed, where, why, what next);
+	// ErrorDetail is the whole error with every cause (both null unless
+	// the destination failed).
+	Error       *string `json:"error"`
+	ErrorDetail *string `json:"error_detail"`
 	// Reason explains a fail_* action or a destructive plan.
 	Reason string `json:"reason,omitempty"`
 	// Retries counts storage operations repeated after a transient failure

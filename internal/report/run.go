@@ -56,9 +56,7 @@ func DestinationOf(d *outcome.Destination) Destination {
 			rd.Unmanaged = d.Plan.Unmanaged
 		}
 	}
-	if d.Err != nil {
-		rd.Error = Str(d.Err.Error())
-	}
+	rd.Error, rd.ErrorDetail = Errors(d.Err)
 	if r := d.Recovered; r != nil {
 		rd.Recovered = &Recovery{DeadRun: r.RunID, Committed: r.Committed, RolledForward: r.RolledForward,
 			Removed: r.Removed, Dropped: r.Dropped, Left: r.Left}

@@ -17,6 +17,8 @@ type Unlock struct {
 	Stale         bool        `json:"stale"`
 	Removed       bool        `json:"removed"`
 	Error         *string     `json:"error"`
+	// ErrorDetail is the whole error that Error gives in brief.
+	ErrorDetail *string `json:"error_detail"`
 }
 
 // LockHolder describes the process a lock record names.
@@ -33,6 +35,10 @@ type LockHolder struct {
 func WriteUnlockText(w io.Writer, u *Unlock) {
 	fmt.Fprintf(w, "root %s (pipeline %s, destination %s)\n", u.Root, u.PipelineID, u.DestinationID)
 	if !u.Locked {
+		if u.Error != nil { // the lock could not even be read
+			fmt.Fprintf(w, "  FAILED: %s\n", *u.Error)
+			return
+		}
 		fmt.Fprintf(w, "  not locked: nothing to do\n")
 		return
 	}

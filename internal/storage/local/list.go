@@ -28,7 +28,7 @@ import (
 // returns an error, List stops and returns that error unwrapped.
 func (s *Store) List(ctx context.Context, prefix string, fn func(storage.Info) error) error {
 	return storage.ListResult(s.list(ctx, prefix, fn), func(err error) error {
-		return s.errorf("list", fmt.Sprintf("%q", prefix), err)
+		return fmt.Errorf("local %s: list %q: %w", s.path, prefix, s.explain("list", prefix, err))
 	})
 }
 

@@ -221,7 +221,7 @@ func (s *Store) openRoot(create bool) (*os.Root, error) {
 		}
 		made := missingDirs(s.path)
 		if err := os.MkdirAll(s.path, dirMode); err != nil {
-			return nil, fmt.Errorf("local %s: create root: %w", s.path, err)
+			return nil, s.rootError("create", err)
 		}
 		// Make the new root's directory entry durable (best effort: the
 		// parent may not be ours to open).
@@ -233,7 +233,7 @@ func (s *Store) openRoot(create bool) (*os.Root, error) {
 		s.madeRoot = made
 	}
 	if err != nil {
-		return nil, fmt.Errorf("local %s: open root: %w", s.path, err)
+		return nil, s.rootError("open", err)
 	}
 	s.root = r
 	return r, nil
@@ -263,7 +263,10 @@ func (s *Store) Close() error {
 
 // errorf wraps err with the store, the operation and the path.
 func (s *Store) errorf(op, p string, err error) error {
-	return fmt.Errorf("local %s: %s %s: %w", s.path, op, p, err)
+	if he := (*hintError)(nil); errors.As(err, &he) && he.root {
+		return err // the root could not be opened: that names the store
+	}
+	return fmt.Errorf("local %s: %s %s: %w", s.path, op, p, s.explain(op, p, err))
 }
 
 // Put implements storage.Store. It writes exactly size bytes from r to a

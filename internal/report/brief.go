@@ -1,0 +1,279 @@
+package report
+
+import (
+	"errors"
+	"net"
+	"net/url"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// BriefMax is about the longest error line Brief aims for: what fits a
+// terminal line or two.
+const BriefMax = 300
+
+// briefHint ends a shortened message: where the whole one is.
+const briefHint = " (-v or --output json: the whole error)"
+
+// Brief is err's message for a report line when err is a network
+// failure (its chain holds an *url.Error or a *net.OpError): what failed,
+// where, why and what next, in about BriefMax bytes. Any other error is
+// err.Error() unchanged.
+//
+// Each wrapping layer of err (fmt.Errorf with one %w) adds text around the
+// message it wraps. Brief keeps a layer's leading text only when it says
+// something the outer layers did not, drops the request line of an
+// *url.Error (the method and the whole URL: the server's address is kept),
+// shortens URLs to their host, and drops long parenthesised asides (each
+// earlier attempt's failure, the paths a cleanup left), keeping the short
+// ones ("(gave up after 4 attempts)"). Of a long trailing account it keeps
+// the clauses that say what comes next; a message that names no next step
+// gets one (check the server). If it is still too long its middle is cut.
+// It ends by saying where the whole error is: -v logs it, --output json
+// has it as error_detail.
+func Brief(err error) string {
+	if err == nil {
+		return ""
+	}
+	full := err.Error()
+	s, b := shorten(err)
+	if b.network && !strings.Contains(s, "next ") {
+		host := b.host
+		if host == "" {
+			host = "the server"
+		}
+		s += "; check that " + host + " is up and reachable from here, then rerun"
+	}
+	if s == full {
+		return s
+	}
+	server := ""
+	if b.host != "" {
+		server = " (server " + b.host + ")"
+	}
+	if len(s) > BriefMax-len(briefHint) {
+		s = cutMiddle(s, BriefMax-len(briefHint)-len(server))
+		if !strings.Contains(s, b.host) {
+			s += server // the cut took it
+		}
+	}
+	return s + briefHint
+}
+
+// Short is err's message shortened as Brief does, with no next step or
+// hint added: for a log line that the whole error follows at debug level.
+func Short(err error) string {
+	if err == nil {
+		return ""
+	}
+	s, _ := shorten(err)
+	return s
+}
+
+// Errors returns the report fields of err: the brief message (error) and
+// the whole one (error_detail), both nil for a nil err.
+func Errors(err error) (brief, detail *string) {
+	if err == nil {
+		return nil, nil
+	}
+	return Str(Brief(err)), Str(err.Error())
+}
+
+func shorten(err error) (string, layers) {
+	full := err.Error()
+	b := decompose(err)
+	if !b.network {
+		// Only a network failure's layers repeat each other (URLs, every
+		// attempt); any other message is the one its writer meant.
+		return full, b
+	}
+	var out strings.Builder
+	seen := ""
+	for _, p := range b.prefixes {
+		if p = dropLongAsides(p); p == "" || allSeen(p, seen) {
+			continue
+		}
+		out.WriteString(p)
+		seen += p
+	}
+	leaf := b.leaf
+	if b.network {
+		leaf = shortenURLs(leaf)
+	}
+	out.WriteString(leaf)
+	long := len(full) > BriefMax
+	for i := len(b.suffixes) - 1; i >= 0; i-- {
+		suf := dropLongAsides(b.suffixes[i])
+		if long {
+			suf = nextSteps(suf)
+		}
+		out.WriteString(suf)
+	}
+	s := out.String()
+	if b.network && b.host != "" && !strings.Contains(s, b.host) {
+		s += " (server " + b.host + ")"
+	}
+	return s, b
+}
+
+// layers is an error chain taken apart: the text each wrapping layer adds
+// before and after the message it wraps (outermost first), and the
+// innermost message.
+type layers struct {
+	prefixes, suffixes []string
+	leaf               string
+	// network: the chain holds an *url.Error or a *net.OpError; host is
+	// the server's address when known.
+	network bool
+	host    string
+}
+
+func decompose(err error) layers {
+	var b layers
+	for e := err; ; {
+		var ue *url.Error
+		if errors.As(e, &ue) {
+			b.network = true
+			if u, perr := url.Parse(ue.URL); perr == nil && b.host == "" {
+				b.host = u.Host
+			}
+		}
+		var oe *net.OpError
+		if errors.As(e, &oe) {
+			b.network = true
+			if oe.Addr != nil && b.host == "" {
+				b.host = oe.Addr.String()
+			}
+		}
+		if _, ok := e.(*net.OpError); ok {
+			b.leaf = e.Error() // "dial tcp 10.0.0.1:22: connect: connection refused"
+			return b
+		}
+		inner := errors.Unwrap(e)
+		msg := e.Error()
+		if inner == nil {
+			b.leaf = msg
+			return b
+		}
+		im := inner.Error()
+		i := strings.Index(msg, im)
+		if im == "" || i < 0 {
+			b.leaf = msg
+			return b
+		}
+		pre, suf := msg[:i], msg[i+len(im):]
+		if _, ok := e.(*url.Error); ok {
+			pre = "" // `Put "https://host/whole/key": `
+		}
+		b.prefixes = append(b.prefixes, pre)
+		b.suffixes = append(b.suffixes, suf)
+		e = inner
+	}
+}
+
+// allSeen reports whether every word of p occurs in seen already (as in
+// "s3://bucket/root: read x: " below "read x at s3://bucket/root: ").
+func allSeen(p, seen string) bool {
+	words := strings.Fields(p)
+	if len(words) == 0 {
+		return false
+	}
+	for _, w := range words {
+		w = strings.TrimSuffix(w, ":")
+		if w != "" && w != `""` && !strings.Contains(seen, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// longAside is how long a parenthesised aside may be and stay.
+const longAside = 40
+
+// dropLongAsides removes the parenthesised parts of s longer than
+// longAside (with the space before them), keeping the short ones.
+func dropLongAsides(s string) string {
+	var out strings.Builder
+	for {
+		open := strings.IndexByte(s, '(')
+		if open < 0 {
+			out.WriteString(s)
+			return out.String()
+		}
+		end, depth := -1, 0
+		for i := open; i < len(s); i++ {
+			switch s[i] {
+			case '(':
+				depth++
+			case ')':
+				depth--
+			}
+			if depth == 0 {
+				end = i
+				break
+			}
+		}
+		if end < 0 {
+			out.WriteString(s)
+			return out.String()
+		}
+		if end-open+1 > longAside {
+			out.WriteString(strings.TrimRight(s[:open], " "))
+		} else {
+			out.WriteString(s[:end+1])
+		}
+		s = s[end+1:]
+	}
+}
+
+var urlRE = regexp.MustCompile(`\b(https?://[^/\s"]+)/[^\s"]*[^\s".,;)]`)
+
+// shortenURLs cuts every http(s) URL in s down to its scheme and host.
+func shortenURLs(s string) string { return urlRE.ReplaceAllString(s, "$1") }
+
+// nextSteps keeps, of the "; "-separated clauses of a long trailing text
+// (a cleanup's account of what it did, then what comes next), the first
+// (the text up to the first "; ", often "(gave up after 4 attempts)") and
+// those that name what happens next.
+func nextSteps(suf string) string {
+	if len(suf) <= 60 {
+		return suf
+	}
+	parts := strings.Split(suf, "; ")
+	kept := parts[:1]
+	for _, p := range parts[1:] {
+		if strings.Contains(p, "next ") || strings.Contains(p, "rerun") {
+			kept = append(kept, p)
+		}
+	}
+	return strings.Join(kept, "; ")
+}
+
+// cutMiddle shortens s to at most n bytes by cutting out its middle at
+// word boundaries, so that both what failed (the start) and the cause and
+// next step (the end) stay.
+func cutMiddle(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const mark = " ... "
+	head, tail := (n-len(mark))*2/5, (n-len(mark))*3/5
+	h := s[:runeStart(s, head)]
+	if i := strings.LastIndexByte(h, ' '); i > head/2 {
+		h = h[:i]
+	}
+	t := s[runeStart(s, len(s)-tail):]
+	if i := strings.IndexByte(t, ' '); i >= 0 && i < tail/2 {
+		t = t[i+1:]
+	}
+	return h + mark + t
+}
+
+// runeStart backs i off to the start of the rune it falls in.
+func runeStart(s string, i int) int {
+	for i > 0 && i < len(s) && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return i
+}
