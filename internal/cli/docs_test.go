@@ -47,7 +47,7 @@ func walkCommands(c *cobra.Command, fn func(*cobra.Command)) {
 
 // renderCLIDocs renders the command reference: an index, then per command
 // its summary, description, usage, examples and flags, exactly as --help
-// shows them.
+// shows them when stdout is not a terminal.
 func renderCLIDocs(root *cobra.Command) string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
@@ -65,7 +65,7 @@ func renderCLIDocs(root *cobra.Command) string {
 	p("\n### Global flags\n\n")
 	p("These flags apply to every command. `-h`/`--help` prints any command's help;\n")
 	p("`distributor --version` prints the version.\n\n")
-	p("```text\n%s```\n", root.PersistentFlags().FlagUsagesWrapped(0))
+	p("```text\n%s```\n", root.PersistentFlags().FlagUsagesWrapped(defaultColumns))
 	walkCommands(root, func(c *cobra.Command) {
 		p("\n### %s\n\n", c.CommandPath())
 		p("%s\n\n", c.Short)
@@ -91,7 +91,7 @@ func renderCLIDocs(root *cobra.Command) string {
 		if c.Example != "" {
 			p("\nExamples:\n\n```sh\n%s\n```\n", dedent(c.Example))
 		}
-		if flags := withoutHelp(c.NonInheritedFlags().FlagUsagesWrapped(0)); c != root && flags != "" {
+		if flags := withoutHelp(c.NonInheritedFlags().FlagUsagesWrapped(defaultColumns)); c != root && flags != "" {
 			p("\nFlags:\n\n```text\n%s```\n", flags)
 		}
 	})
@@ -241,12 +241,14 @@ func TestEveryCommandDocumentsItself(t *testing.T) {
 		if strings.TrimSpace(c.Example) == "" {
 			t.Errorf("%s: no examples", name)
 		}
+		continued := false // the line before ended with a backslash
 		for _, line := range strings.Split(c.Example, "\n") {
 			line = strings.TrimSpace(line)
-			if line != "" && !strings.HasPrefix(line, "#") && !strings.HasPrefix(line, "distributor") &&
+			if line != "" && !continued && !strings.HasPrefix(line, "#") && !strings.HasPrefix(line, "distributor") &&
 				!strings.HasPrefix(line, "source <(distributor") && !strings.HasPrefix(line, "mkdir") {
 				t.Errorf("%s: example line %q is neither a comment nor a distributor command", name, line)
 			}
+			continued = strings.HasSuffix(line, "\\")
 		}
 		if !strings.Contains(gen, "\n### "+name+"\n") {
 			t.Errorf("%s is missing from the reference", name)

@@ -34,8 +34,9 @@ With --rewrite every planned output is written again even when its bytes
 are unchanged: the way to apply changed S3 headers rules to objects already
 published (the catalog records bytes, not headers, so a change of rules
 alone rewrites nothing), and to repair outputs verify reports missing or
-corrupt (a run trusts the catalog and does not look for them). Rewritten outputs with unchanged bytes keep their
-catalog records (updated_at included).
+corrupt (a run trusts the catalog and does not look for them). Rewritten
+outputs with unchanged bytes keep their catalog records (updated_at
+included).
 
 Writes are ordered for web readers: every output that is not an HTML page
 first, then HTML pages, then the destination's primary page and archive
@@ -76,7 +77,8 @@ func newRunCmd(g *globals) *cobra.Command {
   # Apply changed headers rules to what is already published:
   distributor run --destination site --rewrite
   # Replace one root whose state is invalid, after reviewing a dry run:
-  distributor run --pipeline weather.daily --destination latest --force --dry-run
+  distributor run --pipeline weather.daily --destination latest --dry-run \
+    --force
   distributor run --pipeline weather.daily --destination latest --force`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -127,7 +129,7 @@ func newRunCmd(g *globals) *cobra.Command {
 	f.BoolVar(&opts.DryRun, "dry-run", false, "plan and report; write nothing")
 	f.BoolVar(&opts.Force, "force", false, "replace everything under one destination root (needs --pipeline and --destination)")
 	f.IntVar(&maxDeletes, "max-deletes", 0, "abort before any change if a destination's plan deletes more than this many outputs (overrides max_deletes)")
-	f.IntVar(&opts.Jobs, "jobs", 0, "transfers at once per destination; 0 (the default) means the backend's default: "+registry.JobsDefaults())
+	f.IntVar(&opts.Jobs, "jobs", 0, "transfers at once per destination; 0 is the backend's default ("+registry.JobsDefaults()+")")
 	f.BoolVar(&opts.AllowEmpty, "allow-empty", false, "let a replacement that plans no outputs delete this owner's outputs")
 	f.StringVar(&metricsFile, "metrics-file", "", "after the run (never a dry run), write its metrics to this file in Prometheus text format, replacing it atomically (for node_exporter's textfile collector: name it *.prom)")
 	f.BoolVar(&opts.Rewrite, "rewrite", false, "write every planned output even when unchanged (re-applies S3 headers rules)")
