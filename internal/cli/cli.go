@@ -208,7 +208,7 @@ The configuration is read from --config, else $DISTRIBUTOR_CONFIG, else
 	pf.BoolVarP(&g.verbose, "verbose", "v", false, "log progress and details on stderr: --log-level info")
 	pf.BoolVarP(&g.quiet, "quiet", "q", false, "log only errors on stderr: --log-level error")
 	pf.StringVar(&g.progress, "progress", "auto", "progress display on stderr: auto (only on a terminal), always or never")
-	pf.DurationVar(&g.lockWait, "lock-timeout", 2*time.Minute, "how long a writing command waits for a destination root locked by another run (0: fail at once)")
+	pf.DurationVar(&g.lockWait, "lock-timeout", 2*time.Minute, "how long a writing command waits for a destination root locked by another run; 0 fails at once")
 	pf.DurationVar(&g.lockLease, "lock-lease", lock.DefaultLease, "lease of the lock a writing command holds: renewed every quarter, and the writer stops changing the root if it could not renew for three quarters of it")
 	pf.DurationVar(&g.lockSkew, "lock-skew-allowance", lock.DefaultSkewAllowance, "how much longer than the holder's lease a waiting command watches a silent lock before it takes it over")
 	root.AddCommand(newRunCmd(g), newValidateCmd(g), newBundleCmd(g), newPruneCmd(g), newReconcileCmd(g), newVerifyCmd(g), newStateCmd(g), newUnlockCmd(g), newConfigCmd(g), newVersionCmd(g), newCompletionCmd(g, root))
