@@ -29,7 +29,7 @@ func run() int {
 	v, commit := buildVersion()
 	code := cli.Execute(ctx, os.Args[1:], cli.Env{
 		Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv,
-		Version: v, Commit: commit, IsTerminal: isTerminal,
+		Version: v, Commit: commit, IsTerminal: isTerminal, TerminalWidth: terminalWidth,
 	})
 	var ie *interruptedError
 	if code != cli.ExitOK && errors.As(context.Cause(ctx), &ie) {

@@ -16,7 +16,7 @@ import (
 func newBundleCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bundle",
-		Short: "Write and check source bundles (a directory with manifest.json)",
+		Short: "Write and check source bundles (a directory and its manifest)",
 		Long: `A source bundle is a directory holding manifest.json and the files it lists,
 each with its sha256 and size. Producers write one with 'bundle seal' (or by
 hand, see docs/bundle.md) and check it with 'bundle verify'.`,
@@ -38,7 +38,8 @@ DIR/manifest.json atomically, with the bundle id, its creation time (default:
 now, UTC) and the digest of the file list. Symlinks and names reserved for
 distributor (.distributor*) are refused.`,
 		Example: `  distributor bundle seal ./out --id weather.tomorrow
-  distributor bundle seal ./out --id weather.tomorrow --created 2026-06-19T12:00:00Z`,
+  distributor bundle seal ./out --id weather.tomorrow \
+    --created 2026-06-19T12:00:00Z`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageErr("bundle seal takes exactly one DIR argument, got %d (see 'distributor bundle seal --help')", len(args))

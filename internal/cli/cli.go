@@ -43,6 +43,9 @@ type Env struct {
 	Commit  string // VCS revision, or ""
 	// IsTerminal reports whether a writer is an interactive terminal.
 	IsTerminal func(io.Writer) bool
+	// TerminalWidth reports the columns of a terminal writer, or 0 when it
+	// cannot tell (help then reads $COLUMNS). Nil: always 0.
+	TerminalWidth func(io.Writer) int
 }
 
 // exitError carries an exit status through cobra.
@@ -83,6 +86,9 @@ type globals struct {
 	lockLease time.Duration
 	lockSkew  time.Duration
 	logger    *slog.Logger
+	// columns is the width help is wrapped to (see helpColumns); 0 is
+	// defaultColumns.
+	columns int
 }
 
 // Execute runs the CLI with args (without the program name) and returns the
@@ -94,9 +100,10 @@ func Execute(ctx context.Context, args []string, env Env) int {
 	if env.IsTerminal == nil {
 		env.IsTerminal = func(io.Writer) bool { return false }
 	}
+	columns := helpColumns(env)
 	stdout := &countingWriter{w: env.Stdout}
 	env.Stdout = stdout
-	g := &globals{env: env, args: args}
+	g := &globals{env: env, args: args, columns: columns}
 	root := newRoot(g)
 	root.SetArgs(args)
 	root.SetOut(env.Stdout)
@@ -186,7 +193,12 @@ The configuration is read from --config, else $DISTRIBUTOR_CONFIG, else
 	root.SetVersionTemplate("distributor {{.Version}}\n")
 	// Commands that group subcommands run only to refuse a mistyped one
 	// (groupCommand): their usage shows just "distributor x [command]".
-	root.SetUsageTemplate(strings.Replace(root.UsageTemplate(), "Usage:{{if .Runnable}}", "Usage:{{if and .Runnable (not .HasAvailableSubCommands)}}", 1))
+	// Flag descriptions are wrapped to the help's width.
+	root.SetUsageTemplate(strings.NewReplacer(
+		"Usage:{{if .Runnable}}", "Usage:{{if and .Runnable (not .HasAvailableSubCommands)}}",
+		".LocalFlags.FlagUsages ", fmt.Sprintf(".LocalFlags.FlagUsagesWrapped %d ", g.helpColumns()),
+		".InheritedFlags.FlagUsages ", fmt.Sprintf(".InheritedFlags.FlagUsagesWrapped %d ", g.helpColumns()),
+	).Replace(root.UsageTemplate()))
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		if msg := flagValueMessage(err); msg != "" {
 			return usageErr("%s (see '%s --help')", msg, c.CommandPath())
@@ -203,9 +215,9 @@ The configuration is read from --config, else $DISTRIBUTOR_CONFIG, else
 	pf.BoolVarP(&g.verbose, "verbose", "v", false, "log progress and details on stderr: --log-level info")
 	pf.BoolVarP(&g.quiet, "quiet", "q", false, "log only errors on stderr: --log-level error")
 	pf.StringVar(&g.progress, "progress", "auto", "progress display on stderr: auto (only on a terminal), always or never")
-	pf.DurationVar(&g.lockWait, "lock-timeout", 2*time.Minute, "how long a writing command waits for a destination root locked by another run (0: fail at once)")
-	pf.DurationVar(&g.lockLease, "lock-lease", lock.DefaultLease, "lease of the lock a writing command holds: renewed every quarter, and the writer stops changing the root if it could not renew for three quarters of it (0: the default)")
-	pf.DurationVar(&g.lockSkew, "lock-skew-allowance", lock.DefaultSkewAllowance, "how much longer than the holder's lease a waiting command watches a silent lock before it takes it over (0: the default)")
+	pf.DurationVar(&g.lockWait, "lock-timeout", 2*time.Minute, "how long a writing command waits for a destination root locked by another run; 0 fails at once")
+	pf.DurationVar(&g.lockLease, "lock-lease", lock.DefaultLease, "lease of the lock a writing command holds: renewed every quarter, and the writer stops changing the root if it could not renew for three quarters of it")
+	pf.DurationVar(&g.lockSkew, "lock-skew-allowance", lock.DefaultSkewAllowance, "how much longer than the holder's lease a waiting command watches a silent lock before it takes it over")
 	root.AddCommand(newRunCmd(g), newValidateCmd(g), newBundleCmd(g), newPruneCmd(g), newReconcileCmd(g), newVerifyCmd(g), newStateCmd(g), newUnlockCmd(g), newConfigCmd(g), newVersionCmd(g), newCompletionCmd(g, root))
 	root.SetHelpCommand(newHelpCmd(root))
 	return groupCommand(g, root)

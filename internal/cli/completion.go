@@ -32,7 +32,8 @@ enabled (autoload -U compinit; compinit) in ~/.zshrc. Start a new shell after
 installing a script.`,
 		Example: `  # bash, for the current user (needs bash-completion v2)
   mkdir -p ~/.local/share/bash-completion/completions
-  distributor completion bash > ~/.local/share/bash-completion/completions/distributor
+  distributor completion bash \
+    > ~/.local/share/bash-completion/completions/distributor
 
   # bash, in the current shell only
   source <(distributor completion bash)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 var update = flag.Bool("update", false, "rewrite the generated part of docs/cli.md")
@@ -47,7 +48,7 @@ func walkCommands(c *cobra.Command, fn func(*cobra.Command)) {
 
 // renderCLIDocs renders the command reference: an index, then per command
 // its summary, description, usage, examples and flags, exactly as --help
-// shows them.
+// shows them when stdout is not a terminal.
 func renderCLIDocs(root *cobra.Command) string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
@@ -65,7 +66,7 @@ func renderCLIDocs(root *cobra.Command) string {
 	p("\n### Global flags\n\n")
 	p("These flags apply to every command. `-h`/`--help` prints any command's help;\n")
 	p("`distributor --version` prints the version.\n\n")
-	p("```text\n%s```\n", root.PersistentFlags().FlagUsagesWrapped(0))
+	p("```text\n%s```\n", root.PersistentFlags().FlagUsagesWrapped(defaultColumns))
 	walkCommands(root, func(c *cobra.Command) {
 		p("\n### %s\n\n", c.CommandPath())
 		p("%s\n\n", c.Short)
@@ -91,7 +92,7 @@ func renderCLIDocs(root *cobra.Command) string {
 		if c.Example != "" {
 			p("\nExamples:\n\n```sh\n%s\n```\n", dedent(c.Example))
 		}
-		if flags := withoutHelp(c.NonInheritedFlags().FlagUsagesWrapped(0)); c != root && flags != "" {
+		if flags := withoutHelp(c.NonInheritedFlags().FlagUsagesWrapped(defaultColumns)); c != root && flags != "" {
 			p("\nFlags:\n\n```text\n%s```\n", flags)
 		}
 	})
@@ -241,12 +242,14 @@ func TestEveryCommandDocumentsItself(t *testing.T) {
 		if strings.TrimSpace(c.Example) == "" {
 			t.Errorf("%s: no examples", name)
 		}
+		continued := false // the line before ended with a backslash
 		for _, line := range strings.Split(c.Example, "\n") {
 			line = strings.TrimSpace(line)
-			if line != "" && !strings.HasPrefix(line, "#") && !strings.HasPrefix(line, "distributor") &&
+			if line != "" && !continued && !strings.HasPrefix(line, "#") && !strings.HasPrefix(line, "distributor") &&
 				!strings.HasPrefix(line, "source <(distributor") && !strings.HasPrefix(line, "mkdir") {
 				t.Errorf("%s: example line %q is neither a comment nor a distributor command", name, line)
 			}
+			continued = strings.HasSuffix(line, "\\")
 		}
 		if !strings.Contains(gen, "\n### "+name+"\n") {
 			t.Errorf("%s is missing from the reference", name)
@@ -256,5 +259,131 @@ func TestEveryCommandDocumentsItself(t *testing.T) {
 		if err := c.Help(); err != nil {
 			t.Errorf("%s --help: %v", name, err)
 		}
+	})
+}
+
+// synopses returns the command synopses of doc's text blocks: each line
+// that starts with "distributor ", with the indented lines that continue
+// it, keyed by the longest command path in paths it starts with.
+func synopses(doc string, paths []string) map[string]string {
+	out := map[string]string{}
+	inText, key := false, ""
+	for _, l := range strings.Split(doc, "\n") {
+		switch {
+		case strings.HasPrefix(l, "```"):
+			inText, key = l == "```text", ""
+		case !inText:
+		case strings.HasPrefix(l, "distributor "):
+			key = ""
+			for _, p := range paths {
+				if (l == p || strings.HasPrefix(l, p+" ")) && len(p) > len(key) {
+					key = p
+				}
+			}
+			if key != "" {
+				out[key] = l
+			}
+		case key != "" && strings.HasPrefix(l, " "):
+			out[key] += " " + strings.TrimSpace(l)
+		default:
+			key = ""
+		}
+	}
+	return out
+}
+
+// flagTokens returns the words of a synopsis, its brackets and bars taken
+// as spaces: "[--dry-run | --apply]" has "--dry-run" and "--apply".
+func flagTokens(s string) map[string]bool {
+	words := strings.Fields(strings.NewReplacer("[", " ", "]", " ", "(", " ", ")", " ", "|", " ", "`", " ", ",", " ").Replace(s))
+	set := map[string]bool{}
+	for _, w := range words {
+		set[w] = true
+	}
+	return set
+}
+
+// localFlags names c's own flags as "--name", without --help.
+func localFlags(c *cobra.Command) []string {
+	var names []string
+	c.NonInheritedFlags().VisitAll(func(f *pflag.Flag) {
+		if f.Name != "help" && !f.Hidden {
+			names = append(names, "--"+f.Name)
+		}
+	})
+	return names
+}
+
+// checkSynopses fails unless doc has a synopsis for each command of want
+// that lists every flag of that command, and every other synopsis it has
+// lists every flag too.
+func checkSynopses(t *testing.T, docName, doc string, root *cobra.Command, want func(*cobra.Command) bool) {
+	t.Helper()
+	cmds := map[string]*cobra.Command{}
+	var paths []string
+	walkCommands(root, func(c *cobra.Command) {
+		if c != root {
+			cmds[c.CommandPath()] = c
+			paths = append(paths, c.CommandPath())
+		}
+	})
+	found := synopses(doc, paths)
+	for _, p := range paths {
+		if _, ok := found[p]; !ok && want(cmds[p]) {
+			t.Errorf("%s: no synopsis of %s", docName, p)
+		}
+	}
+	for p, s := range found {
+		tokens := flagTokens(s)
+		for _, f := range localFlags(cmds[p]) {
+			if !tokens[f] {
+				t.Errorf("%s: the synopsis of %s does not list %s: %q", docName, p, f, s)
+			}
+		}
+	}
+}
+
+// TestREADMESynopsisListsEveryFlag: the README's command synopsis names
+// every runnable command with every one of its flags, and its global flags
+// paragraph every global flag (as --name or -x).
+func TestREADMESynopsisListsEveryFlag(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(data)
+	root := docsRoot()
+	checkSynopses(t, "README.md", readme, root, func(c *cobra.Command) bool {
+		return c.Runnable() && !c.HasAvailableSubCommands()
+	})
+	_, globals, ok := strings.Cut(readme, "\nGlobal flags: ")
+	if !ok {
+		t.Fatal(`README.md has no "Global flags: " paragraph`)
+	}
+	globals, _, _ = strings.Cut(globals, "\n\n")
+	tokens := flagTokens(globals)
+	root.PersistentFlags().VisitAll(func(f *pflag.Flag) {
+		if !tokens["--"+f.Name] && (f.Shorthand == "" || !tokens["-"+f.Shorthand]) {
+			t.Errorf("README.md: the global flags paragraph does not name --%s", f.Name)
+		}
+	})
+	if !tokens["--version"] {
+		t.Error("README.md: the global flags paragraph does not name --version")
+	}
+}
+
+// TestCLIDocsSynopsesListEveryFlag: the hand-written sections of
+// docs/cli.md give each maintenance command a synopsis with every flag.
+func TestCLIDocsSynopsesListEveryFlag(t *testing.T) {
+	data, err := os.ReadFile(docsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, rest, _ := strings.Cut(string(data), docsBegin)
+	_, after, _ := strings.Cut(rest, docsEnd)
+	maintenance := map[string]bool{"distributor prune": true, "distributor reconcile-state": true,
+		"distributor verify": true, "distributor state show": true}
+	checkSynopses(t, docsPath, before+after, docsRoot(), func(c *cobra.Command) bool {
+		return maintenance[c.CommandPath()]
 	})
 }

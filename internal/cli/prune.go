@@ -14,8 +14,8 @@ func newPruneCmd(g *globals) *cobra.Command {
 	var opts app.PruneOptions
 	var dryRun bool
 	cmd := &cobra.Command{
-		Use:   "prune [--pipeline P] [--destination D] (--dry-run | --apply) [--source DIR]",
-		Short: "Delete one owner's outputs that its retention.prune policy selects",
+		Use:   "prune --dry-run|--apply [--pipeline P] [--destination D]",
+		Short: "Delete the outputs an owner's retention.prune policy selects",
 		Long: `prune applies the destination's retention.prune policy to the outputs that
 pipeline P publishes to destination D at that destination's root: it selects
 those whose updated_at is older than older_than, except the owner's keep_min
@@ -36,7 +36,8 @@ catalog write failed, or the root's state is legacy, invalid or future;
 2 a usage error, or the destination has no retention.prune policy.`,
 		Example: `  distributor prune --pipeline weather.daily --destination archive --dry-run
   distributor prune --pipeline weather.daily --destination archive --apply
-  distributor prune --pipeline weather.daily --destination archive --apply --output json`,
+  distributor prune --pipeline weather.daily --destination archive --apply \
+    --output json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if dryRun == opts.Apply {

@@ -10,8 +10,8 @@ import (
 func newReconcileCmd(g *globals) *cobra.Command {
 	var opts app.ReconcileOptions
 	cmd := &cobra.Command{
-		Use:   "reconcile-state [--pipeline P] [--destination D] [--all-owners] [--dry-run] [--source DIR]",
-		Short: "Drop catalog records whose files are gone; report unmanaged files",
+		Use:   "reconcile-state [--pipeline P] [--destination D]",
+		Short: "Drop records of files that are gone; report unmanaged files",
 		Long: `reconcile-state repairs .distributor.json after files were deleted behind
 distributor's back. It checks the records of pipeline P at destination D (or,
 with --all-owners, every record at that root) against a listing of the root,
@@ -27,9 +27,11 @@ the catalog byte-for-byte unchanged.
 Exit status: 0 done (also when nothing was missing); 1 the catalog could not
 be read or written, or the root's state is legacy, invalid or future; 2 a
 usage or configuration error.`,
-		Example: `  distributor reconcile-state --pipeline weather.daily --destination latest --dry-run
+		Example: `  distributor reconcile-state --pipeline weather.daily --destination latest \
+    --dry-run
   distributor reconcile-state --pipeline weather.daily --destination latest
-  distributor reconcile-state --pipeline weather.daily --destination latest --all-owners`,
+  distributor reconcile-state --pipeline weather.daily --destination latest \
+    --all-owners`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := g.loadConfig()

@@ -34,8 +34,9 @@ With --rewrite every planned output is written again even when its bytes
 are unchanged: the way to apply changed S3 headers rules to objects already
 published (the catalog records bytes, not headers, so a change of rules
 alone rewrites nothing), and to repair outputs verify reports missing or
-corrupt (a run trusts the catalog and does not look for them). Rewritten outputs with unchanged bytes keep their
-catalog records (updated_at included).
+corrupt (a run trusts the catalog and does not look for them). Rewritten
+outputs with unchanged bytes keep their catalog records (updated_at
+included).
 
 Writes are ordered for web readers: every output that is not an HTML page
 first, then HTML pages, then the destination's primary page and archive
@@ -56,11 +57,12 @@ bundle is invalid; 2 for a usage or configuration error; 11 when the only
 failures were roots whose lock another writer held past --lock-timeout (try
 again later); 130 or 143 when SIGINT or SIGTERM stopped the run.
 
-With --metrics-file PATH each real run writes per pipeline and destination
-its time, success, duration, action, outputs by operation, bytes written,
-lock wait and retries, and the time of the last success (kept by a failed
-run), in Prometheus text format; destinations the run did not touch keep
-their series from the previous file.`
+With --metrics-file PATH (or metrics_file in the configuration) each real
+run writes per pipeline and destination its time, success, duration,
+action, outputs by operation, bytes written, lock wait and retries, and the
+time of the last success (kept by a failed run), in Prometheus text format;
+destinations the run did not touch keep their series from the previous
+file.`
 
 func newRunCmd(g *globals) *cobra.Command {
 	var opts app.RunOptions
@@ -76,7 +78,8 @@ func newRunCmd(g *globals) *cobra.Command {
   # Apply changed headers rules to what is already published:
   distributor run --destination site --rewrite
   # Replace one root whose state is invalid, after reviewing a dry run:
-  distributor run --pipeline weather.daily --destination latest --force --dry-run
+  distributor run --pipeline weather.daily --destination latest --dry-run \
+    --force
   distributor run --pipeline weather.daily --destination latest --force`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -109,6 +112,11 @@ func newRunCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return mapAppError(err)
 			}
+			// --metrics-file wins over metrics_file; --metrics-file ''
+			// writes none.
+			if !cmd.Flags().Changed("metrics-file") {
+				metricsFile = cfg.MetricsFile
+			}
 			if metricsFile != "" && !opts.DryRun {
 				samples := metrics.FromRun(o, selectedDestinations(cfg, opts.Destination))
 				if err := metrics.Write(metricsFile, g.env.Version, samples); err != nil {
@@ -127,9 +135,9 @@ func newRunCmd(g *globals) *cobra.Command {
 	f.BoolVar(&opts.DryRun, "dry-run", false, "plan and report; write nothing")
 	f.BoolVar(&opts.Force, "force", false, "replace everything under one destination root (needs --pipeline and --destination)")
 	f.IntVar(&maxDeletes, "max-deletes", 0, "abort before any change if a destination's plan deletes more than this many outputs (overrides max_deletes)")
-	f.IntVar(&opts.Jobs, "jobs", 0, "transfers at once per destination; 0 (the default) means the backend's default: "+registry.JobsDefaults())
+	f.IntVar(&opts.Jobs, "jobs", 0, "transfers at once per destination; 0 is the backend's default ("+registry.JobsDefaults()+")")
 	f.BoolVar(&opts.AllowEmpty, "allow-empty", false, "let a replacement that plans no outputs delete this owner's outputs")
-	f.StringVar(&metricsFile, "metrics-file", "", "after the run (never a dry run), write its metrics to this file in Prometheus text format, replacing it atomically (for node_exporter's textfile collector: name it *.prom)")
+	f.StringVar(&metricsFile, "metrics-file", "", "after the run (never a dry run), write its metrics to this file in Prometheus text format, replacing it atomically (for node_exporter's textfile collector: name it *.prom); overrides metrics_file, '' writes none")
 	f.BoolVar(&opts.Rewrite, "rewrite", false, "write every planned output even when unchanged (re-applies S3 headers rules)")
 	registerIDCompletions(g, cmd)
 	return cmd

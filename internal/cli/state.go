@@ -19,7 +19,8 @@ the record of every output distributor manages there, with its owner
 (pipeline/destination), sha256, size and timestamps. They change nothing.
 See docs/state.md for the format.`,
 		Example: `  distributor state show --pipeline weather.daily --destination latest
-  distributor state show --pipeline weather.daily --destination latest --output json`,
+  distributor state show --pipeline weather.daily --destination latest \
+    --output json`,
 		Args: noArgs,
 	}
 	cmd.AddCommand(newStateShowCmd(g))
@@ -43,7 +44,8 @@ Exit status: 0 shown (also for state none); 1 the root could not be read,
 or its state is legacy, invalid or future (the message says which); 2 a
 usage or configuration error.`,
 		Example: `  distributor state show --pipeline weather.daily --destination latest
-  distributor state show --pipeline weather.daily --destination latest --output json | jq '.outputs[].path'`,
+  distributor state show --pipeline weather.daily --destination latest \
+    --output json | jq '.outputs[].path'`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := g.loadConfig()

@@ -10,7 +10,7 @@ import (
 func newUnlockCmd(g *globals) *cobra.Command {
 	var opts app.UnlockOptions
 	cmd := &cobra.Command{
-		Use:   "unlock [--pipeline P] [--destination D] [--force] [--source DIR]",
+		Use:   "unlock [--pipeline P] [--destination D] [--force]",
 		Short: "Remove a destination root's lock left by a run that is gone",
 		Long: `unlock removes .distributor.lock from one destination root. Writers take over
 a stale lock by themselves (its lease expired, or its holder ran on this host

@@ -14,7 +14,7 @@ func newValidateCmd(g *globals) *cobra.Command {
 	var opts app.ValidateOptions
 	cmd := &cobra.Command{
 		Use:   "validate",
-		Short: "Check the configuration (and a bundle) without touching any storage",
+		Short: "Check the configuration (and a bundle); touches no storage",
 		Long: `validate decodes the configuration strictly and checks every rule: unknown
 fields, ids and references, backend blocks, placeholders. Without touching any
 storage, it then checks what a run of the selected pipelines needs:

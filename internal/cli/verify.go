@@ -11,8 +11,8 @@ import (
 func newVerifyCmd(g *globals) *cobra.Command {
 	var opts app.VerifyOptions
 	cmd := &cobra.Command{
-		Use:   "verify [--pipeline P] [--destination D] [--all-owners] [--quick] [--jobs N] [--source DIR]",
-		Short: "Re-hash managed outputs in storage and compare them with the catalog",
+		Use:   "verify [--pipeline P] [--destination D] [--quick]",
+		Short: "Re-hash managed outputs and compare them with the catalog",
 		Long: `verify is a read-only bitrot check. It streams every output of pipeline P at
 destination D (with --all-owners, every output recorded at that root) from
 storage, and compares its sha256 and size with its record in
@@ -36,8 +36,9 @@ Exit status: 0 every checked output is intact (also when the root has no
 catalog yet); 1 an output is missing or corrupt, the root could not be read,
 or its state is legacy, invalid or future; 2 a usage or configuration error.`,
 		Example: `  distributor verify --pipeline weather.daily --destination latest
-  distributor verify --pipeline weather.daily --destination latest --all-owners --output json
-  distributor verify --pipeline weather.daily --destination latest --all-owners --quick
+  distributor verify --pipeline weather.daily --destination latest \
+    --all-owners --output json
+  distributor verify --pipeline weather.daily --destination latest --quick
   distributor verify --pipeline weather.daily --destination archive --jobs 16`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -81,7 +81,7 @@ func DecodeEnv(data []byte, file string, getenv func(string) string) (*Config, e
 const nodeBudget = 1 << 20
 
 var (
-	rootFields         = []string{"pipelines", "destinations", "notifications"}
+	rootFields         = []string{"pipelines", "destinations", "notifications", "metrics_file"}
 	pipelineFields     = []string{"id", "source", "destinations"}
 	destinationFields  = append([]string{"id", "backend", "path", "workflow", "max_deletes", "single_writer", "publish", "paths", "markdown", "links", "headers", "index", "retention"}, blockNames()...)
 	publishFields      = []string{"html", "source", "include", "exclude"}
@@ -249,6 +249,9 @@ func (d *decoder) document(data []byte) *Config {
 				cfg.Notifications = append(cfg.Notifications, nt)
 			}
 		}
+	}
+	if s, v, ok := d.str(o, "metrics_file", false); ok && d.noPlaceholder(s, v, "metrics_file") {
+		cfg.MetricsFile, _ = d.localPath(s, v, "metrics_file")
 	}
 	return cfg
 }

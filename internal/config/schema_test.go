@@ -285,6 +285,8 @@ destinations:
 	local := base + "    backend: local\n    path: www\n"
 	for name, doc := range map[string]string{
 		"unknown top-level field":     local + "extras: 1\n",
+		"empty metrics_file":          local + "metrics_file: \"\"\n",
+		"metrics_file placeholder":    local + "metrics_file: \"{pipeline_id}.prom\"\n",
 		"misspelled pipeline field":   strings.Replace(local, "source:", "sources:", 1),
 		"unknown destination field":   local + "    colour: blue\n",
 		"misplaced destination field": local + "    prefix: a/\n",

@@ -53,4 +53,8 @@ destinations:
 #       url: https://hooks.example.com/distributor
 #       secret_env: DISTRIBUTOR_WEBHOOK_SECRET   # the variable holding the signing secret
 #     on: [failed]
+
+# Each real run's metrics, in Prometheus text format (for node_exporter's
+# textfile collector; 'run --metrics-file' overrides it):
+# metrics_file: /var/lib/node_exporter/textfile/distributor.prom
 `

@@ -30,6 +30,9 @@ type Config struct {
 	Pipelines     []Pipeline
 	Destinations  []Destination
 	Notifications []Notification
+	// MetricsFile is the absolute path of the Prometheus text file a real
+	// run writes its metrics to (run --metrics-file overrides it), or "".
+	MetricsFile string
 }
 
 // Pipeline publishes one source bundle to one or more destinations.
