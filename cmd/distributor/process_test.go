@@ -260,12 +260,13 @@ func TestConcurrentWriters(t *testing.T) {
 
 // TestKillPruneAtRandomMoments kills `prune --apply` with SIGKILL at random
 // moments while it deletes: after each kill, recovery must leave a truthful
-// catalog and no orphan, and a final prune completes the policy.
+// catalog and no orphan, and a final prune completes the policy: of the
+// publications (4 of 100 files per round) only the keep_min newest stays.
 func TestKillPruneAtRandomMoments(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "distributor.yaml")
 	conf := "pipelines:\n  - {id: p, source: a, destinations: [site]}\ndestinations:\n" +
-		"  - {id: site, backend: local, path: www, paths: {prefix: \"{source_id}/\"}, retention: {prune: {older_than: 1s, keep_min: 3}}}\n"
+		"  - {id: site, backend: local, path: www, paths: {prefix: \"{source_id}/\"}, retention: {prune: {older_than: 1s, keep_min: 1}}}\n"
 	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -273,14 +274,19 @@ func TestKillPruneAtRandomMoments(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	killed, finished := 0, 0
 	for round := 0; round < 2; round++ {
-		fs := map[string]string{}
-		for i := 0; i < 400; i++ {
-			fs[fmt.Sprintf("d%d/f%03d.txt", i%5, i)] = fmt.Sprintf("round %d file %d", round, i)
-		}
-		src := filepath.Join(dir, fmt.Sprintf("r%d", round))
-		writeBundle(t, src, fmt.Sprintf("round%d", round), fs)
-		if out, err := command(t, "run", "--config", cfg, "--pipeline", "p", "--source", src).CombinedOutput(); err != nil {
-			t.Fatalf("publish: %v\n%s", err, out)
+		for pub := 0; pub < 4; pub++ {
+			fs := map[string]string{}
+			for i := 0; i < 100; i++ {
+				fs[fmt.Sprintf("d%d/f%03d.txt", i%5, i)] = fmt.Sprintf("round %d publication %d file %d", round, pub, i)
+			}
+			src := filepath.Join(dir, fmt.Sprintf("r%dp%d", round, pub))
+			writeBundle(t, src, fmt.Sprintf("round%d.pub%d", round, pub), fs)
+			if _, err := bundle.Seal(context.Background(), src, fmt.Sprintf("round%d.pub%d", round, pub), time.Date(2026, 6, 19, round, pub, 0, 0, time.UTC)); err != nil {
+				t.Fatal(err)
+			}
+			if out, err := command(t, "run", "--config", cfg, "--pipeline", "p", "--source", src).CombinedOutput(); err != nil {
+				t.Fatalf("publish: %v\n%s", err, out)
+			}
 		}
 		time.Sleep(1100 * time.Millisecond) // everything is now older than 1s
 		for i := 0; i < 5; i++ {
@@ -309,8 +315,8 @@ func TestKillPruneAtRandomMoments(t *testing.T) {
 		t.Fatalf("final prune: %v\n%s", err, out)
 	}
 	c := auditRoot(t, root)
-	if len(c.Outputs) != 3 {
-		t.Errorf("%d outputs after the final prune, want keep_min 3", len(c.Outputs))
+	if len(c.Outputs) != 100 || c.Outputs[0].Source.ID != "round1.pub3" {
+		t.Errorf("%d outputs after the final prune, want the 100 of publication round1.pub3 (keep_min 1)", len(c.Outputs))
 	}
 	t.Logf("prune --apply killed %d times at random moments (%d finished first); every state recovered truthful", killed, finished)
 }

@@ -128,6 +128,9 @@ func ReadRoot(ctx context.Context, st storage.Store) (*Root, error) {
 	// the catalog's listing entry is older than the version read, so
 	// catalogUnchanged sees a change (the safe direction).
 	err := st.List(ctx, "", func(info storage.Info) error {
+		if info.Dir {
+			return nil // maintenance looks at objects only
+		}
 		r.Listing[info.Path] = info.Size
 		if info.Path == catalog.FileName {
 			r.CatalogInfo = info

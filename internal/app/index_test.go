@@ -149,16 +149,20 @@ destinations:
 func TestPruneKeepsArchiveIndex(t *testing.T) {
 	me := catalog.Owner{PipelineID: "p", DestinationID: "d"}
 	old := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	rec := func(p, transform string) catalog.Output {
-		o := catalog.Output{Path: p, PipelineID: "p", DestinationID: "d", Kind: catalog.KindSource, UpdatedAt: old}
+	rec := func(p, transform string, created time.Time) catalog.Output {
+		o := catalog.Output{Path: p, PipelineID: "p", DestinationID: "d", Kind: catalog.KindSource, UpdatedAt: old,
+			Source: catalog.Source{ID: "r", Digest: "sha256:r", Created: created}}
 		if transform != "" {
 			o.Kind, o.Transform = catalog.KindGenerated, transform
 		}
 		return o
 	}
-	outs := []catalog.Output{rec("a/index.html", catalog.TransformMarkdown), rec("b.csv", ""), rec("index.html", catalog.TransformIndex), rec("feed.xml", catalog.TransformFeed)}
+	// The index and feed carry the newest source (the last run's): were
+	// they a publication, keep_min 1 would keep them and select both reports.
+	outs := []catalog.Output{rec("a/index.html", catalog.TransformMarkdown, old), rec("b.csv", "", old.Add(-time.Hour)),
+		rec("index.html", catalog.TransformIndex, old.Add(time.Hour)), rec("feed.xml", catalog.TransformFeed, old.Add(time.Hour))}
 	got := SelectPrune(outs, me, old.AddDate(1, 0, 0), 24*time.Hour, 1)
-	if len(got) != 1 || got[0].Path != "b.csv" {
-		t.Errorf("selected %v, want [b.csv] (a/index.html kept by keep_min 1, the index and feed never)", got)
+	if len(got) != 1 || len(got[0].Outputs) != 1 || got[0].Outputs[0].Path != "b.csv" {
+		t.Errorf("selected %v, want the publication [b.csv] (a/index.html's kept by keep_min 1, the index and feed never)", got)
 	}
 }

@@ -267,7 +267,7 @@ func (r *Root) lookUp(ctx context.Context, req planRequest) error {
 			found(info)
 			return false, nil
 		case errors.Is(err, storage.ErrNotObject):
-			return true, nil // a directory (or link): look below it
+			return true, nil // a directory (or link)
 		case errors.Is(err, storage.ErrNotExist):
 			return false, nil
 		}
@@ -298,6 +298,10 @@ func (r *Root) lookUp(ctx context.Context, req planRequest) error {
 			if err != nil || !dir {
 				return err
 			}
+			// Something that is not an object stands at p: unmanaged
+			// content at a planned path, listed as List lists an empty
+			// directory. What lies below is reported too.
+			found(storage.Info{Path: p + "/", Dir: true})
 			return below(ctx, p)
 		})
 	}

@@ -1,15 +1,19 @@
 package app
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"fmt"
-	"sort"
+	"io"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/cleanpath"
 	"github.com/distributor-dev/distributor/internal/config"
+	"github.com/distributor-dev/distributor/internal/render"
 	"github.com/distributor-dev/distributor/internal/report"
 	"github.com/distributor-dev/distributor/internal/txn"
 )
@@ -22,41 +26,65 @@ type PruneOptions struct {
 	Apply bool
 }
 
-// SelectPrune returns, sorted by path, the outputs owned by owner that the
-// retention policy selects: those whose UpdatedAt is strictly before
-// now-olderThan, except the owner's keepMin newest outputs, which are never
-// selected. "Newest" orders by UpdatedAt, latest first, and among equal
-// UpdatedAt by path, byte-wise ascending. Other owners' outputs are never
-// selected, nor is a destination's archive index or feed (transform index
-// or feed: rebuilt by every run, they are not reports and do not count
+// Publication is the unit of retention (spec section 7): the outputs one
+// owner holds under one source identity (id, digest, created).
+type Publication struct {
+	Source catalog.Source
+	// Outputs are the publication's records, sorted by path.
+	Outputs []catalog.Output
+}
+
+// sourceKey identifies a source identity in maps.
+func sourceKey(s catalog.Source) string {
+	return s.ID + "\x00" + s.Digest + "\x00" + s.Created.UTC().Format(time.RFC3339Nano)
+}
+
+// newerSource orders source identities newest first: by created, latest
+// first, then by id and digest, byte-wise ascending.
+func newerSource(a, b catalog.Source) int {
+	if c := b.Created.Compare(a.Created); c != 0 {
+		return c
+	}
+	return cmp.Or(strings.Compare(a.ID, b.ID), strings.Compare(a.Digest, b.Digest))
+}
+
+// SelectPrune returns the publications of owner that the retention policy
+// selects, oldest first (the reverse of newerSource). A publication is
+// selected whole when every one of its outputs has an UpdatedAt strictly
+// before now-olderThan, and never when it is among the owner's keepMin
+// newest publications by source created (newerSource). Other owners'
+// outputs are never selected, nor is a destination's archive index or feed
+// (transform index or feed: rebuilt, they are not reports and do not count
 // towards keepMin). It is a pure function: outputs is not modified.
-func SelectPrune(outputs []catalog.Output, owner catalog.Owner, now time.Time, olderThan time.Duration, keepMin int) []catalog.Output {
-	var owned []catalog.Output
+func SelectPrune(outputs []catalog.Output, owner catalog.Owner, now time.Time, olderThan time.Duration, keepMin int) []Publication {
+	byKey := map[string]*Publication{}
+	var pubs []*Publication
 	for _, o := range outputs {
 		// A reserved path cannot be in a valid catalog; never select one.
-		if o.Owner() == owner && !cleanpath.HasReservedSegment(o.Path) &&
-			o.Transform != catalog.TransformIndex && o.Transform != catalog.TransformFeed {
-			owned = append(owned, o)
-		}
-	}
-	sort.SliceStable(owned, func(i, j int) bool {
-		a, b := owned[i], owned[j]
-		if !a.UpdatedAt.Equal(b.UpdatedAt) {
-			return a.UpdatedAt.After(b.UpdatedAt)
-		}
-		return a.Path < b.Path
-	})
-	cutoff := now.Add(-olderThan)
-	selected := []catalog.Output{}
-	for i, o := range owned {
-		if i < keepMin {
+		if o.Owner() != owner || cleanpath.HasReservedSegment(o.Path) ||
+			o.Transform == catalog.TransformIndex || o.Transform == catalog.TransformFeed {
 			continue
 		}
-		if o.UpdatedAt.Before(cutoff) {
-			selected = append(selected, o)
+		k := sourceKey(o.Source)
+		p := byKey[k]
+		if p == nil {
+			p = &Publication{Source: o.Source}
+			byKey[k] = p
+			pubs = append(pubs, p)
 		}
+		p.Outputs = append(p.Outputs, o)
 	}
-	sort.Slice(selected, func(i, j int) bool { return selected[i].Path < selected[j].Path })
+	slices.SortFunc(pubs, func(a, b *Publication) int { return newerSource(a.Source, b.Source) })
+	cutoff := now.Add(-olderThan)
+	selected := []Publication{}
+	for i, p := range pubs {
+		if i < keepMin || slices.ContainsFunc(p.Outputs, func(o catalog.Output) bool { return !o.UpdatedAt.Before(cutoff) }) {
+			continue
+		}
+		slices.SortFunc(p.Outputs, func(a, b catalog.Output) int { return strings.Compare(a.Path, b.Path) })
+		selected = append(selected, *p)
+	}
+	slices.Reverse(selected)
 	return selected
 }
 
@@ -88,7 +116,7 @@ func (a *App) Prune(ctx context.Context, cfg *config.Config, opts PruneOptions) 
 		Root: t.root, DryRun: !opts.Apply,
 		Policy: report.PrunePolicy{OlderThan: FormatRetention(pol.OlderThan), KeepMin: pol.KeepMin,
 			Cutoff: catalog.FormatTime(now.Add(-pol.OlderThan))},
-		Selected: []report.PruneEntry{}, Deleted: []report.PruneEntry{}}
+		Publications: []report.PrunePublication{}, Selected: []report.PruneEntry{}, Deleted: []report.PruneEntry{}, Rebuilt: []string{}}
 	fail := func(err error) (*report.Prune, error) {
 		rep.Error, rep.ErrorDetail = report.Errors(err)
 		rep.Cause = err
@@ -116,39 +144,149 @@ func (a *App) Prune(ctx context.Context, cfg *config.Config, opts PruneOptions) 
 			rep.Owned++
 		}
 	}
-	selected := SelectPrune(c.Outputs, t.owner, now, pol.OlderThan, pol.KeepMin)
-	for _, o := range selected {
-		rep.Selected = append(rep.Selected, pruneEntry(&o))
+	pubs := SelectPrune(c.Outputs, t.owner, now, pol.OlderThan, pol.KeepMin)
+	var paths []string
+	for _, pub := range pubs {
+		rep.Publications = append(rep.Publications, prunePublication(&pub))
+		for i := range pub.Outputs {
+			rep.Selected = append(rep.Selected, pruneEntry(&pub.Outputs[i]))
+		}
 	}
-	if !opts.Apply || len(selected) == 0 {
+	slices.SortFunc(rep.Selected, func(a, b report.PruneEntry) int { return strings.Compare(a.Path, b.Path) })
+	for _, s := range rep.Selected {
+		paths = append(paths, s.Path)
+	}
+	if !opts.Apply || len(paths) == 0 {
 		return rep, nil
+	}
+	writes, err := rebuildIndex(t.dest, c, paths, now)
+	if err != nil {
+		return fail(err)
 	}
 	// The transaction journals the deletes first, so that the next writer
 	// on this root (run, prune --apply, reconcile-state) drops the records
 	// of files deleted here if this process dies before the catalog is
 	// written; after a failure it records exactly the deletes that happened.
-	paths := make([]string, len(selected))
-	for i, o := range selected {
-		paths[i] = o.Path
+	// It rewrites the archive index and feed before it deletes, so that they
+	// never link a deleted publication.
+	all := slices.Clone(paths)
+	for _, w := range writes {
+		all = append(all, w.Path)
 	}
-	res, err := m.tx.Apply(&txn.Change{Base: r.Version, Deletes: paths,
-		Final:   a.dropping(c, paths),
-		Partial: func(done []string) *catalog.Edit { return a.dropping(c, done) }})
-	deleted := make(map[string]bool, len(res.Done))
+	res, err := m.tx.Apply(&txn.Change{Base: r.Version, Writes: writes, Deletes: paths,
+		Final:   a.pruneEdit(c, writes, paths, all),
+		Partial: func(done []string) *catalog.Edit { return a.pruneEdit(c, writes, paths, done) }})
+	done := make(map[string]bool, len(res.Done))
 	for _, p := range res.Done {
-		deleted[p] = true
+		done[p] = true
 	}
-	for _, o := range selected {
-		if deleted[o.Path] {
-			rep.Deleted = append(rep.Deleted, pruneEntry(&o))
-			a.Logger.Info("pruned", "path", o.Path, "updated_at", catalog.FormatTime(o.UpdatedAt))
+	for _, s := range rep.Selected {
+		if done[s.Path] {
+			rep.Deleted = append(rep.Deleted, s)
+			a.Logger.Info("pruned", "path", s.Path, "updated_at", s.UpdatedAt)
 		}
 	}
+	for _, w := range writes {
+		if done[w.Path] {
+			rep.Rebuilt = append(rep.Rebuilt, w.Path)
+		}
+	}
+	slices.Sort(rep.Rebuilt)
 	if err != nil {
 		return fail(fmt.Errorf("%w (%d of %d selected output(s) were deleted and their records removed; the others are still managed)",
-			err, len(rep.Deleted), len(selected)))
+			err, len(rep.Deleted), len(rep.Selected)))
 	}
 	return rep, nil
+}
+
+// pruneEdit is the catalog edit that records what of a prune took effect:
+// the rewritten index and feed among done (their new records) and the
+// deletes among done.
+func (a *App) pruneEdit(c *catalog.Catalog, writes []txn.Write, deletes, done []string) *catalog.Edit {
+	isDone := make(map[string]bool, len(done))
+	for _, p := range done {
+		isDone[p] = true
+	}
+
+	var gone []string
+	for _, p := range deletes {
+		if isDone[p] {
+			gone = append(gone, p)
+		}
+	}
+	e := a.dropping(c, gone)
+	for _, w := range writes {
+		if isDone[w.Path] {
+			e.Put = append(e.Put, w.Record)
+		}
+	}
+	return e
+}
+
+// rebuildIndex returns the writes that bring destination d's archive index
+// and feed up to date with catalog c once the outputs at paths gone are
+// deleted, each with its new record. Only an index or feed that c records
+// as d's is rewritten (prune maintains what a run published; the next run
+// creates a missing one), and only when its bytes change. The pages are
+// the ones a run would write from the same catalog, so the next run over
+// an unchanged root finds them skip_same.
+func rebuildIndex(d *config.Destination, c *catalog.Catalog, gone []string, now time.Time) ([]txn.Write, error) {
+	if d.Index == nil {
+		return nil, nil
+	}
+	deleted := make(map[string]bool, len(gone))
+	for _, p := range gone {
+		deleted[p] = true
+	}
+	col := &reportCollector{dest: d.ID}
+	recorded := map[string]*catalog.Output{}
+	for i := range c.Outputs {
+		o := &c.Outputs[i]
+		if deleted[o.Path] {
+			continue
+		}
+		if o.DestinationID == d.ID && (o.Path == d.Index.Path && o.Transform == catalog.TransformIndex ||
+			o.Path == d.Index.Feed && o.Transform == catalog.TransformFeed) {
+			recorded[o.Path] = o
+		}
+		col.visit(o)
+	}
+	if len(recorded) == 0 {
+		return nil, nil
+	}
+	outs, err := render.Index(d, render.IndexEntries(d, col.records()))
+	if err != nil {
+		return nil, fmt.Errorf("rebuild the archive index of destination %q: %w", d.ID, err)
+	}
+	shape := webWrites(d, "")
+	var writes []txn.Write
+	for _, out := range outs {
+		prev := recorded[out.Path]
+		if prev == nil || prev.SHA256 == out.SHA256 && prev.Size == out.Size {
+			continue
+		}
+		rec := *prev
+		rec.SHA256, rec.Size, rec.URL, rec.UpdatedAt = out.SHA256, out.Size, out.URL, now.UTC().Truncate(time.Second)
+		content := out.Content
+		w := txn.Write{Path: out.Path, Existed: true, Previous: &txn.Digest{SHA256: prev.SHA256, Size: prev.Size},
+			SHA256: out.SHA256, Size: out.Size, Record: rec,
+			Open: func(context.Context) (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(content)), nil }}
+		shape(&w)
+		writes = append(writes, w)
+	}
+	return writes, nil
+}
+
+func prunePublication(p *Publication) report.PrunePublication {
+	rp := report.PrunePublication{Source: report.PruneSource{ID: p.Source.ID, Digest: p.Source.Digest, Created: catalog.FormatTime(p.Source.Created)},
+		Paths: make([]string, len(p.Outputs))}
+	for i := range p.Outputs {
+		rp.Paths[i] = p.Outputs[i].Path
+		if u := catalog.FormatTime(p.Outputs[i].UpdatedAt); u > rp.UpdatedAt {
+			rp.UpdatedAt = u
+		}
+	}
+	return rp
 }
 
 func pruneEntry(o *catalog.Output) report.PruneEntry {

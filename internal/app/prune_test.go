@@ -16,57 +16,83 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage/storagetest"
 )
 
+// TestSelectPrune: the unit of retention is the publication (one owner's
+// outputs under one source identity), selected whole or not at all.
 func TestSelectPrune(t *testing.T) {
 	day := 24 * time.Hour
 	now := time.Date(2026, 6, 20, 12, 0, 0, 0, time.UTC)
 	me := catalog.Owner{PipelineID: "p", DestinationID: "d"}
 	other := catalog.Owner{PipelineID: "q", DestinationID: "d"}
-	rec := func(path string, o catalog.Owner, age time.Duration) catalog.Output {
-		return catalog.Output{Path: path, PipelineID: o.PipelineID, DestinationID: o.DestinationID, UpdatedAt: now.Add(-age)}
+	// rec is an output of publication id (created created days ago), last
+	// updated age ago.
+	rec := func(path string, o catalog.Owner, id string, created, age time.Duration) catalog.Output {
+		return catalog.Output{Path: path, PipelineID: o.PipelineID, DestinationID: o.DestinationID,
+			Source: catalog.Source{ID: id, Digest: "sha256:" + id, Created: now.Add(-created)}, UpdatedAt: now.Add(-age)}
 	}
 	tests := []struct {
 		name      string
 		outputs   []catalog.Output
 		olderThan time.Duration
 		keepMin   int
-		want      []string
+		want      []string // "id: path path", oldest publication first
 	}{
-		{name: "empty", want: nil},
+		{name: "empty"},
 		{name: "all young", olderThan: 10 * day,
-			outputs: []catalog.Output{rec("a", me, day), rec("b", me, 9*day)}},
-		{name: "old ones selected, sorted by path", olderThan: 10 * day,
-			outputs: []catalog.Output{rec("z", me, 11*day), rec("a", me, 20*day), rec("m", me, day)},
-			want:    []string{"a", "z"}},
+			outputs: []catalog.Output{rec("a", me, "r1", day, day), rec("b", me, "r2", 9*day, 9*day)}},
+		{name: "a publication is selected whole, paths sorted", olderThan: 10 * day,
+			outputs: []catalog.Output{rec("r1/z", me, "r1", 20*day, 20*day), rec("r1/a", me, "r1", 20*day, 11*day), rec("r2/a", me, "r2", day, day)},
+			want:    []string{"r1: r1/a r1/z"}},
+		{name: "one young output keeps its whole publication", olderThan: 10 * day,
+			outputs: []catalog.Output{rec("r1/old", me, "r1", 20*day, 20*day), rec("r1/young", me, "r1", 20*day, day)}},
 		{name: "exactly at the cutoff is not older", olderThan: 10 * day,
-			outputs: []catalog.Output{rec("edge", me, 10*day), rec("past", me, 10*day+time.Second)},
-			want:    []string{"past"}},
-		{name: "keep_min protects the newest even when old", olderThan: day, keepMin: 2,
-			outputs: []catalog.Output{rec("a", me, 5*day), rec("b", me, 4*day), rec("c", me, 3*day), rec("d", me, 2*day)},
-			want:    []string{"a", "b"}},
-		{name: "keep_min counts young outputs too", olderThan: 10 * day, keepMin: 2,
-			outputs: []catalog.Output{rec("young", me, day), rec("old1", me, 20*day), rec("old2", me, 30*day)},
-			want:    []string{"old2"}},
-		{name: "keep_min larger than owned selects nothing", olderThan: day, keepMin: 10,
-			outputs: []catalog.Output{rec("a", me, 5*day), rec("b", me, 4*day)}},
-		{name: "keep_min ties broken by path: the smaller path is newer", olderThan: day, keepMin: 1,
-			outputs: []catalog.Output{rec("b", me, 5*day), rec("a", me, 5*day), rec("c", me, 5*day)},
-			want:    []string{"b", "c"}},
+			outputs: []catalog.Output{rec("edge", me, "r1", 10*day, 10*day), rec("past", me, "r2", 11*day, 10*day+time.Second)},
+			want:    []string{"r2: past"}},
+		{name: "keep_min counts publications, not files", olderThan: day, keepMin: 2,
+			outputs: []catalog.Output{
+				rec("r1/a", me, "r1", 5*day, 5*day), rec("r1/b", me, "r1", 5*day, 5*day),
+				rec("r2/a", me, "r2", 4*day, 4*day), rec("r2/b", me, "r2", 4*day, 4*day), rec("r2/c", me, "r2", 4*day, 4*day),
+				rec("r3/a", me, "r3", 3*day, 3*day), rec("r3/b", me, "r3", 3*day, 3*day),
+				rec("r4/a", me, "r4", 2*day, 2*day), rec("r4/b", me, "r4", 2*day, 2*day), rec("r4/c", me, "r4", 2*day, 2*day)},
+			want: []string{"r1: r1/a r1/b", "r2: r2/a r2/b r2/c"}},
+		{name: "keep_min orders by source created, not by updated_at", olderThan: day, keepMin: 1,
+			// r-new was created last but its outputs were rewritten long ago;
+			// r-old was created first and updated recently, yet is old too.
+			outputs: []catalog.Output{rec("new", me, "r-new", 2*day, 9*day), rec("old", me, "r-old", 8*day, 3*day)},
+			want:    []string{"r-old: old"}},
+		{name: "keep_min counts young publications too", olderThan: 10 * day, keepMin: 2,
+			outputs: []catalog.Output{rec("young", me, "r3", day, day), rec("old1", me, "r2", 20*day, 20*day), rec("old2", me, "r1", 30*day, 30*day)},
+			want:    []string{"r1: old2"}},
+		{name: "keep_min larger than the publications selects nothing", olderThan: day, keepMin: 10,
+			outputs: []catalog.Output{rec("a", me, "r1", 5*day, 5*day), rec("b", me, "r2", 4*day, 4*day)}},
+		{name: "equal created: ties by id, the smaller id is newer", olderThan: day, keepMin: 1,
+			outputs: []catalog.Output{rec("b", me, "rb", 5*day, 5*day), rec("a", me, "ra", 5*day, 5*day), rec("c", me, "rc", 5*day, 5*day)},
+			want:    []string{"rc: c", "rb: b"}},
+		{name: "same id, other digest is another publication", olderThan: day,
+			outputs: []catalog.Output{rec("a", me, "r1", 5*day, 5*day),
+				{Path: "b", PipelineID: "p", DestinationID: "d", Source: catalog.Source{ID: "r1", Digest: "sha256:other", Created: now.Add(-5 * day)}, UpdatedAt: now.Add(-5 * day)}},
+			want: []string{"r1: a", "r1: b"}}, // "sha256:other" < "sha256:r1": b is the newer
 		{name: "other owners never selected nor counted by keep_min", olderThan: day, keepMin: 1,
-			outputs: []catalog.Output{rec("mine-old", me, 5*day), rec("mine-older", me, 6*day),
-				rec("theirs-new", other, time.Hour), rec("theirs-old", other, 50*day)},
-			want: []string{"mine-older"}},
+			outputs: []catalog.Output{rec("mine-old", me, "r2", 5*day, 5*day), rec("mine-older", me, "r1", 6*day, 6*day),
+				rec("theirs-new", other, "r3", time.Hour, time.Hour), rec("theirs-old", other, "r0", 50*day, 50*day)},
+			want: []string{"r1: mine-older"}},
 		{name: "same pipeline, other destination is another owner", olderThan: day,
-			outputs: []catalog.Output{rec("x", catalog.Owner{PipelineID: "p", DestinationID: "e"}, 5*day)}},
+			outputs: []catalog.Output{rec("x", catalog.Owner{PipelineID: "p", DestinationID: "e"}, "r1", 5*day, 5*day)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			in := append([]catalog.Output(nil), tt.outputs...)
-			got := app.SelectPrune(tt.outputs, me, now, tt.olderThan, tt.keepMin)
-			var paths []string
-			for _, o := range got {
-				paths = append(paths, o.Path)
+			var got []string
+			for _, p := range app.SelectPrune(tt.outputs, me, now, tt.olderThan, tt.keepMin) {
+				line := p.Source.ID + ":"
+				for _, o := range p.Outputs {
+					if o.Source != p.Source {
+						t.Errorf("publication %s holds %s of source %v", p.Source.ID, o.Path, o.Source)
+					}
+					line += " " + o.Path
+				}
+				got = append(got, line)
 			}
-			mtEqual(t, "selected", paths, tt.want)
+			mtEqual(t, "selected", got, tt.want)
 			for i := range in {
 				if in[i] != tt.outputs[i] {
 					t.Fatalf("SelectPrune modified its input at %d", i)

@@ -15,16 +15,19 @@ func newPruneCmd(g *globals) *cobra.Command {
 	var dryRun bool
 	cmd := &cobra.Command{
 		Use:   "prune --dry-run|--apply [--pipeline P] [--destination D]",
-		Short: "Delete the outputs an owner's retention.prune policy selects",
-		Long: `prune applies the destination's retention.prune policy to the outputs that
-pipeline P publishes to destination D at that destination's root: it selects
-those whose updated_at is older than older_than, except the owner's keep_min
-newest (by updated_at, ties broken by path), which are never selected.
+		Short: "Delete the reports an owner's retention.prune policy selects",
+		Long: `prune applies the destination's retention.prune policy to the publications
+of pipeline P at destination D: the outputs it publishes there under one
+source identity (bundle id, digest, created), that is one report. A
+publication is selected whole when all its outputs have an updated_at older
+than older_than, and never when it is among the owner's keep_min newest (by
+the bundle's created, ties broken by id). A report goes whole or not at all.
 
---dry-run lists the selected outputs and changes nothing. --apply deletes
-them one by one, removes from .distributor.json exactly the records of the
-files it deleted, and updates the catalog's updated_at. One of the two is
-required.
+--dry-run lists the selected publications and their paths, and changes
+nothing. --apply rebuilds the destination's archive index and feed so they
+no longer link them, deletes their files, removes from .distributor.json
+exactly the records of the files it deleted, and updates the catalog's
+updated_at. One of the two is required.
 
 prune never deletes unmanaged files, outputs of other pipelines or
 destinations, or .distributor.json itself. A destination path with

@@ -79,7 +79,10 @@ type Input struct {
 	Known *Known
 	// Listing maps object paths in storage to their sizes: every object of
 	// the root, or, when Partial, only the entries looked up (see Lookups).
-	// Reserved (.distributor*) paths are ignored by the planner.
+	// A path ending in a slash is an entry that is not an object, such as
+	// an empty directory (storage.Info.Dir): it blocks a planned path
+	// where it stands, is never deleted, and is not reported as unmanaged
+	// otherwise. Reserved (.distributor*) paths are ignored by the planner.
 	Listing map[string]int64
 	// Partial says Listing holds only what was looked up: a path the
 	// catalog records is then trusted to be in storage as recorded.
@@ -363,7 +366,7 @@ func makeLegacy(in Input, planned map[string]*Output, listing map[string]int64) 
 		p.Action = ReplaceCatalog
 		p.Reason = fmt.Sprintf("legacy schema %d state: replacement clears the root", in.State.SchemaVersion)
 		for path := range listing {
-			if planned[path] == nil {
+			if planned[path] == nil && !isDir(path) {
 				items = append(items, Item{Path: path, Op: OpDelete})
 			}
 		}
@@ -381,7 +384,7 @@ func makeLegacy(in Input, planned map[string]*Output, listing map[string]int64) 
 func makeForce(in Input, planned map[string]*Output, listing map[string]int64) *Plan {
 	items := plannedItems(in, nil, listing)
 	for path := range listing {
-		if planned[path] == nil {
+		if planned[path] == nil && !isDir(path) {
 			items = append(items, Item{Path: path, Op: OpDelete})
 		}
 	}
@@ -485,7 +488,8 @@ func Record(in Input, it Item, now time.Time) catalog.Output {
 
 // collisions lists planned paths blocked by unrecorded storage entries: the
 // same path, an unrecorded file where the planned path needs a directory, or
-// unrecorded files below a planned path.
+// unrecorded entries below a planned path (an empty directory at the
+// planned path is one: its listing path is the planned path plus a slash).
 func collisions(planned map[string]*Output, listing map[string]int64, records map[string]*catalog.Output) []string {
 	dirs := map[string]bool{} // directories implied by unrecorded entries
 	for path := range listing {
@@ -513,6 +517,10 @@ func collisions(planned map[string]*Output, listing map[string]int64, records ma
 	return out
 }
 
+// isDir reports whether listing path p is an entry that is not an object
+// (see Input.Listing).
+func isDir(p string) bool { return strings.HasSuffix(p, "/") }
+
 func parent(p string) string {
 	if i := strings.LastIndexByte(p, '/'); i >= 0 {
 		return p[:i]
@@ -524,7 +532,7 @@ func parent(p string) string {
 func unmanaged(listing map[string]int64, records map[string]*catalog.Output, planned map[string]*Output) []string {
 	out := []string{}
 	for path := range listing {
-		if records[path] == nil && planned[path] == nil {
+		if records[path] == nil && planned[path] == nil && !isDir(path) {
 			out = append(out, path)
 		}
 	}

@@ -99,6 +99,30 @@ func TestActions(t *testing.T) {
 			action: FailUnmanaged, ops: map[string]Op{"a.html": OpCreate}, unmanaged: []string{"a.html"},
 		},
 		{
+			name:   "fail_unmanaged when an empty directory stands at a planned path",
+			in:     input(catalog.State{Status: catalog.StatusNone}, map[string]int64{"data/sales.csv/": 0}, Additive, out("data/sales.csv", 1, 10)),
+			action: FailUnmanaged, ops: map[string]Op{"data/sales.csv": OpCreate}, unmanaged: []string{"data/sales.csv"},
+		},
+		{
+			name:   "fail_unmanaged when a directory stands at a planned path of a catalog root",
+			in:     input(base, map[string]int64{"new.txt/": 0}, Additive, out("new.txt", 3, 30)),
+			action: FailUnmanaged, ops: map[string]Op{"new.txt": OpCreate}, unmanaged: []string{"new.txt"},
+		},
+		{
+			name:   "an empty directory where a directory is needed is no collision, and not reported",
+			in:     input(catalog.State{Status: catalog.StatusNone}, map[string]int64{"img/": 0, "uploads/": 0}, Additive, out("img/chart.svg", 1, 10)),
+			action: PublishNew, ops: map[string]Op{"img/chart.svg": OpCreate}, unmanaged: []string{}, catalog: true,
+		},
+		{
+			name: "--force deletes no directory entry",
+			in: func() Input {
+				in := input(catalog.State{Status: catalog.StatusNone}, map[string]int64{"old/": 0, "x.txt": 2}, Additive, out("a.html", 1, 10))
+				in.Force = true
+				return in
+			}(),
+			action: ForceReplace, ops: map[string]Op{"a.html": OpCreate, "x.txt": OpDelete}, catalog: true,
+		},
+		{
 			name:   "skip_same when every output is recorded, identical and present",
 			in:     input(cat(rec("a.html", me, newSrc, 1, 10)), map[string]int64{"a.html": 10}, Additive, out("a.html", 1, 10)),
 			action: SkipSame, ops: map[string]Op{"a.html": OpUnchanged}, unmanaged: []string{},

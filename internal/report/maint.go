@@ -25,14 +25,32 @@ type PruneEntry struct {
 	UpdatedAt string `json:"updated_at"`
 }
 
+// PruneSource is the source identity of a publication.
+type PruneSource struct {
+	ID      string `json:"id"`
+	Digest  string `json:"digest"`
+	Created string `json:"created"`
+}
+
+// PrunePublication is one publication prune selects: the outputs one owner
+// holds under one source identity, pruned whole or not at all.
+type PrunePublication struct {
+	Source PruneSource `json:"source"`
+	// UpdatedAt is the latest updated_at among its outputs: it is old
+	// enough to prune when this is before the cutoff.
+	UpdatedAt string `json:"updated_at"`
+	// Paths are its outputs' paths, sorted.
+	Paths []string `json:"paths"`
+}
+
 // PrunePolicy is the retention.prune policy a prune applied.
 type PrunePolicy struct {
 	// OlderThan is the configured age, as written in the configuration
 	// style (e.g. "30d", "1d12h").
 	OlderThan string `json:"older_than"`
 	KeepMin   int    `json:"keep_min"`
-	// Cutoff is now minus older_than: outputs updated strictly before it
-	// are old enough to prune.
+	// Cutoff is now minus older_than: a publication whose outputs were all
+	// updated strictly before it is old enough to prune.
 	Cutoff string `json:"cutoff"`
 }
 
@@ -47,11 +65,18 @@ type Prune struct {
 	Policy        PrunePolicy `json:"policy"`
 	// Owned counts the outputs this pipeline/destination owns at the root.
 	Owned int `json:"owned"`
-	// Selected lists the outputs the policy selects, sorted by path.
+	// Publications lists the publications the policy selects, oldest
+	// first (by source created).
+	Publications []PrunePublication `json:"publications"`
+	// Selected lists the outputs of those publications, sorted by path.
 	Selected []PruneEntry `json:"selected"`
 	// Deleted lists the outputs whose files were deleted and whose records
 	// were removed (empty in a dry run).
 	Deleted []PruneEntry `json:"deleted"`
+	// Rebuilt lists the archive index and feed paths rewritten so that
+	// they no longer link the deleted publications, sorted (empty in a dry
+	// run).
+	Rebuilt []string `json:"rebuilt"`
 	// Warnings are things the operator should know that did not make the
 	// command fail (such as a dead writer's journal at the root).
 	Warnings []string `json:"warnings,omitempty"`

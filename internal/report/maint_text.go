@@ -33,7 +33,7 @@ func writeWarnings(w io.Writer, warnings []string) {
 }
 
 // WritePruneText renders a prune for a human: the policy, every selected
-// output and what happened to it, and the outcome.
+// publication with its outputs and what happened to them, and the outcome.
 func WritePruneText(w io.Writer, p *Prune) {
 	who := owner(p.PipelineID, p.DestinationID)
 	head := fmt.Sprintf("prune %s at %s", who, p.Root)
@@ -42,31 +42,18 @@ func WritePruneText(w io.Writer, p *Prune) {
 	}
 	fmt.Fprintln(w, head)
 	writeWarnings(w, p.Warnings)
-	fmt.Fprintf(w, "  policy   older than %s (updated before %s), never the %d newest\n", p.Policy.OlderThan, p.Policy.Cutoff, p.Policy.KeepMin)
+	fmt.Fprintf(w, "  policy   publications older than %s (every output updated before %s), never the %d newest\n",
+		p.Policy.OlderThan, p.Policy.Cutoff, p.Policy.KeepMin)
 	if p.State == string(catalog.StatusNone) && p.Error == nil {
 		fmt.Fprintf(w, "  %s, nothing to prune\n", noCatalogNote)
 		return
 	}
 	if p.State == string(catalog.StatusCatalog) {
-		fmt.Fprintf(w, "  %s owns %d output(s) here; %d selected\n", who, p.Owned, len(p.Selected))
+		fmt.Fprintf(w, "  %s owns %d output(s) here; %d publication(s) selected (%d output(s))\n", who, p.Owned, len(p.Publications), len(p.Selected))
 	}
-	deleted := make(map[string]bool, len(p.Deleted))
-	for _, d := range p.Deleted {
-		deleted[d.Path] = true
-	}
-	for i, s := range p.Selected {
-		if i == maxPathsText {
-			moreLine(w, len(p.Selected)-i, "selected output(s)")
-			break
-		}
-		op := "would delete"
-		switch {
-		case deleted[s.Path]:
-			op = "deleted"
-		case !p.DryRun:
-			op = "kept"
-		}
-		fmt.Fprintf(w, "    %-12s %s  (updated %s)\n", op, s.Path, s.UpdatedAt)
+	writePrunePublications(w, p)
+	for _, r := range p.Rebuilt {
+		fmt.Fprintf(w, "    %-12s %s  (no longer links the deleted publications)\n", "rebuilt", r)
 	}
 	switch {
 	case p.Error != nil:
@@ -74,12 +61,44 @@ func WritePruneText(w io.Writer, p *Prune) {
 		if len(p.Deleted) > 0 {
 			fmt.Fprintf(w, "  %d output(s) were deleted and their records removed; the others are still managed\n", len(p.Deleted))
 		}
-	case len(p.Selected) == 0:
-		fmt.Fprintf(w, "  nothing to prune: no output of %s is older than %s beyond the %d newest\n", who, p.Policy.OlderThan, p.Policy.KeepMin)
+	case len(p.Publications) == 0:
+		fmt.Fprintf(w, "  nothing to prune: no publication of %s is older than %s beyond the %d newest\n", who, p.Policy.OlderThan, p.Policy.KeepMin)
 	case p.DryRun:
-		fmt.Fprintf(w, "  dry run: nothing was deleted; run with --apply instead of --dry-run to delete these %d output(s)\n", len(p.Selected))
+		fmt.Fprintf(w, "  dry run: nothing was deleted; run with --apply instead of --dry-run to delete these %d publication(s)\n", len(p.Publications))
 	default:
-		fmt.Fprintf(w, "  ok: %d output(s) deleted and their records removed from %s\n", len(p.Deleted), catalog.FileName)
+		fmt.Fprintf(w, "  ok: %d publication(s), %d output(s) deleted and their records removed from %s\n", len(p.Publications), len(p.Deleted), catalog.FileName)
+	}
+}
+
+// writePrunePublications lists the selected publications, each with its
+// paths and what happened to them, up to maxPathsText paths in all.
+func writePrunePublications(w io.Writer, p *Prune) {
+	deleted := make(map[string]bool, len(p.Deleted))
+	for _, d := range p.Deleted {
+		deleted[d.Path] = true
+	}
+	shown := 0
+	for i, pub := range p.Publications {
+		if shown >= maxPathsText {
+			moreLine(w, len(p.Publications)-i, "selected publication(s)")
+			return
+		}
+		fmt.Fprintf(w, "    publication %s (created %s, last updated %s): %d output(s)\n", pub.Source.ID, pub.Source.Created, pub.UpdatedAt, len(pub.Paths))
+		for j, path := range pub.Paths {
+			if shown >= maxPathsText {
+				fmt.Fprintf(w, "      ... and %d more output(s) of this publication\n", len(pub.Paths)-j)
+				break
+			}
+			op := "would delete"
+			switch {
+			case deleted[path]:
+				op = "deleted"
+			case !p.DryRun:
+				op = "kept"
+			}
+			fmt.Fprintf(w, "      %-12s %s\n", op, path)
+			shown++
+		}
 	}
 }
 

@@ -57,7 +57,7 @@ func (s *Store) list(ctx context.Context, prefix string, fn func(storage.Info) e
 		defer c.close()
 		start, rel = c.parent(), dir+"/"
 	}
-	return walk(ctx, start, rel, filter, fn)
+	return walk(ctx, start, rel, filter, false, fn)
 }
 
 // entry is one directory entry to visit, keyed for byte-wise path order: a
@@ -69,11 +69,15 @@ type entry struct {
 
 // walk lists the directory d, whose path relative to the store root is rel
 // ("" or ending in "/"), keeping only entries whose key starts with filter,
-// and recurses into directories.
-func walk(ctx context.Context, d *os.Root, rel, filter string, fn func(storage.Info) error) error {
+// and recurses into directories. With below (d is strictly below the
+// listed prefix) an empty d is reported as an Info with Dir set.
+func walk(ctx context.Context, d *os.Root, rel, filter string, below bool, fn func(storage.Info) error) error {
 	names, err := readDirNames(d)
 	if err != nil {
 		return err
+	}
+	if below && len(names) == 0 {
+		return storage.EmitEmptyDir(rel, fn)
 	}
 	entries := make([]entry, 0, len(names))
 	for _, name := range names {
@@ -113,7 +117,7 @@ func walk(ctx context.Context, d *os.Root, rel, filter string, fn func(storage.I
 		if err != nil {
 			return err
 		}
-		err = walk(ctx, sub, rel+e.key, "", fn)
+		err = walk(ctx, sub, rel+e.key, "", true, fn)
 		sub.Close()
 		if err != nil {
 			return err

@@ -222,7 +222,9 @@ func TestTempFilesHiddenAndSwept(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(root, "empty"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	wantList(t, s, "", "d/a")
+	// An empty directory is listed as one (a trailing slash); one that holds
+	// only a temporary file is not empty, and lists nothing.
+	wantList(t, s, "", "d/a", "empty/")
 	wantList(t, s, storage.TempPrefix[:5])
 
 	// Temporary names are not addressable.
@@ -487,6 +489,9 @@ func TestConcurrentPutAndDeleteInOneDirectory(t *testing.T) {
 	wantList(t, s, "")
 }
 
+// TestListSkipsDirectoriesAndHandlesDeepTrees: directories are not objects;
+// only an empty one below the listed prefix is reported (with a trailing
+// slash: storage.Info.Dir), never the prefix's own directory.
 func TestListSkipsDirectoriesAndHandlesDeepTrees(t *testing.T) {
 	root := t.TempDir()
 	s := newStore(t, root)
@@ -495,9 +500,10 @@ func TestListSkipsDirectoriesAndHandlesDeepTrees(t *testing.T) {
 	}
 	deep := strings.Repeat("d/", 30) + "leaf"
 	put(t, s, deep, "x")
-	wantList(t, s, "", deep)
+	wantList(t, s, "", deep, "only/dirs/here/")
 	wantList(t, s, "d/d/", deep)
-	wantList(t, s, "only/")
+	wantList(t, s, "only/", "only/dirs/here/")
+	wantList(t, s, "only/dirs/here/")
 }
 
 func BenchmarkPut(b *testing.B) {

@@ -59,7 +59,7 @@ func (s *Store) list(ctx context.Context, prefix string, fn func(storage.Info) e
 		}
 		rel = dir + "/"
 	}
-	return s.walk(ctx, c, rel, filter, fn)
+	return s.walk(ctx, c, rel, filter, false, fn)
 }
 
 // entry is one directory entry to visit, keyed for byte-wise path order: a
@@ -72,8 +72,9 @@ type entry struct {
 // walk lists the store directory rel ("" or ending in "/"), keeping only
 // entries whose key starts with filter, and recurses into directories.
 // READDIR returns each entry's own attributes (lstat), so links are seen as
-// links and never followed.
-func (s *Store) walk(ctx context.Context, c *conn, rel, filter string, fn func(storage.Info) error) error {
+// links and never followed. With below (rel is strictly below the listed
+// prefix) an empty rel is reported as an Info with Dir set.
+func (s *Store) walk(ctx context.Context, c *conn, rel, filter string, below bool, fn func(storage.Info) error) error {
 	fis, err := c.sftp.ReadDirContext(ctx, s.full(strings.TrimSuffix(rel, "/")))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // a missing root, or removed while walking
@@ -82,8 +83,10 @@ func (s *Store) walk(ctx context.Context, c *conn, rel, filter string, fn func(s
 		return err
 	}
 	entries := make([]entry, 0, len(fis))
+	empty := true
 	for _, fi := range fis {
 		name := fi.Name()
+		empty = empty && (name == "." || name == "..")
 		if name == "." || name == ".." || strings.HasPrefix(name, storage.TempPrefix) || !strings.HasPrefix(name+"/", filter) {
 			continue
 		}
@@ -93,6 +96,9 @@ func (s *Store) walk(ctx context.Context, c *conn, rel, filter string, fn func(s
 		case fi.IsDir():
 			entries = append(entries, entry{key: name + "/", fi: fi})
 		}
+	}
+	if below && empty {
+		return storage.EmitEmptyDir(rel, fn)
 	}
 	slices.SortFunc(entries, func(a, b entry) int { return cmp.Compare(a.key, b.key) })
 	for _, e := range entries {
@@ -106,7 +112,7 @@ func (s *Store) walk(ctx context.Context, c *conn, rel, filter string, fn func(s
 			}
 			continue
 		}
-		if err := s.walk(ctx, c, rel+e.key, "", fn); err != nil {
+		if err := s.walk(ctx, c, rel+e.key, "", true, fn); err != nil {
 			return err
 		}
 	}
