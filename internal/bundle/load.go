@@ -17,90 +17,6 @@ import (
 	"sync"
 )
 
-// Problem is one reason a bundle is invalid (or cannot be sealed).
-type Problem struct {
-	// Path is the bundle-relative path the problem is about, such as
-	// "report.md" or "manifest.json".
-	Path string
-	// Reason says what is wrong, such as "missing" or
-	// "size 12 does not match manifest size 13".
-	Reason string
-}
-
-// String formats the problem as "path: reason" (the reason alone for a
-// problem with the bundle directory itself, whose Path is empty).
-func (p Problem) String() string {
-	if p.Path == "" {
-		return p.Reason
-	}
-	return p.Path + ": " + p.Reason
-}
-
-// ValidationError is returned by Load when a bundle does not match its
-// manifest (or the manifest is missing or invalid), and by Seal when a
-// directory cannot be sealed. It lists every problem found, in path order.
-type ValidationError struct {
-	// Dir is the absolute bundle directory.
-	Dir string
-	// Problems lists every problem found; it is never empty.
-	Problems []Problem
-	// Unlisted holds the regular files present but not listed in the
-	// manifest (warnings, as in Bundle.Unlisted), when they could be
-	// determined.
-	Unlisted []string
-	// Hint says what to do next, such as "reseal after an intended edit:
-	// distributor bundle seal DIR --id ID"; empty when there is nothing to
-	// suggest (Seal's errors, a missing directory).
-	Hint string
-	// Err is the underlying error, so that errors.As and errors.Is find
-	// it: the *ManifestError when the manifest itself is invalid, the
-	// error opening a directory that does not exist (fs.ErrNotExist);
-	// otherwise nil.
-	Err error
-}
-
-// Error names the directory and lists the problems, one per line after a
-// header line when there is more than one, and the hint in parentheses.
-func (e *ValidationError) Error() string {
-	hint := ""
-	if e.Hint != "" {
-		hint = " (" + e.Hint + ")"
-	}
-	if len(e.Problems) == 1 {
-		return fmt.Sprintf("bundle %s: %s%s", e.Dir, e.Problems[0], hint)
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "bundle %s: %d problems%s:", e.Dir, len(e.Problems), hint)
-	for _, p := range e.Problems {
-		b.WriteString("\n  ")
-		b.WriteString(p.String())
-	}
-	return b.String()
-}
-
-// Unwrap returns the underlying error, if any (see Err).
-func (e *ValidationError) Unwrap() error { return e.Err }
-
-// pathError is a problem with one bundle path; its text is the reason alone.
-type pathError struct {
-	reason string
-	err    error // for errors.Is, e.g. fs.ErrNotExist; may be nil
-}
-
-func (e *pathError) Error() string { return e.reason }
-func (e *pathError) Unwrap() error { return e.err }
-
-// ioReason describes an I/O error without repeating the path that the
-// caller already names.
-func ioReason(what string, err error) *pathError {
-	var pe *fs.PathError
-	inner := err
-	if errors.As(err, &pe) {
-		inner = pe.Err
-	}
-	return &pathError{reason: what + ": " + inner.Error(), err: err}
-}
-
 // openRegular opens the bundle file p (a clean path) below root for reading,
 // refusing a symlink as p or as any of its parent directories, and anything
 // that is not a regular file. It returns the file and its info.
@@ -318,48 +234,6 @@ func load(ctx context.Context, dir string, hash bool) (*Bundle, error) {
 		return nil, ve
 	}
 	return &Bundle{Dir: abs, Manifest: *m, Unlisted: unlisted, opener: newFileOpener(abs)}, nil
-}
-
-// dirError is the error of a bundle directory that cannot be opened: a
-// *ValidationError when it does not exist or is not a directory.
-func dirError(abs string, err error) error {
-	reason := ""
-	if fi, serr := os.Stat(abs); serr == nil && !fi.IsDir() {
-		reason = "is not a directory"
-	} else if errors.Is(err, fs.ErrNotExist) {
-		reason = "directory does not exist"
-	}
-	if reason == "" {
-		return fmt.Errorf("bundle %s: %w", abs, ioReason("cannot open the directory", err))
-	}
-	return &ValidationError{Dir: abs, Problems: []Problem{{Reason: reason}}, Err: err}
-}
-
-// sealHint suggests running `distributor bundle seal` on dir with id
-// (the placeholder ID when id is not a valid id), prefixed by what.
-func sealHint(dir, id, what string) string {
-	if ValidateID(id) != nil {
-		id = "ID"
-	}
-	return what + ": distributor bundle seal " + shellQuote(dir) + " --id " + id
-}
-
-// shellQuote quotes s for a POSIX shell when it holds anything but
-// characters that need no quoting.
-func shellQuote(s string) string {
-	safe := s != ""
-	for _, r := range s {
-		switch {
-		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9':
-		case strings.ContainsRune("/._-+:@%=,", r):
-		default:
-			safe = false
-		}
-	}
-	if safe {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // loadManifest reads and parses manifest.json below root. A problem with the
