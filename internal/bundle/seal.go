@@ -44,7 +44,13 @@ func Seal(ctx context.Context, dir, id string, created time.Time) (*Manifest, er
 	}
 	root, err := os.OpenRoot(abs)
 	if err != nil {
-		return nil, fmt.Errorf("seal bundle: open directory: %w", err)
+		if fi, serr := os.Stat(abs); serr == nil && !fi.IsDir() {
+			return nil, fmt.Errorf("seal bundle %s: not a directory: a bundle is the directory that holds the report's files", abs)
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("seal bundle %s: the directory does not exist: write the report's files into it first, then seal it", abs)
+		}
+		return nil, fmt.Errorf("seal bundle %s: open the directory: %w", abs, err)
 	}
 	defer root.Close()
 

@@ -236,3 +236,20 @@ func TestComputeDigestMatchesSha256sum(t *testing.T) {
 		t.Errorf("ComputeDigest = %s, want %s", got, want)
 	}
 }
+
+// TestSealNamesAMissingOrFileDirectory: sealing a directory that does not
+// exist, or a regular file, names the path and says what to do.
+func TestSealNamesAMissingOrFileDirectory(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "report.md")
+	writeFiles(t, dir, map[string]string{"report.md": "# r\n"})
+	for p, want := range map[string]string{
+		filepath.Join(dir, "missing"): "the directory does not exist: write the report's files into it first, then seal it",
+		file:                          "not a directory: a bundle is the directory that holds the report's files",
+	} {
+		_, err := Seal(context.Background(), p, "ok", created)
+		if err == nil || !strings.Contains(err.Error(), p+": "+want) {
+			t.Errorf("Seal(%s) = %v, want it to name the path and say %q", p, err, want)
+		}
+	}
+}
