@@ -25,9 +25,15 @@ type hintError struct {
 func (e *hintError) Error() string { return e.msg }
 func (e *hintError) Unwrap() error { return e.err }
 
-// readOps are the operations that only read: a permission they lack is
-// read access, not write access.
-var readOps = map[string]bool{"get": true, "read": true, "open": true, "stat": true, "list": true}
+// readOnly reports whether op only reads: a permission it lacks is read
+// access, not write access.
+func readOnly(op string) bool {
+	switch op {
+	case "get", "read", "open", "stat", "list":
+		return true
+	}
+	return false
+}
 
 // explain translates err, the failure of operation op on the store path p
 // (relative to the root; "" or "." for the root itself), into a message
@@ -43,7 +49,7 @@ func (s *Store) explain(op, p string, err error) error {
 		dir = filepath.Join(s.path, filepath.FromSlash(d))
 	}
 	access := "write and search (w and x) permission on the directory " + dir
-	if readOps[op] {
+	if readOnly(op) {
 		access = "read and search (r and x) permission on the directory " + dir + " and what it holds"
 	}
 	return &hintError{err: err, msg: fmt.Sprintf(
