@@ -22,7 +22,7 @@ import (
 func TestConformance(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T) storage.Store {
 		return newStore(t, t.TempDir())
-	}, storagetest.WithPlantTemp(plantTemp), tempCreate)
+	}, storagetest.WithPlantTemp(plantTemp), tempCreate, makeDir)
 }
 
 // TestConformanceDeferred runs the suite on the store production opens for
@@ -35,7 +35,7 @@ func TestConformanceDeferred(t *testing.T) {
 		}
 		t.Cleanup(func() { s.Close() })
 		return s
-	}, storagetest.WithPlantTemp(plantTemp), tempCreate)
+	}, storagetest.WithPlantTemp(plantTemp), tempCreate, makeDir)
 }
 
 // plantTemp writes a temporary file, as a crashed write leaves it, in the
@@ -43,6 +43,14 @@ func TestConformanceDeferred(t *testing.T) {
 func plantTemp(t *testing.T, s storage.Store, dir string) string {
 	return storagetest.PlantTempFile(t, s.String(), dir)
 }
+
+// makeDir makes an empty directory in the root of the local store s, as
+// an operator does.
+var makeDir = storagetest.WithMakeDir(func(t *testing.T, s storage.Store, dir string) {
+	if err := os.MkdirAll(filepath.Join(s.String(), filepath.FromSlash(dir)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+})
 
 // tempCreate lets the suite race exclusive creates against sweeps: a
 // second store on the root is another process, a create takes about a

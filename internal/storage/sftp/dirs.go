@@ -1,0 +1,64 @@
+// Which directories a cleanup may remove: those this store created, never
+// one it found in place when it wrote below it (see storage.DirBook).
+
+package sftp
+
+import "path"
+
+// noteDir records that a write walked through the server directory dir,
+// creating it when made (the root and its parents are not recorded: no
+// cleanup removes them).
+func (s *Store) noteDir(dir string, made bool) {
+	if !s.below(dir) {
+		return
+	}
+	s.book.Lock()
+	defer s.book.Unlock()
+	s.book.Note(dir, made)
+}
+
+// prune removes the server directory dir and then its parents, deepest
+// first, while they are empty and this store may remove them, never the
+// root: with madeOnly (the cleanup of a failed or aborted write) only
+// those its writes created, otherwise (a Delete, a sweep) any but one that
+// was there before this store wrote below it
+// (storage.DirBook.MayRemove).
+func (s *Store) prune(c *conn, dir string, madeOnly bool) {
+	s.book.Lock()
+	defer s.book.Unlock()
+	for d := dir; s.below(d); d = path.Dir(d) {
+		if !s.removeDir(c, d, madeOnly) {
+			return
+		}
+	}
+}
+
+// removeDir removes the server directory dir if it is empty and this
+// store may remove it (see prune), and reports whether it did. The caller
+// holds s.book's lock.
+func (s *Store) removeDir(c *conn, dir string, madeOnly bool) bool {
+	if !s.book.MayRemove(dir) || madeOnly && !s.book.Made(dir) {
+		return false
+	}
+	s.forgetDirs(dir)
+	if c.sftp.RemoveDirectory(dir) != nil {
+		return false
+	}
+	s.book.Removed(dir)
+	return true
+}
+
+// removeDirs removes the given directories, which one write created,
+// innermost first, while they are empty (best effort): the cleanup of a
+// write that failed before its temporary file was shared with anything.
+func (s *Store) removeDirs(c *conn, dirs []string) {
+	s.book.Lock()
+	defer s.book.Unlock()
+	for i := len(dirs) - 1; i >= 0; i-- {
+		s.forgetDirs(dirs[i])
+		if c.sftp.RemoveDirectory(dirs[i]) != nil {
+			return
+		}
+		s.book.Removed(dirs[i])
+	}
+}
