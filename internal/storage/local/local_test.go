@@ -434,6 +434,30 @@ func TestDeletePrunesEmptyDirectories(t *testing.T) {
 	put(t, s, "a", "now a file")
 }
 
+// TestDeletePrunesOnlyWhatItMayRemove: a store's Delete removes the
+// directories it empties of files an earlier store (an earlier run)
+// wrote, as a successful prune does, but stops at a directory that was
+// there when this store wrote below it, as a rollback of this store's own
+// file does.
+func TestDeletePrunesOnlyWhatItMayRemove(t *testing.T) {
+	ctx := t.Context()
+	root := t.TempDir()
+	earlier := newStore(t, root)
+	put(t, earlier, "old/sub/x", "x")
+	put(t, earlier, "old/y", "y")
+	earlier.Close()
+	s := newStore(t, root)
+	put(t, s, "old/new/z", "z") // old is found, old/new made
+	for _, p := range []string{"old/sub/x", "old/y", "old/new/z"} {
+		if err := s.Delete(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := storagetest.DirEntries(t, root); !slices.Equal(got, []string{"old"}) {
+		t.Errorf("after the deletes: %q, want just old (there before this store wrote below it)", got)
+	}
+}
+
 func TestDeleteDirectoryIsNoop(t *testing.T) {
 	root := t.TempDir()
 	s := newStore(t, root)
