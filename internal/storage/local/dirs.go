@@ -12,8 +12,6 @@ import (
 // walked with create: made where the walk created one (c.dirty), found
 // otherwise.
 func (s *Store) noteDirs(c *chain) {
-	s.book.Lock()
-	defer s.book.Unlock()
 	for i := range len(c.segs) - 1 {
 		s.book.Note(strings.Join(c.segs[:i+1], "/"), c.dirty[i])
 	}
@@ -26,8 +24,6 @@ func (s *Store) noteDirs(c *chain) {
 // directory may be undone before the others: whichever is undone last
 // removes it.
 func (s *Store) pruneMade(c *chain) {
-	s.book.Lock()
-	defer s.book.Unlock()
 	for i := len(c.roots) - 1; i >= 1; i-- {
 		dir := strings.Join(c.segs[:i], "/")
 		if !s.book.Made(dir) || !s.removeDir(c.roots[i-1], c.segs[i-1], dir) {
@@ -42,8 +38,6 @@ func (s *Store) pruneMade(c *chain) {
 // removing the root: the directories a Delete or a sweep leaves empty. A
 // concurrent Put that loses its fresh directory here retries (see begin).
 func (s *Store) prune(c *chain) {
-	s.book.Lock()
-	defer s.book.Unlock()
 	for i := len(c.roots) - 1; i >= 1; i-- {
 		if !s.removeDir(c.roots[i-1], c.segs[i-1], strings.Join(c.segs[:i], "/")) {
 			return
@@ -53,8 +47,7 @@ func (s *Store) prune(c *chain) {
 
 // removeDir removes the directory dir (a store path), the entry name of
 // parent, if it is empty and this store may remove it
-// (storage.DirBook.MayRemove), and reports whether it did. The caller
-// holds s.book's lock.
+// (storage.DirBook.MayRemove), and reports whether it did.
 func (s *Store) removeDir(parent *os.Root, name, dir string) bool {
 	if !s.book.MayRemove(dir) {
 		return false
@@ -65,7 +58,6 @@ func (s *Store) removeDir(parent *os.Root, name, dir string) bool {
 	if parent.Remove(name) != nil {
 		return false
 	}
-	s.book.Removed(dir)
 	s.dirs.forget()
 	syncDir(parent)
 	return true

@@ -237,9 +237,7 @@ func (sw *sweeper) tree(d *os.Root, rel string) (int, error) {
 				return count, err
 			}
 			if n > 0 && !sw.dryRun {
-				sw.s.book.Lock()
 				sw.s.removeDir(d, name, rel+name) // unless not empty, or not the store's to remove
-				sw.s.book.Unlock()
 			}
 		case strings.HasPrefix(name, storage.TempPrefix):
 			if err := sw.remove(d, name); err != nil {

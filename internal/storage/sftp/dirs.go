@@ -9,12 +9,9 @@ import "path"
 // creating it when made (the root and its parents are not recorded: no
 // cleanup removes them).
 func (s *Store) noteDir(dir string, made bool) {
-	if !s.below(dir) {
-		return
+	if s.below(dir) {
+		s.book.Note(dir, made)
 	}
-	s.book.Lock()
-	defer s.book.Unlock()
-	s.book.Note(dir, made)
 }
 
 // prune removes the server directory dir and then its parents, deepest
@@ -24,8 +21,6 @@ func (s *Store) noteDir(dir string, made bool) {
 // was there before this store wrote below it
 // (storage.DirBook.MayRemove).
 func (s *Store) prune(c *conn, dir string, madeOnly bool) {
-	s.book.Lock()
-	defer s.book.Unlock()
 	for d := dir; s.below(d); d = path.Dir(d) {
 		if !s.removeDir(c, d, madeOnly) {
 			return
@@ -34,31 +29,11 @@ func (s *Store) prune(c *conn, dir string, madeOnly bool) {
 }
 
 // removeDir removes the server directory dir if it is empty and this
-// store may remove it (see prune), and reports whether it did. The caller
-// holds s.book's lock.
+// store may remove it (see prune), and reports whether it did.
 func (s *Store) removeDir(c *conn, dir string, madeOnly bool) bool {
 	if !s.book.MayRemove(dir) || madeOnly && !s.book.Made(dir) {
 		return false
 	}
 	s.forgetDirs(dir)
-	if c.sftp.RemoveDirectory(dir) != nil {
-		return false
-	}
-	s.book.Removed(dir)
-	return true
-}
-
-// removeDirs removes the given directories, which one write created,
-// innermost first, while they are empty (best effort): the cleanup of a
-// write that failed before its temporary file was shared with anything.
-func (s *Store) removeDirs(c *conn, dirs []string) {
-	s.book.Lock()
-	defer s.book.Unlock()
-	for i := len(dirs) - 1; i >= 0; i-- {
-		s.forgetDirs(dirs[i])
-		if c.sftp.RemoveDirectory(dirs[i]) != nil {
-			return
-		}
-		s.book.Removed(dirs[i])
-	}
+	return c.sftp.RemoveDirectory(dir) == nil
 }

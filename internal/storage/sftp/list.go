@@ -209,9 +209,7 @@ func (sw *sweeper) tree(dir, rel string) (int, error) {
 				return count, err
 			}
 			if n > 0 && !sw.dryRun {
-				sw.s.book.Lock()
 				sw.s.removeDir(sw.c, full, false) // if this sweep emptied it
-				sw.s.book.Unlock()
 			}
 		case strings.HasPrefix(name, storage.TempPrefix):
 			if err := sw.remove(full); err != nil {

@@ -282,9 +282,10 @@ func connLost(c *conn, err error) bool {
 
 // mkdirs makes sure the parent directories of the store path p exist,
 // creating the missing ones, and returns the server paths of those it
-// created, outermost first. Each is noted in s.book, made or found. A parent that is a symbolic link fails with
-// storage.ErrInvalidPath, one that is not a directory with an error naming
-// it. The root itself (and its parents) is created like mkdir -p.
+// created, outermost first; each is noted in s.book, made or found. A
+// parent that is a symbolic link fails with storage.ErrInvalidPath, one
+// that is not a directory with an error naming it. The root itself (and
+// its parents) is created like mkdir -p.
 func (s *Store) mkdirs(c *conn, p string) ([]string, error) {
 	var created []string
 	if !s.knownDir(s.root) {
@@ -385,6 +386,17 @@ func (s *Store) forgetDirs(dir string) {
 	for d := range s.dirs {
 		if d == dir || strings.HasPrefix(d, dir+"/") {
 			delete(s.dirs, d)
+		}
+	}
+}
+
+// removeDirs removes the given directories, innermost first, while they are
+// empty (best effort).
+func (s *Store) removeDirs(c *conn, dirs []string) {
+	for _, dir := range slices.Backward(dirs) {
+		s.forgetDirs(dir)
+		if c.sftp.RemoveDirectory(dir) != nil {
+			return
 		}
 	}
 }
