@@ -151,7 +151,10 @@ type Store interface {
 	List(ctx context.Context, prefix string, fn func(Info) error) error
 
 	// Delete removes the object at path. Deleting a missing object is not an
-	// error. Implementations may remove directories left empty below the root.
+	// error. Implementations may remove directories left empty below the
+	// root, but never one that was there before this store first wrote
+	// below it (see DirBook): rolling back a file written into an empty
+	// directory leaves the directory as the store found it.
 	Delete(ctx context.Context, path string) error
 
 	// Sync makes every Put that returned before it as durable as Put
@@ -163,7 +166,8 @@ type Store interface {
 	// SweepTemp finds the temporary objects (see TempPrefix) that
 	// interrupted writes left behind and, unless opts.DryRun, removes them,
 	// then the directories this leaves empty (never the root, never a
-	// directory that was empty before). It returns the store paths of the
+	// directory that was empty before, nor one that was there before this
+	// store first wrote below it). It returns the store paths of the
 	// temporary objects found, sorted. Symbolic links are never followed.
 	// It cannot tell another process's write in flight from a dead one:
 	// only the holder of the destination lock may call it (without DryRun).
@@ -313,7 +317,9 @@ type Staged interface {
 	// afterwards, unless the connection to the server is.
 	Commit(ctx context.Context) error
 	// Abort removes the temporary object and the directories Stage
-	// created that are now empty. Aborting after Commit does nothing.
+	// created that are now empty (a directory shared with other staged
+	// writes goes with the last of them to be undone; one that was there
+	// before stays, even empty). Aborting after Commit does nothing.
 	Abort(ctx context.Context) error
 }
 

@@ -21,9 +21,11 @@
 //
 // After a failure the transaction settles the root in bounded time: it
 // removes only what it provably wrote (a path the current catalog does not
-// record whose bytes are still the ones it wrote), records what it cannot
-// undo, and keeps its intent journal whenever it cannot tell, so that the
-// next holder of the lock recovers the root (see Recover).
+// record whose bytes are still the ones it wrote; of the directories, only
+// those the store created for it: see storage.Store.Delete and
+// storage.Staged.Abort), records what it cannot undo, and keeps its intent
+// journal whenever it cannot tell, so that the next holder of the lock
+// recovers the root (see Recover).
 //
 // The package knows catalogs and journals but no configuration, workflow or
 // ownership rule: callers describe a Change (what to write and delete, and

@@ -141,7 +141,8 @@ func readDirNames(d *os.Root) ([]string, error) {
 // root, anywhere (opts.Dirs nil) or directly in the directories opts.Dirs,
 // and unless opts.DryRun removes them, then the directories this leaves
 // empty, up to but never including the root (never a directory that was
-// empty before). Symbolic links are never followed: a directory of
+// empty before, nor one that was there before this store first wrote
+// below it: see Delete). Symbolic links are never followed: a directory of
 // opts.Dirs that is, or lies below, a symbolic link or something else than
 // a directory is skipped, and so is a missing one. It returns the store
 // paths of the temporary files found, sorted (on an error, those found so
@@ -175,7 +176,7 @@ func (s *Store) sweepTemp(ctx context.Context, opts storage.SweepOptions) ([]str
 	if err != nil || root == nil {
 		return nil, err
 	}
-	sw := &sweeper{ctx: ctx, dryRun: opts.DryRun}
+	sw := &sweeper{s: s, ctx: ctx, dryRun: opts.DryRun}
 	if opts.Dirs == nil {
 		_, err = sw.tree(root, "")
 	} else {
@@ -194,6 +195,7 @@ func (s *Store) sweepTemp(ctx context.Context, opts storage.SweepOptions) ([]str
 
 // sweeper collects (and unless dryRun removes) temporary files.
 type sweeper struct {
+	s      *Store
 	ctx    context.Context
 	dryRun bool
 	found  []string // store paths
@@ -235,7 +237,7 @@ func (sw *sweeper) tree(d *os.Root, rel string) (int, error) {
 				return count, err
 			}
 			if n > 0 && !sw.dryRun {
-				d.Remove(name) // fails, harmlessly, unless now empty
+				sw.s.removeDir(d, name, rel+name) // unless not empty, or not the store's to remove
 			}
 		case strings.HasPrefix(name, storage.TempPrefix):
 			if err := sw.remove(d, name); err != nil {
@@ -299,7 +301,7 @@ func (sw *sweeper) dir(root *os.Root, p string) error {
 		count++
 	}
 	if count > 0 && !sw.dryRun && c != nil {
-		prune(c)
+		sw.s.prune(c)
 	}
 	return nil
 }

@@ -68,12 +68,9 @@ type Store struct {
 	mu     sync.Mutex // guards root and closed
 	root   *os.Root   // nil until the root directory exists
 	closed bool
-	// stagedMu guards stagedDirs: the directories (store paths) that
-	// staged writes created, which any Abort, or a failed Stage, removes
-	// when it leaves them empty (staged writes share directories, and the
-	// one that created a directory may be undone before the others).
-	stagedMu   sync.Mutex
-	stagedDirs map[string]bool
+	// book holds the directories this store's writes created or found in
+	// place, which decide what a cleanup may remove (dirs.go).
+	book storage.DirBook
 	// madeRoot lists the directories this store created for its root,
 	// the root first (see RemoveCreatedRoot).
 	madeRoot []string
@@ -479,8 +476,11 @@ func (s *Store) Stat(ctx context.Context, p string) (storage.Info, error) {
 // Delete implements storage.Store. It removes the regular file or symbolic
 // link (never its target) at p and fsyncs its directory; a missing path, a
 // directory or a path below a symbolic link is left alone without error.
-// Directories left empty are then removed, up to but never including the
-// root (best effort: a directory that cannot be removed is left).
+// Directories left empty are then removed, deepest first, up to but never
+// including the root and never one that was there before this store first
+// wrote below it (a rollback that removes the file a write put into an
+// empty directory leaves that directory as it found it); best effort: a
+// directory that cannot be removed is left.
 func (s *Store) Delete(ctx context.Context, p string) error {
 	if err := s.delete(ctx, p); err != nil {
 		return s.errorf("delete", p, err)
@@ -512,27 +512,6 @@ func (s *Store) delete(ctx context.Context, p string) error {
 	if err := syncDir(c.parent()); err != nil {
 		return fmt.Errorf("sync directory: %w", err)
 	}
-	if prune(c) {
-		s.dirs.forget()
-	}
+	s.prune(c)
 	return nil
-}
-
-// prune removes the chain's directories that are now empty, deepest first,
-// stopping at the first that is not (or cannot be removed) and never
-// removing the root, and reports whether it removed any. A concurrent Put
-// that loses its fresh directory here retries (see begin).
-func prune(c *chain) (removed bool) {
-	for i := len(c.roots) - 1; i >= 1; i-- {
-		parent, name := c.roots[i-1], c.segs[i-1]
-		if fi, err := parent.Lstat(name); err != nil || !fi.IsDir() {
-			return removed
-		}
-		if err := parent.Remove(name); err != nil {
-			return removed
-		}
-		removed = true
-		syncDir(parent)
-	}
-	return removed
 }

@@ -22,7 +22,7 @@ import (
 func TestConformance(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T) storage.Store {
 		return newStore(t, t.TempDir())
-	}, storagetest.WithPlantTemp(plantTemp), tempCreate)
+	}, storagetest.WithPlantTemp(plantTemp), tempCreate, makeDir)
 }
 
 // TestConformanceDeferred runs the suite on the store production opens for
@@ -35,7 +35,7 @@ func TestConformanceDeferred(t *testing.T) {
 		}
 		t.Cleanup(func() { s.Close() })
 		return s
-	}, storagetest.WithPlantTemp(plantTemp), tempCreate)
+	}, storagetest.WithPlantTemp(plantTemp), tempCreate, makeDir)
 }
 
 // plantTemp writes a temporary file, as a crashed write leaves it, in the
@@ -43,6 +43,14 @@ func TestConformanceDeferred(t *testing.T) {
 func plantTemp(t *testing.T, s storage.Store, dir string) string {
 	return storagetest.PlantTempFile(t, s.String(), dir)
 }
+
+// makeDir makes an empty directory in the root of the local store s, as
+// an operator does.
+var makeDir = storagetest.WithMakeDir(func(t *testing.T, s storage.Store, dir string) {
+	if err := os.MkdirAll(filepath.Join(s.String(), filepath.FromSlash(dir)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+})
 
 // tempCreate lets the suite race exclusive creates against sweeps: a
 // second store on the root is another process, a create takes about a
@@ -424,6 +432,30 @@ func TestDeletePrunesEmptyDirectories(t *testing.T) {
 	}
 	// The freed name can now be a file.
 	put(t, s, "a", "now a file")
+}
+
+// TestDeletePrunesOnlyWhatItMayRemove: a store's Delete removes the
+// directories it empties of files an earlier store (an earlier run)
+// wrote, as a successful prune does, but stops at a directory that was
+// there when this store wrote below it, as a rollback of this store's own
+// file does.
+func TestDeletePrunesOnlyWhatItMayRemove(t *testing.T) {
+	ctx := t.Context()
+	root := t.TempDir()
+	earlier := newStore(t, root)
+	put(t, earlier, "old/sub/x", "x")
+	put(t, earlier, "old/y", "y")
+	earlier.Close()
+	s := newStore(t, root)
+	put(t, s, "old/new/z", "z") // old is found, old/new made
+	for _, p := range []string{"old/sub/x", "old/y", "old/new/z"} {
+		if err := s.Delete(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := storagetest.DirEntries(t, root); !slices.Equal(got, []string{"old"}) {
+		t.Errorf("after the deletes: %q, want just old (there before this store wrote below it)", got)
+	}
 }
 
 func TestDeleteDirectoryIsNoop(t *testing.T) {

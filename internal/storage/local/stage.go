@@ -67,7 +67,6 @@ func (s *Store) stage(ctx context.Context, p string, r io.Reader, size int64, cr
 	if err != nil {
 		return nil, err
 	}
-	s.noteStagedDirs(w.c)
 	w.deferSync = s.deferDirSync
 	err = s.copyExact(ctx, w.f, r, size)
 	switch {
@@ -84,43 +83,13 @@ func (s *Store) stage(ctx context.Context, p string, r io.Reader, size int64, cr
 			w.f.Close()
 		}
 		w.c.parent().Remove(w.tmp)
-		s.pruneStagedDirs(w.c)
+		s.pruneMade(w.c)
 		w.c.close()
 		return nil, err
 	}
 	g := &staged{s: s, p: p, tmp: w.tmp, create: create, made: slices.Clone(w.c.dirty)}
 	w.c.close()
 	return g, nil
-}
-
-// noteStagedDirs records the directories c created (see Store.stagedDirs).
-func (s *Store) noteStagedDirs(c *chain) {
-	s.stagedMu.Lock()
-	defer s.stagedMu.Unlock()
-	for i, made := range c.dirty[:len(c.segs)-1] {
-		if made {
-			if s.stagedDirs == nil {
-				s.stagedDirs = map[string]bool{}
-			}
-			s.stagedDirs[strings.Join(c.segs[:i+1], "/")] = true
-		}
-	}
-}
-
-// pruneStagedDirs removes the parent directories of c's path that staged
-// writes created and that are empty now, deepest first, stopping at the
-// first that is not (or was not made by a staged write).
-func (s *Store) pruneStagedDirs(c *chain) {
-	s.stagedMu.Lock()
-	defer s.stagedMu.Unlock()
-	for i := len(c.roots) - 1; i >= 1; i-- {
-		dir := strings.Join(c.segs[:i], "/")
-		if !s.stagedDirs[dir] || c.roots[i-1].Remove(c.segs[i-1]) != nil {
-			return
-		}
-		delete(s.stagedDirs, dir)
-		s.dirs.forget()
-	}
 }
 
 // staged is a staged write on local disk.
@@ -184,7 +153,7 @@ func (g *staged) commit(ctx context.Context) error {
 	defer func() {
 		if !w.renamed { // a failed commit leaves nothing either
 			w.c.parent().Remove(w.tmp)
-			s.pruneStagedDirs(w.c)
+			s.pruneMade(w.c)
 		}
 		w.c.close()
 	}()
@@ -227,7 +196,7 @@ func (g *staged) Abort(ctx context.Context) error {
 	if err := w.c.parent().Remove(w.tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return s.errorf("abort", g.p, err)
 	}
-	s.pruneStagedDirs(w.c) // the directories staged writes made, if empty
+	s.pruneMade(w.c) // the directories this store made, if empty
 	return nil
 }
 
@@ -453,7 +422,8 @@ func (s *Store) stagedChain(root *os.Root, p string, create bool) (*chain, *dirH
 
 // beginStaged is begin for a staged write: the directory chain comes from
 // the store's cache, and the temporary file is created on the cached
-// parent's descriptor where the platform allows (createTempAt).
+// parent's descriptor where the platform allows (createTempAt). The
+// directories walked are recorded as begin records them.
 func (s *Store) beginStaged(p string) (*tempWriter, error) {
 	root, err := s.openRoot(true)
 	if err != nil {
@@ -470,6 +440,7 @@ func (s *Store) beginStaged(p string) (*tempWriter, error) {
 				f, tmp, err = createTemp(c.parent())
 			}
 			if err == nil {
+				s.noteDirs(c)
 				return &tempWriter{c: c, f: f, tmp: tmp, s: s}, nil
 			}
 			c.close()

@@ -43,6 +43,7 @@ func (s *Store) begin(p string) (*tempWriter, error) {
 			var tmp string
 			f, tmp, err = createTemp(c.parent())
 			if err == nil {
+				s.noteDirs(c) // what a cleanup may remove
 				return &tempWriter{c: c, f: f, tmp: tmp, s: s}, nil
 			}
 			c.close()
@@ -201,21 +202,16 @@ func (w *tempWriter) syncDirs() error {
 }
 
 // cleanup closes and removes the temporary file unless it was renamed, then
-// (after a failure) removes the directories begin created if they are empty,
-// and closes the directory chain.
+// (after a failure) removes the directories this store created on the
+// target's path if they are empty (see Store.pruneMade), and closes the
+// directory chain.
 func (w *tempWriter) cleanup() {
 	if w.f != nil {
 		w.f.Close()
 	}
 	if !w.renamed {
 		w.c.parent().Remove(w.tmp)
-		c := w.c
-		for i := len(c.roots) - 1; i >= 1 && c.dirty[i-1]; i-- {
-			if c.roots[i-1].Remove(c.segs[i-1]) != nil {
-				break
-			}
-			w.s.dirs.forget()
-		}
+		w.s.pruneMade(w.c)
 	}
 	w.c.close()
 }

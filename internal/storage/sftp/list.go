@@ -124,7 +124,8 @@ func (s *Store) walk(ctx context.Context, c *conn, rel, filter string, below boo
 // connection left below the root, anywhere (opts.Dirs nil) or directly in
 // the directories opts.Dirs, and unless opts.DryRun removes them, then the
 // directories this leaves empty, up to but never including the root (never
-// a directory that was empty before). Symbolic links are never followed: a
+// a directory that was empty before, nor one that was there before this
+// store first wrote below it: see Delete). Symbolic links are never followed: a
 // directory of opts.Dirs that is, or lies below, a symbolic link or
 // something else than a directory is skipped, and so is a missing one. It
 // returns the store paths of the temporary files found, sorted (on an
@@ -207,8 +208,8 @@ func (sw *sweeper) tree(dir, rel string) (int, error) {
 			if err != nil {
 				return count, err
 			}
-			if n > 0 && !sw.dryRun && sw.c.sftp.RemoveDirectory(full) == nil {
-				sw.s.forgetDirs(full) // it was emptied by this sweep
+			if n > 0 && !sw.dryRun {
+				sw.s.removeDir(sw.c, full, false) // if this sweep emptied it
 			}
 		case strings.HasPrefix(name, storage.TempPrefix):
 			if err := sw.remove(full); err != nil {
@@ -261,12 +262,7 @@ func (sw *sweeper) dir(p string) error {
 		count++
 	}
 	if count > 0 && !sw.dryRun {
-		for dir := full; sw.s.below(dir); dir = path.Dir(dir) {
-			sw.s.forgetDirs(dir)
-			if sw.c.sftp.RemoveDirectory(dir) != nil {
-				break
-			}
-		}
+		sw.s.prune(sw.c, full, false)
 	}
 	return nil
 }

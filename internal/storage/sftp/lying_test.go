@@ -39,7 +39,7 @@ func conformance(t *testing.T, srv *testServer, opts ...storagetest.Option) {
 		o := srv.options()
 		o.Root = filepath.Join(srv.root, strconv.Itoa(n))
 		return open(t, o)
-	}, append([]storagetest.Option{storagetest.WithPlantTemp(plantTemp)}, opts...)...)
+	}, append([]storagetest.Option{storagetest.WithPlantTemp(plantTemp), makeDir}, opts...)...)
 }
 
 // TestConformanceRequestServer checks the request-server handlers

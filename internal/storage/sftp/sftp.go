@@ -145,12 +145,14 @@ type Store struct {
 	// the temporary file's store path.
 	beforeLink func(tmp string)
 
-	// stagedMu guards stagedDirs: the directories (server paths) staged
-	// writes created, which any Abort, or a failed Stage, removes when it
-	// leaves them empty (staged writes share directories, and the one that
-	// created a directory may be undone before the others).
-	stagedMu   sync.Mutex
-	stagedDirs map[string]bool
+	// book holds the directories (server paths, below the root) this
+	// store's writes created or found in place, which decide what a
+	// cleanup may remove: an Abort or a failed Stage removes those its
+	// writes made once it leaves them empty (staged writes share
+	// directories, and the one that created a directory may be undone
+	// before the others); a Delete or a sweep never removes one found in
+	// place.
+	book storage.DirBook
 
 	cas    sync.Mutex   // serialises PutIf with a non-zero Version
 	writes sync.RWMutex // Put and PutIf hold it shared, SweepTemp exclusively
@@ -500,7 +502,10 @@ func (s *Store) stat(ctx context.Context, p string) (storage.Info, error) {
 // Delete implements storage.Store. It removes the regular file or symbolic
 // link (never its target) at p; a missing path, a directory or a path below
 // a symbolic link or a file is left alone without error. Directories left
-// empty are then removed, up to but never including the root (best effort).
+// empty are then removed, deepest first, up to but never including the
+// root and never one that was there before this store first wrote below it
+// (a rollback that removes the file a write put into an empty directory
+// leaves that directory as it found it); best effort.
 func (s *Store) Delete(ctx context.Context, p string) error {
 	if err := s.delete(ctx, p); err != nil {
 		return s.errorf("delete", p, err)
@@ -542,14 +547,7 @@ func (s *Store) delete(ctx context.Context, p string) error {
 	if err := c.sftp.Remove(full); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	// Prune the directories left empty; RemoveDirectory fails on the first
-	// one that is not.
-	for dir := path.Dir(full); s.below(dir); dir = path.Dir(dir) {
-		s.forgetDirs(dir)
-		if c.sftp.RemoveDirectory(dir) != nil {
-			break
-		}
-	}
+	s.prune(c, path.Dir(full), false)
 	return nil
 }
 

@@ -35,19 +35,19 @@ func TestConformance(t *testing.T) {
 			opts := srv.options()
 			opts.Root = filepath.Join(srv.root, strconv.Itoa(n))
 			return open(t, opts)
-		}, storagetest.WithPlantTemp(plantTemp), tempCreate)
+		}, storagetest.WithPlantTemp(plantTemp), tempCreate, makeDir)
 	})
 	t.Run("sshd", func(t *testing.T) {
 		sshd := sftptest.SSHD(t)
 		storagetest.Run(t, func(t *testing.T) storage.Store {
 			return open(t, loginOptions(sshd.FreshRoot(t)))
-		}, storagetest.WithPlantTemp(plantTemp), tempCreate)
+		}, storagetest.WithPlantTemp(plantTemp), tempCreate, makeDir)
 	})
 	t.Run("proftpd", func(t *testing.T) {
 		proftpd := sftptest.ProFTPD(t)
 		storagetest.Run(t, func(t *testing.T) storage.Store {
 			return open(t, loginOptions(proftpd.FreshRoot(t)))
-		}, storagetest.WithPlantTemp(plantTemp), tempCreate)
+		}, storagetest.WithPlantTemp(plantTemp), tempCreate, makeDir)
 	})
 }
 
@@ -57,6 +57,15 @@ func TestConformance(t *testing.T) {
 func plantTemp(t *testing.T, s storage.Store, dir string) string {
 	return storagetest.PlantTempFile(t, s.(*Store).root, dir)
 }
+
+// makeDir makes an empty directory in the root of the store s through
+// the file system (the test servers run on this machine), as an operator
+// does.
+var makeDir = storagetest.WithMakeDir(func(t *testing.T, s storage.Store, dir string) {
+	if err := os.MkdirAll(filepath.Join(s.(*Store).root, filepath.FromSlash(dir)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+})
 
 // tempCreate lets the suite race exclusive creates against sweeps (the
 // test servers run on this machine and have hardlink@openssh.com).

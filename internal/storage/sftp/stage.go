@@ -58,45 +58,16 @@ func (s *Store) Stage(ctx context.Context, p string, r io.Reader, size int64, op
 	if err != nil {
 		return nil, s.errorf("stage", p, err)
 	}
-	s.noteStagedDirs(w.created)
-	w.created = nil // removed by pruneStaged, whoever made them
+	w.created = nil // removed by prune, whoever made them
 	if err = storage.CopyExact(ctx, w.f, r, size); err == nil {
 		err = w.closeFile()
 	}
 	if err != nil {
 		w.cleanup()
-		s.pruneStaged(w.c, w.target)
+		s.prune(w.c, path.Dir(w.target), true)
 		return nil, s.errorf("stage", p, err)
 	}
 	return &staged{w: w, p: p, create: create}, nil
-}
-
-// noteStagedDirs records directories a staged write created (see
-// Store.stagedDirs).
-func (s *Store) noteStagedDirs(dirs []string) {
-	s.stagedMu.Lock()
-	defer s.stagedMu.Unlock()
-	for _, d := range dirs {
-		if s.stagedDirs == nil {
-			s.stagedDirs = map[string]bool{}
-		}
-		s.stagedDirs[d] = true
-	}
-}
-
-// pruneStaged removes the parent directories of the server path target
-// that staged writes created and that are empty now, deepest first,
-// stopping at the first that is not (or was not made by a staged write).
-func (s *Store) pruneStaged(c *conn, target string) {
-	s.stagedMu.Lock()
-	defer s.stagedMu.Unlock()
-	for d := path.Dir(target); d != s.root && s.stagedDirs[d]; d = path.Dir(d) {
-		s.forgetDirs(d)
-		if c.sftp.RemoveDirectory(d) != nil {
-			return
-		}
-		delete(s.stagedDirs, d)
-	}
 }
 
 // staged is a staged write on SFTP.
@@ -134,7 +105,7 @@ func (g *staged) Commit(ctx context.Context) error {
 	defer func() {
 		if !g.w.published { // a failed commit leaves nothing either
 			g.w.cleanup()
-			s.pruneStaged(g.w.c, g.w.target)
+			s.prune(g.w.c, path.Dir(g.w.target), true)
 		}
 	}()
 	if err := g.w.publish(ctx, g.create); err != nil {
@@ -163,6 +134,6 @@ func (g *staged) Abort(ctx context.Context) error {
 	defer s.writes.RUnlock()
 	g.w.c = c
 	g.w.cleanup()
-	s.pruneStaged(g.w.c, g.w.target)
+	s.prune(g.w.c, path.Dir(g.w.target), true)
 	return nil
 }

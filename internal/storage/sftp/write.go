@@ -282,9 +282,10 @@ func connLost(c *conn, err error) bool {
 
 // mkdirs makes sure the parent directories of the store path p exist,
 // creating the missing ones, and returns the server paths of those it
-// created, outermost first. A parent that is a symbolic link fails with
-// storage.ErrInvalidPath, one that is not a directory with an error naming
-// it. The root itself (and its parents) is created like mkdir -p.
+// created, outermost first; each is noted in s.book, made or found. A
+// parent that is a symbolic link fails with storage.ErrInvalidPath, one
+// that is not a directory with an error naming it. The root itself (and
+// its parents) is created like mkdir -p.
 func (s *Store) mkdirs(c *conn, p string) ([]string, error) {
 	var created []string
 	if !s.knownDir(s.root) {
@@ -298,13 +299,16 @@ func (s *Store) mkdirs(c *conn, p string) ([]string, error) {
 	for i := 1; i < len(segs); i++ {
 		dir := s.full(strings.Join(segs[:i], "/"))
 		if s.knownDir(dir) {
+			s.noteDir(dir, false) // there, or made by an earlier write (noted then)
 			continue
 		}
+		made := false
 		fi, err := c.sftp.Lstat(dir)
 		if errors.Is(err, fs.ErrNotExist) {
 			err = c.sftp.Mkdir(dir)
 			if err == nil {
 				created = append(created, dir)
+				made = true
 			}
 			// An error may be a concurrent Mkdir: look again.
 			fi, err = c.sftp.Lstat(dir)
@@ -315,6 +319,7 @@ func (s *Store) mkdirs(c *conn, p string) ([]string, error) {
 		if err := storage.CheckDir(strings.Join(segs[:i], "/"), fi); err != nil {
 			return created, err
 		}
+		s.noteDir(dir, made)
 		s.markDir(dir)
 	}
 	return created, nil

@@ -38,8 +38,8 @@ import (
 // Run runs every conformance test as a subtest of t. Each subtest calls
 // newStore for a fresh, empty store; newStore owns the store's cleanup (it
 // should register t.Cleanup to close it and remove its data). Options add
-// what the suite cannot do through the Store interface (see WithPlantTemp
-// and WithTempCreate).
+// what the suite cannot do through the Store interface (see WithPlantTemp,
+// WithTempCreate and WithMakeDir).
 func Run(t *testing.T, newStore func(t *testing.T) storage.Store, opts ...Option) {
 	var cfg config
 	for _, o := range opts {
@@ -77,6 +77,7 @@ func Run(t *testing.T, newStore func(t *testing.T) storage.Store, opts ...Option
 			tc.fn(t, newStore(t), cfg.plantTemp)
 		})
 	}
+	runDirTests(t, newStore, cfg)
 	for _, tc := range tempCreateTests {
 		t.Run(tc.name, func(t *testing.T) {
 			if cfg.tempCreate == nil {
@@ -93,6 +94,7 @@ type Option func(*config)
 type config struct {
 	plantTemp  PlantTemp
 	tempCreate *TempCreate
+	makeDir    MakeDir
 }
 
 // PlantTemp creates, behind the store's back, one temporary object of the

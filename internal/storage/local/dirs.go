@@ -1,0 +1,64 @@
+// Which directories a cleanup may remove: those this store created, never
+// one it found in place when it wrote below it (see storage.DirBook).
+
+package local
+
+import (
+	"os"
+	"strings"
+)
+
+// noteDirs records the parent directories of c's path, which a write just
+// walked with create: made where the walk created one (c.dirty), found
+// otherwise.
+func (s *Store) noteDirs(c *chain) {
+	for i := range len(c.segs) - 1 {
+		s.book.Note(strings.Join(c.segs[:i+1], "/"), c.dirty[i])
+	}
+}
+
+// pruneMade removes the parent directories of c's path that this store
+// created and that are empty now, deepest first, stopping at the first
+// that is not (or that it did not create): the cleanup of a failed or
+// aborted write. Writes share directories, and the one that created a
+// directory may be undone before the others: whichever is undone last
+// removes it.
+func (s *Store) pruneMade(c *chain) {
+	for i := len(c.roots) - 1; i >= 1; i-- {
+		dir := strings.Join(c.segs[:i], "/")
+		if !s.book.Made(dir) || !s.removeDir(c.roots[i-1], c.segs[i-1], dir) {
+			return
+		}
+	}
+}
+
+// prune removes the chain's directories that are now empty, deepest
+// first, stopping at the first that is not, that cannot be removed, or
+// that this store may not remove (storage.DirBook.MayRemove), never
+// removing the root: the directories a Delete or a sweep leaves empty. A
+// concurrent Put that loses its fresh directory here retries (see begin).
+func (s *Store) prune(c *chain) {
+	for i := len(c.roots) - 1; i >= 1; i-- {
+		if !s.removeDir(c.roots[i-1], c.segs[i-1], strings.Join(c.segs[:i], "/")) {
+			return
+		}
+	}
+}
+
+// removeDir removes the directory dir (a store path), the entry name of
+// parent, if it is empty and this store may remove it
+// (storage.DirBook.MayRemove), and reports whether it did.
+func (s *Store) removeDir(parent *os.Root, name, dir string) bool {
+	if !s.book.MayRemove(dir) {
+		return false
+	}
+	if fi, err := parent.Lstat(name); err != nil || !fi.IsDir() {
+		return false
+	}
+	if parent.Remove(name) != nil {
+		return false
+	}
+	s.dirs.forget()
+	syncDir(parent)
+	return true
+}

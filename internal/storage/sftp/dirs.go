@@ -1,0 +1,39 @@
+// Which directories a cleanup may remove: those this store created, never
+// one it found in place when it wrote below it (see storage.DirBook).
+
+package sftp
+
+import "path"
+
+// noteDir records that a write walked through the server directory dir,
+// creating it when made (the root and its parents are not recorded: no
+// cleanup removes them).
+func (s *Store) noteDir(dir string, made bool) {
+	if s.below(dir) {
+		s.book.Note(dir, made)
+	}
+}
+
+// prune removes the server directory dir and then its parents, deepest
+// first, while they are empty and this store may remove them, never the
+// root: with madeOnly (the cleanup of a failed or aborted write) only
+// those its writes created, otherwise (a Delete, a sweep) any but one that
+// was there before this store wrote below it
+// (storage.DirBook.MayRemove).
+func (s *Store) prune(c *conn, dir string, madeOnly bool) {
+	for d := dir; s.below(d); d = path.Dir(d) {
+		if !s.removeDir(c, d, madeOnly) {
+			return
+		}
+	}
+}
+
+// removeDir removes the server directory dir if it is empty and this
+// store may remove it (see prune), and reports whether it did.
+func (s *Store) removeDir(c *conn, dir string, madeOnly bool) bool {
+	if !s.book.MayRemove(dir) || madeOnly && !s.book.Made(dir) {
+		return false
+	}
+	s.forgetDirs(dir)
+	return c.sftp.RemoveDirectory(dir) == nil
+}
