@@ -468,8 +468,11 @@ func TestWaitIsReported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A releases once B has reported its wait (not after a fixed sleep,
+	// which a busy machine can outlast before B even looks).
+	waiting := make(chan struct{})
 	go func() {
-		time.Sleep(50 * time.Millisecond)
+		<-waiting
 		a.Release(ctx)
 	}()
 	l := locker(st, "h", 2, c)
@@ -480,6 +483,9 @@ func TestWaitIsReported(t *testing.T) {
 	l.OnWait = func(h Info, waited, limit time.Duration) {
 		reports = append(reports, h)
 		limits = append(limits, limit)
+		if len(reports) == 1 {
+			close(waiting)
+		}
 	}
 	b, err := l.Acquire(ctx, "run")
 	if err != nil {

@@ -36,6 +36,9 @@ func Brief(err error) string {
 	if err == nil {
 		return ""
 	}
+	if s, ok := briefSplit(err); ok {
+		return s
+	}
 	full := err.Error()
 	s, b := shorten(err)
 	if b.network && !strings.Contains(s, "next ") {
@@ -59,6 +62,40 @@ func Brief(err error) string {
 		}
 	}
 	return s + briefHint
+}
+
+// splitter is an error that joins a failure with a statement about what
+// followed it (txn.FencedError): its brief shortens the failure and keeps
+// the statement whole, which is what the operator must read.
+type splitter interface {
+	error
+	Split() (cause error, note string)
+}
+
+// briefSplit is Brief of an error whose chain holds a splitter: the text
+// around the splitter, the cause shortened (cut to what the line has room
+// for) and the statement.
+func briefSplit(err error) (string, bool) {
+	var sp splitter
+	if !errors.As(err, &sp) {
+		return "", false
+	}
+	full, inner := err.Error(), sp.Error()
+	i := strings.Index(full, inner)
+	if i < 0 {
+		return "", false
+	}
+	pre, suf := full[:i], full[i+len(inner):]
+	cause, note := sp.Split()
+	c := Short(cause)
+	if room := BriefMax - len(briefHint) - len(pre) - len(note) - len(suf) - 2; len(c) > room {
+		c = cutMiddle(c, max(room, 60))
+	}
+	s := pre + c + "; " + note + suf
+	if s == full {
+		return s, true
+	}
+	return s + briefHint, true
 }
 
 // Short is err's message shortened as Brief does, with no next step or

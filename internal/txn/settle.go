@@ -38,8 +38,8 @@ func (a *attempt) settle(cause error) (*Result, error) {
 	t := a.t
 	res := &Result{}
 	if ferr := t.lk.Fence(); ferr != nil {
-		return res, fmt.Errorf("%w; this process can no longer prove it holds the root's lock (%w), so it made no further change, "+
-			"not even a rollback: the lock's next holder settles the root from this run's intent journal", cause, ferr)
+		return res, &FencedError{Cause: cause, Fence: ferr,
+			Then: "made no further change, not even a rollback: the lock's next holder settles the root from this run's intent journal"}
 	}
 	ctx, cancel := context.WithTimeout(t.lk.Context(), t.opts.CleanupTimeout)
 	defer cancel()

@@ -392,8 +392,8 @@ func (t *Txn) Apply(ch *Change) (*Result, error) {
 		if ferr := t.lk.Fence(); ferr != nil {
 			// The journal may have landed before the lock was lost: it is
 			// the next holder's to recover.
-			return res, fmt.Errorf("%w; this process can no longer prove it holds the root's lock (%w), so it changed nothing "+
-				"after that; if its journal write landed, the lock's next holder recovers the root from it", err, ferr)
+			return res, &FencedError{Cause: err, Fence: ferr,
+				Then: "changed nothing after that; if its journal write landed, the lock's next holder recovers the root from it"}
 		}
 		if !errors.Is(err, storage.ErrPrecondition) {
 			// A journal write whose answer was lost may have landed: it is

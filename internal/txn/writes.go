@@ -97,9 +97,9 @@ func (a *attempt) unstaged(cause error) (*Result, error) {
 	t := a.t
 	res := &Result{}
 	if ferr := t.lk.Fence(); ferr != nil {
-		return res, fmt.Errorf("%w; no output was made visible; this process can no longer prove it holds the root's lock (%w), "+
-			"so it made no further change, not even removing its temporary files: the lock's next holder settles the root "+
-			"from this run's intent journal", cause, ferr)
+		return res, &FencedError{Cause: cause, Fence: ferr,
+			Then: "made no output visible and no further change, not even removing its temporary files: " +
+				"the lock's next holder settles the root from this run's intent journal"}
 	}
 	left := a.abortStaged()
 	if errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded) {
