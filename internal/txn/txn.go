@@ -85,6 +85,10 @@ type Txn struct {
 	lk   *lock.Lock
 	ctx  context.Context
 	stop func()
+	// intr bounds the work after the caller's context is done (see
+	// InterruptedCleanup); intrStop ends its watch.
+	intr     *interruption
+	intrStop func() bool
 	// Recovery is what Begin recovered from a dead run's journal (nil if
 	// there was none).
 	Recovery *Recovery
@@ -187,7 +191,8 @@ func Begin(ctx context.Context, opts Options) (*Txn, error) {
 		opts.Logger.Warn("the server does not enforce conditional writes; writing anyway because the destination sets single_writer: "+
 			"two writers at once on this root would lose records", "root", opts.Store.String(), "missing", ue.Capability)
 	}
-	t := &Txn{opts: opts, st: opts.Store, lk: k}
+	t := &Txn{opts: opts, st: opts.Store, lk: k, intr: &interruption{parent: ctx}}
+	t.intrStop = context.AfterFunc(ctx, t.intr.mark)
 	t.ctx, t.stop = k.Bind(ctx)
 	var rec *Recovery
 	if _, journaled := reserved[journal.Name]; reserved == nil || journaled {
@@ -238,13 +243,18 @@ func (t *Txn) Fence() error { return t.lk.Fence() }
 // Lock returns the held lock's record.
 func (t *Txn) Lock() lock.Info { return t.lk.Info() }
 
-// End releases the lock (if this process still provably holds it).
+// End releases the lock (if this process still provably holds it). After
+// an interruption it gives up on the release InterruptedCleanup after it:
+// the lock of a dead process is then the next writer's to take over.
 // Calling it again does nothing.
 func (t *Txn) End() {
 	t.stop()
-	if err := t.lk.Release(context.Background()); err != nil {
+	ctx, cancel := t.bounded(context.Background(), 0)
+	defer cancel()
+	if err := t.lk.Release(ctx); err != nil {
 		t.opts.Logger.Warn("release lock", "root", t.st.String(), "err", err)
 	}
+	t.intrStop()
 }
 
 // SweepTemp finds (dryRun) or removes the temporary files below the whole
