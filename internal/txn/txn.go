@@ -36,6 +36,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sort"
 	"time"
 
@@ -92,8 +93,10 @@ type Txn struct {
 	// Recovery is what Begin recovered from a dead run's journal (nil if
 	// there was none).
 	Recovery *Recovery
-	// Swept lists the temporary files Begin removed.
-	Swept []string
+	// Swept lists the temporary files Begin removed, sorted; SweptBytes is
+	// their size (what the store knows of it: see storage.SweepOptions).
+	Swept      []string
+	SweptBytes int64
 	// catalogSum is the sha256 of the last catalog document writeCatalog
 	// tried to write.
 	catalogSum string
@@ -206,10 +209,6 @@ func Begin(ctx context.Context, opts Options) (*Txn, error) {
 		t.catalogSeen = &v
 	}
 	t.Recovery = rec
-	if rec != nil {
-		opts.Logger.Warn("recovered a root left by a dead run", rec.LogAttrs(t.st.String())...)
-		rec.LogPaths(opts.Logger, t.st.String())
-	}
 	// A process killed while creating the lock, a claim, the journal or
 	// the catalog leaves its temporary file in the root directory; one
 	// killed while writing outputs left a journal, so after a recovery the
@@ -220,15 +219,25 @@ func Begin(ctx context.Context, opts Options) (*Txn, error) {
 	if rec != nil {
 		scope.Dirs = nil
 	}
+	// Every removal counts, also one by an attempt of a retried sweep
+	// that failed later (its returned list is the last attempt's).
+	scope.Found = func(i storage.Info) {
+		t.Swept = append(t.Swept, i.Path)
+		t.SweptBytes += i.Size
+	}
 	if rec != nil || !t.st.Properties().AtomicSmallWrites {
-		if t.Swept, err = t.sweep(t.ctx, scope); err != nil {
+		_, err = t.sweep(t.ctx, scope)
+		slices.Sort(t.Swept)
+		if rec != nil {
+			rec.TempSwept, rec.TempBytes = len(t.Swept), t.SweptBytes
+		}
+		if err != nil {
+			rec.log(opts.Logger, t.st.String())
 			t.End()
 			return nil, fmt.Errorf("sweep temporary files of %s: %w", t.st, err)
 		}
 	}
-	if rec != nil {
-		rec.TempSwept = len(t.Swept)
-	}
+	rec.log(opts.Logger, t.st.String())
 	return t, nil
 }
 

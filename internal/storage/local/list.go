@@ -175,7 +175,7 @@ func (s *Store) sweepTemp(ctx context.Context, opts storage.SweepOptions) ([]str
 	if err != nil || root == nil {
 		return nil, err
 	}
-	sw := &sweeper{ctx: ctx, dryRun: opts.DryRun}
+	sw := &sweeper{ctx: ctx, dryRun: opts.DryRun, report: opts.Found}
 	if opts.Dirs == nil {
 		_, err = sw.tree(root, "")
 	} else {
@@ -196,7 +196,16 @@ func (s *Store) sweepTemp(ctx context.Context, opts storage.SweepOptions) ([]str
 type sweeper struct {
 	ctx    context.Context
 	dryRun bool
-	found  []string // store paths
+	found  []string           // store paths
+	report func(storage.Info) // SweepOptions.Found, or nil
+}
+
+// add records the temporary file p of size bytes, found (and removed).
+func (sw *sweeper) add(p string, size int64) {
+	sw.found = append(sw.found, p)
+	if sw.report != nil {
+		sw.report(storage.Info{Path: p, Size: size})
+	}
 }
 
 // tree sweeps the directory d, whose path relative to the store root is
@@ -241,7 +250,7 @@ func (sw *sweeper) tree(d *os.Root, rel string) (int, error) {
 			if err := sw.remove(d, name); err != nil {
 				return count, err
 			}
-			sw.found = append(sw.found, rel+name)
+			sw.add(rel+name, fi.Size())
 			count++
 		}
 	}
@@ -295,7 +304,7 @@ func (sw *sweeper) dir(root *os.Root, p string) error {
 		if err := sw.remove(d, name); err != nil {
 			return err
 		}
-		sw.found = append(sw.found, rel+name)
+		sw.add(rel+name, fi.Size())
 		count++
 	}
 	if count > 0 && !sw.dryRun && c != nil {
