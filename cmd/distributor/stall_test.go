@@ -33,8 +33,7 @@ type stallServer struct {
 	env   []string
 }
 
-func stallSFTP(t *testing.T) stallServer {
-	l := sftptest.Start(t).Login()
+func stallSFTP(t *testing.T, l sftptest.Login) stallServer {
 	opts := sftpOptions(l)
 	st, err := sftp.New(t.Context(), opts)
 	if err != nil {
@@ -49,8 +48,7 @@ func stallSFTP(t *testing.T) stallServer {
 	return stallServer{proxy: p, yaml: yaml, store: st}
 }
 
-func stallS3(t *testing.T) stallServer {
-	srv := s3test.Start(t)
+func stallS3(t *testing.T, srv *s3test.Server) stallServer {
 	prefix := "stall/" + rand.Text()[:8]
 	p := faultproxy.New(t, srv.Addr)
 	yaml := fmt.Sprintf(`    backend: s3
@@ -77,7 +75,12 @@ func TestSignalDuringStalledUpload(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		open func(t *testing.T) stallServer
-	}{{"sftp-inprocess", stallSFTP}, {"s3-gofakes3", stallS3}} {
+	}{
+		{"sftp-inprocess", func(t *testing.T) stallServer { return stallSFTP(t, sftptest.Start(t).Login()) }},
+		{"sftp-sshd", func(t *testing.T) stallServer { return stallSFTP(t, sftptest.SSHD(t).FreshRoot(t)) }},
+		{"s3-gofakes3", func(t *testing.T) stallServer { return stallS3(t, s3test.Start(t)) }},
+		{"s3-versitygw", func(t *testing.T) stallServer { return stallS3(t, s3test.Versitygw(t)) }},
+	} {
 		t.Run(c.name, func(t *testing.T) {
 			srv := c.open(t)
 			dir := t.TempDir()
