@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -94,6 +95,7 @@ func notifyContext(parent context.Context, sigs ...os.Signal) (ctx context.Conte
 	ctx, cancel := context.WithCancelCause(parent)
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, sigs...)
+	var grace atomic.Pointer[time.Timer]
 	go func() {
 		select {
 		case sig := <-ch:
@@ -102,17 +104,20 @@ func notifyContext(parent context.Context, sigs ...os.Signal) (ctx context.Conte
 			signal.Stop(ch)
 			ie := &interruptedError{sig: sig}
 			cancel(ie)
-			time.AfterFunc(signalGrace, func() {
-				fmt.Fprintf(os.Stderr, "distributor: %v: the run did not stop within %v; exiting: a root it was writing keeps "+
-					"its intent journal (and lock), which the next run recovers\n", ie, signalGrace)
+			grace.Store(time.AfterFunc(signalGrace, func() {
+				fmt.Fprintf(os.Stderr, "distributor: %v: the run did not stop within %v; exiting: what it did not settle "+
+					"stays in the root's intent journal (and lock), which the next run recovers\n", ie, signalGrace)
 				os.Exit(ie.exitCode())
-			})
+			}))
 		case <-ctx.Done():
 		}
 	}()
 	return ctx, func() {
 		signal.Stop(ch)
 		cancel(nil)
+		if t := grace.Load(); t != nil {
+			t.Stop() // the run ended by itself: its status stands
+		}
 	}
 }
 
