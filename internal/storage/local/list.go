@@ -175,7 +175,7 @@ func (s *Store) sweepTemp(ctx context.Context, opts storage.SweepOptions) ([]str
 	if err != nil || root == nil {
 		return nil, err
 	}
-	sw := &sweeper{ctx: ctx, dryRun: opts.DryRun, report: opts.Found}
+	sw := &sweeper{ctx: ctx, dryRun: opts.DryRun}
 	if opts.Dirs == nil {
 		_, err = sw.tree(root, "")
 	} else {
@@ -188,6 +188,11 @@ func (s *Store) sweepTemp(ctx context.Context, opts storage.SweepOptions) ([]str
 	if len(sw.found) > 0 && !opts.DryRun {
 		s.dirs.forget() // it may have pruned directories
 	}
+	if opts.Found != nil {
+		for i, p := range sw.found {
+			opts.Found(storage.Info{Path: p, Size: sw.sizes[i]})
+		}
+	}
 	slices.Sort(sw.found)
 	return sw.found, err
 }
@@ -196,16 +201,16 @@ func (s *Store) sweepTemp(ctx context.Context, opts storage.SweepOptions) ([]str
 type sweeper struct {
 	ctx    context.Context
 	dryRun bool
-	found  []string           // store paths
-	report func(storage.Info) // SweepOptions.Found, or nil
+	found  []string // store paths
+
+	// sizes holds the size of each found file, by its index in found.
+	sizes []int64
 }
 
 // add records the temporary file p of size bytes, found (and removed).
 func (sw *sweeper) add(p string, size int64) {
 	sw.found = append(sw.found, p)
-	if sw.report != nil {
-		sw.report(storage.Info{Path: p, Size: size})
-	}
+	sw.sizes = append(sw.sizes, size)
 }
 
 // tree sweeps the directory d, whose path relative to the store root is
