@@ -11,7 +11,9 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/distributor-dev/distributor/internal/cli"
 )
@@ -73,29 +75,49 @@ func signalName(sig os.Signal) string {
 	return sig.String()
 }
 
+// signalGrace is how long a run may wind down after the first signal
+// before the process exits regardless (see notifyContext). The run's own
+// cleanup after an interruption stops sooner (txn.InterruptedCleanup);
+// this catches whatever else waits on a server that stopped answering.
+// docs/operations.md promises that a signal ends a run within 5 seconds.
+const signalGrace = 4500 * time.Millisecond
+
 // notifyContext returns a context that the first of the signals cancels,
 // with an *interruptedError naming it as the cause. That first signal also
 // restores the signals' default handling, so that a second one ends the
 // process at once, even while the run is still cleaning up or stuck in
-// something that does not watch its context. stop releases the signals
-// (and cancels the context) when the run is over.
+// something that does not watch its context; and if the run has not ended
+// signalGrace after it, the process exits with the signal's status, as a
+// kill would end it: what the run did not settle stays for the next
+// writer, which recovers the root from its intent journal. stop releases
+// the signals (and cancels the context) when the run is over.
 func notifyContext(parent context.Context, sigs ...os.Signal) (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancelCause(parent)
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, sigs...)
+	var grace atomic.Pointer[time.Timer]
 	go func() {
 		select {
 		case sig := <-ch:
 			// Default handling first: from the moment the run starts to
 			// wind down, another signal kills it.
 			signal.Stop(ch)
-			cancel(&interruptedError{sig: sig})
+			ie := &interruptedError{sig: sig}
+			cancel(ie)
+			grace.Store(time.AfterFunc(signalGrace, func() {
+				fmt.Fprintf(os.Stderr, "distributor: %v: the run did not stop within %v; exiting: what it did not settle "+
+					"stays in the root's intent journal (and lock), which the next run recovers\n", ie, signalGrace)
+				os.Exit(ie.exitCode())
+			}))
 		case <-ctx.Done():
 		}
 	}()
 	return ctx, func() {
 		signal.Stop(ch)
 		cancel(nil)
+		if t := grace.Load(); t != nil {
+			t.Stop() // the run ended by itself: its status stands
+		}
 	}
 }
 

@@ -284,6 +284,7 @@ func (dr *destinationRun) lockedApply(ctx context.Context, r *Root, in plan.Inpu
 	defer tx.End()
 	ctx = tx.Context()
 	dr.rd.Recovered = recoverySummary(tx.Recovery)
+	dr.rd.TempSwept, dr.rd.TempSweptBytes = len(tx.Swept), tx.SweptBytes
 	// Under the lock, plan again unless nothing changed: with no journal to
 	// recover and the catalog at the version the first plan read, another
 	// writer has not committed since, and the first plan stands (a listing

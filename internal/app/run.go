@@ -360,7 +360,7 @@ func recoverySummary(rec *txn.Recovery) *outcome.Recovery {
 		return nil
 	}
 	return &outcome.Recovery{RunID: rec.Journal.RunID, Committed: rec.Committed, RolledForward: len(rec.RolledForward),
-		Removed: len(rec.Removed), Dropped: len(rec.Dropped), Left: len(rec.Left)}
+		Removed: len(rec.Removed), RemovedBytes: rec.RemovedBytes, Dropped: len(rec.Dropped), Left: len(rec.Left)}
 }
 
 // streamedSources returns the bundle files whose bytes a staged write

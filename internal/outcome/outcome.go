@@ -97,6 +97,12 @@ type Destination struct {
 	RecoveryPending bool
 	// Recovered summarises the recovery this run performed, if any.
 	Recovered *Recovery
+	// TempSwept counts the temporary files (.distributor-tmp-*) that
+	// interrupted writes left and this run removed once it held the
+	// root's lock (below the whole root after a recovery, in its top
+	// directory otherwise); TempSweptBytes is their size.
+	TempSwept      int
+	TempSweptBytes int64
 	// Notifications are the webhook deliveries this destination triggered.
 	Notifications []Notification
 }
@@ -108,8 +114,10 @@ type Recovery struct {
 	Committed     bool
 	RolledForward int
 	Removed       int
-	Dropped       int
-	Left          int
+	// RemovedBytes is the size of the Removed files.
+	RemovedBytes int64
+	Dropped      int
+	Left         int
 }
 
 // Notification is the outcome of one webhook delivery.

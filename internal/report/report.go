@@ -78,6 +78,15 @@ type Destination struct {
 	RecoveryPending bool `json:"recovery_pending,omitempty"`
 	// Recovered is what this run's recovery of such a journal did.
 	Recovered *Recovery `json:"recovered,omitempty"`
+	// TempSwept is what this run removed of the temporary files that
+	// interrupted writes left, once it held the root's lock.
+	TempSwept *Removal `json:"temp_swept,omitempty"`
+}
+
+// Removal counts removed files and their size.
+type Removal struct {
+	Files int   `json:"files"`
+	Bytes int64 `json:"bytes"`
 }
 
 // Recovery summarises a recovery from a dead run's journal, in counts (the
@@ -87,6 +96,7 @@ type Recovery struct {
 	Committed     bool   `json:"committed"`
 	RolledForward int    `json:"rolled_forward"`
 	Removed       int    `json:"removed"`
+	RemovedBytes  int64  `json:"removed_bytes"`
 	Dropped       int    `json:"dropped"`
 	Left          int    `json:"left"`
 }

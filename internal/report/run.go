@@ -59,7 +59,10 @@ func DestinationOf(d *outcome.Destination) Destination {
 	rd.Error, rd.ErrorDetail = Errors(d.Err)
 	if r := d.Recovered; r != nil {
 		rd.Recovered = &Recovery{DeadRun: r.RunID, Committed: r.Committed, RolledForward: r.RolledForward,
-			Removed: r.Removed, Dropped: r.Dropped, Left: r.Left}
+			Removed: r.Removed, RemovedBytes: r.RemovedBytes, Dropped: r.Dropped, Left: r.Left}
+	}
+	if d.TempSwept > 0 {
+		rd.TempSwept = &Removal{Files: d.TempSwept, Bytes: d.TempSweptBytes}
 	}
 	for _, n := range d.Notifications {
 		rd.Notifications = append(rd.Notifications, Notification(n))

@@ -91,6 +91,9 @@ func writeDestinationHeader(w io.Writer, d *Destination) {
 	if line := recoveryLine(d.Recovered, d.RecoveryPending); line != "" {
 		fmt.Fprintf(w, "    %s\n", line)
 	}
+	if s := d.TempSwept; s != nil {
+		fmt.Fprintf(w, "    removed %d temporary file(s) that interrupted writes left: %s\n", s.Files, bytesLine(s.Bytes))
+	}
 	for _, warn := range d.Warnings {
 		fmt.Fprintf(w, "    warning: %s\n", warn)
 	}
@@ -298,12 +301,20 @@ func recoveryLine(rc *Recovery, pending bool) string {
 		return "recovery pending: a dead run left its intent journal after committing its catalog; a real run removes the journal first"
 	case pending:
 		return fmt.Sprintf("recovery pending: a dead run left its intent journal; a real run recovers the root first (rolls forward %d change(s), "+
-			"removes %d file(s) the dead run created, drops %d record(s), leaves %d file(s) it cannot prove its own); this plan is what it does after",
-			rc.RolledForward, rc.Removed, rc.Dropped, rc.Left)
+			"removes %d file(s) the dead run created (%s), drops %d record(s), leaves %d file(s) it cannot prove its own); this plan is what it does after",
+			rc.RolledForward, rc.Removed, bytesLine(rc.RemovedBytes), rc.Dropped, rc.Left)
 	case rc.Committed:
 		return "recovered the root first: a dead run had committed its catalog; its journal was removed"
 	}
 	return fmt.Sprintf("recovered the root from a dead run's intent journal first: rolled forward %d change(s), "+
-		"removed %d file(s) it created, dropped %d record(s), left %d file(s) it could not prove its own",
-		rc.RolledForward, rc.Removed, rc.Dropped, rc.Left)
+		"removed %d file(s) it created (%s), dropped %d record(s), left %d file(s) it could not prove its own",
+		rc.RolledForward, rc.Removed, bytesLine(rc.RemovedBytes), rc.Dropped, rc.Left)
+}
+
+// bytesLine renders a size removed: "0 B", "69.0 MiB (72351744 B)".
+func bytesLine(n int64) string {
+	if n < 1024 {
+		return size(&n)
+	}
+	return fmt.Sprintf("%s (%d B)", size(&n), n)
 }

@@ -401,4 +401,11 @@ type SweepOptions struct {
 	Dirs []string
 	// DryRun only reports what would be removed.
 	DryRun bool
+	// Found, when set, is called with each temporary object found (and,
+	// unless DryRun, removed), as it is found: its store path and its size
+	// where the store knows it (local disk and SFTP; 0 for an incomplete
+	// upload that S3 or Azure keeps). Unlike the returned paths, which a
+	// retried sweep takes from its last attempt, it also hears of what an
+	// attempt that failed later removed.
+	Found func(Info)
 }

@@ -21,16 +21,30 @@ type Recovery struct {
 	// RolledForward lists completed writes of paths that existed before,
 	// now recorded.
 	RolledForward []string
-	// Removed lists files the dead run created, now deleted.
-	Removed []string
+	// Removed lists files the dead run created, now deleted; RemovedBytes
+	// is their size.
+	Removed      []string
+	RemovedBytes int64
 	// Dropped lists records of files the dead run deleted, now removed.
 	Dropped []string
 	// Left lists files at paths the dead run meant to create whose bytes
 	// are not the ones it journaled: not provably its own, so left in place
 	// (they are unmanaged now).
 	Left []Leftover
-	// TempSwept counts temporary files removed.
+	// TempSwept counts the temporary files removed after the recovery
+	// (the whole root is swept), TempBytes their size.
 	TempSwept int
+	TempBytes int64
+}
+
+// log reports the recovery (nothing for nil): a warning with counts and
+// examples, then every path at debug level.
+func (r *Recovery) log(logger *slog.Logger, root string) {
+	if r == nil {
+		return
+	}
+	logger.Warn("recovered a root left by a dead run", r.LogAttrs(root)...)
+	r.LogPaths(logger, root)
 }
 
 // LogAttrs returns the recovery as bounded log attributes: counts and the
@@ -49,7 +63,10 @@ func (r *Recovery) LogAttrs(root string) []any {
 	if len(r.Left) > 0 {
 		attrs = append(attrs, "left", fmt.Sprintf("%d (%s: %s)", len(r.Left), r.Left[0].Path, r.Left[0].Reason))
 	}
-	return append(attrs, "temp_swept", r.TempSwept)
+	if len(r.Removed) > 0 {
+		attrs = append(attrs, "removed_bytes", r.RemovedBytes)
+	}
+	return append(attrs, "temp_swept", r.TempSwept, "temp_swept_bytes", r.TempBytes)
 }
 
 // LogPaths logs every path of the recovery at debug level, one line per
@@ -170,6 +187,7 @@ func rollForward(ctx context.Context, st storage.Store, fence func() error, stat
 					return fmt.Errorf("remove %s created by the dead run: %w", op.Path, err)
 				}
 				rec.Removed = append(rec.Removed, op.Path)
+				rec.RemovedBytes += size
 			}
 		case journal.OpDelete:
 			if _, err := st.Stat(ctx, op.Path); !errors.Is(err, storage.ErrNotExist) {

@@ -77,8 +77,8 @@ func TestRecoverRemovesOnlyProvableCreates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Removed) != 1 || r.Removed[0] != "new.txt" {
-		t.Errorf("removed %v, want [new.txt]", r.Removed)
+	if len(r.Removed) != 1 || r.Removed[0] != "new.txt" || r.RemovedBytes != int64(len("complete")) {
+		t.Errorf("removed %v (%d B), want [new.txt] (%d B)", r.Removed, r.RemovedBytes, len("complete"))
 	}
 	if len(r.RolledForward) != 1 || r.RolledForward[0] != "moved.txt" {
 		t.Errorf("rolled forward %v, want [moved.txt]", r.RolledForward)

@@ -33,7 +33,8 @@ type attempt struct {
 // catalog that describes the root truthfully, sweeps the temporary files
 // of its directories and drops the journal only when nothing is left in
 // doubt. It stops at once if the lock's fence lapsed, and gives up (keeping
-// the journal) after Options.CleanupTimeout.
+// the journal) after Options.CleanupTimeout, or InterruptedCleanup after the
+// caller's context is done.
 func (a *attempt) settle(cause error) (*Result, error) {
 	t := a.t
 	res := &Result{}
@@ -41,7 +42,7 @@ func (a *attempt) settle(cause error) (*Result, error) {
 		return res, &FencedError{Cause: cause, Fence: ferr,
 			Then: "made no further change, not even a rollback: the lock's next holder settles the root from this run's intent journal"}
 	}
-	ctx, cancel := context.WithTimeout(t.lk.Context(), t.opts.CleanupTimeout)
+	ctx, cancel := t.cleanupContext()
 	defer cancel()
 	var doubts []string // why the journal must stay
 	doubt := func(format string, args ...any) { doubts = append(doubts, fmt.Sprintf(format, args...)) }
@@ -183,10 +184,10 @@ func (a *attempt) giveUp(res *Result, cause, why error) (*Result, error) {
 	res.JournalKept = a.t.lk.Fence() == nil
 	msg := a.outcome(res)
 	if res.JournalKept {
-		return res, fmt.Errorf("%w; cleanup stopped (%v)%s; the root keeps its intent journal: the next run, prune --apply or reconcile-state on it recovers it",
+		return res, fmt.Errorf("%w; cleanup stopped (%v); %s; the root keeps its intent journal: the next run, prune --apply or reconcile-state on it recovers it",
 			cause, why, msg)
 	}
-	return res, fmt.Errorf("%w; cleanup stopped (%v)%s; the lock's next holder settles the root from this run's intent journal", cause, why, msg)
+	return res, fmt.Errorf("%w; cleanup stopped (%v); %s; the lock's next holder settles the root from this run's intent journal", cause, why, msg)
 }
 
 // outcome summarises what the cleanup did, in one bounded line.

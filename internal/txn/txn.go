@@ -38,6 +38,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sort"
 	"time"
 
@@ -87,11 +88,17 @@ type Txn struct {
 	lk   *lock.Lock
 	ctx  context.Context
 	stop func()
+	// intr bounds the work after the caller's context is done (see
+	// InterruptedCleanup); intrStop ends its watch.
+	intr     *interruption
+	intrStop func() bool
 	// Recovery is what Begin recovered from a dead run's journal (nil if
 	// there was none).
 	Recovery *Recovery
-	// Swept lists the temporary files Begin removed.
-	Swept []string
+	// Swept lists the temporary files Begin removed, sorted; SweptBytes is
+	// their size (what the store knows of it: see storage.SweepOptions).
+	Swept      []string
+	SweptBytes int64
 	// catalogSum is the sha256 of the last catalog document writeCatalog
 	// tried to write.
 	catalogSum string
@@ -189,7 +196,8 @@ func Begin(ctx context.Context, opts Options) (*Txn, error) {
 		opts.Logger.Warn("the server does not enforce conditional writes; writing anyway because the destination sets single_writer: "+
 			"two writers at once on this root would lose records", "root", opts.Store.String(), "missing", ue.Capability)
 	}
-	t := &Txn{opts: opts, st: opts.Store, lk: k}
+	t := &Txn{opts: opts, st: opts.Store, lk: k, intr: &interruption{parent: ctx}}
+	t.intrStop = context.AfterFunc(ctx, t.intr.mark)
 	t.ctx, t.stop = k.Bind(ctx)
 	var rec *Recovery
 	if _, journaled := reserved[journal.Name]; reserved == nil || journaled {
@@ -203,10 +211,6 @@ func Begin(ctx context.Context, opts Options) (*Txn, error) {
 		t.catalogSeen = &v
 	}
 	t.Recovery = rec
-	if rec != nil {
-		opts.Logger.Warn("recovered a root left by a dead run", rec.LogAttrs(t.st.String())...)
-		rec.LogPaths(opts.Logger, t.st.String())
-	}
 	// A process killed while creating the lock, a claim, the journal or
 	// the catalog leaves its temporary file in the root directory; one
 	// killed while writing outputs left a journal, so after a recovery the
@@ -217,15 +221,25 @@ func Begin(ctx context.Context, opts Options) (*Txn, error) {
 	if rec != nil {
 		scope.Dirs = nil
 	}
+	// Every removal counts, also one by an attempt of a retried sweep
+	// that failed later (its returned list is the last attempt's).
+	scope.Found = func(i storage.Info) {
+		t.Swept = append(t.Swept, i.Path)
+		t.SweptBytes += i.Size
+	}
 	if rec != nil || !t.st.Properties().AtomicSmallWrites {
-		if t.Swept, err = t.sweep(t.ctx, scope); err != nil {
+		_, err = t.sweep(t.ctx, scope)
+		slices.Sort(t.Swept)
+		if rec != nil {
+			rec.TempSwept, rec.TempBytes = len(t.Swept), t.SweptBytes
+		}
+		if err != nil {
+			rec.log(opts.Logger, t.st.String())
 			t.End()
 			return nil, fmt.Errorf("sweep temporary files of %s: %w", t.st, err)
 		}
 	}
-	if rec != nil {
-		rec.TempSwept = len(t.Swept)
-	}
+	rec.log(opts.Logger, t.st.String())
 	return t, nil
 }
 
@@ -240,13 +254,18 @@ func (t *Txn) Fence() error { return t.lk.Fence() }
 // Lock returns the held lock's record.
 func (t *Txn) Lock() lock.Info { return t.lk.Info() }
 
-// End releases the lock (if this process still provably holds it).
+// End releases the lock (if this process still provably holds it). After
+// an interruption it gives up on the release InterruptedCleanup after it:
+// the lock of a dead process is then the next writer's to take over.
 // Calling it again does nothing.
 func (t *Txn) End() {
 	t.stop()
-	if err := t.lk.Release(context.Background()); err != nil {
+	ctx, cancel := t.bounded(context.Background(), 0)
+	defer cancel()
+	if err := t.lk.Release(ctx); err != nil {
 		t.opts.Logger.Warn("release lock", "root", t.st.String(), "err", err)
 	}
+	t.intrStop()
 }
 
 // SweepTemp finds (dryRun) or removes the temporary files below the whole

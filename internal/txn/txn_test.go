@@ -325,8 +325,9 @@ func TestBeginSweepsTempFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 		tx := begin(t, st, nil)
-		if tx.Recovery == nil || len(tx.Swept) != 2 || tx.Recovery.TempSwept != 2 {
-			t.Errorf("recovery %+v, swept %v", tx.Recovery, tx.Swept)
+		// Two temporary files of one byte each ("x").
+		if tx.Recovery == nil || len(tx.Swept) != 2 || tx.Recovery.TempSwept != 2 || tx.Recovery.TempBytes != 2 || tx.SweptBytes != 2 {
+			t.Errorf("recovery %+v, swept %v (%d B)", tx.Recovery, tx.Swept, tx.SweptBytes)
 		}
 		if !exists(t, dir, "sub/keep.txt") {
 			t.Error("the sweep removed a file that is not temporary")

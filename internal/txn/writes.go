@@ -73,7 +73,7 @@ func (a *attempt) commitAll(ctx context.Context) error {
 // paths whose temporary object could not be removed.
 func (a *attempt) abortStaged() []string {
 	t := a.t
-	ctx, cancel := context.WithTimeout(t.lk.Context(), t.opts.CleanupTimeout)
+	ctx, cancel := t.cleanupContext()
 	defer cancel()
 	var left []string
 	for i, sg := range a.staged {
@@ -113,7 +113,7 @@ func (a *attempt) unstaged(cause error) (*Result, error) {
 	// A stage that failed with its connection may have left its
 	// temporary file where its own cleanup could not reach it: sweep the
 	// directories written to, as a settle does.
-	ctx, cancel := context.WithTimeout(t.lk.Context(), t.opts.CleanupTimeout)
+	ctx, cancel := t.cleanupContext()
 	defer cancel()
 	if _, err := t.sweep(ctx, storage.SweepOptions{Dirs: dirsOf(a.ch.Writes)}); err != nil {
 		res.JournalKept = true

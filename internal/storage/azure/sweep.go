@@ -93,7 +93,15 @@ func (s *Store) sweep(ctx context.Context, opts storage.SweepOptions) ([]string,
 	for _, u := range dead {
 		found = append(found, u.Path)
 	}
+	report := func(u storage.Info) {
+		if opts.Found != nil {
+			opts.Found(storage.Info{Path: u.Path, Size: u.Size})
+		}
+	}
 	if opts.DryRun {
+		for _, u := range dead {
+			report(u)
+		}
 		return found, ctx.Err()
 	}
 	for _, u := range dead {
@@ -101,6 +109,7 @@ func (s *Store) sweep(ctx context.Context, opts storage.SweepOptions) ([]string,
 		if err = explain(err); err != nil && !errors.Is(err, storage.ErrNotExist) {
 			return found, fmt.Errorf("%s: %w", u.Path, err)
 		}
+		report(u)
 	}
 	return found, nil
 }

@@ -189,6 +189,11 @@ func (s *Store) sweepTemp(ctx context.Context, opts storage.SweepOptions) ([]str
 	if len(sw.found) > 0 && !opts.DryRun {
 		s.dirs.forget() // it may have pruned directories
 	}
+	if opts.Found != nil {
+		for i, p := range sw.found {
+			opts.Found(storage.Info{Path: p, Size: sw.sizes[i]})
+		}
+	}
 	slices.Sort(sw.found)
 	return sw.found, err
 }
@@ -199,6 +204,15 @@ type sweeper struct {
 	ctx    context.Context
 	dryRun bool
 	found  []string // store paths
+
+	// sizes holds the size of each found file, by its index in found.
+	sizes []int64
+}
+
+// add records the temporary file p of size bytes, found (and removed).
+func (sw *sweeper) add(p string, size int64) {
+	sw.found = append(sw.found, p)
+	sw.sizes = append(sw.sizes, size)
 }
 
 // tree sweeps the directory d, whose path relative to the store root is
@@ -243,7 +257,7 @@ func (sw *sweeper) tree(d *os.Root, rel string) (int, error) {
 			if err := sw.remove(d, name); err != nil {
 				return count, err
 			}
-			sw.found = append(sw.found, rel+name)
+			sw.add(rel+name, fi.Size())
 			count++
 		}
 	}
@@ -297,7 +311,7 @@ func (sw *sweeper) dir(root *os.Root, p string) error {
 		if err := sw.remove(d, name); err != nil {
 			return err
 		}
-		sw.found = append(sw.found, rel+name)
+		sw.add(rel+name, fi.Size())
 		count++
 	}
 	if count > 0 && !sw.dryRun && c != nil {

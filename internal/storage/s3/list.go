@@ -180,7 +180,15 @@ func (s *Store) sweep(ctx context.Context, opts storage.SweepOptions) ([]string,
 	for _, u := range uploads {
 		found = append(found, u.rel)
 	}
+	report := func(u upload) {
+		if opts.Found != nil {
+			opts.Found(storage.Info{Path: u.rel}) // the parts' size is not listed
+		}
+	}
 	if opts.DryRun {
+		for _, u := range uploads {
+			report(u)
+		}
 		return found, nil
 	}
 	core := minio.Core{Client: s.client}
@@ -193,6 +201,7 @@ func (s *Store) sweep(ctx context.Context, opts storage.SweepOptions) ([]string,
 				return found, fmt.Errorf("%s: %w", u.key, explain(err))
 			}
 		}
+		report(u)
 	}
 	return found, nil
 }

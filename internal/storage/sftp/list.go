@@ -157,7 +157,7 @@ func (s *Store) sweepTemp(ctx context.Context, opts storage.SweepOptions) ([]str
 	defer watch(ctx, c)()
 	s.writes.Lock()
 	defer s.writes.Unlock()
-	sw := &sweeper{s: s, c: c, ctx: ctx, dryRun: opts.DryRun}
+	sw := &sweeper{s: s, c: c, ctx: ctx, dryRun: opts.DryRun, report: opts.Found}
 	if opts.Dirs == nil {
 		_, err = sw.tree(s.root, "")
 	} else {
@@ -177,7 +177,16 @@ type sweeper struct {
 	c      *conn
 	ctx    context.Context
 	dryRun bool
-	found  []string // store paths
+	found  []string           // store paths
+	report func(storage.Info) // SweepOptions.Found, or nil
+}
+
+// add records the temporary file p of size bytes, found (and removed).
+func (sw *sweeper) add(p string, size int64) {
+	sw.found = append(sw.found, p)
+	if sw.report != nil {
+		sw.report(storage.Info{Path: p, Size: size})
+	}
 }
 
 // tree sweeps the server directory dir, whose store path is rel ("" or
@@ -215,7 +224,7 @@ func (sw *sweeper) tree(dir, rel string) (int, error) {
 			if err := sw.remove(full); err != nil {
 				return count, err
 			}
-			sw.found = append(sw.found, rel+name)
+			sw.add(rel+name, fi.Size())
 			count++
 		}
 	}
@@ -258,7 +267,7 @@ func (sw *sweeper) dir(p string) error {
 		if err := sw.remove(path.Join(full, name)); err != nil {
 			return err
 		}
-		sw.found = append(sw.found, rel+name)
+		sw.add(rel+name, fi.Size())
 		count++
 	}
 	if count > 0 && !sw.dryRun {

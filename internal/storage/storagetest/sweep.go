@@ -75,12 +75,18 @@ func sweep(t *testing.T, s storage.Store, opts storage.SweepOptions) []string {
 }
 
 // wantSweep checks that SweepTemp(opts) reports exactly want (in any order
-// given; the store must report it sorted).
+// given; the store must report it sorted), and tells opts.Found of the
+// same paths.
 func wantSweep(t *testing.T, s storage.Store, opts storage.SweepOptions, want ...string) {
 	t.Helper()
 	want = slices.Sorted(slices.Values(want))
+	var heard []string
+	opts.Found = func(i storage.Info) { heard = append(heard, i.Path) }
 	if got := sweep(t, s, opts); !slices.Equal(got, want) {
 		t.Errorf("SweepTemp(%+v):\n got %q\nwant %q", opts, got, want)
+	}
+	if slices.Sort(heard); !slices.Equal(heard, want) {
+		t.Errorf("SweepTemp(%+v) told Found of %q, want %q", opts, heard, want)
 	}
 }
 

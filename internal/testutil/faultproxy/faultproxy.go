@@ -20,6 +20,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -35,6 +36,9 @@ type Proxy struct {
 	ctx    context.Context // cancelled when the test ends
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // every goroutine the proxy started
+	// upstream counts the client->server bytes forwarded, over every
+	// connection.
+	upstream atomic.Int64
 
 	mu       sync.Mutex
 	conns    map[*conn]struct{}
@@ -87,6 +91,11 @@ func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 
 // Port returns the proxy's TCP port.
 func (p *Proxy) Port() int { return p.ln.Addr().(*net.TCPAddr).Port }
+
+// Forwarded returns how many bytes the proxy forwarded from clients to the
+// server so far, over all connections: a test waits for it to grow past a
+// size to stall a transfer in the middle.
+func (p *Proxy) Forwarded() int64 { return p.upstream.Load() }
 
 // Target returns the address the proxy forwards to.
 func (p *Proxy) Target() string { return p.target }
@@ -283,6 +292,9 @@ func (c *conn) pump(dst, src net.Conn, upstream bool) {
 				if _, werr := dst.Write(data); werr != nil {
 					c.close()
 					return
+				}
+				if upstream {
+					c.p.upstream.Add(int64(len(data)))
 				}
 			}
 			if cut {

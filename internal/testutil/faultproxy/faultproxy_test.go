@@ -176,6 +176,9 @@ func TestForward(t *testing.T) {
 	if p.Active() != 1 || p.Accepted() != 1 {
 		t.Errorf("Active %d, Accepted %d; want 1, 1", p.Active(), p.Accepted())
 	}
+	if got, want := p.Forwarded(), int64(len("hello")+len(big)); got != want {
+		t.Errorf("Forwarded %d, want %d (the client's bytes)", got, want)
+	}
 }
 
 func TestStallHeal(t *testing.T) {

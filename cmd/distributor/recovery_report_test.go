@@ -1,0 +1,176 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/distributor-dev/distributor/internal/journal"
+	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/testutil/testtime"
+)
+
+// removals is what a recovery is expected to remove from a root: the
+// outputs a dead run created and the temporary files of its writes.
+type removals struct {
+	files, temps int
+	fileBytes    int64
+	tempBytes    int64
+}
+
+// killMidPublish starts a run of cfg into root and kills it (SIGKILL) as
+// soon as its journal is at the root and the temporary files of its writes
+// hold 8 MiB, then returns what is on disk for the next run's recovery to
+// remove.
+func killMidPublish(t *testing.T, cfg, root string) removals {
+	t.Helper()
+	if err := os.RemoveAll(root); err != nil {
+		t.Fatal(err)
+	}
+	p := startProc(t, command(t, "run", "--config", cfg))
+	deadline := time.Now().Add(testtime.Scale(time.Minute))
+	for {
+		// (The lock is written through a temporary file too: the outputs'
+		// come after the journal.)
+		_, jerr := os.Stat(filepath.Join(root, journal.Name))
+		if jerr == nil && tempBytes(root) >= 8<<20 {
+			break
+		}
+		if p.exited() {
+			t.Fatalf("the run ended before a temporary file appeared:\n%s", p.output())
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no temporary file appeared within a minute:\n%s", p.kill())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	p.kill()
+	if _, err := os.Stat(filepath.Join(root, journal.Name)); err != nil {
+		t.Fatalf("the killed run left no journal: %v", err)
+	}
+	var r removals
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch name := d.Name(); {
+		case strings.HasPrefix(name, storage.TempPrefix):
+			r.temps++
+			r.tempBytes += fi.Size()
+		case !strings.HasPrefix(name, ".distributor"):
+			r.files++ // an output the dead run created and did not record
+			r.fileBytes += fi.Size()
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.temps == 0 {
+		t.Fatal("no temporary file left to sweep")
+	}
+	t.Logf("killed mid-publish: %d temporary file(s) (%d B) and %d output(s) (%d B) on disk", r.temps, r.tempBytes, r.files, r.fileBytes)
+	return r
+}
+
+// TestRecoveryReportsWhatItRemoved: a run killed (SIGKILL) while it writes
+// large files leaves temporary files (and maybe whole outputs it never
+// recorded); the next run removes them and reports, in JSON and in text,
+// exactly how many files of each kind and how many bytes it removed.
+func TestRecoveryReportsWhatItRemoved(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{}
+	for i := range 4 {
+		files[fmt.Sprintf("f%d.bin", i)] = rand.Text() + strings.Repeat("x", 20<<20)
+	}
+	writeBundle(t, filepath.Join(dir, "b"), "b.big", files)
+	cfg := filepath.Join(dir, "distributor.yaml")
+	if err := os.WriteFile(cfg, []byte("pipelines:\n  - {id: p, source: b, destinations: [site]}\n"+
+		"destinations:\n  - {id: site, backend: local, path: www}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(dir, "www")
+	limit := testtime.Scale(time.Minute)
+
+	want := killMidPublish(t, cfg, root)
+	code, out := runProc(t, "the run after the kill (JSON)", limit, "run", "--config", cfg, "--output", "json")
+	if code != 0 {
+		t.Fatalf("the run after the kill: status %d\n%s", code, out)
+	}
+	var doc struct {
+		Pipelines []struct {
+			Destinations []struct {
+				Recovered *struct {
+					Removed      int   `json:"removed"`
+					RemovedBytes int64 `json:"removed_bytes"`
+				} `json:"recovered"`
+				TempSwept *struct {
+					Files int   `json:"files"`
+					Bytes int64 `json:"bytes"`
+				} `json:"temp_swept"`
+			} `json:"destinations"`
+		} `json:"pipelines"`
+	}
+	// The JSON document is the first line that starts with "{" (the logs
+	// share the output).
+	start := strings.Index(out, "{\n")
+	if start < 0 {
+		t.Fatalf("no JSON document in the output:\n%s", out)
+	}
+	if err := json.NewDecoder(strings.NewReader(out[start:])).Decode(&doc); err != nil {
+		t.Fatalf("the JSON document: %v\n%s", err, out)
+	}
+	d := doc.Pipelines[0].Destinations[0]
+	if d.Recovered == nil || d.TempSwept == nil {
+		t.Fatalf("the JSON report has recovered %v, temp_swept %v; want both\n%s", d.Recovered, d.TempSwept, out)
+	}
+	if d.Recovered.Removed != want.files || d.Recovered.RemovedBytes != want.fileBytes {
+		t.Errorf("recovered: removed %d (%d B), want %d (%d B)", d.Recovered.Removed, d.Recovered.RemovedBytes, want.files, want.fileBytes)
+	}
+	if d.TempSwept.Files != want.temps || d.TempSwept.Bytes != want.tempBytes {
+		t.Errorf("temp_swept: %d (%d B), want %d (%d B)", d.TempSwept.Files, d.TempSwept.Bytes, want.temps, want.tempBytes)
+	}
+	auditRoot(t, root)
+
+	want = killMidPublish(t, cfg, root)
+	code, out = runProc(t, "the run after the kill (text)", limit, "run", "--config", cfg)
+	if code != 0 {
+		t.Fatalf("the run after the kill: status %d\n%s", code, out)
+	}
+	for _, line := range []string{
+		fmt.Sprintf("removed %d file(s) it created (", want.files),
+		fmt.Sprintf("removed %d temporary file(s) that interrupted writes left: ", want.temps),
+		fmt.Sprintf("(%d B)", want.tempBytes),
+		fmt.Sprintf("temp_swept=%d temp_swept_bytes=%d", want.temps, want.tempBytes),
+	} {
+		if !strings.Contains(out, line) {
+			t.Errorf("the output does not say %q:\n%s", line, out)
+		}
+	}
+	if want.files > 0 && !strings.Contains(out, fmt.Sprintf("(%d B), dropped", want.fileBytes)) {
+		t.Errorf("the output does not say the %d B of the removed outputs:\n%s", want.fileBytes, out)
+	}
+	auditRoot(t, root)
+}
+
+// tempBytes returns the size of the temporary files in the directory root.
+func tempBytes(root string) int64 {
+	var n int64
+	m, _ := filepath.Glob(filepath.Join(root, storage.TempPrefix+"*"))
+	for _, p := range m {
+		if fi, err := os.Stat(p); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
+}
