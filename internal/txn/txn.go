@@ -211,12 +211,22 @@ func Begin(ctx context.Context, opts Options) (*Txn, error) {
 		t.catalogSeen = &v
 	}
 	t.Recovery = rec
-	// A process killed while creating the lock, a claim, the journal or
-	// the catalog leaves its temporary file in the root directory; one
-	// killed while writing outputs left a journal, so after a recovery the
-	// whole tree is swept.
-	// A store whose small writes leave no temporary object
-	// (Properties.AtomicSmallWrites: S3) has nothing to sweep there.
+	if err := t.sweepAtBegin(rec); err != nil {
+		t.End()
+		return nil, err
+	}
+	rec.log(opts.Logger, t.st.String())
+	return t, nil
+}
+
+// sweepAtBegin removes the temporary files interrupted writes left, and
+// counts them (with rec's, after a recovery). A process killed while
+// creating the lock, a claim, the journal or the catalog leaves its
+// temporary file in the root directory; one killed while writing outputs
+// left a journal, so after a recovery the whole tree is swept. A store
+// whose small writes leave no temporary object
+// (Properties.AtomicSmallWrites: S3) has nothing to sweep there.
+func (t *Txn) sweepAtBegin(rec *Recovery) error {
 	scope := storage.SweepOptions{Dirs: []string{""}}
 	if rec != nil {
 		scope.Dirs = nil
@@ -227,20 +237,19 @@ func Begin(ctx context.Context, opts Options) (*Txn, error) {
 		t.Swept = append(t.Swept, i.Path)
 		t.SweptBytes += i.Size
 	}
-	if rec != nil || !t.st.Properties().AtomicSmallWrites {
-		_, err = t.sweep(t.ctx, scope)
-		slices.Sort(t.Swept)
-		if rec != nil {
-			rec.TempSwept, rec.TempBytes = len(t.Swept), t.SweptBytes
-		}
-		if err != nil {
-			rec.log(opts.Logger, t.st.String())
-			t.End()
-			return nil, fmt.Errorf("sweep temporary files of %s: %w", t.st, err)
-		}
+	if rec == nil && t.st.Properties().AtomicSmallWrites {
+		return nil
 	}
-	rec.log(opts.Logger, t.st.String())
-	return t, nil
+	_, err := t.sweep(t.ctx, scope)
+	slices.Sort(t.Swept)
+	if rec != nil {
+		rec.TempSwept, rec.TempBytes = len(t.Swept), t.SweptBytes
+	}
+	if err != nil {
+		rec.log(t.opts.Logger, t.st.String())
+		return fmt.Errorf("sweep temporary files of %s: %w", t.st, err)
+	}
+	return nil
 }
 
 // Context is the context of the work under the lock: cancelled when the
