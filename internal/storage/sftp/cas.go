@@ -101,7 +101,7 @@ func (s *Store) putIf(ctx context.Context, p string, src *storage.DigestSource, 
 	}()
 	w, werr := s.writeTemp(ctx, c, p, src)
 	if werr == nil {
-		defer w.cleanup()
+		defer w.cleanup(ctx)
 	}
 	// The condition's verdict comes first, as if it had been checked
 	// before writing: a failed condition is the answer even when the
@@ -142,7 +142,7 @@ func (s *Store) createOnce(ctx context.Context, c *conn, p string, src *storage.
 	if err != nil {
 		return err
 	}
-	defer w.cleanup()
+	defer w.cleanup(ctx)
 	if s.beforeLink != nil {
 		s.beforeLink(path.Join(path.Dir(p), path.Base(w.tmp)))
 	}

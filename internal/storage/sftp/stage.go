@@ -63,7 +63,7 @@ func (s *Store) Stage(ctx context.Context, p string, r io.Reader, size int64, op
 		err = w.closeFile()
 	}
 	if err != nil {
-		w.cleanup()
+		w.cleanup(ctx)
 		s.prune(w.c, path.Dir(w.target), true)
 		return nil, s.errorf("stage", p, err)
 	}
@@ -104,7 +104,7 @@ func (g *staged) Commit(ctx context.Context) error {
 	g.w.c = c
 	defer func() {
 		if !g.w.published { // a failed commit leaves nothing either
-			g.w.cleanup()
+			g.w.cleanup(ctx)
 			s.prune(g.w.c, path.Dir(g.w.target), true)
 		}
 	}()
@@ -133,7 +133,7 @@ func (g *staged) Abort(ctx context.Context) error {
 	s.writes.RLock()
 	defer s.writes.RUnlock()
 	g.w.c = c
-	g.w.cleanup()
+	g.w.cleanup(ctx)
 	s.prune(g.w.c, path.Dir(g.w.target), true)
 	return nil
 }

@@ -55,7 +55,7 @@ func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64, excl
 	if err != nil {
 		return err
 	}
-	defer w.cleanup()
+	defer w.cleanup(ctx)
 	return w.publish(ctx, exclusive)
 }
 
@@ -82,7 +82,7 @@ func (s *Store) stage(ctx context.Context, c *conn, p string, r io.Reader, size 
 		err = w.closeFile()
 	}
 	if err != nil {
-		w.cleanup()
+		w.cleanup(ctx)
 		return nil, err
 	}
 	return w, nil
@@ -202,7 +202,7 @@ func (s *Store) writeTemp(ctx context.Context, c *conn, p string, src *storage.D
 		err = w.closeFile()
 	}
 	if err != nil {
-		w.cleanup()
+		w.cleanup(ctx)
 		return nil, err
 	}
 	return w, nil
@@ -235,15 +235,16 @@ func (w *tempWriter) closeFile() error {
 }
 
 // cleanupTimeout bounds the removal of a failed write's temporary file on
-// a fresh connection, whatever the caller's context.
+// a fresh connection (within the caller's context).
 const cleanupTimeout = 5 * time.Second
 
 // cleanup closes and removes the temporary file unless it was published,
 // then (after a failure) removes the directories begin created if empty.
 // If the connection died (the failure may be just that), it retries once
-// on a fresh connection; if that fails too the temporary file stays, for
-// SweepTemp.
-func (w *tempWriter) cleanup() {
+// on a fresh connection, unless ctx is done (the caller gave up: a signal
+// must end a run within seconds); otherwise, or if that fails too, the
+// temporary file stays, for SweepTemp.
+func (w *tempWriter) cleanup(ctx context.Context) {
 	if w.f != nil {
 		w.f.Close()
 	}
@@ -254,7 +255,13 @@ func (w *tempWriter) cleanup() {
 	err := c.sftp.Remove(w.tmp)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) && connLost(c, err) {
 		c.close() // mark it dead, so that client reconnects
-		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		if ctx.Err() != nil {
+			// The caller gave up (a signal, a deadline): no reconnecting
+			// on its behalf. The temporary file stays for the next
+			// writer's sweep.
+			return
+		}
+		ctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
 		defer cancel()
 		fresh, err := w.s.client(ctx)
 		if err != nil {
