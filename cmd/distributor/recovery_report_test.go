@@ -89,11 +89,7 @@ func killMidPublish(t *testing.T, cfg, root string) removals {
 // exactly how many files of each kind and how many bytes it removed.
 func TestRecoveryReportsWhatItRemoved(t *testing.T) {
 	dir := t.TempDir()
-	files := map[string]string{}
-	for i := range 4 {
-		files[fmt.Sprintf("f%d.bin", i)] = rand.Text() + strings.Repeat("x", 20<<20)
-	}
-	writeBundle(t, filepath.Join(dir, "b"), "b.big", files)
+	writeBigBundle(t, filepath.Join(dir, "b"), 4, 20<<20)
 	cfg := filepath.Join(dir, "distributor.yaml")
 	if err := os.WriteFile(cfg, []byte("pipelines:\n  - {id: p, source: b, destinations: [site]}\n"+
 		"destinations:\n  - {id: site, backend: local, path: www}\n"), 0o644); err != nil {
@@ -173,4 +169,16 @@ func tempBytes(root string) int64 {
 		}
 	}
 	return n
+}
+
+// writeBigBundle writes and seals bundle b.big in dir: n files f0.bin ...
+// of about size bytes each, each starting with random text so that no two
+// runs' files are alike.
+func writeBigBundle(t *testing.T, dir string, n, size int) {
+	t.Helper()
+	files := map[string]string{}
+	for i := range n {
+		files[fmt.Sprintf("f%d.bin", i)] = rand.Text() + strings.Repeat("x", size)
+	}
+	writeBundle(t, dir, "b.big", files)
 }
