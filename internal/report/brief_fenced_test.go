@@ -25,7 +25,7 @@ func TestBriefKeepsTheFencingStatement(t *testing.T) {
 	err := fmt.Errorf("destination d: %w", &txn.FencedError{Cause: cause, Fence: fence,
 		Then: "made no further change, not even a rollback: the lock's next holder settles the root from this run's intent journal"})
 	brief, detail := report.Errors(err)
-	for _, want := range []string{"destination d: write d0/f005.txt", "could not renew the root's lock in time", "not even a rollback",
+	for _, want := range []string{"destination d: write d0/f005.txt", lock.ErrLeaseLapsed.Error(), "not even a rollback",
 		"the lock's next holder settles the root", "(-v or --output json: the whole error)"} {
 		if !strings.Contains(*brief, want) {
 			t.Errorf("brief %q lacks %q", *brief, want)

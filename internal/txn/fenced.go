@@ -30,9 +30,9 @@ func (e *FencedError) Unwrap() []error { return []error{e.Cause, e.Fence} }
 func (e *FencedError) Split() (cause error, note string) {
 	switch {
 	case errors.Is(e.Fence, lock.ErrLost):
-		note = "another process took over the root's lock, so this one "
+		note = lock.ErrLost.Error() + ", so this process "
 	case errors.Is(e.Fence, lock.ErrLeaseLapsed):
-		note = "this process could not renew the root's lock in time, so it "
+		note = lock.ErrLeaseLapsed.Error() + ", so it "
 	default:
 		note = fmt.Sprintf("this process can no longer prove it holds the root's lock (%v), so it ", e.Fence)
 	}
