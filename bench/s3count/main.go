@@ -1,7 +1,10 @@
-// Command s3count is a counting reverse proxy for the S3 benchmarks of
-// bench/run: it forwards every request to one S3 server unchanged (the Host
-// header is kept, so SigV4 signatures made for the proxy's address stay
-// valid) and counts them by method and by S3 operation.
+// Command s3count is a counting reverse proxy for the object-store
+// benchmarks of bench/run (S3, and the GCS and Azure emulators, whose
+// requests it forwards the same way): it forwards every request to one
+// server unchanged (the Host header is kept, so SigV4 signatures made for
+// the proxy's address stay valid) and counts them by method and by S3
+// operation (a GCS or Azure listing, with its prefix parameter, counts as
+// ListObjects; every other request by its method).
 //
 //	s3count -target http://127.0.0.1:PORT [-listen 127.0.0.1:0] [-addr-file F] [-log F]
 //
