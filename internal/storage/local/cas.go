@@ -11,7 +11,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 
 	"github.com/distributor-dev/distributor/internal/storage"
 )
@@ -104,9 +103,6 @@ func (s *Store) createOnce(ctx context.Context, p string, src *storage.DigestSou
 		return err
 	}
 	dir, base := w.c.parent(), w.c.base()
-	if s.beforeLink != nil {
-		s.beforeLink(path.Join(path.Dir(p), w.tmp))
-	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}

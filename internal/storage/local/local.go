@@ -94,11 +94,6 @@ type Store struct {
 	// Linux: see umaskKeepsFileMode).
 	umaskOnce  sync.Once
 	umaskKeeps bool
-
-	// beforeLink, when set (by tests), is called by an exclusive create
-	// between writing its temporary file and linking it into place, with
-	// the temporary file's store path.
-	beforeLink func(tmp string)
 }
 
 var _ storage.Store = (*Store)(nil)

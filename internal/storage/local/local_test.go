@@ -57,7 +57,6 @@ var makeDir = storagetest.WithMakeDir(func(t *testing.T, s storage.Store, dir st
 // hundred microseconds.
 var tempCreate = storagetest.WithTempCreate(storagetest.TempCreate{
 	Reopen:     func(t *testing.T, s storage.Store) storage.Store { return newStore(t, s.String()) },
-	BeforeLink: func(s storage.Store, hook func(string)) { local.SetBeforeLink(s.(*local.Store), hook) },
 	Dir:        func(s storage.Store) string { return s.String() },
 	Races:      200,
 	RaceSpread: 250 * time.Microsecond,

@@ -10,7 +10,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 
 	"github.com/distributor-dev/distributor/internal/storage"
 	sftplib "github.com/pkg/sftp"
@@ -143,9 +142,6 @@ func (s *Store) createOnce(ctx context.Context, c *conn, p string, src *storage.
 		return err
 	}
 	defer w.cleanup(ctx)
-	if s.beforeLink != nil {
-		s.beforeLink(path.Join(path.Dir(p), path.Base(w.tmp)))
-	}
 	// SFTP v3 reports a link onto an existing name as a generic failure.
 	// Look: if the name exists, the condition failed. If the temporary
 	// file is gone, a sweep removed it: start over. If the name is gone

@@ -140,11 +140,6 @@ type Store struct {
 	dirMu sync.Mutex
 	dirs  map[string]bool // directories (server paths) known to exist, none a link
 
-	// beforeLink, when set (by tests), is called by an exclusive create
-	// between writing its temporary file and linking it into place, with
-	// the temporary file's store path.
-	beforeLink func(tmp string)
-
 	// book holds the directories (server paths, below the root) this
 	// store's writes created or found in place, which decide what a
 	// cleanup may remove: an Abort or a failed Stage removes those its

@@ -71,7 +71,6 @@ var makeDir = storagetest.WithMakeDir(func(t *testing.T, s storage.Store, dir st
 // test servers run on this machine and have hardlink@openssh.com).
 var tempCreate = storagetest.WithTempCreate(storagetest.TempCreate{
 	Reopen:     func(t *testing.T, s storage.Store) storage.Store { return open(t, s.(*Store).opts) },
-	BeforeLink: func(s storage.Store, hook func(string)) { s.(*Store).beforeLink = hook },
 	Dir:        func(s storage.Store) string { return s.(*Store).root },
 	Races:      60,
 	RaceSpread: time.Millisecond,

@@ -1,14 +1,18 @@
 package storagetest
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -25,10 +29,6 @@ type TempCreate struct {
 	// Reopen opens another store on the root of s, as another process
 	// would. The test owns its cleanup, as for Run's newStore.
 	Reopen func(t *testing.T, s storage.Store) storage.Store
-	// BeforeLink makes s call hook in every exclusive create between
-	// writing its temporary file and linking it into place, with the
-	// store path of the temporary file (as SweepTemp reports it).
-	BeforeLink func(s storage.Store, hook func(tmp string))
 	// Dir returns the directory of this machine that is the root of s.
 	Dir func(s storage.Store) string
 	// Races is how many creates the race test runs (60 if 0), each
@@ -57,6 +57,31 @@ var tempCreateTests = []struct {
 	{"ExclusiveCreateRacesSweep", testExclusiveCreateRacesSweep},
 }
 
+// written is content whose reader calls hook when the write has consumed
+// all of it (the read that finds its end): every attempt of an exclusive
+// create copies its content to the temporary file and only then links it
+// into place, so hook runs between the two, the window a sweep can hit,
+// without a hook in the adapter.
+type written struct {
+	*bytes.Reader
+	hook func()
+}
+
+func (w *written) Read(p []byte) (int, error) {
+	n, err := w.Reader.Read(p)
+	if n == 0 && err == io.EOF {
+		w.hook()
+	}
+	return n, err
+}
+
+// createWith is an exclusive create of data at p whose hook runs, in
+// every attempt, once the temporary file holds data and before it is
+// linked.
+func createWith(ctx context.Context, s storage.Store, p, data string, hook func()) (storage.Version, error) {
+	return s.Put(ctx, p, &written{Reader: bytes.NewReader([]byte(data)), hook: hook}, int64(len(data)), storage.IfVersion(""))
+}
+
 // testExclusiveCreateSurvivesSweep: the lock holder's SweepTemp removes the
 // temporary file (and its directories) of a waiter's exclusive create
 // between the write and the link; the create starts over and succeeds.
@@ -68,21 +93,20 @@ func testExclusiveCreateSurvivesSweep(t *testing.T, waiter storage.Store, tc *Te
 		t.Fatal(err)
 	}
 	sweeps := 0
-	tc.BeforeLink(waiter, func(tmp string) {
+	v, err := createWith(ctx, waiter, "locks/dir/lock", "mine", func() {
 		if sweeps == 2 {
 			return
 		}
 		sweeps++
 		found, err := holder.SweepTemp(ctx, storage.SweepOptions{})
-		if err != nil || !slices.Equal(found, []string{tmp}) {
-			t.Errorf("SweepTemp = %q, %v; want %q", found, err, tmp)
+		if err != nil || len(found) != 1 || path.Dir(found[0]) != "locks/dir" || !strings.HasPrefix(path.Base(found[0]), storage.TempPrefix) {
+			t.Errorf("SweepTemp = %q, %v; want the one temporary file of the create in locks/dir", found, err)
 		}
 		// ...that the sweep removes
 		if _, err := os.Lstat(filepath.Join(root, "locks")); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("the sweep left the emptied directory locks: %v", err)
 		}
 	})
-	v, err := storage.PutIf(ctx, waiter, "locks/dir/lock", []byte("mine"), "")
 	if err != nil {
 		t.Fatalf("PutIf: %v", err)
 	}
@@ -110,13 +134,12 @@ func testExclusiveCreateGivesUp(t *testing.T, waiter storage.Store, tc *TempCrea
 	ctx := t.Context()
 	holder := tc.Reopen(t, waiter)
 	attempts := 0
-	tc.BeforeLink(waiter, func(string) {
+	_, err := createWith(ctx, waiter, "locks/lock", "mine", func() {
 		attempts++
 		if _, err := holder.SweepTemp(ctx, storage.SweepOptions{}); err != nil {
 			t.Error(err)
 		}
 	})
-	_, err := storage.PutIf(ctx, waiter, "locks/lock", []byte("mine"), "")
 	if err == nil || errors.Is(err, storage.ErrPrecondition) || errors.Is(err, storage.ErrNotExist) || !errors.Is(err, storage.ErrTempVanished) {
 		t.Fatalf("PutIf: got %v, want the vanished temporary file error", err)
 	}
@@ -128,12 +151,11 @@ func testExclusiveCreateGivesUp(t *testing.T, waiter storage.Store, tc *TempCrea
 	}
 }
 
-// testExclusiveCreateChecksContext: a context cancelled after the temporary
-// file is written stops the create before the link.
+// testExclusiveCreateChecksContext: a context cancelled once the temporary
+// file holds the content stops the create before the link.
 func testExclusiveCreateChecksContext(t *testing.T, s storage.Store, tc *TempCreate) {
 	ctx, cancel := context.WithCancel(t.Context())
-	tc.BeforeLink(s, func(string) { cancel() })
-	if _, err := storage.PutIf(ctx, s, "a/lock", []byte("x"), ""); !errors.Is(err, context.Canceled) {
+	if _, err := createWith(ctx, s, "a/lock", "x", cancel); !errors.Is(err, context.Canceled) {
 		t.Fatalf("PutIf: got %v, want context.Canceled", err)
 	}
 	if left := DirEntries(t, tc.Dir(s)); len(left) > 0 {
@@ -148,7 +170,6 @@ func testExclusiveCreateRacesSweep(t *testing.T, waiter storage.Store, tc *TempC
 	ctx := t.Context()
 	holder := tc.Reopen(t, waiter)
 	var links atomic.Int64
-	tc.BeforeLink(waiter, func(string) { links.Add(1) })
 	n := cmp.Or(tc.Races, 60)
 	for i := range n {
 		var wg sync.WaitGroup
@@ -159,7 +180,7 @@ func testExclusiveCreateRacesSweep(t *testing.T, waiter storage.Store, tc *TempC
 			}
 		})
 		p := fmt.Sprintf("locks/%d/lock", i)
-		_, err := storage.PutIf(ctx, waiter, p, []byte("x"), "")
+		_, err := createWith(ctx, waiter, p, "x", func() { links.Add(1) })
 		wg.Wait()
 		if err != nil {
 			t.Fatalf("PutIf(%q) of a new name: %v", p, err)
