@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -41,6 +42,12 @@ func problem(rep *report.Validate, msg string) {
 func (a *App) checkHost(cfg *config.Config, pipelines []*config.Pipeline, rep *report.Validate) map[string]bool {
 	badTemplate := map[string]bool{}
 	seen := map[string]bool{}
+	if cfg.MetricsFile != "" {
+		if dir := filepath.Dir(cfg.MetricsFile); !isDir(dir) {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("metrics_file %s: directory %s does not exist: a run cannot write its metrics there (create it, or fix metrics_file)",
+				cfg.MetricsFile, dir))
+		}
+	}
 	for _, p := range pipelines {
 		if _, err := os.Stat(p.Source); errors.Is(err, fs.ErrNotExist) {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("pipeline %s: source %s does not exist (yet): a run fails for this pipeline until a bundle is written there", p.ID, p.Source))
@@ -229,4 +236,10 @@ func examples(paths []string, n int) string {
 		return strings.Join(paths, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(paths[:n], ", "), len(paths)-n)
+}
+
+// isDir reports whether p is a directory (following links).
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }
