@@ -2,6 +2,9 @@ package app
 
 import (
 	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +13,8 @@ import (
 
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/report"
+	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/faultstore"
 )
 
 const indexYAML = `pipelines:
@@ -164,5 +169,78 @@ func TestPruneKeepsArchiveIndex(t *testing.T) {
 	got := SelectPrune(outs, me, old.AddDate(1, 0, 0), 24*time.Hour, 1)
 	if len(got) != 1 || len(got[0].Outputs) != 1 || got[0].Outputs[0].Path != "b.csv" {
 		t.Errorf("selected %v, want the publication [b.csv] (a/index.html's kept by keep_min 1, the index and feed never)", got)
+	}
+}
+
+// TestPruneRebuildsIndexBeforeAFailedDelete: prune --apply rewrites the
+// archive index and feed before it deletes; when a delete then fails, the
+// catalog records the rebuilt pages (their new bytes) and exactly the
+// deletes that happened, and the index links no pruned report either way.
+func TestPruneRebuildsIndexBeforeAFailedDelete(t *testing.T) {
+	f := yamlFixture(t, `pipelines:
+  - {id: air, source: air, destinations: [archive]}
+destinations:
+  - id: archive
+    backend: local
+    path: www
+    paths: {prefix: "{source_id}/"}
+    links: {base_url: "https://r.example.com/"}
+    index: {path: index.html, title: Air, feed: feed.xml}
+    retention: {prune: {older_than: 1d, keep_min: 1}}
+`)
+	a := f.app(nil)
+	for _, id := range []string{"air.one", "air.two"} {
+		f.bundle("air", id, map[string]string{"report.md": "# " + id + "\n", "data.csv": id})
+		if d := f.run(a, "air"); d.Status != report.StatusOK {
+			t.Fatalf("publish %s: %s %v", id, d.Status, d.Error)
+		}
+	}
+	var fs *faultstore.Store
+	p := f.app(func(st storage.Store) storage.Store {
+		// Lock traffic aside: 1 the journal, 2 and 3 the index and feed,
+		// 4 and 5 the deletes of the pruned report's two files. The
+		// second delete fails.
+		fs = faultstore.New(st, 5, false)
+		fs.Ignore = faultstore.IgnoreLock
+		return fs
+	})
+	p.Now = func() time.Time { return time.Date(2026, 7, 20, 8, 0, 0, 0, time.UTC) }
+	rep, err := p.Prune(context.Background(), f.cfg, PruneOptions{MaintOptions: MaintOptions{Pipeline: "air", Destination: "archive"}, Apply: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Both bundles were sealed with one created time: the smaller id
+	// counts as newer, so keep_min 1 keeps air.one and air.two goes.
+	if !rep.Failed() || len(rep.Deleted) != 1 || len(rep.Publications) != 1 || rep.Publications[0].Source.ID != "air.two" {
+		t.Fatalf("prune: %+v, want one of air.two's two deletes done and a failure", rep)
+	}
+	if strings.Join(rep.Rebuilt, " ") != "feed.xml index.html" {
+		t.Errorf("rebuilt %q, want feed.xml and index.html", rep.Rebuilt)
+	}
+	for _, page := range []string{"index.html", "feed.xml"} {
+		if b := string(readFile(t, filepath.Join(f.root, page))); strings.Contains(b, "air.two") || !strings.Contains(b, "air.one") {
+			t.Errorf("%s after the prune links air.two or lost air.one:\n%s", page, b)
+		}
+	}
+	st := catalog.Read(readFile(t, filepath.Join(f.root, catalog.FileName)))
+	if st.Status != catalog.StatusCatalog {
+		t.Fatalf("catalog: %v %v", st.Status, st.Problem)
+	}
+	kept := 0
+	for _, o := range st.Catalog.Outputs {
+		b, err := os.ReadFile(filepath.Join(f.root, filepath.FromSlash(o.Path)))
+		if err != nil {
+			t.Errorf("record %s: %v", o.Path, err)
+			continue
+		}
+		if sum := sha256.Sum256(b); o.SHA256 != "sha256:"+hex.EncodeToString(sum[:]) || o.Size != int64(len(b)) {
+			t.Errorf("record %s does not match its file (%s, %d bytes)", o.Path, o.SHA256, o.Size)
+		}
+		if o.Source.ID == "air.two" && o.Transform != catalog.TransformIndex && o.Transform != catalog.TransformFeed {
+			kept++
+		}
+	}
+	if kept != 1 {
+		t.Errorf("%d records of air.two left, want the one whose delete failed", kept)
 	}
 }
