@@ -54,15 +54,24 @@ func (t *Txn) bounded(base context.Context, timeout time.Duration) (context.Cont
 	if timeout > 0 {
 		ctx, cancelTimeout = context.WithTimeout(ctx, timeout)
 	}
+	var mu sync.Mutex
+	var timer *time.Timer
 	interrupted := func() {
 		by, _ := t.intr.deadline()
-		time.AfterFunc(time.Until(by), func() {
+		mu.Lock()
+		defer mu.Unlock()
+		timer = time.AfterFunc(time.Until(by), func() {
 			cancelCause(fmt.Errorf("the run was interrupted: its cleanup stopped %v later, leaving the rest to the next writer", InterruptedCleanup))
 		})
 	}
 	stop := context.AfterFunc(t.intr.parent, interrupted)
 	return ctx, func() {
 		stop()
+		mu.Lock()
+		if timer != nil {
+			timer.Stop() // the work ended first: no timer outlives it
+		}
+		mu.Unlock()
 		cancelTimeout()
 		cancelCause(nil)
 	}
