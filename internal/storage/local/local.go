@@ -87,7 +87,7 @@ type Store struct {
 	unsyncedFiles bool
 
 	// dirs caches the directories staged writes and their commits work
-	// in (see stagedChain); stage.go.
+	// in (see walkChain); dircache.go.
 	dirs dirCache
 	bufs sync.Pool // *[]byte of stageBuf bytes, for copyExact
 	// umaskKeeps: the umask clears no bit of fileMode (read once, on
@@ -302,7 +302,7 @@ func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64, excl
 	}
 	defer w.cleanup()
 	w.deferSync = s.deferDirSync
-	if err := storage.CopyExact(ctx, w.f, r, size); err != nil {
+	if err := s.copyExact(ctx, w.f, r, size); err != nil {
 		return err
 	}
 	if exclusive {

@@ -50,20 +50,74 @@ func (c *chain) close() {
 // nested os.Root (which, in the worst case of a concurrent swap, still cannot
 // leave the store root). With create, missing directories are made with mode
 // 0755. Errors: fs.ErrNotExist (wrapped) for a missing parent when !create,
-// *storage.HiddenError for a parent that is not a directory.
+// *storage.HiddenError for a parent that is not a directory. Readers and
+// Delete walk this way; writers go through the store's directory cache
+// (Store.cachedChain), which shares this walk.
 func openChain(root *os.Root, p string, create bool) (*chain, error) {
+	c, _, err := walkChain(root, p, create, nil)
+	return c, err
+}
+
+// walkChain is openChain, through the directory cache d when it is not nil:
+// each directory found there is first checked to still be the entry at its
+// path (one Lstat per segment, where a walk costs four system calls), and
+// each directory walked is added to it. It also returns the cached handle of
+// p's parent directory, or nil when that is not cached. A cached directory
+// moved or replaced since (by someone else: the store forgets what it
+// removes itself) makes the cache forgotten and the path walked afresh, so
+// neither a temporary file nor a commit lands in a directory that is no
+// longer where its path says (possibly moved out of the root).
+func walkChain(root *os.Root, p string, create bool, d *dirCache) (*chain, *dirHandle, error) {
 	segs := strings.Split(p, "/")
+	n := len(segs) - 1
 	c := &chain{segs: segs, roots: []*os.Root{root}, dirty: make([]bool, len(segs))}
-	for i := range segs[:len(segs)-1] {
-		next, _, made, err := openLevel(c.roots[i], segs, i, create)
+	if d != nil {
+		c.shared = make([]bool, len(segs))
+	}
+	var parent *dirHandle
+	for i := range n {
+		key := strings.Join(segs[:i+1], "/")
+		if h := d.get(key); h != nil {
+			if h.at(c.roots[i], segs[i]) {
+				c.roots = append(c.roots, h.root)
+				c.shared[i+1] = true
+				parent = h
+				continue
+			}
+			d.forget()
+		}
+		next, fi, made, err := openLevel(c.roots[i], segs, i, create)
 		if err != nil {
 			c.close()
-			return nil, err
+			return nil, nil, err
 		}
 		c.dirty[i] = made
 		c.roots = append(c.roots, next)
+		parent = nil
+		if d == nil {
+			continue
+		}
+		h, err := newDirHandle(next, fi, i == n-1)
+		if err != nil {
+			c.close()
+			return nil, nil, err
+		}
+		if got := d.add(key, h); got != nil { // h, or one a concurrent writer cached first
+			c.roots[i+1], c.shared[i+1] = got.root, true
+			parent = got
+		} else if h.dir != nil { // the cache is full: the chain keeps next
+			h.dir.Close()
+		}
 	}
-	return c, nil
+	if n > 0 || d == nil {
+		return c, parent, nil
+	}
+	h, err := d.rootHandle(root)
+	if err != nil {
+		c.close()
+		return nil, nil, err
+	}
+	return c, h, nil
 }
 
 // openLevel opens the directory segs[i] below cur (the directory

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"syscall"
 
@@ -63,7 +62,7 @@ func (s *Store) stage(ctx context.Context, p string, r io.Reader, size int64, cr
 	}
 	s.writes.RLock()
 	defer s.writes.RUnlock()
-	w, err := s.beginStaged(p)
+	w, err := s.begin(p)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +116,7 @@ func (g *staged) reopen() (*tempWriter, error) {
 	if root == nil {
 		return nil, fmt.Errorf("%w (the root directory is gone)", storage.ErrTempVanished)
 	}
-	c, _, err := g.s.stagedChain(root, g.p, false)
+	c, _, err := walkChain(root, g.p, false, &g.s.dirs)
 	if err != nil {
 		return nil, err
 	}
@@ -249,207 +248,6 @@ func (s *Store) RemoveCreatedRoot(context.Context) (bool, error) {
 	}
 	s.madeRoot = nil
 	return true, nil
-}
-
-// maxCachedDirs bounds the directory cache of staged writes (two
-// descriptors per directory); a write into a directory beyond it walks
-// its path as Put does.
-const maxCachedDirs = 256
-
-// dirCache keeps the directories that staged writes and their commits
-// work in open for the store's life: a publish of thousands of files into
-// a few directories then walks each path (an Lstat and an openat per
-// segment) once, not twice per file. Every directory in it was reached as
-// openChain reaches one (no symbolic link, a plain directory). Whenever
-// the store removes a directory it forgets them all (handles in use stay
-// valid until Close); a write whose directory went away meanwhile fails
-// with fs.ErrNotExist and starts over with a fresh walk (see beginStaged).
-type dirCache struct {
-	mu      sync.Mutex
-	m       map[string]*dirHandle // store path of the directory ("" = root)
-	retired []*dirHandle          // forgotten, closed by close
-}
-
-// dirHandle is one cached directory.
-type dirHandle struct {
-	root *os.Root    // nil for the store root (the Store owns it)
-	fi   fs.FileInfo // its Lstat when it was opened (nil for the root)
-	// dir is the same directory as a file, whose descriptor creates the
-	// temporary files (see createTempAt); nil where that is not used.
-	dir *os.File
-	fd  int
-}
-
-func (h *dirHandle) close() {
-	if h.root != nil {
-		h.root.Close()
-	}
-	if h.dir != nil {
-		h.dir.Close()
-	}
-}
-
-// at reports whether h is still the directory named seg in parent.
-func (h *dirHandle) at(parent *os.Root, seg string) bool {
-	fi, err := parent.Lstat(seg)
-	return err == nil && fi.IsDir() && os.SameFile(fi, h.fi)
-}
-
-func (d *dirCache) get(key string) *dirHandle {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.m[key]
-}
-
-// add caches h under key and returns the handle to use: h, or the one a
-// concurrent writer cached first. It returns nil (and caches nothing)
-// when the cache is full: the caller keeps and closes h.
-func (d *dirCache) add(key string, h *dirHandle) *dirHandle {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if cur := d.m[key]; cur != nil {
-		d.retired = append(d.retired, h)
-		return cur
-	}
-	if len(d.m) >= maxCachedDirs {
-		return nil
-	}
-	if d.m == nil {
-		d.m = map[string]*dirHandle{}
-	}
-	d.m[key] = h
-	return h
-}
-
-// forget drops every cached directory: the store removed one.
-func (d *dirCache) forget() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for _, h := range d.m {
-		d.retired = append(d.retired, h)
-	}
-	clear(d.m)
-}
-
-// close closes every handle the cache ever held.
-func (d *dirCache) close() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for _, h := range d.m {
-		h.close()
-	}
-	for _, h := range d.retired {
-		h.close()
-	}
-	clear(d.m)
-	d.retired = nil
-}
-
-// stagedChain is openChain through the store's directory cache, for
-// staged writes and their commits. It also returns the cached handle of
-// p's parent directory, or nil when it is not cached. Each cached
-// directory is first checked to still be the entry at its path (one
-// Lstat per segment, where a walk costs four system calls): a directory
-// moved or replaced since it was cached (by someone else: the store
-// forgets what it removes itself) makes the cache forgotten and the path
-// walked afresh, so neither a temporary file nor a commit lands in a
-// directory that is no longer where its path says (possibly moved out of
-// the root).
-func (s *Store) stagedChain(root *os.Root, p string, create bool) (*chain, *dirHandle, error) {
-	segs := strings.Split(p, "/")
-	n := len(segs) - 1
-	c := &chain{segs: segs, roots: []*os.Root{root}, dirty: make([]bool, len(segs)), shared: make([]bool, len(segs))}
-	var parent *dirHandle
-	for i := range n {
-		key := strings.Join(segs[:i+1], "/")
-		if h := s.dirs.get(key); h != nil {
-			if h.at(c.roots[i], segs[i]) {
-				c.roots = append(c.roots, h.root)
-				c.shared[i+1] = true
-				parent = h
-				continue
-			}
-			s.dirs.forget()
-		}
-		next, fi, made, err := openLevel(c.roots[i], segs, i, create)
-		if err != nil {
-			c.close()
-			return nil, nil, err
-		}
-		c.dirty[i] = made
-		c.roots = append(c.roots, next)
-		parent = nil
-		h := &dirHandle{root: next, fi: fi, fd: -1}
-		if i == n-1 && canCreateAt {
-			// The parent: also opened as a file, whose descriptor
-			// creates the temporary files.
-			f, err := next.Open(".")
-			if err != nil {
-				c.close()
-				return nil, nil, err
-			}
-			h.dir, h.fd = f, int(f.Fd())
-		}
-		switch got := s.dirs.add(key, h); {
-		case got == nil: // the cache is full: the chain keeps next
-			if h.dir != nil {
-				h.dir.Close()
-			}
-		default: // got is h, or one a concurrent writer cached first
-			c.roots[i+1], c.shared[i+1] = got.root, true
-			parent = got
-		}
-	}
-	if n > 0 {
-		return c, parent, nil
-	}
-	// A file at the top level: its parent is the store root.
-	if h := s.dirs.get(""); h != nil || !canCreateAt {
-		return c, h, nil
-	}
-	f, err := root.Open(".")
-	if err != nil {
-		c.close()
-		return nil, nil, err
-	}
-	h := &dirHandle{dir: f, fd: int(f.Fd())}
-	got := s.dirs.add("", h)
-	if got == nil {
-		f.Close()
-	}
-	return c, got, nil
-}
-
-// beginStaged is begin for a staged write: the directory chain comes from
-// the store's cache, and the temporary file is created on the cached
-// parent's descriptor where the platform allows (createTempAt). The
-// directories walked are recorded as begin records them.
-func (s *Store) beginStaged(p string) (*tempWriter, error) {
-	root, err := s.openRoot(true)
-	if err != nil {
-		return nil, err
-	}
-	for attempt := 1; ; attempt++ {
-		c, h, err := s.stagedChain(root, p, true)
-		if err == nil {
-			var f *os.File
-			var tmp string
-			if h != nil && h.dir != nil {
-				f, tmp, err = s.createTempAt(h.fd)
-			} else {
-				f, tmp, err = createTemp(c.parent())
-			}
-			if err == nil {
-				s.noteDirs(c)
-				return &tempWriter{c: c, f: f, tmp: tmp, s: s}, nil
-			}
-			c.close()
-		}
-		if !errors.Is(err, fs.ErrNotExist) || attempt == 10 {
-			return nil, err
-		}
-		s.dirs.forget() // a cached directory was removed: walk again
-	}
 }
 
 // copyExact is storage.CopyExact through a buffer of up to stageBuf

@@ -28,20 +28,27 @@ type tempWriter struct {
 	skipFileSync bool
 }
 
-// begin opens the target's directory chain, creating missing directories,
-// and creates a temporary file in it. A concurrent Delete may prune a
-// directory just made; begin then starts over.
+// begin opens the target's directory chain through the store's directory
+// cache, creating missing directories, and creates a temporary file in it
+// (on the cached parent's descriptor where the platform allows:
+// createTempAt). The directories walked are recorded (noteDirs). A
+// concurrent Delete may prune a directory just made, or a cached one; begin
+// then starts over with a fresh walk.
 func (s *Store) begin(p string) (*tempWriter, error) {
 	root, err := s.openRoot(true)
 	if err != nil {
 		return nil, err
 	}
 	for attempt := 1; ; attempt++ {
-		c, err := openChain(root, p, true)
+		c, h, err := walkChain(root, p, true, &s.dirs)
 		if err == nil {
 			var f *os.File
 			var tmp string
-			f, tmp, err = createTemp(c.parent())
+			if h != nil && h.dir != nil {
+				f, tmp, err = s.createTempAt(h.fd)
+			} else {
+				f, tmp, err = createTemp(c.parent())
+			}
 			if err == nil {
 				s.noteDirs(c) // what a cleanup may remove
 				return &tempWriter{c: c, f: f, tmp: tmp, s: s}, nil
@@ -51,6 +58,7 @@ func (s *Store) begin(p string) (*tempWriter, error) {
 		if !errors.Is(err, fs.ErrNotExist) || attempt == 10 {
 			return nil, err
 		}
+		s.dirs.forget() // a cached directory was removed: walk again
 	}
 }
 

@@ -1,7 +1,6 @@
 package sftp
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"path"
 	"slices"
 	"strconv"
-	"strings"
 
 	sftplib "github.com/pkg/sftp"
 
@@ -33,90 +31,12 @@ func (s *Store) List(ctx context.Context, prefix string, fn func(storage.Info) e
 }
 
 func (s *Store) list(ctx context.Context, prefix string, fn func(storage.Info) error) error {
-	dir, filter, err := splitPrefix(prefix)
-	if err != nil {
-		return err
-	}
 	c, err := s.client(ctx)
 	if err != nil {
 		return err
 	}
 	defer watch(ctx, c)()
-	rel := ""
-	if dir != "" {
-		// Every directory of the prefix must be a plain directory.
-		segs := strings.Split(dir, "/")
-		for i := range segs {
-			fi, err := c.sftp.Lstat(s.full(strings.Join(segs[:i+1], "/")))
-			if err != nil || !fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0 {
-				var se *sftplib.StatusError
-				if err == nil || errors.Is(err, fs.ErrNotExist) ||
-					errors.As(err, &se) && se.FxCode() == sftplib.ErrSSHFxFailure {
-					return nil
-				}
-				return err
-			}
-		}
-		rel = dir + "/"
-	}
-	return s.walk(ctx, c, rel, filter, false, fn)
-}
-
-// entry is one directory entry to visit, keyed for byte-wise path order: a
-// directory sorts as name+"/", the common prefix of everything below it.
-type entry struct {
-	key string
-	fi  fs.FileInfo
-}
-
-// walk lists the store directory rel ("" or ending in "/"), keeping only
-// entries whose key starts with filter, and recurses into directories.
-// READDIR returns each entry's own attributes (lstat), so links are seen as
-// links and never followed. With below (rel is strictly below the listed
-// prefix) an empty rel is reported as an Info with Dir set.
-func (s *Store) walk(ctx context.Context, c *conn, rel, filter string, below bool, fn func(storage.Info) error) error {
-	fis, err := c.sftp.ReadDirContext(ctx, s.full(strings.TrimSuffix(rel, "/")))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil // a missing root, or removed while walking
-	}
-	if err != nil {
-		return err
-	}
-	entries := make([]entry, 0, len(fis))
-	empty := true
-	for _, fi := range fis {
-		name := fi.Name()
-		empty = empty && (name == "." || name == "..")
-		if name == "." || name == ".." || strings.HasPrefix(name, storage.TempPrefix) || !strings.HasPrefix(name+"/", filter) {
-			continue
-		}
-		switch {
-		case fi.Mode().IsRegular() && strings.HasPrefix(name, filter):
-			entries = append(entries, entry{key: name, fi: fi})
-		case fi.IsDir():
-			entries = append(entries, entry{key: name + "/", fi: fi})
-		}
-	}
-	if below && empty {
-		return storage.EmitEmptyDir(rel, fn)
-	}
-	slices.SortFunc(entries, func(a, b entry) int { return cmp.Compare(a.key, b.key) })
-	for _, e := range entries {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if !e.fi.IsDir() {
-			info := storage.Info{Path: rel + e.key, Size: e.fi.Size(), ModTime: e.fi.ModTime()}
-			if err := fn(info); err != nil {
-				return &storage.CallbackError{Err: err}
-			}
-			continue
-		}
-		if err := s.walk(ctx, c, rel+e.key, "", true, fn); err != nil {
-			return err
-		}
-	}
-	return nil
+	return storage.ListTree(ctx, tree{s, c}, prefix, fn)
 }
 
 // SweepTemp implements storage.Store. It finds the temporary files
@@ -146,8 +66,7 @@ func (s *Store) SweepTemp(ctx context.Context, opts storage.SweepOptions) ([]str
 }
 
 func (s *Store) sweepTemp(ctx context.Context, opts storage.SweepOptions) ([]string, error) {
-	dirs, err := storage.CheckSweepDirs(opts.Dirs)
-	if err != nil {
+	if _, err := storage.CheckSweepDirs(opts.Dirs); err != nil {
 		return nil, err
 	}
 	c, err := s.client(ctx)
@@ -157,135 +76,67 @@ func (s *Store) sweepTemp(ctx context.Context, opts storage.SweepOptions) ([]str
 	defer watch(ctx, c)()
 	s.writes.Lock()
 	defer s.writes.Unlock()
-	sw := &sweeper{s: s, c: c, ctx: ctx, dryRun: opts.DryRun, report: opts.Found}
-	if opts.Dirs == nil {
-		_, err = sw.tree(s.root, "")
-	} else {
-		for _, d := range dirs {
-			if err = sw.dir(d); err != nil {
-				break
-			}
-		}
-	}
-	slices.Sort(sw.found)
-	return sw.found, err
+	return storage.SweepTree(ctx, tree{s, c}, opts)
 }
 
-// sweeper collects (and unless dryRun removes) temporary files.
-type sweeper struct {
-	s      *Store
-	c      *conn
-	ctx    context.Context
-	dryRun bool
-	found  []string           // store paths
-	report func(storage.Info) // SweepOptions.Found, or nil
+// tree is the store's directory tree on the connection c, as
+// storage.ListTree and storage.SweepTree walk it.
+type tree struct {
+	s *Store
+	c *conn
 }
 
-// add records the temporary file p of size bytes, found (and removed).
-func (sw *sweeper) add(p string, size int64) {
-	sw.found = append(sw.found, p)
-	if sw.report != nil {
-		sw.report(storage.Info{Path: p, Size: size})
-	}
-}
-
-// tree sweeps the server directory dir, whose store path is rel ("" or
-// ending in "/"), and everything below it. It returns how many temporary
-// files it found there.
-func (sw *sweeper) tree(dir, rel string) (int, error) {
-	fis, err := sw.c.sftp.ReadDirContext(sw.ctx, dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	count := 0
-	for _, fi := range fis {
-		if err := sw.ctx.Err(); err != nil {
-			return count, err
-		}
-		name := fi.Name()
-		if name == "." || name == ".." {
-			continue
-		}
-		full := path.Join(dir, name)
-		switch {
-		case fi.IsDir(): // READDIR attributes are lstat's: a link is no directory
-			n, err := sw.tree(full, rel+name+"/")
-			count += n
-			if err != nil {
-				return count, err
-			}
-			if n > 0 && !sw.dryRun {
-				sw.s.removeDir(sw.c, full, false) // if this sweep emptied it
-			}
-		case strings.HasPrefix(name, storage.TempPrefix):
-			if err := sw.remove(full); err != nil {
-				return count, err
-			}
-			sw.add(rel+name, fi.Size())
-			count++
-		}
-	}
-	return count, nil
-}
-
-// dir sweeps the store directory p ("" is the root) itself, not what is
-// below it, then prunes it and its parents if that left them empty. A
-// missing p, or one that is not a plain directory, is skipped.
-func (sw *sweeper) dir(p string) error {
-	rel := ""
+// OpenDir implements storage.Tree: the directory and its parents must be
+// plain directories (checked with Lstat, never following a link).
+func (t tree) OpenDir(_ context.Context, p string) (storage.TreeDir, error) {
 	if p != "" {
-		// p itself and its parents: the parents of "p/x".
-		err := sw.s.checkParents(sw.c, p+"/x")
-		if h := (*storage.HiddenError)(nil); errors.As(err, &h) || errors.Is(err, fs.ErrNotExist) {
-			return nil
+		err := t.s.checkParents(t.c, p+"/x") // p itself and its parents
+		var se *sftplib.StatusError
+		if h := (*storage.HiddenError)(nil); errors.As(err, &h) || errors.Is(err, fs.ErrNotExist) ||
+			errors.As(err, &se) && se.FxCode() == sftplib.ErrSSHFxFailure {
+			return nil, nil
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
-		rel = p + "/"
 	}
-	full := sw.s.full(p)
-	fis, err := sw.c.sftp.ReadDirContext(sw.ctx, full)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil // a missing root, or removed meanwhile
-	}
-	if err != nil {
-		return err
-	}
-	count := 0
-	for _, fi := range fis {
-		name := fi.Name()
-		if !strings.HasPrefix(name, storage.TempPrefix) || fi.IsDir() {
-			continue
-		}
-		if err := sw.ctx.Err(); err != nil {
-			return err
-		}
-		if err := sw.remove(path.Join(full, name)); err != nil {
-			return err
-		}
-		sw.add(rel+name, fi.Size())
-		count++
-	}
-	if count > 0 && !sw.dryRun {
-		sw.s.prune(sw.c, full, false)
-	}
-	return nil
+	return dir{t.c, t.s.full(p)}, nil
 }
 
-// remove removes the temporary file at the server path full, unless dryRun.
-func (sw *sweeper) remove(full string) error {
-	if sw.dryRun {
-		return nil
+// PruneDir implements storage.Tree (see Store.removeDir and Store.prune).
+func (t tree) PruneDir(_ context.Context, p string, parents bool) {
+	if parents {
+		t.s.prune(t.c, t.s.full(p), false)
+		return
 	}
-	if err := sw.ctx.Err(); err != nil {
-		return err
-	}
-	if err := sw.c.sftp.Remove(full); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	return nil
+	t.s.removeDir(t.c, t.s.full(p), false)
 }
+
+// dir is a directory of the tree: its server path on the connection c.
+type dir struct {
+	c    *conn
+	path string
+}
+
+// Entries implements storage.TreeDir: READDIR returns each entry's own
+// attributes (lstat's), so links are seen as links and never followed.
+func (d dir) Entries(ctx context.Context) ([]fs.FileInfo, error) {
+	fis, err := d.c.sftp.ReadDirContext(ctx, d.path)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(fis, func(fi fs.FileInfo) bool { return fi.Name() == "." || fi.Name() == ".." }), nil
+}
+
+// Sub implements storage.TreeDir.
+func (d dir) Sub(_ context.Context, name string) (storage.TreeDir, error) {
+	return dir{d.c, path.Join(d.path, name)}, nil
+}
+
+// Remove implements storage.TreeDir.
+func (d dir) Remove(_ context.Context, name string) error {
+	return d.c.sftp.Remove(path.Join(d.path, name))
+}
+
+// Close implements storage.TreeDir.
+func (dir) Close() {}

@@ -1,0 +1,273 @@
+// The walks of stores with directories (local disk, SFTP), written once:
+// List's byte-ordered listing and SweepTemp's search for temporary files,
+// over the small Tree interface each such store implements.
+
+package storage
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"io/fs"
+	"slices"
+	"strings"
+)
+
+// Tree is a store's tree of directories, as ListTree and SweepTree walk it.
+type Tree interface {
+	// OpenDir returns the directory at the store path dir ("" is the
+	// root), reached without following a symbolic link, or nil and no
+	// error when it is missing, or is (or lies below) something that is
+	// not a plain directory.
+	OpenDir(ctx context.Context, dir string) (TreeDir, error)
+	// PruneDir removes the directory dir (a store path, never "") if it
+	// is empty and the store may remove it (DirBook.MayRemove); with
+	// parents, then each of its parents the same way, deepest first,
+	// stopping at the first it leaves (never the root). Best effort.
+	PruneDir(ctx context.Context, dir string, parents bool)
+}
+
+// TreeDir is one open directory of a Tree.
+type TreeDir interface {
+	// Entries returns the directory's entries ("." and ".." left out)
+	// with their own attributes, as Lstat gives them: a symbolic link is
+	// a link, never followed. Entries removed while it reads are left
+	// out; a directory that is gone yields an error matching
+	// fs.ErrNotExist.
+	Entries(ctx context.Context) ([]fs.FileInfo, error)
+	// Sub opens the entry name, which Entries reported as a directory,
+	// without following a link; an error matching fs.ErrNotExist when
+	// it is gone.
+	Sub(ctx context.Context, name string) (TreeDir, error)
+	// Remove removes the file name; a missing one is not an error.
+	Remove(ctx context.Context, name string) error
+	// Close releases the directory.
+	Close()
+}
+
+// ListTree is Store.List on a Tree: every regular file whose path starts
+// with prefix, in byte-wise order of the full path (a directory sorts as
+// its name plus a slash, the common prefix of everything below it), and
+// every empty directory strictly below the one prefix names (Info.Dir).
+// Symbolic links, special files and temporary files are skipped, and so is
+// anything removed while it walks. prefix's directory part must be a clean
+// path (else ErrInvalidPath). An error of fn comes back in a CallbackError
+// (see ListResult).
+func ListTree(ctx context.Context, t Tree, prefix string, fn func(Info) error) error {
+	dir, filter, err := SplitPrefix(prefix)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	d, err := t.OpenDir(ctx, dir)
+	if err != nil || d == nil {
+		return err
+	}
+	defer d.Close()
+	rel := ""
+	if dir != "" {
+		rel = dir + "/"
+	}
+	return listDir(ctx, d, rel, filter, false, fn)
+}
+
+// treeEntry is one directory entry to visit, keyed for byte-wise path
+// order.
+type treeEntry struct {
+	key string
+	fi  fs.FileInfo
+}
+
+// listDir lists d, whose store path is rel ("" or ending in "/"), keeping
+// only entries whose key starts with filter, and recurses into
+// directories. With below (d is strictly below the listed prefix) an empty
+// d is reported as an Info with Dir set.
+func listDir(ctx context.Context, d TreeDir, rel, filter string, below bool, fn func(Info) error) error {
+	fis, err := d.Entries(ctx)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // removed while walking
+	}
+	if err != nil {
+		return err
+	}
+	if below && len(fis) == 0 {
+		return EmitEmptyDir(rel, fn)
+	}
+	entries := make([]treeEntry, 0, len(fis))
+	for _, fi := range fis {
+		name := fi.Name()
+		if strings.HasPrefix(name, TempPrefix) || !strings.HasPrefix(name+"/", filter) {
+			continue
+		}
+		switch {
+		case fi.Mode().IsRegular() && strings.HasPrefix(name, filter):
+			entries = append(entries, treeEntry{key: name, fi: fi})
+		case fi.IsDir():
+			entries = append(entries, treeEntry{key: name + "/", fi: fi})
+		}
+	}
+	slices.SortFunc(entries, func(a, b treeEntry) int { return cmp.Compare(a.key, b.key) })
+	for _, e := range entries {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if !e.fi.IsDir() {
+			if err := fn(Info{Path: rel + e.key, Size: e.fi.Size(), ModTime: e.fi.ModTime()}); err != nil {
+				return &CallbackError{Err: err}
+			}
+			continue
+		}
+		sub, err := d.Sub(ctx, e.fi.Name())
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		err = listDir(ctx, sub, rel+e.key, "", true, fn)
+		sub.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SweepTree is Store.SweepTemp on a Tree: it finds the temporary files
+// below the root (opts.Dirs nil) or directly in the directories opts.Dirs
+// and, unless opts.DryRun, removes them and prunes the directories this
+// leaves empty (Tree.PruneDir). A directory of opts.Dirs that is missing,
+// or is (or lies below) something else than a plain directory, is skipped.
+// It returns the store paths found, sorted (on an error, those found so
+// far). The caller holds off its own writes meanwhile.
+func SweepTree(ctx context.Context, t Tree, opts SweepOptions) ([]string, error) {
+	dirs, err := CheckSweepDirs(opts.Dirs)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	sw := &treeSweep{t: t, opts: opts}
+	if opts.Dirs == nil {
+		var root TreeDir
+		if root, err = t.OpenDir(ctx, ""); err == nil && root != nil {
+			_, err = sw.tree(ctx, root, "")
+			root.Close()
+		}
+	} else {
+		for _, d := range dirs {
+			if err = sw.dir(ctx, d); err != nil {
+				break
+			}
+		}
+	}
+	slices.Sort(sw.found)
+	return sw.found, err
+}
+
+// treeSweep collects (and unless DryRun removes) temporary files.
+type treeSweep struct {
+	t     Tree
+	opts  SweepOptions
+	found []string // store paths
+}
+
+// take removes (unless DryRun) the temporary file name, of size bytes, in
+// d, whose store path is rel, and records it.
+func (sw *treeSweep) take(ctx context.Context, d TreeDir, rel, name string, size int64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !sw.opts.DryRun {
+		if err := d.Remove(ctx, name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	sw.found = append(sw.found, rel+name)
+	if sw.opts.Found != nil {
+		sw.opts.Found(Info{Path: rel + name, Size: size})
+	}
+	return nil
+}
+
+// tree sweeps d, whose store path is rel ("" or ending in "/"), and
+// everything below it, and returns how many temporary files it found.
+func (sw *treeSweep) tree(ctx context.Context, d TreeDir, rel string) (int, error) {
+	fis, err := d.Entries(ctx)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	count := 0
+	for _, fi := range fis {
+		if err := ctx.Err(); err != nil {
+			return count, err
+		}
+		name := fi.Name()
+		switch {
+		case fi.IsDir():
+			sub, err := d.Sub(ctx, name)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return count, err
+			}
+			n, err := sw.tree(ctx, sub, rel+name+"/")
+			sub.Close()
+			count += n
+			if err != nil {
+				return count, err
+			}
+			if n > 0 && !sw.opts.DryRun {
+				sw.t.PruneDir(ctx, rel+name, false) // if this sweep emptied it
+			}
+		case strings.HasPrefix(name, TempPrefix):
+			if err := sw.take(ctx, d, rel, name, fi.Size()); err != nil {
+				return count, err
+			}
+			count++
+		}
+	}
+	return count, nil
+}
+
+// dir sweeps the store directory p ("" is the root) itself, not what is
+// below it, then prunes it and its parents if that left them empty.
+func (sw *treeSweep) dir(ctx context.Context, p string) error {
+	d, err := sw.t.OpenDir(ctx, p)
+	if err != nil || d == nil {
+		return err
+	}
+	defer d.Close()
+	rel := ""
+	if p != "" {
+		rel = p + "/"
+	}
+	fis, err := d.Entries(ctx)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // removed meanwhile
+	}
+	if err != nil {
+		return err
+	}
+	count := 0
+	for _, fi := range fis {
+		if !strings.HasPrefix(fi.Name(), TempPrefix) || fi.IsDir() {
+			continue
+		}
+		if err := sw.take(ctx, d, rel, fi.Name(), fi.Size()); err != nil {
+			return err
+		}
+		count++
+	}
+	if count > 0 && !sw.opts.DryRun && p != "" {
+		sw.t.PruneDir(ctx, p, true)
+	}
+	return nil
+}
