@@ -122,3 +122,45 @@ func (p *ParallelHash) Close() {
 func (p *ParallelHash) Version() Version {
 	return Version("sha256:" + hex.EncodeToString(p.Sum()))
 }
+
+// ContentVersion is the Version of data on a store that versions objects
+// by their content (see DigestVersion).
+func ContentVersion(data []byte) Version {
+	sum := sha256.Sum256(data)
+	return Version("sha256:" + hex.EncodeToString(sum[:]))
+}
+
+// ReadDigested is the body of ReadVersioned on a store that versions
+// objects by their content: it shows r to fn through a reader that fails
+// once ctx is done, hashing the bytes on another core as they pass (a
+// large catalog is decoded and hashed at once), drains what fn leaves
+// unread and returns the Version of all of r. An error of fn is returned
+// as is, with no Version; a read error after fn is wrapped by wrap.
+func ReadDigested(ctx context.Context, r io.Reader, fn func(io.Reader) error, wrap func(error) error) (Version, error) {
+	h := NewParallelHash(sha256.New())
+	defer h.Close()
+	cr := ContextReader(ctx, io.TeeReader(r, h))
+	if err := fn(cr); err != nil {
+		return "", err
+	}
+	if _, err := io.Copy(io.Discard, cr); err != nil {
+		return "", wrap(err)
+	}
+	return h.Version(), nil
+}
+
+// ContextReader returns a reader of r whose every Read fails once ctx is
+// done (a Read already blocked in r is not interrupted).
+func ContextReader(ctx context.Context, r io.Reader) io.Reader { return &ctxReader{ctx, r} }
+
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (r *ctxReader) Read(p []byte) (int, error) {
+	if err := r.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return r.r.Read(p)
+}

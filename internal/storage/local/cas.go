@@ -182,7 +182,7 @@ func (s *Store) rewriteIf(ctx context.Context, p string, ifVersion storage.Versi
 	// fn works.
 	sum := storage.NewParallelHash(sha256.New())
 	defer sum.Close()
-	r := &ctxReader{ctx: ctx, r: io.TeeReader(cur, sum)}
+	r := storage.ContextReader(ctx, io.TeeReader(cur, sum))
 	if err := fn(r, w.f); err != nil {
 		return &rewriteFnError{err}
 	}
@@ -208,7 +208,7 @@ func (s *Store) currentVersion(ctx context.Context, p string) (storage.Version, 
 	defer f.Close()
 	// Streamed: a large catalog is hashed without holding a second copy.
 	h := sha256.New()
-	if _, err := io.Copy(h, &ctxReader{ctx: ctx, r: f}); err != nil {
+	if _, err := io.Copy(h, storage.ContextReader(ctx, f)); err != nil {
 		return "", err
 	}
 	return storage.DigestVersion(h), nil

@@ -40,8 +40,6 @@ package local
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -329,13 +327,7 @@ func (s *Store) Get(ctx context.Context, p string) ([]byte, storage.Version, err
 		return nil, "", s.errorf("get", p, err)
 	}
 	data = buf.Bytes()
-	return data, versionOf(data), nil
-}
-
-// versionOf returns the Version of content.
-func versionOf(data []byte) storage.Version {
-	sum := sha256.Sum256(data)
-	return storage.Version("sha256:" + hex.EncodeToString(sum[:]))
+	return data, storage.ContentVersion(data), nil
 }
 
 // ReadVersioned implements storage.Store: it streams a regular file to fn,
@@ -351,31 +343,9 @@ func (s *Store) ReadVersioned(ctx context.Context, p string, fn func(io.Reader) 
 		return "", s.errorf("read", p, err)
 	}
 	defer f.Close()
-	// Hashed on another core while fn decodes: this is the version of
-	// every run's catalog read, hundreds of MB for a large root.
-	h := storage.NewParallelHash(sha256.New())
-	defer h.Close()
-	r := &ctxReader{ctx: ctx, r: io.TeeReader(f, h)}
-	if err := fn(r); err != nil {
-		return "", err
-	}
-	if _, err := io.Copy(io.Discard, r); err != nil {
-		return "", s.errorf("read", p, err)
-	}
-	return h.Version(), nil
-}
-
-// ctxReader fails once its context is done.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (r *ctxReader) Read(p []byte) (int, error) {
-	if err := r.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return r.r.Read(p)
+	// The version of every run's catalog read, hundreds of MB for a large
+	// root: hashed on another core while fn decodes.
+	return storage.ReadDigested(ctx, f, fn, func(err error) error { return s.errorf("read", p, err) })
 }
 
 // Open implements storage.Store: it opens a regular file for reading. A

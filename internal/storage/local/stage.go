@@ -269,7 +269,7 @@ func (s *Store) copyExact(ctx context.Context, dst io.Writer, src io.Reader, siz
 		}
 		// One byte more than is left, to see the end of the input (or
 		// that there is more) in the same pass.
-		n, err := io.ReadFull(src, buf[:min(int64(len(buf)), size-done+1)])
+		n, err := fill(src, buf[:min(int64(len(buf)), size-done+1)])
 		if done+int64(n) > size {
 			return fmt.Errorf("input is longer than %d bytes", size)
 		}
@@ -281,7 +281,7 @@ func (s *Store) copyExact(ctx context.Context, dst io.Writer, src io.Reader, siz
 		}
 		switch {
 		case err == nil:
-		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		case err == io.EOF:
 			if done < size {
 				return fmt.Errorf("short input: got %d of %d bytes", done, size)
 			}
@@ -290,6 +290,22 @@ func (s *Store) copyExact(ctx context.Context, dst io.Writer, src io.Reader, siz
 			return fmt.Errorf("after %d of %d bytes: %w", done, size, err)
 		}
 	}
+}
+
+// fill reads into buf until it is full or src fails: unlike io.ReadFull it
+// returns src's own error as it is (io.EOF only when src said so, however
+// much it read), so a reader that fails with io.ErrUnexpectedEOF is not
+// taken for a short input.
+func fill(src io.Reader, buf []byte) (int, error) {
+	n := 0
+	for n < len(buf) {
+		m, err := src.Read(buf[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // stageBuf is the copy buffer of a staged write.

@@ -275,7 +275,7 @@ func (s *Store) digest(ctx context.Context, path string) ([]byte, int64, error) 
 	}
 	defer rc.Close()
 	h := sha256.New()
-	n, err := io.Copy(h, ctxReader{ctx: ctx, r: rc})
+	n, err := io.Copy(h, storage.ContextReader(ctx, rc))
 	if err != nil {
 		return nil, 0, fmt.Errorf("read back %s: %w", path, err)
 	}
@@ -289,19 +289,6 @@ func containsSum(sums [][]byte, sum []byte) bool {
 		}
 	}
 	return false
-}
-
-// ctxReader fails once its context is done.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (r ctxReader) Read(p []byte) (int, error) {
-	if err := r.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return r.r.Read(p)
 }
 
 // putIf is Put with PutIfVersion. After a transient failure it reads the
@@ -356,7 +343,7 @@ func (s *Store) putIf(ctx context.Context, path string, in io.Reader, size int64
 			h := sha256.New()
 			var n int64
 			cur, err := s.st.ReadVersioned(ctx, path, func(r io.Reader) (err error) {
-				n, err = io.Copy(h, ctxReader{ctx: ctx, r: r})
+				n, err = io.Copy(h, storage.ContextReader(ctx, r))
 				return err
 			})
 			return cur, err == nil && n == size && bytes.Equal(h.Sum(nil), want), err

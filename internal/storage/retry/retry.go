@@ -63,11 +63,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/distributor-dev/distributor/internal/backoff"
 	"io"
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/distributor-dev/distributor/internal/backoff"
 
 	"github.com/distributor-dev/distributor/internal/storage"
 )

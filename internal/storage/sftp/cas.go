@@ -193,7 +193,7 @@ func (s *Store) currentVersion(ctx context.Context, c *conn, p string) (storage.
 	// on another core while the next bytes arrive.
 	h := storage.NewParallelHash(sha256.New())
 	defer h.Close()
-	if _, err := io.Copy(h, &ctxReader{ctx: ctx, r: bufferedReader(f, size)}); err != nil {
+	if _, err := io.Copy(h, storage.ContextReader(ctx, bufferedReader(f, size))); err != nil {
 		return "", err
 	}
 	return h.Version(), nil

@@ -61,8 +61,6 @@ package sftp
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -280,7 +278,7 @@ func (s *Store) Get(ctx context.Context, p string) ([]byte, storage.Version, err
 	if err != nil {
 		return nil, "", s.errorf("get", p, err)
 	}
-	return data, versionOf(data), nil
+	return data, storage.ContentVersion(data), nil
 }
 
 func (s *Store) get(ctx context.Context, p string) ([]byte, error) {
@@ -294,13 +292,7 @@ func (s *Store) get(ctx context.Context, p string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return io.ReadAll(&ctxReader{ctx: ctx, r: f})
-}
-
-// versionOf returns the Version of content.
-func versionOf(data []byte) storage.Version {
-	sum := sha256.Sum256(data)
-	return storage.Version("sha256:" + hex.EncodeToString(sum[:]))
+	return io.ReadAll(storage.ContextReader(ctx, f))
 }
 
 // readBuffer is the read size of ReadVersioned and of the compare of
@@ -334,16 +326,7 @@ func (s *Store) ReadVersioned(ctx context.Context, p string, fn func(io.Reader) 
 	}
 	defer f.Close()
 	// Hashed on another core while fn decodes.
-	h := storage.NewParallelHash(sha256.New())
-	defer h.Close()
-	r := &ctxReader{ctx: ctx, r: io.TeeReader(bufferedReader(f, size), h)}
-	if err := fn(r); err != nil {
-		return "", err
-	}
-	if _, err := io.Copy(io.Discard, r); err != nil {
-		return "", s.errorf("read", p, err)
-	}
-	return h.Version(), nil
+	return storage.ReadDigested(ctx, bufferedReader(f, size), fn, func(err error) error { return s.errorf("read", p, err) })
 }
 
 // open opens the regular file at p for reading.
@@ -439,25 +422,12 @@ func (s *Store) Open(ctx context.Context, p string) (io.ReadCloser, error) {
 		stop()
 		return nil, s.errorf("open", p, err)
 	}
-	return &reader{ctxReader: ctxReader{ctx: ctx, r: f}, f: f, stop: stop}, nil
-}
-
-// ctxReader fails once its context is done.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (r *ctxReader) Read(p []byte) (int, error) {
-	if err := r.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return r.r.Read(p)
+	return &reader{Reader: storage.ContextReader(ctx, f), f: f, stop: stop}, nil
 }
 
 // reader is the io.ReadCloser Open returns.
 type reader struct {
-	ctxReader
+	io.Reader
 	f    *sftplib.File
 	stop func()
 }
