@@ -106,7 +106,7 @@ func (s *Store) createOnce(ctx context.Context, p string, src *storage.DigestSou
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	err = dir.Link(w.tmp, base)
+	err = w.placeNew()
 	if errors.Is(err, fs.ErrNotExist) {
 		// Not an error matching storage.ErrNotExist: the object was not
 		// missing, the temporary file was.

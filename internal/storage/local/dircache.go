@@ -37,6 +37,15 @@ type dirHandle struct {
 	fd  int
 }
 
+// descriptor returns the descriptor of h's directory as a file, or -1
+// when h is nil or has none.
+func (h *dirHandle) descriptor() int {
+	if h == nil || h.dir == nil {
+		return -1
+	}
+	return h.fd
+}
+
 func (h *dirHandle) close() {
 	if h.root != nil {
 		h.root.Close()

@@ -116,12 +116,12 @@ func (g *staged) reopen() (*tempWriter, error) {
 	if root == nil {
 		return nil, fmt.Errorf("%w (the root directory is gone)", storage.ErrTempVanished)
 	}
-	c, _, err := walkChain(root, g.p, false, &g.s.dirs)
+	c, h, err := walkChain(root, g.p, false, &g.s.dirs)
 	if err != nil {
 		return nil, err
 	}
 	copy(c.dirty, g.made)
-	return &tempWriter{c: c, tmp: g.tmp, s: g.s, deferSync: g.s.deferDirSync}, nil
+	return &tempWriter{c: c, tmp: g.tmp, dirfd: h.descriptor(), s: g.s, deferSync: g.s.deferDirSync}, nil
 }
 
 // Commit implements storage.Staged: the rename (or, for a create, the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"strconv"
@@ -44,6 +45,25 @@ func (s *Store) createTempAt(dirfd int) (*os.File, string, error) {
 		return f, name, nil
 	}
 	return nil, "", errors.New("cannot create a unique temporary file")
+}
+
+// renameNoReplace renames old to new in the directory open as dirfd only
+// if new does not exist (renameat2 with RENAME_NOREPLACE: one system call
+// where a hard link and an unlink take two). A file system or kernel
+// without the flag yields an error matching errors.ErrUnsupported.
+func renameNoReplace(dirfd int, old, new string) error {
+	for {
+		err := unix.Renameat2(dirfd, old, dirfd, new, unix.RENAME_NOREPLACE)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EOPNOTSUPP):
+			return fmt.Errorf("renameat2 RENAME_NOREPLACE: %w (%w)", errors.ErrUnsupported, err)
+		}
+		return &fs.PathError{Op: "renameat2", Path: new, Err: err}
+	}
 }
 
 // openat is unix.Openat, retried when a signal interrupts it.

@@ -11,6 +11,8 @@ import (
 // createTempAt: elsewhere they use createTemp.
 const canCreateAt = false
 
+func renameNoReplace(int, string, string) error { return errors.ErrUnsupported }
+
 func (s *Store) createTempAt(int) (*os.File, string, error) {
 	return nil, "", errors.New("createTempAt is not available on this platform")
 }

@@ -20,6 +20,7 @@ type tempWriter struct {
 	c       *chain
 	f       *os.File // nil once closed
 	tmp     string   // the temporary file's name in c.parent()
+	dirfd   int      // c.parent()'s descriptor from the directory cache, or -1
 	renamed bool     // tmp no longer exists under its name
 	s       *Store
 	// deferSync leaves the directory fsyncs of this write to Store.Sync;
@@ -44,14 +45,15 @@ func (s *Store) begin(p string) (*tempWriter, error) {
 		if err == nil {
 			var f *os.File
 			var tmp string
-			if h != nil && h.dir != nil {
-				f, tmp, err = s.createTempAt(h.fd)
+			dirfd := h.descriptor()
+			if dirfd >= 0 {
+				f, tmp, err = s.createTempAt(dirfd)
 			} else {
 				f, tmp, err = createTemp(c.parent())
 			}
 			if err == nil {
 				s.noteDirs(c) // what a cleanup may remove
-				return &tempWriter{c: c, f: f, tmp: tmp, s: s}, nil
+				return &tempWriter{c: c, f: f, tmp: tmp, dirfd: dirfd, s: s}, nil
 			}
 			c.close()
 		}
@@ -149,7 +151,7 @@ func (w *tempWriter) link(ctx context.Context) error {
 		return err
 	}
 	dir, base := w.c.parent(), w.c.base()
-	err := dir.Link(w.tmp, base)
+	err := w.placeNew()
 	if cannotLink(err) {
 		// No hard links here: look, then rename (safe under the lock).
 		if _, lerr := dir.Lstat(base); lerr == nil {
@@ -160,6 +162,33 @@ func (w *tempWriter) link(ctx context.Context) error {
 		}
 	}
 	return w.linked(err, "an entry exists")
+}
+
+// placeNew gives the complete temporary file the target's name only if no
+// entry has that name: with one renameat2(RENAME_NOREPLACE) where the
+// platform and the file system have it, else with a hard link, after which
+// the temporary name is removed. A taken name (even by a dangling symbolic
+// link) yields an error matching fs.ErrExist, a vanished temporary file one
+// matching fs.ErrNotExist, a file system that cannot hard-link one that
+// cannotLink recognises; nothing is published then.
+func (w *tempWriter) placeNew() error {
+	if w.dirfd >= 0 {
+		err := renameNoReplace(w.dirfd, w.tmp, w.c.base())
+		if err == nil {
+			w.renamed = true
+			return nil
+		}
+		if !errors.Is(err, errors.ErrUnsupported) {
+			return err
+		}
+	}
+	dir := w.c.parent()
+	err := dir.Link(w.tmp, w.c.base())
+	if err == nil {
+		dir.Remove(w.tmp)
+		w.renamed = true
+	}
+	return err
 }
 
 // cannotLink reports whether err, from a hard link, means that the file
@@ -180,8 +209,10 @@ func (w *tempWriter) linked(err error, taken string) error {
 	if err != nil {
 		return err
 	}
-	w.c.parent().Remove(w.tmp)
-	w.renamed = true
+	if !w.renamed { // createExclusive wrote the target itself
+		w.c.parent().Remove(w.tmp)
+		w.renamed = true
+	}
 	return w.syncDirs()
 }
 
