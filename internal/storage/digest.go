@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"hash"
 	"io"
+
+	"github.com/distributor-dev/distributor/internal/parhash"
 )
 
 // DigestVersion is the Version of content whose sha256 h holds, as stores
@@ -44,84 +46,21 @@ func (src *DigestSource) CopyTo(ctx context.Context, w io.Writer) error {
 		return fmt.Errorf("rewind the input: %w", err)
 	}
 	// Hashed on another core while the bytes go out (a catalog's upload).
-	h := NewParallelHash(sha256.New())
+	h := parhash.New(sha256.New())
 	defer h.Close()
 	if err := CopyExact(ctx, w, io.TeeReader(src.r, h), src.size); err != nil {
 		return err
 	}
-	src.v = h.Version()
+	src.v = SumVersion(h.Sum())
 	return nil
 }
 
 // Version is the Version of the content the last complete copy wrote.
 func (src *DigestSource) Version() Version { return src.v }
 
-// ParallelHash is an io.Writer that hashes what is written to it on a
-// goroutine of its own, so that hashing a stream (a catalog of hundreds of
-// MB, hashed for its Version as it is read or written) overlaps with what
-// the caller does with the stream on another core. Writes copy their bytes
-// into a few reused buffers; Sum waits for the hashing to catch up. Sum (or
-// Close) must be called once, to stop the goroutine.
-type ParallelHash struct {
-	h     hash.Hash
-	work  chan []byte
-	free  chan []byte
-	done  chan struct{}
-	ended bool
-	sum   []byte
-}
-
-// parallelHashBuffers bounds the bytes a ParallelHash holds: this many
-// buffers of the largest write.
-const parallelHashBuffers = 4
-
-// NewParallelHash starts hashing with h.
-func NewParallelHash(h hash.Hash) *ParallelHash {
-	p := &ParallelHash{h: h, work: make(chan []byte, parallelHashBuffers), free: make(chan []byte, parallelHashBuffers),
-		done: make(chan struct{})}
-	for range parallelHashBuffers {
-		p.free <- nil
-	}
-	go func() {
-		defer close(p.done)
-		for b := range p.work {
-			p.h.Write(b)
-			p.free <- b
-		}
-	}()
-	return p
-}
-
-// Write implements io.Writer; it never fails.
-func (p *ParallelHash) Write(b []byte) (int, error) {
-	buf := <-p.free
-	buf = append(buf[:0], b...)
-	p.work <- buf
-	return len(b), nil
-}
-
-// Sum waits for every written byte to be hashed and returns the digest.
-func (p *ParallelHash) Sum() []byte {
-	p.Close()
-	return p.sum
-}
-
-// Close stops the hashing goroutine; Sum still returns the digest.
-func (p *ParallelHash) Close() {
-	if p.ended {
-		return
-	}
-	p.ended = true
-	close(p.work)
-	<-p.done
-	p.sum = p.h.Sum(nil)
-}
-
-// Version is the Version of the bytes written: DigestVersion of a sha256
-// ParallelHash.
-func (p *ParallelHash) Version() Version {
-	return Version("sha256:" + hex.EncodeToString(p.Sum()))
-}
+// SumVersion is the Version of content whose sha256 digest is sum (see
+// DigestVersion).
+func SumVersion(sum []byte) Version { return Version("sha256:" + hex.EncodeToString(sum)) }
 
 // ContentVersion is the Version of data on a store that versions objects
 // by their content (see DigestVersion).
@@ -137,7 +76,7 @@ func ContentVersion(data []byte) Version {
 // unread and returns the Version of all of r. An error of fn is returned
 // as is, with no Version; a read error after fn is wrapped by wrap.
 func ReadDigested(ctx context.Context, r io.Reader, fn func(io.Reader) error, wrap func(error) error) (Version, error) {
-	h := NewParallelHash(sha256.New())
+	h := parhash.New(sha256.New())
 	defer h.Close()
 	cr := ContextReader(ctx, io.TeeReader(r, h))
 	if err := fn(cr); err != nil {
@@ -146,7 +85,7 @@ func ReadDigested(ctx context.Context, r io.Reader, fn func(io.Reader) error, wr
 	if _, err := io.Copy(io.Discard, cr); err != nil {
 		return "", wrap(err)
 	}
-	return h.Version(), nil
+	return SumVersion(h.Sum()), nil
 }
 
 // ContextReader returns a reader of r whose every Read fails once ctx is

@@ -4,7 +4,7 @@
 // A Store is rooted: every path is a clean, relative, slash-separated path
 // below the destination root. Stores know nothing of catalogs, workflows or
 // ownership; that policy lives above this package. This package imports no
-// other internal package.
+// other internal package but internal/parhash.
 package storage
 
 import (

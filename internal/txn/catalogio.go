@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/parhash"
 	"github.com/distributor-dev/distributor/internal/storage"
 )
 
@@ -41,12 +42,12 @@ type encoded struct {
 	mem  bytes.Buffer
 	file *os.File
 	size int64
-	sum  *storage.ParallelHash // nil for a Spool
+	sum  *parhash.Hash // nil for a Spool
 }
 
 // newEncoded returns an empty document, hashed on another core as it is
 // written; close releases it.
-func newEncoded() *encoded { return &encoded{sum: storage.NewParallelHash(sha256.New())} }
+func newEncoded() *encoded { return &encoded{sum: parhash.New(sha256.New())} }
 
 // Write implements io.Writer.
 func (e *encoded) Write(p []byte) (int, error) {

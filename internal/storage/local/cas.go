@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/distributor-dev/distributor/internal/parhash"
 	"github.com/distributor-dev/distributor/internal/storage"
 )
 
@@ -180,7 +181,7 @@ func (s *Store) rewriteIf(ctx context.Context, p string, ifVersion storage.Versi
 	defer w.cleanup()
 	// The digest of the current bytes is computed on another core while
 	// fn works.
-	sum := storage.NewParallelHash(sha256.New())
+	sum := parhash.New(sha256.New())
 	defer sum.Close()
 	r := storage.ContextReader(ctx, io.TeeReader(cur, sum))
 	if err := fn(r, w.f); err != nil {
@@ -189,7 +190,7 @@ func (s *Store) rewriteIf(ctx context.Context, p string, ifVersion storage.Versi
 	if _, err := io.Copy(io.Discard, r); err != nil {
 		return err
 	}
-	if err := storage.CheckVersion(sum.Version(), ifVersion); err != nil {
+	if err := storage.CheckVersion(storage.SumVersion(sum.Sum()), ifVersion); err != nil {
 		return err
 	}
 	return w.rename(ctx)

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/distributor-dev/distributor/internal/parhash"
 	"github.com/distributor-dev/distributor/internal/storage"
 	sftplib "github.com/pkg/sftp"
 )
@@ -191,12 +192,12 @@ func (s *Store) currentVersion(ctx context.Context, c *conn, p string) (storage.
 	defer f.Close()
 	// Streamed: a large catalog is hashed without holding a second copy,
 	// on another core while the next bytes arrive.
-	h := storage.NewParallelHash(sha256.New())
+	h := parhash.New(sha256.New())
 	defer h.Close()
 	if _, err := io.Copy(h, storage.ContextReader(ctx, bufferedReader(f, size))); err != nil {
 		return "", err
 	}
-	return h.Version(), nil
+	return storage.SumVersion(h.Sum()), nil
 }
 
 // createExclusive is the exclusive create for servers without a usable

@@ -1,4 +1,4 @@
-package storage
+package parhash
 
 import (
 	"crypto/sha256"
@@ -7,12 +7,12 @@ import (
 	"testing"
 )
 
-// TestParallelHashIsSha256: writes of any sizes, the buffers reused between
+// TestHashIsSha256: writes of any sizes, the buffers reused between
 // them, hash to the digest of their concatenation.
-func TestParallelHashIsSha256(t *testing.T) {
+func TestHashIsSha256(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for range 20 {
-		p := NewParallelHash(sha256.New())
+		p := New(sha256.New())
 		want := sha256.New()
 		chunk := make([]byte, 300<<10)
 		for range r.IntN(40) {
@@ -23,8 +23,8 @@ func TestParallelHashIsSha256(t *testing.T) {
 			p.Write(b) // the caller reuses chunk at once
 			want.Write(b)
 		}
-		if got, w := p.Version(), Version("sha256:"+hex.EncodeToString(want.Sum(nil))); got != w {
-			t.Fatalf("Version %s, want %s", got, w)
+		if got, w := hex.EncodeToString(p.Sum()), hex.EncodeToString(want.Sum(nil)); got != w {
+			t.Fatalf("Sum %s, want %s", got, w)
 		}
 		p.Close() // a second stop is harmless
 	}

@@ -1,0 +1,73 @@
+// Package parhash hashes a stream on a goroutine of its own, so that the
+// hashing overlaps with what the caller does with the stream on another
+// core: a catalog of hundreds of MB hashed for its Version as it is read or
+// written, a large bundle file verified against its manifest digest while
+// it is copied.
+package parhash
+
+import (
+	"errors"
+	"hash"
+)
+
+// Hash is an io.Writer that hashes what is written to it on a goroutine of
+// its own (see the package documentation). Writes copy their bytes
+// into a few reused buffers; Sum waits for the hashing to catch up. Sum (or
+// Close) must be called once, to stop the goroutine.
+type Hash struct {
+	h     hash.Hash
+	work  chan []byte
+	free  chan []byte
+	done  chan struct{}
+	ended bool
+	sum   []byte
+}
+
+// buffers bounds the bytes a Hash holds: this many buffers of the largest
+// write.
+const buffers = 4
+
+// New starts hashing with h.
+func New(h hash.Hash) *Hash {
+	p := &Hash{h: h, work: make(chan []byte, buffers), free: make(chan []byte, buffers),
+		done: make(chan struct{})}
+	for range buffers {
+		p.free <- nil
+	}
+	go func() {
+		defer close(p.done)
+		for b := range p.work {
+			p.h.Write(b)
+			p.free <- b
+		}
+	}()
+	return p
+}
+
+// Write implements io.Writer; it fails only after Sum or Close.
+func (p *Hash) Write(b []byte) (int, error) {
+	if p.ended {
+		return 0, errors.New("parhash: write after Sum or Close")
+	}
+	buf := <-p.free
+	buf = append(buf[:0], b...)
+	p.work <- buf
+	return len(b), nil
+}
+
+// Sum waits for every written byte to be hashed and returns the digest.
+func (p *Hash) Sum() []byte {
+	p.Close()
+	return p.sum
+}
+
+// Close stops the hashing goroutine; Sum still returns the digest.
+func (p *Hash) Close() {
+	if p.ended {
+		return
+	}
+	p.ended = true
+	close(p.work)
+	<-p.done
+	p.sum = p.h.Sum(nil)
+}
