@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -26,14 +27,32 @@ import (
 type requestCounter struct {
 	mu       sync.Mutex
 	byMethod map[string]int
-	next     http.RoundTripper
+	// steps, when not nil, collects each request as describeRequest names
+	// it, in the order they were answered (see takeSteps).
+	steps []string
+	next  http.RoundTripper
 }
 
 func (c *requestCounter) RoundTrip(r *http.Request) (*http.Response, error) {
 	c.mu.Lock()
 	c.byMethod[r.Method]++
+	record := c.steps != nil
 	c.mu.Unlock()
-	return c.next.RoundTrip(r)
+	if !record {
+		return c.next.RoundTrip(r)
+	}
+	step := describeRequest(r)
+	resp, err := c.next.RoundTrip(r)
+	switch {
+	case err != nil:
+		step += ": " + err.Error()
+	case resp.StatusCode >= 300:
+		step += ": " + strconv.Itoa(resp.StatusCode)
+	}
+	c.mu.Lock()
+	c.steps = append(c.steps, step)
+	c.mu.Unlock()
+	return resp, err
 }
 
 func (c *requestCounter) take() map[string]int {

@@ -80,9 +80,6 @@ type Options struct {
 	// Getenv reads the credential environment variables (see newClient).
 	// nil means an empty environment.
 	Getenv func(string) string
-	// Transport is the HTTP transport whose clone gets the timeouts
-	// below; nil means Go's default.
-	Transport *http.Transport
 	// DialTimeout bounds the TCP connect, and then the TLS handshake, of
 	// each new connection; 0 means 10 seconds.
 	DialTimeout time.Duration
@@ -183,13 +180,8 @@ func (s *Store) init(ctx context.Context, opts Options) error {
 	if opts.MaxAttempts <= 0 {
 		opts.MaxAttempts = defaultMaxAttempts
 	}
-	var tr *http.Transport
-	if opts.Transport != nil {
-		tr = opts.Transport.Clone()
-	} else {
-		tr = http.DefaultTransport.(*http.Transport).Clone()
-		tr.DialContext = nil // deadline.Install's own
-	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DialContext = nil // deadline.Install's own
 	deadline.Install(tr, deadline.Timeouts{Dial: opts.DialTimeout, Response: opts.ResponseTimeout, Idle: opts.IdleTimeout})
 	tr.ExpectContinueTimeout = expectContinueTimeout
 	copts := &container.ClientOptions{ClientOptions: policy.ClientOptions{

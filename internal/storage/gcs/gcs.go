@@ -78,11 +78,6 @@ type Options struct {
 	// Getenv reads the environment (GOOGLE_APPLICATION_CREDENTIALS,
 	// STORAGE_EMULATOR_HOST, HOME, ...). nil means an empty environment.
 	Getenv func(string) string
-	// Transport is the HTTP transport; nil means a clone of
-	// http.DefaultTransport. The store installs its timeouts into a clone
-	// of an *http.Transport; any other http.RoundTripper is used as it is
-	// (only the calls' contexts bound its requests).
-	Transport http.RoundTripper
 	// DialTimeout bounds the TCP connect, and then the TLS handshake, of
 	// each new connection; 0 means 10 seconds.
 	DialTimeout time.Duration
@@ -214,19 +209,11 @@ func parseEndpoint(endpoint string) (api, upload string, err error) {
 	return root + p, root + "/upload" + p, nil
 }
 
-// newTransport returns the HTTP transport of the client, with opts's
-// timeouts installed (see Options.Transport).
+// newTransport returns the HTTP transport of the client: a clone of
+// http.DefaultTransport with opts's timeouts installed.
 func newTransport(opts Options) http.RoundTripper {
-	var tr *http.Transport
-	switch t := opts.Transport.(type) {
-	case nil:
-		tr = http.DefaultTransport.(*http.Transport).Clone()
-		tr.DialContext = nil // deadline's, with a keep-alive
-	case *http.Transport:
-		tr = t.Clone()
-	default:
-		return t
-	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DialContext = nil // deadline's, with a keep-alive
 	deadline.Install(tr, deadline.Timeouts{
 		Dial:     cmpOr(opts.DialTimeout, defaultDialTimeout),
 		Response: cmpOr(opts.ResponseTimeout, defaultResponseTimeout),

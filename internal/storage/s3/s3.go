@@ -89,6 +89,14 @@ type Options struct {
 	// wrapping its dialer). Any other http.RoundTripper is used as it is:
 	// the timeouts are then its own business, and only the calls'
 	// contexts bound the requests.
+	//
+	// No configuration field sets it: Open (the s3 block) leaves it nil,
+	// so distributor always talks through minio-go's default transport
+	// with the block's timeouts. It is the adapter's HTTP seam for a
+	// program that builds a Store itself, as minio.Options.Transport is
+	// the client's: the tests use it to trust a test server's certificate
+	// and to see or cut requests on the wire (docs/design.md, "S3
+	// Options.Transport").
 	Transport http.RoundTripper
 	// DialTimeout bounds the TCP connect, and then the TLS handshake, of
 	// each new connection; 0 means 10 seconds.
