@@ -153,28 +153,6 @@ func (d *Destination) Counts() plan.Counts {
 	return d.Applied
 }
 
-// Failed reports whether the destination makes the run exit 1: a failed
-// status or a fail_* action (also in a dry run).
-func (d *Destination) Failed() bool {
-	return d.Status == Failed || d.Action().Failed()
-}
-
-// Failed reports whether the run must exit 1.
-func (r *Run) Failed() bool {
-	for i := range r.Pipelines {
-		p := &r.Pipelines[i]
-		if p.Err != nil {
-			return true
-		}
-		for j := range p.Destinations {
-			if p.Destinations[j].Failed() {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // AppliedCounts counts the items of p whose path is in done (the paths
 // whose write or delete took effect and is recorded): created, overwritten
 // and deleted only.

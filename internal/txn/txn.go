@@ -260,9 +260,6 @@ func (t *Txn) Context() context.Context { return t.ctx }
 // Fence returns nil while this process provably holds the root's lock.
 func (t *Txn) Fence() error { return t.lk.Fence() }
 
-// Lock returns the held lock's record.
-func (t *Txn) Lock() lock.Info { return t.lk.Info() }
-
 // End releases the lock (if this process still provably holds it). After
 // an interruption it gives up on the release InterruptedCleanup after it:
 // the lock of a dead process is then the next writer's to take over.

@@ -13,9 +13,6 @@ import (
 // checkPath is storage.CheckPath, the path rules every adapter shares.
 func checkPath(p string) error { return storage.CheckPath(p) }
 
-// splitPrefix is storage.SplitPrefix.
-func splitPrefix(prefix string) (dir, filter string, err error) { return storage.SplitPrefix(prefix) }
-
 // chain is the sequence of directories leading to the final segment of a
 // path, each opened as an *os.Root below the previous one, so that every
 // operation on the final segment happens relative to a directory handle that
