@@ -20,8 +20,9 @@ import (
 // from its start, hashing them as they pass (the Version is their digest).
 //
 // With the zero Version it writes them to a temporary file, fsyncs it and
-// hard-links it to the target, which fails if any entry (even a dangling
-// symbolic link) has that name: an atomic exclusive create that never exposes
+// renames it to the target with renameat2(RENAME_NOREPLACE), or hard-links
+// it where the file system lacks that flag; either fails if any entry (even
+// a dangling symbolic link) has that name: an atomic exclusive create that never exposes
 // partial content, safe between processes and hosts sharing the directory.
 // If the file system cannot hard-link, it falls back to an O_EXCL create of
 // the target written in place (still exclusive, but a concurrent reader may

@@ -26,7 +26,8 @@
 //
 // Writes go to a temporary file named storage.TempPrefix+random in the
 // target's directory, are fsynced, then renamed over the target (or, for an
-// exclusive create, hard-linked to it), and the directory is fsynced, so a
+// exclusive create, renamed with RENAME_NOREPLACE, else hard-linked to it),
+// and the directory is fsynced, so a
 // published file survives a power loss. Files are created with mode 0644 and
 // directories with 0755, whatever the process umask. Temporary files left by
 // a crash are hidden from List and removed by SweepTemp.
@@ -267,11 +268,11 @@ func (s *Store) errorf(op, p string, err error) error {
 // none, remains. Missing parent directories are created (mode 0755); the file
 // gets mode 0644. A symbolic link at the target is replaced, not followed.
 //
-// With PutCreate the complete temporary file is linked to the name
-// (link(2) fails if the name exists: the error then matches
-// storage.ErrPrecondition), not renamed over it. On a file system without
-// hard links it looks first, then renames (safe under the destination
-// lock). With PutIfVersion, see putIfVersion.
+// With PutCreate the complete temporary file gets the name only if it is
+// free (renameat2 with RENAME_NOREPLACE, else link(2): either fails if the
+// name exists, and the error then matches storage.ErrPrecondition). On a
+// file system with neither it looks first, then renames (safe under the
+// destination lock). With PutIfVersion, see putIfVersion.
 func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
 	if opts.Mode == storage.PutIfVersion {
 		return s.putIfVersion(ctx, p, r, size, opts.Version)
