@@ -127,7 +127,7 @@ func TestReconcileMergesListingWithCatalogInPathOrder(t *testing.T) {
 		for _, p := range recorded {
 			c.Outputs = append(c.Outputs, catalog.Output{Path: p, PipelineID: "mine", DestinationID: "site",
 				Source: catalog.Source{ID: "s", Digest: "sha256:" + strings.Repeat("0", 64), Created: c.CreatedAt},
-				Kind: catalog.KindSource, SHA256: "sha256:" + strings.Repeat("1", 64), Size: 1, CreatedAt: c.CreatedAt, UpdatedAt: c.CreatedAt})
+				Kind:   catalog.KindSource, SHA256: "sha256:" + strings.Repeat("1", 64), Size: 1, CreatedAt: c.CreatedAt, UpdatedAt: c.CreatedAt})
 		}
 		doc, err := catalog.Encode(c)
 		if err != nil {
