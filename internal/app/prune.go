@@ -146,14 +146,12 @@ func (s *pruneSelection) selects(o *catalog.Output) bool {
 }
 
 // collect is the second pass's step: it keeps o when its publication was
-// chosen, and reports whether it did.
-func (s *pruneSelection) collect(o *catalog.Output) bool {
-	if !s.selects(o) {
-		return false
+// chosen.
+func (s *pruneSelection) collect(o *catalog.Output) {
+	if s.selects(o) {
+		p := s.pubs[sourceKey(o.Source)]
+		p.outputs = append(p.outputs, *o)
 	}
-	p := s.pubs[sourceKey(o.Source)]
-	p.outputs = append(p.outputs, *o)
-	return true
 }
 
 // publications returns the chosen publications, oldest first, each with
@@ -218,24 +216,8 @@ func (a *App) Prune(ctx context.Context, cfg *config.Config, opts PruneOptions) 
 	if m.cat == nil {
 		return rep, nil // nothing is managed here: nothing to prune
 	}
-	// Two passes over the streamed catalog: the first summarises the
-	// owner's publications, the second collects the outputs of those the
-	// policy selects.
 	ctx = m.ctx(ctx)
-	sel := newPruneSelection(t.owner)
-	err = m.cat.each(ctx, func(o *catalog.Output) error {
-		if o.Owner() == t.owner {
-			rep.Owned++
-		}
-		sel.summarise(o)
-		return nil
-	})
-	if err == nil {
-		sel.choose(now, pol.OlderThan, pol.KeepMin)
-		if len(sel.chosen) > 0 {
-			err = m.cat.each(ctx, func(o *catalog.Output) error { sel.collect(o); return nil })
-		}
-	}
+	sel, err := selectStreamed(ctx, m.cat, t.owner, now, pol.OlderThan, pol.KeepMin, &rep.Owned)
 	if err != nil {
 		return fail(err)
 	}
@@ -294,6 +276,28 @@ func (a *App) Prune(ctx context.Context, cfg *config.Config, opts PruneOptions) 
 			err, len(rep.Deleted), len(rep.Selected)))
 	}
 	return rep, nil
+}
+
+// selectStreamed is SelectPrune over a streamed catalog, in two passes: the
+// first summarises owner's publications (and counts owner's outputs into
+// owned), the second, when the policy chose any, collects their outputs.
+func selectStreamed(ctx context.Context, c *maintCatalog, owner catalog.Owner, now time.Time, olderThan time.Duration, keepMin int, owned *int) (*pruneSelection, error) {
+	sel := newPruneSelection(owner)
+	err := c.each(ctx, func(o *catalog.Output) error {
+		if o.Owner() == owner {
+			*owned++
+		}
+		sel.summarise(o)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sel.choose(now, olderThan, keepMin)
+	if len(sel.chosen) > 0 {
+		err = c.each(ctx, func(o *catalog.Output) error { sel.collect(o); return nil })
+	}
+	return sel, err
 }
 
 // pruneEdit is the catalog edit that records what of a prune took effect:
