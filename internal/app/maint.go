@@ -196,7 +196,10 @@ func (a *App) openMaintRoot(ctx context.Context, t *maintTarget, command string,
 		}
 		ctx = m.tx.Context()
 	}
-	if m.state, m.version, m.cat, err = readMaintCatalog(ctx, st); err != nil {
+	// A copy of the catalog is kept unless the lock is held on a store
+	// that rewrites in place (local disk): see readMaintCatalog.
+	keepCopy := !write || !st.Properties().Rewrite
+	if m.state, m.version, m.cat, err = readMaintCatalog(ctx, st, keepCopy); err != nil {
 		m.close()
 		return nil, err
 	}

@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/report"
+	"github.com/distributor-dev/distributor/internal/storage"
 )
 
 // maintYAML configures the owner of archiveCatalog's records (theirs ->
@@ -172,5 +175,69 @@ func TestReconcileMergesListingWithCatalogInPathOrder(t *testing.T) {
 		if want := []string{"a-b.txt", "a.b", "a/b.txt", "a/d/e.txt"}; !slices.Equal(left, want) {
 			t.Errorf("unsorted %v: records left %q, want %q", unsorted, left, want)
 		}
+	}
+}
+
+// commitAfterCatalogRead is a store whose catalog a concurrent writer
+// replaces right after a reader first reads it (once).
+type commitAfterCatalogRead struct {
+	storage.Store
+	once    *sync.Once
+	replace func()
+}
+
+func (s commitAfterCatalogRead) ReadVersioned(ctx context.Context, path string, fn func(io.Reader) error) (storage.Version, error) {
+	v, err := s.Store.ReadVersioned(ctx, path, fn)
+	if path == catalog.FileName {
+		s.once.Do(s.replace)
+	}
+	return v, err
+}
+
+// TestVerifyPassesReadTheVersionClassified: verify without the lock reads
+// the catalog in more than one pass (with a progress display, a count
+// first); a run that commits a new catalog between them changes neither
+// what it checks nor its success, because the passes read the copy kept of
+// the version it classified (on local disk too).
+func TestVerifyPassesReadTheVersionClassified(t *testing.T) {
+	f := yamlFixture(t, verifyYAML)
+	files := map[string]string{"a.txt": "aaa", "b/c.txt": "ccccc"}
+	f.bundle("mine", "mine.one", files)
+	if d := f.run(f.app(nil), "mine"); d.Status != report.StatusOK {
+		t.Fatalf("run: %s %v", d.Status, str(d.Error))
+	}
+	path := filepath.Join(f.root, catalog.FileName)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The new catalog records a third output, whose file is missing: a
+	// verify that read it would fail.
+	c, err := catalog.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra := c.Outputs[0]
+	extra.Path = "new.txt"
+	c.Outputs = append(c.Outputs, extra)
+	next, err := catalog.Encode(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := f.app(func(st storage.Store) storage.Store {
+		return commitAfterCatalogRead{Store: st, once: new(sync.Once), replace: func() {
+			if err := os.WriteFile(path, next, 0o644); err != nil {
+				t.Error(err)
+			}
+		}}
+	})
+	p := &progressRecorder{started: map[string][2]int64{}, done: map[string]int64{}}
+	a.Progress = p
+	rep, err := a.Verify(context.Background(), f.cfg, VerifyOptions{MaintOptions: MaintOptions{Pipeline: "mine", Destination: "site"}})
+	if err != nil || rep.Error != nil || rep.Failed() || rep.OK != 2 {
+		t.Fatalf("verify: %+v %v %v", rep, err, str(rep.Error))
+	}
+	if got := p.started["verify mine -> site"]; got != [2]int64{2, 8} {
+		t.Errorf("started %v, want 2 files, 8 bytes", p.started)
 	}
 }

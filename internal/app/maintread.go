@@ -31,10 +31,11 @@ type maintCatalog struct {
 	// canonical says every record is in the catalog's layout (an edit is
 	// spliced into its bytes: txn.Change.BaseCanonical).
 	canonical bool
-	// copy holds the catalog's bytes as read from a remote root (nil on a
-	// store that rewrites in place: each pass reads the store again), or
-	// for a valid catalog whose records are not sorted by path, its
-	// records encoded sorted (then sorted is false).
+	// copy holds the catalog's bytes as first read (nil when the command
+	// holds the lock on a store that rewrites in place: each pass reads
+	// the store again, which no other writer can change), or for a valid
+	// catalog whose records are not sorted by path, its records encoded
+	// sorted (then sorted is false).
 	copy   *txn.Spool
 	sorted bool
 }
@@ -82,16 +83,19 @@ func (c *maintCatalog) each(ctx context.Context, fn func(*catalog.Output) error)
 
 // readMaintCatalog reads and classifies a root's catalog. A valid one
 // streams through catalog.ScanCanonical, holding no record, and comes back
-// as a maintCatalog (a copy of its bytes kept from a remote root); any
-// other document is read whole to be classified (State.Catalog stays nil
-// for a valid one: its records are in the maintCatalog).
+// as a maintCatalog; any other document is read whole to be classified
+// (State.Catalog stays nil for a valid one: its records are in the
+// maintCatalog). With keepCopy, the bytes read are kept (txn.Spool) for
+// the later passes: from a remote root, which they spare a download, and
+// for a command without the lock, whose passes then read the one version
+// it classified whatever a concurrent run commits meanwhile.
 //
 // A valid catalog whose records are not sorted by path (never written by
 // distributor, but valid) cannot stream in path order: it is read whole
 // once and its records are encoded sorted into a copy that the passes read.
-func readMaintCatalog(ctx context.Context, st storage.Store) (catalog.State, storage.Version, *maintCatalog, error) {
+func readMaintCatalog(ctx context.Context, st storage.Store, keepCopy bool) (catalog.State, storage.Version, *maintCatalog, error) {
 	c := &maintCatalog{st: st, sorted: true}
-	if !st.Properties().Rewrite {
+	if keepCopy {
 		c.copy = txn.NewSpool()
 	}
 	var scanErr error
