@@ -18,6 +18,8 @@ type Corrupt struct {
 	Path     string `json:"path"`
 	Expected string `json:"expected"`
 	Actual   string `json:"actual"`
+	// Owner is the record's owner.
+	Owner catalog.Owner `json:"-"`
 }
 
 // AuditResult says how the records of a catalog compare with storage.
@@ -56,12 +58,69 @@ func Audit(ctx context.Context, st storage.Store, c *catalog.Catalog, keep func(
 // Missing and Corrupt are in catalog order. The first read error (in
 // catalog order among those that failed) stops the audit and is returned.
 func AuditWith(ctx context.Context, st storage.Store, c *catalog.Catalog, keep func(*catalog.Output) bool, opts AuditOptions) (*AuditResult, error) {
-	var sel []int
-	for i := range c.Outputs {
-		if keep == nil || keep(&c.Outputs[i]) {
-			sel = append(sel, i)
+	quick := opts.Sizes != nil
+	records := func(fn func(o *catalog.Output, l *listed) error) error {
+		for i := range c.Outputs {
+			o := &c.Outputs[i]
+			if keep != nil && !keep(o) {
+				continue
+			}
+			var l *listed
+			if size, ok := opts.Sizes[o.Path]; ok {
+				l = &listed{Path: o.Path, Size: size}
+			}
+			if err := fn(o, l); err != nil {
+				return err
+			}
 		}
+		return nil
 	}
+	return auditStream(ctx, st, records, quick, opts)
+}
+
+// auditBatch is how many records an audit checks at a time, in parallel:
+// its memory follows the batch, not the catalog.
+const auditBatch = 1024
+
+// auditRecord is a record to audit, with its listing entry when the audit
+// compares sizes only (nil: not listed).
+type auditRecord struct {
+	o *catalog.Output
+	l *listed
+}
+
+// auditStream audits the records that records yields (in catalog order),
+// auditBatch at a time, opts.Jobs of each batch at once: with quick, only
+// their presence and size in the listing entry that comes with each (nil:
+// not listed), otherwise their bytes from storage. The result is in the
+// order records yields them, whatever the number of jobs.
+func auditStream(ctx context.Context, st storage.Store, records func(fn func(o *catalog.Output, l *listed) error) error, quick bool, opts AuditOptions) (*AuditResult, error) {
+	res := &AuditResult{}
+	batch := make([]auditRecord, 0, auditBatch)
+	flush := func() error {
+		err := auditRecords(ctx, st, batch, quick, opts, res)
+		batch = batch[:0]
+		return err
+	}
+	err := records(func(o *catalog.Output, l *listed) error {
+		batch = append(batch, auditRecord{o: o, l: l})
+		if len(batch) < auditBatch {
+			return nil
+		}
+		return flush()
+	})
+	if err == nil {
+		err = flush()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// auditRecords checks a batch of records, opts.Jobs at once, and adds
+// their verdicts to res in the batch's order.
+func auditRecords(ctx context.Context, st storage.Store, sel []auditRecord, quick bool, opts AuditOptions, res *AuditResult) error {
 	// One verdict per selected output, filled in by whichever worker
 	// checks it, read in catalog order at the end.
 	type verdict struct {
@@ -71,16 +130,15 @@ func AuditWith(ctx context.Context, st storage.Store, c *catalog.Catalog, keep f
 	}
 	verdicts := make([]verdict, len(sel))
 	check := func(ctx context.Context, k int) {
-		o := &c.Outputs[sel[k]]
+		o, l := sel[k].o, sel[k].l
 		v := &verdicts[k]
-		if opts.Sizes != nil {
-			size, ok := opts.Sizes[o.Path]
+		if quick {
 			switch {
-			case !ok:
+			case l == nil:
 				v.missing = true
-			case size != o.Size:
+			case l.Size != o.Size:
 				v.corrupt = &Corrupt{Path: o.Path, Expected: fmt.Sprintf("%s (%d bytes)", o.SHA256, o.Size),
-					Actual: fmt.Sprintf("%d bytes (content not read: --quick)", size)}
+					Actual: fmt.Sprintf("%d bytes (content not read: --quick)", l.Size), Owner: o.Owner()}
 			}
 			if opts.Checked != nil {
 				opts.Checked(o.Path, 0)
@@ -96,7 +154,7 @@ func AuditWith(ctx context.Context, st storage.Store, c *catalog.Catalog, keep f
 			return
 		case sum != o.SHA256 || size != o.Size:
 			v.corrupt = &Corrupt{Path: o.Path,
-				Expected: fmt.Sprintf("%s (%d bytes)", o.SHA256, o.Size), Actual: fmt.Sprintf("%s (%d bytes)", sum, size)}
+				Expected: fmt.Sprintf("%s (%d bytes)", o.SHA256, o.Size), Actual: fmt.Sprintf("%s (%d bytes)", sum, size), Owner: o.Owner()}
 		}
 		if opts.Checked != nil {
 			opts.Checked(o.Path, size)
@@ -104,7 +162,7 @@ func AuditWith(ctx context.Context, st storage.Store, c *catalog.Catalog, keep f
 	}
 
 	jobs := max(opts.Jobs, 1)
-	if opts.Sizes != nil {
+	if quick {
 		jobs = 1 // nothing to wait for
 	}
 	wctx, stop := context.WithCancel(ctx)
@@ -131,24 +189,24 @@ func AuditWith(ctx context.Context, st storage.Store, c *catalog.Catalog, keep f
 	}
 	wg.Wait()
 
-	res := &AuditResult{}
 	var cancelled error
 	for k, v := range verdicts {
 		switch {
 		case v.err != nil && ctx.Err() == nil && errors.Is(v.err, context.Canceled):
 			cancelled = cmp.Or(cancelled, v.err) // stopped by another output's failure
 		case v.err != nil:
-			return nil, v.err
+			return v.err
 		case v.missing:
-			res.Missing = append(res.Missing, c.Outputs[sel[k]])
+			res.Missing = append(res.Missing, *sel[k].o)
 		case v.corrupt != nil:
 			res.Corrupt = append(res.Corrupt, *v.corrupt)
+		default:
+			res.OK++
 		}
 	}
 	if failed.Load() || ctx.Err() != nil {
 		// Only cancellations were kept above: the cause was the caller's.
-		return nil, cmp.Or(ctx.Err(), cancelled)
+		return cmp.Or(ctx.Err(), cancelled)
 	}
-	res.OK = len(sel) - len(res.Missing) - len(res.Corrupt)
-	return res, nil
+	return nil
 }

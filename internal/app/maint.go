@@ -143,10 +143,15 @@ func (a *App) openMaint(ctx context.Context, t *maintTarget) (storage.Store, err
 }
 
 // maintRoot is a maintenance target's root, opened, locked when the command
-// writes, and read.
+// writes, and its catalog classified. Nothing of it is held whole: a valid
+// catalog streams again for each pass over it (cat), the listing where a
+// command needs it (mergeListing).
 type maintRoot struct {
-	store storage.Store
-	root  *Root
+	store   storage.Store
+	state   catalog.State
+	version storage.Version
+	// cat is the valid catalog (nil for any other state).
+	cat *maintCatalog
 	// warnings mention a journal a dead (or running) writer left, for
 	// commands that do not recover it.
 	warnings []string
@@ -159,10 +164,20 @@ type maintRoot struct {
 // close ends the transaction (releasing the lock) if one was begun, and
 // closes the store.
 func (m *maintRoot) close() {
+	m.cat.close()
 	if m.tx != nil {
 		m.tx.End()
 	}
 	m.store.Close()
+}
+
+// ctx is the context of the command's storage calls: the transaction's
+// when it writes.
+func (m *maintRoot) ctx(ctx context.Context) context.Context {
+	if m.tx != nil {
+		return m.tx.Context()
+	}
+	return ctx
 }
 
 // openMaintRoot opens t's store, begins a write transaction (taking the
@@ -181,12 +196,18 @@ func (a *App) openMaintRoot(ctx context.Context, t *maintTarget, command string,
 		}
 		ctx = m.tx.Context()
 	}
-	if m.root, err = ReadRoot(ctx, st); err != nil {
+	// A copy of the catalog is kept unless the lock is held on a store
+	// that rewrites in place (local disk): see readMaintCatalog.
+	keepCopy := !write || !st.Properties().Rewrite
+	if m.state, m.version, m.cat, err = readMaintCatalog(ctx, st, keepCopy); err != nil {
 		m.close()
 		return nil, err
 	}
-	if _, ok := m.root.Listing[journal.Name]; ok {
-		m.pending = true
+	if m.pending, err = journalPresent(ctx, st); err != nil {
+		m.close()
+		return nil, err
+	}
+	if m.pending {
 		m.warnings = journalWarning()
 	}
 	return m, nil
@@ -210,15 +231,26 @@ func refuseState(command, root string, owner catalog.Owner, s catalog.State) err
 	}
 }
 
-// dropping returns the edit that removes the records at paths from c,
-// stamped as written now by this version of distributor.
-func (a *App) dropping(c *catalog.Catalog, paths []string) *catalog.Edit {
-	h := c.Header()
+// dropping returns the edit that removes the records at paths from a
+// catalog with header h, stamped as written now by this version of
+// distributor.
+func (a *App) dropping(h catalog.Header, paths []string) *catalog.Edit {
 	h.UpdatedAt = a.Now()
 	if a.Version != "" {
 		h.DistributorVersion = a.Version
 	}
 	return &catalog.Edit{Header: h, Delete: paths}
+}
+
+// change is the catalog change of a maintenance command that writes: with
+// the root's catalog version as its base, and the copy of the catalog's
+// bytes it read, if any.
+func (m *maintRoot) change() *txn.Change {
+	ch := &txn.Change{Base: m.version}
+	if m.cat != nil {
+		ch.BaseCopy, ch.BaseCanonical = m.cat.baseCopy(), m.cat.canonical && m.cat.sorted
+	}
+	return ch
 }
 
 // journalWarning is the warning for a root holding an intent journal: until

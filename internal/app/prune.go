@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -56,35 +57,112 @@ func newerSource(a, b catalog.Source) int {
 // outputs are never selected, nor is a destination's archive index or feed
 // (transform index or feed: rebuilt, they are not reports and do not count
 // towards keepMin). It is a pure function: outputs is not modified.
+//
+// Prune makes the same selection over a streamed catalog in two passes
+// (see pruneSelection): memory follows the publications, not the outputs.
 func SelectPrune(outputs []catalog.Output, owner catalog.Owner, now time.Time, olderThan time.Duration, keepMin int) []Publication {
-	byKey := map[string]*Publication{}
-	var pubs []*Publication
-	for _, o := range outputs {
-		// A reserved path cannot be in a valid catalog; never select one.
-		if o.Owner() != owner || cleanpath.HasReservedSegment(o.Path) ||
-			o.Transform == catalog.TransformIndex || o.Transform == catalog.TransformFeed {
-			continue
-		}
-		k := sourceKey(o.Source)
-		p := byKey[k]
-		if p == nil {
-			p = &Publication{Source: o.Source}
-			byKey[k] = p
-			pubs = append(pubs, p)
-		}
-		p.Outputs = append(p.Outputs, o)
+	s := newPruneSelection(owner)
+	for i := range outputs {
+		s.summarise(&outputs[i])
 	}
-	slices.SortFunc(pubs, func(a, b *Publication) int { return newerSource(a.Source, b.Source) })
+	s.choose(now, olderThan, keepMin)
+	for i := range outputs {
+		s.collect(&outputs[i])
+	}
+	return s.publications()
+}
+
+// pruneSelection selects an owner's publications to prune from a catalog
+// it sees twice, record by record: a first pass (summarise) keeps one
+// summary per publication, the newest UpdatedAt of its outputs; choose
+// applies the policy to the summaries; a second pass (collect) keeps the
+// outputs of the publications chosen.
+type pruneSelection struct {
+	owner catalog.Owner
+	pubs  map[string]*pubSummary
+	// chosen are the selected publications, oldest first.
+	chosen []*pubSummary
+}
+
+// pubSummary is what the selection keeps of a publication.
+type pubSummary struct {
+	source   catalog.Source
+	latest   time.Time // the newest UpdatedAt of its outputs
+	selected bool
+	outputs  []catalog.Output // collected once selected
+}
+
+func newPruneSelection(owner catalog.Owner) *pruneSelection {
+	return &pruneSelection{owner: owner, pubs: map[string]*pubSummary{}}
+}
+
+// counts says whether o belongs to one of the owner's publications.
+func (s *pruneSelection) counts(o *catalog.Output) bool {
+	// A reserved path cannot be in a valid catalog; never select one.
+	return o.Owner() == s.owner && !cleanpath.HasReservedSegment(o.Path) &&
+		o.Transform != catalog.TransformIndex && o.Transform != catalog.TransformFeed
+}
+
+// summarise is the first pass's step: it notes o in its publication.
+func (s *pruneSelection) summarise(o *catalog.Output) {
+	if !s.counts(o) {
+		return
+	}
+	k := sourceKey(o.Source)
+	p := s.pubs[k]
+	if p == nil {
+		p = &pubSummary{source: o.Source, latest: o.UpdatedAt}
+		s.pubs[k] = p
+	}
+	if o.UpdatedAt.After(p.latest) {
+		p.latest = o.UpdatedAt
+	}
+}
+
+// choose selects, among the summarised publications, those the policy
+// prunes.
+func (s *pruneSelection) choose(now time.Time, olderThan time.Duration, keepMin int) {
+	pubs := slices.Collect(maps.Values(s.pubs))
+	slices.SortFunc(pubs, func(a, b *pubSummary) int { return newerSource(a.source, b.source) })
 	cutoff := now.Add(-olderThan)
-	selected := []Publication{}
+	s.chosen = nil
 	for i, p := range pubs {
-		if i < keepMin || slices.ContainsFunc(p.Outputs, func(o catalog.Output) bool { return !o.UpdatedAt.Before(cutoff) }) {
+		if i < keepMin || !p.latest.Before(cutoff) {
 			continue
 		}
-		slices.SortFunc(p.Outputs, func(a, b catalog.Output) int { return strings.Compare(a.Path, b.Path) })
-		selected = append(selected, *p)
+		p.selected = true
+		s.chosen = append(s.chosen, p)
 	}
-	slices.Reverse(selected)
+	slices.Reverse(s.chosen)
+}
+
+// selects says whether o is an output of a chosen publication.
+func (s *pruneSelection) selects(o *catalog.Output) bool {
+	if !s.counts(o) {
+		return false
+	}
+	p := s.pubs[sourceKey(o.Source)]
+	return p != nil && p.selected
+}
+
+// collect is the second pass's step: it keeps o when its publication was
+// chosen.
+func (s *pruneSelection) collect(o *catalog.Output) {
+	if s.selects(o) {
+		p := s.pubs[sourceKey(o.Source)]
+		p.outputs = append(p.outputs, *o)
+	}
+}
+
+// publications returns the chosen publications, oldest first, each with
+// the outputs collected, sorted by path.
+func (s *pruneSelection) publications() []Publication {
+	selected := make([]Publication, 0, len(s.chosen))
+	for _, p := range s.chosen {
+		outs := slices.Clone(p.outputs)
+		slices.SortFunc(outs, func(a, b catalog.Output) int { return strings.Compare(a.Path, b.Path) })
+		selected = append(selected, Publication{Source: p.source, Outputs: outs})
+	}
 	return selected
 }
 
@@ -128,25 +206,23 @@ func (a *App) Prune(ctx context.Context, cfg *config.Config, opts PruneOptions) 
 		return fail(err)
 	}
 	defer m.close()
-	st, r := m.store, m.root
+	st := m.store
 	rep.Root = st.String()
-	rep.State = string(r.State.Status)
+	rep.State = string(m.state.Status)
 	rep.Warnings = m.warnings
-	if err := refuseState("prune", rep.Root, t.owner, r.State); err != nil {
+	if err := refuseState("prune", rep.Root, t.owner, m.state); err != nil {
 		return fail(err)
 	}
-	if r.State.Status == catalog.StatusNone {
+	if m.cat == nil {
 		return rep, nil // nothing is managed here: nothing to prune
 	}
-	c := r.State.Catalog
-	for i := range c.Outputs {
-		if c.Outputs[i].Owner() == t.owner {
-			rep.Owned++
-		}
+	ctx = m.ctx(ctx)
+	sel, err := selectStreamed(ctx, m.cat, t.owner, now, pol.OlderThan, pol.KeepMin, &rep.Owned)
+	if err != nil {
+		return fail(err)
 	}
-	pubs := SelectPrune(c.Outputs, t.owner, now, pol.OlderThan, pol.KeepMin)
 	var paths []string
-	for _, pub := range pubs {
+	for _, pub := range sel.publications() {
 		rep.Publications = append(rep.Publications, prunePublication(&pub))
 		for i := range pub.Outputs {
 			rep.Selected = append(rep.Selected, pruneEntry(&pub.Outputs[i]))
@@ -159,7 +235,7 @@ func (a *App) Prune(ctx context.Context, cfg *config.Config, opts PruneOptions) 
 	if !opts.Apply || len(paths) == 0 {
 		return rep, nil
 	}
-	writes, err := rebuildIndex(t.dest, c, paths, now)
+	writes, err := rebuildIndex(ctx, t.dest, m.cat, sel.selects, now)
 	if err != nil {
 		return fail(err)
 	}
@@ -173,9 +249,12 @@ func (a *App) Prune(ctx context.Context, cfg *config.Config, opts PruneOptions) 
 	for _, w := range writes {
 		all = append(all, w.Path)
 	}
-	res, err := m.tx.Apply(&txn.Change{Base: r.Version, Writes: writes, Deletes: paths,
-		Final:   a.pruneEdit(c, writes, paths, all),
-		Partial: func(done []string) *catalog.Edit { return a.pruneEdit(c, writes, paths, done) }})
+	h := m.cat.Header
+	ch := m.change()
+	ch.Writes, ch.Deletes = writes, paths
+	ch.Final = a.pruneEdit(h, writes, paths, all)
+	ch.Partial = func(done []string) *catalog.Edit { return a.pruneEdit(h, writes, paths, done) }
+	res, err := m.tx.Apply(ch)
 	done := make(map[string]bool, len(res.Done))
 	for _, p := range res.Done {
 		done[p] = true
@@ -199,10 +278,32 @@ func (a *App) Prune(ctx context.Context, cfg *config.Config, opts PruneOptions) 
 	return rep, nil
 }
 
+// selectStreamed is SelectPrune over a streamed catalog, in two passes: the
+// first summarises owner's publications (and counts owner's outputs into
+// owned), the second, when the policy chose any, collects their outputs.
+func selectStreamed(ctx context.Context, c *maintCatalog, owner catalog.Owner, now time.Time, olderThan time.Duration, keepMin int, owned *int) (*pruneSelection, error) {
+	sel := newPruneSelection(owner)
+	err := c.each(ctx, func(o *catalog.Output) error {
+		if o.Owner() == owner {
+			*owned++
+		}
+		sel.summarise(o)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sel.choose(now, olderThan, keepMin)
+	if len(sel.chosen) > 0 {
+		err = c.each(ctx, func(o *catalog.Output) error { sel.collect(o); return nil })
+	}
+	return sel, err
+}
+
 // pruneEdit is the catalog edit that records what of a prune took effect:
 // the rewritten index and feed among done (their new records) and the
 // deletes among done.
-func (a *App) pruneEdit(c *catalog.Catalog, writes []txn.Write, deletes, done []string) *catalog.Edit {
+func (a *App) pruneEdit(h catalog.Header, writes []txn.Write, deletes, done []string) *catalog.Edit {
 	isDone := make(map[string]bool, len(done))
 	for _, p := range done {
 		isDone[p] = true
@@ -214,7 +315,7 @@ func (a *App) pruneEdit(c *catalog.Catalog, writes []txn.Write, deletes, done []
 			gone = append(gone, p)
 		}
 	}
-	e := a.dropping(c, gone)
+	e := a.dropping(h, gone)
 	for _, w := range writes {
 		if isDone[w.Path] {
 			e.Put = append(e.Put, w.Record)
@@ -224,32 +325,32 @@ func (a *App) pruneEdit(c *catalog.Catalog, writes []txn.Write, deletes, done []
 }
 
 // rebuildIndex returns the writes that bring destination d's archive index
-// and feed up to date with catalog c once the outputs at paths gone are
+// and feed up to date with catalog c once the outputs that gone selects are
 // deleted, each with its new record. Only an index or feed that c records
 // as d's is rewritten (prune maintains what a run published; the next run
 // creates a missing one), and only when its bytes change. The pages are
 // the ones a run would write from the same catalog, so the next run over
-// an unchanged root finds them skip_same.
-func rebuildIndex(d *config.Destination, c *catalog.Catalog, gone []string, now time.Time) ([]txn.Write, error) {
+// an unchanged root finds them skip_same. The catalog streams once; what
+// is kept of d's records is what a run's index keeps (reportCollector).
+func rebuildIndex(ctx context.Context, d *config.Destination, c *maintCatalog, gone func(*catalog.Output) bool, now time.Time) ([]txn.Write, error) {
 	if d.Index == nil {
 		return nil, nil
 	}
-	deleted := make(map[string]bool, len(gone))
-	for _, p := range gone {
-		deleted[p] = true
-	}
 	col := &reportCollector{dest: d.ID}
 	recorded := map[string]*catalog.Output{}
-	for i := range c.Outputs {
-		o := &c.Outputs[i]
-		if deleted[o.Path] {
-			continue
+	err := c.each(ctx, func(o *catalog.Output) error {
+		if gone(o) {
+			return nil
 		}
 		if o.DestinationID == d.ID && (o.Path == d.Index.Path && o.Transform == catalog.TransformIndex ||
 			o.Path == d.Index.Feed && o.Transform == catalog.TransformFeed) {
 			recorded[o.Path] = o
 		}
 		col.visit(o)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(recorded) == 0 {
 		return nil, nil

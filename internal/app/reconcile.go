@@ -4,16 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
-	"sort"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/cleanpath"
 	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/report"
 	"github.com/distributor-dev/distributor/internal/storage"
-	"github.com/distributor-dev/distributor/internal/txn"
 )
 
 // ReconcileOptions are the inputs of `distributor reconcile-state`.
@@ -54,11 +50,11 @@ func (a *App) ReconcileState(ctx context.Context, cfg *config.Config, opts Recon
 		return fail(err)
 	}
 	defer m.close()
-	st, r := m.store, m.root
+	st := m.store
 	rep.Root = st.String()
-	rep.State = string(r.State.Status)
+	rep.State = string(m.state.Status)
 	rep.Warnings = m.warnings
-	if err := refuseState("reconcile-state", rep.Root, t.owner, r.State); err != nil {
+	if err := refuseState("reconcile-state", rep.Root, t.owner, m.state); err != nil {
 		return fail(err)
 	}
 	// Temporary files interrupted writes left: removed under the lock,
@@ -73,38 +69,48 @@ func (a *App) ReconcileState(ctx context.Context, cfg *config.Config, opts Recon
 		return fail(fmt.Errorf("temporary files: %w", err))
 	}
 	rep.TempFiles = append(rep.TempFiles, temps...)
-	c := r.State.Catalog
-	if c == nil { // state none: no records, everything is unmanaged
-		c = &catalog.Catalog{}
-	}
-	rep.Unmanaged = unmanagedPaths(r.Listing, c)
+	// One merge of the listing with the catalog (none for state none:
+	// everything is unmanaged), both in path order: memory follows the
+	// listing's page and what the report lists.
+	ctx = m.ctx(ctx)
 	keep := ownedBy(t.owner, opts.AllOwners)
-	drop := map[string]bool{}
-	for i := range c.Outputs {
-		o := &c.Outputs[i]
-		if !keep(o) {
-			continue
+	var drop []string
+	err = mergeListing(ctx, st, m.cat, func(o *catalog.Output, l *listed) error {
+		switch {
+		case o == nil:
+			if !cleanpath.HasReservedSegment(l.Path) {
+				rep.Unmanaged = append(rep.Unmanaged, l.Path)
+			}
+			return nil
+		case !keep(o):
+			return nil
 		}
 		rep.Checked++
-		if _, listed := r.Listing[o.Path]; listed {
-			continue
+		if l != nil {
+			return nil
 		}
 		// Confirm with Stat before dropping a record: only a file storage
 		// says does not exist is missing.
 		_, err := st.Stat(ctx, o.Path)
 		switch {
 		case err == nil:
-			continue
+			return nil
 		case !errors.Is(err, storage.ErrNotExist):
-			return fail(fmt.Errorf("check %s: %w", o.Path, err))
+			return fmt.Errorf("check %s: %w", o.Path, err)
 		}
 		rep.Missing = append(rep.Missing, report.RecordOf(o))
-		drop[o.Path] = true
+		drop = append(drop, o.Path)
+		return nil
+	})
+	if err != nil {
+		return fail(err)
 	}
 	if opts.DryRun || len(drop) == 0 {
 		return rep, nil
 	}
-	if _, err := m.tx.Apply(&txn.Change{Base: r.Version, Final: a.dropping(c, slices.Sorted(maps.Keys(drop)))}); err != nil {
+	ch := m.change()
+	ch.Final = a.dropping(m.cat.Header, drop)
+	if _, err := m.tx.Apply(ch); err != nil {
 		return fail(err)
 	}
 	rep.Removed = append(rep.Removed, rep.Missing...)
@@ -112,18 +118,4 @@ func (a *App) ReconcileState(ctx context.Context, cfg *config.Config, opts Recon
 		a.Logger.Info("dropped record of missing file", "path", m.Path, "pipeline", m.PipelineID, "destination", m.DestinationID)
 	}
 	return rep, nil
-}
-
-// unmanagedPaths lists, sorted, the paths in listing that no record of c
-// holds, leaving out reserved .distributor* names.
-func unmanagedPaths(listing map[string]int64, c *catalog.Catalog) []string {
-	recorded := c.Index()
-	out := []string{}
-	for p := range listing {
-		if recorded[p] == nil && !cleanpath.HasReservedSegment(p) {
-			out = append(out, p)
-		}
-	}
-	sort.Strings(out)
-	return out
 }

@@ -6,8 +6,8 @@ import (
 
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/config"
-	"github.com/distributor-dev/distributor/internal/journal"
 	"github.com/distributor-dev/distributor/internal/report"
+	"github.com/distributor-dev/distributor/internal/txn"
 )
 
 // ShowState reads the catalog of the root that a pipeline and one of its
@@ -28,32 +28,39 @@ func (a *App) ShowState(ctx context.Context, cfg *config.Config, opts MaintOptio
 		return nil, err
 	}
 	defer st.Close()
-	r, err := ReadRoot(ctx, st)
+	// The catalog, whole: state show prints every record (and, for
+	// --output json, the stored document). The root is not listed: only
+	// whether it holds a dead writer's journal matters.
+	state, version, err := txn.ReadCatalog(ctx, st)
 	if err != nil {
 		return nil, err
 	}
-	if err := refuseShowState(st.String(), r.State); err != nil {
+	if err := refuseShowState(st.String(), state); err != nil {
 		return nil, err
 	}
-	// The stored bytes, for --output json: the same version ReadRoot
+	// The stored bytes, for --output json: the same version ReadCatalog
 	// classified, or the catalog changed in between.
 	var raw []byte
-	if r.State.Status == catalog.StatusCatalog {
+	if state.Status == catalog.StatusCatalog {
 		data, ver, err := st.Get(ctx, catalog.FileName)
 		if err != nil {
 			return nil, fmt.Errorf("read %s at %s: %w", catalog.FileName, st, err)
 		}
-		if ver != r.Version {
+		if ver != version {
 			return nil, fmt.Errorf("%s at %s changed while it was being read (a writer is at work): try again", catalog.FileName, st)
 		}
 		raw = data
 	}
 	rep := &report.StateShow{Command: "state show", PipelineID: t.owner.PipelineID, DestinationID: t.owner.DestinationID,
-		Root: st.String(), State: string(r.State.Status), Catalog: r.State.Catalog, Raw: raw}
+		Root: st.String(), State: string(state.Status), Catalog: state.Catalog, Raw: raw}
 	// A dead writer's journal: the catalog may not match storage until a
 	// writing command recovers the root. Logged too, for --output json,
 	// which prints the stored document alone.
-	if _, ok := r.Listing[journal.Name]; ok {
+	pending, err := journalPresent(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	if pending {
 		rep.Warnings = journalWarning()
 		for _, w := range rep.Warnings {
 			a.Logger.Warn(w, "root", rep.Root)

@@ -52,12 +52,12 @@ func (a *App) Verify(ctx context.Context, cfg *config.Config, opts VerifyOptions
 		return fail(err)
 	}
 	defer m.close()
-	st, r := m.store, m.root
+	st := m.store
 	rep.Root = st.String()
-	rep.State = string(r.State.Status)
+	rep.State = string(m.state.Status)
 	rep.Warnings = m.warnings
 	rep.RecoveryPending = m.pending
-	if err := refuseState("verify", rep.Root, t.owner, r.State); err != nil {
+	if err := refuseState("verify", rep.Root, t.owner, m.state); err != nil {
 		return fail(err)
 	}
 	// Report (never remove: verify holds no lock) temporary files that
@@ -67,31 +67,10 @@ func (a *App) Verify(ctx context.Context, cfg *config.Config, opts VerifyOptions
 		return fail(fmt.Errorf("look for temporary files: %w", err))
 	}
 	rep.TempFiles = append(rep.TempFiles, temps...)
-	if r.State.Status == catalog.StatusNone {
+	if m.cat == nil {
 		return rep, nil // nothing is managed here: nothing to verify
 	}
-	c := r.State.Catalog
-	keep := ownedBy(t.owner, opts.AllOwners)
-	ao := AuditOptions{Jobs: jobsFor(t.dest.Backend, opts.Jobs)}
-	if opts.Quick {
-		ao.Sizes = r.Listing
-	}
-	if a.Progress != nil {
-		name := "verify " + t.owner.PipelineID + " -> " + t.owner.DestinationID
-		files, bytes := 0, int64(0)
-		for i := range c.Outputs {
-			if keep(&c.Outputs[i]) {
-				files++
-				if !opts.Quick {
-					bytes += c.Outputs[i].Size
-				}
-			}
-		}
-		a.Progress.Start(name, files, bytes)
-		ao.Checked = func(path string, read int64) { a.Progress.Done(name, path, read) }
-		defer a.Progress.Finish(name)
-	}
-	res, err := AuditWith(ctx, st, c, keep, ao)
+	res, err := a.audit(ctx, t, m, opts)
 	if err != nil {
 		return fail(fmt.Errorf("verify: %w", err))
 	}
@@ -99,14 +78,57 @@ func (a *App) Verify(ctx context.Context, cfg *config.Config, opts VerifyOptions
 	for i := range res.Missing {
 		rep.Missing = append(rep.Missing, report.RecordOf(&res.Missing[i]))
 	}
-	idx := c.Index()
 	for _, cr := range res.Corrupt {
-		vc := report.VerifyCorrupt{Path: cr.Path, Expected: cr.Expected, Actual: cr.Actual}
-		if o := idx[cr.Path]; o != nil {
-			vc.PipelineID, vc.DestinationID = o.PipelineID, o.DestinationID
-		}
-		rep.Corrupt = append(rep.Corrupt, vc)
+		rep.Corrupt = append(rep.Corrupt, report.VerifyCorrupt{Path: cr.Path, Expected: cr.Expected, Actual: cr.Actual,
+			PipelineID: cr.Owner.PipelineID, DestinationID: cr.Owner.DestinationID})
 		a.Logger.Info("corrupt output", "path", cr.Path, "expected", cr.Expected, "actual", cr.Actual)
 	}
 	return rep, nil
+}
+
+// audit checks the selected records of m's catalog against storage,
+// streaming the catalog (and, with opts.Quick, the listing alongside it):
+// memory follows a batch of records, not the root. With a.Progress, a
+// first pass counts what there is to check.
+func (a *App) audit(ctx context.Context, t *maintTarget, m *maintRoot, opts VerifyOptions) (*AuditResult, error) {
+	keep := ownedBy(t.owner, opts.AllOwners)
+	ao := AuditOptions{Jobs: jobsFor(t.dest.Backend, opts.Jobs)}
+	if a.Progress != nil {
+		name := "verify " + t.owner.PipelineID + " -> " + t.owner.DestinationID
+		files, bytes := 0, int64(0)
+		err := m.cat.each(ctx, func(o *catalog.Output) error {
+			if keep(o) {
+				files++
+				if !opts.Quick {
+					bytes += o.Size
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		a.Progress.Start(name, files, bytes)
+		ao.Checked = func(path string, read int64) { a.Progress.Done(name, path, read) }
+		defer a.Progress.Finish(name)
+	}
+	records := func(fn func(o *catalog.Output, l *listed) error) error {
+		return m.cat.each(ctx, func(o *catalog.Output) error {
+			if !keep(o) {
+				return nil
+			}
+			return fn(o, nil)
+		})
+	}
+	if opts.Quick {
+		records = func(fn func(o *catalog.Output, l *listed) error) error {
+			return mergeListing(ctx, m.store, m.cat, func(o *catalog.Output, l *listed) error {
+				if o == nil || !keep(o) {
+					return nil
+				}
+				return fn(o, l)
+			})
+		}
+	}
+	return auditStream(ctx, m.store, records, opts.Quick, ao)
 }
