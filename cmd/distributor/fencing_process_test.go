@@ -336,9 +336,11 @@ func withoutPlan(out string) string {
 // TestKillAtLockAndJournalCreation kills a real run with strace's fault
 // injection exactly at the system call that creates the lock, and then at
 // the one that creates the intent journal. The local store's exclusive
-// create writes a temporary file and link()s it into place (linkat), so the
-// lock is the run's first linkat and the journal its second; the test
-// checks this on the state each kill leaves.
+// create writes a temporary file and renames it into place with
+// renameat2(RENAME_NOREPLACE) (or links it, linkat, on a file system without
+// that flag), so the lock is the run's first such call and the journal its
+// second; the test checks this on the state each kill leaves. Below,
+// "linkat" stands for either call.
 //
 // strace counts invocations for :when=N per tracee, that is per thread, and
 // a Go program makes its system calls from whichever thread runs the
@@ -359,7 +361,7 @@ func TestKillAtLockAndJournalCreation(t *testing.T) {
 	// killAt returns strace's arguments that kill the traced process at the
 	// first linkat onto name (the base name the local store links).
 	killAt := func(name string) []string {
-		return []string{"-f", "-qq", "-o", "/dev/null", "-P", name, "-e", "trace=linkat", "-e", "inject=linkat:signal=KILL:when=1"}
+		return []string{"-f", "-qq", "-o", "/dev/null", "-P", name, "-e", "trace=linkat,renameat2", "-e", "inject=linkat,renameat2:signal=KILL:when=1"}
 	}
 	// strace must be able to trace and to inject here (ptrace may be
 	// forbidden, the strace too old for -e inject): `distributor --version`
@@ -483,7 +485,8 @@ func TestKillAtLockAndJournalCreation(t *testing.T) {
 
 // TestKillBetweenStageAndCommit kills a real run (strace's fault
 // injection) at the system call that would make its first output visible:
-// the linkat of a staged file onto its name. Every output was staged under
+// the exclusive rename (renameat2, or linkat) of a staged file onto its
+// name. Every output was staged under
 // a temporary name before, and none is visible: the root holds the lock,
 // the journal and one temporary file per output. The next run takes over,
 // recovers from the journal (nothing to undo), sweeps the temporary files
@@ -504,7 +507,7 @@ func TestKillBetweenStageAndCommit(t *testing.T) {
 	for p := range files {
 		killAt = append(killAt, "-P", path.Base(p))
 	}
-	killAt = append(killAt, "-e", "trace=linkat", "-e", "inject=linkat:signal=KILL:when=1")
+	killAt = append(killAt, "-e", "trace=linkat,renameat2", "-e", "inject=linkat,renameat2:signal=KILL:when=1")
 	version := command(t, "--version")
 	probe := exec.Command(strace, append(killAt, version.Path, "--version")...)
 	probe.Env, probe.Dir = version.Env, t.TempDir()
