@@ -14,12 +14,14 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage/deadline"
 	"github.com/distributor-dev/distributor/internal/storage/storagetest"
 	"github.com/distributor-dev/distributor/internal/testutil/faultproxy"
+	"github.com/distributor-dev/distributor/internal/testutil/testtime"
 )
 
 // testTimeout is the tests' dial, response and idle timeout. Azurite (a
 // Node.js process) pauses reading a large body now and then for a few
-// hundred milliseconds on a loaded machine: a second leaves it time.
-const testTimeout = time.Second
+// hundred milliseconds on a loaded machine: a second (times the test-wide
+// time factor, like every budget) leaves it time.
+var testTimeout = testtime.Scale(time.Second)
 
 // viaProxy returns Options for a fresh root on Azurite reached through a
 // faultproxy, with the tests' short deadlines.

@@ -26,7 +26,7 @@ var testTimeout = testtime.Scale(500 * time.Millisecond)
 // proxiedTimeout is the deadlines of the stores of proxiedStores:
 // fake-gcs-server reads, hashes and stores an upload whole before it
 // answers, which takes it longer than testTimeout on a loaded machine.
-const proxiedTimeout = 2 * time.Second
+var proxiedTimeout = testtime.Scale(2 * time.Second)
 
 // proxiedStores opens a store on fake-gcs-server through a faultproxy of
 // its own, with short deadlines, for the partition tests of storagetest.

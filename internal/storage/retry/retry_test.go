@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/backoff"
+	"github.com/distributor-dev/distributor/internal/testutil/testtime"
 
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/local"
@@ -23,8 +24,9 @@ import (
 )
 
 // hangBound is how long a call may take before a test calls it hung:
-// generous, so that no test depends on the machine's speed.
-const hangBound = 10 * time.Second
+// generous, so that no test depends on the machine's speed, and grown by
+// the test-wide time factor.
+var hangBound = testtime.Scale(10 * time.Second)
 
 func put(t *testing.T, st storage.Store, p, data string) {
 	t.Helper()
