@@ -29,3 +29,19 @@ func TestHashIsSha256(t *testing.T) {
 		p.Close() // a second stop is harmless
 	}
 }
+
+// TestWriteAfterSumFails: a write after the digest was taken is refused
+// with an error (it would otherwise be lost, or end the process), and the
+// digest stays that of what came before.
+func TestWriteAfterSumFails(t *testing.T) {
+	p := New(sha256.New())
+	p.Write([]byte("abc"))
+	sum := hex.EncodeToString(p.Sum())
+	if n, err := p.Write([]byte("more")); err == nil || n != 0 {
+		t.Fatalf("Write after Sum: %d, %v, want an error", n, err)
+	}
+	want := sha256.Sum256([]byte("abc"))
+	if got := hex.EncodeToString(p.Sum()); got != sum || got != hex.EncodeToString(want[:]) {
+		t.Fatalf("Sum after a refused write: %s, want %x", got, want)
+	}
+}

@@ -92,8 +92,11 @@ func (t tree) OpenDir(_ context.Context, p string) (storage.TreeDir, error) {
 	if p != "" {
 		err := t.s.checkParents(t.c, p+"/x") // p itself and its parents
 		var se *sftplib.StatusError
+		// Some servers report "below a regular file" (ENOTDIR) as a
+		// generic failure: that is a missing directory only when a parent
+		// is indeed missing or no directory, else the failure is reported.
 		if h := (*storage.HiddenError)(nil); errors.As(err, &h) || errors.Is(err, fs.ErrNotExist) ||
-			errors.As(err, &se) && se.FxCode() == sftplib.ErrSSHFxFailure {
+			errors.As(err, &se) && se.FxCode() == sftplib.ErrSSHFxFailure && t.s.parentMissing(t.c, p+"/x") {
 			return nil, nil
 		}
 		if err != nil {

@@ -1,0 +1,105 @@
+package txn
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// TestEachRunsEveryItemOnceWithinJobs: each runs every item exactly once,
+// never more than Jobs at a time, and calls ok once per item, one call at
+// a time.
+func TestEachRunsEveryItemOnceWithinJobs(t *testing.T) {
+	for _, jobs := range []int{1, 3, 8} {
+		tx := &Txn{opts: Options{Jobs: jobs}}
+		const n = 200
+		var running, peak atomic.Int32
+		runs := make([]atomic.Int32, n)
+		var inOK atomic.Int32
+		oks := map[int]int{}
+		err := tx.each(context.Background(), n, func(_ context.Context, i int) error {
+			cur := running.Add(1)
+			for {
+				p := peak.Load()
+				if cur <= p || peak.CompareAndSwap(p, cur) {
+					break
+				}
+			}
+			runs[i].Add(1)
+			running.Add(-1)
+			return nil
+		}, func(i int) {
+			if inOK.Add(1) != 1 {
+				t.Error("ok called concurrently")
+			}
+			oks[i]++
+			inOK.Add(-1)
+		})
+		if err != nil {
+			t.Fatalf("jobs %d: %v", jobs, err)
+		}
+		for i := range runs {
+			if runs[i].Load() != 1 || oks[i] != 1 {
+				t.Fatalf("jobs %d: item %d ran %d times, ok %d times", jobs, i, runs[i].Load(), oks[i])
+			}
+		}
+		if p := peak.Load(); p > int32(jobs) {
+			t.Errorf("jobs %d: %d items ran at once", jobs, p)
+		}
+	}
+}
+
+// TestEachStopsAfterFirstError: after an item fails, each starts no new
+// item, lets those in flight finish (their successes still reach ok), and
+// returns the first error; ok never hears of a failed item.
+func TestEachStopsAfterFirstError(t *testing.T) {
+	const jobs, n, failing = 3, 100, 10
+	tx := &Txn{opts: Options{Jobs: jobs}}
+	boom := errors.New("boom")
+	var mu sync.Mutex
+	started := map[int]bool{}
+	var okCount int
+	err := tx.each(context.Background(), n, func(_ context.Context, i int) error {
+		mu.Lock()
+		started[i] = true
+		mu.Unlock()
+		if i == failing {
+			return boom
+		}
+		return nil
+	}, func(i int) {
+		if i == failing {
+			t.Error("ok called for the failed item")
+		}
+		okCount++
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("each: %v, want the item's error", err)
+	}
+	// Items are taken in order; at most jobs-1 others were taken while
+	// the failing one ran.
+	for i := range started {
+		if i > failing+jobs-1 {
+			t.Errorf("item %d started after item %d failed", i, failing)
+		}
+	}
+	if okCount != len(started)-1 {
+		t.Errorf("ok called %d times for %d started items, one of them failed", okCount, len(started))
+	}
+}
+
+// TestEachEndsWithTheContext: a cancelled context starts no item and its
+// cause is part of the error.
+func TestEachEndsWithTheContext(t *testing.T) {
+	tx := &Txn{opts: Options{Jobs: 2}}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cause := errors.New("lease lapsed")
+	cancel(cause)
+	ran := false
+	err := tx.each(ctx, 5, func(context.Context, int) error { ran = true; return nil }, func(int) {})
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, cause) || ran {
+		t.Fatalf("each on a cancelled context: %v (ran %v), want Canceled and its cause, nothing run", err, ran)
+	}
+}
