@@ -35,11 +35,7 @@ func (d *decoder) destination(n *yaml.Node, field string, seen map[string]int) (
 		return Destination{}, false
 	}
 	dst := Destination{Line: n.Line}
-	if s, v, ok := d.str(o, "id", true); ok {
-		d.slug(s, v, join(field, "id"))
-		d.unique(seen, s, v, join(field, "id"), "destination")
-		dst.ID = s
-	}
+	dst.ID = d.id(o, seen, "destination")
 
 	backend, backendNode, ok := d.str(o, "backend", false)
 	if backendNode == nil {
@@ -203,19 +199,7 @@ func (d *decoder) paths(o *object) Paths {
 }
 
 func (d *decoder) prune(o *object) *Prune {
-	p := &Prune{}
-	if s, v, ok := d.str(o, "older_than", true); ok {
-		f := join(o.path, "older_than")
-		dur, err := ParseDuration(s)
-		switch {
-		case err != nil:
-			d.add(v.Line, f, "%v", err)
-		case dur <= 0:
-			d.add(v.Line, f, "must be greater than zero")
-		default:
-			p.OlderThan = dur
-		}
-	}
+	p := &Prune{OlderThan: d.duration(o, "older_than", true)}
 	if k, v, ok := d.integer(o, "keep_min"); ok {
 		if k < 0 {
 			d.add(v.Line, join(o.path, "keep_min"), "must be 0 or more, not %d", k)

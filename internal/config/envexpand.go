@@ -41,7 +41,7 @@ func (d *decoder) expandEnv(root *yaml.Node) bool {
 		case yaml.MappingNode:
 			for i := 0; i+1 < len(n.Content); i += 2 {
 				k := n.Content[i].Value
-				walk(n.Content[i+1], joinField(field, k), k)
+				walk(n.Content[i+1], join(field, k), k)
 			}
 		case yaml.SequenceNode:
 			for i, c := range n.Content {
@@ -64,14 +64,6 @@ func (d *decoder) expandEnv(root *yaml.Node) bool {
 	}
 	walk(root, "", "")
 	return len(d.probs) == before
-}
-
-// joinField appends a mapping key to a field path.
-func joinField(field, key string) string {
-	if field == "" {
-		return key
-	}
-	return field + "." + key
 }
 
 // expandVars expands ${NAME} in s with getenv; "$$" is a literal "$", and

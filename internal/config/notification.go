@@ -22,11 +22,7 @@ func (d *decoder) notification(n *yaml.Node, field string, seen map[string]int) 
 		return Notification{}, false
 	}
 	nt := Notification{Line: n.Line}
-	if s, v, ok := d.str(o, "id", true); ok {
-		d.slug(s, v, join(field, "id"))
-		d.unique(seen, s, v, join(field, "id"), "notification")
-		nt.ID = s
-	}
+	nt.ID = d.id(o, seen, "notification")
 	if d.value(o, "webhook") == nil {
 		d.required(o, "webhook", "a mapping with url")
 	} else if wo := d.sub(o, "webhook", webhookFields, nil); wo != nil {
@@ -49,26 +45,7 @@ func (d *decoder) notification(n *yaml.Node, field string, seen map[string]int) 
 			}
 		}
 	}
-	items, v, ok := d.list(o, "on", false)
-	switch {
-	case v == nil:
-		d.required(o, "on", "a list of events: published, skipped, failed")
-	case ok && len(items) == 0:
-		d.add(v.Line, join(field, "on"), "at least one event is required (published, skipped, failed)")
-	}
-	got := map[string]int{}
-	for i, it := range items {
-		f := fmt.Sprintf("%s.on[%d]", field, i)
-		ev, ok := d.itemString(it, f)
-		if !ok || !d.oneOf(ev, it, f, events) {
-			continue
-		}
-		if first, dup := got[ev]; dup {
-			d.add(it.Line, f, "event %q is listed twice (first at line %d)", ev, first)
-			continue
-		}
-		got[ev] = it.Line
-		nt.On = append(nt.On, ev)
-	}
+	nt.On = d.distinct(o, "on", "event", "a list of events: published, skipped, failed", "at least one event is required (published, skipped, failed)",
+		func(ev string, it *yaml.Node, f string) bool { return d.oneOf(ev, it, f, events) })
 	return nt, true
 }
