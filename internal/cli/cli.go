@@ -289,26 +289,23 @@ func (g *globals) configSource() string {
 
 // app builds the App for a command: its logger, lock timeout and, as
 // --progress and stderr say, the progress display (which then also carries
-// the log lines, so that they are printed above the bars).
+// the log lines, so that they are printed above the bars), which logs the
+// transfers at --log-level info and debug.
 func (g *globals) app() *app.App {
 	logger := g.logger
 	progress := newProgress(g.progress, g.env)
 	if progress != nil {
 		logger = progressLogger(g.logger, progress)
 	}
+	if logger != nil && logger.Enabled(context.Background(), slog.LevelInfo) {
+		if progress == nil {
+			progress = &progressDisplay{}
+		}
+		progress.log = logger
+	}
 	a := app.New(g.env.Version, logger)
-	var ps teeProgress
 	if progress != nil {
-		ps = append(ps, progress)
-	}
-	if infoEnabled(logger) {
-		ps = append(ps, &logProgress{log: logger})
-	}
-	switch len(ps) {
-	case 1:
-		a.Progress = ps[0]
-	case 2:
-		a.Progress = ps
+		a.Progress = progress
 	}
 	a.Getenv = g.env.Getenv
 	a.LockTimeout = g.lockWait

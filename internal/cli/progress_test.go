@@ -344,3 +344,30 @@ func TestRateAndETA(t *testing.T) {
 		}
 	}
 }
+
+// TestProgressLogLines: -v logs each destination's writes as they start
+// and finish, with or without the bars (and -log-level debug each file).
+func TestProgressLogLines(t *testing.T) {
+	for _, progress := range []string{"never", "always"} {
+		t.Run(progress, func(t *testing.T) {
+			cfg := progressProject(t)
+			code, stdout, stderr := progressRun(t, false, nil, "run", "--config", cfg, "--log-level", "debug", "--progress", progress)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+			}
+			for _, want := range []string{
+				`msg=writing destination="weather.daily -> latest" files=6`,
+				`msg=wrote destination="weather.daily -> latest" path=data.csv bytes=3000`,
+				`msg="writes finished" destination="weather.daily -> latest" files=6/6`,
+				`msg="writes finished" destination="weather.daily -> archive" files=4/4`,
+			} {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, stderr)
+				}
+			}
+			if bars := strings.Contains(stderr, "6/6 files"); bars != (progress == "always") {
+				t.Errorf("--progress %s: bars shown %v:\n%s", progress, bars, stderr)
+			}
+		})
+	}
+}
