@@ -240,17 +240,9 @@ func (g *globals) setup() error {
 	default:
 		return usageErr("--progress %q: use auto, always or never", g.progress)
 	}
-	var level slog.Level
-	switch strings.ToLower(g.logLevel) {
-	case "debug":
-		level = slog.LevelDebug
-	case "info":
-		level = slog.LevelInfo
-	case "warn", "warning":
-		level = slog.LevelWarn
-	case "error":
-		level = slog.LevelError
-	default:
+	levels := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "warning": slog.LevelWarn, "error": slog.LevelError}
+	level, ok := levels[strings.ToLower(g.logLevel)]
+	if !ok {
 		return usageErr("--log-level %q: use debug, info, warn or error", g.logLevel)
 	}
 	g.logger = slog.New(slog.NewTextHandler(g.env.Stderr, &slog.HandlerOptions{Level: level}))
