@@ -83,7 +83,7 @@ distributor (.distributor*) are refused.`,
 }
 
 func newBundleVerifyCmd(g *globals) *cobra.Command {
-	cmd := &cobra.Command{
+	return &cobra.Command{
 		Use:   "verify DIR",
 		Short: "Check a bundle against its manifest (exit 0 valid, 1 problems)",
 		Long: `verify parses DIR/manifest.json and checks every listed file: it exists as a
@@ -124,5 +124,4 @@ DIR that the manifest does not list are reported as warnings.`,
 			return g.finish(rep, !rep.Valid, func() { report.WriteBundleVerifyText(g.env.Stdout, &rep) })
 		},
 	}
-	return cmd
 }

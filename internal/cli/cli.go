@@ -200,13 +200,14 @@ The configuration is read from --config, else $DISTRIBUTOR_CONFIG, else
 		".InheritedFlags.FlagUsages ", fmt.Sprintf(".InheritedFlags.FlagUsagesWrapped %d ", g.helpColumns()),
 	).Replace(root.UsageTemplate()))
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		if msg := flagValueMessage(err); msg != "" {
-			return usageErr("%s (see '%s --help')", msg, c.CommandPath())
+		msg := flagValueMessage(err)
+		if msg == "" {
+			msg = err.Error()
+			if hint := flagHint(c, err); hint != "" {
+				msg += "; " + hint
+			}
 		}
-		if hint := flagHint(c, err); hint != "" {
-			return usageErr("%v; %s (see '%s --help')", err, hint, c.CommandPath())
-		}
-		return usageErr("%v (see '%s --help')", err, c.CommandPath())
+		return usageErr("%s (see '%s --help')", msg, c.CommandPath())
 	})
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.config, "config", "", "configuration file (default $DISTRIBUTOR_CONFIG, else ./distributor.yaml)")

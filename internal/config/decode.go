@@ -50,7 +50,7 @@ func Decode(data []byte, file string) (*Config, error) {
 // is a problem naming it, the line and the field. Ids, references and
 // secret_env are never expanded.
 func DecodeEnv(data []byte, file string, getenv func(string) string) (*Config, error) {
-	d := &decoder{file: file, budget: nodeBudget, getenv: getenv}
+	d := &decoder{file: file, budget: nodeBudget, getenv: getenv, homeDir: sync.OnceValues(os.UserHomeDir)}
 	if file != "" {
 		abs, err := filepath.Abs(file)
 		if err != nil {
@@ -130,9 +130,7 @@ type decoder struct {
 	abs  string // absolute config path, or ""
 	dir  string // base for relative local paths
 
-	home    string
-	homeErr error
-	homeSet bool
+	homeDir func() (string, error) // os.UserHomeDir, called once
 
 	// getenv reads the variables ${VAR} references name.
 	getenv func(string) string

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -65,14 +64,6 @@ func (d *decoder) template(s string, n *yaml.Node, field string) bool {
 		return false
 	}
 	return true
-}
-
-func (d *decoder) homeDir() (string, error) {
-	if !d.homeSet {
-		d.home, d.homeErr = os.UserHomeDir()
-		d.homeSet = true
-	}
-	return d.home, d.homeErr
 }
 
 // localPath resolves a local file path: "~" and "~/..." expand to the home
