@@ -17,7 +17,13 @@ func destinationHint(name string) string {
 	if slices.Contains(legacyDestinationFields, name) {
 		return fmt.Sprintf("field %q is no longer supported: ownership is recorded in the catalog; use workflow: additive or workflow: replacement", name)
 	}
-	if block, ok := misplacedDestinationFields[name]; ok {
+	return misplacedHint(misplacedDestinationFields, name)
+}
+
+// misplacedHint says which blocks (joined by "|" in misplaced) a field
+// written one level too high belongs in, or returns "".
+func misplacedHint(misplaced map[string]string, name string) string {
+	if block, ok := misplaced[name]; ok {
 		blocks := strings.Split(block, "|")
 		fields := make([]string, len(blocks))
 		for i, b := range blocks {

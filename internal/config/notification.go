@@ -1,7 +1,6 @@
 package config
 
 import (
-	"fmt"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -9,12 +8,9 @@ import (
 
 // The notifications: webhooks POSTed after each destination.
 
-func notificationHint(name string) string {
-	if name == "url" || name == "secret_env" {
-		return fmt.Sprintf("unknown field %q; it belongs in the webhook block (webhook.%s)", name, name)
-	}
-	return ""
-}
+var misplacedNotificationFields = map[string]string{"url": "webhook", "secret_env": "webhook"}
+
+func notificationHint(name string) string { return misplacedHint(misplacedNotificationFields, name) }
 
 func (d *decoder) notification(n *yaml.Node, field string, seen map[string]int) (Notification, bool) {
 	o := d.object(n, field, notificationFields, notificationHint)

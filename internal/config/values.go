@@ -102,16 +102,12 @@ func httpURL(s string) (*url.URL, error) {
 		return nil, fmt.Errorf("%q must not contain spaces or control characters", s)
 	}
 	u, err := url.Parse(s)
-	if !strings.Contains(s, "://") {
+	switch {
+	case !strings.Contains(s, "://") || err == nil && (u.Scheme != "http" && u.Scheme != "https" || u.Opaque != ""):
 		return nil, fmt.Errorf("%q must be an absolute http:// or https:// URL", s)
-	}
-	if err != nil {
+	case err != nil:
 		return nil, fmt.Errorf("%q is not a valid URL", s)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" || u.Opaque != "" {
-		return nil, fmt.Errorf("%q must be an absolute http:// or https:// URL", s)
-	}
-	if u.Host == "" || u.Hostname() == "" {
+	case u.Host == "" || u.Hostname() == "":
 		return nil, fmt.Errorf("%q has no host", s)
 	}
 	return u, nil
