@@ -22,7 +22,6 @@ each with its sha256 and size. Producers write one with 'bundle seal' (or by
 hand, see docs/bundle.md) and check it with 'bundle verify'.`,
 		Example: `  distributor bundle seal ./out --id weather.tomorrow
   distributor bundle verify ./out`,
-		Args: noArgs,
 	}
 	cmd.AddCommand(newBundleSealCmd(g), newBundleVerifyCmd(g))
 	return groupCommand(g, cmd)

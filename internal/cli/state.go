@@ -21,7 +21,6 @@ See docs/state.md for the format.`,
 		Example: `  distributor state show --pipeline weather.daily --destination latest
   distributor state show --pipeline weather.daily --destination latest \
     --output json`,
-		Args: noArgs,
 	}
 	cmd.AddCommand(newStateShowCmd(g))
 	return groupCommand(g, cmd)
