@@ -47,21 +47,13 @@ func (d *decoder) destination(n *yaml.Node, field string, seen map[string]int) (
 	if backendNode == nil {
 		d.required(o, "backend", registry.List(backends, "or"))
 	}
-	if ok && !d.oneOf(backend, backendNode, join(field, "backend"), backends) {
-		ok = false
+	if ok && d.oneOf(backend, backendNode, join(field, "backend"), backends) {
+		dst.Backend = backend
 	}
-	if !ok {
-		backend = ""
-	}
-	dst.Backend = backend
-	be, known := registry.Lookup(backend)
+	be, known := registry.Lookup(dst.Backend)
 
 	d.destinationPath(o, &dst, be, known)
-
-	dst.Workflow = WorkflowAdditive
-	if s, v, ok := d.str(o, "workflow", false); ok && d.oneOf(s, v, join(field, "workflow"), workflows) {
-		dst.Workflow = s
-	}
+	dst.Workflow = d.enum(o, "workflow", workflows, WorkflowAdditive)
 
 	if n, v, ok := d.integer(o, "max_deletes"); ok {
 		if n < 0 {
@@ -77,9 +69,7 @@ func (d *decoder) destination(n *yaml.Node, field string, seen map[string]int) (
 	dst.Publish = Publish{HTML: true, Source: SourceAssets}
 	if po := d.sub(o, "publish", publishFields, nil); po != nil {
 		dst.Publish.HTML = d.boolean(po, "html", true)
-		if s, v, ok := d.str(po, "source", false); ok && d.oneOf(s, v, join(po.path, "source"), sources) {
-			dst.Publish.Source = s
-		}
+		dst.Publish.Source = d.enum(po, "source", sources, SourceAssets)
 		d.publishFilters(po, &dst.Publish)
 	}
 

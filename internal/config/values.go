@@ -48,6 +48,15 @@ func (d *decoder) oneOf(s string, n *yaml.Node, field string, allowed []string) 
 	return false
 }
 
+// enum decodes optional field name, one of allowed (def when absent or
+// invalid).
+func (d *decoder) enum(o *object, name string, allowed []string, def string) string {
+	if s, v, ok := d.str(o, name, false); ok && d.oneOf(s, v, join(o.path, name), allowed) {
+		return s
+	}
+	return def
+}
+
 // noPlaceholder rejects placeholders in fields that do not expand them.
 func (d *decoder) noPlaceholder(s string, n *yaml.Node, field string) bool {
 	if name := usedPlaceholder(s, placeholderNames); name != "" {
