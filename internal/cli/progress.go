@@ -17,20 +17,12 @@ import (
 	"github.com/distributor-dev/distributor/internal/app"
 )
 
-// newProgress returns the progress display that --progress mode asks for,
-// or nil for none:
-//
-//   - never: none.
-//   - auto: only when stderr is an interactive terminal (and TERM is not
-//     "dumb", which cannot move the cursor). This is the default, so pipes,
-//     log files, cron mail and `--output json | jq` never see it.
-//   - always: on stderr whatever it is. On a terminal the display is redrawn
-//     in place; elsewhere each refresh appends plain lines without escape
-//     sequences, at a slower rate, so a log file stays readable.
-//
-// The display is on stderr only: stdout carries the result (one JSON
-// document with --output json) and is never touched. It uses no color, so
-// NO_COLOR is always honoured (see docs/cli.md).
+// newProgress returns the bars --progress mode asks for on stderr, or nil:
+// never none; auto (the default) only on an interactive terminal whose TERM
+// is not "dumb", so pipes, log files, cron mail and `--output json | jq`
+// never see them; always whatever stderr is, redrawn in place on a terminal
+// and elsewhere appended as plain frames at a slower rate. Stdout is never
+// touched, and no color is used, so NO_COLOR is honoured (docs/cli.md).
 func newProgress(mode string, env Env) *progressDisplay {
 	terminal := env.IsTerminal(env.Stderr) && env.Getenv("TERM") != "dumb"
 	switch mode {
@@ -47,16 +39,14 @@ func newProgress(mode string, env Env) *progressDisplay {
 
 // progressDisplay implements app.Progress with mpb bars on out (stderr;
 // nil: none): one bar per destination while its files are written, showing
-// files and bytes done of the plan's writes. A destination with nothing to
-// write shows no bar. It also serves as the log writer while it shows bars
-// (see Write), so log lines appear above the bars instead of being
-// overwritten by them.
+// files and bytes done of the plan's writes (none when there are no
+// writes). It is also the log writer while it shows bars (see Write), so
+// log lines appear above the bars instead of being overwritten by them.
 //
-// With log set it also reports transfers as log lines, for --log-level info
-// (-v) and debug: at info when a destination's writes start and finish, and
-// a progress line with rate and ETA at most every logProgressEvery; at debug
-// also every file written. It logs only after releasing mu, which Write
-// takes.
+// With log set (-v, debug) it also logs at info when a destination's
+// writes start and finish, and its progress at most every
+// logProgressEvery; at debug every file written. It logs only after
+// releasing mu, which Write takes.
 //
 // One mpb container is alive while at least one destination is being
 // written; the last Finish waits for the final frame and shuts it down, so

@@ -259,8 +259,7 @@ func (d *decoder) pipeline(n *yaml.Node, field string, seen, destLines map[strin
 	if o == nil {
 		return Pipeline{}, false
 	}
-	p := Pipeline{Line: n.Line}
-	p.ID = d.id(o, seen, "pipeline")
+	p := Pipeline{Line: n.Line, ID: d.id(o, seen, "pipeline")}
 	if s, v, ok := d.str(o, "source", true); ok && d.noPlaceholder(s, v, join(field, "source")) {
 		p.Source, _ = d.localPath(s, v, join(field, "source"))
 	}

@@ -40,8 +40,7 @@ func (d *decoder) destination(n *yaml.Node, field string, seen map[string]int) (
 	if o == nil {
 		return Destination{}, false
 	}
-	dst := Destination{Line: n.Line}
-	dst.ID = d.id(o, seen, "destination")
+	dst := Destination{Line: n.Line, ID: d.id(o, seen, "destination")}
 
 	backend, backendNode, ok := d.str(o, "backend", false)
 	if backendNode == nil {

@@ -12,14 +12,10 @@ import (
 // references to them, and secret_env, which names a variable itself.
 var noEnvFields = map[string]bool{"id": true, "secret_env": true, "destinations[]": true, "on[]": true}
 
-// expandEnv replaces ${NAME} in every string value of the document (not in
-// keys, ids, references or secret_env) with the environment variable NAME,
-// before the values are decoded and checked; "$$" stands for a literal "$".
-// A variable that is unset or empty, and a "${" without its "}", are
-// problems naming the line and field. It reports whether there were none.
-//
-// Values become what the variable holds, so "port: ${SFTP_PORT}" decodes
-// as the number the variable holds, with the usual checks.
+// expandEnv expands the ${NAME} references of every string value of the
+// document (not keys, nor noEnvFields) as DecodeEnv says, before the values
+// are decoded: "port: ${SFTP_PORT}" decodes as the number the variable
+// holds. It reports whether there were no problems.
 func (d *decoder) expandEnv(root *yaml.Node) bool {
 	before := len(d.probs)
 	seen := map[*yaml.Node]bool{}

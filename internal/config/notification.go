@@ -17,8 +17,7 @@ func (d *decoder) notification(n *yaml.Node, field string, seen map[string]int) 
 	if o == nil {
 		return Notification{}, false
 	}
-	nt := Notification{Line: n.Line}
-	nt.ID = d.id(o, seen, "notification")
+	nt := Notification{Line: n.Line, ID: d.id(o, seen, "notification")}
 	if d.value(o, "webhook") == nil {
 		d.required(o, "webhook", "a mapping with url")
 	} else if wo := d.sub(o, "webhook", webhookFields, nil); wo != nil {
