@@ -60,6 +60,8 @@ type progressDisplay struct {
 	p    *mpb.Progress // nil when no destination is being written
 	cw   *console      // p's console writer
 	bars map[string]*destinationBar
+	// shown counts the bars of bars: the display stops when none is left.
+	shown int
 }
 
 // destinationBar is one destination's bar (nil when none is shown) and
@@ -164,6 +166,7 @@ func (d *progressDisplay) Start(destination string, files int, bytes int64) {
 	// The bar advances by one unit per file plus one per byte: by bytes
 	// for real files, yet complete only after the last file, even an
 	// empty one.
+	d.shown++
 	b.bar = d.p.AddBar(b.files+b.bytes, mpb.BarWidth(40),
 		mpb.PrependDecorators(
 			decor.Name(destination, decor.WCSyncSpaceR),
@@ -263,14 +266,15 @@ func (d *progressDisplay) Finish(destination string) {
 		return
 	}
 	delete(d.bars, destination)
-	switch {
-	case b.bar == nil:
-	case b.doneFiles.Load() < b.files:
-		b.bar.Abort(false) // keep it on screen, marked stopped
-	case !b.bar.Completed():
-		b.bar.SetTotal(-1, true) // every file done: complete whatever the byte count
+	if b.bar != nil {
+		d.shown--
+		if b.doneFiles.Load() < b.files {
+			b.bar.Abort(false) // keep it on screen, marked stopped
+		} else if !b.bar.Completed() {
+			b.bar.SetTotal(-1, true) // every file done: complete whatever the byte count
+		}
 	}
-	if len(d.bars) == 0 && d.p != nil {
+	if d.shown == 0 && d.p != nil {
 		d.p.Wait() // the final frame; then mpb's goroutines end
 		d.cw.drain()
 		d.p, d.cw = nil, nil
