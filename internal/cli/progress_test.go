@@ -371,3 +371,27 @@ func TestProgressLogLines(t *testing.T) {
 		})
 	}
 }
+
+// TestProgressStopsWithLastBar: with transfers also logged, a destination
+// that only deletes (no bar) does not keep the display running after the
+// last bar finished.
+func TestProgressStopsWithLastBar(t *testing.T) {
+	var out syncBuffer
+	d := &progressDisplay{out: &out}
+	d.log = slog.New(slog.NewTextHandler(d, nil))
+	d.Start("p -> deletes", 0, 0)
+	d.Start("p -> a", 2, 2)
+	d.Done("p -> a", "x", 1)
+	d.Done("p -> a", "y", 1)
+	d.Finish("p -> a")
+	d.mu.Lock()
+	running := d.p != nil
+	d.mu.Unlock()
+	if running {
+		t.Errorf("the display still runs after its last bar finished")
+	}
+	d.Finish("p -> deletes")
+	if got := out.String(); !strings.Contains(got, `msg="writes finished" destination="p -> deletes" files=0/0`) {
+		t.Errorf("the destination without writes was not logged:\n%s", got)
+	}
+}
