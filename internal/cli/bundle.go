@@ -22,7 +22,6 @@ each with its sha256 and size. Producers write one with 'bundle seal' (or by
 hand, see docs/bundle.md) and check it with 'bundle verify'.`,
 		Example: `  distributor bundle seal ./out --id weather.tomorrow
   distributor bundle verify ./out`,
-		Args: noArgs,
 	}
 	cmd.AddCommand(newBundleSealCmd(g), newBundleVerifyCmd(g))
 	return groupCommand(g, cmd)
@@ -83,7 +82,7 @@ distributor (.distributor*) are refused.`,
 }
 
 func newBundleVerifyCmd(g *globals) *cobra.Command {
-	cmd := &cobra.Command{
+	return &cobra.Command{
 		Use:   "verify DIR",
 		Short: "Check a bundle against its manifest (exit 0 valid, 1 problems)",
 		Long: `verify parses DIR/manifest.json and checks every listed file: it exists as a
@@ -124,5 +123,4 @@ DIR that the manifest does not list are reported as warnings.`,
 			return g.finish(rep, !rep.Valid, func() { report.WriteBundleVerifyText(g.env.Stdout, &rep) })
 		},
 	}
-	return cmd
 }

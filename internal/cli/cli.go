@@ -200,13 +200,14 @@ The configuration is read from --config, else $DISTRIBUTOR_CONFIG, else
 		".InheritedFlags.FlagUsages ", fmt.Sprintf(".InheritedFlags.FlagUsagesWrapped %d ", g.helpColumns()),
 	).Replace(root.UsageTemplate()))
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		if msg := flagValueMessage(err); msg != "" {
-			return usageErr("%s (see '%s --help')", msg, c.CommandPath())
+		msg := flagValueMessage(err)
+		if msg == "" {
+			msg = err.Error()
+			if hint := flagHint(c, err); hint != "" {
+				msg += "; " + hint
+			}
 		}
-		if hint := flagHint(c, err); hint != "" {
-			return usageErr("%v; %s (see '%s --help')", err, hint, c.CommandPath())
-		}
-		return usageErr("%v (see '%s --help')", err, c.CommandPath())
+		return usageErr("%s (see '%s --help')", msg, c.CommandPath())
 	})
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.config, "config", "", "configuration file (default $DISTRIBUTOR_CONFIG, else ./distributor.yaml)")
@@ -240,17 +241,9 @@ func (g *globals) setup() error {
 	default:
 		return usageErr("--progress %q: use auto, always or never", g.progress)
 	}
-	var level slog.Level
-	switch strings.ToLower(g.logLevel) {
-	case "debug":
-		level = slog.LevelDebug
-	case "info":
-		level = slog.LevelInfo
-	case "warn", "warning":
-		level = slog.LevelWarn
-	case "error":
-		level = slog.LevelError
-	default:
+	levels := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "warning": slog.LevelWarn, "error": slog.LevelError}
+	level, ok := levels[strings.ToLower(g.logLevel)]
+	if !ok {
 		return usageErr("--log-level %q: use debug, info, warn or error", g.logLevel)
 	}
 	g.logger = slog.New(slog.NewTextHandler(g.env.Stderr, &slog.HandlerOptions{Level: level}))
@@ -289,26 +282,23 @@ func (g *globals) configSource() string {
 
 // app builds the App for a command: its logger, lock timeout and, as
 // --progress and stderr say, the progress display (which then also carries
-// the log lines, so that they are printed above the bars).
+// the log lines, so that they are printed above the bars), which logs the
+// transfers at --log-level info and debug.
 func (g *globals) app() *app.App {
 	logger := g.logger
 	progress := newProgress(g.progress, g.env)
 	if progress != nil {
 		logger = progressLogger(g.logger, progress)
 	}
+	if logger != nil && logger.Enabled(context.Background(), slog.LevelInfo) {
+		if progress == nil {
+			progress = &progressDisplay{}
+		}
+		progress.log = logger
+	}
 	a := app.New(g.env.Version, logger)
-	var ps teeProgress
 	if progress != nil {
-		ps = append(ps, progress)
-	}
-	if infoEnabled(logger) {
-		ps = append(ps, &logProgress{log: logger})
-	}
-	switch len(ps) {
-	case 1:
-		a.Progress = ps[0]
-	case 2:
-		a.Progress = ps
+		a.Progress = progress
 	}
 	a.Getenv = g.env.Getenv
 	a.LockTimeout = g.lockWait

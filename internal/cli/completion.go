@@ -91,37 +91,30 @@ func registerGlobalCompletions(root *cobra.Command) {
 // it has them) with the ids of the configuration. Errors loading the
 // configuration complete nothing.
 func registerIDCompletions(g *globals, cmd *cobra.Command) {
-	ids := func(list func(*config.Config) []string) cobra.CompletionFunc {
-		return func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
-			path, err := config.Resolve(g.config, g.env.Getenv)
-			if err != nil {
-				return nil, cobra.ShellCompDirectiveNoFileComp
-			}
-			cfg, err := config.LoadEnv(path, g.env.Getenv)
-			if err != nil {
-				return nil, cobra.ShellCompDirectiveNoFileComp
-			}
-			return list(cfg), cobra.ShellCompDirectiveNoFileComp
+	complete := func(flag string, ids func(*config.Config) []string) {
+		if cmd.Flags().Lookup(flag) == nil {
+			return
 		}
-	}
-	if cmd.Flags().Lookup("pipeline") != nil {
-		_ = cmd.RegisterFlagCompletionFunc("pipeline", ids(func(c *config.Config) []string {
-			out := make([]string, len(c.Pipelines))
-			for i, p := range c.Pipelines {
-				out[i] = p.ID
+		_ = cmd.RegisterFlagCompletionFunc(flag, func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			cfg, err := g.loadConfig()
+			if err != nil {
+				return nil, cobra.ShellCompDirectiveNoFileComp
 			}
-			return out
-		}))
+			return ids(cfg), cobra.ShellCompDirectiveNoFileComp
+		})
 	}
-	if cmd.Flags().Lookup("destination") != nil {
-		_ = cmd.RegisterFlagCompletionFunc("destination", ids(func(c *config.Config) []string {
-			out := make([]string, len(c.Destinations))
-			for i, d := range c.Destinations {
-				out[i] = d.ID
-			}
-			return out
-		}))
-	}
+	complete("pipeline", func(c *config.Config) (ids []string) {
+		for _, p := range c.Pipelines {
+			ids = append(ids, p.ID)
+		}
+		return ids
+	})
+	complete("destination", func(c *config.Config) (ids []string) {
+		for _, d := range c.Destinations {
+			ids = append(ids, d.ID)
+		}
+		return ids
+	})
 	if cmd.Flags().Lookup("source") != nil {
 		_ = cmd.MarkFlagDirname("source")
 	}

@@ -21,7 +21,6 @@ commented starter configuration, 'config schema' prints its JSON Schema. To
 check a configuration, use 'distributor validate'.`,
 		Example: `  distributor config init
   distributor config schema > distributor.schema.json`,
-		Args: noArgs,
 	}
 	cmd.AddCommand(newConfigInitCmd(g), newConfigSchemaCmd(g))
 	return groupCommand(g, cmd)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,20 +17,12 @@ import (
 	"github.com/distributor-dev/distributor/internal/app"
 )
 
-// newProgress returns the progress display that --progress mode asks for,
-// or nil for none:
-//
-//   - never: none.
-//   - auto: only when stderr is an interactive terminal (and TERM is not
-//     "dumb", which cannot move the cursor). This is the default, so pipes,
-//     log files, cron mail and `--output json | jq` never see it.
-//   - always: on stderr whatever it is. On a terminal the display is redrawn
-//     in place; elsewhere each refresh appends plain lines without escape
-//     sequences, at a slower rate, so a log file stays readable.
-//
-// The display is on stderr only: stdout carries the result (one JSON
-// document with --output json) and is never touched. It uses no color, so
-// NO_COLOR is always honoured (see docs/cli.md).
+// newProgress returns the bars --progress mode asks for on stderr, or nil:
+// never none; auto (the default) only on an interactive terminal whose TERM
+// is not "dumb", so pipes, log files, cron mail and `--output json | jq`
+// never see them; always whatever stderr is, redrawn in place on a terminal
+// and elsewhere appended as plain frames at a slower rate. Stdout is never
+// touched, and no color is used, so NO_COLOR is honoured (docs/cli.md).
 func newProgress(mode string, env Env) *progressDisplay {
 	terminal := env.IsTerminal(env.Stderr) && env.Getenv("TERM") != "dumb"
 	switch mode {
@@ -44,11 +37,16 @@ func newProgress(mode string, env Env) *progressDisplay {
 	return &progressDisplay{out: env.Stderr, terminal: terminal}
 }
 
-// progressDisplay implements app.Progress with mpb bars on stderr: one bar
-// per destination while its files are written, showing files and bytes done
-// of the plan's writes. A destination with nothing to write shows no bar.
-// It also serves as the log writer while it shows bars (see Write), so log
-// lines appear above the bars instead of being overwritten by them.
+// progressDisplay implements app.Progress with mpb bars on out (stderr;
+// nil: none): one bar per destination while its files are written, showing
+// files and bytes done of the plan's writes (none when there are no
+// writes). It is also the log writer while it shows bars (see Write), so
+// log lines appear above the bars instead of being overwritten by them.
+//
+// With log set (-v, debug) it also logs at info when a destination's
+// writes start and finish, and its progress at most every
+// logProgressEvery; at debug every file written. It logs only after
+// releasing mu, which Write takes.
 //
 // One mpb container is alive while at least one destination is being
 // written; the last Finish waits for the final frame and shuts it down, so
@@ -56,23 +54,31 @@ func newProgress(mode string, env Env) *progressDisplay {
 type progressDisplay struct {
 	out      io.Writer
 	terminal bool // redraw in place (cursor movement); else append plain frames
+	log      *slog.Logger
 
 	mu   sync.Mutex
 	p    *mpb.Progress // nil when no destination is being written
 	cw   *console      // p's console writer
 	bars map[string]*destinationBar
+	// shown counts the bars of bars: the display stops when none is left.
+	shown int
 }
 
-// destinationBar is one destination's bar and counters. The counters are
-// updated from transfer goroutines and read by mpb's render goroutine.
+// destinationBar is one destination's bar (nil when none is shown) and
+// counters. The counters are updated from transfer goroutines and read by
+// mpb's render goroutine.
 type destinationBar struct {
 	bar       *mpb.Bar
 	files     int64
 	bytes     int64
 	start     time.Time
+	lastLog   time.Time // guarded by progressDisplay.mu
 	doneFiles atomic.Int64
 	doneBytes atomic.Int64
 }
+
+// logProgressEvery bounds how often a destination's progress is logged.
+const logProgressEvery = 10 * time.Second
 
 var _ app.Progress = (*progressDisplay)(nil)
 
@@ -126,8 +132,12 @@ func (c *console) drain() {
 
 // Start adds a bar for destination's writes.
 func (d *progressDisplay) Start(destination string, files int, bytes int64) {
-	if files <= 0 {
-		return // deletes only: nothing to show
+	if d.log != nil {
+		defer d.log.Info("writing", "destination", destination, "files", files, "bytes", formatBytes(bytes))
+	}
+	showBar := d.out != nil && files > 0 // deletes only: nothing to show
+	if !showBar && d.log == nil {
+		return
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -136,6 +146,12 @@ func (d *progressDisplay) Start(destination string, files int, bytes int64) {
 	}
 	if _, dup := d.bars[destination]; dup {
 		return // labels are pipeline -> destination, unique in one run
+	}
+	b := &destinationBar{files: int64(files), bytes: bytes, start: time.Now()}
+	b.lastLog = b.start
+	d.bars[destination] = b
+	if !showBar {
+		return
 	}
 	if d.p == nil {
 		// On a terminal the cursor moves up to redraw (forced: the fake
@@ -147,10 +163,10 @@ func (d *progressDisplay) Start(destination string, files int, bytes int64) {
 		}
 		d.p = mpb.New(opts...)
 	}
-	b := &destinationBar{files: int64(files), bytes: bytes, start: time.Now()}
 	// The bar advances by one unit per file plus one per byte: by bytes
 	// for real files, yet complete only after the last file, even an
 	// empty one.
+	d.shown++
 	b.bar = d.p.AddBar(b.files+b.bytes, mpb.BarWidth(40),
 		mpb.PrependDecorators(
 			decor.Name(destination, decor.WCSyncSpaceR),
@@ -160,7 +176,6 @@ func (d *progressDisplay) Start(destination string, files int, bytes int64) {
 			decor.OnAbort(decor.OnComplete(decor.Percentage(decor.WC{W: 5}), "done"), "stopped"),
 		),
 	)
-	d.bars[destination] = b
 }
 
 // counters renders "2/3 files  1.1 KiB/4.0 KiB", padded so that the bar
@@ -210,16 +225,34 @@ func formatBytes(n int64) string {
 }
 
 // Done advances destination's bar by one file of n bytes.
-func (d *progressDisplay) Done(destination, _ string, n int64) {
+func (d *progressDisplay) Done(destination, path string, n int64) {
 	d.mu.Lock()
 	b := d.bars[destination]
+	logProgress := false
+	if b != nil {
+		b.doneFiles.Add(1)
+		b.doneBytes.Add(n)
+		if now := time.Now(); d.log != nil && now.Sub(b.lastLog) >= logProgressEvery && b.doneFiles.Load() < b.files {
+			b.lastLog, logProgress = now, true
+		}
+	}
 	d.mu.Unlock()
 	if b == nil {
 		return
 	}
-	b.doneFiles.Add(1)
-	b.doneBytes.Add(n)
-	b.bar.IncrInt64(1 + n) // after the counters: the final frame shows them all
+	if b.bar != nil {
+		b.bar.IncrInt64(1 + n) // after the counters: the final frame shows them all
+	}
+	if d.log == nil {
+		return
+	}
+	d.log.Debug("wrote", "destination", destination, "path", path, "bytes", n)
+	if logProgress {
+		done := b.doneBytes.Load()
+		d.log.Info("progress", "destination", destination, "files", formatCount(b.doneFiles.Load(), b.files),
+			"bytes", formatBytes(done)+"/"+formatBytes(b.bytes),
+			"rate", strings.TrimLeft(rateETA(done, b.bytes, false, time.Since(b.start)), " "))
+	}
 }
 
 // Finish ends destination's bar: complete when every file was written,
@@ -227,23 +260,34 @@ func (d *progressDisplay) Done(destination, _ string, n int64) {
 // draws the final frame and stops the display.
 func (d *progressDisplay) Finish(destination string) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	b := d.bars[destination]
 	if b == nil {
+		d.mu.Unlock()
 		return
 	}
 	delete(d.bars, destination)
-	switch {
-	case b.doneFiles.Load() < b.files:
-		b.bar.Abort(false) // keep it on screen, marked stopped
-	case !b.bar.Completed():
-		b.bar.SetTotal(-1, true) // every file done: complete whatever the byte count
+	if b.bar != nil {
+		d.shown--
+		if b.doneFiles.Load() < b.files {
+			b.bar.Abort(false) // keep it on screen, marked stopped
+		} else if !b.bar.Completed() {
+			b.bar.SetTotal(-1, true) // every file done: complete whatever the byte count
+		}
 	}
-	if len(d.bars) == 0 && d.p != nil {
+	if d.shown == 0 && d.p != nil {
 		d.p.Wait() // the final frame; then mpb's goroutines end
 		d.cw.drain()
 		d.p, d.cw = nil, nil
 	}
+	d.mu.Unlock()
+	if d.log != nil {
+		d.log.Info("writes finished", "destination", destination, "files", formatCount(b.doneFiles.Load(), b.files),
+			"bytes", formatBytes(b.doneBytes.Load()), "elapsed", time.Since(b.start).Round(time.Millisecond))
+	}
+}
+
+func formatCount(done, total int64) string {
+	return slog.Int64Value(done).String() + "/" + slog.Int64Value(total).String()
 }
 
 // Write writes log output: above the bars while they are shown, else

@@ -344,3 +344,54 @@ func TestRateAndETA(t *testing.T) {
 		}
 	}
 }
+
+// TestProgressLogLines: -v logs each destination's writes as they start
+// and finish, with or without the bars (and -log-level debug each file).
+func TestProgressLogLines(t *testing.T) {
+	for _, progress := range []string{"never", "always"} {
+		t.Run(progress, func(t *testing.T) {
+			cfg := progressProject(t)
+			code, stdout, stderr := progressRun(t, false, nil, "run", "--config", cfg, "--log-level", "debug", "--progress", progress)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+			}
+			for _, want := range []string{
+				`msg=writing destination="weather.daily -> latest" files=6`,
+				`msg=wrote destination="weather.daily -> latest" path=data.csv bytes=3000`,
+				`msg="writes finished" destination="weather.daily -> latest" files=6/6`,
+				`msg="writes finished" destination="weather.daily -> archive" files=4/4`,
+			} {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, stderr)
+				}
+			}
+			if bars := strings.Contains(stderr, "6/6 files"); bars != (progress == "always") {
+				t.Errorf("--progress %s: bars shown %v:\n%s", progress, bars, stderr)
+			}
+		})
+	}
+}
+
+// TestProgressStopsWithLastBar: with transfers also logged, a destination
+// that only deletes (no bar) does not keep the display running after the
+// last bar finished.
+func TestProgressStopsWithLastBar(t *testing.T) {
+	var out syncBuffer
+	d := &progressDisplay{out: &out}
+	d.log = slog.New(slog.NewTextHandler(d, nil))
+	d.Start("p -> deletes", 0, 0)
+	d.Start("p -> a", 2, 2)
+	d.Done("p -> a", "x", 1)
+	d.Done("p -> a", "y", 1)
+	d.Finish("p -> a")
+	d.mu.Lock()
+	running := d.p != nil
+	d.mu.Unlock()
+	if running {
+		t.Errorf("the display still runs after its last bar finished")
+	}
+	d.Finish("p -> deletes")
+	if got := out.String(); !strings.Contains(got, `msg="writes finished" destination="p -> deletes" files=0/0`) {
+		t.Errorf("the destination without writes was not logged:\n%s", got)
+	}
+}

@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"context"
 	"errors"
 
 	"github.com/spf13/cobra"
 
 	"github.com/distributor-dev/distributor/internal/app"
+	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/lock"
 	"github.com/distributor-dev/distributor/internal/report"
 )
@@ -41,38 +43,45 @@ catalog write failed, or the root's state is legacy, invalid or future;
   distributor prune --pipeline weather.daily --destination archive --apply
   distributor prune --pipeline weather.daily --destination archive --apply \
     --output json`,
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		PreRunE: func(*cobra.Command, []string) error {
 			if dryRun == opts.Apply {
 				return usageErr("prune needs exactly one of --dry-run (list what would be deleted) or --apply (delete it)")
 			}
-			cfg, err := g.loadConfig()
-			if err != nil {
-				return err
-			}
-			rep, err := g.app().Prune(cmd.Context(), cfg, opts)
-			if err != nil {
-				return mapMaintError(err)
-			}
-			return lockHeldStatus(g.finish(rep, rep.Failed(), func() { report.WritePruneText(g.env.Stdout, rep) }), rep.Cause)
+			return nil
 		},
 	}
-	addMaintFlags(g, cmd, &opts.MaintOptions)
+	maintCommand(g, cmd, &opts, &opts.MaintOptions, (*app.App).Prune, func(rep *report.Prune) error {
+		return lockHeldStatus(g.finish(rep, rep.Failed(), func() { report.WritePruneText(g.env.Stdout, rep) }), rep.Cause)
+	})
 	f := cmd.Flags()
 	f.BoolVar(&dryRun, "dry-run", false, "list the outputs the policy selects; delete nothing")
 	f.BoolVar(&opts.Apply, "apply", false, "delete the selected outputs and remove their records")
 	return cmd
 }
 
-// addMaintFlags adds the flags every maintenance command shares: the root's
-// pipeline and destination, and --source for a templated path.
-func addMaintFlags(g *globals, cmd *cobra.Command, opts *app.MaintOptions) {
+// maintCommand completes cmd, a maintenance command: no arguments, the
+// flags every one shares (mo: the root's pipeline and destination, and
+// --source for a templated path), and a RunE that loads the configuration,
+// runs use with opts (which holds mo) and shows its report.
+func maintCommand[O, R any](g *globals, cmd *cobra.Command, opts *O, mo *app.MaintOptions,
+	use func(*app.App, context.Context, *config.Config, O) (R, error), show func(R) error) {
+	cmd.Args = noArgs
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		cfg, err := g.loadConfig()
+		if err != nil {
+			return err
+		}
+		rep, err := use(g.app(), cmd.Context(), cfg, *opts)
+		if err != nil {
+			return mapMaintError(err)
+		}
+		return show(rep)
+	}
 	f := cmd.Flags()
-	f.StringVar(&opts.Pipeline, "pipeline", "", "the pipeline whose destination root to work on (default: the only pipeline, or the only one publishing to --destination)")
-	f.StringVar(&opts.Destination, "destination", "", "the destination of that pipeline (default: the pipeline's only destination)")
-	f.StringVar(&opts.Source, "source", "", "bundle directory whose manifest fills {source_*} placeholders of the destination path (default: the pipeline's configured source)")
-	_ = cmd.MarkFlagDirname("source")
-	registerIDCompletions(g, cmd)
+	f.StringVar(&mo.Pipeline, "pipeline", "", "the pipeline whose destination root to work on (default: the only pipeline, or the only one publishing to --destination)")
+	f.StringVar(&mo.Destination, "destination", "", "the destination of that pipeline (default: the pipeline's only destination)")
+	f.StringVar(&mo.Source, "source", "", "bundle directory whose manifest fills {source_*} placeholders of the destination path (default: the pipeline's configured source)")
+	registerIDCompletions(g, cmd) // also marks --source a directory
 }
 
 // lockHeldStatus is err, the status of a command that printed its report,
@@ -89,7 +98,12 @@ func lockHeldStatus(err, cause error) error {
 // mapMaintError maps the errors a maintenance use case returns before it
 // has a report: invalid options and configuration are exit 2, anything else
 // (an unreadable --source manifest, an unreadable root) exit 1.
+// A command's own usage error stays.
 func mapMaintError(err error) error {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return err // the command's own
+	}
 	var ce *app.ConfigError
 	if errors.As(err, &ce) {
 		return &exitError{code: ExitUsage, err: err}

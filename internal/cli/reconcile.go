@@ -32,20 +32,10 @@ usage or configuration error.`,
   distributor reconcile-state --pipeline weather.daily --destination latest
   distributor reconcile-state --pipeline weather.daily --destination latest \
     --all-owners`,
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := g.loadConfig()
-			if err != nil {
-				return err
-			}
-			rep, err := g.app().ReconcileState(cmd.Context(), cfg, opts)
-			if err != nil {
-				return mapMaintError(err)
-			}
-			return lockHeldStatus(g.finish(rep, rep.Failed(), func() { report.WriteReconcileText(g.env.Stdout, rep) }), rep.Cause)
-		},
 	}
-	addMaintFlags(g, cmd, &opts.MaintOptions)
+	maintCommand(g, cmd, &opts, &opts.MaintOptions, (*app.App).ReconcileState, func(rep *report.ReconcileState) error {
+		return lockHeldStatus(g.finish(rep, rep.Failed(), func() { report.WriteReconcileText(g.env.Stdout, rep) }), rep.Cause)
+	})
 	f := cmd.Flags()
 	f.BoolVar(&opts.AllOwners, "all-owners", false, "check every owner's records at the root, not just this pipeline/destination's")
 	f.BoolVar(&opts.DryRun, "dry-run", false, "report; leave .distributor.json unchanged")

@@ -21,7 +21,6 @@ See docs/state.md for the format.`,
 		Example: `  distributor state show --pipeline weather.daily --destination latest
   distributor state show --pipeline weather.daily --destination latest \
     --output json`,
-		Args: noArgs,
 	}
 	cmd.AddCommand(newStateShowCmd(g))
 	return groupCommand(g, cmd)
@@ -46,33 +45,23 @@ usage or configuration error.`,
 		Example: `  distributor state show --pipeline weather.daily --destination latest
   distributor state show --pipeline weather.daily --destination latest \
     --output json | jq '.outputs[].path'`,
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := g.loadConfig()
-			if err != nil {
-				return err
-			}
-			s, err := g.app().ShowState(cmd.Context(), cfg, opts)
-			if err != nil {
-				return mapMaintError(err)
-			}
-			if g.output != "json" {
-				report.WriteStateText(g.env.Stdout, s)
-				return nil
-			}
-			out := s.Raw
-			if out == nil {
-				out = []byte("null")
-			}
-			if !bytes.HasSuffix(out, []byte("\n")) {
-				out = append(out[:len(out):len(out)], '\n')
-			}
-			if _, err := g.env.Stdout.Write(out); err != nil {
-				return fmt.Errorf("write JSON output: %w", err)
-			}
-			return nil
-		},
 	}
-	addMaintFlags(g, cmd, &opts)
+	maintCommand(g, cmd, &opts, &opts, (*app.App).ShowState, func(s *report.StateShow) error {
+		if g.output != "json" {
+			report.WriteStateText(g.env.Stdout, s)
+			return nil
+		}
+		out := s.Raw
+		if out == nil {
+			out = []byte("null")
+		}
+		if !bytes.HasSuffix(out, []byte("\n")) {
+			out = append(out[:len(out):len(out)], '\n')
+		}
+		if _, err := g.env.Stdout.Write(out); err != nil {
+			return fmt.Errorf("write JSON output: %w", err)
+		}
+		return nil
+	})
 	return cmd
 }

@@ -28,20 +28,10 @@ Exit status: 0 removed, or not locked; 1 refused or failed; 2 usage or
 configuration error.`,
 		Example: `  distributor unlock --pipeline weather.daily --destination latest
   distributor unlock --pipeline weather.daily --destination latest --force`,
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := g.loadConfig()
-			if err != nil {
-				return err
-			}
-			rep, err := g.app().Unlock(cmd.Context(), cfg, opts)
-			if err != nil {
-				return mapMaintError(err)
-			}
-			return g.finish(rep, rep.Error != nil, func() { report.WriteUnlockText(g.env.Stdout, rep) })
-		},
 	}
-	addMaintFlags(g, cmd, &opts.MaintOptions)
+	maintCommand(g, cmd, &opts, &opts.MaintOptions, (*app.App).Unlock, func(rep *report.Unlock) error {
+		return g.finish(rep, rep.Error != nil, func() { report.WriteUnlockText(g.env.Stdout, rep) })
+	})
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "remove the lock even if its holder looks alive")
 	return cmd
 }

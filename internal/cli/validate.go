@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -76,11 +75,7 @@ func invalidConfigReport(path string, err error) *report.Validate {
 		rep.Config = abs
 	}
 	if len(rep.Problems) == 0 {
-		var ee *exitError
-		if errors.As(err, &ee) {
-			err = ee.err
-		}
-		rep.Problems = []string{err.Error()}
+		rep.Problems = []string{err.Error()} // an *exitError's is its cause's
 	}
 	return rep
 }

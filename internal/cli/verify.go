@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/distributor-dev/distributor/internal/app"
+	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/report"
 	"github.com/distributor-dev/distributor/internal/storage/registry"
 )
@@ -40,23 +43,16 @@ or its state is legacy, invalid or future; 2 a usage or configuration error.`,
     --all-owners --output json
   distributor verify --pipeline weather.daily --destination latest --quick
   distributor verify --pipeline weather.daily --destination archive --jobs 16`,
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := g.loadConfig()
-			if err != nil {
-				return err
-			}
-			if opts.Jobs < 0 {
-				return usageErr("--jobs %d: must be 1 or more", opts.Jobs)
-			}
-			rep, err := g.app().Verify(cmd.Context(), cfg, opts)
-			if err != nil {
-				return mapMaintError(err)
-			}
-			return g.finish(rep, rep.Failed(), func() { report.WriteVerifyText(g.env.Stdout, rep) })
-		},
 	}
-	addMaintFlags(g, cmd, &opts.MaintOptions)
+	verify := func(a *app.App, ctx context.Context, cfg *config.Config, opts app.VerifyOptions) (*report.Verify, error) {
+		if opts.Jobs < 0 {
+			return nil, usageErr("--jobs %d: must be 1 or more", opts.Jobs)
+		}
+		return a.Verify(ctx, cfg, opts)
+	}
+	maintCommand(g, cmd, &opts, &opts.MaintOptions, verify, func(rep *report.Verify) error {
+		return g.finish(rep, rep.Failed(), func() { report.WriteVerifyText(g.env.Stdout, rep) })
+	})
 	cmd.Flags().BoolVar(&opts.AllOwners, "all-owners", false, "verify every owner's outputs at the root, not just this pipeline/destination's")
 	cmd.Flags().BoolVar(&opts.Quick, "quick", false, "check only that each output is present with its recorded size (no content read; misses same-size changes)")
 	cmd.Flags().IntVar(&opts.Jobs, "jobs", 0, "outputs read and hashed at once (default "+registry.JobsDefaults()+")")

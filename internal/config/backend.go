@@ -144,7 +144,7 @@ func (b *block) Int(name string) (int64, bool) {
 	return n, ok
 }
 
-func (b *block) Duration(name string) time.Duration { return b.d.timeout(b.o, name) }
+func (b *block) Duration(name string) time.Duration { return b.d.duration(b.o, name, false) }
 
 func (b *block) LocalPath(name, s string) string {
 	v, f := b.d.value(b.o, name), join(b.o.path, name)

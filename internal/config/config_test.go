@@ -674,8 +674,8 @@ func TestClosest(t *testing.T) {
 		{"ret", ""},             // too short to be taken for a prefix
 	}
 	for _, tt := range tests {
-		if got := closest(tt.in, destinationFields); got != tt.want {
-			t.Errorf("closest(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := Closest(tt.in, destinationFields); got != tt.want {
+			t.Errorf("Closest(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

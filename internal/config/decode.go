@@ -50,7 +50,7 @@ func Decode(data []byte, file string) (*Config, error) {
 // is a problem naming it, the line and the field. Ids, references and
 // secret_env are never expanded.
 func DecodeEnv(data []byte, file string, getenv func(string) string) (*Config, error) {
-	d := &decoder{file: file, budget: nodeBudget, getenv: getenv}
+	d := &decoder{file: file, budget: nodeBudget, getenv: getenv, homeDir: sync.OnceValues(os.UserHomeDir)}
 	if file != "" {
 		abs, err := filepath.Abs(file)
 		if err != nil {
@@ -130,9 +130,7 @@ type decoder struct {
 	abs  string // absolute config path, or ""
 	dir  string // base for relative local paths
 
-	home    string
-	homeErr error
-	homeSet bool
+	homeDir func() (string, error) // os.UserHomeDir, called once
 
 	// getenv reads the variables ${VAR} references name.
 	getenv func(string) string
@@ -261,44 +259,53 @@ func (d *decoder) pipeline(n *yaml.Node, field string, seen, destLines map[strin
 	if o == nil {
 		return Pipeline{}, false
 	}
-	p := Pipeline{Line: n.Line}
-	if s, v, ok := d.str(o, "id", true); ok {
-		d.slug(s, v, join(field, "id"))
-		d.unique(seen, s, v, join(field, "id"), "pipeline")
-		p.ID = s
-	}
+	p := Pipeline{Line: n.Line, ID: d.id(o, seen, "pipeline")}
 	if s, v, ok := d.str(o, "source", true); ok && d.noPlaceholder(s, v, join(field, "source")) {
 		p.Source, _ = d.localPath(s, v, join(field, "source"))
 	}
-	items, v, ok := d.list(o, "destinations", false)
+	p.Destinations = d.distinct(o, "destinations", "destination", "a list of destination ids", "at least one destination id is required",
+		func(id string, it *yaml.Node, f string) bool {
+			if _, ok := destLines[id]; !ok {
+				msg := fmt.Sprintf("unknown destination %q", id)
+				if c := Closest(id, destIDs); c != "" {
+					msg += fmt.Sprintf("; did you mean %q?", c)
+				} else if len(destIDs) == 0 {
+					msg += " (no destinations are defined)"
+				}
+				d.add(it.Line, f, "%s", msg)
+			}
+			return true
+		})
+	return p, true
+}
+
+// distinct decodes field name: a required, non-empty list (required and
+// empty say so) of strings, each listed once (kind names them in
+// messages). check vets an item that is not a repeat; false drops it.
+func (d *decoder) distinct(o *object, name, kind, required, empty string, check func(s string, it *yaml.Node, f string) bool) []string {
+	items, v, ok := d.list(o, name, false)
 	switch {
 	case v == nil:
-		d.required(o, "destinations", "a list of destination ids")
+		d.required(o, name, required)
 	case ok && len(items) == 0:
-		d.add(v.Line, join(field, "destinations"), "at least one destination id is required")
+		d.add(v.Line, join(o.path, name), "%s", empty)
 	}
-	inPipeline := map[string]int{}
+	var out []string
+	seen := map[string]int{}
 	for i, it := range items {
-		f := fmt.Sprintf("%s.destinations[%d]", field, i)
-		id, ok := d.itemString(it, f)
+		f := fmt.Sprintf("%s[%d]", join(o.path, name), i)
+		s, ok := d.itemString(it, f)
 		if !ok {
 			continue
 		}
-		if first, dup := inPipeline[id]; dup {
-			d.add(it.Line, f, "destination %q is listed twice (first at line %d)", id, first)
+		if first, dup := seen[s]; dup {
+			d.add(it.Line, f, "%s %q is listed twice (first at line %d)", kind, s, first)
 			continue
 		}
-		inPipeline[id] = it.Line
-		if _, ok := destLines[id]; !ok {
-			msg := fmt.Sprintf("unknown destination %q", id)
-			if c := closest(id, destIDs); c != "" {
-				msg += fmt.Sprintf("; did you mean %q?", c)
-			} else if len(destIDs) == 0 {
-				msg += " (no destinations are defined)"
-			}
-			d.add(it.Line, f, "%s", msg)
+		if check(s, it, f) {
+			seen[s] = it.Line
+			out = append(out, s)
 		}
-		p.Destinations = append(p.Destinations, id)
 	}
-	return p, true
+	return out
 }

@@ -17,7 +17,13 @@ func destinationHint(name string) string {
 	if slices.Contains(legacyDestinationFields, name) {
 		return fmt.Sprintf("field %q is no longer supported: ownership is recorded in the catalog; use workflow: additive or workflow: replacement", name)
 	}
-	if block, ok := misplacedDestinationFields[name]; ok {
+	return misplacedHint(misplacedDestinationFields, name)
+}
+
+// misplacedHint says which blocks (joined by "|" in misplaced) a field
+// written one level too high belongs in, or returns "".
+func misplacedHint(misplaced map[string]string, name string) string {
+	if block, ok := misplaced[name]; ok {
 		blocks := strings.Split(block, "|")
 		fields := make([]string, len(blocks))
 		for i, b := range blocks {
@@ -34,32 +40,19 @@ func (d *decoder) destination(n *yaml.Node, field string, seen map[string]int) (
 	if o == nil {
 		return Destination{}, false
 	}
-	dst := Destination{Line: n.Line}
-	if s, v, ok := d.str(o, "id", true); ok {
-		d.slug(s, v, join(field, "id"))
-		d.unique(seen, s, v, join(field, "id"), "destination")
-		dst.ID = s
-	}
+	dst := Destination{Line: n.Line, ID: d.id(o, seen, "destination")}
 
 	backend, backendNode, ok := d.str(o, "backend", false)
 	if backendNode == nil {
 		d.required(o, "backend", registry.List(backends, "or"))
 	}
-	if ok && !d.oneOf(backend, backendNode, join(field, "backend"), backends) {
-		ok = false
+	if ok && d.oneOf(backend, backendNode, join(field, "backend"), backends) {
+		dst.Backend = backend
 	}
-	if !ok {
-		backend = ""
-	}
-	dst.Backend = backend
-	be, known := registry.Lookup(backend)
+	be, known := registry.Lookup(dst.Backend)
 
 	d.destinationPath(o, &dst, be, known)
-
-	dst.Workflow = WorkflowAdditive
-	if s, v, ok := d.str(o, "workflow", false); ok && d.oneOf(s, v, join(field, "workflow"), workflows) {
-		dst.Workflow = s
-	}
+	dst.Workflow = d.enum(o, "workflow", workflows, WorkflowAdditive)
 
 	if n, v, ok := d.integer(o, "max_deletes"); ok {
 		if n < 0 {
@@ -75,9 +68,7 @@ func (d *decoder) destination(n *yaml.Node, field string, seen map[string]int) (
 	dst.Publish = Publish{HTML: true, Source: SourceAssets}
 	if po := d.sub(o, "publish", publishFields, nil); po != nil {
 		dst.Publish.HTML = d.boolean(po, "html", true)
-		if s, v, ok := d.str(po, "source", false); ok && d.oneOf(s, v, join(po.path, "source"), sources) {
-			dst.Publish.Source = s
-		}
+		dst.Publish.Source = d.enum(po, "source", sources, SourceAssets)
 		d.publishFilters(po, &dst.Publish)
 	}
 
@@ -203,19 +194,7 @@ func (d *decoder) paths(o *object) Paths {
 }
 
 func (d *decoder) prune(o *object) *Prune {
-	p := &Prune{}
-	if s, v, ok := d.str(o, "older_than", true); ok {
-		f := join(o.path, "older_than")
-		dur, err := ParseDuration(s)
-		switch {
-		case err != nil:
-			d.add(v.Line, f, "%v", err)
-		case dur <= 0:
-			d.add(v.Line, f, "must be greater than zero")
-		default:
-			p.OlderThan = dur
-		}
-	}
+	p := &Prune{OlderThan: d.duration(o, "older_than", true)}
 	if k, v, ok := d.integer(o, "keep_min"); ok {
 		if k < 0 {
 			d.add(v.Line, join(o.path, "keep_min"), "must be 0 or more, not %d", k)

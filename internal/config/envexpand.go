@@ -12,14 +12,10 @@ import (
 // references to them, and secret_env, which names a variable itself.
 var noEnvFields = map[string]bool{"id": true, "secret_env": true, "destinations[]": true, "on[]": true}
 
-// expandEnv replaces ${NAME} in every string value of the document (not in
-// keys, ids, references or secret_env) with the environment variable NAME,
-// before the values are decoded and checked; "$$" stands for a literal "$".
-// A variable that is unset or empty, and a "${" without its "}", are
-// problems naming the line and field. It reports whether there were none.
-//
-// Values become what the variable holds, so "port: ${SFTP_PORT}" decodes
-// as the number the variable holds, with the usual checks.
+// expandEnv expands the ${NAME} references of every string value of the
+// document (not keys, nor noEnvFields) as DecodeEnv says, before the values
+// are decoded: "port: ${SFTP_PORT}" decodes as the number the variable
+// holds. It reports whether there were no problems.
 func (d *decoder) expandEnv(root *yaml.Node) bool {
 	before := len(d.probs)
 	seen := map[*yaml.Node]bool{}
@@ -41,7 +37,7 @@ func (d *decoder) expandEnv(root *yaml.Node) bool {
 		case yaml.MappingNode:
 			for i := 0; i+1 < len(n.Content); i += 2 {
 				k := n.Content[i].Value
-				walk(n.Content[i+1], joinField(field, k), k)
+				walk(n.Content[i+1], join(field, k), k)
 			}
 		case yaml.SequenceNode:
 			for i, c := range n.Content {
@@ -64,14 +60,6 @@ func (d *decoder) expandEnv(root *yaml.Node) bool {
 	}
 	walk(root, "", "")
 	return len(d.probs) == before
-}
-
-// joinField appends a mapping key to a field path.
-func joinField(field, key string) string {
-	if field == "" {
-		return key
-	}
-	return field + "." + key
 }
 
 // expandVars expands ${NAME} in s with getenv; "$$" is a literal "$", and

@@ -1,7 +1,7 @@
 package config
 
 import (
-	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -42,18 +42,14 @@ func (e *Error) Messages() []string {
 	}
 	msgs := make([]string, 0, len(e.Problems))
 	for _, p := range e.Problems {
-		var b strings.Builder
-		b.WriteString(file)
+		m := file
 		if p.Line > 0 {
-			fmt.Fprintf(&b, ":%d", p.Line)
+			m += ":" + strconv.Itoa(p.Line)
 		}
-		b.WriteString(": ")
 		if p.Field != "" {
-			b.WriteString(p.Field)
-			b.WriteString(": ")
+			m += ": " + p.Field
 		}
-		b.WriteString(p.Msg)
-		msgs = append(msgs, b.String())
+		msgs = append(msgs, m+": "+p.Msg)
 	}
 	return msgs
 }

@@ -88,7 +88,7 @@ func (d *decoder) object(n *yaml.Node, field string, known []string, hint func(s
 			}
 			if msg == "" {
 				msg = fmt.Sprintf("unknown field %q", name)
-				if s := closest(name, known); s != "" {
+				if s := Closest(name, known); s != "" {
 					msg += fmt.Sprintf("; did you mean %q?", s)
 					if o.suggested == nil {
 						o.suggested = map[string]bool{}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -74,7 +75,7 @@ func parseTemplate(s string) ([]templatePart, error) {
 			return nil, fmt.Errorf(`unclosed "{" (placeholders are written {name}; known: %s)`, knownPlaceholders())
 		}
 		name := s[open+1 : close]
-		if !isPlaceholder(name) {
+		if !slices.Contains(placeholderNames, name) {
 			return nil, fmt.Errorf("unknown placeholder %q (known: %s)", s[open:close+1], knownPlaceholders())
 		}
 		parts = append(parts, templatePart{name: name})
@@ -83,25 +84,7 @@ func parseTemplate(s string) ([]templatePart, error) {
 	return parts, nil
 }
 
-func isPlaceholder(name string) bool {
-	for _, n := range placeholderNames {
-		if n == name {
-			return true
-		}
-	}
-	return false
-}
-
-func knownPlaceholders() string {
-	var b strings.Builder
-	for i, n := range placeholderNames {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString("{" + n + "}")
-	}
-	return b.String()
-}
+func knownPlaceholders() string { return "{" + strings.Join(placeholderNames, "}, {") + "}" }
 
 // Expand substitutes the placeholders of s (a destination's path or
 // paths.prefix) with values from v. It fails on malformed or unknown
@@ -152,25 +135,21 @@ func Expand(s string, v Vars) (string, error) {
 
 // HasPlaceholder reports whether s contains a placeholder such as
 // {pipeline_id}.
-func HasPlaceholder(s string) bool {
-	for _, n := range placeholderNames {
-		if strings.Contains(s, "{"+n+"}") {
-			return true
-		}
-	}
-	return false
-}
+func HasPlaceholder(s string) bool { return usedPlaceholder(s, placeholderNames) != "" }
 
 // NeedsSource reports whether s uses a placeholder that comes from the
 // source bundle: {source_id}, {source_date} or {source_created}. Such a path
 // can only be expanded with a bundle's manifest at hand.
-func NeedsSource(s string) bool {
-	for _, n := range sourcePlaceholders {
+func NeedsSource(s string) bool { return usedPlaceholder(s, sourcePlaceholders) != "" }
+
+// usedPlaceholder returns the first of names that s uses as "{name}", or "".
+func usedPlaceholder(s string, names []string) string {
+	for _, n := range names {
 		if strings.Contains(s, "{"+n+"}") {
-			return true
+			return n
 		}
 	}
-	return false
+	return ""
 }
 
 // FixedPath reports whether the destination is fixed-path: its path has no

@@ -2,11 +2,12 @@ package config
 
 import "strings"
 
-// closest returns the candidate nearest to name by edit distance (with
+// Closest returns the candidate nearest to name by edit distance (with
 // transpositions, ignoring case), or "" when none is close enough to be a
 // plausible typo. Failing that, a name of at least 4 characters that
 // begins exactly one candidate ("replace" for "replacement") suggests it.
-func closest(name string, candidates []string) string {
+// The decoder and the command line use it for did-you-mean suggestions.
+func Closest(name string, candidates []string) string {
 	if c := nearest(name, candidates); c != "" {
 		return c
 	}
@@ -86,12 +87,4 @@ func editDistance(a, b string) int {
 		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(rb)]
-}
-
-// Closest returns the candidate nearest to name by edit distance (with
-// transpositions, ignoring case), or "" when none is close enough to be a
-// plausible typo, or the only candidate that name (4 characters or more)
-// begins. The command line uses it for did-you-mean suggestions.
-func Closest(name string, candidates []string) string {
-	return closest(name, candidates)
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,24 +16,23 @@ import (
 
 // Checks of values shared by the configuration's blocks.
 
-func (d *decoder) slug(s string, n *yaml.Node, field string) bool {
+// id decodes o's required id: a slug, unique among the ids of its kind
+// (seen holds their lines).
+func (d *decoder) id(o *object, seen map[string]int, kind string) string {
+	s, n, ok := d.str(o, "id", true)
+	if !ok {
+		return ""
+	}
+	field := join(o.path, "id")
 	if !slugRE.MatchString(s) {
 		d.add(n.Line, field, "%q is not a valid id: use 1 to 64 characters of a-z, 0-9, \".\", \"_\" and \"-\", starting with a letter or digit", s)
-		return false
 	}
-	return true
-}
-
-// unique records id in seen, reporting a repeat.
-func (d *decoder) unique(seen map[string]int, id string, n *yaml.Node, field, kind string) {
-	if id == "" {
-		return
+	if first, dup := seen[s]; dup && s != "" {
+		d.add(n.Line, field, "duplicate %s id %q (first defined at line %d)", kind, s, first)
+	} else if s != "" {
+		seen[s] = n.Line
 	}
-	if first, dup := seen[id]; dup {
-		d.add(n.Line, field, "duplicate %s id %q (first defined at line %d)", kind, id, first)
-		return
-	}
-	seen[id] = n.Line
+	return s
 }
 
 // oneOf checks s against allowed values, suggesting the closest.
@@ -43,20 +41,27 @@ func (d *decoder) oneOf(s string, n *yaml.Node, field string, allowed []string) 
 		return true
 	}
 	msg := fmt.Sprintf("%q is not one of %s", s, strings.Join(allowed, ", "))
-	if c := closest(s, allowed); c != "" {
+	if c := Closest(s, allowed); c != "" {
 		msg += fmt.Sprintf("; did you mean %q?", c)
 	}
 	d.add(n.Line, field, "%s", msg)
 	return false
 }
 
+// enum decodes optional field name, one of allowed (def when absent or
+// invalid).
+func (d *decoder) enum(o *object, name string, allowed []string, def string) string {
+	if s, v, ok := d.str(o, name, false); ok && d.oneOf(s, v, join(o.path, name), allowed) {
+		return s
+	}
+	return def
+}
+
 // noPlaceholder rejects placeholders in fields that do not expand them.
 func (d *decoder) noPlaceholder(s string, n *yaml.Node, field string) bool {
-	for _, name := range placeholderNames {
-		if strings.Contains(s, "{"+name+"}") {
-			d.add(n.Line, field, "placeholder {%s} is not allowed here: placeholders are only allowed in path and paths.prefix", name)
-			return false
-		}
+	if name := usedPlaceholder(s, placeholderNames); name != "" {
+		d.add(n.Line, field, "placeholder {%s} is not allowed here: placeholders are only allowed in path and paths.prefix", name)
+		return false
 	}
 	return true
 }
@@ -68,14 +73,6 @@ func (d *decoder) template(s string, n *yaml.Node, field string) bool {
 		return false
 	}
 	return true
-}
-
-func (d *decoder) homeDir() (string, error) {
-	if !d.homeSet {
-		d.home, d.homeErr = os.UserHomeDir()
-		d.homeSet = true
-	}
-	return d.home, d.homeErr
 }
 
 // localPath resolves a local file path: "~" and "~/..." expand to the home
@@ -114,25 +111,21 @@ func httpURL(s string) (*url.URL, error) {
 		return nil, fmt.Errorf("%q must not contain spaces or control characters", s)
 	}
 	u, err := url.Parse(s)
-	if !strings.Contains(s, "://") {
+	switch {
+	case !strings.Contains(s, "://") || err == nil && (u.Scheme != "http" && u.Scheme != "https" || u.Opaque != ""):
 		return nil, fmt.Errorf("%q must be an absolute http:// or https:// URL", s)
-	}
-	if err != nil {
+	case err != nil:
 		return nil, fmt.Errorf("%q is not a valid URL", s)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" || u.Opaque != "" {
-		return nil, fmt.Errorf("%q must be an absolute http:// or https:// URL", s)
-	}
-	if u.Host == "" || u.Hostname() == "" {
+	case u.Host == "" || u.Hostname() == "":
 		return nil, fmt.Errorf("%q has no host", s)
 	}
 	return u, nil
 }
 
-// timeout decodes an optional positive duration such as "15s" or "2m"
-// (units d, h, m, s, as retention durations); absent is 0, the default.
-func (d *decoder) timeout(o *object, name string) time.Duration {
-	s, v, ok := d.str(o, name, false)
+// duration decodes a positive duration such as "15s" or "2m" (see
+// ParseDuration); absent is 0.
+func (d *decoder) duration(o *object, name string, required bool) time.Duration {
+	s, v, ok := d.str(o, name, required)
 	if !ok {
 		return 0
 	}
