@@ -140,10 +140,10 @@ func plantTemp(t *testing.T, s storage.Store, dir string) string {
 	st := s.(*Store)
 	rel := path.Join(dir, "upload-"+rand.Text()[:8])
 	core := minio.Core{Client: st.client}
-	if _, err := core.NewMultipartUpload(t.Context(), st.bucket, st.key(rel), minio.PutObjectOptions{}); err != nil {
+	if _, err := core.NewMultipartUpload(t.Context(), st.bucket, st.Key(rel), minio.PutObjectOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.client.RemoveIncompleteUpload(context.Background(), st.bucket, st.key(rel)) })
+	t.Cleanup(func() { st.client.RemoveIncompleteUpload(context.Background(), st.bucket, st.Key(rel)) })
 	return rel
 }
 
@@ -240,7 +240,7 @@ func TestContentType(t *testing.T) {
 	servers(t, func(t *testing.T, opts Options) {
 		s := open(t, opts)
 		put(t, s, "dir/index.html", "<p>hi</p>")
-		info, err := s.client.StatObject(t.Context(), opts.Bucket, s.key("dir/index.html"), minio.StatObjectOptions{})
+		info, err := s.client.StatObject(t.Context(), opts.Bucket, s.Key("dir/index.html"), minio.StatObjectOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -257,7 +257,7 @@ func TestVersionIsETag(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		info, err := s.client.StatObject(t.Context(), opts.Bucket, s.key("x"), minio.StatObjectOptions{})
+		info, err := s.client.StatObject(t.Context(), opts.Bucket, s.Key("x"), minio.StatObjectOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -297,7 +297,7 @@ func TestFailedMultipartUploadIsAborted(t *testing.T) {
 		if data, _, err := s.Get(ctx, "big"); err != nil || string(data) != "old" {
 			t.Errorf("after the failed Put: %q, %v", data, err)
 		}
-		for u := range s.client.ListIncompleteUploads(ctx, opts.Bucket, s.key(""), true) {
+		for u := range s.client.ListIncompleteUploads(ctx, opts.Bucket, s.Key(""), true) {
 			if u.Err != nil {
 				t.Fatalf("ListIncompleteUploads: %v", u.Err)
 			}
@@ -411,7 +411,7 @@ func TestSweepTemp(t *testing.T) {
 		ctx := t.Context()
 		core := minio.Core{Client: s.client}
 		for _, p := range []string{"a/big", "b", "a/big"} {
-			if _, err := core.NewMultipartUpload(ctx, opts.Bucket, s.key(p), minio.PutObjectOptions{}); err != nil {
+			if _, err := core.NewMultipartUpload(ctx, opts.Bucket, s.Key(p), minio.PutObjectOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -431,7 +431,7 @@ func TestSweepTemp(t *testing.T) {
 		if found, err := s.SweepTemp(ctx, storage.SweepOptions{}); !slices.Equal(found, want) || err != nil {
 			t.Fatalf("SweepTemp = %q, %v; want %q", found, err, want)
 		}
-		for u := range s.client.ListIncompleteUploads(ctx, opts.Bucket, s.key(""), true) {
+		for u := range s.client.ListIncompleteUploads(ctx, opts.Bucket, s.Key(""), true) {
 			t.Errorf("left: %s %v", u.Key, u.Err)
 		}
 		if found, err := s.SweepTemp(ctx, storage.SweepOptions{}); len(found) != 0 || err != nil {
