@@ -103,14 +103,6 @@ const (
 // limit for a single Put Blob, 5000 MiB.
 const MaxPutIfSize = 5000 << 20
 
-// expectContinueTimeout is how long a large conditional Put Blob waits for
-// the server's "100 Continue" before it sends its body anyway; bodies from
-// expectContinueMin ask for it (see putBlob).
-const (
-	expectContinueTimeout = time.Second
-	expectContinueMin     = 1 << 20
-)
-
 // Store is a storage.Store on a blob-name prefix of an Azure container. It
 // is safe for concurrent use by multiple goroutines.
 type Store struct {
@@ -152,7 +144,6 @@ func (s *Store) init(opts Options) error {
 		opts.MaxAttempts = defaultMaxAttempts
 	}
 	tr := objstore.Transport(nil, opts.DialTimeout, opts.ResponseTimeout, opts.IdleTimeout)
-	tr.ExpectContinueTimeout = expectContinueTimeout
 	copts := &container.ClientOptions{ClientOptions: policy.ClientOptions{
 		Transport: &http.Client{Transport: tr},
 		Retry: policy.RetryOptions{MaxRetries: int32(opts.MaxAttempts - 1), RetryDelay: 100 * time.Millisecond,

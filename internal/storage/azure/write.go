@@ -35,9 +35,7 @@ func (a api) Put(ctx context.Context, key string, w objstore.Write) (storage.Ver
 		return "", putError(a.s.putBlocks(ctx, bb, w.Body, w.Size, h, cond), w)
 	}
 	pctx := once(ctx)
-	if w.Mode == storage.PutIfVersion && w.Size >= expectContinueMin {
-		// The server refuses a failed condition before the body goes
-		// out, rather than resetting a connection still sending it.
+	if w.ExpectContinue {
 		pctx = policy.WithHTTPHeader(pctx, http.Header{"Expect": {"100-continue"}})
 	}
 	resp, err := bb.Upload(pctx, &onceBody{er: w.Body, size: w.Size}, &blockblob.UploadOptions{HTTPHeaders: h, AccessConditions: cond})

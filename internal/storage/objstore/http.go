@@ -16,8 +16,9 @@ import (
 // Transport returns a clone of base with the timeouts of package deadline
 // installed (around base's dialer), a zero one meaning its default (10s
 // to connect and for TLS, 30s for a response's headers and of no
-// progress). A nil base is http.DefaultTransport without its dialer
-// (deadline's has a keep-alive).
+// progress), and a second's wait for "100 Continue" (see
+// Write.ExpectContinue). A nil base is http.DefaultTransport without its
+// dialer (deadline's has a keep-alive).
 func Transport(base *http.Transport, dial, response, idle time.Duration) *http.Transport {
 	var tr *http.Transport
 	if base == nil {
@@ -28,6 +29,7 @@ func Transport(base *http.Transport, dial, response, idle time.Duration) *http.T
 	}
 	deadline.Install(tr, deadline.Timeouts{Dial: orDefault(dial, 10*time.Second),
 		Response: orDefault(response, 30*time.Second), Idle: orDefault(idle, 30*time.Second)})
+	tr.ExpectContinueTimeout = time.Second
 	return tr
 }
 

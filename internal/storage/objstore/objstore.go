@@ -60,7 +60,20 @@ type Write struct {
 	// Metadata is the object's, its ContentType set (from the path's
 	// extension unless the caller set one).
 	Metadata storage.Metadata
+	// ExpectContinue asks the server to confirm the condition ("Expect:
+	// 100-continue") before the body goes out: a server that refuses it
+	// then answers 412 without reading the body, instead of resetting a
+	// connection still sending it (which would leave the outcome unknown).
+	// It is set for a PutIfVersion write of ExpectContinueMin bytes or
+	// more; a smaller one (a lock, a journal, a small catalog) fits in the
+	// connection's buffers and goes out with its headers, without waiting
+	// a round trip. A server that ignores the header gets the body after
+	// the transport's ExpectContinueTimeout (see Transport).
+	ExpectContinue bool
 }
+
+// ExpectContinueMin is the smallest body of a Write with ExpectContinue.
+const ExpectContinueMin = 1 << 20
 
 // Client is what an adapter sends to its server. Its errors are the
 // adapter's own, explained: a missing object's matches storage.ErrNotExist.
@@ -223,6 +236,7 @@ func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64, opts
 		r, w.Metadata = rs, storage.Metadata{}
 	}
 	w.Metadata.ContentType = cmp.Or(w.Metadata.ContentType, storage.ContentType(p))
+	w.ExpectContinue = w.Mode == storage.PutIfVersion && size >= ExpectContinueMin
 	er, err := storage.NewExactReader(ctx, r, size)
 	if err != nil {
 		return "", err

@@ -120,17 +120,6 @@ type Options struct {
 	SkipCheck bool
 }
 
-// expectContinueTimeout is how long a conditional PUT waits for the
-// server's "100 Continue" before it sends its body anyway.
-const expectContinueTimeout = time.Second
-
-// expectContinueMin is the smallest body for which a conditional PUT asks
-// for "100 Continue" (see expectContinue). A smaller one (a lock, a
-// journal, a small catalog) goes out with its headers, without waiting a
-// round trip: it fits in the connection's buffers, so a server that
-// refuses it early does not cut its sending short.
-const expectContinueMin = 1 << 20
-
 // defaultMaxAttempts is the default of Options.MaxAttempts.
 const defaultMaxAttempts = 3
 
@@ -227,7 +216,7 @@ func (a api) Put(ctx context.Context, key string, w objstore.Write) (storage.Ver
 		// A body that cannot seek is never retried by the client (nor read
 		// whole into memory).
 		body = struct{ io.Reader }{w.Body}
-		if w.Size >= expectContinueMin {
+		if w.ExpectContinue {
 			ctx = expectContinue(ctx)
 		}
 	}

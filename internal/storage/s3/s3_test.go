@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
@@ -465,7 +466,7 @@ func TestPutIfStreamOnePut(t *testing.T) {
 			inner = tr.Clone()
 		} else {
 			tr := http.DefaultTransport.(*http.Transport).Clone()
-			tr.ExpectContinueTimeout = expectContinueTimeout
+			tr.ExpectContinueTimeout = time.Second
 			inner = tr
 		}
 		opts.Transport = roundTripper(func(r *http.Request) (*http.Response, error) {

@@ -27,24 +27,16 @@ func newTransport(opts *Options, secure bool) (http.RoundTripper, error) {
 	case !ok:
 		return opts.Transport, nil
 	}
-	tr := objstore.Transport(base, opts.DialTimeout, opts.ResponseTimeout, opts.IdleTimeout)
-	// A conditional PUT waits this long for the server's "100 Continue"
-	// (see expectContinue) before it sends the body anyway.
-	tr.ExpectContinueTimeout = expectContinueTimeout
-	return tr, nil
+	return objstore.Transport(base, opts.DialTimeout, opts.ResponseTimeout, opts.IdleTimeout), nil
 }
 
 // expectContinueKey marks the context of a conditional PUT (see
 // expectContinue).
 type expectContinueKey struct{}
 
-// expectContinue marks ctx as that of a conditional PUT: its request asks
-// the server to confirm the condition ("Expect: 100-continue") before the
-// body goes out. A server that refuses the condition then answers 412
-// without reading the body, and the client sees that answer instead of a
-// connection the server reset while the body was still being sent (which
-// would leave the outcome unknown). A server that ignores the header gets
-// the body after the transport's ExpectContinueTimeout (see newTransport).
+// expectContinue marks ctx as that of a conditional PUT whose request asks
+// the server to confirm the condition first (see
+// objstore.Write.ExpectContinue).
 func expectContinue(ctx context.Context) context.Context {
 	return context.WithValue(ctx, expectContinueKey{}, true)
 }
