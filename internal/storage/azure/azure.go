@@ -1,16 +1,9 @@
 // Package azure implements storage.Store on a blob-name prefix of an Azure
 // Blob Storage container (Azure, Azurite, Azure Stack), with Microsoft's
-// github.com/Azure/azure-sdk-for-go/sdk/storage/azblob.
+// github.com/Azure/azure-sdk-for-go/sdk/storage/azblob. Keys, listings
+// and exact writes are package objstore's.
 //
-// The store's path p is the blob Prefix+"/"+p (or p for an empty Prefix).
-// Paths must be clean relative slash-separated paths none of whose
-// segments starts with storage.TempPrefix, else storage.ErrInvalidPath.
-// Directories do not exist: a blob "a/b" makes no blob "a".
-//
-// Writes: Put is one Put Blob of exactly size bytes, which Azure applies
-// atomically: readers see the old blob or the new one. A reader that
-// fails, yields more or fewer bytes, or a cancelled context cuts the
-// request short before its last byte, so the server stores nothing. Blobs
+// Writes: Put is one Put Blob, which Azure applies atomically. Blobs
 // larger than Options.BlockSize (16 MiB by default) go up as blocks (Put
 // Block) made visible by one Put Block List, which is atomic too; a writer
 // that dies in between leaves uncommitted blocks, unseen by readers and
@@ -45,21 +38,19 @@
 package azure
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
-	"os"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
 	"github.com/distributor-dev/distributor/internal/storage"
-	"github.com/distributor-dev/distributor/internal/storage/deadline"
+	"github.com/distributor-dev/distributor/internal/storage/objstore"
 )
 
 // Options configure a Store. The azure package reads no configuration:
@@ -104,35 +95,20 @@ type Options struct {
 
 // Defaults of Options.
 const (
-	defaultDialTimeout     = 10 * time.Second
-	defaultResponseTimeout = 30 * time.Second
-	defaultIdleTimeout     = 30 * time.Second
-	defaultMaxAttempts     = 3
-	defaultBlockSize       = 16 << 20
+	defaultMaxAttempts = 3
+	defaultBlockSize   = 16 << 20
 )
 
 // MaxPutIfSize is the largest blob PutIfStream (and PutIf) writes: Azure's
 // limit for a single Put Blob, 5000 MiB.
 const MaxPutIfSize = 5000 << 20
 
-// expectContinueTimeout is how long a large conditional Put Blob waits for
-// the server's "100 Continue" before it sends its body anyway; bodies from
-// expectContinueMin ask for it (see putBlob).
-const (
-	expectContinueTimeout = time.Second
-	expectContinueMin     = 1 << 20
-)
-
 // Store is a storage.Store on a blob-name prefix of an Azure container. It
 // is safe for concurrent use by multiple goroutines.
 type Store struct {
+	*objstore.Store
 	client    *container.Client
-	account   string
-	container string
-	prefix    string // the root: "" or a clean blob-name prefix
-	keyPrefix string // prefix+"/", or ""
 	blockSize int64
-	closed    atomic.Bool
 }
 
 var _ storage.Store = (*Store)(nil)
@@ -141,49 +117,33 @@ var _ storage.Store = (*Store)(nil)
 // that a wrong endpoint, container, credential or permission fails here,
 // before anything is planned or written (unless opts.SkipCheck).
 func New(ctx context.Context, opts Options) (*Store, error) {
-	prefix := strings.TrimSuffix(opts.Prefix, "/")
-	s := &Store{account: opts.Account, container: opts.Container, prefix: prefix, blockSize: opts.BlockSize}
-	if prefix != "" {
-		s.keyPrefix = prefix + "/"
-	}
+	s := &Store{blockSize: opts.BlockSize}
 	if s.blockSize <= 0 {
 		s.blockSize = defaultBlockSize
 	}
-	if err := s.init(ctx, opts); err != nil {
-		return nil, fmt.Errorf("%s: %w", s, err)
+	s.Store = objstore.New(api{s}, objstore.Config{URL: "azure://" + opts.Account + "/" + opts.Container, Prefix: opts.Prefix,
+		MaxPage: 4999, MaxPutIf: MaxPutIfSize, PutIfLimit: "one Put Blob, at most 5000 MiB", VersionName: "ETag", SweepOp: "delete uncommitted blobs",
+		Unanswered: func(err error) bool { _, _, ok := status(err); return !ok }})
+	if err := s.Start(ctx, "container "+opts.Container, opts.SkipCheck, func() error { return s.init(opts) }); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
 
-func (s *Store) init(ctx context.Context, opts Options) error {
-	if err := checkNames(opts.Account, opts.Container); err != nil {
+func (s *Store) init(opts Options) error {
+	// The names as Azure defines them, so that a typo fails with a
+	// message rather than a request.
+	if err := cmp.Or(checkAccount(opts.Account), checkContainer(opts.Container)); err != nil {
 		return err
-	}
-	if s.prefix != "" {
-		if err := storage.CheckPath(s.prefix); err != nil {
-			return fmt.Errorf("prefix: %w", err)
-		}
 	}
 	endpoint, err := serviceURL(opts.Account, opts.Endpoint)
 	if err != nil {
 		return err
 	}
-	if opts.DialTimeout <= 0 {
-		opts.DialTimeout = defaultDialTimeout
-	}
-	if opts.ResponseTimeout <= 0 {
-		opts.ResponseTimeout = defaultResponseTimeout
-	}
-	if opts.IdleTimeout <= 0 {
-		opts.IdleTimeout = defaultIdleTimeout
-	}
 	if opts.MaxAttempts <= 0 {
 		opts.MaxAttempts = defaultMaxAttempts
 	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.DialContext = nil // deadline.Install's own
-	deadline.Install(tr, deadline.Timeouts{Dial: opts.DialTimeout, Response: opts.ResponseTimeout, Idle: opts.IdleTimeout})
-	tr.ExpectContinueTimeout = expectContinueTimeout
+	tr := objstore.Transport(nil, opts.DialTimeout, opts.ResponseTimeout, opts.IdleTimeout)
 	copts := &container.ClientOptions{ClientOptions: policy.ClientOptions{
 		Transport: &http.Client{Transport: tr},
 		Retry: policy.RetryOptions{MaxRetries: int32(opts.MaxAttempts - 1), RetryDelay: 100 * time.Millisecond,
@@ -198,30 +158,8 @@ func (s *Store) init(ctx context.Context, opts Options) error {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
-	if s.client, err = newClient(opts.Account, endpoint, opts.Container, getenv, copts); err != nil {
-		return err
-	}
-	if opts.SkipCheck {
-		return ctx.Err()
-	}
-	// One listing request proves the endpoint, the credential, the
-	// container and the permission to list, with an error that says which
-	// failed.
-	one := int32(1)
-	pager := s.client.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: &s.keyPrefix, MaxResults: &one})
-	if _, err := pager.NextPage(ctx); err != nil {
-		return fmt.Errorf("list container %s: %w", s.container, explain(err))
-	}
-	return nil
-}
-
-// checkNames checks the account and container names as Azure defines
-// them, so that a typo fails with a message rather than a request.
-func checkNames(account, cont string) error {
-	if err := checkAccount(account); err != nil {
-		return err
-	}
-	return checkContainer(cont)
+	s.client, err = newClient(opts.Account, endpoint, opts.Container, getenv, copts)
+	return err
 }
 
 // checkAccount checks an account name: 3 to 24 lowercase letters and
@@ -264,53 +202,8 @@ func serviceURL(account, endpoint string) (string, error) {
 	if endpoint == "" {
 		return "https://" + account + ".blob.core.windows.net", nil
 	}
-	u, err := url.Parse(endpoint)
-	switch {
-	case err != nil:
-		return "", fmt.Errorf("endpoint: %w", err)
-	case u.Scheme != "http" && u.Scheme != "https":
-		return "", fmt.Errorf("endpoint %q: the scheme must be http or https", endpoint)
-	case u.Host == "":
-		return "", fmt.Errorf("endpoint %q has no host", endpoint)
-	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
-		return "", fmt.Errorf("endpoint %q: give only scheme, host, port and path (credentials come from the environment)", endpoint)
+	if _, err := objstore.ParseEndpoint(endpoint, true, "only scheme, host, port and path (credentials come from the environment)"); err != nil {
+		return "", err
 	}
 	return strings.TrimSuffix(endpoint, "/"), nil
-}
-
-// String returns "azure://account/container/prefix" (or without the
-// prefix).
-func (s *Store) String() string {
-	r := "azure://" + s.account + "/" + s.container
-	if s.prefix != "" {
-		r += "/" + s.prefix
-	}
-	return r
-}
-
-// Close marks the store closed: later calls fail with an error matching
-// os.ErrClosed. The client holds nothing that needs closing beyond the
-// HTTP transport's idle pool.
-func (s *Store) Close() error {
-	s.closed.Store(true)
-	return nil
-}
-
-// key returns the blob name of the store path p.
-func (s *Store) key(p string) string { return s.keyPrefix + p }
-
-// errorf wraps err with the store, the operation and the path.
-func (s *Store) errorf(op, p string, err error) error {
-	return fmt.Errorf("%s: %s %s: %w", s, op, p, err)
-}
-
-// begin validates p and checks that the store is open and ctx alive.
-func (s *Store) begin(ctx context.Context, p string) error {
-	if err := storage.CheckPath(p); err != nil {
-		return err
-	}
-	if s.closed.Load() {
-		return os.ErrClosed
-	}
-	return ctx.Err()
 }

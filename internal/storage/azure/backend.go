@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/objstore"
 )
 
 // Settings are the decoded `azure` block of a destination.
@@ -26,20 +27,19 @@ type Settings struct {
 func Backend() storage.Backend { return backend }
 
 var backend = storage.Backend{
-	Name:    "azure",
-	Title:   "Azure Blob Storage",
-	Summary: "a container in Azure Blob Storage",
-	Jobs:    8,
-	Remote:  true,
-	Fields:  []string{"account", "container", "endpoint", "dial_timeout", "response_timeout", "idle_timeout"},
-	Needs:   "account and container",
-	Path:    storage.PathKey,
-	Properties: storage.Properties{AtomicSmallWrites: true, ListPages: true, Metadata: true,
-		ServerConditions: true},
-	Schema:   schema,
-	Decode:   decode,
-	Open:     open,
-	Location: location,
+	Name:       "azure",
+	Title:      "Azure Blob Storage",
+	Summary:    "a container in Azure Blob Storage",
+	Jobs:       8,
+	Remote:     true,
+	Fields:     []string{"account", "container", "endpoint", "dial_timeout", "response_timeout", "idle_timeout"},
+	Needs:      "account and container",
+	Path:       storage.PathKey,
+	Properties: objstore.Properties,
+	Schema:     schema,
+	Decode:     decode,
+	Open:       open,
+	Location:   location,
 }
 
 // decode reads the block into Settings, checking the names as New does.
@@ -47,21 +47,8 @@ func decode(b storage.Block) any {
 	var s Settings
 	s.Account, _ = b.String("account", true)
 	s.Container, _ = b.String("container", true)
-	if e, ok := b.String("endpoint", false); ok && e != "" {
-		if u, ok := b.URL("endpoint", e); ok {
-			switch {
-			case u.User != nil:
-				b.Errorf("endpoint", "%q must not contain credentials (they come from the environment: see docs/backends.md)", e)
-			case u.RawQuery != "" || u.Fragment != "":
-				b.Errorf("endpoint", "%q must not have a query or fragment (a SAS goes in AZURE_STORAGE_SAS_TOKEN)", e)
-			default:
-				s.Endpoint = e
-			}
-		}
-	}
-	s.DialTimeout = b.Duration("dial_timeout")
-	s.ResponseTimeout = b.Duration("response_timeout")
-	s.IdleTimeout = b.Duration("idle_timeout")
+	s.Endpoint = objstore.DecodeEndpoint(b, "the environment: see docs/backends.md", " (a SAS goes in AZURE_STORAGE_SAS_TOKEN)")
+	s.DialTimeout, s.ResponseTimeout, s.IdleTimeout = objstore.DecodeTimeouts(b)
 	if s.Account != "" {
 		if err := checkAccount(s.Account); err != nil {
 			b.Errorf("account", "%v", err)

@@ -96,26 +96,11 @@ func status(err error) (int, string, bool) {
 	return 0, "", false
 }
 
-// IsTransient reports whether err, returned by this store, is a failure
-// that sending the same request again may cure: the network or the server
-// failed on the way, rather than the server refusing the request. It does
-// not look at any context.
-//
-// Never transient (checked first): storage.ErrNotExist, ErrNotObject,
-// ErrPrecondition and ErrInvalidPath; os.ErrClosed; fs.ErrPermission;
-// context.Canceled; a credential that Microsoft Entra ID refused or could
-// not find; TLS and certificate failures; a DNS name that does not exist.
-//
-// Transient: an Azure error response with HTTP status 408, 429, 500, 502,
-// 503 or 504 (Azure's ServerBusy, OperationTimedOut, InternalError), every
-// other one is final; a connection that broke, could not be made or timed
-// out (io.EOF, io.ErrUnexpectedEOF, net.ErrClosed, ECONNRESET,
-// ECONNREFUSED, ECONNABORTED, EPIPE, ETIMEDOUT, EHOSTUNREACH, ENETUNREACH,
-// ENETDOWN, a *net.OpError, a net.Error whose Timeout is true,
-// os.ErrDeadlineExceeded, context.DeadlineExceeded of an internal deadline,
-// a DNS lookup that timed out or failed temporarily).
-//
-// Anything else is final: when unsure, do not retry.
+// IsTransient implements storage.Store. Transient, besides the failures
+// storage.IsTransient names: an Azure error response with HTTP status
+// 408, 429, 500, 502, 503 or 504 (Azure's ServerBusy, OperationTimedOut,
+// InternalError); every other one is final, and so is a credential that
+// Microsoft Entra ID refused or could not find.
 func (s *Store) IsTransient(err error) bool {
 	var auth *azidentity.AuthenticationFailedError
 	if err == nil || storage.IsPermanent(err) || errors.As(err, &auth) {

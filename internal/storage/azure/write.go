@@ -18,36 +18,48 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/objstore"
 )
 
-// Put implements storage.Store: see the package documentation.
-// PutCreate sends If-None-Match: *, on the Put Blob or on the Put Block
-// List of a blob larger than the block size (Azure evaluates the
-// condition when it commits), which the server answers with 409
-// BlobAlreadyExists or 412 (an error matching storage.ErrPrecondition)
-// when the blob exists. PutIfVersion is one conditional Put Blob of
-// exactly size bytes of r, from its start, never blocks (whose
-// uncommitted leftovers a dead writer would leave behind), so at most
-// MaxPutIfSize. A reader that fails, yields more or fewer bytes, or a
-// context done before the last byte, cuts the request short, so the
-// server stores nothing.
-func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
-	var (
-		v   storage.Version
-		err error
-	)
-	if opts.Mode == storage.PutIfVersion {
-		var rs io.ReadSeeker
-		if rs, err = storage.Seekable(r); err == nil {
-			v, err = s.putIf(ctx, p, rs, size, opts.Version)
-		}
-	} else {
-		err = s.put(ctx, p, r, size, opts.Mode == storage.PutCreate, opts)
+// Put sends one Put Blob, or for a Put or PutCreate of a blob larger
+// than the block size, blocks committed by one Put Block List. PutCreate
+// sends If-None-Match: * (Azure evaluates it when it commits), which the
+// server answers with 409 BlobAlreadyExists or 412 (an error matching
+// storage.ErrPrecondition) when the blob exists. PutIfVersion is always
+// one Put Blob, never blocks (whose uncommitted leftovers a dead writer
+// would leave behind).
+func (a api) Put(ctx context.Context, key string, w objstore.Write) (storage.Version, error) {
+	bb := a.s.client.NewBlockBlobClient(key)
+	h, cond := headers(w.Metadata), condition(w)
+	if w.Mode != storage.PutIfVersion && w.Size > a.s.blockSize {
+		return "", putError(a.s.putBlocks(ctx, bb, w.Body, w.Size, h, cond), w)
 	}
-	if err != nil {
-		return "", s.errorf(opts.Mode.Op(), p, err)
+	pctx := once(ctx)
+	if w.ExpectContinue {
+		pctx = policy.WithHTTPHeader(pctx, http.Header{"Expect": {"100-continue"}})
 	}
-	return v, nil
+	resp, err := bb.Upload(pctx, &onceBody{er: w.Body, size: w.Size}, &blockblob.UploadOptions{HTTPHeaders: h, AccessConditions: cond})
+	if err != nil || resp.ETag == nil {
+		return "", putError(err, w)
+	}
+	return storage.Version(*resp.ETag), nil
+}
+
+// putError is the error of a write of w that failed with err (nil for
+// none): a refused condition matches storage.ErrPrecondition.
+func putError(err error, w objstore.Write) error {
+	switch {
+	case err == nil:
+		return nil
+	case w.Mode == storage.PutCreate && isConditionFailed(err, ""):
+		return fmt.Errorf("%w: a blob exists: %w", storage.ErrPrecondition, explain(err))
+	case w.Mode != storage.PutIfVersion:
+	case isConditionFailed(err, w.IfVersion) && w.IfVersion == "":
+		return fmt.Errorf("%w: blob exists", storage.ErrPrecondition)
+	case isConditionFailed(err, w.IfVersion):
+		return fmt.Errorf("%w: version is not %s", storage.ErrPrecondition, w.IfVersion)
+	}
+	return explain(err)
 }
 
 // once marks ctx so that the SDK sends its request only once.
@@ -55,28 +67,25 @@ func once(ctx context.Context) context.Context {
 	return policy.WithRetryOptions(ctx, policy.RetryOptions{MaxRetries: -1})
 }
 
-// condition returns the access conditions of a write: none, only if
-// absent (exclusive), or only if the ETag is ifVersion.
-func condition(exclusive bool, ifVersion storage.Version) *blob.AccessConditions {
+// condition returns the access conditions of w: none, only if absent
+// (PutCreate, PutIfVersion of the zero Version), or only if the ETag is
+// w.IfVersion.
+func condition(w objstore.Write) *blob.AccessConditions {
 	var m blob.ModifiedAccessConditions
 	switch {
-	case exclusive:
+	case w.Mode == storage.PutCreate, w.Mode == storage.PutIfVersion && w.IfVersion == "":
 		m.IfNoneMatch = new(azcore.ETagAny)
-	case ifVersion != "":
-		m.IfMatch = new(azcore.ETag(ifVersion))
+	case w.Mode == storage.PutIfVersion:
+		m.IfMatch = new(azcore.ETag(w.IfVersion))
 	default:
 		return nil
 	}
 	return &blob.AccessConditions{ModifiedAccessConditions: &m}
 }
 
-// headers returns the blob HTTP headers of a write of p with metadata m:
-// the Content-Type from p's extension unless m sets one.
-func headers(p string, m storage.Metadata) *blob.HTTPHeaders {
-	h := &blob.HTTPHeaders{BlobContentType: new(storage.ContentType(p))}
-	if m.ContentType != "" {
-		h.BlobContentType = new(m.ContentType)
-	}
+// headers returns the blob HTTP headers of a write with metadata m.
+func headers(m storage.Metadata) *blob.HTTPHeaders {
+	h := &blob.HTTPHeaders{BlobContentType: new(m.ContentType)}
 	if m.CacheControl != "" {
 		h.BlobCacheControl = new(m.CacheControl)
 	}
@@ -84,39 +93,6 @@ func headers(p string, m storage.Metadata) *blob.HTTPHeaders {
 		h.BlobContentDisposition = new(m.ContentDisposition)
 	}
 	return h
-}
-
-func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64, exclusive bool, po storage.PutOptions) error {
-	if err := s.begin(ctx, p); err != nil {
-		return err
-	}
-	if size < 0 {
-		return fmt.Errorf("negative size %d", size)
-	}
-	er, err := storage.NewExactReader(ctx, r, size)
-	if err != nil {
-		return err
-	}
-	bb := s.client.NewBlockBlobClient(s.key(p))
-	h, cond := headers(p, po.Metadata), condition(exclusive, "")
-	if size <= s.blockSize {
-		_, err = bb.Upload(once(ctx), &onceBody{er: er, size: size}, &blockblob.UploadOptions{HTTPHeaders: h, AccessConditions: cond})
-	} else {
-		err = s.putBlocks(ctx, bb, er, size, h, cond)
-	}
-	if er.Err() != nil {
-		return er.Err() // the reader's failure is the cause, whatever the client made of it
-	}
-	if err != nil {
-		if exclusive && isConditionFailed(err, "") {
-			return fmt.Errorf("%w: a blob exists: %w", storage.ErrPrecondition, explain(err))
-		}
-		return explain(err)
-	}
-	if er.Left() != 0 {
-		return fmt.Errorf("the client sent %d of %d bytes", size-er.Left(), size)
-	}
-	return nil
 }
 
 // putBlocks uploads size bytes of er as blocks of the block size (each
@@ -202,75 +178,3 @@ func (b *onceBody) Seek(offset int64, whence int) (int64, error) {
 }
 
 func (b *onceBody) Close() error { return nil }
-
-func (s *Store) putIf(ctx context.Context, p string, r io.ReadSeeker, size int64, ifVersion storage.Version) (storage.Version, error) {
-	if err := s.begin(ctx, p); err != nil {
-		return "", err
-	}
-	switch {
-	case size < 0:
-		return "", fmt.Errorf("negative size %d", size)
-	case size > MaxPutIfSize:
-		return "", fmt.Errorf("%d bytes: a conditional write is one Put Blob, at most %d bytes (5000 MiB)", size, int64(MaxPutIfSize))
-	}
-	if _, err := r.Seek(0, io.SeekStart); err != nil {
-		return "", fmt.Errorf("rewind the input: %w", err)
-	}
-	er, err := storage.NewExactReader(ctx, r, size)
-	if err != nil {
-		return "", err
-	}
-	pctx := once(ctx)
-	if size >= expectContinueMin {
-		// The server refuses a failed condition before the body goes
-		// out, rather than resetting a connection still sending it.
-		pctx = policy.WithHTTPHeader(pctx, http.Header{"Expect": {"100-continue"}})
-	}
-	resp, err := s.client.NewBlockBlobClient(s.key(p)).Upload(pctx, &onceBody{er: er, size: size},
-		&blockblob.UploadOptions{HTTPHeaders: headers(p, storage.Metadata{}), AccessConditions: condition(ifVersion == "", ifVersion)})
-	if er.Err() != nil {
-		return "", er.Err()
-	}
-	if err != nil {
-		_, _, response := status(err)
-		switch {
-		case isConditionFailed(err, ifVersion) && ifVersion == "":
-			return "", fmt.Errorf("%w: blob exists", storage.ErrPrecondition)
-		case isConditionFailed(err, ifVersion):
-			return "", fmt.Errorf("%w: version is not %s", storage.ErrPrecondition, ifVersion)
-		case !response && er.Left() > 0:
-			return "", s.cutShort(ctx, p, ifVersion, explain(err))
-		}
-		return "", explain(err)
-	}
-	if er.Left() != 0 {
-		return "", fmt.Errorf("the client sent %d of %d bytes", size-er.Left(), size)
-	}
-	if resp.ETag == nil || *resp.ETag == "" {
-		return "", errors.New("the server returned no ETag")
-	}
-	return storage.Version(*resp.ETag), nil
-}
-
-// cutShort returns the error of a conditional Put Blob whose connection
-// failed, with err, before the body was sent whole: the server cannot
-// have stored it. A server may answer a failed condition before reading
-// the body and close the connection, so the client sees a reset instead
-// of the 412. One Get Blob Properties tells: if the condition does not
-// hold now, the error matches storage.ErrPrecondition; otherwise it is
-// err, a transient failure.
-func (s *Store) cutShort(ctx context.Context, p string, ifVersion storage.Version, err error) error {
-	if ctx.Err() != nil {
-		return err
-	}
-	info, serr := s.stat(ctx, p)
-	switch {
-	case serr == nil && ifVersion == "":
-		return fmt.Errorf("%w: blob exists (the server closed the connection before the body was sent: %v)", storage.ErrPrecondition, err)
-	case serr == nil && info.Version != ifVersion:
-		return fmt.Errorf("%w: version is not %s (the server closed the connection before the body was sent: %v)", storage.ErrPrecondition, ifVersion, err)
-	case errors.Is(serr, storage.ErrNotExist) && ifVersion != "":
-		return fmt.Errorf("%w: blob is absent, want version %s (the server closed the connection before the body was sent: %v)", storage.ErrPrecondition, ifVersion, err)
-	}
-	return err
-}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/objstore"
 )
 
 // Backend describes the gcs backend (see storage.Backend): a
@@ -22,7 +23,7 @@ var backend = storage.Backend{
 	Fields:     []string{"bucket", "endpoint", "anonymous", "dial_timeout", "response_timeout", "idle_timeout"},
 	Needs:      "bucket",
 	Path:       storage.PathKey,
-	Properties: storage.Properties{AtomicSmallWrites: true, ListPages: true, Metadata: true, ServerConditions: true},
+	Properties: objstore.Properties,
 	Schema:     schema,
 	Decode:     decode,
 	Open: func(ctx context.Context, settings any, root string, env func(string) string) (storage.Store, error) {
@@ -60,26 +61,15 @@ func decode(b storage.Block) any {
 			o.Bucket = name
 		}
 	}
-	if s, ok := b.String("endpoint", false); ok && s != "" {
-		if u, ok := b.URL("endpoint", s); ok {
-			switch {
-			case u.User != nil:
-				b.Errorf("endpoint", "%q must not contain credentials (they come from Application Default Credentials)", s)
-			case u.RawQuery != "" || u.Fragment != "":
-				b.Errorf("endpoint", "%q must not have a query or fragment", s)
-			default:
-				if _, _, err := parseEndpoint(s); err != nil {
-					b.Errorf("endpoint", "%v", err)
-				} else {
-					o.Endpoint = s
-				}
-			}
+	if s := objstore.DecodeEndpoint(b, "Application Default Credentials", ""); s != "" {
+		if _, _, err := parseEndpoint(s); err != nil {
+			b.Errorf("endpoint", "%v", err)
+		} else {
+			o.Endpoint = s
 		}
 	}
 	o.Anonymous = b.Bool("anonymous", false)
-	o.DialTimeout = b.Duration("dial_timeout")
-	o.ResponseTimeout = b.Duration("response_timeout")
-	o.IdleTimeout = b.Duration("idle_timeout")
+	o.DialTimeout, o.ResponseTimeout, o.IdleTimeout = objstore.DecodeTimeouts(b)
 	return o
 }
 

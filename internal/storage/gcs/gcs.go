@@ -2,19 +2,12 @@
 // Google Cloud Storage bucket, with a small client of the JSON API
 // (net/http, and golang.org/x/oauth2/google for the credentials): Google's
 // cloud.google.com/go/storage would more than double the binary and slow
-// every command's start-up (docs/design.md, "GCS client").
-//
-// The store's path p is the object name Prefix+"/"+p (or p for an empty
-// Prefix). Paths must be clean relative slash-separated paths none of
-// whose segments starts with storage.TempPrefix, else
-// storage.ErrInvalidPath. "Directories" do not exist: an object "a/b"
-// makes no object "a".
+// every command's start-up (docs/design.md, "GCS client"). Keys,
+// listings and exact writes are package objstore's.
 //
 // Writes: every write is one multipart upload request (object metadata
-// and bytes in one body of known length), which GCS applies atomically:
-// readers see the old object or the new one, and a request cut short
-// (a failing or short reader, a cancelled context) stores nothing. No
-// write leaves anything behind, so SweepTemp finds nothing. Versions are
+// and bytes in one body of known length), which GCS applies atomically.
+// No write leaves anything behind, so SweepTemp finds nothing. Versions are
 // generations: PutNew and PutIf with the zero Version send
 // ifGenerationMatch=0 (create only if absent), PutIf with a Version
 // ifGenerationMatch=<generation>; the server's 412 becomes
@@ -50,14 +43,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/google"
 
 	"github.com/distributor-dev/distributor/internal/storage"
-	"github.com/distributor-dev/distributor/internal/storage/deadline"
+	"github.com/distributor-dev/distributor/internal/storage/objstore"
 )
 
 // Options configure a Store. The gcs package reads no configuration: the
@@ -94,13 +86,8 @@ type Options struct {
 	SkipCheck bool
 }
 
-// Defaults of Options.
-const (
-	defaultEndpoint        = "https://storage.googleapis.com/storage/v1/"
-	defaultDialTimeout     = 10 * time.Second
-	defaultResponseTimeout = 30 * time.Second
-	defaultIdleTimeout     = 30 * time.Second
-)
+// defaultEndpoint is Google's JSON API.
+const defaultEndpoint = "https://storage.googleapis.com/storage/v1/"
 
 // scope is the OAuth scope of the requests: objects read and written.
 const scope = "https://www.googleapis.com/auth/devstorage.read_write"
@@ -108,14 +95,11 @@ const scope = "https://www.googleapis.com/auth/devstorage.read_write"
 // Store is a storage.Store on an object-name prefix of a GCS bucket. It
 // is safe for concurrent use by multiple goroutines.
 type Store struct {
+	*objstore.Store
 	client    *http.Client
 	transport http.RoundTripper // below the credentials
 	objects   string            // the objects' URL: <endpoint>b/<bucket>/o
 	uploads   string            // the uploads' URL: <host>/upload<path>b/<bucket>/o
-	bucket    string
-	prefix    string // the root: "" or a clean name prefix
-	keyPrefix string // prefix+"/", or ""
-	closed    atomic.Bool
 }
 
 var _ storage.Store = (*Store)(nil)
@@ -124,25 +108,18 @@ var _ storage.Store = (*Store)(nil)
 // so that a wrong endpoint, bucket, credentials or permission fails here
 // (unless opts.SkipCheck: then the caller's first request does).
 func New(ctx context.Context, opts Options) (*Store, error) {
-	prefix := strings.TrimSuffix(opts.Prefix, "/")
-	s := &Store{bucket: opts.Bucket, prefix: prefix}
-	if prefix != "" {
-		s.keyPrefix = prefix + "/"
-	}
-	if err := s.init(ctx, opts); err != nil {
-		return nil, fmt.Errorf("%s: %w", s, err)
+	s := &Store{}
+	s.Store = objstore.New(api{s}, objstore.Config{URL: "gs://" + opts.Bucket, Prefix: opts.Prefix,
+		MaxPage: 999, VersionName: "generation", SweepOp: "sweep"})
+	if err := s.Start(ctx, "bucket "+opts.Bucket, opts.SkipCheck, func() error { return s.init(opts) }); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
 
-func (s *Store) init(ctx context.Context, opts Options) error {
-	if s.bucket == "" {
+func (s *Store) init(opts Options) error {
+	if opts.Bucket == "" {
 		return errors.New("bucket is required")
-	}
-	if s.prefix != "" {
-		if err := storage.CheckPath(s.prefix); err != nil {
-			return fmt.Errorf("prefix: %w", err)
-		}
 	}
 	getenv := opts.Getenv
 	if getenv == nil {
@@ -162,9 +139,9 @@ func (s *Store) init(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	bucket := "b/" + url.PathEscape(s.bucket) + "/o"
+	bucket := "b/" + url.PathEscape(opts.Bucket) + "/o"
 	s.objects, s.uploads = api+bucket, upload+bucket
-	tr := newTransport(opts)
+	tr := objstore.Transport(nil, opts.DialTimeout, opts.ResponseTimeout, opts.IdleTimeout)
 	s.transport, s.client = tr, &http.Client{Transport: tr}
 	if !anonymous {
 		ts, err := defaultCredentials(getenv, &http.Client{Transport: tr})
@@ -172,14 +149,6 @@ func (s *Store) init(ctx context.Context, opts Options) error {
 			return err
 		}
 		s.client.Transport = &oauth2.Transport{Source: ts, Base: tr}
-	}
-	if opts.SkipCheck {
-		return ctx.Err()
-	}
-	// One listing request proves the endpoint, the credentials, the
-	// bucket and the storage.objects.list permission.
-	if _, _, err := s.listPage(ctx, "", 1); err != nil {
-		return fmt.Errorf("list bucket %s: %w", s.bucket, err)
 	}
 	return nil
 }
@@ -189,16 +158,9 @@ func parseEndpoint(endpoint string) (api, upload string, err error) {
 	if endpoint == "" {
 		endpoint = defaultEndpoint
 	}
-	u, err := url.Parse(endpoint)
-	switch {
-	case err != nil:
-		return "", "", fmt.Errorf("endpoint: %w", err)
-	case u.Scheme != "http" && u.Scheme != "https":
-		return "", "", fmt.Errorf("endpoint %q: the scheme must be http or https", endpoint)
-	case u.Host == "":
-		return "", "", fmt.Errorf("endpoint %q has no host", endpoint)
-	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
-		return "", "", fmt.Errorf("endpoint %q: give no credentials, query or fragment", endpoint)
+	u, err := objstore.ParseEndpoint(endpoint, true, "no credentials, query or fragment")
+	if err != nil {
+		return "", "", err
 	}
 	p := u.EscapedPath()
 	if p == "" || p == "/" {
@@ -207,27 +169,6 @@ func parseEndpoint(endpoint string) (api, upload string, err error) {
 	p = strings.TrimSuffix(p, "/") + "/"
 	root := u.Scheme + "://" + u.Host
 	return root + p, root + "/upload" + p, nil
-}
-
-// newTransport returns the HTTP transport of the client: a clone of
-// http.DefaultTransport with opts's timeouts installed.
-func newTransport(opts Options) http.RoundTripper {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.DialContext = nil // deadline's, with a keep-alive
-	deadline.Install(tr, deadline.Timeouts{
-		Dial:     cmpOr(opts.DialTimeout, defaultDialTimeout),
-		Response: cmpOr(opts.ResponseTimeout, defaultResponseTimeout),
-		Idle:     cmpOr(opts.IdleTimeout, defaultIdleTimeout),
-	})
-	return tr
-}
-
-// cmpOr returns d if it is positive, else def.
-func cmpOr(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
 }
 
 // defaultCredentials finds the Application Default Credentials, in the
@@ -276,50 +217,23 @@ func fileExists(name string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
-// String returns "gs://bucket/prefix" (or "gs://bucket").
-func (s *Store) String() string {
-	if s.prefix == "" {
-		return "gs://" + s.bucket
-	}
-	return "gs://" + s.bucket + "/" + s.prefix
-}
-
 // Close marks the store closed: later calls fail with an error matching
 // os.ErrClosed, and idle connections are closed.
 func (s *Store) Close() error {
-	s.closed.Store(true)
+	s.Store.Close()
 	if c, ok := s.transport.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
 	}
 	return nil
 }
 
-// key returns the object name of the store path p.
-func (s *Store) key(p string) string { return s.keyPrefix + p }
-
-// objectURL returns the URL of the object at store path p, with query.
-func (s *Store) objectURL(p string, query url.Values) string {
-	u := s.objects + "/" + url.PathEscape(s.key(p))
+// objectURL returns the URL of the object key, with query.
+func (s *Store) objectURL(key string, query url.Values) string {
+	u := s.objects + "/" + url.PathEscape(key)
 	if len(query) > 0 {
 		u += "?" + query.Encode()
 	}
 	return u
-}
-
-// errorf wraps err with the store, the operation and the path.
-func (s *Store) errorf(op, p string, err error) error {
-	return fmt.Errorf("%s: %s %s: %w", s, op, p, err)
-}
-
-// begin validates p and checks that the store is open and ctx alive.
-func (s *Store) begin(ctx context.Context, p string) error {
-	if err := storage.CheckPath(p); err != nil {
-		return err
-	}
-	if s.closed.Load() {
-		return os.ErrClosed
-	}
-	return ctx.Err()
 }
 
 // send sends req once. An answer other than 2xx becomes an *apiError
@@ -407,22 +321,10 @@ func explainToken(err error) error {
 	return err
 }
 
-// IsTransient reports whether err, an error of this store's calls, is a
-// failure that sending the same request again may cure: the network or
-// the server failed on the way, rather than the server refusing the
-// request. It does not look at any context.
-//
-// Transient: an answer with HTTP status 408, 429 (rate limits), 500,
-// 502, 503 or 504; a connection that broke or could not be made
-// (io.EOF, io.ErrUnexpectedEOF, ECONNRESET, ECONNREFUSED, EPIPE, any
-// *net.OpError but a TLS alert); a timeout (a net.Error whose Timeout is
-// true, the idle timeout's *deadline.StallError included); a DNS lookup
-// that timed out or failed temporarily; a token endpoint's 5xx or 429.
-//
-// Final: every other answer (400, 401, 403, 404, 409, 412, ...);
-// storage.ErrNotExist, ErrPrecondition and ErrInvalidPath; os.ErrClosed;
-// context.Canceled; TLS and certificate failures; a name that does not
-// exist; anything else.
+// IsTransient implements storage.Store. Transient, besides the failures
+// storage.IsTransient names: an answer, or a token endpoint's, with HTTP
+// status 408, 429 (rate limits), 500, 502, 503 or 504. Every other answer
+// (400, 401, 403, 404, 409, 412, ...) is final.
 func (s *Store) IsTransient(err error) bool {
 	if err == nil || storage.IsPermanent(err) {
 		return false
@@ -433,19 +335,9 @@ func (s *Store) IsTransient(err error) bool {
 	)
 	switch {
 	case errors.As(err, &ae):
-		return transientStatus(ae.Status)
+		return objstore.TransientStatus(ae.Status)
 	case errors.As(err, &re):
-		return re.Response != nil && transientStatus(re.Response.StatusCode)
+		return re.Response != nil && objstore.TransientStatus(re.Response.StatusCode)
 	}
 	return storage.IsTransient(err)
-}
-
-// transientStatus reports whether an HTTP status asks to try again.
-func transientStatus(status int) bool {
-	switch status {
-	case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
-		http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-		return true
-	}
-	return false
 }

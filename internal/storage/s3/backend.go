@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/objstore"
 )
 
 // Backend describes the s3 backend to the configuration and the commands
@@ -24,7 +25,7 @@ func Backend() storage.Backend {
 		Path:       storage.PathKey,
 		Jobs:       8,
 		Remote:     true,
-		Properties: storage.Properties{AtomicSmallWrites: true, ListPages: true, Metadata: true, ServerConditions: true},
+		Properties: objstore.Properties,
 		Schema:     schema,
 		Decode:     decodeBlock,
 		Open:       openStore,
@@ -84,22 +85,9 @@ func decodeBlock(b storage.Block) any {
 			o.Region = s
 		}
 	}
-	if s, ok := b.String("endpoint", false); ok && s != "" {
-		if u, ok := b.URL("endpoint", s); ok {
-			switch {
-			case u.User != nil:
-				b.Errorf("endpoint", "%q must not contain credentials (they come from the AWS credential chain)", s)
-			case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
-				b.Errorf("endpoint", "%q must not have a query or fragment", s)
-			default:
-				o.Endpoint = s
-			}
-		}
-	}
+	o.Endpoint = objstore.DecodeEndpoint(b, "the AWS credential chain", "")
 	o.PathStyle = b.Bool("path_style", false)
-	o.DialTimeout = b.Duration("dial_timeout")
-	o.ResponseTimeout = b.Duration("response_timeout")
-	o.IdleTimeout = b.Duration("idle_timeout")
+	o.DialTimeout, o.ResponseTimeout, o.IdleTimeout = objstore.DecodeTimeouts(b)
 	return o
 }
 

@@ -1,22 +1,13 @@
 // Package s3 implements storage.Store on a key prefix of an S3 bucket (AWS
-// or any S3-compatible server), with github.com/minio/minio-go/v7.
+// or any S3-compatible server), with github.com/minio/minio-go/v7, as
+// package objstore does for every object store (keys, listings, exact
+// writes).
 //
-// The store's path p is the object key Prefix+"/"+p (or p for an empty
-// Prefix). Paths must be clean relative slash-separated paths none of whose
-// segments starts with storage.TempPrefix, else storage.ErrInvalidPath.
-// "Directories" do not exist: an object "a/b" makes no object "a", and a
-// path below an object ("f/x" next to "f") is a legal, separate key.
-//
-// Writes: Put is one PutObject of exactly size bytes, which S3 applies
-// atomically: readers see the old object or the new one. A reader that
-// fails, yields more or fewer bytes, or a cancelled context aborts the
-// request before its last byte, so the server stores nothing. Objects
-// larger than minio-go's part size (16 MiB) go up as
-// a multipart upload, which is also invisible until completed and is
-// aborted (its parts deleted) on failure. The body is streamed once, so a
-// failed Put is not retried (reads, listings and deletes are, by minio-go).
-// Every object gets a Content-Type from its extension
-// ("text/html; charset=utf-8" for .html).
+// Writes: Put is one PutObject, which S3 applies atomically. Objects
+// larger than minio-go's part size (16 MiB) go up as a multipart upload,
+// which is also invisible until completed and is aborted (its parts
+// deleted) on failure. The body is streamed once, so a failed Put is not
+// retried (reads, listings and deletes are, by minio-go).
 //
 // PutIfVersion writes are a single conditional PutObject (never a
 // multipart upload, so at most 5 GiB), enforced by the server: the zero
@@ -49,16 +40,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/http"
-	"os"
-	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/minio/minio-go/v7"
 
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/objstore"
 )
 
 // Options configure a Store. The s3 package reads no configuration: the
@@ -132,34 +120,20 @@ type Options struct {
 	SkipCheck bool
 }
 
-// expectContinueTimeout is how long a conditional PUT waits for the
-// server's "100 Continue" before it sends its body anyway.
-const expectContinueTimeout = time.Second
+// defaultMaxAttempts is the default of Options.MaxAttempts.
+const defaultMaxAttempts = 3
 
-// expectContinueMin is the smallest body for which a conditional PUT asks
-// for "100 Continue" (see expectContinue). A smaller one (a lock, a
-// journal, a small catalog) goes out with its headers, without waiting a
-// round trip: it fits in the connection's buffers, so a server that
-// refuses it early does not cut its sending short.
-const expectContinueMin = 1 << 20
-
-// Defaults of Options.
-const (
-	defaultDialTimeout     = 10 * time.Second
-	defaultResponseTimeout = 30 * time.Second
-	defaultIdleTimeout     = 30 * time.Second
-	defaultMaxAttempts     = 3
-)
+// MaxPutIfSize is the largest object a PutIfVersion Put writes: S3's
+// limit for a single PUT, 5 GiB.
+const MaxPutIfSize = 5 << 30
 
 // Store is a storage.Store on a key prefix of an S3 bucket. It is safe for
 // concurrent use by multiple goroutines.
 type Store struct {
-	client    *minio.Client
-	bucket    string
-	prefix    string // the root: "" or a clean key prefix
-	keyPrefix string // prefix+"/", or ""
-	partSize  uint64 // of multipart uploads; 0: minio-go's (16 MiB, more above 156 GiB)
-	closed    atomic.Bool
+	*objstore.Store
+	client   *minio.Client
+	bucket   string
+	partSize uint64 // of multipart uploads; 0: minio-go's (16 MiB, more above 156 GiB)
 }
 
 var _ storage.Store = (*Store)(nil)
@@ -169,37 +143,22 @@ var _ storage.Store = (*Store)(nil)
 // before anything is planned or written (unless opts.SkipCheck: then the
 // caller's first request does).
 func New(ctx context.Context, opts Options) (*Store, error) {
-	prefix := strings.TrimSuffix(opts.Prefix, "/")
-	s := &Store{bucket: opts.Bucket, prefix: prefix}
-	if prefix != "" {
-		s.keyPrefix = prefix + "/"
-	}
-	if err := s.init(ctx, opts); err != nil {
-		return nil, fmt.Errorf("%s: %w", s, err)
+	s := &Store{bucket: opts.Bucket}
+	s.Store = objstore.New(api{s}, objstore.Config{URL: "s3://" + opts.Bucket, Prefix: opts.Prefix,
+		MaxPage: 999, MaxPutIf: MaxPutIfSize, PutIfLimit: "one PUT, at most 5 GiB", VersionName: "ETag", SweepOp: "abort incomplete uploads",
+		Unanswered: func(err error) bool { _, _, ok := response(err); return !ok }})
+	if err := s.Start(ctx, "bucket "+opts.Bucket, opts.SkipCheck, func() error { return s.init(opts) }); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
 
-func (s *Store) init(ctx context.Context, opts Options) error {
+func (s *Store) init(opts Options) error {
 	if s.bucket == "" {
 		return errors.New("bucket is required")
 	}
-	if opts.DialTimeout <= 0 {
-		opts.DialTimeout = defaultDialTimeout
-	}
-	if opts.ResponseTimeout <= 0 {
-		opts.ResponseTimeout = defaultResponseTimeout
-	}
-	if opts.IdleTimeout <= 0 {
-		opts.IdleTimeout = defaultIdleTimeout
-	}
 	if opts.MaxAttempts <= 0 {
 		opts.MaxAttempts = defaultMaxAttempts
-	}
-	if s.prefix != "" {
-		if err := checkPath(s.prefix); err != nil {
-			return fmt.Errorf("prefix: %w", err)
-		}
 	}
 	host, secure, err := parseEndpoint(opts.Endpoint)
 	if err != nil {
@@ -221,322 +180,151 @@ func (s *Store) init(ctx context.Context, opts Options) error {
 		Transport:    expectTransport{transport},
 		MaxRetries:   opts.MaxAttempts,
 	})
-	if err != nil {
-		return err
-	}
-	if opts.SkipCheck {
-		return ctx.Err()
-	}
-	// One listing request proves the endpoint, the credentials, the bucket
-	// and the s3:ListBucket permission, with an error body that says which
-	// failed (a HEAD request's answer has none).
-	// Exactly one request (the ListObjects iterator would fetch the next
-	// page ahead); Core's call takes no context, so check it around.
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	core := minio.Core{Client: s.client}
-	if _, err := core.ListObjectsV2(s.bucket, s.keyPrefix, "", "", "", 1); err != nil {
-		return fmt.Errorf("list bucket %s: %w", s.bucket, explain(err))
-	}
-	return ctx.Err()
-}
-
-// String returns "s3://bucket/prefix" (or "s3://bucket").
-func (s *Store) String() string {
-	if s.prefix == "" {
-		return "s3://" + s.bucket
-	}
-	return "s3://" + s.bucket + "/" + s.prefix
-}
-
-// Close marks the store closed: later calls fail with an error matching
-// os.ErrClosed. The client holds no connection that needs closing beyond
-// the HTTP transport's idle pool.
-func (s *Store) Close() error {
-	s.closed.Store(true)
-	return nil
-}
-
-// key returns the object key of the store path p.
-func (s *Store) key(p string) string { return s.keyPrefix + p }
-
-// errorf wraps err with the store, the operation and the path.
-func (s *Store) errorf(op, p string, err error) error {
-	return fmt.Errorf("%s: %s %s: %w", s, op, p, err)
-}
-
-// begin validates p and checks that the store is open and ctx alive.
-func (s *Store) begin(ctx context.Context, p string) error {
-	if err := checkPath(p); err != nil {
-		return err
-	}
-	if s.closed.Load() {
-		return os.ErrClosed
-	}
-	return ctx.Err()
-}
-
-// Put implements storage.Store: see the package documentation. With
-// PutCreate it sends If-None-Match: *, which the server answers with 412
-// (an error matching storage.ErrPrecondition) when the key exists. Objects
-// above the part size go up in parts, and not every server enforces the
-// condition on completing a multipart upload. With PutIfVersion it is one
-// conditional PutObject of exactly size bytes of r, from its start, never
-// a multipart upload (whose completion not every server checks against
-// the condition; see the package documentation); size may be at most
-// MaxPutIfSize. A reader that fails, yields more or fewer bytes, or a
-// context done before the last byte, cuts that request short, so the
-// server stores nothing.
-func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
-	var (
-		v   storage.Version
-		err error
-	)
-	if opts.Mode == storage.PutIfVersion {
-		v, err = s.putIf(ctx, p, r, size, opts.Version)
-	} else {
-		err = s.put(ctx, p, r, size, opts.Mode == storage.PutCreate, opts)
-	}
-	if err != nil {
-		return "", s.errorf(opts.Mode.Op(), p, err)
-	}
-	return v, nil
-}
-
-func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64, exclusive bool, po storage.PutOptions) error {
-	if err := s.begin(ctx, p); err != nil {
-		return err
-	}
-	if size < 0 {
-		return fmt.Errorf("negative size %d", size)
-	}
-	er, err := storage.NewExactReader(ctx, r, size)
-	if err != nil {
-		return err
-	}
-	opts := minio.PutObjectOptions{ContentType: storage.ContentType(p), PartSize: s.partSize,
-		CacheControl: po.Metadata.CacheControl, ContentDisposition: po.Metadata.ContentDisposition}
-	if po.Metadata.ContentType != "" {
-		opts.ContentType = po.Metadata.ContentType
-	}
-	if size == 0 {
-		// minio-go's streaming signature sends an empty body as chunked
-		// transfer without Content-Length, which servers may refuse
-		// (411); an empty payload needs no streaming signature.
-		opts.DisableContentSha256 = true
-	}
-	if exclusive {
-		opts.SetMatchETagExcept("*")
-	}
-	_, err = s.client.PutObject(ctx, s.bucket, s.key(p), er, size, opts)
-	if er.Err() != nil {
-		return er.Err() // the reader's failure is the cause, whatever the client made of it
-	}
-	if err != nil {
-		if resp := minio.ToErrorResponse(err); exclusive && (resp.StatusCode == http.StatusPreconditionFailed ||
-			resp.Code == "PreconditionFailed" || resp.StatusCode == http.StatusConflict || resp.Code == "ConditionalRequestConflict") {
-			return fmt.Errorf("%w: an object exists: %w", storage.ErrPrecondition, explain(err))
-		}
-		return explain(err)
-	}
-	if er.Left() != 0 {
-		return fmt.Errorf("the client sent %d of %d bytes", size-er.Left(), size)
-	}
-	return nil
-}
-
-// cutShort returns the error of a conditional PUT whose connection failed,
-// with err, before the body was sent whole: the server cannot have stored
-// it. Some servers (versitygw) answer a failed condition before reading
-// the body and close the connection, so the client sees a reset instead of
-// the 412. One HEAD tells: if the condition does not hold now, the error
-// matches storage.ErrPrecondition (nothing was written, and the condition
-// failed); otherwise it is err, a transient failure.
-func (s *Store) cutShort(ctx context.Context, p string, ifVersion storage.Version, err error) error {
-	if ctx.Err() != nil {
-		return err
-	}
-	info, serr := s.client.StatObject(ctx, s.bucket, s.key(p), minio.StatObjectOptions{})
-	serr = explain(serr)
-	switch {
-	case serr == nil && ifVersion == "":
-		return fmt.Errorf("%w: object exists (the server closed the connection before the body was sent: %v)", storage.ErrPrecondition, err)
-	case serr == nil && info.ETag != "" && storage.Version(info.ETag) != ifVersion:
-		return fmt.Errorf("%w: version is not %s (the server closed the connection before the body was sent: %v)", storage.ErrPrecondition, ifVersion, err)
-	case errors.Is(serr, storage.ErrNotExist) && ifVersion != "":
-		return fmt.Errorf("%w: object is absent, want version %s (the server closed the connection before the body was sent: %v)", storage.ErrPrecondition, ifVersion, err)
-	}
 	return err
 }
 
-// Get implements storage.Store: it reads an object whole, with the ETag of
-// the same response as its Version.
-func (s *Store) Get(ctx context.Context, p string) ([]byte, storage.Version, error) {
-	data, v, err := s.get(ctx, p)
-	if err != nil {
-		return nil, "", s.errorf("get", p, err)
-	}
-	return data, v, nil
-}
+// api is the store's objstore.Client: minio-go's requests.
+type api struct{ s *Store }
 
-func (s *Store) get(ctx context.Context, p string) ([]byte, storage.Version, error) {
-	body, info, err := s.getObject(ctx, p)
-	if err != nil {
-		return nil, "", err
-	}
-	defer body.Close()
-	data, err := io.ReadAll(body)
-	if err != nil {
-		return nil, "", err
-	}
-	if info.ETag == "" {
-		return nil, "", errors.New("the server returned no ETag")
-	}
-	return data, storage.Version(info.ETag), nil
-}
-
-// getObject starts one GET of the object at p.
-func (s *Store) getObject(ctx context.Context, p string) (io.ReadCloser, minio.ObjectInfo, error) {
-	if err := s.begin(ctx, p); err != nil {
-		return nil, minio.ObjectInfo{}, err
-	}
-	core := minio.Core{Client: s.client}
-	body, info, _, err := core.GetObject(ctx, s.bucket, s.key(p), minio.GetObjectOptions{})
-	if err != nil {
-		return nil, minio.ObjectInfo{}, explain(err)
-	}
-	return body, info, nil
-}
-
-// ReadVersioned implements storage.Store: one streaming GET, whose
-// response's ETag is the Version (so it describes the bytes streamed, even
-// if the object is replaced meanwhile). What fn leaves unread is drained.
-// The body fails once ctx is done. A missing key yields an error matching
-// storage.ErrNotExist before fn is called.
-func (s *Store) ReadVersioned(ctx context.Context, p string, fn func(io.Reader) error) (storage.Version, error) {
-	body, info, err := s.getObject(ctx, p)
-	if err != nil {
-		return "", s.errorf("read", p, err)
-	}
-	defer body.Close()
-	if info.ETag == "" {
-		return "", s.errorf("read", p, errors.New("the server returned no ETag"))
-	}
-	if err := fn(body); err != nil {
-		return "", err
-	}
-	if _, err := io.Copy(io.Discard, body); err != nil {
-		return "", s.errorf("read", p, err)
-	}
-	return storage.Version(info.ETag), nil
-}
-
-// MaxPutIfSize is the largest object a PutIfVersion Put writes: S3's
-// limit for a single PUT, 5 GiB.
-const MaxPutIfSize = 5 << 30
-
-func (s *Store) putIf(ctx context.Context, p string, in io.Reader, size int64, ifVersion storage.Version) (storage.Version, error) {
-	if err := s.begin(ctx, p); err != nil {
-		return "", err
-	}
-	r, err := storage.Seekable(in)
-	if err != nil {
-		return "", err
-	}
+// Put sends one PutObject. With PutCreate it sends If-None-Match: *,
+// which the server answers with 412 (an error matching
+// storage.ErrPrecondition) when the key exists; objects above the part
+// size go up in parts, and not every server enforces the condition on
+// completing a multipart upload. With PutIfVersion it is one conditional
+// PutObject, never a multipart upload, so the server checks it.
+func (a api) Put(ctx context.Context, key string, w objstore.Write) (storage.Version, error) {
+	md := w.Metadata
+	// minio-go's streaming signature sends an empty body as chunked
+	// transfer without Content-Length, which servers may refuse (411); an
+	// empty payload needs no streaming signature.
+	opts := minio.PutObjectOptions{ContentType: md.ContentType, CacheControl: md.CacheControl,
+		ContentDisposition: md.ContentDisposition, DisableContentSha256: w.Size == 0}
+	var body io.Reader = w.Body
 	switch {
-	case size < 0:
-		return "", fmt.Errorf("negative size %d", size)
-	case size > MaxPutIfSize:
-		return "", fmt.Errorf("%d bytes: a conditional write is one PUT, at most %d bytes (5 GiB)", size, int64(MaxPutIfSize))
-	}
-	if _, err := r.Seek(0, io.SeekStart); err != nil {
-		return "", fmt.Errorf("rewind the input: %w", err)
-	}
-	er, err := storage.NewExactReader(ctx, r, size)
-	if err != nil {
-		return "", err
-	}
-	// An empty body is sent unsigned: see put.
-	opts := minio.PutObjectOptions{ContentType: storage.ContentType(p), DisableMultipart: true, DisableContentSha256: size == 0}
-	if ifVersion == "" {
-		opts.SetMatchETagExcept("*")
-	} else {
-		opts.SetMatchETag(string(ifVersion))
-	}
-	// A body that cannot seek is never retried by the client (nor read
-	// whole into memory).
-	body := struct{ io.Reader }{er}
-	pctx := ctx
-	if size >= expectContinueMin {
-		pctx = expectContinue(ctx)
-	}
-	info, err := s.client.PutObject(pctx, s.bucket, s.key(p), body, size, opts)
-	if er.Err() != nil {
-		return "", er.Err() // the reader's failure is the cause, whatever the client made of it
-	}
-	if err != nil {
-		resp := minio.ToErrorResponse(err)
-		switch {
-		case resp.StatusCode == http.StatusPreconditionFailed || resp.Code == "PreconditionFailed":
-			if ifVersion == "" {
-				return "", fmt.Errorf("%w: object exists", storage.ErrPrecondition)
-			}
-			return "", fmt.Errorf("%w: version is not %s", storage.ErrPrecondition, ifVersion)
-		case resp.StatusCode == http.StatusConflict || resp.Code == "ConditionalRequestConflict":
-			return "", fmt.Errorf("%w: a concurrent conditional write: %w", storage.ErrPrecondition, explain(err))
-		case ifVersion != "" && (resp.Code == "NoSuchKey" || resp.StatusCode == http.StatusNotFound && resp.Code != "NoSuchBucket"):
-			return "", fmt.Errorf("%w: object is absent, want version %s", storage.ErrPrecondition, ifVersion)
-		case resp.Code == "" && resp.StatusCode == 0 && er.Left() > 0:
-			return "", s.cutShort(ctx, p, ifVersion, err)
+	case w.Mode != storage.PutIfVersion:
+		opts.PartSize = a.s.partSize
+		if w.Mode == storage.PutCreate {
+			opts.SetMatchETagExcept("*")
 		}
-		return "", explain(err)
+	case w.IfVersion == "":
+		opts.SetMatchETagExcept("*")
+	default:
+		opts.SetMatchETag(string(w.IfVersion))
 	}
-	if er.Left() != 0 {
-		return "", fmt.Errorf("the client sent %d of %d bytes", size-er.Left(), size)
+	if w.Mode == storage.PutIfVersion {
+		opts.DisableMultipart = true
+		// A body that cannot seek is never retried by the client (nor read
+		// whole into memory).
+		body = struct{ io.Reader }{w.Body}
+		if w.ExpectContinue {
+			ctx = expectContinue(ctx)
+		}
 	}
-	if info.ETag == "" {
-		return "", errors.New("the server returned no ETag")
+	info, err := a.s.client.PutObject(ctx, a.s.bucket, key, body, w.Size, opts)
+	if err != nil {
+		return "", putError(err, w)
 	}
 	return storage.Version(info.ETag), nil
 }
 
-// Open implements storage.Store: one streaming GET.
-func (s *Store) Open(ctx context.Context, p string) (io.ReadCloser, error) {
-	body, _, err := s.getObject(ctx, p)
-	if err != nil {
-		return nil, s.errorf("open", p, err)
+// putError is the error of a PutObject of w that failed with err: the
+// server's refusal of the condition (412, 409 for a concurrent conditional
+// write, or 404 for an If-Match on a missing key) matches
+// storage.ErrPrecondition.
+func putError(err error, w objstore.Write) error {
+	resp := minio.ToErrorResponse(err)
+	failed := resp.StatusCode == http.StatusPreconditionFailed || resp.Code == "PreconditionFailed"
+	conflict := resp.StatusCode == http.StatusConflict || resp.Code == "ConditionalRequestConflict"
+	switch {
+	case w.Mode == storage.PutCreate && (failed || conflict):
+		return fmt.Errorf("%w: an object exists: %w", storage.ErrPrecondition, explain(err))
+	case w.Mode != storage.PutIfVersion:
+	case failed && w.IfVersion == "":
+		return fmt.Errorf("%w: object exists", storage.ErrPrecondition)
+	case failed:
+		return fmt.Errorf("%w: version is not %s", storage.ErrPrecondition, w.IfVersion)
+	case conflict:
+		return fmt.Errorf("%w: a concurrent conditional write: %w", storage.ErrPrecondition, explain(err))
+	case w.IfVersion != "" && (resp.Code == "NoSuchKey" || resp.StatusCode == http.StatusNotFound && resp.Code != "NoSuchBucket"):
+		return fmt.Errorf("%w: object is absent, want version %s", storage.ErrPrecondition, w.IfVersion)
 	}
-	return body, nil
+	return explain(err)
 }
 
-// Stat implements storage.Store (HeadObject).
-func (s *Store) Stat(ctx context.Context, p string) (storage.Info, error) {
-	if err := s.begin(ctx, p); err != nil {
-		return storage.Info{}, s.errorf("stat", p, err)
-	}
-	info, err := s.client.StatObject(ctx, s.bucket, s.key(p), minio.StatObjectOptions{})
+// Open starts one GET of key; the response's ETag is the Version.
+func (a api) Open(ctx context.Context, key string) (io.ReadCloser, storage.Version, error) {
+	core := minio.Core{Client: a.s.client}
+	body, info, _, err := core.GetObject(ctx, a.s.bucket, key, minio.GetObjectOptions{})
 	if err != nil {
-		return storage.Info{}, s.errorf("stat", p, explain(err))
+		return nil, "", explain(err)
 	}
-	return storage.Info{Path: p, Size: info.Size, ModTime: info.LastModified, Version: etagVersion(info.ETag)}, nil
+	return body, storage.Version(info.ETag), nil
 }
 
-// etagVersion is the Version of an object with the given ETag, as Get and
-// PutIfVersion return it ("" for none).
-func etagVersion(etag string) storage.Version { return storage.Version(etag) }
-
-// Delete implements storage.Store (DeleteObject). Deleting a missing
-// object is not an error.
-func (s *Store) Delete(ctx context.Context, p string) error {
-	if err := s.begin(ctx, p); err != nil {
-		return s.errorf("delete", p, err)
-	}
-	err := s.client.RemoveObject(ctx, s.bucket, s.key(p), minio.RemoveObjectOptions{})
+// Head sends one HeadObject.
+func (a api) Head(ctx context.Context, key string) (objstore.Object, error) {
+	info, err := a.s.client.StatObject(ctx, a.s.bucket, key, minio.StatObjectOptions{})
 	if err != nil {
-		if err := explain(err); !errors.Is(err, fs.ErrNotExist) {
-			return s.errorf("delete", p, err)
+		return objstore.Object{}, explain(err)
+	}
+	return objstore.Object{Key: key, Size: info.Size, ModTime: info.LastModified, Version: storage.Version(info.ETag)}, nil
+}
+
+// Delete sends one DeleteObject.
+func (a api) Delete(ctx context.Context, key string) error {
+	return explain(a.s.client.RemoveObject(ctx, a.s.bucket, key, minio.RemoveObjectOptions{}))
+}
+
+// List sends ListObjectsV2 requests (recursive, paginated by the client).
+// With max > 0 it is one request for max keys: the iterator asks for the
+// next page only if it is consumed past this one, and it is not.
+func (a api) List(ctx context.Context, prefix string, max int, fn func(objstore.Object)) (bool, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // stops the client's listing
+	opts := minio.ListObjectsOptions{Prefix: prefix, Recursive: true}
+	if max > 0 {
+		fetchOwner := false
+		opts.MaxKeys, opts.FetchOwner = max, &fetchOwner
+	}
+	n := 0
+	for obj := range a.s.client.ListObjectsIter(ctx, a.s.bucket, opts) {
+		if obj.Err != nil {
+			return false, explain(obj.Err)
 		}
+		fn(objstore.Object{Key: obj.Key, Size: obj.Size, ModTime: obj.LastModified, Version: storage.Version(obj.ETag)})
+		if n++; n == max {
+			return false, nil
+		}
+	}
+	return false, ctx.Err()
+}
+
+// Uploads lists the incomplete multipart uploads whose keys start with
+// prefix: a process that died while uploading a large object leaves them
+// behind (S3 keeps and bills their parts, unseen by listings).
+func (a api) Uploads(ctx context.Context, prefix string) ([]objstore.Upload, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // stops the client's listing goroutine
+	var uploads []objstore.Upload
+	for u := range a.s.client.ListIncompleteUploads(ctx, a.s.bucket, prefix, true) {
+		if u.Err != nil {
+			// The listing looks at each upload's parts; an upload that went
+			// away meanwhile (finished or aborted) is what a sweep wants.
+			if minio.ToErrorResponse(u.Err).Code == "NoSuchUpload" {
+				continue
+			}
+			return nil, explain(u.Err)
+		}
+		uploads = append(uploads, objstore.Upload{Key: u.Key, ID: u.UploadID}) // the parts' size is not listed
+	}
+	return uploads, ctx.Err()
+}
+
+// Abort aborts the multipart upload u.
+func (a api) Abort(ctx context.Context, u objstore.Upload) error {
+	core := minio.Core{Client: a.s.client}
+	if err := core.AbortMultipartUpload(ctx, a.s.bucket, u.Key, u.ID); err != nil && minio.ToErrorResponse(err).Code != "NoSuchUpload" {
+		return explain(err)
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
@@ -140,10 +141,10 @@ func plantTemp(t *testing.T, s storage.Store, dir string) string {
 	st := s.(*Store)
 	rel := path.Join(dir, "upload-"+rand.Text()[:8])
 	core := minio.Core{Client: st.client}
-	if _, err := core.NewMultipartUpload(t.Context(), st.bucket, st.key(rel), minio.PutObjectOptions{}); err != nil {
+	if _, err := core.NewMultipartUpload(t.Context(), st.bucket, st.Key(rel), minio.PutObjectOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.client.RemoveIncompleteUpload(context.Background(), st.bucket, st.key(rel)) })
+	t.Cleanup(func() { st.client.RemoveIncompleteUpload(context.Background(), st.bucket, st.Key(rel)) })
 	return rel
 }
 
@@ -240,7 +241,7 @@ func TestContentType(t *testing.T) {
 	servers(t, func(t *testing.T, opts Options) {
 		s := open(t, opts)
 		put(t, s, "dir/index.html", "<p>hi</p>")
-		info, err := s.client.StatObject(t.Context(), opts.Bucket, s.key("dir/index.html"), minio.StatObjectOptions{})
+		info, err := s.client.StatObject(t.Context(), opts.Bucket, s.Key("dir/index.html"), minio.StatObjectOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -257,7 +258,7 @@ func TestVersionIsETag(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		info, err := s.client.StatObject(t.Context(), opts.Bucket, s.key("x"), minio.StatObjectOptions{})
+		info, err := s.client.StatObject(t.Context(), opts.Bucket, s.Key("x"), minio.StatObjectOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -297,7 +298,7 @@ func TestFailedMultipartUploadIsAborted(t *testing.T) {
 		if data, _, err := s.Get(ctx, "big"); err != nil || string(data) != "old" {
 			t.Errorf("after the failed Put: %q, %v", data, err)
 		}
-		for u := range s.client.ListIncompleteUploads(ctx, opts.Bucket, s.key(""), true) {
+		for u := range s.client.ListIncompleteUploads(ctx, opts.Bucket, s.Key(""), true) {
 			if u.Err != nil {
 				t.Fatalf("ListIncompleteUploads: %v", u.Err)
 			}
@@ -411,7 +412,7 @@ func TestSweepTemp(t *testing.T) {
 		ctx := t.Context()
 		core := minio.Core{Client: s.client}
 		for _, p := range []string{"a/big", "b", "a/big"} {
-			if _, err := core.NewMultipartUpload(ctx, opts.Bucket, s.key(p), minio.PutObjectOptions{}); err != nil {
+			if _, err := core.NewMultipartUpload(ctx, opts.Bucket, s.Key(p), minio.PutObjectOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -431,7 +432,7 @@ func TestSweepTemp(t *testing.T) {
 		if found, err := s.SweepTemp(ctx, storage.SweepOptions{}); !slices.Equal(found, want) || err != nil {
 			t.Fatalf("SweepTemp = %q, %v; want %q", found, err, want)
 		}
-		for u := range s.client.ListIncompleteUploads(ctx, opts.Bucket, s.key(""), true) {
+		for u := range s.client.ListIncompleteUploads(ctx, opts.Bucket, s.Key(""), true) {
 			t.Errorf("left: %s %v", u.Key, u.Err)
 		}
 		if found, err := s.SweepTemp(ctx, storage.SweepOptions{}); len(found) != 0 || err != nil {
@@ -465,7 +466,7 @@ func TestPutIfStreamOnePut(t *testing.T) {
 			inner = tr.Clone()
 		} else {
 			tr := http.DefaultTransport.(*http.Transport).Clone()
-			tr.ExpectContinueTimeout = expectContinueTimeout
+			tr.ExpectContinueTimeout = time.Second
 			inner = tr
 		}
 		opts.Transport = roundTripper(func(r *http.Request) (*http.Response, error) {

@@ -5,50 +5,38 @@ package s3
 
 import (
 	"context"
-	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 
-	"github.com/distributor-dev/distributor/internal/storage/deadline"
+	"github.com/distributor-dev/distributor/internal/storage/objstore"
 	"github.com/minio/minio-go/v7"
 )
 
 // newTransport returns the HTTP transport of the client, with opts's
 // timeouts installed (see Options.Transport).
 func newTransport(opts *Options, secure bool) (http.RoundTripper, error) {
-	var tr *http.Transport
-	switch t := opts.Transport.(type) {
-	case nil:
+	base, ok := opts.Transport.(*http.Transport)
+	switch {
+	case opts.Transport == nil:
 		def, err := minio.DefaultTransport(secure)
 		if err != nil {
 			return nil, err
 		}
 		def.DialContext = nil // deadline's, with a keep-alive
-		tr = def
-	case *http.Transport:
-		tr = t.Clone()
-	default:
-		return t, nil
+		base = def
+	case !ok:
+		return opts.Transport, nil
 	}
-	deadline.Install(tr, deadline.Timeouts{Dial: opts.DialTimeout, Response: opts.ResponseTimeout, Idle: opts.IdleTimeout})
-	// A conditional PUT waits this long for the server's "100 Continue"
-	// (see expectContinue) before it sends the body anyway.
-	tr.ExpectContinueTimeout = expectContinueTimeout
-	return tr, nil
+	return objstore.Transport(base, opts.DialTimeout, opts.ResponseTimeout, opts.IdleTimeout), nil
 }
 
 // expectContinueKey marks the context of a conditional PUT (see
 // expectContinue).
 type expectContinueKey struct{}
 
-// expectContinue marks ctx as that of a conditional PUT: its request asks
-// the server to confirm the condition ("Expect: 100-continue") before the
-// body goes out. A server that refuses the condition then answers 412
-// without reading the body, and the client sees that answer instead of a
-// connection the server reset while the body was still being sent (which
-// would leave the outcome unknown). A server that ignores the header gets
-// the body after the transport's ExpectContinueTimeout (see newTransport).
+// expectContinue marks ctx as that of a conditional PUT whose request asks
+// the server to confirm the condition first (see
+// objstore.Write.ExpectContinue).
 func expectContinue(ctx context.Context) context.Context {
 	return context.WithValue(ctx, expectContinueKey{}, true)
 }
@@ -75,17 +63,9 @@ func parseEndpoint(endpoint string) (string, bool, error) {
 	if !strings.Contains(endpoint, "://") {
 		endpoint = "https://" + endpoint
 	}
-	u, err := url.Parse(endpoint)
+	u, err := objstore.ParseEndpoint(endpoint, false, "only scheme, host and port")
 	if err != nil {
-		return "", false, fmt.Errorf("endpoint: %w", err)
-	}
-	switch {
-	case u.Scheme != "http" && u.Scheme != "https":
-		return "", false, fmt.Errorf("endpoint %q: the scheme must be http or https", endpoint)
-	case u.Host == "":
-		return "", false, fmt.Errorf("endpoint %q has no host", endpoint)
-	case u.Path != "" && u.Path != "/", u.RawQuery != "", u.User != nil:
-		return "", false, fmt.Errorf("endpoint %q: give only scheme, host and port", endpoint)
+		return "", false, err
 	}
 	return u.Host, u.Scheme == "https", nil
 }
