@@ -187,36 +187,52 @@ func (b *body) digest(size int64) ([]byte, error) {
 	return h.Sum(nil), nil
 }
 
-// Put implements storage.Store. With PutReplace and PutCreate it retries
-// only while r can be replayed: r implements io.Seeker (a retry seeks back
-// to where r was when Put was called), or nothing has been read from it. A
-// failure of r is not retried. With PutCreate, when a retry meets
-// storage.ErrPrecondition after an attempt that failed having sent all of
-// its bytes, it reads the object back: if it holds the bytes this call
-// sent, the earlier attempt landed and Put succeeds; otherwise the error
-// matching storage.ErrPrecondition is returned. PutIfVersion: see putIf.
+// Put implements storage.Store, retrying as the package documentation
+// says for each PutMode.
 func (s *Store) Put(ctx context.Context, path string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
 	if opts.Mode == storage.PutIfVersion {
 		return s.putIf(ctx, path, r, size, opts)
 	}
-	return "", s.put(ctx, path, r, size, opts)
+	return "", s.send(s.call(ctx, opts.Mode.Op(), path), r, size, opts.Mode == storage.PutCreate, func(ar io.Reader) error {
+		_, err := s.Store.Put(ctx, path, ar, size, opts)
+		return err
+	})
 }
 
-func (s *Store) put(ctx context.Context, path string, r io.Reader, size int64, opts storage.PutOptions) error {
-	exclusive := opts.Mode == storage.PutCreate
+// Stage implements storage.Store. Staging writes a temporary object that
+// nothing sees, so a transient failure is retried as Put's is (while r can
+// be replayed). The returned Staged's Commit and Abort are not retried: a
+// commit whose answer was lost has an unknown outcome, which the writer's
+// cleanup establishes by looking at the path.
+func (s *Store) Stage(ctx context.Context, path string, r io.Reader, size int64, opts storage.PutOptions) (storage.Staged, error) {
+	var sg storage.Staged
+	err := s.send(s.call(ctx, "stage", path), r, size, false, func(ar io.Reader) (err error) {
+		sg, err = s.Store.Stage(ctx, path, ar, size, opts)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return sg, nil
+}
+
+// send runs the attempts of a PutReplace or PutCreate (exclusive) Put, or
+// of a Stage, each reading r through its own fenced-off view: a retry only
+// while r can be replayed, never after a failure of r itself. A
+// PutCreate's storage.ErrPrecondition after an attempt that sent all of
+// its bytes is settled by reading the object back (settleNew).
+func (s *Store) send(c *call, r io.Reader, size int64, exclusive bool, attempt func(io.Reader) error) error {
 	b := newBody(r, exclusive)
-	c := s.call(ctx, opts.Mode.Op(), path)
 	var maybe [][]byte // PutCreate: digests of failed attempts that sent everything
 	for {
-		ar := b.attempt()
-		_, err := s.st.Put(ctx, path, ar, size, opts)
+		err := attempt(b.attempt())
 		res := b.end()
 		switch {
 		case err == nil:
 			return nil
 		case exclusive && len(maybe) > 0 && errors.Is(err, storage.ErrPrecondition):
-			return s.settleNew(c, path, size, maybe, err)
-		case res.rerr != nil, !s.st.IsTransient(err):
+			return s.settleNew(c, size, maybe, err)
+		case res.rerr != nil, !s.IsTransient(err):
 			return c.final(err)
 		}
 		if why := b.unreplayable(); why != "" {
@@ -239,16 +255,16 @@ func (s *Store) put(ctx context.Context, path string, r io.Reader, size int64, o
 // all of the content (whose digests are sums) failed without an answer:
 // it reads the object back, and succeeds if it holds one of those
 // contents.
-func (s *Store) settleNew(c *call, path string, size int64, sums [][]byte, perr error) error {
+func (s *Store) settleNew(c *call, size int64, sums [][]byte, perr error) error {
 	for {
-		sum, n, err := s.digest(c.ctx, path)
+		sum, n, err := s.digest(c.ctx, c.path)
 		switch {
 		case err == nil && n == size && containsSum(sums, sum):
 			return nil // an earlier attempt landed
 		case err == nil, errors.Is(err, storage.ErrNotExist): // ErrNotObject too
 			// Another entry holds the name (or held it until just now).
 			return c.final(perr)
-		case s.st.IsTransient(err):
+		case s.IsTransient(err):
 			if err := c.again(err); err != nil {
 				return unknownOutcome(c, perr, err)
 			}
@@ -269,7 +285,7 @@ func unknownOutcome(c *call, werr, rerr error) error {
 // digest reads the object at path and returns the SHA-256 of its bytes
 // and their number.
 func (s *Store) digest(ctx context.Context, path string) ([]byte, int64, error) {
-	rc, err := s.st.Open(ctx, path)
+	rc, err := s.Store.Open(ctx, path)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -291,18 +307,9 @@ func containsSum(sums [][]byte, sum []byte) bool {
 	return false
 }
 
-// putIf is Put with PutIfVersion. After a transient failure it reads the
-// object back (ReadVersioned) to establish the outcome: if the object holds
-// this call's content (its SHA-256 and size are those of the size bytes of
-// r), the write landed and Put returns its Version; if the condition still
-// holds, it writes again, with r rewound (r.Seek(0, io.SeekStart)); otherwise
-// it fails with an error matching storage.ErrPrecondition. A
-// storage.ErrPrecondition met after a transient failure is checked the same
-// way. A failure of r itself (a Read or Seek error) is not retried. Each
-// attempt reads r through its own view, fenced off when the attempt ends,
-// so that a late Read of a failed attempt (an HTTP transport reading a
-// request body after its round trip returned) cannot take bytes from the
-// next.
+// putIf is Put with PutIfVersion (see the package documentation): a
+// transient failure, or a precondition failure after one, is settled by
+// reading the object back (settleIf).
 func (s *Store) putIf(ctx context.Context, path string, in io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
 	r, err := storage.Seekable(in)
 	if err != nil {
@@ -322,7 +329,7 @@ func (s *Store) putIf(ctx context.Context, path string, in io.Reader, size int64
 			if err := b.rewind(); err != nil {
 				return "", &readerError{err}
 			}
-			v, err := s.st.Put(ctx, path, seekingAttempt{b.attempt()}, size, opts)
+			v, err := s.Store.Put(ctx, path, seekingAttempt{b.attempt()}, size, opts)
 			res = b.end()
 			if res.n == size && !res.moved && res.rerr == nil && want == nil {
 				want = res.sum // an attempt read it all: the content's digest
@@ -342,7 +349,7 @@ func (s *Store) putIf(ctx context.Context, path string, in io.Reader, size int64
 			}
 			h := sha256.New()
 			var n int64
-			cur, err := s.st.ReadVersioned(ctx, path, func(r io.Reader) (err error) {
+			cur, err := s.Store.ReadVersioned(ctx, path, func(r io.Reader) (err error) {
 				n, err = io.Copy(h, storage.ContextReader(ctx, r))
 				return err
 			})
@@ -381,7 +388,7 @@ func (s *Store) condPut(c *call, ifVersion storage.Version, w condWrite) (storag
 		}
 		precond := errors.Is(err, storage.ErrPrecondition)
 		switch {
-		case precond && !uncertain, !precond && !s.st.IsTransient(err):
+		case precond && !uncertain, !precond && !s.IsTransient(err):
 			return "", c.final(err)
 		case !precond:
 			uncertain = true
@@ -431,7 +438,7 @@ func (s *Store) settleIf(c *call, ifVersion storage.Version, werr error,
 				return "", true, nil
 			}
 			return "", false, c.precondition(werr, "the object is absent, want version "+string(ifVersion))
-		case s.st.IsTransient(err):
+		case s.IsTransient(err):
 			if err := c.again(err); err != nil {
 				return "", false, unknownOutcome(c, werr, err)
 			}
