@@ -29,15 +29,8 @@ type Spool = encoded
 // catalog document it does not hash what it holds.
 func NewSpool() *Spool { return &encoded{} }
 
-// Open returns the spooled bytes from their start; they stay valid until
-// the next Open or Close.
-func (e *encoded) Open() (io.Reader, error) { return e.reader() }
-
-// Close releases the spool's temporary file, if any.
-func (e *encoded) Close() { e.close() }
-
-// encoded is a catalog document ready to write: held in memory while small,
-// spooled to a temporary file beyond spoolAt.
+// encoded is a catalog document ready to write (or a Spool): held in
+// memory while small, spooled to a temporary file beyond spoolAt.
 type encoded struct {
 	mem  bytes.Buffer
 	file *os.File
@@ -78,8 +71,9 @@ func (e *encoded) Write(p []byte) (int, error) {
 // digest is the sha256 of the document.
 func (e *encoded) digest() string { return fmt.Sprintf("%x", e.sum.Sum()) }
 
-// reader returns the document from its start.
-func (e *encoded) reader() (io.ReadSeeker, error) {
+// Open returns the bytes from their start; they stay valid until the next
+// Open or Close.
+func (e *encoded) Open() (io.ReadSeeker, error) {
 	if e.file == nil {
 		return bytes.NewReader(e.mem.Bytes()), nil
 	}
@@ -89,8 +83,8 @@ func (e *encoded) reader() (io.ReadSeeker, error) {
 	return e.file, nil
 }
 
-// close removes the spool file, if any.
-func (e *encoded) close() {
+// Close releases the temporary file, if any.
+func (e *encoded) Close() {
 	if e.sum != nil {
 		e.sum.Close()
 	}
@@ -109,7 +103,7 @@ func StreamCatalog(ctx context.Context, st storage.Store, fn func(io.Reader) err
 // putCatalog writes the encoded document with compare-and-swap against
 // base.
 func putCatalog(ctx context.Context, st storage.Store, doc *encoded, base storage.Version) error {
-	r, err := doc.reader()
+	r, err := doc.Open()
 	if err != nil {
 		return err
 	}
@@ -142,7 +136,7 @@ func (t *Txn) putEdit(ctx context.Context, e *catalog.Edit, ch *Change) error {
 	if err != nil {
 		return err
 	}
-	defer doc.close()
+	defer doc.Close()
 	t.catalogSum = doc.digest()
 	if err := t.lk.Fence(); err != nil {
 		return &fencedError{err}
@@ -212,7 +206,7 @@ func encodeEdit(ctx context.Context, st storage.Store, e *catalog.Edit, base sto
 		}
 	}
 	if errors.Is(err, catalog.ErrUnsorted) {
-		doc.close()
+		doc.Close()
 		doc = newEncoded()
 		var sorted []byte
 		if sorted, err = sortedCatalog(ctx, st, base); err == nil {
@@ -220,7 +214,7 @@ func encodeEdit(ctx context.Context, st storage.Store, e *catalog.Edit, base sto
 		}
 	}
 	if err != nil {
-		doc.close()
+		doc.Close()
 		return nil, err
 	}
 	return doc, nil

@@ -326,6 +326,13 @@ func (w *Write) putOptions() storage.PutOptions {
 	return o
 }
 
+// written reports the completed write w to Written, if set.
+func (ch *Change) written(w *Write) {
+	if ch.Written != nil {
+		ch.Written(w.Path, w.Size)
+	}
+}
+
 // Digest names some bytes.
 type Digest struct {
 	SHA256 string
@@ -429,30 +436,13 @@ func (t *Txn) Apply(ch *Change) (*Result, error) {
 	}
 	a := &attempt{t: t, ch: ch, written: map[string]bool{}, deleted: map[string]bool{}}
 	var err error
-	staged := ch.Staged && len(ch.Writes) > 0 && t.st.Properties().Stage
-	if staged {
+	if ch.Staged && len(ch.Writes) > 0 && t.st.Properties().Stage {
 		if err = a.stageAll(ctx); err != nil {
 			return a.unstaged(err)
 		}
 		err = a.commitAll(ctx)
-	}
-	for _, phase := range phases(ch.Writes) {
-		if staged {
-			break
-		}
-		err = t.each(ctx, len(phase), func(ctx context.Context, i int) error {
-			w := &ch.Writes[phase[i]]
-			if err := t.put(ctx, w); err != nil {
-				return err
-			}
-			if ch.Written != nil {
-				ch.Written(w.Path, w.Size)
-			}
-			return nil
-		}, func(i int) { a.written[ch.Writes[phase[i]].Path] = true })
-		if err != nil {
-			break
-		}
+	} else {
+		err = a.putAll(ctx)
 	}
 	if err == nil {
 		err = t.each(ctx, len(ch.Deletes), func(ctx context.Context, i int) error {
