@@ -278,9 +278,14 @@ func (h *heldNow) Error() string { return "held by " + h.info.String() }
 // tryAcquire makes one attempt: create the lock, or find it ours (a retried
 // create whose first attempt succeeded), or take over a stale one.
 func (l *Locker) tryAcquire(ctx context.Context, info *Info, w *watch) (storage.Version, error) {
+	return l.grab(ctx, Name, l.record(info), info.ID, w, 0)
+}
+
+// record stamps info with a lease that ends Lease from now and encodes it.
+func (l *Locker) record(info *Info) []byte {
 	info.ExpiresAt = l.Now().Add(l.Lease).UTC().Truncate(time.Second)
 	data, _ := json.Marshal(info)
-	return l.grab(ctx, Name, data, info.ID, w, 0)
+	return data
 }
 
 // maxClaimDepth bounds nested takeovers (a claimer that died while taking
@@ -350,10 +355,13 @@ func (l *Locker) grab(ctx context.Context, name string, data []byte, ourID strin
 // silent may be taken over: its holder ran on this host and that process
 // is gone, or the record outlived the holder's lease plus the allowance.
 func (l *Locker) stale(cur Info, silent time.Duration) bool {
-	if cur.Host == l.Host && cur.PID != l.PID && cur.PID > 0 && !l.Alive(cur.PID) {
-		return true
-	}
-	return silent >= l.takeoverAfter(cur)
+	return l.goneHere(cur) || silent >= l.takeoverAfter(cur)
+}
+
+// goneHere reports whether cur's holder ran on this host and its process
+// is gone.
+func (l *Locker) goneHere(cur Info) bool {
+	return cur.Host == l.Host && cur.PID != l.PID && cur.PID > 0 && !l.Alive(cur.PID)
 }
 
 // Stale reports whether an operator may remove a lock record without
@@ -362,10 +370,7 @@ func (l *Locker) stale(cur Info, silent time.Duration) bool {
 // never use this rule: it trusts the holder's clock.
 func (l *Locker) Stale(cur Info) bool {
 	l.defaults()
-	if cur.Host == l.Host && cur.PID != l.PID && cur.PID > 0 && !l.Alive(cur.PID) {
-		return true
-	}
-	return l.Now().After(cur.ExpiresAt.Add(l.SkewAllowance))
+	return l.goneHere(cur) || l.Now().After(cur.ExpiresAt.Add(l.SkewAllowance))
 }
 
 func safeID(id string) string {
