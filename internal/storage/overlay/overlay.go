@@ -36,18 +36,6 @@ func New(base storage.Store) *Store {
 	return &Store{Base: base, written: map[string][]byte{}, deleted: map[string]bool{}, now: time.Now()}
 }
 
-// Deleted returns the paths deleted through the overlay, sorted.
-func (s *Store) Deleted() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]string, 0, len(s.deleted))
-	for p := range s.deleted {
-		out = append(out, p)
-	}
-	sort.Strings(out)
-	return out
-}
-
 func version(data []byte) storage.Version {
 	sum := sha256.Sum256(data)
 	return storage.Version("overlay:" + hex.EncodeToString(sum[:]))
