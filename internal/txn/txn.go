@@ -1,35 +1,21 @@
 // Package txn is distributor's write protocol for one destination root,
 // shared by every command that changes a root (run, prune --apply,
-// reconcile-state) and by crash recovery:
+// reconcile-state) and by crash recovery (docs/design.md, "Fencing" and
+// "Write protocol"):
 //
 //	lock -> recover a dead run's journal -> sweep temporary files ->
 //	journal -> writes (phase by phase) -> deletes -> sync ->
 //	catalog compare-and-swap -> drop journal -> unlock
 //
-// Writes run in phases (Write.Phase, ascending): every write of a phase has
-// completed before the first write of the next one starts, and the
-// parallel workers (Options.Jobs) stay within one phase. The caller picks
-// the phases so that readers of the root never see a page before what it
-// references (run: other files, then HTML pages, then each destination's
-// primary page and its index).
-//
 // Every change is fenced: it happens only while this process provably holds
-// the root's lock (lock.Lock.Fence), checked immediately before the change
-// and again, synchronously, by the context the storage call gets. A process
-// that lost its lock (paused past its lease, partitioned, taken over) stops
-// changing the root, its own cleanup included.
-//
-// After a failure the transaction settles the root in bounded time: it
-// removes only what it provably wrote (a path the current catalog does not
-// record whose bytes are still the ones it wrote; of the directories, only
-// those the store created for it: see storage.Store.Delete and
-// storage.Staged.Abort), records what it cannot undo, and keeps its intent
-// journal whenever it cannot tell, so that the next holder of the lock
-// recovers the root (see Recover).
+// the root's lock (lock.Lock.Fence), checked right before the change and
+// again by the context the storage call gets. After a failure the
+// transaction settles the root in bounded time: it removes only what it
+// provably wrote, records what it cannot undo, and keeps its intent journal
+// whenever it cannot tell, for the next holder of the lock to recover.
 //
 // The package knows catalogs and journals but no configuration, workflow or
-// ownership rule: callers describe a Change (what to write and delete, and
-// which catalog records the outcome) and the engine applies it.
+// ownership rule: callers describe a Change and the engine applies it.
 package txn
 
 import (
@@ -134,10 +120,11 @@ func (t *Txn) CatalogVersion() (storage.Version, bool) {
 // lock object that the root's server enforces conditional writes (see
 // lock.Lock.ProveExclusion; a server that does not is refused, the lock
 // removed again, unless opts.SingleWriter), recovers the root if a dead run
-// left its journal (on S3 one listing of the reserved names reads the
-// lock back for the proof and tells whether there is a journal), and removes temporary files that
-// interrupted writes left in the root directory (everywhere below it after
-// a recovery). The returned Txn's Context is cancelled when ctx is or when
+// left its journal, and removes temporary files that interrupted writes
+// left in the root directory (everywhere below it after a recovery). On a
+// store that lists a page in one request (S3), one listing of the reserved
+// names serves the proof's read-back, the journal's lookup and
+// CatalogVersion. The returned Txn's Context is cancelled when ctx is or when
 // the lock's fence lapses. End releases it.
 func Begin(ctx context.Context, opts Options) (*Txn, error) {
 	if opts.Logger == nil {
@@ -159,11 +146,7 @@ func Begin(ctx context.Context, opts Options) (*Txn, error) {
 		return nil, err
 	}
 	// No trust without proof: the lock and the catalog's compare-and-swap
-	// are only as good as the server's enforcement of conditional writes,
-	// proved on the lock object before anything relies on it.
-	// On a store that lists a page in one request (S3), one listing of the
-	// reserved names reads the lock back for the proof, and shows whether
-	// a dead run left its journal and which catalog the lock found.
+	// are only as good as the server's enforcement of conditional writes.
 	var reserved map[string]storage.Info
 	var readBack probe.ReadBack
 	if opts.Store.Properties().ListPages {
