@@ -182,12 +182,11 @@ func (a *attempt) settleDeletes(ctx context.Context, doubt func(string, ...any))
 // giveUp ends a cleanup that cannot go on: the journal stays.
 func (a *attempt) giveUp(res *Result, cause, why error) (*Result, error) {
 	res.JournalKept = a.t.lk.Fence() == nil
-	msg := a.outcome(res)
+	then := "the lock's next holder settles the root from this run's intent journal"
 	if res.JournalKept {
-		return res, fmt.Errorf("%w; cleanup stopped (%v); %s; the root keeps its intent journal: the next run, prune --apply or reconcile-state on it recovers it",
-			cause, why, msg)
+		then = "the root keeps its intent journal: the next run, prune --apply or reconcile-state on it recovers it"
 	}
-	return res, fmt.Errorf("%w; cleanup stopped (%v); %s; the lock's next holder settles the root from this run's intent journal", cause, why, msg)
+	return res, fmt.Errorf("%w; cleanup stopped (%v); %s; %s", cause, why, a.outcome(res), then)
 }
 
 // outcome summarises what the cleanup did, in one bounded line.
