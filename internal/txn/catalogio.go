@@ -100,17 +100,6 @@ func StreamCatalog(ctx context.Context, st storage.Store, fn func(io.Reader) err
 	return st.ReadVersioned(ctx, catalog.FileName, fn)
 }
 
-// putCatalog writes the encoded document with compare-and-swap against
-// base.
-func putCatalog(ctx context.Context, st storage.Store, doc *encoded, base storage.Version) error {
-	r, err := doc.Open()
-	if err != nil {
-		return err
-	}
-	_, err = st.Put(ctx, catalog.FileName, r, doc.size, storage.IfVersion(base))
-	return err
-}
-
 // putEdit applies e to the root's catalog, which must still be at ch.Base,
 // and writes the result with compare-and-swap against ch.Base under the
 // fence, by one of two ways: a store that can rewrite in one pass
@@ -141,7 +130,12 @@ func (t *Txn) putEdit(ctx context.Context, e *catalog.Edit, ch *Change) error {
 	if err := t.lk.Fence(); err != nil {
 		return &fencedError{err}
 	}
-	return putCatalog(ctx, t.st, doc, ch.Base)
+	r, err := doc.Open()
+	if err != nil {
+		return err
+	}
+	_, err = t.st.Put(ctx, catalog.FileName, r, doc.size, storage.IfVersion(ch.Base))
+	return err
 }
 
 // rewrite is putEdit on a store that rewrites (RewriteIf): one pass over the old catalog,

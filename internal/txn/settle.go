@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
@@ -26,6 +28,13 @@ type attempt struct {
 	// recorded holds, during settle, the current catalog's records of the
 	// paths this attempt created.
 	recorded map[string]*catalog.Output
+}
+
+// done lists, sorted, the paths whose write or delete returned success.
+func (a *attempt) done() []string {
+	out := slices.AppendSeq(slices.Collect(maps.Keys(a.written)), maps.Keys(a.deleted))
+	slices.Sort(out)
+	return out
 }
 
 // settle runs after a failure. It removes the files this attempt provably
@@ -67,8 +76,7 @@ func (a *attempt) settle(cause error) (*Result, error) {
 		if a.catalogUnsure && a.ch.Final != nil && t.catalogSum != "" && curSum == t.catalogSum {
 			// The catalog write landed; only its answer was lost.
 			res.Committed = true
-			res.Done = append(mapKeys(a.written), mapKeys(a.deleted)...)
-			sort.Strings(res.Done)
+			res.Done = a.done()
 			t.dropJournal()
 			return res, nil
 		}

@@ -25,7 +25,6 @@ import (
 	"io"
 	"log/slog"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
@@ -452,9 +451,7 @@ func (t *Txn) Apply(ch *Change) (*Result, error) {
 		return a.settle(err)
 	}
 	res.Committed = true
-	res.Done = append(res.Done, mapKeys(a.written)...)
-	res.Done = append(res.Done, mapKeys(a.deleted)...)
-	sort.Strings(res.Done)
+	res.Done = a.done()
 	// An upload that failed and was retried (a dropped connection) may
 	// have left its temporary file where its cleanup could not reach it:
 	// sweep the directories written to. If that fails, the journal stays,

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path"
 	"slices"
 	"sort"
@@ -247,16 +248,8 @@ func phases(ws []Write) [][]int {
 	return out
 }
 
-func mapKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// dirsOf returns the distinct parent directories of the written paths.
+// dirsOf returns the distinct parent directories of the written paths,
+// sorted.
 func dirsOf(ws []Write) []string {
 	seen := map[string]bool{}
 	for _, w := range ws {
@@ -266,13 +259,7 @@ func dirsOf(ws []Write) []string {
 		}
 		seen[d] = true
 	}
-	return slices.Sorted(func(yield func(string) bool) {
-		for d := range seen {
-			if !yield(d) {
-				return
-			}
-		}
-	})
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // summarise writes at most max paths of a list, then a count of the rest.
