@@ -32,7 +32,6 @@ type body struct {
 	n        int64     // bytes read in this attempt
 	h        hash.Hash // SHA-256 of this attempt's bytes, or nil
 	rerr     error     // the reader's own failure in this attempt
-	moved    bool      // this attempt sought elsewhere than its start: h is not the content's
 }
 
 func newBody(r io.Reader, hashed bool) *body {
@@ -53,7 +52,7 @@ func (b *body) attempt() *attemptReader {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.gen++
-	b.n, b.rerr, b.moved = 0, nil, false
+	b.n, b.rerr = 0, nil
 	if b.h != nil {
 		b.h.Reset()
 	}
@@ -62,10 +61,9 @@ func (b *body) attempt() *attemptReader {
 
 // attemptResult is what an attempt did with the reader.
 type attemptResult struct {
-	n     int64  // bytes read
-	sum   []byte // their SHA-256, if hashed
-	rerr  error  // the reader's own failure
-	moved bool   // it sought elsewhere than the start: sum is not the content's
+	n    int64  // bytes read
+	sum  []byte // their SHA-256, if hashed
+	rerr error  // the reader's own failure
 }
 
 // end fences off the current attempt's reader and reports what it read.
@@ -73,7 +71,7 @@ func (b *body) end() attemptResult {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.gen++
-	res := attemptResult{n: b.n, rerr: b.rerr, moved: b.moved}
+	res := attemptResult{n: b.n, rerr: b.rerr}
 	if b.h != nil {
 		res.sum = b.h.Sum(nil)
 	}
@@ -134,8 +132,7 @@ func (a *attemptReader) Read(p []byte) (int, error) {
 }
 
 // seekingAttempt is one attempt's view of a body that the attempt may seek
-// (a PutIfVersion Put's). Seeking to the start restarts the attempt's count and
-// digest.
+// (a PutIfVersion Put's, whose body always has its seeker).
 type seekingAttempt struct{ *attemptReader }
 
 func (a seekingAttempt) Seek(off int64, whence int) (int64, error) {
@@ -145,20 +142,9 @@ func (a seekingAttempt) Seek(off int64, whence int) (int64, error) {
 	if a.gen != b.gen {
 		return 0, errAttemptOver
 	}
-	if b.seeker == nil {
-		return 0, errors.New("retry: the reader cannot seek")
-	}
 	pos, err := b.seeker.Seek(off, whence)
-	switch {
-	case err != nil:
+	if err != nil {
 		b.rerr = err
-	case pos == b.start:
-		b.n, b.moved = 0, false
-		if b.h != nil {
-			b.h.Reset()
-		}
-	case pos != b.start+b.n:
-		b.moved = true
 	}
 	return pos, err
 }
@@ -320,26 +306,20 @@ func (s *Store) putIf(ctx context.Context, path string, in io.Reader, size int64
 	// by the store already): the rare read-back hashes r again.
 	b := newBody(r, false)
 	b.seeker, b.start = r, 0 // the content is r from its start
-	var (
-		res  attemptResult
-		want []byte // SHA-256 of the content, once known
-	)
-	return s.condPut(s.call(ctx, "put-if", path), ifVersion, condWrite{
-		write: func() (storage.Version, error) {
+	// want is the SHA-256 of the content, once a read-back needed it.
+	var want []byte
+	return s.condPut(s.call(ctx, "put-if", path), ifVersion,
+		func() (storage.Version, error) {
 			if err := b.rewind(); err != nil {
 				return "", &readerError{err}
 			}
 			v, err := s.Store.Put(ctx, path, seekingAttempt{b.attempt()}, size, opts)
-			res = b.end()
-			if res.n == size && !res.moved && res.rerr == nil && want == nil {
-				want = res.sum // an attempt read it all: the content's digest
-			}
-			if err != nil && res.rerr != nil {
+			if res := b.end(); err != nil && res.rerr != nil {
 				return "", &readerError{err}
 			}
 			return v, err
 		},
-		readBack: func() (storage.Version, bool, error) {
+		func() (storage.Version, bool, error) {
 			if want == nil {
 				sum, err := b.digest(size)
 				if err != nil {
@@ -354,8 +334,7 @@ func (s *Store) putIf(ctx context.Context, path string, in io.Reader, size int64
 				return err
 			})
 			return cur, err == nil && n == size && bytes.Equal(h.Sum(nil), want), err
-		},
-	})
+		})
 }
 
 // readerError marks a conditional write's failure caused by the caller's
@@ -366,20 +345,14 @@ type readerError struct{ err error }
 func (e *readerError) Error() string { return e.err.Error() }
 func (e *readerError) Unwrap() error { return e.err }
 
-// condWrite is one conditional write for putIf: write sends an attempt,
-// readBack reads the object back and reports its Version and whether it
-// holds this call's content.
-type condWrite struct {
-	write    func() (storage.Version, error)
-	readBack func() (cur storage.Version, ours bool, err error)
-}
-
-// condPut runs the attempts of a conditional write w as putIf's
-// documentation says.
-func (s *Store) condPut(c *call, ifVersion storage.Version, w condWrite) (storage.Version, error) {
+// condPut runs the attempts of a conditional write as the package
+// documentation says: write sends one, readBack reads the object back and
+// reports its Version and whether it holds this call's content.
+func (s *Store) condPut(c *call, ifVersion storage.Version, write func() (storage.Version, error),
+	readBack func() (cur storage.Version, ours bool, err error)) (storage.Version, error) {
 	uncertain := false // an attempt failed without an answer: it may have landed
 	for {
-		v, err := w.write()
+		v, err := write()
 		if err == nil {
 			return v, nil
 		}
@@ -396,7 +369,7 @@ func (s *Store) condPut(c *call, ifVersion storage.Version, w condWrite) (storag
 				return "", err
 			}
 		}
-		v, retry, serr := s.settleIf(c, ifVersion, err, w.readBack)
+		v, retry, serr := s.settleIf(c, ifVersion, err, readBack)
 		if !retry {
 			return v, serr
 		}
