@@ -179,7 +179,7 @@ func Begin(ctx context.Context, opts Options) (*Txn, error) {
 			"two writers at once on this root would lose records", "root", opts.Store.String(), "missing", ue.Capability)
 	}
 	t := &Txn{opts: opts, st: opts.Store, lk: k, intr: &interruption{parent: ctx}}
-	t.intrStop = context.AfterFunc(ctx, t.intr.mark)
+	t.intrStop = context.AfterFunc(ctx, func() { t.intr.mark() })
 	t.ctx, t.stop = k.Bind(ctx)
 	var rec *Recovery
 	if _, journaled := reserved[journal.Name]; reserved == nil || journaled {
