@@ -15,11 +15,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/distributor-dev/distributor/internal/backoff"
 	"io"
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/distributor-dev/distributor/internal/backoff"
 
 	"github.com/distributor-dev/distributor/internal/plan"
 	"github.com/distributor-dev/distributor/internal/report"
