@@ -185,11 +185,10 @@ func (s *Store) Put(ctx context.Context, path string, r io.Reader, size int64, o
 	})
 }
 
-// Stage implements storage.Store. Staging writes a temporary object that
-// nothing sees, so a transient failure is retried as Put's is (while r can
-// be replayed). The returned Staged's Commit and Abort are not retried: a
-// commit whose answer was lost has an unknown outcome, which the writer's
-// cleanup establishes by looking at the path.
+// Stage implements storage.Store, retried as a PutReplace Put. The
+// returned Staged's Commit and Abort are not retried: a commit whose
+// answer was lost has an unknown outcome, which the writer's cleanup
+// establishes by looking at the path.
 func (s *Store) Stage(ctx context.Context, path string, r io.Reader, size int64, opts storage.PutOptions) (storage.Staged, error) {
 	var sg storage.Staged
 	err := s.send(s.call(ctx, "stage", path), r, size, false, func(ar io.Reader) (err error) {

@@ -347,9 +347,8 @@ func (s *Store) Get(ctx context.Context, path string) ([]byte, storage.Version, 
 	return data, v, nil
 }
 
-// ReadVersioned implements storage.Store. A failed attempt is retried only
-// if it failed before fn was called: fn cannot be shown the object again.
-// An error of fn is returned unchanged.
+// ReadVersioned implements storage.Store, retrying only an attempt that
+// failed before it called fn.
 func (s *Store) ReadVersioned(ctx context.Context, path string, fn func(io.Reader) error) (storage.Version, error) {
 	var v storage.Version
 	err := s.do(ctx, "read", path, func(called *bool) (err error) {
@@ -365,8 +364,7 @@ func (s *Store) ReadVersioned(ctx context.Context, path string, fn func(io.Reade
 	return v, nil
 }
 
-// Open implements storage.Store. Only opening is retried: the returned
-// stream is the wrapped Store's, and a Read that fails is not resumed.
+// Open implements storage.Store: only opening is retried.
 func (s *Store) Open(ctx context.Context, path string) (io.ReadCloser, error) {
 	return retried(s, ctx, "open", path, func() (io.ReadCloser, error) { return s.Store.Open(ctx, path) })
 }
@@ -376,9 +374,8 @@ func (s *Store) Stat(ctx context.Context, path string) (storage.Info, error) {
 	return retried(s, ctx, "stat", path, func() (storage.Info, error) { return s.Store.Stat(ctx, path) })
 }
 
-// List implements storage.Store. A failed attempt is retried only if it
-// did not call fn: entries fn has seen would be shown again. An error of
-// fn is returned unchanged.
+// List implements storage.Store, retrying only an attempt that did not
+// call fn.
 func (s *Store) List(ctx context.Context, prefix string, fn func(storage.Info) error) error {
 	return s.do(ctx, "list", prefix, func(called *bool) error {
 		return s.Store.List(ctx, prefix, func(info storage.Info) error {
