@@ -114,8 +114,6 @@ type series struct {
 	lastSuccess string
 }
 
-func gauge(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
-
 // one is a family of one line per destination, valued v.
 func one(name, help string, v func(Sample) float64) family {
 	return family{name, help, func(s Sample, l string, _ series) []string { return []string{sample(name, l, v(s))} }}
@@ -171,14 +169,12 @@ func b2f(b bool) float64 {
 
 func unix(t time.Time) float64 { return math.Round(float64(t.UnixMilli())) / 1000 }
 
-func sample(name, labels string, v float64) string { return name + labels + " " + gauge(v) }
+func sample(name, labels string, v float64) string {
+	return name + labels + " " + strconv.FormatFloat(v, 'f', -1, 64)
+}
 
 // key identifies a destination of a pipeline.
 type key struct{ pipeline, destination string }
-
-func labelsOf(k key) string {
-	return withLabels("", "pipeline", k.pipeline, "destination", k.destination)
-}
 
 // withLabels adds name="value" pairs to a label set ("" or "{...}").
 func withLabels(labels string, kv ...string) string {
@@ -226,7 +222,7 @@ func render(version string, samples []Sample, prev map[key]series) []byte {
 		for _, k := range sorted {
 			lines := prev[k].lines[f.name]
 			if s, ok := current[k]; ok {
-				lines = f.lines(s, labelsOf(k), prev[k])
+				lines = f.lines(s, withLabels("", "pipeline", k.pipeline, "destination", k.destination), prev[k])
 			}
 			for _, l := range lines {
 				b.WriteString(l + "\n")
