@@ -14,9 +14,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage"
 )
 
-// spoolAt is the size above which an encoded catalog is spooled to a
-// temporary file instead of memory, so that memory does not grow with the
-// catalog.
+// spoolAt is the size beyond which a Spool moves to a temporary file.
 const spoolAt = 4 << 20
 
 // Spool holds a document's bytes, in memory while small and in a
@@ -39,7 +37,7 @@ type encoded struct {
 }
 
 // newEncoded returns an empty document, hashed on another core as it is
-// written; close releases it.
+// written; Close releases it.
 func newEncoded() *encoded { return &encoded{sum: parhash.New(sha256.New())} }
 
 // Write implements io.Writer.
