@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/storage"
@@ -16,13 +17,13 @@ import (
 
 // Lock is a held lock.
 type Lock struct {
-	l           *Locker
-	releaseOnce sync.Once
-	stopOnce    sync.Once
-	stop        chan struct{}
-	done        chan struct{}
-	ctx         context.Context
-	cancel      context.CancelCauseFunc
+	l        *Locker
+	released atomic.Bool
+	stopOnce sync.Once
+	stop     chan struct{}
+	done     chan struct{}
+	ctx      context.Context
+	cancel   context.CancelCauseFunc
 
 	mu         sync.Mutex
 	info       Info
@@ -157,9 +158,7 @@ func (k *Lock) Renew(ctx context.Context) error {
 		return k.loseLock()
 	}
 	info.Renewals++
-	info.ExpiresAt = k.l.Now().Add(k.l.Lease).UTC().Truncate(time.Second)
-	data, _ := json.Marshal(info)
-	v, err := storage.PutIf(ctx, k.l.Store, Name, data, curV)
+	v, err := storage.PutIf(ctx, k.l.Store, Name, k.l.record(&info), curV)
 	if errors.Is(err, storage.ErrPrecondition) {
 		return k.loseLock()
 	}
@@ -215,27 +214,21 @@ func (k *Lock) stopRenewal() {
 }
 
 // loseLock records that another process holds the lock now.
-func (k *Lock) loseLock() error {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.lost == nil {
-		k.lost = ErrLost
-		k.cancel(ErrLost)
-	}
-	return ErrLost
-}
+func (k *Lock) loseLock() error { return k.end(ErrLost) }
 
 // ErrReleased is the fence's error after Release.
 var ErrReleased = errors.New("lock released")
 
-// markReleased ends the lock's validity for good.
-func (k *Lock) markReleased() {
+// end ends the lock's validity for good, with err unless it lapsed
+// already, and returns err.
+func (k *Lock) end(err error) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.lost == nil {
-		k.lost = ErrReleased
+		k.lost = err
 	}
 	k.cancel(k.lost)
+	return err
 }
 
 // Release stops renewal and removes the lock if this process still provably
@@ -243,15 +236,13 @@ func (k *Lock) markReleased() {
 // a successor's by now, or about to be): waiters take it over as stale.
 // Calling Release again does nothing.
 func (k *Lock) Release(ctx context.Context) error {
-	first := false
-	k.releaseOnce.Do(func() { first = true })
-	if !first {
+	if k.released.Swap(true) {
 		return nil
 	}
 	k.stopRenewal()
 	k.renewing.Lock()
 	defer k.renewing.Unlock()
-	defer k.markReleased()
+	defer k.end(ErrReleased)
 	k.timer.Stop()
 	if err := k.Fence(); err != nil {
 		return nil

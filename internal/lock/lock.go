@@ -1,38 +1,27 @@
-// Package lock serialises writers of one destination root and fences them.
+// Package lock serialises writers of one destination root and fences them
+// (docs/design.md, "Fencing", has the reasoning and the defaults).
 //
-// The lock is a small object under the reserved name .distributor.lock,
-// taken with an exclusive create (storage.PutIf, a PutIfVersion Put, with
-// the zero Version: link/O_EXCL on local disk, hardlink or O_EXCL on SFTP,
-// If-None-Match: * on S3). The record names its holder and its lease; the
-// holder renews it every Lease/4, and every renewal changes the record (a
-// renewal counter), so a record that stops changing belongs to a holder
-// that stopped renewing.
+// The lock is the object .distributor.lock, created exclusively
+// (storage.PutIf with the zero Version). Its record names the holder and
+// its lease; the holder renews it every Lease/4, and every renewal changes
+// the record (a counter), so a record that stops changing belongs to a
+// holder that stopped renewing.
 //
 // Fencing: a holder may change the root only while its lease, counted on
 // its own monotonic clock from the start of its last successful renewal,
-// minus a safety margin (Lease/4), has not run out. Lock.Fence says whether
-// that holds; Lock.Bind returns a context whose Err checks it synchronously
-// and which is cancelled when it lapses. A renewal that fails counts
-// against the holder: it only ever moves the deadline forward on success.
+// less a margin of Lease/4, has not run out (Lock.Fence, Lock.Bind). A
+// failed renewal never moves that deadline.
 //
 // Takeover: a waiter never trusts another machine's wall clock. It takes a
-// lock over only after it has watched the record stay unchanged (same
-// storage version) for the holder's lease plus SkewAllowance on its own
-// monotonic clock, or at once when the holder ran on this host and its
-// process is gone. Since the holder stopped changing the root a margin
-// before its lease ran out, holder and successor never overlap as long as
-// no single pause between a fence check and the request it guards, and no
-// difference between the two machines' clock rates, exceeds margin plus
-// allowance (see docs/design.md).
-//
-// The takeover itself is a two-step protocol that is safe on every backend,
-// including those whose compare-and-swap is not atomic across processes: a
-// waiter first wins an exclusive claim object named after the stale holder's
-// id (.distributor.lock.claim-<id>), re-reads the lock to check it is still
-// the record it watched, deletes it and creates its own with an exclusive
-// create. Only one waiter can win the claim, and only one can win the
-// create. A claim left by a claimer that died is itself stale and is taken
-// over the same way.
+// lock over after watching the record stay unchanged (same storage
+// version) for the holder's lease plus SkewAllowance on its own monotonic
+// clock, or at once when the holder ran on this host and its process is
+// gone. The takeover is safe also where compare-and-swap is not atomic
+// across processes: the waiter first wins an exclusive claim object named
+// after the stale holder's id (.distributor.lock.claim-<id>), re-reads the
+// lock to check it is the record it watched, deletes it and creates its
+// own exclusively. A claim left by a dead claimer is taken over the same
+// way.
 package lock
 
 import (
@@ -278,9 +267,14 @@ func (h *heldNow) Error() string { return "held by " + h.info.String() }
 // tryAcquire makes one attempt: create the lock, or find it ours (a retried
 // create whose first attempt succeeded), or take over a stale one.
 func (l *Locker) tryAcquire(ctx context.Context, info *Info, w *watch) (storage.Version, error) {
+	return l.grab(ctx, Name, l.record(info), info.ID, w, 0)
+}
+
+// record stamps info with a lease that ends Lease from now and encodes it.
+func (l *Locker) record(info *Info) []byte {
 	info.ExpiresAt = l.Now().Add(l.Lease).UTC().Truncate(time.Second)
 	data, _ := json.Marshal(info)
-	return l.grab(ctx, Name, data, info.ID, w, 0)
+	return data
 }
 
 // maxClaimDepth bounds nested takeovers (a claimer that died while taking
@@ -350,10 +344,13 @@ func (l *Locker) grab(ctx context.Context, name string, data []byte, ourID strin
 // silent may be taken over: its holder ran on this host and that process
 // is gone, or the record outlived the holder's lease plus the allowance.
 func (l *Locker) stale(cur Info, silent time.Duration) bool {
-	if cur.Host == l.Host && cur.PID != l.PID && cur.PID > 0 && !l.Alive(cur.PID) {
-		return true
-	}
-	return silent >= l.takeoverAfter(cur)
+	return l.goneHere(cur) || silent >= l.takeoverAfter(cur)
+}
+
+// goneHere reports whether cur's holder ran on this host and its process
+// is gone.
+func (l *Locker) goneHere(cur Info) bool {
+	return cur.Host == l.Host && cur.PID != l.PID && cur.PID > 0 && !l.Alive(cur.PID)
 }
 
 // Stale reports whether an operator may remove a lock record without
@@ -362,10 +359,7 @@ func (l *Locker) stale(cur Info, silent time.Duration) bool {
 // never use this rule: it trusts the holder's clock.
 func (l *Locker) Stale(cur Info) bool {
 	l.defaults()
-	if cur.Host == l.Host && cur.PID != l.PID && cur.PID > 0 && !l.Alive(cur.PID) {
-		return true
-	}
-	return l.Now().After(cur.ExpiresAt.Add(l.SkewAllowance))
+	return l.goneHere(cur) || l.Now().After(cur.ExpiresAt.Add(l.SkewAllowance))
 }
 
 func safeID(id string) string {

@@ -11,10 +11,12 @@
 package metrics
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"os"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -112,13 +114,14 @@ type series struct {
 	lastSuccess string
 }
 
-func gauge(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+// one is a family of one line per destination, valued v.
+func one(name, help string, v func(Sample) float64) family {
+	return family{name, help, func(s Sample, l string, _ series) []string { return []string{sample(name, l, v(s))} }}
+}
 
 var families = []family{
-	{"distributor_last_run_timestamp_seconds", "When the destination's last run ended, in seconds since the Unix epoch.",
-		func(s Sample, l string, _ series) []string {
-			return []string{sample("distributor_last_run_timestamp_seconds", l, unix(s.Finished))}
-		}},
+	one("distributor_last_run_timestamp_seconds", "When the destination's last run ended, in seconds since the Unix epoch.",
+		func(s Sample) float64 { return unix(s.Finished) }),
 	{"distributor_last_success_timestamp_seconds", "When a run of the destination last succeeded, in seconds since the Unix epoch (kept by failed runs).",
 		func(s Sample, l string, p series) []string {
 			switch {
@@ -129,22 +132,16 @@ var families = []family{
 			}
 			return nil
 		}},
-	{"distributor_last_run_success", "Whether the destination's last run succeeded (1) or failed (0).",
-		func(s Sample, l string, _ series) []string {
-			return []string{sample("distributor_last_run_success", l, b2f(s.Success))}
-		}},
+	one("distributor_last_run_success", "Whether the destination's last run succeeded (1) or failed (0).",
+		func(s Sample) float64 { return b2f(s.Success) }),
 	{"distributor_last_run_info", "The status and plan action of the destination's last run (always 1).",
 		func(s Sample, l string, _ series) []string {
 			return []string{sample("distributor_last_run_info", withLabels(l, "status", s.Status, "action", s.Action), 1)}
 		}},
-	{"distributor_last_run_duration_seconds", "How long the destination's last run took.",
-		func(s Sample, l string, _ series) []string {
-			return []string{sample("distributor_last_run_duration_seconds", l, s.Duration.Seconds())}
-		}},
-	{"distributor_last_run_lock_wait_seconds", "How long the destination's last run took to take the root's lock.",
-		func(s Sample, l string, _ series) []string {
-			return []string{sample("distributor_last_run_lock_wait_seconds", l, s.LockWait.Seconds())}
-		}},
+	one("distributor_last_run_duration_seconds", "How long the destination's last run took.",
+		func(s Sample) float64 { return s.Duration.Seconds() }),
+	one("distributor_last_run_lock_wait_seconds", "How long the destination's last run took to take the root's lock.",
+		func(s Sample) float64 { return s.LockWait.Seconds() }),
 	{"distributor_last_run_outputs", "Outputs of the destination's last run that took effect, by operation.",
 		func(s Sample, l string, _ series) []string {
 			c := s.Outputs
@@ -157,14 +154,10 @@ var families = []family{
 			}
 			return out
 		}},
-	{"distributor_last_run_written_bytes", "Bytes of outputs the destination's last run wrote.",
-		func(s Sample, l string, _ series) []string {
-			return []string{sample("distributor_last_run_written_bytes", l, float64(s.WrittenBytes))}
-		}},
-	{"distributor_last_run_retries", "Storage operations the destination's last run repeated after a transient failure.",
-		func(s Sample, l string, _ series) []string {
-			return []string{sample("distributor_last_run_retries", l, float64(s.Retries))}
-		}},
+	one("distributor_last_run_written_bytes", "Bytes of outputs the destination's last run wrote.",
+		func(s Sample) float64 { return float64(s.WrittenBytes) }),
+	one("distributor_last_run_retries", "Storage operations the destination's last run repeated after a transient failure.",
+		func(s Sample) float64 { return float64(s.Retries) }),
 }
 
 func b2f(b bool) float64 {
@@ -176,14 +169,12 @@ func b2f(b bool) float64 {
 
 func unix(t time.Time) float64 { return math.Round(float64(t.UnixMilli())) / 1000 }
 
-func sample(name, labels string, v float64) string { return name + labels + " " + gauge(v) }
+func sample(name, labels string, v float64) string {
+	return name + labels + " " + strconv.FormatFloat(v, 'f', -1, 64)
+}
 
 // key identifies a destination of a pipeline.
 type key struct{ pipeline, destination string }
-
-func labelsOf(k key) string {
-	return withLabels("", "pipeline", k.pipeline, "destination", k.destination)
-}
 
 // withLabels adds name="value" pairs to a label set ("" or "{...}").
 func withLabels(labels string, kv ...string) string {
@@ -219,15 +210,8 @@ func render(version string, samples []Sample, prev map[key]series) []byte {
 	for k := range prev {
 		keys[k] = true
 	}
-	sorted := make([]key, 0, len(keys))
-	for k := range keys {
-		sorted = append(sorted, k)
-	}
-	sort.Slice(sorted, func(i, j int) bool {
-		if sorted[i].pipeline != sorted[j].pipeline {
-			return sorted[i].pipeline < sorted[j].pipeline
-		}
-		return sorted[i].destination < sorted[j].destination
+	sorted := slices.SortedFunc(maps.Keys(keys), func(a, b key) int {
+		return cmp.Or(strings.Compare(a.pipeline, b.pipeline), strings.Compare(a.destination, b.destination))
 	})
 	var b strings.Builder
 	b.WriteString("# HELP distributor_build_info The version of distributor that wrote this file (always 1).\n")
@@ -238,7 +222,7 @@ func render(version string, samples []Sample, prev map[key]series) []byte {
 		for _, k := range sorted {
 			lines := prev[k].lines[f.name]
 			if s, ok := current[k]; ok {
-				lines = f.lines(s, labelsOf(k), prev[k])
+				lines = f.lines(s, withLabels("", "pipeline", k.pipeline, "destination", k.destination), prev[k])
 			}
 			for _, l := range lines {
 				b.WriteString(l + "\n")

@@ -15,11 +15,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/distributor-dev/distributor/internal/backoff"
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
+
+	"github.com/distributor-dev/distributor/internal/backoff"
 
 	"github.com/distributor-dev/distributor/internal/plan"
 	"github.com/distributor-dev/distributor/internal/report"
@@ -246,12 +248,10 @@ func printable(b []byte) string {
 	if len(b) > 200 {
 		b = append(b[:200:200], "..."...)
 	}
-	out := []rune{}
-	for _, r := range string(b) {
+	return strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f || r == '\uFFFD' {
-			r = '?'
+			return '?'
 		}
-		out = append(out, r)
-	}
-	return string(out)
+		return r
+	}, string(b))
 }

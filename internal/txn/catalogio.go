@@ -14,9 +14,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage"
 )
 
-// spoolAt is the size above which an encoded catalog is spooled to a
-// temporary file instead of memory, so that memory does not grow with the
-// catalog.
+// spoolAt is the size beyond which a Spool moves to a temporary file.
 const spoolAt = 4 << 20
 
 // Spool holds a document's bytes, in memory while small and in a
@@ -29,15 +27,8 @@ type Spool = encoded
 // catalog document it does not hash what it holds.
 func NewSpool() *Spool { return &encoded{} }
 
-// Open returns the spooled bytes from their start; they stay valid until
-// the next Open or Close.
-func (e *encoded) Open() (io.Reader, error) { return e.reader() }
-
-// Close releases the spool's temporary file, if any.
-func (e *encoded) Close() { e.close() }
-
-// encoded is a catalog document ready to write: held in memory while small,
-// spooled to a temporary file beyond spoolAt.
+// encoded is a catalog document ready to write (or a Spool): held in
+// memory while small, spooled to a temporary file beyond spoolAt.
 type encoded struct {
 	mem  bytes.Buffer
 	file *os.File
@@ -46,7 +37,7 @@ type encoded struct {
 }
 
 // newEncoded returns an empty document, hashed on another core as it is
-// written; close releases it.
+// written; Close releases it.
 func newEncoded() *encoded { return &encoded{sum: parhash.New(sha256.New())} }
 
 // Write implements io.Writer.
@@ -78,8 +69,9 @@ func (e *encoded) Write(p []byte) (int, error) {
 // digest is the sha256 of the document.
 func (e *encoded) digest() string { return fmt.Sprintf("%x", e.sum.Sum()) }
 
-// reader returns the document from its start.
-func (e *encoded) reader() (io.ReadSeeker, error) {
+// Open returns the bytes from their start; they stay valid until the next
+// Open or Close.
+func (e *encoded) Open() (io.ReadSeeker, error) {
 	if e.file == nil {
 		return bytes.NewReader(e.mem.Bytes()), nil
 	}
@@ -89,8 +81,8 @@ func (e *encoded) reader() (io.ReadSeeker, error) {
 	return e.file, nil
 }
 
-// close removes the spool file, if any.
-func (e *encoded) close() {
+// Close releases the temporary file, if any.
+func (e *encoded) Close() {
 	if e.sum != nil {
 		e.sum.Close()
 	}
@@ -104,17 +96,6 @@ func (e *encoded) close() {
 // A missing catalog yields storage.ErrNotExist before fn is called.
 func StreamCatalog(ctx context.Context, st storage.Store, fn func(io.Reader) error) (storage.Version, error) {
 	return st.ReadVersioned(ctx, catalog.FileName, fn)
-}
-
-// putCatalog writes the encoded document with compare-and-swap against
-// base.
-func putCatalog(ctx context.Context, st storage.Store, doc *encoded, base storage.Version) error {
-	r, err := doc.reader()
-	if err != nil {
-		return err
-	}
-	_, err = st.Put(ctx, catalog.FileName, r, doc.size, storage.IfVersion(base))
-	return err
 }
 
 // putEdit applies e to the root's catalog, which must still be at ch.Base,
@@ -142,12 +123,17 @@ func (t *Txn) putEdit(ctx context.Context, e *catalog.Edit, ch *Change) error {
 	if err != nil {
 		return err
 	}
-	defer doc.close()
+	defer doc.Close()
 	t.catalogSum = doc.digest()
 	if err := t.lk.Fence(); err != nil {
 		return &fencedError{err}
 	}
-	return putCatalog(ctx, t.st, doc, ch.Base)
+	r, err := doc.Open()
+	if err != nil {
+		return err
+	}
+	_, err = t.st.Put(ctx, catalog.FileName, r, doc.size, storage.IfVersion(ch.Base))
+	return err
 }
 
 // rewrite is putEdit on a store that rewrites (RewriteIf): one pass over the old catalog,
@@ -212,7 +198,7 @@ func encodeEdit(ctx context.Context, st storage.Store, e *catalog.Edit, base sto
 		}
 	}
 	if errors.Is(err, catalog.ErrUnsorted) {
-		doc.close()
+		doc.Close()
 		doc = newEncoded()
 		var sorted []byte
 		if sorted, err = sortedCatalog(ctx, st, base); err == nil {
@@ -220,7 +206,7 @@ func encodeEdit(ctx context.Context, st storage.Store, e *catalog.Edit, base sto
 		}
 	}
 	if err != nil {
-		doc.close()
+		doc.Close()
 		return nil, err
 	}
 	return doc, nil

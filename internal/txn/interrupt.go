@@ -24,25 +24,15 @@ type interruption struct {
 	at     time.Time // zero until seen done
 }
 
-// mark records the moment of the interruption (the first call wins).
-func (in *interruption) mark() {
+// mark records the moment of the interruption (the first call wins) and
+// returns when the work after it must end.
+func (in *interruption) mark() time.Time {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if in.at.IsZero() {
 		in.at = time.Now()
 	}
-}
-
-// deadline returns when the work after the interruption must end, and
-// false while the caller's context is not done.
-func (in *interruption) deadline() (time.Time, bool) {
-	if in.parent.Err() == nil {
-		return time.Time{}, false
-	}
-	in.mark()
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	return in.at.Add(InterruptedCleanup), true
+	return in.at.Add(InterruptedCleanup)
 }
 
 // bounded returns base bounded by timeout (none when 0) and by the
@@ -57,7 +47,7 @@ func (t *Txn) bounded(base context.Context, timeout time.Duration) (context.Cont
 	var mu sync.Mutex
 	var timer *time.Timer
 	interrupted := func() {
-		by, _ := t.intr.deadline()
+		by := t.intr.mark()
 		mu.Lock()
 		defer mu.Unlock()
 		timer = time.AfterFunc(time.Until(by), func() {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
@@ -206,13 +207,7 @@ func rollForward(ctx context.Context, st storage.Store, fence func() error, stat
 	if !changed {
 		return nil
 	}
-	out := next.Outputs[:0:0]
-	for _, o := range next.Outputs {
-		if !drop[o.Path] {
-			out = append(out, o)
-		}
-	}
-	next.Outputs = append(out, keep...)
+	next.Outputs = append(slices.DeleteFunc(next.Outputs, func(o catalog.Output) bool { return drop[o.Path] }), keep...)
 	next.UpdatedAt = now.UTC().Truncate(time.Second)
 	data, err := catalog.Encode(next)
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
@@ -26,6 +28,13 @@ type attempt struct {
 	// recorded holds, during settle, the current catalog's records of the
 	// paths this attempt created.
 	recorded map[string]*catalog.Output
+}
+
+// done lists, sorted, the paths whose write or delete returned success.
+func (a *attempt) done() []string {
+	out := slices.AppendSeq(slices.Collect(maps.Keys(a.written)), maps.Keys(a.deleted))
+	slices.Sort(out)
+	return out
 }
 
 // settle runs after a failure. It removes the files this attempt provably
@@ -67,8 +76,7 @@ func (a *attempt) settle(cause error) (*Result, error) {
 		if a.catalogUnsure && a.ch.Final != nil && t.catalogSum != "" && curSum == t.catalogSum {
 			// The catalog write landed; only its answer was lost.
 			res.Committed = true
-			res.Done = append(mapKeys(a.written), mapKeys(a.deleted)...)
-			sort.Strings(res.Done)
+			res.Done = a.done()
 			t.dropJournal()
 			return res, nil
 		}
@@ -182,12 +190,11 @@ func (a *attempt) settleDeletes(ctx context.Context, doubt func(string, ...any))
 // giveUp ends a cleanup that cannot go on: the journal stays.
 func (a *attempt) giveUp(res *Result, cause, why error) (*Result, error) {
 	res.JournalKept = a.t.lk.Fence() == nil
-	msg := a.outcome(res)
+	then := "the lock's next holder settles the root from this run's intent journal"
 	if res.JournalKept {
-		return res, fmt.Errorf("%w; cleanup stopped (%v); %s; the root keeps its intent journal: the next run, prune --apply or reconcile-state on it recovers it",
-			cause, why, msg)
+		then = "the root keeps its intent journal: the next run, prune --apply or reconcile-state on it recovers it"
 	}
-	return res, fmt.Errorf("%w; cleanup stopped (%v); %s; the lock's next holder settles the root from this run's intent journal", cause, why, msg)
+	return res, fmt.Errorf("%w; cleanup stopped (%v); %s; %s", cause, why, a.outcome(res), then)
 }
 
 // outcome summarises what the cleanup did, in one bounded line.

@@ -1,35 +1,21 @@
 // Package txn is distributor's write protocol for one destination root,
 // shared by every command that changes a root (run, prune --apply,
-// reconcile-state) and by crash recovery:
+// reconcile-state) and by crash recovery (docs/design.md, "Fencing" and
+// "Write protocol"):
 //
 //	lock -> recover a dead run's journal -> sweep temporary files ->
 //	journal -> writes (phase by phase) -> deletes -> sync ->
 //	catalog compare-and-swap -> drop journal -> unlock
 //
-// Writes run in phases (Write.Phase, ascending): every write of a phase has
-// completed before the first write of the next one starts, and the
-// parallel workers (Options.Jobs) stay within one phase. The caller picks
-// the phases so that readers of the root never see a page before what it
-// references (run: other files, then HTML pages, then each destination's
-// primary page and its index).
-//
 // Every change is fenced: it happens only while this process provably holds
-// the root's lock (lock.Lock.Fence), checked immediately before the change
-// and again, synchronously, by the context the storage call gets. A process
-// that lost its lock (paused past its lease, partitioned, taken over) stops
-// changing the root, its own cleanup included.
-//
-// After a failure the transaction settles the root in bounded time: it
-// removes only what it provably wrote (a path the current catalog does not
-// record whose bytes are still the ones it wrote; of the directories, only
-// those the store created for it: see storage.Store.Delete and
-// storage.Staged.Abort), records what it cannot undo, and keeps its intent
-// journal whenever it cannot tell, so that the next holder of the lock
-// recovers the root (see Recover).
+// the root's lock (lock.Lock.Fence), checked right before the change and
+// again by the context the storage call gets. After a failure the
+// transaction settles the root in bounded time: it removes only what it
+// provably wrote, records what it cannot undo, and keeps its intent journal
+// whenever it cannot tell, for the next holder of the lock to recover.
 //
 // The package knows catalogs and journals but no configuration, workflow or
-// ownership rule: callers describe a Change (what to write and delete, and
-// which catalog records the outcome) and the engine applies it.
+// ownership rule: callers describe a Change and the engine applies it.
 package txn
 
 import (
@@ -39,7 +25,6 @@ import (
 	"io"
 	"log/slog"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
@@ -134,10 +119,11 @@ func (t *Txn) CatalogVersion() (storage.Version, bool) {
 // lock object that the root's server enforces conditional writes (see
 // lock.Lock.ProveExclusion; a server that does not is refused, the lock
 // removed again, unless opts.SingleWriter), recovers the root if a dead run
-// left its journal (on S3 one listing of the reserved names reads the
-// lock back for the proof and tells whether there is a journal), and removes temporary files that
-// interrupted writes left in the root directory (everywhere below it after
-// a recovery). The returned Txn's Context is cancelled when ctx is or when
+// left its journal, and removes temporary files that interrupted writes
+// left in the root directory (everywhere below it after a recovery). On a
+// store that lists a page in one request (S3), one listing of the reserved
+// names serves the proof's read-back, the journal's lookup and
+// CatalogVersion. The returned Txn's Context is cancelled when ctx is or when
 // the lock's fence lapses. End releases it.
 func Begin(ctx context.Context, opts Options) (*Txn, error) {
 	if opts.Logger == nil {
@@ -159,11 +145,7 @@ func Begin(ctx context.Context, opts Options) (*Txn, error) {
 		return nil, err
 	}
 	// No trust without proof: the lock and the catalog's compare-and-swap
-	// are only as good as the server's enforcement of conditional writes,
-	// proved on the lock object before anything relies on it.
-	// On a store that lists a page in one request (S3), one listing of the
-	// reserved names reads the lock back for the proof, and shows whether
-	// a dead run left its journal and which catalog the lock found.
+	// are only as good as the server's enforcement of conditional writes.
 	var reserved map[string]storage.Info
 	var readBack probe.ReadBack
 	if opts.Store.Properties().ListPages {
@@ -197,7 +179,7 @@ func Begin(ctx context.Context, opts Options) (*Txn, error) {
 			"two writers at once on this root would lose records", "root", opts.Store.String(), "missing", ue.Capability)
 	}
 	t := &Txn{opts: opts, st: opts.Store, lk: k, intr: &interruption{parent: ctx}}
-	t.intrStop = context.AfterFunc(ctx, t.intr.mark)
+	t.intrStop = context.AfterFunc(ctx, func() { t.intr.mark() })
 	t.ctx, t.stop = k.Bind(ctx)
 	var rec *Recovery
 	if _, journaled := reserved[journal.Name]; reserved == nil || journaled {
@@ -326,6 +308,13 @@ func (w *Write) putOptions() storage.PutOptions {
 	return o
 }
 
+// written reports the completed write w to Written, if set.
+func (ch *Change) written(w *Write) {
+	if ch.Written != nil {
+		ch.Written(w.Path, w.Size)
+	}
+}
+
 // Digest names some bytes.
 type Digest struct {
 	SHA256 string
@@ -429,30 +418,13 @@ func (t *Txn) Apply(ch *Change) (*Result, error) {
 	}
 	a := &attempt{t: t, ch: ch, written: map[string]bool{}, deleted: map[string]bool{}}
 	var err error
-	staged := ch.Staged && len(ch.Writes) > 0 && t.st.Properties().Stage
-	if staged {
+	if ch.Staged && len(ch.Writes) > 0 && t.st.Properties().Stage {
 		if err = a.stageAll(ctx); err != nil {
 			return a.unstaged(err)
 		}
 		err = a.commitAll(ctx)
-	}
-	for _, phase := range phases(ch.Writes) {
-		if staged {
-			break
-		}
-		err = t.each(ctx, len(phase), func(ctx context.Context, i int) error {
-			w := &ch.Writes[phase[i]]
-			if err := t.put(ctx, w); err != nil {
-				return err
-			}
-			if ch.Written != nil {
-				ch.Written(w.Path, w.Size)
-			}
-			return nil
-		}, func(i int) { a.written[ch.Writes[phase[i]].Path] = true })
-		if err != nil {
-			break
-		}
+	} else {
+		err = a.putAll(ctx)
 	}
 	if err == nil {
 		err = t.each(ctx, len(ch.Deletes), func(ctx context.Context, i int) error {
@@ -479,9 +451,7 @@ func (t *Txn) Apply(ch *Change) (*Result, error) {
 		return a.settle(err)
 	}
 	res.Committed = true
-	res.Done = append(res.Done, mapKeys(a.written)...)
-	res.Done = append(res.Done, mapKeys(a.deleted)...)
-	sort.Strings(res.Done)
+	res.Done = a.done()
 	// An upload that failed and was retried (a dropped connection) may
 	// have left its temporary file where its cleanup could not reach it:
 	// sweep the directories written to. If that fails, the journal stays,

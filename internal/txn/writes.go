@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
 	"path"
 	"slices"
 	"sort"
@@ -23,51 +25,76 @@ func (a *attempt) stageAll(ctx context.Context) error {
 	a.staged = make([]storage.Staged, len(ch.Writes))
 	return t.each(ctx, len(ch.Writes), func(ctx context.Context, i int) error {
 		w := &ch.Writes[i]
-		sg, err := t.stage(ctx, w)
+		var sg storage.Staged
+		err := t.send(ctx, w, func(r io.Reader) (err error) {
+			sg, err = t.st.Stage(ctx, w.Path, r, w.Size, w.putOptions())
+			return err
+		})
 		if err != nil {
 			return err
 		}
 		a.staged[i] = sg
-		if ch.Written != nil {
-			ch.Written(w.Path, w.Size)
-		}
+		ch.written(w)
 		return nil
 	}, func(int) {})
 }
 
+// putAll puts every write, phase by phase, each under the fence. What it
+// wrote is recorded in a.written.
+func (a *attempt) putAll(ctx context.Context) error {
+	t, ch := a.t, a.ch
+	return a.byPhase(ctx, func(ctx context.Context, k int) error {
+		w := &ch.Writes[k]
+		err := t.send(ctx, w, func(r io.Reader) error {
+			_, err := t.st.Put(ctx, w.Path, r, w.Size, w.putOptions())
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		ch.written(w)
+		return nil
+	}, func(k int) { a.written[ch.Writes[k].Path] = true })
+}
+
 // commitAll makes the staged writes visible phase by phase, in the order
-// Apply writes them, each under the fence. What it committed is recorded
+// putAll writes them, each under the fence. What it committed is recorded
 // in a.written; on failure the staged writes not yet committed are
 // aborted.
 func (a *attempt) commitAll(ctx context.Context) error {
 	t, ch := a.t, a.ch
-	var err error
-	for _, phase := range phases(ch.Writes) {
-		err = t.each(ctx, len(phase), func(ctx context.Context, i int) error {
-			k := phase[i]
-			w := &ch.Writes[k]
-			if err := t.lk.Fence(); err != nil {
-				return err
-			}
-			if err := a.staged[k].Commit(ctx); err != nil {
-				return fmt.Errorf("write %s: %w", w.Path, err)
-			}
-			return nil
-		}, func(i int) {
-			k := phase[i]
-			a.written[ch.Writes[k].Path] = true
-			a.staged[k] = nil
-		})
-		if err != nil {
-			break
+	err := a.byPhase(ctx, func(ctx context.Context, k int) error {
+		if err := t.lk.Fence(); err != nil {
+			return err
 		}
-	}
+		if err := a.staged[k].Commit(ctx); err != nil {
+			return fmt.Errorf("write %s: %w", ch.Writes[k].Path, err)
+		}
+		return nil
+	}, func(k int) {
+		a.written[ch.Writes[k].Path] = true
+		a.staged[k] = nil
+	})
 	if err != nil && t.lk.Fence() == nil {
 		// (A writer that lost its lock changes nothing more: the next
 		// holder sweeps the temporary files.)
 		a.abortStaged()
 	}
 	return err
+}
+
+// byPhase runs fn for every write (by index), phase by phase, each phase
+// with each, and ok for every write fn completed. It stops after a phase
+// with an error and returns it.
+func (a *attempt) byPhase(ctx context.Context, fn func(ctx context.Context, k int) error, ok func(k int)) error {
+	for _, phase := range phases(a.ch.Writes) {
+		err := a.t.each(ctx, len(phase), func(ctx context.Context, i int) error { return fn(ctx, phase[i]) },
+			func(i int) { ok(phase[i]) })
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // abortStaged removes every staged write not committed. It returns the
@@ -125,25 +152,9 @@ func (a *attempt) unstaged(cause error) (*Result, error) {
 	return res, fmt.Errorf("%w; no output was made visible (every write was staged under a temporary name and removed again)", cause)
 }
 
-// stage copies one object to a temporary name under the fence.
-func (t *Txn) stage(ctx context.Context, w *Write) (storage.Staged, error) {
-	if err := t.lk.Fence(); err != nil {
-		return nil, err
-	}
-	rc, err := w.Open(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("open content of %s: %w", w.Path, err)
-	}
-	defer rc.Close()
-	sg, err := t.st.Stage(ctx, w.Path, rc, w.Size, w.putOptions())
-	if err != nil {
-		return nil, fmt.Errorf("write %s: %w", w.Path, err)
-	}
-	return sg, nil
-}
-
-// put writes one object under the fence.
-func (t *Txn) put(ctx context.Context, w *Write) error {
+// send opens w's content and writes it with write (a Put or a Stage),
+// under the fence.
+func (t *Txn) send(ctx context.Context, w *Write, write func(io.Reader) error) error {
 	if err := t.lk.Fence(); err != nil {
 		return err
 	}
@@ -152,7 +163,7 @@ func (t *Txn) put(ctx context.Context, w *Write) error {
 		return fmt.Errorf("open content of %s: %w", w.Path, err)
 	}
 	defer rc.Close()
-	if _, err := t.st.Put(ctx, w.Path, rc, w.Size, w.putOptions()); err != nil {
+	if err := write(rc); err != nil {
 		return fmt.Errorf("write %s: %w", w.Path, err)
 	}
 	return nil
@@ -237,16 +248,8 @@ func phases(ws []Write) [][]int {
 	return out
 }
 
-func mapKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// dirsOf returns the distinct parent directories of the written paths.
+// dirsOf returns the distinct parent directories of the written paths,
+// sorted.
 func dirsOf(ws []Write) []string {
 	seen := map[string]bool{}
 	for _, w := range ws {
@@ -256,13 +259,7 @@ func dirsOf(ws []Write) []string {
 		}
 		seen[d] = true
 	}
-	return slices.Sorted(func(yield func(string) bool) {
-		for d := range seen {
-			if !yield(d) {
-				return
-			}
-		}
-	})
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // summarise writes at most max paths of a list, then a count of the rest.

@@ -41,32 +41,32 @@ func Install(tr *http.Transport, t Timeouts) {
 	if dial == nil {
 		dial = (&net.Dialer{KeepAlive: 15 * time.Second}).DialContext
 	}
-	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		ctx, cancel := context.WithTimeout(ctx, t.Dial)
-		defer cancel()
-		c, err := dial(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return newProgressConn(c, t.Idle), nil
-	}
-	if dialTLS := tr.DialTLSContext; dialTLS != nil {
+	tr.DialContext = progressDialer(dial, t.Dial, t.Idle)
+	if tr.DialTLSContext != nil {
 		// A TLS dialer connects and shakes hands: Dial for each.
-		tr.DialTLSContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			ctx, cancel := context.WithTimeout(ctx, 2*t.Dial)
-			defer cancel()
-			c, err := dialTLS(ctx, network, addr)
-			if err != nil {
-				return nil, err
-			}
-			return newProgressConn(c, t.Idle), nil
-		}
+		tr.DialTLSContext = progressDialer(tr.DialTLSContext, 2*t.Dial, t.Idle)
 	}
 	tr.TLSHandshakeTimeout = t.Dial
 	tr.ResponseHeaderTimeout = t.Response
 	// A pooled connection's pending read (the transport watches idle
 	// connections) runs into the progress deadline: retire it before.
 	tr.IdleConnTimeout = t.Idle / 2
+}
+
+type dialFunc = func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// progressDialer bounds dial by timeout and gives its connections the
+// progress deadline idle.
+func progressDialer(dial dialFunc, timeout, idle time.Duration) dialFunc {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return newProgressConn(c, idle), nil
+	}
 }
 
 // progressConn is a connection whose every Read and Write moves the
@@ -84,28 +84,20 @@ func newProgressConn(c net.Conn, timeout time.Duration) *progressConn {
 	return &progressConn{Conn: c, timeout: timeout}
 }
 
-func (c *progressConn) Read(p []byte) (int, error) {
+func (c *progressConn) Read(p []byte) (int, error)  { return c.move(c.Conn.Read, p) }
+func (c *progressConn) Write(p []byte) (int, error) { return c.move(c.Conn.Write, p) }
+
+// move moves the deadline, then reads or writes, naming the progress
+// deadline in a timeout error.
+func (c *progressConn) move(op func([]byte) (int, error), p []byte) (int, error) {
 	if err := c.Conn.SetDeadline(time.Now().Add(c.timeout)); err != nil {
 		return 0, err
 	}
-	n, err := c.Conn.Read(p)
-	return n, c.explain(err)
-}
-
-func (c *progressConn) Write(p []byte) (int, error) {
-	if err := c.Conn.SetDeadline(time.Now().Add(c.timeout)); err != nil {
-		return 0, err
+	n, err := op(p)
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		err = &StallError{Idle: c.timeout, Err: err}
 	}
-	n, err := c.Conn.Write(p)
-	return n, c.explain(err)
-}
-
-// explain names the progress deadline in a timeout error.
-func (c *progressConn) explain(err error) error {
-	if err == nil || !errors.Is(err, os.ErrDeadlineExceeded) {
-		return err
-	}
-	return &StallError{Idle: c.timeout, Err: err}
+	return n, err
 }
 
 // StallError is the error of a connection on which no byte moved for the

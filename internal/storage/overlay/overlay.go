@@ -12,7 +12,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -34,18 +35,6 @@ type Store struct {
 // New returns an overlay over base.
 func New(base storage.Store) *Store {
 	return &Store{Base: base, written: map[string][]byte{}, deleted: map[string]bool{}, now: time.Now()}
-}
-
-// Deleted returns the paths deleted through the overlay, sorted.
-func (s *Store) Deleted() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]string, 0, len(s.deleted))
-	for p := range s.deleted {
-		out = append(out, p)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func version(data []byte) storage.Version {
@@ -146,34 +135,26 @@ func (s *Store) Stat(ctx context.Context, path string) (storage.Info, error) {
 // List lists the overlay's view, in byte-wise path order.
 func (s *Store) List(ctx context.Context, prefix string, fn func(storage.Info) error) error {
 	s.mu.Lock()
-	var extra []string
-	for p := range s.written {
+	var extra []storage.Info
+	for p, data := range s.written {
 		if strings.HasPrefix(p, prefix) {
-			extra = append(extra, p)
+			extra = append(extra, storage.Info{Path: p, Size: int64(len(data)), ModTime: s.now})
 		}
 	}
-	deleted := make(map[string]bool, len(s.deleted))
-	for p := range s.deleted {
-		deleted[p] = true
-	}
-	sizes := make(map[string]int64, len(extra))
-	for _, p := range extra {
-		sizes[p] = int64(len(s.written[p]))
-	}
+	deleted := maps.Clone(s.deleted)
 	s.mu.Unlock()
-	sort.Strings(extra)
-	emit := func(p string) error { return fn(storage.Info{Path: p, Size: sizes[p], ModTime: s.now}) }
+	slices.SortFunc(extra, func(a, b storage.Info) int { return strings.Compare(a.Path, b.Path) })
 	i := 0
 	err := s.Base.List(ctx, prefix, func(info storage.Info) error {
-		for i < len(extra) && extra[i] < info.Path {
-			if err := emit(extra[i]); err != nil {
+		for i < len(extra) && extra[i].Path < info.Path {
+			if err := fn(extra[i]); err != nil {
 				return err
 			}
 			i++
 		}
-		if i < len(extra) && extra[i] == info.Path {
+		if i < len(extra) && extra[i].Path == info.Path {
 			i++
-			return emit(info.Path)
+			return fn(extra[i-1])
 		}
 		if deleted[info.Path] {
 			return nil
@@ -184,7 +165,7 @@ func (s *Store) List(ctx context.Context, prefix string, fn func(storage.Info) e
 		return err
 	}
 	for ; i < len(extra); i++ {
-		if err := emit(extra[i]); err != nil {
+		if err := fn(extra[i]); err != nil {
 			return err
 		}
 	}

@@ -87,23 +87,6 @@ const (
 	TagWrongVersion    = "write with a wrong version"
 )
 
-// Object proves that st enforces exclusive creates and version-conditioned
-// writes, on an object the caller created and owns: name holds own, written
-// at version v. An exclusive create of name and a write to it conditioned
-// on a version it does not have must both be refused with
-// storage.ErrPrecondition, and a read-back must find own unchanged (a server
-// that answers 412 and writes anyway is refused too): readBack, or a Get
-// when it is nil. Three requests.
-//
-// mark(tag) gives the bytes each refused write carries (tag is
-// TagExclusiveCreate or TagWrongVersion): they must differ from own, so the
-// read-back sees a write that was applied anyway. A caller whose object
-// must stay recognisable even on a server that applies them (a lock record)
-// makes them its own record with a marker.
-//
-// It returns nil when the server enforces both, an *UnenforcedError when it
-// accepted a write it had to refuse, and another error when the proof could
-// not run.
 // ReadBack tells whether the object name still holds own, written at
 // version v, after the refused writes of Object: unchanged false is a
 // refused write that was applied anyway. A caller passes one to Object to
@@ -123,6 +106,23 @@ func GetReadBack(st storage.Store) ReadBack {
 	}
 }
 
+// Object proves that st enforces exclusive creates and version-conditioned
+// writes, on an object the caller created and owns: name holds own, written
+// at version v. An exclusive create of name and a write to it conditioned
+// on a version it does not have must both be refused with
+// storage.ErrPrecondition, and a read-back must find own unchanged (a server
+// that answers 412 and writes anyway is refused too): readBack, or a Get
+// when it is nil. Three requests.
+//
+// mark(tag) gives the bytes each refused write carries (tag is
+// TagExclusiveCreate or TagWrongVersion): they must differ from own, so the
+// read-back sees a write that was applied anyway. A caller whose object
+// must stay recognisable even on a server that applies them (a lock record)
+// makes them its own record with a marker.
+//
+// It returns nil when the server enforces both, an *UnenforcedError when it
+// accepted a write it had to refuse, and another error when the proof could
+// not run.
 func Object(ctx context.Context, st storage.Store, name string, own []byte, v storage.Version, mark func(tag string) []byte, readBack ReadBack) error {
 	unenforced := func(capability, detail string) error {
 		return &UnenforcedError{Root: st.String(), Capability: capability, Detail: detail}

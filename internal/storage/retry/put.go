@@ -32,7 +32,6 @@ type body struct {
 	n        int64     // bytes read in this attempt
 	h        hash.Hash // SHA-256 of this attempt's bytes, or nil
 	rerr     error     // the reader's own failure in this attempt
-	moved    bool      // this attempt sought elsewhere than its start: h is not the content's
 }
 
 func newBody(r io.Reader, hashed bool) *body {
@@ -53,7 +52,7 @@ func (b *body) attempt() *attemptReader {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.gen++
-	b.n, b.rerr, b.moved = 0, nil, false
+	b.n, b.rerr = 0, nil
 	if b.h != nil {
 		b.h.Reset()
 	}
@@ -62,10 +61,9 @@ func (b *body) attempt() *attemptReader {
 
 // attemptResult is what an attempt did with the reader.
 type attemptResult struct {
-	n     int64  // bytes read
-	sum   []byte // their SHA-256, if hashed
-	rerr  error  // the reader's own failure
-	moved bool   // it sought elsewhere than the start: sum is not the content's
+	n    int64  // bytes read
+	sum  []byte // their SHA-256, if hashed
+	rerr error  // the reader's own failure
 }
 
 // end fences off the current attempt's reader and reports what it read.
@@ -73,7 +71,7 @@ func (b *body) end() attemptResult {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.gen++
-	res := attemptResult{n: b.n, rerr: b.rerr, moved: b.moved}
+	res := attemptResult{n: b.n, rerr: b.rerr}
 	if b.h != nil {
 		res.sum = b.h.Sum(nil)
 	}
@@ -134,8 +132,7 @@ func (a *attemptReader) Read(p []byte) (int, error) {
 }
 
 // seekingAttempt is one attempt's view of a body that the attempt may seek
-// (a PutIfVersion Put's). Seeking to the start restarts the attempt's count and
-// digest.
+// (a PutIfVersion Put's, whose body always has its seeker).
 type seekingAttempt struct{ *attemptReader }
 
 func (a seekingAttempt) Seek(off int64, whence int) (int64, error) {
@@ -145,20 +142,9 @@ func (a seekingAttempt) Seek(off int64, whence int) (int64, error) {
 	if a.gen != b.gen {
 		return 0, errAttemptOver
 	}
-	if b.seeker == nil {
-		return 0, errors.New("retry: the reader cannot seek")
-	}
 	pos, err := b.seeker.Seek(off, whence)
-	switch {
-	case err != nil:
+	if err != nil {
 		b.rerr = err
-	case pos == b.start:
-		b.n, b.moved = 0, false
-		if b.h != nil {
-			b.h.Reset()
-		}
-	case pos != b.start+b.n:
-		b.moved = true
 	}
 	return pos, err
 }
@@ -187,36 +173,51 @@ func (b *body) digest(size int64) ([]byte, error) {
 	return h.Sum(nil), nil
 }
 
-// Put implements storage.Store. With PutReplace and PutCreate it retries
-// only while r can be replayed: r implements io.Seeker (a retry seeks back
-// to where r was when Put was called), or nothing has been read from it. A
-// failure of r is not retried. With PutCreate, when a retry meets
-// storage.ErrPrecondition after an attempt that failed having sent all of
-// its bytes, it reads the object back: if it holds the bytes this call
-// sent, the earlier attempt landed and Put succeeds; otherwise the error
-// matching storage.ErrPrecondition is returned. PutIfVersion: see putIf.
+// Put implements storage.Store, retrying as the package documentation
+// says for each PutMode.
 func (s *Store) Put(ctx context.Context, path string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
 	if opts.Mode == storage.PutIfVersion {
 		return s.putIf(ctx, path, r, size, opts)
 	}
-	return "", s.put(ctx, path, r, size, opts)
+	return "", s.send(s.call(ctx, opts.Mode.Op(), path), r, size, opts.Mode == storage.PutCreate, func(ar io.Reader) error {
+		_, err := s.Store.Put(ctx, path, ar, size, opts)
+		return err
+	})
 }
 
-func (s *Store) put(ctx context.Context, path string, r io.Reader, size int64, opts storage.PutOptions) error {
-	exclusive := opts.Mode == storage.PutCreate
+// Stage implements storage.Store, retried as a PutReplace Put. The
+// returned Staged's Commit and Abort are not retried: a commit whose
+// answer was lost has an unknown outcome, which the writer's cleanup
+// establishes by looking at the path.
+func (s *Store) Stage(ctx context.Context, path string, r io.Reader, size int64, opts storage.PutOptions) (storage.Staged, error) {
+	var sg storage.Staged
+	err := s.send(s.call(ctx, "stage", path), r, size, false, func(ar io.Reader) (err error) {
+		sg, err = s.Store.Stage(ctx, path, ar, size, opts)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return sg, nil
+}
+
+// send runs the attempts of a PutReplace or PutCreate (exclusive) Put, or
+// of a Stage, each reading r through its own fenced-off view: a retry only
+// while r can be replayed, never after a failure of r itself. A
+// PutCreate's storage.ErrPrecondition after an attempt that sent all of
+// its bytes is settled by reading the object back (settleNew).
+func (s *Store) send(c *call, r io.Reader, size int64, exclusive bool, attempt func(io.Reader) error) error {
 	b := newBody(r, exclusive)
-	c := s.call(ctx, opts.Mode.Op(), path)
 	var maybe [][]byte // PutCreate: digests of failed attempts that sent everything
 	for {
-		ar := b.attempt()
-		_, err := s.st.Put(ctx, path, ar, size, opts)
+		err := attempt(b.attempt())
 		res := b.end()
 		switch {
 		case err == nil:
 			return nil
 		case exclusive && len(maybe) > 0 && errors.Is(err, storage.ErrPrecondition):
-			return s.settleNew(c, path, size, maybe, err)
-		case res.rerr != nil, !s.st.IsTransient(err):
+			return s.settleNew(c, size, maybe, err)
+		case res.rerr != nil, !s.IsTransient(err):
 			return c.final(err)
 		}
 		if why := b.unreplayable(); why != "" {
@@ -239,16 +240,16 @@ func (s *Store) put(ctx context.Context, path string, r io.Reader, size int64, o
 // all of the content (whose digests are sums) failed without an answer:
 // it reads the object back, and succeeds if it holds one of those
 // contents.
-func (s *Store) settleNew(c *call, path string, size int64, sums [][]byte, perr error) error {
+func (s *Store) settleNew(c *call, size int64, sums [][]byte, perr error) error {
 	for {
-		sum, n, err := s.digest(c.ctx, path)
+		sum, n, err := s.digest(c.ctx, c.path)
 		switch {
 		case err == nil && n == size && containsSum(sums, sum):
 			return nil // an earlier attempt landed
 		case err == nil, errors.Is(err, storage.ErrNotExist): // ErrNotObject too
 			// Another entry holds the name (or held it until just now).
 			return c.final(perr)
-		case s.st.IsTransient(err):
+		case s.IsTransient(err):
 			if err := c.again(err); err != nil {
 				return unknownOutcome(c, perr, err)
 			}
@@ -269,7 +270,7 @@ func unknownOutcome(c *call, werr, rerr error) error {
 // digest reads the object at path and returns the SHA-256 of its bytes
 // and their number.
 func (s *Store) digest(ctx context.Context, path string) ([]byte, int64, error) {
-	rc, err := s.st.Open(ctx, path)
+	rc, err := s.Store.Open(ctx, path)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -291,18 +292,9 @@ func containsSum(sums [][]byte, sum []byte) bool {
 	return false
 }
 
-// putIf is Put with PutIfVersion. After a transient failure it reads the
-// object back (ReadVersioned) to establish the outcome: if the object holds
-// this call's content (its SHA-256 and size are those of the size bytes of
-// r), the write landed and Put returns its Version; if the condition still
-// holds, it writes again, with r rewound (r.Seek(0, io.SeekStart)); otherwise
-// it fails with an error matching storage.ErrPrecondition. A
-// storage.ErrPrecondition met after a transient failure is checked the same
-// way. A failure of r itself (a Read or Seek error) is not retried. Each
-// attempt reads r through its own view, fenced off when the attempt ends,
-// so that a late Read of a failed attempt (an HTTP transport reading a
-// request body after its round trip returned) cannot take bytes from the
-// next.
+// putIf is Put with PutIfVersion (see the package documentation): a
+// transient failure, or a precondition failure after one, is settled by
+// reading the object back (settleIf).
 func (s *Store) putIf(ctx context.Context, path string, in io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
 	r, err := storage.Seekable(in)
 	if err != nil {
@@ -313,26 +305,20 @@ func (s *Store) putIf(ctx context.Context, path string, in io.Reader, size int64
 	// by the store already): the rare read-back hashes r again.
 	b := newBody(r, false)
 	b.seeker, b.start = r, 0 // the content is r from its start
-	var (
-		res  attemptResult
-		want []byte // SHA-256 of the content, once known
-	)
-	return s.condPut(s.call(ctx, "put-if", path), ifVersion, condWrite{
-		write: func() (storage.Version, error) {
+	// want is the SHA-256 of the content, once a read-back needed it.
+	var want []byte
+	return s.condPut(s.call(ctx, "put-if", path), ifVersion,
+		func() (storage.Version, error) {
 			if err := b.rewind(); err != nil {
 				return "", &readerError{err}
 			}
-			v, err := s.st.Put(ctx, path, seekingAttempt{b.attempt()}, size, opts)
-			res = b.end()
-			if res.n == size && !res.moved && res.rerr == nil && want == nil {
-				want = res.sum // an attempt read it all: the content's digest
-			}
-			if err != nil && res.rerr != nil {
+			v, err := s.Store.Put(ctx, path, seekingAttempt{b.attempt()}, size, opts)
+			if res := b.end(); err != nil && res.rerr != nil {
 				return "", &readerError{err}
 			}
 			return v, err
 		},
-		readBack: func() (storage.Version, bool, error) {
+		func() (storage.Version, bool, error) {
 			if want == nil {
 				sum, err := b.digest(size)
 				if err != nil {
@@ -342,13 +328,12 @@ func (s *Store) putIf(ctx context.Context, path string, in io.Reader, size int64
 			}
 			h := sha256.New()
 			var n int64
-			cur, err := s.st.ReadVersioned(ctx, path, func(r io.Reader) (err error) {
+			cur, err := s.Store.ReadVersioned(ctx, path, func(r io.Reader) (err error) {
 				n, err = io.Copy(h, storage.ContextReader(ctx, r))
 				return err
 			})
 			return cur, err == nil && n == size && bytes.Equal(h.Sum(nil), want), err
-		},
-	})
+		})
 }
 
 // readerError marks a conditional write's failure caused by the caller's
@@ -359,20 +344,14 @@ type readerError struct{ err error }
 func (e *readerError) Error() string { return e.err.Error() }
 func (e *readerError) Unwrap() error { return e.err }
 
-// condWrite is one conditional write for putIf: write sends an attempt,
-// readBack reads the object back and reports its Version and whether it
-// holds this call's content.
-type condWrite struct {
-	write    func() (storage.Version, error)
-	readBack func() (cur storage.Version, ours bool, err error)
-}
-
-// condPut runs the attempts of a conditional write w as putIf's
-// documentation says.
-func (s *Store) condPut(c *call, ifVersion storage.Version, w condWrite) (storage.Version, error) {
+// condPut runs the attempts of a conditional write as the package
+// documentation says: write sends one, readBack reads the object back and
+// reports its Version and whether it holds this call's content.
+func (s *Store) condPut(c *call, ifVersion storage.Version, write func() (storage.Version, error),
+	readBack func() (cur storage.Version, ours bool, err error)) (storage.Version, error) {
 	uncertain := false // an attempt failed without an answer: it may have landed
 	for {
-		v, err := w.write()
+		v, err := write()
 		if err == nil {
 			return v, nil
 		}
@@ -381,7 +360,7 @@ func (s *Store) condPut(c *call, ifVersion storage.Version, w condWrite) (storag
 		}
 		precond := errors.Is(err, storage.ErrPrecondition)
 		switch {
-		case precond && !uncertain, !precond && !s.st.IsTransient(err):
+		case precond && !uncertain, !precond && !s.IsTransient(err):
 			return "", c.final(err)
 		case !precond:
 			uncertain = true
@@ -389,7 +368,7 @@ func (s *Store) condPut(c *call, ifVersion storage.Version, w condWrite) (storag
 				return "", err
 			}
 		}
-		v, retry, serr := s.settleIf(c, ifVersion, err, w.readBack)
+		v, retry, serr := s.settleIf(c, ifVersion, err, readBack)
 		if !retry {
 			return v, serr
 		}
@@ -431,7 +410,7 @@ func (s *Store) settleIf(c *call, ifVersion storage.Version, werr error,
 				return "", true, nil
 			}
 			return "", false, c.precondition(werr, "the object is absent, want version "+string(ifVersion))
-		case s.st.IsTransient(err):
+		case s.IsTransient(err):
 			if err := c.again(err); err != nil {
 				return "", false, unknownOutcome(c, werr, err)
 			}

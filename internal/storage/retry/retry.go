@@ -113,8 +113,10 @@ const (
 
 // Store is a storage.Store that retries the calls of the Store it wraps.
 // It is safe for concurrent use by multiple goroutines.
+// The methods that are not retried (see the package documentation) are the
+// embedded Store's.
 type Store struct {
-	st   storage.Store
+	storage.Store
 	opts Options
 
 	mu      sync.Mutex // guards waited, retries and opts.Rand
@@ -145,7 +147,7 @@ func New(st storage.Store, opts Options) *Store {
 	if opts.Rand == nil {
 		opts.Rand = rand.Float64
 	}
-	return &Store{st: st, opts: opts}
+	return &Store{Store: st, opts: opts}
 }
 
 // Retries returns how many retries the Store made so far: attempts sent
@@ -164,7 +166,7 @@ func (s *Store) Waited() time.Duration {
 }
 
 // Unwrap returns the wrapped Store.
-func (s *Store) Unwrap() storage.Store { return s.st }
+func (s *Store) Unwrap() storage.Store { return s.Store }
 
 // Count returns the Retries of the first *Store found in st or in the
 // chain of Stores it wraps (through Unwrap() storage.Store methods), or 0
@@ -186,12 +188,6 @@ func Count(st storage.Store) int {
 	}
 	return 0
 }
-
-// String implements storage.Store: the wrapped Store's description.
-func (s *Store) String() string { return s.st.String() }
-
-// Close implements storage.Store: it closes the wrapped Store.
-func (s *Store) Close() error { return s.st.Close() }
 
 // reserve draws the wait before retry number k (from 1) of a call and
 // takes it from the budget. It reports false when the budget is spent.
@@ -239,7 +235,7 @@ func (s *Store) call(ctx context.Context, op, path string) *call {
 // fail handles the failure err of an attempt: it returns nil, after the
 // backoff, when the call is to try again, else the error to return.
 func (c *call) fail(err error) error {
-	if !c.s.st.IsTransient(err) {
+	if !c.s.IsTransient(err) {
 		return c.final(err)
 	}
 	return c.again(err)
@@ -307,12 +303,16 @@ func ctxError(ctx context.Context) error {
 }
 
 // do runs attempt until it succeeds, fails for good or the limits run out.
-func (s *Store) do(ctx context.Context, op, path string, attempt func() error) error {
+// attempt sets *called once it hands the caller's fn data (List,
+// ReadVersioned): such a failed attempt is not retried, since fn would see
+// the data again, and its error is returned as is.
+func (s *Store) do(ctx context.Context, op, path string, attempt func(called *bool) error) error {
 	c := s.call(ctx, op, path)
 	for {
-		err := attempt()
-		if err == nil {
-			return nil
+		called := false
+		err := attempt(&called)
+		if err == nil || called {
+			return err
 		}
 		if err := c.fail(err); err != nil {
 			return err
@@ -320,15 +320,26 @@ func (s *Store) do(ctx context.Context, op, path string, attempt func() error) e
 	}
 }
 
+// retried is do for a call with one result, the zero value on failure.
+func retried[T any](s *Store, ctx context.Context, op, path string, attempt func() (T, error)) (T, error) {
+	var v T
+	err := s.do(ctx, op, path, func(*bool) (err error) {
+		v, err = attempt()
+		return err
+	})
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return v, nil
+}
+
 // Get implements storage.Store.
 func (s *Store) Get(ctx context.Context, path string) ([]byte, storage.Version, error) {
-	var (
-		data []byte
-		v    storage.Version
-	)
-	err := s.do(ctx, "get", path, func() (err error) {
-		data, v, err = s.st.Get(ctx, path)
-		return err
+	var v storage.Version
+	data, err := retried(s, ctx, "get", path, func() (data []byte, err error) {
+		data, v, err = s.Store.Get(ctx, path)
+		return data, err
 	})
 	if err != nil {
 		return nil, "", err
@@ -336,88 +347,50 @@ func (s *Store) Get(ctx context.Context, path string) ([]byte, storage.Version, 
 	return data, v, nil
 }
 
-// ReadVersioned implements storage.Store. A failed attempt is retried only
-// if it failed before fn was called: fn cannot be shown the object again.
-// An error of fn is returned unchanged.
+// ReadVersioned implements storage.Store, retrying only an attempt that
+// failed before it called fn.
 func (s *Store) ReadVersioned(ctx context.Context, path string, fn func(io.Reader) error) (storage.Version, error) {
-	c := s.call(ctx, "read", path)
-	for {
-		called := false
-		v, err := s.st.ReadVersioned(ctx, path, func(r io.Reader) error {
-			called = true
+	var v storage.Version
+	err := s.do(ctx, "read", path, func(called *bool) (err error) {
+		v, err = s.Store.ReadVersioned(ctx, path, func(r io.Reader) error {
+			*called = true
 			return fn(r)
 		})
-		switch {
-		case err == nil:
-			return v, nil
-		case called:
-			return "", err
-		}
-		if err := c.fail(err); err != nil {
-			return "", err
-		}
-	}
-}
-
-// Open implements storage.Store. Only opening is retried: the returned
-// stream is the wrapped Store's, and a Read that fails is not resumed.
-func (s *Store) Open(ctx context.Context, path string) (io.ReadCloser, error) {
-	var rc io.ReadCloser
-	err := s.do(ctx, "open", path, func() (err error) {
-		rc, err = s.st.Open(ctx, path)
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	return rc, nil
+	return v, nil
+}
+
+// Open implements storage.Store: only opening is retried.
+func (s *Store) Open(ctx context.Context, path string) (io.ReadCloser, error) {
+	return retried(s, ctx, "open", path, func() (io.ReadCloser, error) { return s.Store.Open(ctx, path) })
 }
 
 // Stat implements storage.Store.
 func (s *Store) Stat(ctx context.Context, path string) (storage.Info, error) {
-	var info storage.Info
-	err := s.do(ctx, "stat", path, func() (err error) {
-		info, err = s.st.Stat(ctx, path)
-		return err
-	})
-	if err != nil {
-		return storage.Info{}, err
-	}
-	return info, nil
+	return retried(s, ctx, "stat", path, func() (storage.Info, error) { return s.Store.Stat(ctx, path) })
 }
 
-// List implements storage.Store. A failed attempt is retried only if it
-// did not call fn: entries fn has seen would be shown again. An error of
-// fn is returned unchanged.
+// List implements storage.Store, retrying only an attempt that did not
+// call fn.
 func (s *Store) List(ctx context.Context, prefix string, fn func(storage.Info) error) error {
-	c := s.call(ctx, "list", prefix)
-	for {
-		called := false
-		err := s.st.List(ctx, prefix, func(info storage.Info) error {
-			called = true
+	return s.do(ctx, "list", prefix, func(called *bool) error {
+		return s.Store.List(ctx, prefix, func(info storage.Info) error {
+			*called = true
 			return fn(info)
 		})
-		switch {
-		case err == nil:
-			return nil
-		case called:
-			return err
-		}
-		if err := c.fail(err); err != nil {
-			return err
-		}
-	}
+	})
 }
 
 // ListPage implements storage.Store.
 func (s *Store) ListPage(ctx context.Context, prefix string, max int) ([]storage.Info, bool, error) {
-	var (
-		infos    []storage.Info
-		complete bool
-	)
-	err := s.do(ctx, "list-page", prefix, func() (err error) {
-		infos, complete, err = s.st.ListPage(ctx, prefix, max)
-		return err
+	var complete bool
+	infos, err := retried(s, ctx, "list-page", prefix, func() (infos []storage.Info, err error) {
+		infos, complete, err = s.Store.ListPage(ctx, prefix, max)
+		return infos, err
 	})
 	if err != nil {
 		return nil, false, err
@@ -427,20 +400,20 @@ func (s *Store) ListPage(ctx context.Context, prefix string, max int) ([]storage
 
 // Delete implements storage.Store.
 func (s *Store) Delete(ctx context.Context, path string) error {
-	return s.do(ctx, "delete", path, func() error { return s.st.Delete(ctx, path) })
+	return s.do(ctx, "delete", path, func(*bool) error { return s.Store.Delete(ctx, path) })
 }
 
 // Sync implements storage.Store.
 func (s *Store) Sync(ctx context.Context) error {
-	return s.do(ctx, "sync", "", func() error { return s.st.Sync(ctx) })
+	return s.do(ctx, "sync", "", func(*bool) error { return s.Store.Sync(ctx) })
 }
 
 // SweepTemp implements storage.Store. It returns what the last attempt
 // found.
 func (s *Store) SweepTemp(ctx context.Context, opts storage.SweepOptions) ([]string, error) {
 	var found []string
-	err := s.do(ctx, "sweep-temp", "", func() (err error) {
-		found, err = s.st.SweepTemp(ctx, opts)
+	err := s.do(ctx, "sweep-temp", "", func(*bool) (err error) {
+		found, err = s.Store.SweepTemp(ctx, opts)
 		return err
 	})
 	return found, err
