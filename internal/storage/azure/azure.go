@@ -93,11 +93,8 @@ type Options struct {
 	SkipCheck bool
 }
 
-// Defaults of Options.
-const (
-	defaultMaxAttempts = 3
-	defaultBlockSize   = 16 << 20
-)
+// defaultBlockSize is the default of Options.BlockSize.
+const defaultBlockSize = 16 << 20
 
 // MaxPutIfSize is the largest blob PutIfStream (and PutIf) writes: Azure's
 // limit for a single Put Blob, 5000 MiB.
@@ -141,7 +138,7 @@ func (s *Store) init(opts Options) error {
 		return err
 	}
 	if opts.MaxAttempts <= 0 {
-		opts.MaxAttempts = defaultMaxAttempts
+		opts.MaxAttempts = objstore.DefaultMaxAttempts
 	}
 	tr := objstore.Transport(nil, opts.DialTimeout, opts.ResponseTimeout, opts.IdleTimeout)
 	copts := &container.ClientOptions{ClientOptions: policy.ClientOptions{
@@ -154,11 +151,7 @@ func (s *Store) init(opts Options) error {
 	if opts.MaxAttempts == 1 {
 		copts.Retry.MaxRetries = -1
 	}
-	getenv := opts.Getenv
-	if getenv == nil {
-		getenv = func(string) string { return "" }
-	}
-	s.client, err = newClient(opts.Account, endpoint, opts.Container, getenv, copts)
+	s.client, err = newClient(opts.Account, endpoint, opts.Container, objstore.Getenv(opts.Getenv), copts)
 	return err
 }
 

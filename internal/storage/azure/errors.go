@@ -4,39 +4,14 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/objstore"
 )
-
-// azError is an Azure error response with the storage error it stands
-// for. Its message is the error code and status, not the SDK's, which
-// lists the request's URL and headers.
-type azError struct {
-	resp *azcore.ResponseError
-	is   error // storage.ErrNotExist, storage.ErrPrecondition or nil
-	hint string
-}
-
-func (e *azError) Error() string {
-	msg := e.resp.ErrorCode
-	if msg == "" {
-		msg = http.StatusText(e.resp.StatusCode)
-	}
-	msg += " (HTTP " + strconv.Itoa(e.resp.StatusCode) + ")"
-	if e.hint != "" {
-		msg += "; " + e.hint
-	}
-	return msg
-}
-
-func (e *azError) Is(target error) bool { return e.is != nil && target == e.is }
-
-func (e *azError) Unwrap() error { return e.resp }
 
 // Error codes (x-ms-error-code) the store tells apart.
 const (
@@ -45,7 +20,8 @@ const (
 	codeContainerNotFound = "ContainerNotFound"
 )
 
-// explain turns an SDK error into an *azError (a 404 BlobNotFound matches
+// explain turns an SDK error into an *objstore.ResponseError, its message
+// the error code and status, not the SDK's (a 404 BlobNotFound matches
 // storage.ErrNotExist) and takes the query (a SAS) out of the URL of a
 // transport error; other errors stay as they are.
 func explain(err error) error {
@@ -63,14 +39,14 @@ func explain(err error) error {
 	if !errors.As(err, &resp) {
 		return err
 	}
-	e := &azError{resp: resp}
+	e := &objstore.ResponseError{Status: resp.StatusCode, Code: resp.ErrorCode, Text: resp.ErrorCode, Err: resp}
 	switch {
 	case resp.ErrorCode == codeBlobNotFound || resp.StatusCode == http.StatusNotFound && resp.ErrorCode == "":
-		e.is = storage.ErrNotExist
+		e.Means = storage.ErrNotExist
 	case resp.ErrorCode == codeContainerNotFound:
-		e.hint = "the container does not exist"
+		e.Hint = "the container does not exist"
 	case resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusUnauthorized:
-		e.hint = "check the credentials (AZURE_STORAGE_CONNECTION_STRING, AZURE_STORAGE_KEY, AZURE_STORAGE_SAS_TOKEN or " +
+		e.Hint = "check the credentials (AZURE_STORAGE_CONNECTION_STRING, AZURE_STORAGE_KEY, AZURE_STORAGE_SAS_TOKEN or " +
 			"Microsoft Entra ID) and their role on the container (see docs/backends.md)"
 	}
 	return e

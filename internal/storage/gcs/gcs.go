@@ -121,10 +121,7 @@ func (s *Store) init(opts Options) error {
 	if opts.Bucket == "" {
 		return errors.New("bucket is required")
 	}
-	getenv := opts.Getenv
-	if getenv == nil {
-		getenv = func(string) string { return "" }
-	}
+	getenv := objstore.Getenv(opts.Getenv)
 	endpoint, anonymous := opts.Endpoint, opts.Anonymous
 	if host := getenv("STORAGE_EMULATOR_HOST"); host != "" {
 		anonymous = true
@@ -236,8 +233,9 @@ func (s *Store) objectURL(key string, query url.Values) string {
 	return u
 }
 
-// send sends req once. An answer other than 2xx becomes an *apiError
-// (its body read and closed).
+// send sends req once. An answer other than 2xx becomes an
+// *objstore.ResponseError (its body read and closed); 404 matches
+// storage.ErrNotExist and 412 storage.ErrPrecondition.
 func (s *Store) send(req *http.Request) (*http.Response, error) {
 	resp, err := s.client.Do(req)
 	if err != nil {
@@ -254,14 +252,19 @@ func (s *Store) send(req *http.Request) (*http.Response, error) {
 		}
 	}
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	e := &apiError{Status: resp.StatusCode}
+	e := &objstore.ResponseError{Status: resp.StatusCode, Means: means[resp.StatusCode]}
 	if json.Unmarshal(data, &body) == nil && body.Error.Message != "" {
-		e.Message = body.Error.Message
+		e.Text = body.Error.Message
 		if len(body.Error.Errors) > 0 {
-			e.Reason = body.Error.Errors[0].Reason
+			if r := body.Error.Errors[0].Reason; r != "" && !strings.EqualFold(r, e.Text) {
+				e.Text += " [" + r + "]"
+			}
 		}
 	} else {
-		e.Message = strings.TrimSpace(string(data[:min(len(data), 200)]))
+		e.Text = strings.TrimSpace(string(data[:min(len(data), 200)]))
+	}
+	if e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden {
+		e.Hint = "check the credentials (Application Default Credentials) and their role on the bucket (see docs/backends.md)"
 	}
 	return nil, e
 }
@@ -283,33 +286,8 @@ func (s *Store) getJSON(ctx context.Context, u string, v any) error {
 	return nil
 }
 
-// apiError is an error answer of the JSON API. 404 matches
-// storage.ErrNotExist and 412 storage.ErrPrecondition.
-type apiError struct {
-	Status  int
-	Message string
-	Reason  string
-}
-
-func (e *apiError) Error() string {
-	msg := e.Message
-	if msg == "" {
-		msg = http.StatusText(e.Status)
-	}
-	if e.Reason != "" && !strings.EqualFold(e.Reason, msg) {
-		msg += " [" + e.Reason + "]"
-	}
-	msg += fmt.Sprintf(" (HTTP %d)", e.Status)
-	if e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden {
-		msg += "; check the credentials (Application Default Credentials) and their role on the bucket (see docs/backends.md)"
-	}
-	return msg
-}
-
-func (e *apiError) Is(target error) bool {
-	return e.Status == http.StatusNotFound && target == storage.ErrNotExist ||
-		e.Status == http.StatusPreconditionFailed && target == storage.ErrPrecondition
-}
+// means are the storage errors that answers with these statuses stand for.
+var means = map[int]error{http.StatusNotFound: storage.ErrNotExist, http.StatusPreconditionFailed: storage.ErrPrecondition}
 
 // explainToken adds what to do to a failure to get a token.
 func explainToken(err error) error {
@@ -330,7 +308,7 @@ func (s *Store) IsTransient(err error) bool {
 		return false
 	}
 	var (
-		ae *apiError
+		ae *objstore.ResponseError
 		re *oauth2.RetrieveError
 	)
 	switch {

@@ -1,5 +1,5 @@
 // What the adapters share beside the Store: their HTTP transport, the
-// statuses worth a retry, their configuration blocks.
+// statuses worth a retry, their error responses, their configuration blocks.
 
 package objstore
 
@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/storage"
@@ -96,3 +97,46 @@ func ParseEndpoint(endpoint string, withPath bool, give string) (*url.URL, error
 	}
 	return u, nil
 }
+
+// DefaultMaxAttempts is the adapters' default number of sends of a request.
+const DefaultMaxAttempts = 3
+
+// Getenv returns getenv, or for nil one that finds no variable set.
+func Getenv(getenv func(string) string) func(string) string {
+	if getenv == nil {
+		return func(string) string { return "" }
+	}
+	return getenv
+}
+
+// ResponseError is an object store's error response: its text (without
+// the client library's, which may list the request's URL and headers),
+// the storage error it stands for and what to do about it.
+type ResponseError struct {
+	Status int    // HTTP status, 0 if unknown
+	Code   string // the store's error code
+	Text   string // the code and message; empty: the status's text
+	Hint   string // what to do, or empty
+	Means  error  // storage.ErrNotExist, storage.ErrPrecondition or nil
+	Err    error  // the client library's error, or nil
+}
+
+func (e *ResponseError) Error() string {
+	msg := e.Text
+	if msg == "" {
+		msg = http.StatusText(e.Status)
+	}
+	if e.Status != 0 {
+		msg += " (HTTP " + strconv.Itoa(e.Status) + ")"
+	}
+	if e.Hint != "" {
+		msg += "; " + e.Hint
+	}
+	return msg
+}
+
+// Is reports whether target is the storage error e stands for.
+func (e *ResponseError) Is(target error) bool { return e.Means != nil && target == e.Means }
+
+// Unwrap returns the client library's error.
+func (e *ResponseError) Unwrap() error { return e.Err }

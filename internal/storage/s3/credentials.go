@@ -4,6 +4,7 @@ import (
 	"errors"
 	"path/filepath"
 
+	"github.com/distributor-dev/distributor/internal/storage/objstore"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 )
 
@@ -21,9 +22,7 @@ import (
 // The first provider that yields credentials wins. Secrets are held by the
 // chain only: nothing here formats or logs them.
 func newCredentials(getenv func(string) string) *credentials.Credentials {
-	if getenv == nil {
-		getenv = func(string) string { return "" }
-	}
+	getenv = objstore.Getenv(getenv)
 	first := func(names ...string) string {
 		for _, n := range names {
 			if v := getenv(n); v != "" {

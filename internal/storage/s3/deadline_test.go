@@ -17,6 +17,7 @@ import (
 
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/deadline"
+	"github.com/distributor-dev/distributor/internal/storage/objstore"
 	"github.com/distributor-dev/distributor/internal/storage/storagetest"
 	"github.com/distributor-dev/distributor/internal/testutil/faultproxy"
 	"github.com/distributor-dev/distributor/internal/testutil/testtime"
@@ -99,7 +100,7 @@ func TestRefusedFailsFast(t *testing.T) {
 		for _, attempts := range []int{0, 1} {
 			want := attempts
 			if want == 0 {
-				want = defaultMaxAttempts
+				want = objstore.DefaultMaxAttempts
 			}
 			o := opts
 			o.MaxAttempts = attempts

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/distributor-dev/distributor/internal/storage"
@@ -14,44 +13,25 @@ import (
 	"github.com/minio/minio-go/v7"
 )
 
-// s3Error is an S3 error response with the storage error it stands for.
-type s3Error struct {
-	resp minio.ErrorResponse
-	is   error // storage.ErrNotExist, storage.ErrPrecondition or nil
-	hint string
-}
-
-func (e *s3Error) Error() string {
-	msg := e.resp.Code
-	if e.resp.Message != "" {
-		msg += ": " + e.resp.Message
-	}
-	if e.resp.StatusCode != 0 {
-		msg += " (HTTP " + strconv.Itoa(e.resp.StatusCode) + ")"
-	}
-	if e.hint != "" {
-		msg += "; " + e.hint
-	}
-	return msg
-}
-
-func (e *s3Error) Is(target error) bool { return e.is != nil && target == e.is }
-
-// explain turns a minio-go error into an *s3Error (keeping transport and
-// other errors as they are). NoSuchKey matches storage.ErrNotExist.
+// explain turns a minio-go error into an *objstore.ResponseError (keeping
+// transport and other errors as they are). NoSuchKey matches
+// storage.ErrNotExist.
 func explain(err error) error {
 	resp := minio.ToErrorResponse(err)
 	if resp.Code == "" && resp.StatusCode == 0 {
 		return err
 	}
-	e := &s3Error{resp: resp}
+	e := &objstore.ResponseError{Status: resp.StatusCode, Code: resp.Code, Text: resp.Code}
+	if resp.Message != "" {
+		e.Text += ": " + resp.Message
+	}
 	switch {
 	case resp.Code == "NoSuchKey":
-		e.is = storage.ErrNotExist
+		e.Means = storage.ErrNotExist
 	case resp.Code == "NoSuchBucket":
-		e.hint = "the bucket does not exist"
+		e.Hint = "the bucket does not exist"
 	case resp.StatusCode == http.StatusForbidden || credentialCodes[resp.Code]:
-		e.hint = "check the credentials (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, the shared credentials file or the instance role) and their permissions (see docs/backends.md)"
+		e.Hint = "check the credentials (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, the shared credentials file or the instance role) and their permissions (see docs/backends.md)"
 	}
 	return e
 }
@@ -92,11 +72,11 @@ func isTransient(err error) bool {
 const minioEOF = "Connection closed by foreign host"
 
 // response returns the HTTP status and S3 error code of err if it is an
-// S3 error response: an *s3Error of this adapter or minio-go's own.
+// S3 error response: explain's or minio-go's own.
 func response(err error) (status int, code string, ok bool) {
-	var se *s3Error
+	var se *objstore.ResponseError
 	if errors.As(err, &se) {
-		return se.resp.StatusCode, se.resp.Code, true
+		return se.Status, se.Code, true
 	}
 	var resp minio.ErrorResponse
 	if errors.As(err, &resp) && (resp.StatusCode != 0 || resp.Code != "") {

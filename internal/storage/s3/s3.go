@@ -120,9 +120,6 @@ type Options struct {
 	SkipCheck bool
 }
 
-// defaultMaxAttempts is the default of Options.MaxAttempts.
-const defaultMaxAttempts = 3
-
 // MaxPutIfSize is the largest object a PutIfVersion Put writes: S3's
 // limit for a single PUT, 5 GiB.
 const MaxPutIfSize = 5 << 30
@@ -158,7 +155,7 @@ func (s *Store) init(opts Options) error {
 		return errors.New("bucket is required")
 	}
 	if opts.MaxAttempts <= 0 {
-		opts.MaxAttempts = defaultMaxAttempts
+		opts.MaxAttempts = objstore.DefaultMaxAttempts
 	}
 	host, secure, err := parseEndpoint(opts.Endpoint)
 	if err != nil {
