@@ -6,6 +6,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -223,21 +224,15 @@ func (p *Plan) Counts() Counts {
 }
 
 // Writes returns the items whose bytes must be written (create, overwrite).
-func (p *Plan) Writes() []Item {
-	var out []Item
-	for _, it := range p.Items {
-		if it.Op == OpCreate || it.Op == OpOverwrite {
-			out = append(out, it)
-		}
-	}
-	return out
-}
+func (p *Plan) Writes() []Item { return p.with(OpCreate, OpOverwrite) }
 
 // Deletes returns the delete items.
-func (p *Plan) Deletes() []Item {
+func (p *Plan) Deletes() []Item { return p.with(OpDelete) }
+
+func (p *Plan) with(ops ...Op) []Item {
 	var out []Item
 	for _, it := range p.Items {
-		if it.Op == OpDelete {
+		if slices.Contains(ops, it.Op) {
 			out = append(out, it)
 		}
 	}
@@ -289,17 +284,22 @@ func Make(in Input) (*Plan, error) {
 	case catalog.StatusNone:
 		return makeCatalog(in, planned, listing, nil), nil
 	case catalog.StatusCatalog:
-		known := in.Known
+		known := in.known()
 		if known == nil {
-			if in.State.Catalog == nil {
-				return nil, fmt.Errorf("plan: catalog state without a catalog")
-			}
-			known = KnownFrom(in.State.Catalog)
+			return nil, fmt.Errorf("plan: catalog state without a catalog")
 		}
 		return makeCatalog(in, planned, listing, known), nil
 	default:
 		return nil, fmt.Errorf("plan: unknown state %q", in.State.Status)
 	}
+}
+
+// known returns in.Known, or else the index of in.State.Catalog (nil for none).
+func (in Input) known() *Known {
+	if in.Known == nil && in.State.Catalog != nil {
+		return KnownFrom(in.State.Catalog)
+	}
+	return in.Known
 }
 
 // makeCatalog plans over no state (cat == nil) or a valid catalog.
@@ -336,12 +336,7 @@ func makeCatalog(in Input, planned map[string]*Output, listing map[string]int64,
 			}
 		}
 	}
-	changed := false
-	for _, it := range items {
-		if it.Op != OpUnchanged {
-			changed = true
-		}
-	}
+	changed := slices.ContainsFunc(items, func(it Item) bool { return it.Op != OpUnchanged })
 	switch {
 	case cat == nil:
 		p.Action = PublishNew
@@ -365,11 +360,7 @@ func makeLegacy(in Input, planned map[string]*Output, listing map[string]int64) 
 	if in.Workflow == Replacement {
 		p.Action = ReplaceCatalog
 		p.Reason = fmt.Sprintf("legacy schema %d state: replacement clears the root", in.State.SchemaVersion)
-		for path := range listing {
-			if planned[path] == nil && !isDir(path) {
-				items = append(items, Item{Path: path, Op: OpDelete})
-			}
-		}
+		items = deleteUnplanned(items, planned, listing)
 	} else {
 		p.Unmanaged = unmanaged(listing, nil, planned)
 	}
@@ -382,15 +373,20 @@ func makeLegacy(in Input, planned map[string]*Output, listing map[string]int64) 
 // makeForce plans --force: every entry of the root that is not planned is
 // deleted and a fresh catalog is written.
 func makeForce(in Input, planned map[string]*Output, listing map[string]int64) *Plan {
-	items := plannedItems(in, nil, listing)
+	items := deleteUnplanned(plannedItems(in, nil, listing), planned, listing)
+	sortItems(items)
+	return &Plan{Action: ForceReplace, Reason: "--force: the root is replaced by this run's outputs",
+		Items: items, Edit: nextCatalog(in, nil, items)}
+}
+
+// deleteUnplanned adds a delete of every object of the listing not planned.
+func deleteUnplanned(items []Item, planned map[string]*Output, listing map[string]int64) []Item {
 	for path := range listing {
 		if planned[path] == nil && !isDir(path) {
 			items = append(items, Item{Path: path, Op: OpDelete})
 		}
 	}
-	sortItems(items)
-	return &Plan{Action: ForceReplace, Reason: "--force: the root is replaced by this run's outputs",
-		Items: items, Edit: nextCatalog(in, nil, items)}
+	return items
 }
 
 // plannedItems classifies every planned output against the records (nil for
@@ -585,10 +581,7 @@ func Settle(in Input, p *Plan, done []Item) *catalog.Edit {
 	}
 	var base *Known
 	if in.State.Status == catalog.StatusCatalog && p.Action != ForceReplace {
-		base = in.Known
-		if base == nil && in.State.Catalog != nil {
-			base = KnownFrom(in.State.Catalog)
-		}
+		base = in.known()
 	}
 	return nextCatalog(in, base, done)
 }
