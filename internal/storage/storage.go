@@ -93,13 +93,10 @@ type Store interface {
 	//   - PutReplace (the zero PutOptions) creates or replaces the object.
 	//   - PutCreate only creates: when any entry exists at path it fails
 	//     with an error matching ErrPrecondition and leaves that entry
-	//     alone. S3 sends If-None-Match: * (not enforced on multipart
-	//     uploads by every server); local disk, and SFTP servers with
-	//     hardlink@openssh.com, link the complete temporary file to the
-	//     name, which fails if the name is taken; other SFTP servers look,
-	//     then rename. Writers use it for every output that did not exist
-	//     when they planned, so that a late write of a writer that lost
-	//     its lock cannot replace a successor's file.
+	//     alone (how each backend enforces it: docs/design.md). Writers use
+	//     it for every output that did not exist when they planned, so that
+	//     a late write of a writer that lost its lock cannot replace a
+	//     successor's file.
 	//   - PutIfVersion writes only if the object's current Version is
 	//     opts.Version, the zero Version meaning "only if absent" (see
 	//     IfVersion), and returns the new Version. When the condition does
@@ -174,16 +171,13 @@ type Store interface {
 	SweepTemp(ctx context.Context, opts SweepOptions) ([]string, error)
 
 	// IsTransient reports whether err, returned by one of this store's
-	// methods, is a failure that sending the same request again may cure:
-	// the network or the server failed on the way (a connection that
-	// broke, a timeout, a server that said "overloaded, try again"),
-	// rather than the server refusing the request (a missing object, a
-	// failed condition, rejected credentials, an unknown host key). When
-	// unsure it says false. It looks at no context and does no I/O; the
-	// retry wrapper asks it after every failure, so that no wrapper knows
-	// an adapter's protocol. Adapters check IsPermanent first and end with
-	// the shared IsTransient of this package; wrappers ask the store they
-	// wrap.
+	// methods, is a failure that sending the same request again may cure
+	// (a broken connection, a timeout, a server that said "try again"),
+	// rather than a refusal (a missing object, a failed condition,
+	// rejected credentials, an unknown host key). When unsure it says
+	// false. It looks at no context and does no I/O. Adapters check
+	// IsPermanent first and end with the shared IsTransient; wrappers ask
+	// the store they wrap.
 	IsTransient(err error) bool
 
 	// Properties describes what this store can do (see Properties).
@@ -256,10 +250,9 @@ type Store interface {
 // Properties rule out does.
 var ErrNoStaging = fmt.Errorf("storage: staged writes are not supported by this backend: %w", errors.ErrUnsupported)
 
-// Properties are a store's capabilities, as data (in the manner of
-// restic's backend.Properties): the engine chooses its write protocol and
-// its checks from them, and every wrapper passes them on, so no caller
-// finds a capability by asserting a type.
+// Properties are a store's capabilities, as data: the engine chooses its
+// write protocol and checks from them and every wrapper passes them on, so
+// no caller finds a capability by asserting a type.
 type Properties struct {
 	// Stage: Stage writes to a temporary object that Commit renames into
 	// place (local disk, SFTP). A store without it (S3: no cheap rename,
@@ -271,13 +264,9 @@ type Properties struct {
 	Rewrite bool
 	// AtomicSmallWrites: a Put with PutIfVersion never leaves a temporary
 	// object behind, even when the writer dies in the middle of one (S3:
-	// each is a single PUT, never a multipart upload). On such a store
-	// the lock, its claims, the journal and the catalog never leave
-	// temporary objects in the root directory, so a writer that
-	// recovered no dead run need not sweep it: only a dead run's output
-	// writes can leave temporary objects (S3: incomplete multipart
-	// uploads), and such a run left its journal, whose recovery sweeps
-	// the whole root.
+	// each is a single PUT), so a writer that recovered no dead run need
+	// not sweep the root directory: a dead run's output writes left its
+	// journal, whose recovery sweeps the whole root.
 	AtomicSmallWrites bool
 	// ListPages: ListPage answers with one bounded request (S3: one
 	// ListObjectsV2).
