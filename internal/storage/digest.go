@@ -15,7 +15,7 @@ import (
 // that version objects by their content (local disk, SFTP) give it:
 // "sha256:" and the lowercase hex digest.
 func DigestVersion(h hash.Hash) Version {
-	return Version("sha256:" + hex.EncodeToString(h.Sum(nil)))
+	return SumVersion(h.Sum(nil))
 }
 
 // DigestSource is the content of a streamed conditional write on a store
@@ -66,7 +66,7 @@ func SumVersion(sum []byte) Version { return Version("sha256:" + hex.EncodeToStr
 // by their content (see DigestVersion).
 func ContentVersion(data []byte) Version {
 	sum := sha256.Sum256(data)
-	return Version("sha256:" + hex.EncodeToString(sum[:]))
+	return SumVersion(sum[:])
 }
 
 // ReadDigested is the body of ReadVersioned on a store that versions

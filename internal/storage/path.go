@@ -92,12 +92,10 @@ func CheckSweepDirs(dirs []string) ([]string, error) {
 	}
 	out := make([]string, 0, len(dirs))
 	for _, d := range dirs {
-		if d == "" {
-			out = append(out, d)
-			continue
-		}
-		if err := CheckPath(d); err != nil {
-			return nil, fmt.Errorf("sweep directory: %w", err)
+		if d != "" {
+			if err := CheckPath(d); err != nil {
+				return nil, fmt.Errorf("sweep directory: %w", err)
+			}
 		}
 		out = append(out, d)
 	}
