@@ -18,18 +18,13 @@
 // response cannot turn a won race into a reported conflict. Versions are the
 // objects' ETags.
 //
-// Deadlines: no request waits forever on a server that went silent, a
-// stalled transfer or a network partition. Each new connection has
-// Options.DialTimeout to connect and again to complete its TLS handshake;
-// a sent request has Options.ResponseTimeout to get its response's
-// headers; and every connection carries a progress deadline: a request
-// fails once no byte has moved on its connection, either way, for
-// Options.IdleTimeout, however long the transfer takes while bytes flow.
-// minio-go sends a request that failed that way (or with another transient
-// error) up to Options.MaxAttempts times in all (3 by default), with a
-// backoff of at most a second in between, so a vanished server fails a
-// call within seconds (refused connections) or about MaxAttempts times the
-// timeouts (a silent one); retrying beyond that is the caller's decision.
+// Deadlines are package deadline's (objstore.Transport): Options.DialTimeout
+// to connect and again for TLS, Options.ResponseTimeout for a response's
+// headers, and a progress deadline of Options.IdleTimeout on every
+// connection. minio-go sends a request that failed that way (or with
+// another transient error) up to Options.MaxAttempts times in all (3 by
+// default), with a backoff of at most a second in between; retrying beyond
+// that is the caller's decision.
 //
 // Credentials come from the standard AWS chain (see newCredentials), never
 // from configuration; String and errors show only "s3://bucket/prefix".
