@@ -421,27 +421,21 @@ func plannedItems(in Input, records map[string]*catalog.Output, listing map[stri
 }
 
 func sameRecord(rec *catalog.Output, in Input, o *Output) bool {
+	sourcePath, transform := o.recorded()
 	return rec.Owner() == in.Owner &&
 		rec.Source.ID == in.Source.ID && rec.Source.Digest == in.Source.Digest &&
 		rec.Source.Created.Equal(in.Source.Created) &&
-		rec.Kind == o.Kind && rec.SourcePath == o.recordSourcePath() && rec.Transform == o.recordTransform() &&
+		rec.Kind == o.Kind && rec.SourcePath == sourcePath && rec.Transform == transform &&
 		rec.URL == o.URL
 }
 
-// recordSourcePath is the source_path a record holds: only generated outputs
-// name their source path in the catalog.
-func (o *Output) recordSourcePath() string {
+// recorded returns the source_path and transform a record holds: only
+// generated outputs name them in the catalog.
+func (o *Output) recorded() (sourcePath, transform string) {
 	if o.Kind != catalog.KindGenerated {
-		return ""
+		return "", ""
 	}
-	return o.SourcePath
-}
-
-func (o *Output) recordTransform() string {
-	if o.Kind != catalog.KindGenerated {
-		return ""
-	}
-	return o.Transform
+	return o.SourcePath, o.Transform
 }
 
 // nextCatalog is the edit that turns the catalog read (cat; nil for none,
@@ -471,9 +465,10 @@ func Record(in Input, it Item, now time.Time) catalog.Output {
 		return *it.Previous
 	}
 	o := it.Output
+	sourcePath, transform := o.recorded()
 	rec := catalog.Output{
 		Path: o.Path, PipelineID: in.Owner.PipelineID, DestinationID: in.Owner.DestinationID,
-		Source: in.Source, Kind: o.Kind, SourcePath: o.recordSourcePath(), Transform: o.recordTransform(),
+		Source: in.Source, Kind: o.Kind, SourcePath: sourcePath, Transform: transform,
 		URL: o.URL, SHA256: o.SHA256, Size: o.Size, CreatedAt: now, UpdatedAt: now,
 	}
 	if it.Previous != nil {

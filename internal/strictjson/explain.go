@@ -396,8 +396,7 @@ func goKind(t reflect.Type) string {
 	if t.PkgPath() == "time" && t.Name() == "Time" {
 		return "an RFC 3339 timestamp string"
 	}
-	switch {
-	case isInteger(t):
+	if isInteger(t) {
 		return "an integer"
 	}
 	switch t.Kind() {
