@@ -158,17 +158,7 @@ func (d *Destination) Counts() plan.Counts {
 // and deleted only.
 func AppliedCounts(p *plan.Plan, done []string) plan.Counts {
 	var c plan.Counts
-	if p == nil || len(done) == 0 {
-		return c
-	}
-	set := make(map[string]bool, len(done))
-	for _, d := range done {
-		set[d] = true
-	}
-	for _, it := range p.Items {
-		if !set[it.Path] {
-			continue
-		}
+	for _, it := range doneItems(p, done) {
 		switch it.Op {
 		case plan.OpCreate:
 			c.Created++
@@ -186,17 +176,7 @@ func AppliedCounts(p *plan.Plan, done []string) plan.Counts {
 // sorted. Outputs without a URL (no links.base_url) are counted in the
 // totals but not listed.
 func (d *Destination) ChangedURLs() (written, deleted []string, writtenTotal, deletedTotal int) {
-	if d.Plan == nil || len(d.Done) == 0 {
-		return nil, nil, 0, 0
-	}
-	done := make(map[string]bool, len(d.Done))
-	for _, p := range d.Done {
-		done[p] = true
-	}
-	for _, it := range d.Plan.Items {
-		if !done[it.Path] {
-			continue
-		}
+	for _, it := range doneItems(d.Plan, d.Done) {
 		switch it.Op {
 		case plan.OpCreate, plan.OpOverwrite:
 			writtenTotal++
@@ -213,4 +193,22 @@ func (d *Destination) ChangedURLs() (written, deleted []string, writtenTotal, de
 	sort.Strings(written)
 	sort.Strings(deleted)
 	return written, deleted, writtenTotal, deletedTotal
+}
+
+// doneItems returns the items of p (nil for none) whose path is in done.
+func doneItems(p *plan.Plan, done []string) []plan.Item {
+	if p == nil || len(done) == 0 {
+		return nil
+	}
+	set := make(map[string]bool, len(done))
+	for _, d := range done {
+		set[d] = true
+	}
+	var out []plan.Item
+	for _, it := range p.Items {
+		if set[it.Path] {
+			out = append(out, it)
+		}
+	}
+	return out
 }
