@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/distributor-dev/distributor/internal/cleanpath"
+	"github.com/distributor-dev/distributor/internal/strictjson"
 )
 
 // SchemaVersion is the only manifest schema version this package reads and
@@ -44,19 +45,7 @@ type ManifestProblem struct {
 // String formats the problem as `field value: reason`, for example
 // `files[3].path "a/../b": has a ".." segment`.
 func (p ManifestProblem) String() string {
-	var b strings.Builder
-	b.WriteString(p.Field)
-	if p.Value != "" {
-		if b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(p.Value)
-	}
-	if b.Len() > 0 {
-		b.WriteString(": ")
-	}
-	b.WriteString(p.Reason)
-	return b.String()
+	return (&strictjson.Error{Field: p.Field, Value: p.Value, Reason: p.Reason}).Error()
 }
 
 // ManifestError lists every problem found in a manifest. ParseManifest,

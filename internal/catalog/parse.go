@@ -78,7 +78,8 @@ func Read(data []byte) State {
 	}
 	// The common case first: a valid schema-4 catalog decodes in one pass.
 	// Only a document that fails is probed to classify it.
-	if c, err := Parse(data); err == nil {
+	c, perr := Parse(data)
+	if perr == nil {
 		return State{Status: StatusCatalog, SchemaVersion: SchemaVersion, Catalog: c}
 	}
 	var probe map[string]jsontext.Value
@@ -107,11 +108,7 @@ func Read(data []byte) State {
 		return State{Status: StatusInvalid, SchemaVersion: version,
 			Problem: fmt.Errorf("schema_version %d is not a known version", version)}
 	}
-	c, err := Parse(data)
-	if err != nil {
-		return State{Status: StatusInvalid, SchemaVersion: version, Problem: err}
-	}
-	return State{Status: StatusCatalog, SchemaVersion: version, Catalog: c}
+	return State{Status: StatusInvalid, SchemaVersion: version, Problem: perr}
 }
 
 // Parse decodes and validates a schema-4 document strictly: unknown fields,

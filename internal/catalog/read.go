@@ -170,36 +170,30 @@ func (r *reader) members() error {
 // topNames are the members of the document.
 var topNames = [...]string{"schema_version", "distributor_version", "created_at", "updated_at", "state", "outputs"}
 
-// header adds the problems of the document-level members.
+// header adds the problems of the document-level members: in whole mode
+// those of the decoding, then those of the rules, each list as it was.
 func (r *reader) header(version int, state *wireState, outputs bool) {
-	add := func(list *[]error, format string, args ...any) { *list = append(*list, fmt.Errorf(format, args...)) }
-	var head []error
+	var times, head, rules []error
 	if r.h.CreatedAt.IsZero() {
-		add(&head, "created_at: missing")
+		times = append(times, errors.New("created_at: missing"))
 	}
 	if r.h.UpdatedAt.IsZero() {
-		add(&head, "updated_at: missing")
+		times = append(times, errors.New("updated_at: missing"))
 	}
+	head = append(head, times...)
 	if state == nil {
-		add(&head, "state: missing")
+		head = append(head, errors.New("state: missing"))
 	} else if state.Mode != ModeCatalog {
-		add(&head, "state.mode: %q is not %q", state.Mode, ModeCatalog)
+		head = append(head, fmt.Errorf("state.mode: %q is not %q", state.Mode, ModeCatalog))
 	}
 	if !outputs {
-		add(&head, "outputs: missing (an empty list is [])")
+		head = append(head, errors.New("outputs: missing (an empty list is [])"))
 	}
-	var rules []error
 	if version != SchemaVersion {
-		add(&rules, "schema_version: %d is not %d", version, SchemaVersion)
-	}
-	if r.h.CreatedAt.IsZero() {
-		add(&rules, "created_at: missing")
-	}
-	if r.h.UpdatedAt.IsZero() {
-		add(&rules, "updated_at: missing")
+		rules = append(rules, fmt.Errorf("schema_version: %d is not %d", version, SchemaVersion))
 	}
 	r.problems = append(head, r.problems...)
-	r.invalid = append(rules, r.invalid...)
+	r.invalid = append(append(rules, times...), r.invalid...)
 }
 
 // member reads the value of the top-level member name into dst.

@@ -111,21 +111,9 @@ func IndexEntries(d *config.Destination, recs []IndexRecord) []IndexEntry {
 // to output path p, each segment escaped; with pretty, ".../index.html"
 // links to its directory.
 func relativeHref(dir, p string, pretty bool) string {
-	var from []string
-	if dir != "." {
-		from = strings.Split(dir, "/")
-	}
-	to := strings.Split(p, "/")
-	i := 0
-	for i < len(from) && i < len(to)-1 && from[i] == to[i] {
-		i++
-	}
-	parts := make([]string, 0, len(from)-i+len(to)-i)
-	for range from[i:] {
-		parts = append(parts, "..")
-	}
-	for _, s := range to[i:] {
-		parts = append(parts, escapeSegment(s))
+	parts := relSegments(dir, p)
+	for i, s := range parts {
+		parts[i] = escapeSegment(s)
 	}
 	if pretty && parts[len(parts)-1] == "index.html" {
 		parts[len(parts)-1] = ""

@@ -3,7 +3,6 @@ package render
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"html/template"
 	"io"
@@ -135,7 +134,7 @@ func readVerified(dir string, f bundle.File) ([]byte, error) {
 		return nil, fmt.Errorf("markdown source %q: size %d, manifest lists %d: %w",
 			f.Path, len(data), f.Size, ErrSourceMismatch)
 	}
-	if got := "sha256:" + hex.EncodeToString(h.Sum(nil)); got != f.SHA256 {
+	if got := bundle.FormatSHA256(h.Sum(nil)); got != f.SHA256 {
 		return nil, fmt.Errorf("markdown source %q: sha256 %s, manifest lists %s: %w",
 			f.Path, got, f.SHA256, ErrSourceMismatch)
 	}
@@ -145,7 +144,7 @@ func readVerified(dir string, f bundle.File) ([]byte, error) {
 // sha256Digest is "sha256:" + the lowercase hex SHA-256 of b.
 func sha256Digest(b []byte) string {
 	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:])
+	return bundle.FormatSHA256(sum[:])
 }
 
 // plainText is the visible text of an inline container, whitespace
@@ -283,22 +282,25 @@ func hasScheme(d string) bool {
 
 // relPath is the relative reference from the file at slash path from to the
 // file at slash path to (both clean, relative to one root).
-func relPath(from, to string) string {
-	var fromDir []string
-	if dir := path.Dir(from); dir != "." {
-		fromDir = strings.Split(dir, "/")
+func relPath(from, to string) string { return strings.Join(relSegments(path.Dir(from), to), "/") }
+
+// relSegments are the segments of the relative reference from directory
+// dir ("." for the root) to the file at slash path to.
+func relSegments(dir, to string) []string {
+	var from []string
+	if dir != "." {
+		from = strings.Split(dir, "/")
 	}
 	toSegs := strings.Split(to, "/")
 	i := 0
-	for i < len(fromDir) && i < len(toSegs)-1 && fromDir[i] == toSegs[i] {
+	for i < len(from) && i < len(toSegs)-1 && from[i] == toSegs[i] {
 		i++
 	}
-	parts := make([]string, 0, len(fromDir)-i+len(toSegs)-i)
-	for range len(fromDir) - i {
+	parts := make([]string, 0, len(from)-i+len(toSegs)-i)
+	for range from[i:] {
 		parts = append(parts, "..")
 	}
-	parts = append(parts, toSegs[i:]...)
-	return strings.Join(parts, "/")
+	return append(parts, toSegs[i:]...)
 }
 
 // escapeRelPath percent-escapes each segment of a relative path so that it is
