@@ -31,11 +31,8 @@ func openRegular(root *os.Root, p string) (*os.File, fs.FileInfo, error) {
 		prefix, last := p[:i], i == len(p)
 		var err error
 		fi, err = root.Lstat(prefix)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, &pathError{reason: "missing", err: fs.ErrNotExist}
-		}
 		if err != nil {
-			return nil, nil, ioReason("cannot stat", err)
+			return nil, nil, openFailed("cannot stat", err)
 		}
 		switch {
 		case fi.Mode()&fs.ModeSymlink != 0 && last:
@@ -52,10 +49,7 @@ func openRegular(root *os.Root, p string) (*os.File, fs.FileInfo, error) {
 	}
 	f, err := root.Open(p)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, &pathError{reason: "missing", err: fs.ErrNotExist}
-		}
-		return nil, nil, ioReason("cannot open", err)
+		return nil, nil, openFailed("cannot open", err)
 	}
 	st, err := f.Stat()
 	if err != nil {
@@ -67,6 +61,14 @@ func openRegular(root *os.Root, p string) (*os.File, fs.FileInfo, error) {
 		return nil, nil, &pathError{reason: "changed while being opened (replaced, possibly by a symlink)"}
 	}
 	return f, st, nil
+}
+
+// openFailed is the problem of a bundle path that cannot be looked at.
+func openFailed(what string, err error) *pathError {
+	if errors.Is(err, fs.ErrNotExist) {
+		return &pathError{reason: "missing", err: fs.ErrNotExist}
+	}
+	return ioReason(what, err)
 }
 
 // ctxReader fails reads once ctx is done, so hashing a large file stops
@@ -134,7 +136,7 @@ func LoadShallow(ctx context.Context, dir string) (*Bundle, error) {
 // returning a *ValidationError listing every mismatch. It is what Load adds
 // to LoadShallow.
 func (b *Bundle) Verify(ctx context.Context) error {
-	return b.verify(ctx, &b.Manifest)
+	return b.VerifyFiles(ctx, func(string) bool { return true })
 }
 
 // VerifyFiles is Verify for the listed files for which include returns
@@ -151,16 +153,12 @@ func (b *Bundle) VerifyFiles(ctx context.Context, include func(path string) bool
 	if len(m.Files) == 0 {
 		return nil
 	}
-	return b.verify(ctx, &m)
-}
-
-func (b *Bundle) verify(ctx context.Context, m *Manifest) error {
 	root, err := os.OpenRoot(b.Dir)
 	if err != nil {
 		return fmt.Errorf("bundle: open directory: %w", err)
 	}
 	defer root.Close()
-	problems, err := checkFiles(ctx, root, b.Dir, m, true)
+	problems, err := checkFiles(ctx, root, b.Dir, &m, true)
 	if err != nil {
 		return err
 	}

@@ -60,13 +60,7 @@ func canonicalPath(b []byte) (path []byte, n int) {
 	if !bytes.HasPrefix(b, []byte(open)) {
 		return nil, 0
 	}
-	i := len(open)
-	for i < len(b) && b[i] != '"' {
-		if b[i] == '\\' {
-			i++
-		}
-		i++
-	}
+	i := closingQuote(b, len(open))
 	if i >= len(b) {
 		return nil, 0
 	}
@@ -83,6 +77,18 @@ func canonicalPath(b []byte) (path []byte, n int) {
 		return nil, 0
 	}
 	return path, i + end + len("\n    }")
+}
+
+// closingQuote returns the index of the quote that ends the JSON string
+// whose text starts at b[i], or at least len(b) when b ends first.
+func closingQuote(b []byte, i int) int {
+	for i < len(b) && b[i] != '"' {
+		if b[i] == '\\' {
+			i++
+		}
+		i++
+	}
+	return i
 }
 
 // canonMemo remembers values of the previous records, which the next ones
@@ -147,13 +153,7 @@ func (p *canonParser) quoted(memo *string) (string, bool) {
 	}
 	// Escapes: find the string's real end, decode it and accept it only
 	// if encoding the value again gives the same bytes.
-	n := 1
-	for n < len(p.b) && p.b[n] != '"' {
-		if p.b[n] == '\\' {
-			n++
-		}
-		n++
-	}
+	n := closingQuote(p.b, 1)
 	if n >= len(p.b) {
 		return "", false
 	}
@@ -166,8 +166,6 @@ func (p *canonParser) quoted(memo *string) (string, bool) {
 	return string(v), true
 }
 
-// str parses a string member; memo, when not nil, holds the previous
-// record's value, reused when equal.
 // plainText reports whether appendString writes b's characters as they are:
 // valid UTF-8 without control characters, U+2028 or U+2029. Eight bytes at
 // a time while they are ASCII.
@@ -203,6 +201,8 @@ func hasControl(b []byte) bool {
 	return false
 }
 
+// str parses a string member; memo, when not nil, holds the previous
+// record's value, reused when equal.
 func (p *canonParser) str(name string, dst *string, more bool, memo *string) bool {
 	if !p.lit(name) {
 		return false
