@@ -180,24 +180,14 @@ func load(ctx context.Context, dir string, hash bool) (*Bundle, error) {
 	}
 	defer root.Close()
 
-	m, problem, merr := loadManifest(root)
-	if problem != "" {
+	m, problems, merr := loadManifest(root)
+	if m == nil {
+		// The file list is unusable: the manifest's problems are all.
 		hint := sealHint(abs, "", "reseal after an intended edit")
-		if problem == "missing" {
+		if merr == nil && problems[0].Reason == "missing" {
 			hint = sealHint(abs, "", "to write it, seal the bundle")
 		}
-		return nil, &ValidationError{Dir: abs, Problems: []Problem{{Path: ManifestName, Reason: problem}}, Hint: hint}
-	}
-	var problems []Problem
-	if merr != nil {
-		for _, mp := range merr.Problems {
-			problems = append(problems, Problem{Path: ManifestName, Reason: mp.String()})
-		}
-		if m == nil {
-			// The file list is unusable: the manifest's problems are all.
-			return nil, &ValidationError{Dir: abs, Problems: problems, Err: merr,
-				Hint: sealHint(abs, "", "reseal after an intended edit")}
-		}
+		return nil, &ValidationError{Dir: abs, Problems: problems, Err: merr, Hint: hint}
 	}
 
 	unlisted, sizes, ok, err := walkBundleFast(ctx, abs, m)
@@ -226,28 +216,26 @@ func load(ctx context.Context, dir string, hash bool) (*Bundle, error) {
 	if problems = append(problems, fileProblems...); len(problems) > 0 {
 		// Every problem at once, in path order (the manifest's among them).
 		slices.SortStableFunc(problems, func(a, b Problem) int { return strings.Compare(a.Path, b.Path) })
-		ve := &ValidationError{Dir: abs, Problems: problems, Unlisted: unlisted,
+		return nil, &ValidationError{Dir: abs, Problems: problems, Unlisted: unlisted, Err: merr,
 			Hint: sealHint(abs, m.ID, "reseal after an intended edit")}
-		if merr != nil {
-			ve.Err = merr
-		}
-		return nil, ve
 	}
 	return &Bundle{Dir: abs, Manifest: *m, Unlisted: unlisted, opener: newFileOpener(abs)}, nil
 }
 
-// loadManifest reads and parses manifest.json below root. A problem with the
-// file itself (missing, symlink, unreadable, too large) is returned as a
-// reason; an invalid manifest as a *ManifestError, together with the
-// manifest when its file list is still usable (see parseManifest).
-func loadManifest(root *os.Root) (*Manifest, string, *ManifestError) {
+// loadManifest reads and parses manifest.json below root. It returns the
+// problems with it as the bundle's, with the *ManifestError of an invalid
+// one, and the manifest when its file list is usable (see parseManifest).
+func loadManifest(root *os.Root) (*Manifest, []Problem, error) {
+	problem := func(reason string) (*Manifest, []Problem, error) {
+		return nil, []Problem{{Path: ManifestName, Reason: reason}}, nil
+	}
 	f, fi, err := openRegular(root, ManifestName)
 	if err != nil {
-		return nil, err.Error(), nil
+		return problem(err.Error())
 	}
 	defer f.Close()
 	if fi.Size() > MaxManifestSize {
-		return nil, fmt.Sprintf("is %d bytes, larger than the %d byte limit", fi.Size(), MaxManifestSize), nil
+		return problem(fmt.Sprintf("is %d bytes, larger than the %d byte limit", fi.Size(), MaxManifestSize))
 	}
 	// Sized from the stat (bytes.MinRead spare, so that the read that
 	// sees the end does not grow it): one allocation, not a dozen.
@@ -255,16 +243,20 @@ func loadManifest(root *os.Root) (*Manifest, string, *ManifestError) {
 	_, err = buf.ReadFrom(io.LimitReader(f, MaxManifestSize+1))
 	data := buf.Bytes()
 	if err != nil {
-		return nil, ioReason("cannot read", err).Error(), nil
+		return problem(ioReason("cannot read", err).Error())
 	}
 	if len(data) > MaxManifestSize {
-		return nil, fmt.Sprintf("is larger than the %d byte limit", MaxManifestSize), nil
+		return problem(fmt.Sprintf("is larger than the %d byte limit", MaxManifestSize))
 	}
 	m, merr := parseManifest(data)
-	if merr != nil {
-		return m, "", merr
+	if merr == nil {
+		return m, nil, nil
 	}
-	return m, "", nil
+	var problems []Problem
+	for _, mp := range merr.Problems {
+		problems = append(problems, Problem{Path: ManifestName, Reason: mp.String()})
+	}
+	return m, problems, merr
 }
 
 // checkFiles checks every listed file (its bytes too when hash is set) and
