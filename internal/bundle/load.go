@@ -89,17 +89,18 @@ func (c ctxReader) Read(p []byte) (int, error) {
 const hashBuf = 256 << 10
 
 // hashFile streams f through SHA-256 and returns the formatted sum and the
-// number of bytes read. A context error is returned as is.
-func hashFile(ctx context.Context, f *os.File, buf []byte) (string, int64, error) {
+// number of bytes read, or the reason the file cannot be read; err is the
+// context's error.
+func hashFile(ctx context.Context, f *os.File, buf []byte) (sum string, n int64, reason string, err error) {
 	h := sha256.New()
-	n, err := io.CopyBuffer(h, ctxReader{ctx, f}, buf)
-	if err != nil {
-		if ctx.Err() != nil {
-			return "", n, ctx.Err()
-		}
-		return "", n, ioReason("cannot read", err)
+	n, err = io.CopyBuffer(h, ctxReader{ctx, f}, buf)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return "", n, "", ctx.Err()
+	case err != nil:
+		return "", n, ioReason("cannot read", err).Error(), nil
 	}
-	return FormatSHA256(h.Sum(nil)), n, nil
+	return FormatSHA256(h.Sum(nil)), n, "", nil
 }
 
 // Load reads dir/manifest.json, parses it and checks the bundle against it:
@@ -319,12 +320,9 @@ func checkFile(ctx context.Context, root *os.Root, want File, buf []byte, hash b
 	if !hash {
 		return "", nil
 	}
-	sum, n, err := hashFile(ctx, f, buf)
-	if err != nil {
-		if ctx.Err() != nil {
-			return "", err
-		}
-		return err.Error(), nil
+	sum, n, reason, err := hashFile(ctx, f, buf)
+	if reason != "" || err != nil {
+		return reason, err
 	}
 	if n != want.Size {
 		return sizeMismatch(n, want.Size) + " (the file changed while being read)", nil

@@ -156,14 +156,8 @@ func hashListed(ctx context.Context, root *os.Root, p string, buf []byte) (File,
 		return File{}, err.Error(), nil
 	}
 	defer f.Close()
-	sum, n, err := hashFile(ctx, f, buf)
-	if err != nil {
-		if ctx.Err() != nil {
-			return File{}, "", err
-		}
-		return File{}, err.Error(), nil
-	}
-	return File{Path: p, SHA256: sum, Size: n}, "", nil
+	sum, n, reason, err := hashFile(ctx, f, buf)
+	return File{Path: p, SHA256: sum, Size: n}, reason, err
 }
 
 // writeAtomic replaces name below root with data: it writes a temporary file
