@@ -9,20 +9,11 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// parseCanonical decodes the record at the start of b if and only if it
-// is exactly what appendOutput writes for the record it holds: members
-// in contract order with Encode's indentation, optional members present only
-// when non-empty, strings escaped as appendString escapes them, timestamps as
-// FormatTime writes them, sizes as plain decimals. It returns the record's
-// length, from its opening to its closing brace, or 0 for any other layout,
-// with o in an unspecified state; the caller then decodes the record the
-// general way. Every byte it accepts is checked, so what it accepts is
-// valid JSON; it checks layout, not values (validateOutput does).
-//
-// Every catalog distributor writes is in this layout, so a large catalog is
-// decoded in one pass over its bytes, and a record that parses this way can
-// be copied to a new catalog byte for byte (Edit.Splice) with the same
-// result as encoding it again.
+// parseCanonical decodes the record at the start of b if and only if it is
+// exactly what appendOutput writes for it, and returns its length from its
+// opening to its closing brace; 0 for any other layout (o is then in an
+// unspecified state). Every byte it accepts is checked, so what it accepts
+// is valid JSON; it checks layout, not values (validateOutput does).
 func parseCanonical(b []byte, o *Output, memo *canonMemo) int {
 	p := canonParser{b: b, memo: memo}
 	const in = "      "
@@ -52,9 +43,8 @@ func parseCanonical(b []byte, o *Output, memo *canonMemo) int {
 }
 
 // canonicalPath returns the path and the length of the record at the start
-// of b if it starts and ends as appendOutput writes a record, without
-// decoding the rest: Splice copies such a record of a base that Scan
-// validated and found in Encode's layout. It returns 0 for anything else.
+// of b if it starts and ends as appendOutput writes one, without decoding
+// the rest (Splice copies a record of a base Scan validated); else 0.
 func canonicalPath(b []byte) (path []byte, n int) {
 	const open = "{\n      \"path\": \""
 	if !bytes.HasPrefix(b, []byte(open)) {
@@ -91,9 +81,9 @@ func closingQuote(b []byte, i int) int {
 	return i
 }
 
-// canonMemo remembers values of the previous records, which the next ones
-// mostly repeat (owner, source, kind, timestamps), so that they are neither
-// allocated nor parsed again.
+// canonMemo remembers the values the next records mostly repeat (owner,
+// source, kind, timestamps), so that they are neither allocated nor parsed
+// again.
 type canonMemo struct {
 	pipeline, destination, sourceID, sourceDigest, kind string
 	times                                               [3]struct {

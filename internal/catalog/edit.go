@@ -40,25 +40,20 @@ func (e *Edit) sorted() ([]Output, map[string]bool, error) {
 	return put, del, nil
 }
 
-// ApplyTo streams base (nil: no catalog yet, or e.Fresh) through e and
-// writes the resulting catalog to w in Encode's layout, decoding and
-// validating every record of base. A base that is not a valid sorted
-// catalog fails (ErrUnsorted for an unsorted one: apply e to the parsed
-// catalog with Apply instead). It returns the number of records written.
+// ApplyTo streams base (nil: no catalog yet, or e.Fresh) through e and writes
+// the result to w in Encode's layout, validating every record of base. A base
+// that is not a valid sorted catalog fails (ErrUnsorted for an unsorted one:
+// use Apply). It returns the number of records written.
 func (e *Edit) ApplyTo(base io.Reader, w io.Writer) (int, error) { return e.apply(base, w, false) }
 
 // Splice is ApplyTo for a base that ScanCanonical accepted and found in
-// Encode's layout, unchanged since: the records it leaves alone are copied
-// byte for byte, found by their first and last lines, without decoding
-// them again; a record in another layout is decoded and validated as
-// ApplyTo does. The output is byte-identical to ApplyTo's. The caller
-// guarantees the base's bytes are the ones scanned (by comparing the
-// stored object's version after the read, which a store's ReadVersioned
-// makes cheap).
+// Encode's layout: the records it leaves alone are copied byte for byte
+// without decoding them again; the output is byte-identical to ApplyTo's.
+// The caller guarantees the base's bytes are the ones scanned (by the
+// stored object's version).
 func (e *Edit) Splice(base io.Reader, w io.Writer) (int, error) { return e.apply(base, w, true) }
 
-// apply is ApplyTo, copying the records in Encode's layout when copy is
-// set (Splice).
+// apply is ApplyTo, or with copy set Splice.
 func (e *Edit) apply(base io.Reader, w io.Writer, copy bool) (int, error) {
 	m, err := e.merger(w)
 	if err != nil {
@@ -87,8 +82,7 @@ func (e *Edit) apply(base io.Reader, w io.Writer, copy bool) (int, error) {
 	return m.finish()
 }
 
-// merger merges an edit into the records of a base, which come in path
-// order, writing the result.
+// merger merges an edit into a base's records, which come in path order.
 type merger struct {
 	enc  *Encoder
 	put  []Output // sorted by path
@@ -111,10 +105,9 @@ func (e *Edit) merger(w io.Writer) (*merger, error) {
 	return &merger{enc: enc, put: put, del: del}, nil
 }
 
-// mergeAt is called with each record's path of the base in order: it writes
-// the puts that come before it, and the put that replaces it, and reports
-// whether the base's record stays (neither replaced nor deleted), for the
-// caller to write.
+// mergeAt is called with each base record's path in order: it writes the
+// puts before it and the one replacing it, and reports whether the base's
+// record stays for the caller to write.
 func mergeAt[P string | []byte](m *merger, path P) (keep bool, err error) {
 	for m.i < len(m.put) && m.put[m.i].Path < string(path) {
 		if err := m.enc.Add(&m.put[m.i]); err != nil {
@@ -132,8 +125,8 @@ func mergeAt[P string | []byte](m *merger, path P) (keep bool, err error) {
 	return m.j >= len(m.del) || m.del[m.j] != string(path), nil
 }
 
-// finish writes the puts after the base's last record and ends the
-// document; it returns the number of records written.
+// finish writes the remaining puts and ends the document; it returns the
+// number of records written.
 func (m *merger) finish() (int, error) {
 	for ; m.i < len(m.put); m.i++ {
 		if err := m.enc.Add(&m.put[m.i]); err != nil {
