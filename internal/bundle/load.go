@@ -103,39 +103,30 @@ func hashFile(ctx context.Context, f *os.File, buf []byte) (sum string, n int64,
 	return FormatSHA256(h.Sum(nil)), n, "", nil
 }
 
-// Load reads dir/manifest.json, parses it and checks the bundle against it:
-// every listed file must exist as a regular file (no symlink as the file or
-// any parent directory), with the listed size and sha256. Files are streamed,
-// never read whole into memory. Regular files present but not listed (other
-// than manifest.json) are not an error: they are returned, sorted, in
-// Bundle.Unlisted.
+// Load reads dir/manifest.json, parses it and checks the bundle against it
+// (docs/bundle.md): every listed file a regular file, no symlink on its path,
+// with the listed size and sha256, streamed. Regular files present but not
+// listed are returned, sorted, in Bundle.Unlisted.
 //
-// When the bundle is invalid Load returns a *ValidationError listing every
-// problem, each naming the file and the reason (a missing or invalid manifest
-// is reported as problems with "manifest.json"; a manifest whose file list
-// is usable, say with a stale digest, gets its files checked too), with a
-// hint naming the next step. A directory that does not exist is such an
-// error too, with no hint, matching fs.ErrNotExist. If ctx is done it
-// returns the context's error (wrapped). Other errors, such as an
-// unreadable bundle directory, are returned wrapped with the directory's
-// path.
+// An invalid bundle is a *ValidationError listing every problem (those of
+// the manifest as "manifest.json"'s; a usable file list, say with a stale
+// digest, gets its files checked too) with a hint naming the next step; so
+// is a directory that does not exist (no hint, matching fs.ErrNotExist).
+// Other errors, the context's among them, are wrapped with the directory.
 func Load(ctx context.Context, dir string) (*Bundle, error) {
 	return load(ctx, dir, true)
 }
 
-// LoadShallow is Load without reading the files' bytes: it checks the
-// manifest and that every listed file exists as a regular file of the listed
-// size, but not its sha256. Callers must verify content before relying on
-// it: Verify hashes every file, and OpenVerified checks each file's bytes as
-// they stream. distributor's run uses it so that a run with nothing to write
-// never reads the bundle's bytes.
+// LoadShallow is Load without reading the files' bytes (not their sha256),
+// so that a run with nothing to write never reads them. Callers verify the
+// content before relying on it: with Verify, or OpenVerified as they copy.
 func LoadShallow(ctx context.Context, dir string) (*Bundle, error) {
 	return load(ctx, dir, false)
 }
 
 // Verify hashes every listed file and compares it with the manifest,
-// returning a *ValidationError listing every mismatch. It is what Load adds
-// to LoadShallow.
+// returning a *ValidationError listing every mismatch: what Load adds to
+// LoadShallow.
 func (b *Bundle) Verify(ctx context.Context) error {
 	return b.VerifyFiles(ctx, func(string) bool { return true })
 }
@@ -337,10 +328,10 @@ func sizeMismatch(got, want int64) string {
 	return fmt.Sprintf("size %d does not match manifest size %d", got, want)
 }
 
-// walkBundle walks root once and returns the regular files m does not list
-// (sorted, manifest.json left out) and the sizes of the listed ones it saw
-// as regular files. Directories that cannot be read are skipped: unlisted
-// files are only warnings, and listed files not seen get the full check.
+// walkBundle walks root and returns the regular files m does not list
+// (sorted, manifest.json left out) and the sizes of the listed ones. An
+// unreadable directory is skipped: unlisted files are only warnings, and
+// listed files not seen get the full check.
 func walkBundle(ctx context.Context, root *os.Root, m *Manifest) (unlisted []string, sizes map[string]int64, err error) {
 	sizes = make(map[string]int64, len(m.Files))
 	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
@@ -372,10 +363,9 @@ func walkBundle(ctx context.Context, root *os.Root, m *Manifest) (unlisted []str
 	return unlisted, sizes, nil
 }
 
-// Open opens the listed file path of the bundle for reading. It refuses a
-// path the manifest does not list, a symlink as the file or any parent
-// directory, anything that is not a regular file, and anything outside
-// b.Dir. It does not check the contents; see OpenVerified.
+// Open opens the listed file path of the bundle for reading, refusing a
+// path not listed, a symlink on its path, anything not a regular file and
+// anything outside b.Dir. It does not check the contents (OpenVerified does).
 func (b *Bundle) Open(path string) (*os.File, error) {
 	f, _, err := b.open(path)
 	return f, err
@@ -403,11 +393,11 @@ func (b *Bundle) open(path string) (*os.File, File, error) {
 	return f, want, nil
 }
 
-// OpenVerified is Open, but the returned reader also checks the contents
-// against the manifest as they are read: reading more bytes than the listed
-// size fails at once, and at the end of the file a size or sha256 mismatch is
-// returned as an error instead of io.EOF. A consumer that writes what it
-// reads atomically thus never publishes bytes that changed since Load.
+// OpenVerified is Open, but the reader checks the contents as they are read:
+// a byte past the listed size fails at once, and at the listed size or the
+// end a size or sha256 mismatch is an error (a *MismatchError) instead of
+// io.EOF. A consumer that writes atomically thus never publishes bytes that
+// changed since Load.
 func (b *Bundle) OpenVerified(path string) (io.ReadCloser, error) {
 	f, want, err := b.open(path)
 	if err != nil {
@@ -517,10 +507,8 @@ func (e *MismatchError) Error() string {
 	return fmt.Sprintf("bundle %s: %s: %s (its bytes do not match the manifest%s)", e.Dir, e.Path, e.Reason, hint)
 }
 
-// Seek supports exactly what a retrying writer needs: Seek(0, io.SeekCurrent)
-// reports how far the reader is, and Seek(0, io.SeekStart) starts the
-// verification over from the first byte (a file that changed in between
-// still fails it). Anything else is an error.
+// Seek supports what a retrying writer needs: Seek(0, io.SeekCurrent), and
+// Seek(0, io.SeekStart), which starts the verification over.
 func (v *verifyingReader) Seek(offset int64, whence int) (int64, error) {
 	switch {
 	case offset == 0 && whence == io.SeekCurrent:

@@ -63,13 +63,7 @@ func (e *ManifestError) Error() string {
 	case 1:
 		return "invalid manifest: " + e.Problems[0].String()
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "invalid manifest (%d problems):", len(e.Problems))
-	for _, p := range e.Problems {
-		b.WriteString("\n  ")
-		b.WriteString(p.String())
-	}
-	return b.String()
+	return listed(fmt.Sprintf("invalid manifest (%d problems):", len(e.Problems)), e.Problems)
 }
 
 // FormatSHA256 formats a raw SHA-256 sum as "sha256:<64 lowercase hex>".

@@ -12,17 +12,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// fileOpener opens a loaded bundle's files for staged copies without
-// walking each path through a fresh os.Root: the bundle directory and
-// each of its subdirectories are opened once (by descriptor, O_NOFOLLOW)
-// and kept until Bundle.Close (up to maxOpenDirs of them), and each file
-// takes an lstat of every parent segment (so a directory replaced by a
-// symbolic link since is still refused), an lstat, an open and an fstat of
-// the file. The file is
-// wrapped with os.NewFile, which does not offer it to the runtime's
-// poller (a regular file refuses after four fcntl calls and a failing
-// epoll_ctl). Anything unusual is left to openRegular, which names the
-// problem: open returns ok false.
+// fileOpener opens a loaded bundle's files without walking each path through
+// a fresh os.Root: its directories are opened once (O_NOFOLLOW) and kept
+// until Bundle.Close (up to maxOpenDirs), and each open lstats every parent
+// segment (a directory replaced by a symbolic link since is still refused).
+// Files are wrapped with os.NewFile, which does not offer them to the
+// runtime's poller (a regular file refuses after four fcntl calls and a
+// failing epoll_ctl). Anything unusual is left to openRegular, which names
+// the problem: open returns ok false.
 type fileOpener struct {
 	dir string
 

@@ -13,20 +13,13 @@ import (
 	"github.com/distributor-dev/distributor/internal/strictjson"
 )
 
-// ParseManifest decodes and validates a manifest.json document strictly:
-// unknown or duplicate fields anywhere, wrong JSON types, missing fields,
-// trailing data, invalid UTF-8, unpaired surrogate escapes and every rule
-// of the manifest contract (including that the digest matches the listed
-// files) are errors. It needs no file I/O. The returned manifest's Files
-// are sorted by path byte-wise and Created is in UTC. On failure it returns
-// a *ManifestError naming every problem found; a problem with the JSON text
-// itself (syntax, trailing data, a duplicate field, text that is not valid
-// UTF-8) stops the parse and is reported alone.
-//
-// The document is read in one pass over its tokens with internal/strictjson's
-// decoder, which refuses what strict JSON does; a member of the wrong type,
-// missing or unknown is noted and the pass goes on, so that every such
-// problem is reported together with the contract's.
+// ParseManifest decodes a manifest.json document strictly (unknown,
+// duplicate or missing fields, wrong types, trailing data, invalid UTF-8 are
+// errors) and checks every rule of the contract that needs no file I/O,
+// the digest among them. Files come sorted by path, Created in UTC. On
+// failure it returns a *ManifestError naming every problem; a problem with
+// the JSON text itself is reported alone. It reads the tokens in one pass,
+// noting a member's problem and going on.
 func ParseManifest(data []byte) (*Manifest, error) {
 	m, err := parseManifest(data)
 	if err != nil {
