@@ -363,14 +363,9 @@ func walkBundle(ctx context.Context, root *os.Root, m *Manifest) (unlisted []str
 	return unlisted, sizes, nil
 }
 
-// Open opens the listed file path of the bundle for reading, refusing a
+// open opens the listed file path of the bundle for reading, refusing a
 // path not listed, a symlink on its path, anything not a regular file and
 // anything outside b.Dir. It does not check the contents (OpenVerified does).
-func (b *Bundle) Open(path string) (*os.File, error) {
-	f, _, err := b.open(path)
-	return f, err
-}
-
 func (b *Bundle) open(path string) (*os.File, File, error) {
 	want, ok := b.Manifest.Lookup(path)
 	if !ok {
@@ -393,7 +388,8 @@ func (b *Bundle) open(path string) (*os.File, File, error) {
 	return f, want, nil
 }
 
-// OpenVerified is Open, but the reader checks the contents as they are read:
+// OpenVerified opens the listed file path of the bundle (refusing a symlink
+// on its path and anything not a regular file), and the reader checks the contents as they are read:
 // a byte past the listed size fails at once, and at the listed size or the
 // end a size or sha256 mismatch is an error (a *MismatchError) instead of
 // io.EOF. A consumer that writes atomically thus never publishes bytes that

@@ -28,13 +28,13 @@ type Bundle struct {
 	// Unlisted holds regular files present in Dir but not listed (warnings).
 	Unlisted []string
 
-	// opener keeps the bundle's directories open for Open and
-	// OpenVerified (Load sets it; nil: each file is opened from Dir).
+	// opener keeps the bundle's directories open for OpenVerified (Load
+	// sets it; nil: each file is opened from Dir).
 	opener *fileOpener
 }
 
-// Close releases the directories that Open and OpenVerified keep open
-// (files they returned stay valid). The bundle can still be opened after
+// Close releases the directories that OpenVerified keeps open (files it
+// returned stay valid). The bundle can still be opened after
 // Close, more slowly. Closing twice is harmless.
 func (b *Bundle) Close() error {
 	if b.opener != nil {
