@@ -169,26 +169,14 @@ func plainText(b []byte) bool {
 			break
 		}
 	}
-	for ; i < len(b); i++ {
-		if c := b[i]; c < 0x20 {
-			return false
-		} else if c >= utf8.RuneSelf {
-			rest := b[i:]
-			return utf8.Valid(rest) && !hasControl(rest) &&
-				!bytes.Contains(rest, []byte("\u2028")) && !bytes.Contains(rest, []byte("\u2029"))
-		}
-	}
-	return true
-}
-
-// hasControl reports whether b holds a byte below 0x20.
-func hasControl(b []byte) bool {
-	for _, c := range b {
+	ascii, rest := true, b[i:]
+	for _, c := range rest {
 		if c < 0x20 {
-			return true
+			return false
 		}
+		ascii = ascii && c < utf8.RuneSelf
 	}
-	return false
+	return ascii || utf8.Valid(rest) && !bytes.Contains(rest, []byte("\u2028")) && !bytes.Contains(rest, []byte("\u2029"))
 }
 
 // str parses a string member; memo, when not nil, holds the previous

@@ -90,48 +90,31 @@ type planned struct {
 	file bundle.File
 }
 
-// Plan computes every output destination d publishes from bundle b.
+// Plan computes every output destination d publishes from bundle b; prefix
+// is the expanded paths.prefix, prepended to every output path.
 //
-// prefix is the destination's paths.prefix with its placeholders already
-// expanded; it is prepended verbatim to every output path.
+// The bundle files publish.include selects (all without it) and
+// publish.exclude does not are published, the others listed in
+// Result.Excluded. With publish.html a Markdown source (IsMarkdown) yields a
+// page at prefix + rename(source), its extension replaced by ".html";
+// publish.source "all" copies every file, "assets" (or "") every other file,
+// "none" nothing, to prefix + rename(source) with the manifest's SHA256 and
+// Size and a nil Content. An unknown paths.rename key, an output path that
+// fails cleanpath.CheckUnreserved and two outputs at one path
+// (*CollisionError) are errors.
 //
-// Filters: only the bundle files that match a publish.include pattern
-// (every file when include is not set) and no publish.exclude pattern are
-// published (see filterFiles); the others are listed in Result.Excluded.
-// Filters apply to bundle paths, before paths.rename and paths.prefix.
+// Pages are read from b.Dir (bytes not matching the manifest: an error
+// matching ErrSourceMismatch) and rendered as CommonMark with GFM and
+// footnotes: GitHub-style heading ids ("Über uns" -> "über-uns", then "-1",
+// "-2"), raw HTML escaped unless markdown.raw_html, relative links and images
+// to the bundle's Markdown files rewritten to their pages (keeping ?query and
+// #fragment), the fragment wrapped in the built-in page or markdown.template
+// (PageData).
 //
-// Selection: with publish.html, every Markdown source (see IsMarkdown) yields
-// a generated output (kind KindGenerated, transform TransformMarkdown) at
-// prefix + rename(source) with its Markdown extension replaced by ".html"
-// (a rename target without a Markdown extension is used as is). publish.source
-// "all" copies every bundle file, "assets" (also the meaning of "") every
-// non-Markdown file, "none" nothing; a copy lands at prefix + rename(source),
-// with SHA256 and Size from the manifest and a nil Content. A paths.rename key
-// that is not a bundle file is an error. Every output path must pass
-// cleanpath.CheckUnreserved, and two outputs with one path are a
-// *CollisionError.
-//
-// Generated outputs are read from b.Dir (their bytes must match the manifest,
-// else an error matching ErrSourceMismatch) and rendered as CommonMark with
-// GitHub tables, strikethrough, autolinks and task lists, and footnotes.
-// Headings get GitHub-style ids from their text ("Über uns" -> "über-uns",
-// duplicates suffixed "-1", "-2", ...). Raw HTML is escaped (shown as text)
-// unless markdown.raw_html. Relative links and images that resolve (from the
-// linking file's directory) to Markdown files of the bundle are rewritten to
-// the relative path of those files' HTML outputs, keeping any ?query and
-// #fragment; other links are left alone. The fragment is wrapped in the
-// built-in page or the markdown.template file (see PageData), parsed once per
-// call.
-//
-// URLs: with links.base_url, each output's URL is base_url + its path, each
-// segment percent-escaped; with links.pretty, a path ".../index.html" gets
-// the URL of its directory (".../"), and a root "index.html" the base_url
-// itself. Without base_url every URL is "".
-//
-// PrimaryURL is the URL of the generated output at prefix + "index.html" if
-// there is one, else of the first generated output by path, else of the first
-// output by path; it is "" without links.base_url or without outputs.
-//
+// With links.base_url an output's URL is base_url + its path, segments
+// percent-escaped (links.pretty: ".../index.html" as ".../", a root
+// "index.html" as base_url), else "". PrimaryURL is that of the page at
+// prefix + "index.html", else of the first page, else of the first output.
 // Result.Outputs is sorted by path, byte-wise.
 func Plan(ctx context.Context, b *bundle.Bundle, d *config.Destination, prefix string) (*Result, error) {
 	if b == nil || d == nil {
