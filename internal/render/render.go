@@ -130,11 +130,7 @@ func Plan(ctx context.Context, b *bundle.Bundle, d *config.Destination, prefix s
 		return nil, err
 	}
 
-	files := make(map[string]bundle.File, len(b.Manifest.Files))
-	for _, f := range b.Manifest.Files {
-		files[f.Path] = f
-	}
-	if err := checkRenames(d.Paths, files); err != nil {
+	if err := checkRenames(d.Paths, &b.Manifest); err != nil {
 		return nil, err
 	}
 
@@ -322,7 +318,7 @@ func sourceSelection(source string) (copyMD, copyAssets bool, err error) {
 
 // checkRenames reports the first (by key) paths.rename entry whose key is not
 // a bundle file or whose target is not a clean path.
-func checkRenames(p config.Paths, files map[string]bundle.File) error {
+func checkRenames(p config.Paths, m *bundle.Manifest) error {
 	keys := make([]string, 0, len(p.Rename))
 	for k := range p.Rename {
 		keys = append(keys, k)
@@ -333,8 +329,8 @@ func checkRenames(p config.Paths, files map[string]bundle.File) error {
 		if line := p.RenameLines[k]; line > 0 {
 			at = fmt.Sprintf("paths.rename (config line %d)", line)
 		}
-		if _, ok := files[k]; !ok {
-			return fmt.Errorf("%s: %q is not a file of the bundle; %s", at, k, bundleFileHint(k, files))
+		if _, ok := m.Lookup(k); !ok {
+			return fmt.Errorf("%s: %q is not a file of the bundle; %s", at, k, bundleFileHint(k, m.Files))
 		}
 		if err := cleanpath.CheckUnreserved(p.Rename[k]); err != nil {
 			return fmt.Errorf("%s: target of %q: %w", at, k, err)
@@ -345,12 +341,11 @@ func checkRenames(p config.Paths, files map[string]bundle.File) error {
 
 // bundleFileHint suggests the bundle file closest to name, or lists the
 // first few bundle files when none is close.
-func bundleFileHint(name string, files map[string]bundle.File) string {
-	paths := make([]string, 0, len(files))
-	for f := range files {
-		paths = append(paths, f)
+func bundleFileHint(name string, files []bundle.File) string {
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = f.Path
 	}
-	sort.Strings(paths)
 	if c := config.Closest(name, paths); c != "" {
 		return fmt.Sprintf("did you mean %q?", c)
 	}
