@@ -81,13 +81,8 @@ func (o *fileOpener) open(p string) (f *os.File, ok bool) {
 		}
 		d := o.dirs[key]
 		if d == nil || d.dev != st.Dev || d.ino != st.Ino {
-			fd, err := openat(parent.fd, seg, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
-			if err != nil {
-				return nil, false
-			}
-			var got unix.Stat_t
-			if unix.Fstat(fd, &got) != nil || got.Dev != st.Dev || got.Ino != st.Ino {
-				unix.Close(fd)
+			fd, ok := openSame(parent.fd, seg, unix.O_DIRECTORY, &st)
+			if !ok {
 				return nil, false
 			}
 			nd := &cachedDir{f: os.NewFile(uintptr(fd), filepath.Join(o.dir, key)), fd: fd, dev: st.Dev, ino: st.Ino}
@@ -112,16 +107,26 @@ func (o *fileOpener) open(p string) (f *os.File, ok bool) {
 	if unix.Fstatat(parent.fd, base, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return nil, false
 	}
-	fd, err := openat(parent.fd, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
-	if err != nil {
-		return nil, false
-	}
-	var got unix.Stat_t
-	if unix.Fstat(fd, &got) != nil || got.Mode&unix.S_IFMT != unix.S_IFREG || got.Dev != st.Dev || got.Ino != st.Ino {
-		unix.Close(fd)
+	fd, ok := openSame(parent.fd, base, 0, &st)
+	if !ok {
 		return nil, false
 	}
 	return os.NewFile(uintptr(fd), filepath.Join(o.dir, filepath.FromSlash(p))), true
+}
+
+// openSame opens name below dirfd (O_NOFOLLOW, plus flags) if it is still
+// the file st describes (same type, device and inode).
+func openSame(dirfd int, name string, flags int, st *unix.Stat_t) (int, bool) {
+	fd, err := openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|flags)
+	if err != nil {
+		return -1, false
+	}
+	var got unix.Stat_t
+	if unix.Fstat(fd, &got) != nil || got.Mode&unix.S_IFMT != st.Mode&unix.S_IFMT || got.Dev != st.Dev || got.Ino != st.Ino {
+		unix.Close(fd)
+		return -1, false
+	}
+	return fd, true
 }
 
 // close closes every directory the opener holds; open then always

@@ -193,26 +193,23 @@ func appendOutput(b []byte, o *Output) []byte {
 // appendField appends `<indent>"name": "value"` (with a comma if more
 // follows) and a newline.
 func appendField(b []byte, indent, name, value string, more bool) []byte {
-	b = append(b, indent...)
-	b = append(b, '"')
-	b = append(b, name...)
-	b = append(b, "\": "...)
-	b = appendString(b, value)
-	if more {
-		b = append(b, ',')
-	}
-	return append(b, '\n')
+	return appendEnd(appendString(appendName(b, indent, name), value), more)
 }
 
 // appendTime is appendField for a timestamp, formatted as FormatTime does
 // without an intermediate string.
 func appendTime(b []byte, indent, name string, t time.Time, more bool) []byte {
-	b = append(b, indent...)
-	b = append(b, '"')
-	b = append(b, name...)
-	b = append(b, "\": \""...)
+	b = append(appendName(b, indent, name), '"')
 	b = t.UTC().Truncate(time.Second).AppendFormat(b, time.RFC3339)
-	b = append(b, '"')
+	return appendEnd(append(b, '"'), more)
+}
+
+func appendName(b []byte, indent, name string) []byte {
+	b = append(append(b, indent...), '"')
+	return append(append(b, name...), "\": "...)
+}
+
+func appendEnd(b []byte, more bool) []byte {
 	if more {
 		b = append(b, ',')
 	}
