@@ -235,32 +235,28 @@ func (t *docTransformer) Transform(doc *ast.Document, reader text.Reader, pc par
 			used[id] = true
 			n.SetAttributeString("id", []byte(id))
 		case *ast.Link:
-			if d, ok := t.rewrite(n.Destination, info); ok {
-				n.Destination = d
-			}
+			t.rewrite(&n.Destination, info)
 		case *ast.Image:
-			if d, ok := t.rewrite(n.Destination, info); ok {
-				n.Destination = d
-			}
+			t.rewrite(&n.Destination, info)
 		}
 		return ast.WalkContinue, nil
 	})
 }
 
-// rewrite returns the rewritten destination of a link or image found in the
-// document described by info, and whether it changed.
-func (t *docTransformer) rewrite(dest []byte, info *docInfo) ([]byte, bool) {
+// rewrite rewrites the destination of a link or image found in the document
+// described by info when it points at a Markdown file of the bundle.
+func (t *docTransformer) rewrite(dest *[]byte, info *docInfo) {
 	// Resolve backslash escapes and entities as the HTML renderer would.
-	d := string(util.ResolveEntityNames(util.ResolveNumericReferences(util.UnescapePunctuations(dest))))
+	d := string(util.ResolveEntityNames(util.ResolveNumericReferences(util.UnescapePunctuations(*dest))))
 	if d == "" || d[0] == '/' || d[0] == '#' || d[0] == '?' || hasScheme(d) {
-		return nil, false
+		return
 	}
 	p, tail := d, ""
 	if i := strings.IndexAny(d, "?#"); i >= 0 {
 		p, tail = d[:i], d[i:]
 	}
 	if p == "" || strings.HasSuffix(p, "/") {
-		return nil, false
+		return
 	}
 	if u, err := url.PathUnescape(p); err == nil {
 		p = u
@@ -268,9 +264,9 @@ func (t *docTransformer) rewrite(dest []byte, info *docInfo) ([]byte, bool) {
 	target := path.Join(path.Dir(info.sourcePath), p)
 	out, ok := t.htmlOut[target]
 	if !ok {
-		return nil, false
+		return
 	}
-	return []byte(escapeRelPath(relPath(info.outputPath, out)) + tail), true
+	*dest = []byte(escapeRelPath(relPath(info.outputPath, out)) + tail)
 }
 
 // hasScheme reports whether the URL reference d starts with a scheme
