@@ -263,14 +263,12 @@ func checkFiles(ctx context.Context, root *os.Root, abs string, m *Manifest, has
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			buf := make([]byte, hashBuf)
 			for i := range next {
 				reasons[i], errs[i] = checkFile(ctx, root, m.Files[i], buf, hash)
 			}
-		}()
+		})
 	}
 feed:
 	for i := range m.Files {

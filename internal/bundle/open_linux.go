@@ -222,12 +222,10 @@ func (w *fastWalker) dir(fd int, rel string) {
 			}
 			select {
 			case w.slots <- struct{}{}:
-				w.wg.Add(1)
-				go func() {
-					defer w.wg.Done()
+				w.wg.Go(func() {
 					defer func() { <-w.slots }()
 					w.dir(sub, p+"/")
-				}()
+				})
 			default:
 				w.dir(sub, p+"/")
 			}
