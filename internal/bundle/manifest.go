@@ -279,29 +279,21 @@ func EncodeManifest(m *Manifest) ([]byte, error) {
 	if err := m.Validate(); err != nil {
 		return nil, fmt.Errorf("encode manifest: %w", err)
 	}
-	type jsonFile struct {
-		Path   string `json:"path"`
-		SHA256 string `json:"sha256"`
-		Size   int64  `json:"size"`
-	}
 	type jsonManifest struct {
-		SchemaVersion int        `json:"schema_version"`
-		ID            string     `json:"id"`
-		Created       string     `json:"created"`
-		Digest        string     `json:"digest"`
-		Files         []jsonFile `json:"files"`
+		SchemaVersion int    `json:"schema_version"`
+		ID            string `json:"id"`
+		Created       string `json:"created"`
+		Digest        string `json:"digest"`
+		Files         []File `json:"files"`
 	}
 	out := jsonManifest{
 		SchemaVersion: m.SchemaVersion,
 		ID:            m.ID,
 		Created:       m.Created.UTC().Format(time.RFC3339Nano),
 		Digest:        m.Digest,
-		Files:         make([]jsonFile, len(m.Files)),
+		Files:         slices.Clone(m.Files),
 	}
-	for i, f := range m.Files {
-		out.Files[i] = jsonFile(f)
-	}
-	slices.SortStableFunc(out.Files, func(a, b jsonFile) int { return strings.Compare(a.Path, b.Path) })
+	slices.SortStableFunc(out.Files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

@@ -14,11 +14,11 @@ type Manifest struct {
 	Files         []File // sorted by Path, byte-wise
 }
 
-// File is one listed bundle file.
+// File is one listed bundle file (its tags are the manifest's names).
 type File struct {
-	Path   string // clean relative path
-	SHA256 string // "sha256:<64 hex>"
-	Size   int64
+	Path   string `json:"path"`   // clean relative path
+	SHA256 string `json:"sha256"` // "sha256:<64 hex>"
+	Size   int64  `json:"size"`
 }
 
 // Bundle is a validated source bundle on disk.
