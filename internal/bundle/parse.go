@@ -317,26 +317,27 @@ func (f field) String() string {
 	return fmt.Sprintf("files[%d].%s", f.i, f.name)
 }
 
-// wrongKind reads a value that is not of the kind wanted and reports it.
-func (p *parser) wrongKind(f field, want string) error {
-	v, err := p.dec.ReadValue()
-	if err != nil {
-		return err
+// value reads a value; ok is false (and the problem recorded) when it is
+// not of kind, which want names.
+func (p *parser) value(f field, kind jsontext.Kind, want string) (v jsontext.Value, ok bool, err error) {
+	if v, err = p.dec.ReadValue(); err != nil || v.Kind() == kind {
+		return v, err == nil, err
 	}
 	p.add(f.String(), "", "must be "+want+", got "+strictjson.KindName(v))
-	return nil
+	return nil, false, nil
 }
 
-// str reads a string value; ok is false (and the problem recorded) when
-// the value is of another type.
+// wrongKind reads a value that is not of the kind wanted and reports it.
+func (p *parser) wrongKind(f field, want string) error {
+	_, _, err := p.value(f, 0, want)
+	return err
+}
+
+// str reads a string value.
 func (p *parser) str(f field) (s string, ok bool, err error) {
-	v, err := p.dec.ReadValue()
-	if err != nil {
+	v, ok, err := p.value(f, '"', "a string")
+	if !ok {
 		return "", false, err
-	}
-	if v.Kind() != '"' {
-		p.add(f.String(), "", "must be a string, got "+strictjson.KindName(v))
-		return "", false, nil
 	}
 	s, err = unquote(v)
 	return s, err == nil, err
@@ -344,13 +345,9 @@ func (p *parser) str(f field) (s string, ok bool, err error) {
 
 // integer reads an integer value.
 func (p *parser) integer(f field) (n int64, ok bool, err error) {
-	v, err := p.dec.ReadValue()
-	if err != nil {
+	v, ok, err := p.value(f, '0', "an integer")
+	if !ok {
 		return 0, false, err
-	}
-	if v.Kind() != '0' {
-		p.add(f.String(), "", "must be an integer, got "+strictjson.KindName(v))
-		return 0, false, nil
 	}
 	if !bytes.ContainsAny(v, ".eE") {
 		if n, err := strconv.ParseInt(string(v), 10, 64); err == nil {
