@@ -119,11 +119,9 @@ func ValidateID(id string) error {
 	return nil
 }
 
-// ComputeDigest returns the content digest of a bundle with these files:
-// "sha256:" followed by the hex SHA-256 of one line per file, sorted by path
-// byte-wise, each line "<hex of the file's sha256>  <path>\n" — exactly the
-// output of sha256sum. The "sha256:" prefix of each file hash is left out of
-// its line. files is not modified.
+// ComputeDigest returns the content digest of a bundle with these files
+// (docs/bundle.md): the SHA-256 of sha256sum's output for them, sorted by
+// path byte-wise. files is not modified.
 func ComputeDigest(files []File) string {
 	byPath := func(a, b File) int { return strings.Compare(a.Path, b.Path) }
 	sorted := files
@@ -269,12 +267,9 @@ func quoteValue(s string) string {
 	return strconv.Quote(s[:cut]) + fmt.Sprintf("…(%d bytes)", len(s))
 }
 
-// EncodeManifest returns the canonical encoding of m: JSON with a two-space
-// indent, the fields in the order schema_version, id, created, digest, files,
-// files sorted by path with the fields path, sha256, size, created in UTC
-// RFC 3339 (fractional seconds only when present), and a trailing newline.
-// The same manifest always encodes to the same bytes. It validates m first
-// and returns a *ManifestError (wrapped) if m is invalid.
+// EncodeManifest validates m (a wrapped *ManifestError if invalid) and
+// returns its canonical encoding: two-space indented JSON, fields in contract
+// order, files sorted by path, created in UTC RFC 3339, a trailing newline.
 func EncodeManifest(m *Manifest) ([]byte, error) {
 	if err := m.Validate(); err != nil {
 		return nil, fmt.Errorf("encode manifest: %w", err)

@@ -157,14 +157,11 @@ func openat(dirfd int, name string, flags int) (int, error) {
 	}
 }
 
-// walkBundleFast is walkBundle on descriptors: each directory is opened
-// with openat(2) (O_NOFOLLOW) and read as a plain file, so the entries'
-// types come from the directory itself, and only the listed regular files
-// are lstat'ed (for their sizes), without the FileInfo allocations of a
-// walk through os.Root (which lstats every entry). Subdirectories are
-// walked by up to GOMAXPROCS goroutines at once: a bundle's lstats are
-// most of a no-op run's system calls. ok is false if the bundle directory
-// cannot be opened this way (walkBundle then runs).
+// walkBundleFast is walkBundle on descriptors (openat, O_NOFOLLOW): entry
+// types come from the directory, only listed regular files are lstat'ed, and
+// subdirectories are walked by up to GOMAXPROCS goroutines, since a bundle's
+// lstats are most of a no-op run's system calls. ok is false if the
+// directory cannot be opened this way (walkBundle then runs).
 func walkBundleFast(ctx context.Context, dir string, m *Manifest) (unlisted []string, sizes map[string]int64, ok bool, err error) {
 	fd, err := openat(unix.AT_FDCWD, dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
 	if err != nil {
