@@ -120,8 +120,8 @@ func ValidateID(id string) error {
 }
 
 // ComputeDigest returns the content digest of a bundle with these files
-// (docs/bundle.md): the SHA-256 of sha256sum's output for them, sorted by
-// path byte-wise. files is not modified.
+// (docs/bundle.md): "sha256:" and the hex SHA-256 of what sha256sum prints
+// for them, sorted by path byte-wise. files is not modified.
 func ComputeDigest(files []File) string {
 	byPath := func(a, b File) int { return strings.Compare(a.Path, b.Path) }
 	sorted := files
