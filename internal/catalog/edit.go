@@ -3,7 +3,9 @@ package catalog
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
+	"strings"
 )
 
 // Edit is a change to a catalog, small next to the catalog it changes: the
@@ -20,20 +22,17 @@ type Edit struct {
 	Delete []string
 }
 
-// sorted returns e's puts sorted by path and its deletes as a set, and
-// refuses a path put twice or both put and deleted.
-func (e *Edit) sorted() ([]Output, map[string]bool, error) {
+// sorted returns e's puts and deletes sorted by path, and refuses a path put
+// twice or both put and deleted.
+func (e *Edit) sorted() ([]Output, []string, error) {
 	put := append([]Output(nil), e.Put...)
 	sort.Slice(put, func(i, j int) bool { return put[i].Path < put[j].Path })
-	del := make(map[string]bool, len(e.Delete))
-	for _, p := range e.Delete {
-		del[p] = true
-	}
+	del := slices.Sorted(slices.Values(e.Delete))
 	for i := range put {
 		if i > 0 && put[i].Path == put[i-1].Path {
 			return nil, nil, fmt.Errorf("catalog edit: %q put twice", put[i].Path)
 		}
-		if del[put[i].Path] {
+		if _, ok := slices.BinarySearch(del, put[i].Path); ok {
 			return nil, nil, fmt.Errorf("catalog edit: %q both put and deleted", put[i].Path)
 		}
 	}
@@ -92,7 +91,7 @@ type merger struct {
 
 // merger starts writing e's result to w.
 func (e *Edit) merger(w io.Writer) (*merger, error) {
-	put, _, err := e.sorted()
+	put, del, err := e.sorted()
 	if err != nil {
 		return nil, err
 	}
@@ -100,8 +99,6 @@ func (e *Edit) merger(w io.Writer) (*merger, error) {
 	if err != nil {
 		return nil, err
 	}
-	del := append([]string(nil), e.Delete...)
-	sort.Strings(del)
 	return &merger{enc: enc, put: put, del: del}, nil
 }
 
@@ -145,13 +142,10 @@ func (c *Catalog) Apply(e *Edit) (*Catalog, error) {
 	}
 	n := &Catalog{SchemaVersion: SchemaVersion, DistributorVersion: e.Header.DistributorVersion,
 		CreatedAt: e.Header.CreatedAt, UpdatedAt: e.Header.UpdatedAt}
-	putAt := make(map[string]bool, len(put))
-	for _, o := range put {
-		putAt[o.Path] = true
-	}
 	if c != nil && !e.Fresh {
 		for _, o := range c.Outputs {
-			if !putAt[o.Path] && !del[o.Path] {
+			_, isPut := slices.BinarySearchFunc(put, o.Path, func(p Output, path string) int { return strings.Compare(p.Path, path) })
+			if _, isDel := slices.BinarySearch(del, o.Path); !isPut && !isDel {
 				n.Outputs = append(n.Outputs, o)
 			}
 		}
