@@ -259,14 +259,13 @@ func checkFiles(ctx context.Context, root *os.Root, abs string, m *Manifest, has
 	// problems are reported in manifest order whatever finishes first.
 	workers := min(max(8, runtime.GOMAXPROCS(0)), len(m.Files))
 	reasons := make([]string, len(m.Files))
-	errs := make([]error, len(m.Files))
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
 			buf := make([]byte, hashBuf)
 			for i := range next {
-				reasons[i], errs[i] = checkFile(ctx, root, m.Files[i], buf, hash)
+				reasons[i] = checkFile(ctx, root, m.Files[i], buf, hash)
 			}
 		})
 	}
@@ -285,9 +284,6 @@ feed:
 	}
 	var problems []Problem
 	for i, f := range m.Files {
-		if errs[i] != nil {
-			return nil, fmt.Errorf("bundle %s: %s: %w", abs, f.Path, errs[i])
-		}
 		if reasons[i] != "" {
 			problems = append(problems, Problem{Path: f.Path, Reason: reasons[i]})
 		}
@@ -296,30 +292,29 @@ feed:
 }
 
 // checkFile verifies one listed file. It returns the reason the file does not
-// match (empty if it does), or an error if ctx is done.
-func checkFile(ctx context.Context, root *os.Root, want File, buf []byte, hash bool) (string, error) {
+// match, empty if it does or ctx is done (which the caller reports).
+func checkFile(ctx context.Context, root *os.Root, want File, buf []byte, hash bool) string {
 	f, fi, err := openRegular(root, want.Path)
 	if err != nil {
-		return err.Error(), nil
+		return err.Error()
 	}
 	defer f.Close()
 	if fi.Size() != want.Size {
-		return sizeMismatch(fi.Size(), want.Size), nil
+		return sizeMismatch(fi.Size(), want.Size)
 	}
 	if !hash {
-		return "", nil
+		return ""
 	}
 	sum, n, reason, err := hashFile(ctx, f, buf)
-	if reason != "" || err != nil {
-		return reason, err
+	switch {
+	case reason != "" || err != nil:
+		return reason
+	case n != want.Size:
+		return sizeMismatch(n, want.Size) + " (the file changed while being read)"
+	case sum != want.SHA256:
+		return fmt.Sprintf("sha256 mismatch: manifest %s, file %s", want.SHA256, sum)
 	}
-	if n != want.Size {
-		return sizeMismatch(n, want.Size) + " (the file changed while being read)", nil
-	}
-	if sum != want.SHA256 {
-		return fmt.Sprintf("sha256 mismatch: manifest %s, file %s", want.SHA256, sum), nil
-	}
-	return "", nil
+	return ""
 }
 
 func sizeMismatch(got, want int64) string {
