@@ -6,6 +6,6 @@
 // bundle directory against its manifest (existence, regular files, no
 // symlinks, sizes, SHA-256 sums) and reports every problem at once in a
 // *ValidationError. Seal writes a manifest for a directory, and
-// EncodeManifest is its deterministic encoding. Bundle.Open and
-// Bundle.OpenVerified give safe read access to listed files.
+// EncodeManifest is its deterministic encoding. Bundle.OpenVerified
+// gives safe, verified read access to listed files.
 package bundle

@@ -31,11 +31,8 @@ func openRegular(root *os.Root, p string) (*os.File, fs.FileInfo, error) {
 		prefix, last := p[:i], i == len(p)
 		var err error
 		fi, err = root.Lstat(prefix)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, &pathError{reason: "missing", err: fs.ErrNotExist}
-		}
 		if err != nil {
-			return nil, nil, ioReason("cannot stat", err)
+			return nil, nil, openFailed("cannot stat", err)
 		}
 		switch {
 		case fi.Mode()&fs.ModeSymlink != 0 && last:
@@ -52,10 +49,7 @@ func openRegular(root *os.Root, p string) (*os.File, fs.FileInfo, error) {
 	}
 	f, err := root.Open(p)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, &pathError{reason: "missing", err: fs.ErrNotExist}
-		}
-		return nil, nil, ioReason("cannot open", err)
+		return nil, nil, openFailed("cannot open", err)
 	}
 	st, err := f.Stat()
 	if err != nil {
@@ -67,6 +61,14 @@ func openRegular(root *os.Root, p string) (*os.File, fs.FileInfo, error) {
 		return nil, nil, &pathError{reason: "changed while being opened (replaced, possibly by a symlink)"}
 	}
 	return f, st, nil
+}
+
+// openFailed is the problem of a bundle path that cannot be looked at.
+func openFailed(what string, err error) *pathError {
+	if errors.Is(err, fs.ErrNotExist) {
+		return &pathError{reason: "missing", err: fs.ErrNotExist}
+	}
+	return ioReason(what, err)
 }
 
 // ctxReader fails reads once ctx is done, so hashing a large file stops
@@ -87,54 +89,46 @@ func (c ctxReader) Read(p []byte) (int, error) {
 const hashBuf = 256 << 10
 
 // hashFile streams f through SHA-256 and returns the formatted sum and the
-// number of bytes read. A context error is returned as is.
-func hashFile(ctx context.Context, f *os.File, buf []byte) (string, int64, error) {
+// number of bytes read, or the reason the file cannot be read; err is the
+// context's error.
+func hashFile(ctx context.Context, f *os.File, buf []byte) (sum string, n int64, reason string, err error) {
 	h := sha256.New()
-	n, err := io.CopyBuffer(h, ctxReader{ctx, f}, buf)
-	if err != nil {
-		if ctx.Err() != nil {
-			return "", n, ctx.Err()
-		}
-		return "", n, ioReason("cannot read", err)
+	n, err = io.CopyBuffer(h, ctxReader{ctx, f}, buf)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return "", n, "", ctx.Err()
+	case err != nil:
+		return "", n, ioReason("cannot read", err).Error(), nil
 	}
-	return FormatSHA256(h.Sum(nil)), n, nil
+	return FormatSHA256(h.Sum(nil)), n, "", nil
 }
 
-// Load reads dir/manifest.json, parses it and checks the bundle against it:
-// every listed file must exist as a regular file (no symlink as the file or
-// any parent directory), with the listed size and sha256. Files are streamed,
-// never read whole into memory. Regular files present but not listed (other
-// than manifest.json) are not an error: they are returned, sorted, in
-// Bundle.Unlisted.
+// Load reads dir/manifest.json, parses it and checks the bundle against it
+// (docs/bundle.md): every listed file a regular file, no symlink on its path,
+// with the listed size and sha256, streamed. Regular files present but not
+// listed are returned, sorted, in Bundle.Unlisted.
 //
-// When the bundle is invalid Load returns a *ValidationError listing every
-// problem, each naming the file and the reason (a missing or invalid manifest
-// is reported as problems with "manifest.json"; a manifest whose file list
-// is usable, say with a stale digest, gets its files checked too), with a
-// hint naming the next step. A directory that does not exist is such an
-// error too, with no hint, matching fs.ErrNotExist. If ctx is done it
-// returns the context's error (wrapped). Other errors, such as an
-// unreadable bundle directory, are returned wrapped with the directory's
-// path.
+// An invalid bundle is a *ValidationError listing every problem (those of
+// the manifest as "manifest.json"'s; a usable file list, say with a stale
+// digest, gets its files checked too) with a hint naming the next step; so
+// is a directory that does not exist (no hint, matching fs.ErrNotExist).
+// Other errors, the context's among them, are wrapped with the directory.
 func Load(ctx context.Context, dir string) (*Bundle, error) {
 	return load(ctx, dir, true)
 }
 
-// LoadShallow is Load without reading the files' bytes: it checks the
-// manifest and that every listed file exists as a regular file of the listed
-// size, but not its sha256. Callers must verify content before relying on
-// it: Verify hashes every file, and OpenVerified checks each file's bytes as
-// they stream. distributor's run uses it so that a run with nothing to write
-// never reads the bundle's bytes.
+// LoadShallow is Load without reading the files' bytes (not their sha256),
+// so that a run with nothing to write never reads them. Callers verify the
+// content before relying on it: with Verify, or OpenVerified as they copy.
 func LoadShallow(ctx context.Context, dir string) (*Bundle, error) {
 	return load(ctx, dir, false)
 }
 
 // Verify hashes every listed file and compares it with the manifest,
-// returning a *ValidationError listing every mismatch. It is what Load adds
-// to LoadShallow.
+// returning a *ValidationError listing every mismatch: what Load adds to
+// LoadShallow.
 func (b *Bundle) Verify(ctx context.Context) error {
-	return b.verify(ctx, &b.Manifest)
+	return b.VerifyFiles(ctx, func(string) bool { return true })
 }
 
 // VerifyFiles is Verify for the listed files for which include returns
@@ -151,16 +145,12 @@ func (b *Bundle) VerifyFiles(ctx context.Context, include func(path string) bool
 	if len(m.Files) == 0 {
 		return nil
 	}
-	return b.verify(ctx, &m)
-}
-
-func (b *Bundle) verify(ctx context.Context, m *Manifest) error {
 	root, err := os.OpenRoot(b.Dir)
 	if err != nil {
 		return fmt.Errorf("bundle: open directory: %w", err)
 	}
 	defer root.Close()
-	problems, err := checkFiles(ctx, root, b.Dir, m, true)
+	problems, err := checkFiles(ctx, root, b.Dir, &m, true)
 	if err != nil {
 		return err
 	}
@@ -182,24 +172,14 @@ func load(ctx context.Context, dir string, hash bool) (*Bundle, error) {
 	}
 	defer root.Close()
 
-	m, problem, merr := loadManifest(root)
-	if problem != "" {
+	m, problems, merr := loadManifest(root)
+	if m == nil {
+		// The file list is unusable: the manifest's problems are all.
 		hint := sealHint(abs, "", "reseal after an intended edit")
-		if problem == "missing" {
+		if merr == nil && problems[0].Reason == "missing" {
 			hint = sealHint(abs, "", "to write it, seal the bundle")
 		}
-		return nil, &ValidationError{Dir: abs, Problems: []Problem{{Path: ManifestName, Reason: problem}}, Hint: hint}
-	}
-	var problems []Problem
-	if merr != nil {
-		for _, mp := range merr.Problems {
-			problems = append(problems, Problem{Path: ManifestName, Reason: mp.String()})
-		}
-		if m == nil {
-			// The file list is unusable: the manifest's problems are all.
-			return nil, &ValidationError{Dir: abs, Problems: problems, Err: merr,
-				Hint: sealHint(abs, "", "reseal after an intended edit")}
-		}
+		return nil, &ValidationError{Dir: abs, Problems: problems, Err: merr, Hint: hint}
 	}
 
 	unlisted, sizes, ok, err := walkBundleFast(ctx, abs, m)
@@ -228,28 +208,26 @@ func load(ctx context.Context, dir string, hash bool) (*Bundle, error) {
 	if problems = append(problems, fileProblems...); len(problems) > 0 {
 		// Every problem at once, in path order (the manifest's among them).
 		slices.SortStableFunc(problems, func(a, b Problem) int { return strings.Compare(a.Path, b.Path) })
-		ve := &ValidationError{Dir: abs, Problems: problems, Unlisted: unlisted,
+		return nil, &ValidationError{Dir: abs, Problems: problems, Unlisted: unlisted, Err: merr,
 			Hint: sealHint(abs, m.ID, "reseal after an intended edit")}
-		if merr != nil {
-			ve.Err = merr
-		}
-		return nil, ve
 	}
 	return &Bundle{Dir: abs, Manifest: *m, Unlisted: unlisted, opener: newFileOpener(abs)}, nil
 }
 
-// loadManifest reads and parses manifest.json below root. A problem with the
-// file itself (missing, symlink, unreadable, too large) is returned as a
-// reason; an invalid manifest as a *ManifestError, together with the
-// manifest when its file list is still usable (see parseManifest).
-func loadManifest(root *os.Root) (*Manifest, string, *ManifestError) {
+// loadManifest reads and parses manifest.json below root. It returns the
+// problems with it as the bundle's, with the *ManifestError of an invalid
+// one, and the manifest when its file list is usable (see parseManifest).
+func loadManifest(root *os.Root) (*Manifest, []Problem, error) {
+	problem := func(reason string) (*Manifest, []Problem, error) {
+		return nil, []Problem{{Path: ManifestName, Reason: reason}}, nil
+	}
 	f, fi, err := openRegular(root, ManifestName)
 	if err != nil {
-		return nil, err.Error(), nil
+		return problem(err.Error())
 	}
 	defer f.Close()
 	if fi.Size() > MaxManifestSize {
-		return nil, fmt.Sprintf("is %d bytes, larger than the %d byte limit", fi.Size(), MaxManifestSize), nil
+		return problem(fmt.Sprintf("is %d bytes, larger than the %d byte limit", fi.Size(), MaxManifestSize))
 	}
 	// Sized from the stat (bytes.MinRead spare, so that the read that
 	// sees the end does not grow it): one allocation, not a dozen.
@@ -257,16 +235,20 @@ func loadManifest(root *os.Root) (*Manifest, string, *ManifestError) {
 	_, err = buf.ReadFrom(io.LimitReader(f, MaxManifestSize+1))
 	data := buf.Bytes()
 	if err != nil {
-		return nil, ioReason("cannot read", err).Error(), nil
+		return problem(ioReason("cannot read", err).Error())
 	}
 	if len(data) > MaxManifestSize {
-		return nil, fmt.Sprintf("is larger than the %d byte limit", MaxManifestSize), nil
+		return problem(fmt.Sprintf("is larger than the %d byte limit", MaxManifestSize))
 	}
 	m, merr := parseManifest(data)
-	if merr != nil {
-		return m, "", merr
+	if merr == nil {
+		return m, nil, nil
 	}
-	return m, "", nil
+	var problems []Problem
+	for _, mp := range merr.Problems {
+		problems = append(problems, Problem{Path: ManifestName, Reason: mp.String()})
+	}
+	return m, problems, merr
 }
 
 // checkFiles checks every listed file (its bytes too when hash is set) and
@@ -277,18 +259,15 @@ func checkFiles(ctx context.Context, root *os.Root, abs string, m *Manifest, has
 	// problems are reported in manifest order whatever finishes first.
 	workers := min(max(8, runtime.GOMAXPROCS(0)), len(m.Files))
 	reasons := make([]string, len(m.Files))
-	errs := make([]error, len(m.Files))
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			buf := make([]byte, hashBuf)
 			for i := range next {
-				reasons[i], errs[i] = checkFile(ctx, root, m.Files[i], buf, hash)
+				reasons[i] = checkFile(ctx, root, m.Files[i], buf, hash)
 			}
-		}()
+		})
 	}
 feed:
 	for i := range m.Files {
@@ -305,9 +284,6 @@ feed:
 	}
 	var problems []Problem
 	for i, f := range m.Files {
-		if errs[i] != nil {
-			return nil, fmt.Errorf("bundle %s: %s: %w", abs, f.Path, errs[i])
-		}
 		if reasons[i] != "" {
 			problems = append(problems, Problem{Path: f.Path, Reason: reasons[i]})
 		}
@@ -316,43 +292,39 @@ feed:
 }
 
 // checkFile verifies one listed file. It returns the reason the file does not
-// match (empty if it does), or an error if ctx is done.
-func checkFile(ctx context.Context, root *os.Root, want File, buf []byte, hash bool) (string, error) {
+// match, empty if it does or ctx is done (which the caller reports).
+func checkFile(ctx context.Context, root *os.Root, want File, buf []byte, hash bool) string {
 	f, fi, err := openRegular(root, want.Path)
 	if err != nil {
-		return err.Error(), nil
+		return err.Error()
 	}
 	defer f.Close()
 	if fi.Size() != want.Size {
-		return sizeMismatch(fi.Size(), want.Size), nil
+		return sizeMismatch(fi.Size(), want.Size)
 	}
 	if !hash {
-		return "", nil
+		return ""
 	}
-	sum, n, err := hashFile(ctx, f, buf)
-	if err != nil {
-		if ctx.Err() != nil {
-			return "", err
-		}
-		return err.Error(), nil
+	sum, n, reason, err := hashFile(ctx, f, buf)
+	switch {
+	case reason != "" || err != nil:
+		return reason
+	case n != want.Size:
+		return sizeMismatch(n, want.Size) + " (the file changed while being read)"
+	case sum != want.SHA256:
+		return fmt.Sprintf("sha256 mismatch: manifest %s, file %s", want.SHA256, sum)
 	}
-	if n != want.Size {
-		return sizeMismatch(n, want.Size) + " (the file changed while being read)", nil
-	}
-	if sum != want.SHA256 {
-		return fmt.Sprintf("sha256 mismatch: manifest %s, file %s", want.SHA256, sum), nil
-	}
-	return "", nil
+	return ""
 }
 
 func sizeMismatch(got, want int64) string {
 	return fmt.Sprintf("size %d does not match manifest size %d", got, want)
 }
 
-// walkBundle walks root once and returns the regular files m does not list
-// (sorted, manifest.json left out) and the sizes of the listed ones it saw
-// as regular files. Directories that cannot be read are skipped: unlisted
-// files are only warnings, and listed files not seen get the full check.
+// walkBundle walks root and returns the regular files m does not list
+// (sorted, manifest.json left out) and the sizes of the listed ones. An
+// unreadable directory is skipped: unlisted files are only warnings, and
+// listed files not seen get the full check.
 func walkBundle(ctx context.Context, root *os.Root, m *Manifest) (unlisted []string, sizes map[string]int64, err error) {
 	sizes = make(map[string]int64, len(m.Files))
 	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
@@ -384,15 +356,9 @@ func walkBundle(ctx context.Context, root *os.Root, m *Manifest) (unlisted []str
 	return unlisted, sizes, nil
 }
 
-// Open opens the listed file path of the bundle for reading. It refuses a
-// path the manifest does not list, a symlink as the file or any parent
-// directory, anything that is not a regular file, and anything outside
-// b.Dir. It does not check the contents; see OpenVerified.
-func (b *Bundle) Open(path string) (*os.File, error) {
-	f, _, err := b.open(path)
-	return f, err
-}
-
+// open opens the listed file path of the bundle for reading, refusing a
+// path not listed, a symlink on its path, anything not a regular file and
+// anything outside b.Dir. It does not check the contents (OpenVerified does).
 func (b *Bundle) open(path string) (*os.File, File, error) {
 	want, ok := b.Manifest.Lookup(path)
 	if !ok {
@@ -415,11 +381,12 @@ func (b *Bundle) open(path string) (*os.File, File, error) {
 	return f, want, nil
 }
 
-// OpenVerified is Open, but the returned reader also checks the contents
-// against the manifest as they are read: reading more bytes than the listed
-// size fails at once, and at the end of the file a size or sha256 mismatch is
-// returned as an error instead of io.EOF. A consumer that writes what it
-// reads atomically thus never publishes bytes that changed since Load.
+// OpenVerified opens the listed file path of the bundle (refusing a symlink
+// on its path and anything not a regular file), and the reader checks the contents as they are read:
+// a byte past the listed size fails at once, and at the listed size or the
+// end a size or sha256 mismatch is an error (a *MismatchError) instead of
+// io.EOF. A consumer that writes atomically thus never publishes bytes that
+// changed since Load.
 func (b *Bundle) OpenVerified(path string) (io.ReadCloser, error) {
 	f, want, err := b.open(path)
 	if err != nil {
@@ -490,12 +457,9 @@ func (v *verifyingReader) Read(p []byte) (int, error) {
 		}
 	}
 	if err == io.EOF {
+		// At the listed size the sum was checked above.
 		if v.n != v.want.Size {
 			v.err = v.mismatch(sizeMismatch(v.n, v.want.Size))
-			return n, v.err
-		}
-		if sum := FormatSHA256(v.h.Sum()); sum != v.want.SHA256 {
-			v.err = v.mismatch(fmt.Sprintf("sha256 mismatch: manifest %s, file %s", v.want.SHA256, sum))
 			return n, v.err
 		}
 		v.err = io.EOF
@@ -532,10 +496,8 @@ func (e *MismatchError) Error() string {
 	return fmt.Sprintf("bundle %s: %s: %s (its bytes do not match the manifest%s)", e.Dir, e.Path, e.Reason, hint)
 }
 
-// Seek supports exactly what a retrying writer needs: Seek(0, io.SeekCurrent)
-// reports how far the reader is, and Seek(0, io.SeekStart) starts the
-// verification over from the first byte (a file that changed in between
-// still fails it). Anything else is an error.
+// Seek supports what a retrying writer needs: Seek(0, io.SeekCurrent), and
+// Seek(0, io.SeekStart), which starts the verification over.
 func (v *verifyingReader) Seek(offset int64, whence int) (int64, error) {
 	switch {
 	case offset == 0 && whence == io.SeekCurrent:

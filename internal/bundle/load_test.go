@@ -331,7 +331,7 @@ func TestOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := b.Open("img/x.png")
+	f, _, err := b.open("img/x.png")
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -342,7 +342,7 @@ func TestOpen(t *testing.T) {
 	}
 
 	for _, p := range []string{"unlisted.txt", "../" + filepath.Base(dir) + "/report.md", "/etc/passwd", "manifest.json", ""} {
-		if f, err := b.Open(p); err == nil {
+		if f, _, err := b.open(p); err == nil {
 			f.Close()
 			t.Errorf("Open(%q) succeeded, want error", p)
 		} else if !strings.Contains(err.Error(), "not listed in the manifest") {
@@ -353,7 +353,7 @@ func TestOpen(t *testing.T) {
 	// A listed file replaced by a symlink after Load is refused.
 	rm(t, dir, "report.md")
 	symlink(t, "unlisted.txt", filepath.Join(dir, "report.md"))
-	if f, err := b.Open("report.md"); err == nil {
+	if f, _, err := b.open("report.md"); err == nil {
 		f.Close()
 		t.Errorf("Open(symlink) succeeded")
 	} else if !strings.Contains(err.Error(), "report.md: is a symlink") {
@@ -365,7 +365,7 @@ func TestOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	symlink(t, "img2", filepath.Join(dir, "img"))
-	if f, err := b.Open("img/x.png"); err == nil {
+	if f, _, err := b.open("img/x.png"); err == nil {
 		f.Close()
 		t.Errorf("Open below symlinked dir succeeded")
 	} else if !strings.Contains(err.Error(), `parent directory "img" is a symlink`) {

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/distributor-dev/distributor/internal/cleanpath"
+	"github.com/distributor-dev/distributor/internal/strictjson"
 )
 
 // SchemaVersion is the only manifest schema version this package reads and
@@ -44,19 +45,7 @@ type ManifestProblem struct {
 // String formats the problem as `field value: reason`, for example
 // `files[3].path "a/../b": has a ".." segment`.
 func (p ManifestProblem) String() string {
-	var b strings.Builder
-	b.WriteString(p.Field)
-	if p.Value != "" {
-		if b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(p.Value)
-	}
-	if b.Len() > 0 {
-		b.WriteString(": ")
-	}
-	b.WriteString(p.Reason)
-	return b.String()
+	return (&strictjson.Error{Field: p.Field, Value: p.Value, Reason: p.Reason}).Error()
 }
 
 // ManifestError lists every problem found in a manifest. ParseManifest,
@@ -74,13 +63,7 @@ func (e *ManifestError) Error() string {
 	case 1:
 		return "invalid manifest: " + e.Problems[0].String()
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "invalid manifest (%d problems):", len(e.Problems))
-	for _, p := range e.Problems {
-		b.WriteString("\n  ")
-		b.WriteString(p.String())
-	}
-	return b.String()
+	return listed(fmt.Sprintf("invalid manifest (%d problems):", len(e.Problems)), e.Problems)
 }
 
 // FormatSHA256 formats a raw SHA-256 sum as "sha256:<64 lowercase hex>".
@@ -136,11 +119,9 @@ func ValidateID(id string) error {
 	return nil
 }
 
-// ComputeDigest returns the content digest of a bundle with these files:
-// "sha256:" followed by the hex SHA-256 of one line per file, sorted by path
-// byte-wise, each line "<hex of the file's sha256>  <path>\n" — exactly the
-// output of sha256sum. The "sha256:" prefix of each file hash is left out of
-// its line. files is not modified.
+// ComputeDigest returns the content digest of a bundle with these files
+// (docs/bundle.md): "sha256:" and the hex SHA-256 of what sha256sum prints
+// for them, sorted by path byte-wise. files is not modified.
 func ComputeDigest(files []File) string {
 	byPath := func(a, b File) int { return strings.Compare(a.Path, b.Path) }
 	sorted := files
@@ -286,39 +267,28 @@ func quoteValue(s string) string {
 	return strconv.Quote(s[:cut]) + fmt.Sprintf("…(%d bytes)", len(s))
 }
 
-// EncodeManifest returns the canonical encoding of m: JSON with a two-space
-// indent, the fields in the order schema_version, id, created, digest, files,
-// files sorted by path with the fields path, sha256, size, created in UTC
-// RFC 3339 (fractional seconds only when present), and a trailing newline.
-// The same manifest always encodes to the same bytes. It validates m first
-// and returns a *ManifestError (wrapped) if m is invalid.
+// EncodeManifest validates m (a wrapped *ManifestError if invalid) and
+// returns its canonical encoding: two-space indented JSON, fields in contract
+// order, files sorted by path, created in UTC RFC 3339, a trailing newline.
 func EncodeManifest(m *Manifest) ([]byte, error) {
 	if err := m.Validate(); err != nil {
 		return nil, fmt.Errorf("encode manifest: %w", err)
 	}
-	type jsonFile struct {
-		Path   string `json:"path"`
-		SHA256 string `json:"sha256"`
-		Size   int64  `json:"size"`
-	}
 	type jsonManifest struct {
-		SchemaVersion int        `json:"schema_version"`
-		ID            string     `json:"id"`
-		Created       string     `json:"created"`
-		Digest        string     `json:"digest"`
-		Files         []jsonFile `json:"files"`
+		SchemaVersion int    `json:"schema_version"`
+		ID            string `json:"id"`
+		Created       string `json:"created"`
+		Digest        string `json:"digest"`
+		Files         []File `json:"files"`
 	}
 	out := jsonManifest{
 		SchemaVersion: m.SchemaVersion,
 		ID:            m.ID,
 		Created:       m.Created.UTC().Format(time.RFC3339Nano),
 		Digest:        m.Digest,
-		Files:         make([]jsonFile, len(m.Files)),
+		Files:         slices.Clone(m.Files),
 	}
-	for i, f := range m.Files {
-		out.Files[i] = jsonFile(f)
-	}
-	slices.SortStableFunc(out.Files, func(a, b jsonFile) int { return strings.Compare(a.Path, b.Path) })
+	slices.SortStableFunc(out.Files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

@@ -12,17 +12,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// fileOpener opens a loaded bundle's files for staged copies without
-// walking each path through a fresh os.Root: the bundle directory and
-// each of its subdirectories are opened once (by descriptor, O_NOFOLLOW)
-// and kept until Bundle.Close (up to maxOpenDirs of them), and each file
-// takes an lstat of every parent segment (so a directory replaced by a
-// symbolic link since is still refused), an lstat, an open and an fstat of
-// the file. The file is
-// wrapped with os.NewFile, which does not offer it to the runtime's
-// poller (a regular file refuses after four fcntl calls and a failing
-// epoll_ctl). Anything unusual is left to openRegular, which names the
-// problem: open returns ok false.
+// fileOpener opens a loaded bundle's files without walking each path through
+// a fresh os.Root: its directories are opened once (O_NOFOLLOW) and kept
+// until Bundle.Close (up to maxOpenDirs), and each open lstats every parent
+// segment (a directory replaced by a symbolic link since is still refused).
+// Files are wrapped with os.NewFile, which does not offer them to the
+// runtime's poller (a regular file refuses after four fcntl calls and a
+// failing epoll_ctl). Anything unusual is left to openRegular, which names
+// the problem: open returns ok false.
 type fileOpener struct {
 	dir string
 
@@ -84,13 +81,8 @@ func (o *fileOpener) open(p string) (f *os.File, ok bool) {
 		}
 		d := o.dirs[key]
 		if d == nil || d.dev != st.Dev || d.ino != st.Ino {
-			fd, err := openat(parent.fd, seg, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
-			if err != nil {
-				return nil, false
-			}
-			var got unix.Stat_t
-			if unix.Fstat(fd, &got) != nil || got.Dev != st.Dev || got.Ino != st.Ino {
-				unix.Close(fd)
+			fd, ok := openSame(parent.fd, seg, unix.O_DIRECTORY, &st)
+			if !ok {
 				return nil, false
 			}
 			nd := &cachedDir{f: os.NewFile(uintptr(fd), filepath.Join(o.dir, key)), fd: fd, dev: st.Dev, ino: st.Ino}
@@ -115,16 +107,26 @@ func (o *fileOpener) open(p string) (f *os.File, ok bool) {
 	if unix.Fstatat(parent.fd, base, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return nil, false
 	}
-	fd, err := openat(parent.fd, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
-	if err != nil {
-		return nil, false
-	}
-	var got unix.Stat_t
-	if unix.Fstat(fd, &got) != nil || got.Mode&unix.S_IFMT != unix.S_IFREG || got.Dev != st.Dev || got.Ino != st.Ino {
-		unix.Close(fd)
+	fd, ok := openSame(parent.fd, base, 0, &st)
+	if !ok {
 		return nil, false
 	}
 	return os.NewFile(uintptr(fd), filepath.Join(o.dir, filepath.FromSlash(p))), true
+}
+
+// openSame opens name below dirfd (O_NOFOLLOW, plus flags) if it is still
+// the file st describes (same type, device and inode).
+func openSame(dirfd int, name string, flags int, st *unix.Stat_t) (int, bool) {
+	fd, err := openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|flags)
+	if err != nil {
+		return -1, false
+	}
+	var got unix.Stat_t
+	if unix.Fstat(fd, &got) != nil || got.Mode&unix.S_IFMT != st.Mode&unix.S_IFMT || got.Dev != st.Dev || got.Ino != st.Ino {
+		unix.Close(fd)
+		return -1, false
+	}
+	return fd, true
 }
 
 // close closes every directory the opener holds; open then always
@@ -155,14 +157,11 @@ func openat(dirfd int, name string, flags int) (int, error) {
 	}
 }
 
-// walkBundleFast is walkBundle on descriptors: each directory is opened
-// with openat(2) (O_NOFOLLOW) and read as a plain file, so the entries'
-// types come from the directory itself, and only the listed regular files
-// are lstat'ed (for their sizes), without the FileInfo allocations of a
-// walk through os.Root (which lstats every entry). Subdirectories are
-// walked by up to GOMAXPROCS goroutines at once: a bundle's lstats are
-// most of a no-op run's system calls. ok is false if the bundle directory
-// cannot be opened this way (walkBundle then runs).
+// walkBundleFast is walkBundle on descriptors (openat, O_NOFOLLOW): entry
+// types come from the directory, only listed regular files are lstat'ed, and
+// subdirectories are walked by up to GOMAXPROCS goroutines, since a bundle's
+// lstats are most of a no-op run's system calls. ok is false if the
+// directory cannot be opened this way (walkBundle then runs).
 func walkBundleFast(ctx context.Context, dir string, m *Manifest) (unlisted []string, sizes map[string]int64, ok bool, err error) {
 	fd, err := openat(unix.AT_FDCWD, dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
 	if err != nil {
@@ -220,12 +219,10 @@ func (w *fastWalker) dir(fd int, rel string) {
 			}
 			select {
 			case w.slots <- struct{}{}:
-				w.wg.Add(1)
-				go func() {
-					defer w.wg.Done()
+				w.wg.Go(func() {
 					defer func() { <-w.slots }()
 					w.dir(sub, p+"/")
-				}()
+				})
 			default:
 				w.dir(sub, p+"/")
 			}

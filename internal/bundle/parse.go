@@ -13,20 +13,13 @@ import (
 	"github.com/distributor-dev/distributor/internal/strictjson"
 )
 
-// ParseManifest decodes and validates a manifest.json document strictly:
-// unknown or duplicate fields anywhere, wrong JSON types, missing fields,
-// trailing data, invalid UTF-8, unpaired surrogate escapes and every rule
-// of the manifest contract (including that the digest matches the listed
-// files) are errors. It needs no file I/O. The returned manifest's Files
-// are sorted by path byte-wise and Created is in UTC. On failure it returns
-// a *ManifestError naming every problem found; a problem with the JSON text
-// itself (syntax, trailing data, a duplicate field, text that is not valid
-// UTF-8) stops the parse and is reported alone.
-//
-// The document is read in one pass over its tokens with internal/strictjson's
-// decoder, which refuses what strict JSON does; a member of the wrong type,
-// missing or unknown is noted and the pass goes on, so that every such
-// problem is reported together with the contract's.
+// ParseManifest decodes a manifest.json document strictly (unknown,
+// duplicate or missing fields, wrong types, trailing data, invalid UTF-8 are
+// errors) and checks every rule of the contract that needs no file I/O,
+// the digest among them. Files come sorted by path, Created in UTC. On
+// failure it returns a *ManifestError naming every problem; a problem with
+// the JSON text itself is reported alone. It reads the tokens in one pass,
+// noting a member's problem and going on.
 func ParseManifest(data []byte) (*Manifest, error) {
 	m, err := parseManifest(data)
 	if err != nil {
@@ -50,12 +43,14 @@ func parseManifest(data []byte) (*Manifest, *ManifestError) {
 	}
 	// A manifest from a future schema is reported as that alone: its other
 	// fields follow rules this version does not know.
-	if p.futureVersion {
-		return nil, &ManifestError{Problems: p.members[0]}
-	}
 	var probs []ManifestProblem
-	for _, list := range p.members {
-		probs = append(probs, list...)
+	for _, kp := range p.problems {
+		if !p.futureVersion || kp.Field == "schema_version" {
+			probs = append(probs, kp.ManifestProblem)
+		}
+	}
+	if p.futureVersion {
+		return nil, &ManifestError{Problems: probs}
 	}
 	// A malformed file entry makes a digest mismatch a mere consequence.
 	filesMalformed := false
@@ -98,19 +93,29 @@ func problemOf(field string, e *strictjson.Error) ManifestProblem {
 // problems are reported; unknown members come after them.
 var manifestMembers = [...]string{"schema_version", "id", "created", "digest", "files"}
 
+// fileMembers are the members of a file entry, likewise.
+var fileMembers = [...]string{"path", "sha256", "size"}
+
 // parser reads a manifest's tokens, collecting structural problems (types,
-// missing and unknown fields) by member. Semantic rules are left to
+// missing and unknown fields). Semantic rules are left to
 // (*Manifest).validate. An error it returns is one of the JSON text.
 type parser struct {
 	dec           *jsontext.Decoder
-	members       [len(manifestMembers) + 1][]ManifestProblem // the last: unknown members
-	at            int                                         // the member whose problems are added
-	reported      map[string]bool                             // fields with a structural problem
+	problems      []keyedProblem
+	member        int             // the member of the object being read
+	reported      map[string]bool // fields with a structural problem
 	futureVersion bool
 }
 
+// keyedProblem is a problem and the member of its object it is about,
+// by which the object's problems are ordered.
+type keyedProblem struct {
+	member int
+	ManifestProblem
+}
+
 func (p *parser) add(field, value, reason string) {
-	p.members[p.at] = append(p.members[p.at], ManifestProblem{Field: field, Value: value, Reason: reason})
+	p.problems = append(p.problems, keyedProblem{p.member, ManifestProblem{Field: field, Value: value, Reason: reason}})
 	p.reported[field] = true
 }
 
@@ -127,22 +132,14 @@ func (p *parser) alreadyReported(field string) bool {
 
 func (p *parser) manifest(data []byte) (*Manifest, error) {
 	m := &Manifest{}
-	var seen [len(manifestMembers)]bool
-	var unknown []string
 	tok, err := p.dec.ReadToken()
 	switch {
-	case err == nil && tok.Kind() == '{':
-		err = p.object(func(name []byte) error {
-			k := slices.Index(manifestMembers[:], string(name))
-			if k < 0 {
-				unknown = append(unknown, string(name))
-				return p.dec.SkipValue()
-			}
-			seen[k], p.at = true, k
-			return p.member(m, manifestMembers[k])
+	case err == nil && (tok.Kind() == '{' || tok.Kind() == 'n'):
+		// null reads as an object without members.
+		err = p.object(field{-1, ""}, manifestMembers[:], tok.Kind() == 'n', func(k int) error {
+			return p.read(m, manifestMembers[k])
 		})
-	case err == nil && tok.Kind() != 'n':
-		// Not an object (null reads as one without members).
+	case err == nil:
 		var obj struct{}
 		err = strictjson.Unmarshal(data, &obj)
 	}
@@ -154,31 +151,56 @@ func (p *parser) manifest(data []byte) (*Manifest, error) {
 		var v jsontext.Value
 		return nil, strictjson.Unmarshal(data, &v)
 	}
-	for k, name := range manifestMembers {
-		if !seen[k] {
-			p.at = k
-			p.add(name, "", "missing")
-		}
-	}
-	p.at = len(manifestMembers)
-	p.unknown("", unknown)
 	return m, nil
 }
 
-// object reads the members of the object whose '{' was read, calling fn
-// with each name (fn reads the value), and its '}'.
-func (p *parser) object(fn func(name []byte) error) error {
-	for p.dec.PeekKind() != '}' {
+// object reads the members of the object at f (f.name ""), whose '{' was
+// read (none when null), and its '}': read(k) reads the value of names[k],
+// an unknown member is skipped. Its problems are ordered by member as
+// names lists them (a missing member's where its value's would be), the
+// unknown members' last, sorted by name.
+func (p *parser) object(f field, names []string, null bool, read func(k int) error) error {
+	outer, start := p.member, len(p.problems)
+	var seen uint
+	var unknown []string
+	for !null && p.dec.PeekKind() != '}' {
 		name, err := p.name()
 		if err != nil {
 			return err
 		}
-		if err := fn(name); err != nil {
+		if k := slices.Index(names, string(name)); k < 0 {
+			unknown = append(unknown, string(name))
+			err = p.dec.SkipValue()
+		} else {
+			seen, p.member = seen|1<<k, k
+			err = read(k)
+		}
+		if err != nil {
 			return err
 		}
 	}
-	_, err := p.dec.ReadToken()
-	return err
+	if !null {
+		if _, err := p.dec.ReadToken(); err != nil {
+			return err
+		}
+	}
+	for k, name := range names {
+		if seen&(1<<k) == 0 {
+			p.member = k
+			p.add(field{f.i, name}.String(), "", "missing")
+		}
+	}
+	slices.Sort(unknown)
+	for _, name := range unknown {
+		p.problems = append(p.problems, keyedProblem{len(names), ManifestProblem{Field: f.String(), Reason: "unknown field " + quoteValue(name)}})
+	}
+	mine := p.problems[start:]
+	slices.SortStableFunc(mine, func(a, b keyedProblem) int { return a.member - b.member })
+	for i := range mine {
+		mine[i].member = outer
+	}
+	p.member = outer
+	return nil
 }
 
 // name reads a member name, valid until the next read.
@@ -193,8 +215,8 @@ func (p *parser) name() ([]byte, error) {
 	return jsontext.AppendUnquote(nil, v)
 }
 
-// member reads the value of a known top-level member into m.
-func (p *parser) member(m *Manifest, name string) error {
+// read reads the value of a known top-level member into m.
+func (p *parser) read(m *Manifest, name string) error {
 	switch name {
 	case "schema_version":
 		v, ok, err := p.integer(field{-1, name})
@@ -258,36 +280,13 @@ func (p *parser) files() ([]File, error) {
 	return files, err
 }
 
-// fileMembers are the members of a file entry, in the order their problems
-// are reported; unknown members come after them.
-var fileMembers = [...]string{"path", "sha256", "size"}
-
 // file reads entry i of the files array.
 func (p *parser) file(i int, f *File) error {
 	if _, err := p.dec.ReadToken(); err != nil {
 		return err
 	}
-	// Each member is read when it comes; its problems are reported in
-	// the order of fileMembers.
-	var seen [len(fileMembers)]bool
-	var probs [len(fileMembers)][]ManifestProblem
-	var unknown []string
-	at := p.at
-	for p.dec.PeekKind() != '}' {
-		name, err := p.name()
-		if err != nil {
-			return err
-		}
-		k := slices.Index(fileMembers[:], string(name))
-		if k < 0 {
-			unknown = append(unknown, string(name))
-			if err := p.dec.SkipValue(); err != nil {
-				return err
-			}
-			continue
-		}
-		seen[k] = true
-		where, before := field{i, fileMembers[k]}, len(p.members[at])
+	return p.object(field{i, ""}, fileMembers[:], false, func(k int) (err error) {
+		where := field{i, fileMembers[k]}
 		switch k {
 		case 0:
 			f.Path, _, err = p.str(where)
@@ -296,27 +295,8 @@ func (p *parser) file(i int, f *File) error {
 		default:
 			f.Size, _, err = p.integer(where)
 		}
-		if err != nil {
-			return err
-		}
-		if len(p.members[at]) > before {
-			probs[k] = append(probs[k], p.members[at][before:]...)
-			p.members[at] = p.members[at][:before]
-		}
-	}
-	if _, err := p.dec.ReadToken(); err != nil {
 		return err
-	}
-	for k, name := range fileMembers {
-		p.members[at] = append(p.members[at], probs[k]...)
-		if !seen[k] {
-			p.add(field{i, name}.String(), "", "missing")
-		}
-	}
-	if len(unknown) > 0 {
-		p.unknown(field{i, ""}.String(), unknown)
-	}
-	return nil
+	})
 }
 
 // field names a member in problems: a top-level one (i < 0), or one of
@@ -337,35 +317,27 @@ func (f field) String() string {
 	return fmt.Sprintf("files[%d].%s", f.i, f.name)
 }
 
-// unknown reports each member name of the object at where that no field
-// declares, sorted.
-func (p *parser) unknown(where string, names []string) {
-	slices.Sort(names)
-	for _, name := range names {
-		p.members[p.at] = append(p.members[p.at], ManifestProblem{Field: where, Reason: "unknown field " + quoteValue(name)})
+// value reads a value; ok is false (and the problem recorded) when it is
+// not of kind, which want names.
+func (p *parser) value(f field, kind jsontext.Kind, want string) (v jsontext.Value, ok bool, err error) {
+	if v, err = p.dec.ReadValue(); err != nil || v.Kind() == kind {
+		return v, err == nil, err
 	}
+	p.add(f.String(), "", "must be "+want+", got "+strictjson.KindName(v))
+	return nil, false, nil
 }
 
 // wrongKind reads a value that is not of the kind wanted and reports it.
 func (p *parser) wrongKind(f field, want string) error {
-	v, err := p.dec.ReadValue()
-	if err != nil {
-		return err
-	}
-	p.add(f.String(), "", "must be "+want+", got "+strictjson.KindName(v))
-	return nil
+	_, _, err := p.value(f, 0, want)
+	return err
 }
 
-// str reads a string value; ok is false (and the problem recorded) when
-// the value is of another type.
+// str reads a string value.
 func (p *parser) str(f field) (s string, ok bool, err error) {
-	v, err := p.dec.ReadValue()
-	if err != nil {
+	v, ok, err := p.value(f, '"', "a string")
+	if !ok {
 		return "", false, err
-	}
-	if v.Kind() != '"' {
-		p.add(f.String(), "", "must be a string, got "+strictjson.KindName(v))
-		return "", false, nil
 	}
 	s, err = unquote(v)
 	return s, err == nil, err
@@ -373,13 +345,9 @@ func (p *parser) str(f field) (s string, ok bool, err error) {
 
 // integer reads an integer value.
 func (p *parser) integer(f field) (n int64, ok bool, err error) {
-	v, err := p.dec.ReadValue()
-	if err != nil {
+	v, ok, err := p.value(f, '0', "an integer")
+	if !ok {
 		return 0, false, err
-	}
-	if v.Kind() != '0' {
-		p.add(f.String(), "", "must be an integer, got "+strictjson.KindName(v))
-		return 0, false, nil
 	}
 	if !bytes.ContainsAny(v, ".eE") {
 		if n, err := strconv.ParseInt(string(v), 10, 64); err == nil {

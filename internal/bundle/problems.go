@@ -62,9 +62,14 @@ func (e *ValidationError) Error() string {
 	if len(e.Problems) == 1 {
 		return fmt.Sprintf("bundle %s: %s%s", e.Dir, e.Problems[0], hint)
 	}
+	return listed(fmt.Sprintf("bundle %s: %d problems%s:", e.Dir, len(e.Problems), hint), e.Problems)
+}
+
+// listed is head followed by each problem on an indented line of its own.
+func listed[P fmt.Stringer](head string, problems []P) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "bundle %s: %d problems%s:", e.Dir, len(e.Problems), hint)
-	for _, p := range e.Problems {
+	b.WriteString(head)
+	for _, p := range problems {
 		b.WriteString("\n  ")
 		b.WriteString(p.String())
 	}

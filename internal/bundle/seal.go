@@ -21,15 +21,12 @@ import (
 // file can have it, and Seal ignores leftovers of an interrupted run.
 const sealTempPrefix = cleanpath.ReservedPrefix + "-seal-"
 
-// Seal writes dir/manifest.json listing every regular file below dir (except
-// an existing manifest.json, which it replaces, and leftovers of an
-// interrupted Seal), with the given id and created time (converted to UTC
-// and truncated to whole seconds). It refuses symlinks and other non-regular
-// files, and files whose path is not a clean unreserved path, returning a
-// *ValidationError naming every one of them; an invalid id, a created time
-// outside years 0000-9999 and a directory without files are errors too.
-// The manifest is written atomically (temporary file, fsync, rename, fsync
-// of the directory) and encoded by EncodeManifest.
+// Seal writes dir/manifest.json (EncodeManifest, atomically) listing every
+// regular file below dir but manifest.json and an interrupted Seal's
+// leftovers, with id and created (UTC, whole seconds). A symlink, another
+// non-regular file or a path that is not clean and unreserved is a
+// *ValidationError naming every one; an invalid id, a year outside
+// 0000-9999 and a directory without files are errors too.
 func Seal(ctx context.Context, dir, id string, created time.Time) (*Manifest, error) {
 	if err := ValidateID(id); err != nil {
 		return nil, fmt.Errorf("seal bundle %s: id %s: %w", dir, quoteValue(id), err)
@@ -156,14 +153,8 @@ func hashListed(ctx context.Context, root *os.Root, p string, buf []byte) (File,
 		return File{}, err.Error(), nil
 	}
 	defer f.Close()
-	sum, n, err := hashFile(ctx, f, buf)
-	if err != nil {
-		if ctx.Err() != nil {
-			return File{}, "", err
-		}
-		return File{}, err.Error(), nil
-	}
-	return File{Path: p, SHA256: sum, Size: n}, "", nil
+	sum, n, reason, err := hashFile(ctx, f, buf)
+	return File{Path: p, SHA256: sum, Size: n}, reason, err
 }
 
 // writeAtomic replaces name below root with data: it writes a temporary file

@@ -14,11 +14,11 @@ type Manifest struct {
 	Files         []File // sorted by Path, byte-wise
 }
 
-// File is one listed bundle file.
+// File is one listed bundle file (its tags are the manifest's names).
 type File struct {
-	Path   string // clean relative path
-	SHA256 string // "sha256:<64 hex>"
-	Size   int64
+	Path   string `json:"path"`   // clean relative path
+	SHA256 string `json:"sha256"` // "sha256:<64 hex>"
+	Size   int64  `json:"size"`
 }
 
 // Bundle is a validated source bundle on disk.
@@ -28,13 +28,13 @@ type Bundle struct {
 	// Unlisted holds regular files present in Dir but not listed (warnings).
 	Unlisted []string
 
-	// opener keeps the bundle's directories open for Open and
-	// OpenVerified (Load sets it; nil: each file is opened from Dir).
+	// opener keeps the bundle's directories open for OpenVerified (Load
+	// sets it; nil: each file is opened from Dir).
 	opener *fileOpener
 }
 
-// Close releases the directories that Open and OpenVerified keep open
-// (files they returned stay valid). The bundle can still be opened after
+// Close releases the directories that OpenVerified keeps open (files it
+// returned stay valid). The bundle can still be opened after
 // Close, more slowly. Closing twice is harmless.
 func (b *Bundle) Close() error {
 	if b.opener != nil {

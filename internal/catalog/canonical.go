@@ -9,20 +9,11 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// parseCanonical decodes the record at the start of b if and only if it
-// is exactly what appendOutput writes for the record it holds: members
-// in contract order with Encode's indentation, optional members present only
-// when non-empty, strings escaped as appendString escapes them, timestamps as
-// FormatTime writes them, sizes as plain decimals. It returns the record's
-// length, from its opening to its closing brace, or 0 for any other layout,
-// with o in an unspecified state; the caller then decodes the record the
-// general way. Every byte it accepts is checked, so what it accepts is
-// valid JSON; it checks layout, not values (validateOutput does).
-//
-// Every catalog distributor writes is in this layout, so a large catalog is
-// decoded in one pass over its bytes, and a record that parses this way can
-// be copied to a new catalog byte for byte (Edit.Splice) with the same
-// result as encoding it again.
+// parseCanonical decodes the record at the start of b if and only if it is
+// exactly what appendOutput writes for it, and returns its length from its
+// opening to its closing brace; 0 for any other layout (o is then in an
+// unspecified state). Every byte it accepts is checked, so what it accepts
+// is valid JSON; it checks layout, not values (validateOutput does).
 func parseCanonical(b []byte, o *Output, memo *canonMemo) int {
 	p := canonParser{b: b, memo: memo}
 	const in = "      "
@@ -52,21 +43,14 @@ func parseCanonical(b []byte, o *Output, memo *canonMemo) int {
 }
 
 // canonicalPath returns the path and the length of the record at the start
-// of b if it starts and ends as appendOutput writes a record, without
-// decoding the rest: Splice copies such a record of a base that Scan
-// validated and found in Encode's layout. It returns 0 for anything else.
+// of b if it starts and ends as appendOutput writes one, without decoding
+// the rest (Splice copies a record of a base Scan validated); else 0.
 func canonicalPath(b []byte) (path []byte, n int) {
 	const open = "{\n      \"path\": \""
 	if !bytes.HasPrefix(b, []byte(open)) {
 		return nil, 0
 	}
-	i := len(open)
-	for i < len(b) && b[i] != '"' {
-		if b[i] == '\\' {
-			i++
-		}
-		i++
-	}
+	i := closingQuote(b, len(open))
 	if i >= len(b) {
 		return nil, 0
 	}
@@ -85,9 +69,21 @@ func canonicalPath(b []byte) (path []byte, n int) {
 	return path, i + end + len("\n    }")
 }
 
-// canonMemo remembers values of the previous records, which the next ones
-// mostly repeat (owner, source, kind, timestamps), so that they are neither
-// allocated nor parsed again.
+// closingQuote returns the index of the quote that ends the JSON string
+// whose text starts at b[i], or at least len(b) when b ends first.
+func closingQuote(b []byte, i int) int {
+	for i < len(b) && b[i] != '"' {
+		if b[i] == '\\' {
+			i++
+		}
+		i++
+	}
+	return i
+}
+
+// canonMemo remembers the values the next records mostly repeat (owner,
+// source, kind, timestamps), so that they are neither allocated nor parsed
+// again.
 type canonMemo struct {
 	pipeline, destination, sourceID, sourceDigest, kind string
 	times                                               [3]struct {
@@ -147,13 +143,7 @@ func (p *canonParser) quoted(memo *string) (string, bool) {
 	}
 	// Escapes: find the string's real end, decode it and accept it only
 	// if encoding the value again gives the same bytes.
-	n := 1
-	for n < len(p.b) && p.b[n] != '"' {
-		if p.b[n] == '\\' {
-			n++
-		}
-		n++
-	}
+	n := closingQuote(p.b, 1)
 	if n >= len(p.b) {
 		return "", false
 	}
@@ -166,8 +156,6 @@ func (p *canonParser) quoted(memo *string) (string, bool) {
 	return string(v), true
 }
 
-// str parses a string member; memo, when not nil, holds the previous
-// record's value, reused when equal.
 // plainText reports whether appendString writes b's characters as they are:
 // valid UTF-8 without control characters, U+2028 or U+2029. Eight bytes at
 // a time while they are ASCII.
@@ -181,28 +169,18 @@ func plainText(b []byte) bool {
 			break
 		}
 	}
-	for ; i < len(b); i++ {
-		if c := b[i]; c < 0x20 {
-			return false
-		} else if c >= utf8.RuneSelf {
-			rest := b[i:]
-			return utf8.Valid(rest) && !hasControl(rest) &&
-				!bytes.Contains(rest, []byte("\u2028")) && !bytes.Contains(rest, []byte("\u2029"))
-		}
-	}
-	return true
-}
-
-// hasControl reports whether b holds a byte below 0x20.
-func hasControl(b []byte) bool {
-	for _, c := range b {
+	ascii, rest := true, b[i:]
+	for _, c := range rest {
 		if c < 0x20 {
-			return true
+			return false
 		}
+		ascii = ascii && c < utf8.RuneSelf
 	}
-	return false
+	return ascii || utf8.Valid(rest) && !bytes.Contains(rest, []byte("\u2028")) && !bytes.Contains(rest, []byte("\u2029"))
 }
 
+// str parses a string member; memo, when not nil, holds the previous
+// record's value, reused when equal.
 func (p *canonParser) str(name string, dst *string, more bool, memo *string) bool {
 	if !p.lit(name) {
 		return false

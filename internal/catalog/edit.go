@@ -3,7 +3,9 @@ package catalog
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
+	"strings"
 )
 
 // Edit is a change to a catalog, small next to the catalog it changes: the
@@ -20,45 +22,37 @@ type Edit struct {
 	Delete []string
 }
 
-// sorted returns e's puts sorted by path and its deletes as a set, and
-// refuses a path put twice or both put and deleted.
-func (e *Edit) sorted() ([]Output, map[string]bool, error) {
+// sorted returns e's puts and deletes sorted by path, and refuses a path put
+// twice or both put and deleted.
+func (e *Edit) sorted() ([]Output, []string, error) {
 	put := append([]Output(nil), e.Put...)
 	sort.Slice(put, func(i, j int) bool { return put[i].Path < put[j].Path })
-	del := make(map[string]bool, len(e.Delete))
-	for _, p := range e.Delete {
-		del[p] = true
-	}
+	del := slices.Sorted(slices.Values(e.Delete))
 	for i := range put {
 		if i > 0 && put[i].Path == put[i-1].Path {
 			return nil, nil, fmt.Errorf("catalog edit: %q put twice", put[i].Path)
 		}
-		if del[put[i].Path] {
+		if _, ok := slices.BinarySearch(del, put[i].Path); ok {
 			return nil, nil, fmt.Errorf("catalog edit: %q both put and deleted", put[i].Path)
 		}
 	}
 	return put, del, nil
 }
 
-// ApplyTo streams base (nil: no catalog yet, or e.Fresh) through e and
-// writes the resulting catalog to w in Encode's layout, decoding and
-// validating every record of base. A base that is not a valid sorted
-// catalog fails (ErrUnsorted for an unsorted one: apply e to the parsed
-// catalog with Apply instead). It returns the number of records written.
+// ApplyTo streams base (nil: no catalog yet, or e.Fresh) through e and writes
+// the result to w in Encode's layout, validating every record of base. A base
+// that is not a valid sorted catalog fails (ErrUnsorted for an unsorted one:
+// use Apply). It returns the number of records written.
 func (e *Edit) ApplyTo(base io.Reader, w io.Writer) (int, error) { return e.apply(base, w, false) }
 
 // Splice is ApplyTo for a base that ScanCanonical accepted and found in
-// Encode's layout, unchanged since: the records it leaves alone are copied
-// byte for byte, found by their first and last lines, without decoding
-// them again; a record in another layout is decoded and validated as
-// ApplyTo does. The output is byte-identical to ApplyTo's. The caller
-// guarantees the base's bytes are the ones scanned (by comparing the
-// stored object's version after the read, which a store's ReadVersioned
-// makes cheap).
+// Encode's layout: the records it leaves alone are copied byte for byte
+// without decoding them again; the output is byte-identical to ApplyTo's.
+// The caller guarantees the base's bytes are the ones scanned (by the
+// stored object's version).
 func (e *Edit) Splice(base io.Reader, w io.Writer) (int, error) { return e.apply(base, w, true) }
 
-// apply is ApplyTo, copying the records in Encode's layout when copy is
-// set (Splice).
+// apply is ApplyTo, or with copy set Splice.
 func (e *Edit) apply(base io.Reader, w io.Writer, copy bool) (int, error) {
 	m, err := e.merger(w)
 	if err != nil {
@@ -87,8 +81,7 @@ func (e *Edit) apply(base io.Reader, w io.Writer, copy bool) (int, error) {
 	return m.finish()
 }
 
-// merger merges an edit into the records of a base, which come in path
-// order, writing the result.
+// merger merges an edit into a base's records, which come in path order.
 type merger struct {
 	enc  *Encoder
 	put  []Output // sorted by path
@@ -98,7 +91,7 @@ type merger struct {
 
 // merger starts writing e's result to w.
 func (e *Edit) merger(w io.Writer) (*merger, error) {
-	put, _, err := e.sorted()
+	put, del, err := e.sorted()
 	if err != nil {
 		return nil, err
 	}
@@ -106,15 +99,12 @@ func (e *Edit) merger(w io.Writer) (*merger, error) {
 	if err != nil {
 		return nil, err
 	}
-	del := append([]string(nil), e.Delete...)
-	sort.Strings(del)
 	return &merger{enc: enc, put: put, del: del}, nil
 }
 
-// mergeAt is called with each record's path of the base in order: it writes
-// the puts that come before it, and the put that replaces it, and reports
-// whether the base's record stays (neither replaced nor deleted), for the
-// caller to write.
+// mergeAt is called with each base record's path in order: it writes the
+// puts before it and the one replacing it, and reports whether the base's
+// record stays for the caller to write.
 func mergeAt[P string | []byte](m *merger, path P) (keep bool, err error) {
 	for m.i < len(m.put) && m.put[m.i].Path < string(path) {
 		if err := m.enc.Add(&m.put[m.i]); err != nil {
@@ -132,8 +122,8 @@ func mergeAt[P string | []byte](m *merger, path P) (keep bool, err error) {
 	return m.j >= len(m.del) || m.del[m.j] != string(path), nil
 }
 
-// finish writes the puts after the base's last record and ends the
-// document; it returns the number of records written.
+// finish writes the remaining puts and ends the document; it returns the
+// number of records written.
 func (m *merger) finish() (int, error) {
 	for ; m.i < len(m.put); m.i++ {
 		if err := m.enc.Add(&m.put[m.i]); err != nil {
@@ -152,13 +142,10 @@ func (c *Catalog) Apply(e *Edit) (*Catalog, error) {
 	}
 	n := &Catalog{SchemaVersion: SchemaVersion, DistributorVersion: e.Header.DistributorVersion,
 		CreatedAt: e.Header.CreatedAt, UpdatedAt: e.Header.UpdatedAt}
-	putAt := make(map[string]bool, len(put))
-	for _, o := range put {
-		putAt[o.Path] = true
-	}
 	if c != nil && !e.Fresh {
 		for _, o := range c.Outputs {
-			if !putAt[o.Path] && !del[o.Path] {
+			_, isPut := slices.BinarySearchFunc(put, o.Path, func(p Output, path string) int { return strings.Compare(p.Path, path) })
+			if _, isDel := slices.BinarySearch(del, o.Path); !isPut && !isDel {
 				n.Outputs = append(n.Outputs, o)
 			}
 		}

@@ -29,17 +29,13 @@ func (c *Catalog) Header() Header {
 // valid catalog (Parse accepts it); distributor never writes one.
 var ErrUnsorted = errors.New("catalog outputs are not sorted by path")
 
-// Scan decodes a schema-4 catalog from r strictly and calls fn for each
-// record in document order, so that memory does not grow with the number
-// of records (fn decides what to keep; each call gets a fresh Output). It
-// enforces every rule Parse does, plus path order: records must be sorted
-// by path, as Encode writes them (ErrUnsorted otherwise). It returns the
-// header and the number of records. An error from fn stops the scan and is
-// returned as is.
-//
-// Scan says only whether a document is a valid sorted catalog: for the
-// classification of any other document (legacy, future, invalid, and the
-// problems' full list) read it whole with Read.
+// Scan decodes a schema-4 catalog from r strictly and calls fn with each
+// record (a fresh Output) in document order, in constant memory. It
+// enforces every rule Parse does, and that records are sorted by path as
+// Encode writes them (ErrUnsorted otherwise). It returns the header and the
+// number of records; an error from fn stops it and is returned as is. For
+// the classification of another document (legacy, future, every problem)
+// use Read.
 func Scan(r io.Reader, fn func(*Output) error) (Header, int, error) {
 	h, n, _, err := ScanCanonical(r, fn)
 	return h, n, err
@@ -56,8 +52,7 @@ func ScanCanonical(src io.Reader, fn func(*Output) error) (h Header, n int, cano
 	return r.h, r.n, r.canonical, nil
 }
 
-// scanError is the error of a scan as its caller returns it: a callback's
-// as it is, any other named as the catalog's.
+// scanError returns a callback's error as is, any other as the catalog's.
 func scanError(err error) error {
 	var stop *errStop
 	switch {
@@ -78,7 +73,8 @@ func Read(data []byte) State {
 	}
 	// The common case first: a valid schema-4 catalog decodes in one pass.
 	// Only a document that fails is probed to classify it.
-	if c, err := Parse(data); err == nil {
+	c, perr := Parse(data)
+	if perr == nil {
 		return State{Status: StatusCatalog, SchemaVersion: SchemaVersion, Catalog: c}
 	}
 	var probe map[string]jsontext.Value
@@ -107,18 +103,13 @@ func Read(data []byte) State {
 		return State{Status: StatusInvalid, SchemaVersion: version,
 			Problem: fmt.Errorf("schema_version %d is not a known version", version)}
 	}
-	c, err := Parse(data)
-	if err != nil {
-		return State{Status: StatusInvalid, SchemaVersion: version, Problem: err}
-	}
-	return State{Status: StatusCatalog, SchemaVersion: version, Catalog: c}
+	return State{Status: StatusInvalid, SchemaVersion: version, Problem: perr}
 }
 
-// Parse decodes and validates a schema-4 document strictly: unknown fields,
-// missing required fields and trailing data are errors. Unlike Scan it
-// accepts records in any order (each path once) and names every problem
-// with the values; a problem with the JSON text stops it and is named
-// alone, with its line and column.
+// Parse decodes and validates a schema-4 document strictly. Unlike Scan it
+// accepts records in any order (each path once) and names every problem with
+// the values; a problem with the JSON text is named alone, with its line and
+// column.
 func Parse(data []byte) (*Catalog, error) {
 	c := &Catalog{SchemaVersion: SchemaVersion, Outputs: []Output{}}
 	r := newReader(nil, data, func(o *Output, _, _ []byte) error {
@@ -137,9 +128,8 @@ func Parse(data []byte) (*Catalog, error) {
 	return c, nil
 }
 
-// decodeError names err, a strict decoder's *strictjson.Error about data,
-// as the catalog's, with the line and column of the problem: a syntax
-// error's message has them already, a wrong value's gets them in front.
+// decodeError names err, a strict decoder's error about data, as the
+// catalog's, with the line and column of the problem.
 func decodeError(err error, data []byte) error {
 	e, ok := err.(*strictjson.Error)
 	if !ok {

@@ -13,15 +13,11 @@ import (
 	"github.com/distributor-dev/distributor/internal/strictjson"
 )
 
-// reader is the one catalog reader: Scan, ScanCanonical, Parse, Read,
-// ApplyTo and Splice all read through it. It walks the document's
-// structure itself (objects, arrays, names, commas, white space, exactly
-// as strict JSON allows them) over a window of the input, so that memory
-// does not grow with the document. A record in Encode's layout is decoded
-// in one pass over its bytes (parseCanonical), which checks every byte;
-// any other value is read whole by the strict JSON decoder
-// (internal/strictjson) and decoded from its bytes. Problems name their
-// field and their byte offset in the document.
+// reader is the one catalog reader (docs/design.md, "Decode a large
+// catalog once"): it walks the document's structure over a window of the
+// input, decodes a record in Encode's layout in one pass (parseCanonical)
+// and any other value with the strict decoder. Problems name their field
+// and byte offset.
 type reader struct {
 	src  io.Reader
 	b    []byte // the window: b[i:] is not yet consumed
@@ -35,12 +31,10 @@ type reader struct {
 	feed feeder
 	memo canonMemo
 
-	// whole reads like Parse: records in any order (each path once), and
-	// every problem with the values collected instead of the first
-	// returned.
+	// whole reads like Parse: records in any order (each path once), every
+	// problem with the values collected.
 	whole bool
-	// copy hands records in Encode's layout to fn as their bytes,
-	// undecoded (Splice: the base was validated when it was scanned).
+	// copy hands records in Encode's layout to fn undecoded (Splice).
 	copy bool
 	fn   func(o *Output, path, raw []byte) error
 
@@ -60,8 +54,7 @@ const windowSize = 512 << 10
 // record is read by the strict decoder.
 const maxFastRecord = 64 << 10
 
-// newReader returns a reader of src, or when src is nil of data, read in
-// place.
+// newReader returns a reader of src, or when src is nil of data in place.
 func newReader(src io.Reader, data []byte, fn func(o *Output, path, raw []byte) error) *reader {
 	r := &reader{src: src, fn: fn, canonical: true}
 	if src != nil {
@@ -81,9 +74,8 @@ type errStop struct{ err error }
 func (e *errStop) Error() string { return e.err.Error() }
 func (e *errStop) Unwrap() error { return e.err }
 
-// read reads the document. It returns a *strictjson.Error for text that
-// is not a strict JSON catalog document, the problems with the values
-// (joined), or an *errStop.
+// read reads the document. It returns a *strictjson.Error for text that is
+// not a strict JSON catalog, the values' problems joined, or an *errStop.
 func (r *reader) read() error {
 	c, err := r.next("")
 	if err != nil {
@@ -113,8 +105,7 @@ func (r *reader) read() error {
 	return errors.Join(append(r.problems, r.invalid...)...)
 }
 
-// members reads the top-level members up to the closing brace, then
-// checks the ones that must be there.
+// members reads the top-level members up to the closing brace.
 func (r *reader) members() error {
 	var seen [len(topNames)]bool
 	var version int
@@ -170,36 +161,30 @@ func (r *reader) members() error {
 // topNames are the members of the document.
 var topNames = [...]string{"schema_version", "distributor_version", "created_at", "updated_at", "state", "outputs"}
 
-// header adds the problems of the document-level members.
+// header adds the problems of the document-level members: in whole mode
+// those of the decoding, then those of the rules, each list as it was.
 func (r *reader) header(version int, state *wireState, outputs bool) {
-	add := func(list *[]error, format string, args ...any) { *list = append(*list, fmt.Errorf(format, args...)) }
-	var head []error
+	var times, head, rules []error
 	if r.h.CreatedAt.IsZero() {
-		add(&head, "created_at: missing")
+		times = append(times, errors.New("created_at: missing"))
 	}
 	if r.h.UpdatedAt.IsZero() {
-		add(&head, "updated_at: missing")
+		times = append(times, errors.New("updated_at: missing"))
 	}
+	head = append(head, times...)
 	if state == nil {
-		add(&head, "state: missing")
+		head = append(head, errors.New("state: missing"))
 	} else if state.Mode != ModeCatalog {
-		add(&head, "state.mode: %q is not %q", state.Mode, ModeCatalog)
+		head = append(head, fmt.Errorf("state.mode: %q is not %q", state.Mode, ModeCatalog))
 	}
 	if !outputs {
-		add(&head, "outputs: missing (an empty list is [])")
+		head = append(head, errors.New("outputs: missing (an empty list is [])"))
 	}
-	var rules []error
 	if version != SchemaVersion {
-		add(&rules, "schema_version: %d is not %d", version, SchemaVersion)
-	}
-	if r.h.CreatedAt.IsZero() {
-		add(&rules, "created_at: missing")
-	}
-	if r.h.UpdatedAt.IsZero() {
-		add(&rules, "updated_at: missing")
+		rules = append(rules, fmt.Errorf("schema_version: %d is not %d", version, SchemaVersion))
 	}
 	r.problems = append(head, r.problems...)
-	r.invalid = append(rules, r.invalid...)
+	r.invalid = append(append(rules, times...), r.invalid...)
 }
 
 // member reads the value of the top-level member name into dst.
@@ -246,8 +231,7 @@ func (r *reader) outputs() (present bool, err error) {
 	}
 }
 
-// record reads the next record: in one pass when it is in Encode's layout,
-// by the strict decoder otherwise; then checks and hands it over.
+// record reads, checks and hands over the next record.
 func (r *reader) record() error {
 	r.fill(maxFastRecord)
 	f := field(r.n)
@@ -294,8 +278,8 @@ func (r *reader) record() error {
 	return r.hand(o, nil, nil)
 }
 
-// order checks the record's path against the ones before it: increasing,
-// or in whole mode unique.
+// order checks that the record's path increases, or in whole mode that it
+// is unique.
 func order[P string | []byte](r *reader, path P, f field) error {
 	if r.whole {
 		if j, dup := r.seen[string(path)]; dup {
@@ -327,9 +311,8 @@ func (r *reader) hand(o *Output, path, raw []byte) error {
 	return nil
 }
 
-// decodeRecord decodes a record that is not in Encode's layout from its
-// bytes v, which start at the document offset start; it returns the
-// problems with its values.
+// decodeRecord decodes a record not in Encode's layout from its bytes v
+// (at document offset start) and returns the problems with its values.
 func (r *reader) decodeRecord(v jsontext.Value, start int64, f field, o *Output) ([]error, error) {
 	var w wireOutput
 	if err := r.decode(f.String(), v, start, &w); err != nil {

@@ -8,33 +8,17 @@ import (
 	"github.com/distributor-dev/distributor/internal/cleanpath"
 )
 
-// isSlug reports whether s matches [a-z0-9][a-z0-9._-]{0,63}. Byte loops,
-// not regexps: Validate runs them for every record of large catalogs.
-func isSlug(s string) bool {
-	if len(s) == 0 || len(s) > 64 {
+// isName reports whether s matches [a-z0-9][a-z0-9._-]{0,max-1}, with
+// upper also [A-Z]: a slug (64, false) or a source id (128, true). Byte
+// loops, not regexps: Validate runs them for every record of large catalogs.
+func isName(s string, max int, upper bool) bool {
+	if len(s) == 0 || len(s) > max {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
-		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
-		case i > 0 && (c == '.' || c == '_' || c == '-'):
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// isSourceID reports whether s matches [A-Za-z0-9][A-Za-z0-9._-]{0,127}.
-func isSourceID(s string) bool {
-	if len(s) == 0 || len(s) > 128 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', upper && c >= 'A' && c <= 'Z':
 		case i > 0 && (c == '.' || c == '_' || c == '-'):
 		default:
 			return false
@@ -101,13 +85,13 @@ func validateOutput(o *Output, f fmt.Stringer, add func(string, ...any)) {
 	if err := cleanpath.CheckUnreserved(o.Path); err != nil {
 		add("%s.path: %w", f, err)
 	}
-	if !isSlug(o.PipelineID) {
+	if !isName(o.PipelineID, 64, false) {
 		add("%s.pipeline_id: %q is not a slug ([a-z0-9][a-z0-9._-]{0,63})", f, o.PipelineID)
 	}
-	if !isSlug(o.DestinationID) {
+	if !isName(o.DestinationID, 64, false) {
 		add("%s.destination_id: %q is not a slug ([a-z0-9][a-z0-9._-]{0,63})", f, o.DestinationID)
 	}
-	if !isSourceID(o.Source.ID) {
+	if !isName(o.Source.ID, 128, true) {
 		add("%s.source.id: %q is not a source id", f, o.Source.ID)
 	}
 	if !IsDigest(o.Source.Digest) {

@@ -18,8 +18,7 @@ func FormatTime(t time.Time) string {
 
 // Encode validates c and writes it deterministically: 2-space indent, fields
 // in contract order, outputs sorted by path, UTC second-precision timestamps,
-// trailing newline. The Catalog's SchemaVersion is always written as 4. It
-// writes through the Encoder, in one pre-sized buffer.
+// trailing newline, schema_version 4.
 func Encode(c *Catalog) ([]byte, error) {
 	n := c.Clone()
 	n.SchemaVersion = SchemaVersion
@@ -35,10 +34,8 @@ func Encode(c *Catalog) ([]byte, error) {
 	return e.buf, nil
 }
 
-// Encoder writes a catalog record by record in Encode's exact layout, so
-// that a catalog of any size is written with constant memory. It is the
-// one catalog writer: Encode, Edit.ApplyTo and Edit.Splice write through
-// it.
+// Encoder writes a catalog record by record in Encode's layout, in constant
+// memory: the one catalog writer (Encode, Edit.ApplyTo, Edit.Splice).
 type Encoder struct {
 	w    io.Writer // nil: the document stays in buf (Encode)
 	buf  []byte    // written to w when it holds flushAt bytes, and at Close
@@ -50,9 +47,8 @@ type Encoder struct {
 // flushAt is the size of the Encoder's writes.
 const flushAt = 256 << 10
 
-// NewEncoder writes h (schema version 4) to w and returns an Encoder for
-// the records, which must be added in strictly increasing path order.
-// Close finishes the document.
+// NewEncoder writes h to w and returns an Encoder for the records, added in
+// strictly increasing path order; Close finishes the document.
 func NewEncoder(w io.Writer, h Header) (*Encoder, error) {
 	if h.CreatedAt.IsZero() {
 		return nil, errors.New("encode catalog: created_at: missing")
@@ -93,8 +89,8 @@ func (e *Encoder) Add(o *Output) error {
 	return e.err
 }
 
-// addRaw writes a record given as its bytes in Encode's layout, from its
-// opening to its closing brace (a record of a base that Scan validated).
+// addRaw writes a record of a validated base given as its bytes in Encode's
+// layout, from its opening to its closing brace.
 func (e *Encoder) addRaw(path, raw []byte) error {
 	if e.err != nil {
 		return e.err
@@ -162,7 +158,7 @@ func (e *Encoder) flush() {
 }
 
 // appendOutput appends one record, from its opening newline to its closing
-// brace, in the document's layout.
+// brace.
 func appendOutput(b []byte, o *Output) []byte {
 	const in = "      "
 	b = append(b, "\n    {\n"...)
@@ -197,26 +193,23 @@ func appendOutput(b []byte, o *Output) []byte {
 // appendField appends `<indent>"name": "value"` (with a comma if more
 // follows) and a newline.
 func appendField(b []byte, indent, name, value string, more bool) []byte {
-	b = append(b, indent...)
-	b = append(b, '"')
-	b = append(b, name...)
-	b = append(b, "\": "...)
-	b = appendString(b, value)
-	if more {
-		b = append(b, ',')
-	}
-	return append(b, '\n')
+	return appendEnd(appendString(appendName(b, indent, name), value), more)
 }
 
 // appendTime is appendField for a timestamp, formatted as FormatTime does
 // without an intermediate string.
 func appendTime(b []byte, indent, name string, t time.Time, more bool) []byte {
-	b = append(b, indent...)
-	b = append(b, '"')
-	b = append(b, name...)
-	b = append(b, "\": \""...)
+	b = append(appendName(b, indent, name), '"')
 	b = t.UTC().Truncate(time.Second).AppendFormat(b, time.RFC3339)
-	b = append(b, '"')
+	return appendEnd(append(b, '"'), more)
+}
+
+func appendName(b []byte, indent, name string) []byte {
+	b = append(append(b, indent...), '"')
+	return append(append(b, name...), "\": "...)
+}
+
+func appendEnd(b []byte, more bool) []byte {
 	if more {
 		b = append(b, ',')
 	}

@@ -41,13 +41,12 @@ type IndexEntry struct {
 	Path, URL, Href string
 }
 
-// IndexEntries lists the reports of destination d among recs: one entry per
-// source identity (id, digest, created) that has outputs recorded for d's
-// id, except the index and feed themselves, newest created first (ties by
-// id, then digest). An entry's page is the source's primary output by the
-// rule of Plan, as the catalog can tell it: the generated "index.html" with
-// the fewest path segments, else the first generated output by path, else
-// the first output by path.
+// IndexEntries lists the reports of destination d among recs: one per source
+// identity (id, digest, created) with outputs recorded for d (the index and
+// feed aside), newest first (ties by id, then digest). An entry's page is
+// the source's primary output as the catalog can tell it: the generated
+// "index.html" with the fewest segments, else the first generated output,
+// else the first output, by path.
 func IndexEntries(d *config.Destination, recs []IndexRecord) []IndexEntry {
 	type group struct {
 		src  PageSource
@@ -111,21 +110,9 @@ func IndexEntries(d *config.Destination, recs []IndexRecord) []IndexEntry {
 // to output path p, each segment escaped; with pretty, ".../index.html"
 // links to its directory.
 func relativeHref(dir, p string, pretty bool) string {
-	var from []string
-	if dir != "." {
-		from = strings.Split(dir, "/")
-	}
-	to := strings.Split(p, "/")
-	i := 0
-	for i < len(from) && i < len(to)-1 && from[i] == to[i] {
-		i++
-	}
-	parts := make([]string, 0, len(from)-i+len(to)-i)
-	for range from[i:] {
-		parts = append(parts, "..")
-	}
-	for _, s := range to[i:] {
-		parts = append(parts, escapeSegment(s))
+	parts := relSegments(dir, p)
+	for i, s := range parts {
+		parts[i] = escapeSegment(s)
 	}
 	if pretty && parts[len(parts)-1] == "index.html" {
 		parts[len(parts)-1] = ""
@@ -145,15 +132,11 @@ var indexFragment = template.Must(template.New("index").Parse(`<h1>{{.Title}}</h
 {{else}}<p>No reports yet.</p>
 {{end}}`))
 
-// Index renders destination d's archive index page (transform index) and,
-// with index.feed, its Atom feed (transform feed) from entries (see
-// IndexEntries). The page is the list wrapped in the page template
-// Markdown pages use (markdown.template, or the built-in page), titled
-// index.title (default: the destination id), with the newest report as
-// its Source and the listed reports as its Index (the built-in page's
-// footer then describes the archive, not one source). Both are pure
-// functions of entries and d: the same catalog and configuration give the
-// same bytes.
+// Index renders destination d's archive index page and, with index.feed,
+// its Atom feed from entries (IndexEntries), as pure functions of entries and
+// d. The page is the list in the Markdown pages' template, titled
+// index.title (default: the destination id), with the newest report as its
+// Source and the listed reports as its Index.
 func Index(d *config.Destination, entries []IndexEntry) ([]Output, error) {
 	if d.Index == nil {
 		return nil, nil
@@ -238,9 +221,8 @@ type (
 
 // atomFeed renders the Atom feed of the newest index.feed_entries entries.
 // Every id is the absolute URL of what it identifies (links.base_url is
-// required with a feed): the feed's own URL, each entry's primary page
-// URL (unique: a path holds one report). updated is the newest report's
-// created time, so an unchanged archive gives the same bytes.
+// required); updated is the newest report's created time, so an unchanged
+// archive gives the same bytes.
 func atomFeed(d *config.Destination, title string, entries []IndexEntry) ([]byte, error) {
 	if d.Links.BaseURL == "" {
 		return nil, fmt.Errorf("index.feed %s needs links.base_url", d.Index.Feed)

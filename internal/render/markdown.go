@@ -3,7 +3,6 @@ package render
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"html/template"
 	"io"
@@ -135,7 +134,7 @@ func readVerified(dir string, f bundle.File) ([]byte, error) {
 		return nil, fmt.Errorf("markdown source %q: size %d, manifest lists %d: %w",
 			f.Path, len(data), f.Size, ErrSourceMismatch)
 	}
-	if got := "sha256:" + hex.EncodeToString(h.Sum(nil)); got != f.SHA256 {
+	if got := bundle.FormatSHA256(h.Sum(nil)); got != f.SHA256 {
 		return nil, fmt.Errorf("markdown source %q: sha256 %s, manifest lists %s: %w",
 			f.Path, got, f.SHA256, ErrSourceMismatch)
 	}
@@ -145,7 +144,7 @@ func readVerified(dir string, f bundle.File) ([]byte, error) {
 // sha256Digest is "sha256:" + the lowercase hex SHA-256 of b.
 func sha256Digest(b []byte) string {
 	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:])
+	return bundle.FormatSHA256(sum[:])
 }
 
 // plainText is the visible text of an inline container, whitespace
@@ -236,32 +235,28 @@ func (t *docTransformer) Transform(doc *ast.Document, reader text.Reader, pc par
 			used[id] = true
 			n.SetAttributeString("id", []byte(id))
 		case *ast.Link:
-			if d, ok := t.rewrite(n.Destination, info); ok {
-				n.Destination = d
-			}
+			t.rewrite(&n.Destination, info)
 		case *ast.Image:
-			if d, ok := t.rewrite(n.Destination, info); ok {
-				n.Destination = d
-			}
+			t.rewrite(&n.Destination, info)
 		}
 		return ast.WalkContinue, nil
 	})
 }
 
-// rewrite returns the rewritten destination of a link or image found in the
-// document described by info, and whether it changed.
-func (t *docTransformer) rewrite(dest []byte, info *docInfo) ([]byte, bool) {
+// rewrite rewrites the destination of a link or image found in the document
+// described by info when it points at a Markdown file of the bundle.
+func (t *docTransformer) rewrite(dest *[]byte, info *docInfo) {
 	// Resolve backslash escapes and entities as the HTML renderer would.
-	d := string(util.ResolveEntityNames(util.ResolveNumericReferences(util.UnescapePunctuations(dest))))
+	d := string(util.ResolveEntityNames(util.ResolveNumericReferences(util.UnescapePunctuations(*dest))))
 	if d == "" || d[0] == '/' || d[0] == '#' || d[0] == '?' || hasScheme(d) {
-		return nil, false
+		return
 	}
 	p, tail := d, ""
 	if i := strings.IndexAny(d, "?#"); i >= 0 {
 		p, tail = d[:i], d[i:]
 	}
 	if p == "" || strings.HasSuffix(p, "/") {
-		return nil, false
+		return
 	}
 	if u, err := url.PathUnescape(p); err == nil {
 		p = u
@@ -269,9 +264,9 @@ func (t *docTransformer) rewrite(dest []byte, info *docInfo) ([]byte, bool) {
 	target := path.Join(path.Dir(info.sourcePath), p)
 	out, ok := t.htmlOut[target]
 	if !ok {
-		return nil, false
+		return
 	}
-	return []byte(escapeRelPath(relPath(info.outputPath, out)) + tail), true
+	*dest = []byte(escapeRelPath(relPath(info.outputPath, out)) + tail)
 }
 
 // hasScheme reports whether the URL reference d starts with a scheme
@@ -283,22 +278,25 @@ func hasScheme(d string) bool {
 
 // relPath is the relative reference from the file at slash path from to the
 // file at slash path to (both clean, relative to one root).
-func relPath(from, to string) string {
-	var fromDir []string
-	if dir := path.Dir(from); dir != "." {
-		fromDir = strings.Split(dir, "/")
+func relPath(from, to string) string { return strings.Join(relSegments(path.Dir(from), to), "/") }
+
+// relSegments are the segments of the relative reference from directory
+// dir ("." for the root) to the file at slash path to.
+func relSegments(dir, to string) []string {
+	var from []string
+	if dir != "." {
+		from = strings.Split(dir, "/")
 	}
 	toSegs := strings.Split(to, "/")
 	i := 0
-	for i < len(fromDir) && i < len(toSegs)-1 && fromDir[i] == toSegs[i] {
+	for i < len(from) && i < len(toSegs)-1 && from[i] == toSegs[i] {
 		i++
 	}
-	parts := make([]string, 0, len(fromDir)-i+len(toSegs)-i)
-	for range len(fromDir) - i {
+	parts := make([]string, 0, len(from)-i+len(toSegs)-i)
+	for range from[i:] {
 		parts = append(parts, "..")
 	}
-	parts = append(parts, toSegs[i:]...)
-	return strings.Join(parts, "/")
+	return append(parts, toSegs[i:]...)
 }
 
 // escapeRelPath percent-escapes each segment of a relative path so that it is

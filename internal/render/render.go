@@ -90,48 +90,31 @@ type planned struct {
 	file bundle.File
 }
 
-// Plan computes every output destination d publishes from bundle b.
+// Plan computes every output destination d publishes from bundle b; prefix
+// is the expanded paths.prefix, prepended to every output path.
 //
-// prefix is the destination's paths.prefix with its placeholders already
-// expanded; it is prepended verbatim to every output path.
+// The bundle files publish.include selects (all without it) and
+// publish.exclude does not are published, the others listed in
+// Result.Excluded. With publish.html a Markdown source (IsMarkdown) yields a
+// page at prefix + rename(source), its extension replaced by ".html";
+// publish.source "all" copies every file, "assets" (or "") every other file,
+// "none" nothing, to prefix + rename(source) with the manifest's SHA256 and
+// Size and a nil Content. An unknown paths.rename key, an output path that
+// fails cleanpath.CheckUnreserved and two outputs at one path
+// (*CollisionError) are errors.
 //
-// Filters: only the bundle files that match a publish.include pattern
-// (every file when include is not set) and no publish.exclude pattern are
-// published (see filterFiles); the others are listed in Result.Excluded.
-// Filters apply to bundle paths, before paths.rename and paths.prefix.
+// Pages are read from b.Dir (bytes not matching the manifest: an error
+// matching ErrSourceMismatch) and rendered as CommonMark with GFM and
+// footnotes: GitHub-style heading ids ("Über uns" -> "über-uns", then "-1",
+// "-2"), raw HTML escaped unless markdown.raw_html, relative links and images
+// to the bundle's Markdown files rewritten to their pages (keeping ?query and
+// #fragment), the fragment wrapped in the built-in page or markdown.template
+// (PageData).
 //
-// Selection: with publish.html, every Markdown source (see IsMarkdown) yields
-// a generated output (kind KindGenerated, transform TransformMarkdown) at
-// prefix + rename(source) with its Markdown extension replaced by ".html"
-// (a rename target without a Markdown extension is used as is). publish.source
-// "all" copies every bundle file, "assets" (also the meaning of "") every
-// non-Markdown file, "none" nothing; a copy lands at prefix + rename(source),
-// with SHA256 and Size from the manifest and a nil Content. A paths.rename key
-// that is not a bundle file is an error. Every output path must pass
-// cleanpath.CheckUnreserved, and two outputs with one path are a
-// *CollisionError.
-//
-// Generated outputs are read from b.Dir (their bytes must match the manifest,
-// else an error matching ErrSourceMismatch) and rendered as CommonMark with
-// GitHub tables, strikethrough, autolinks and task lists, and footnotes.
-// Headings get GitHub-style ids from their text ("Über uns" -> "über-uns",
-// duplicates suffixed "-1", "-2", ...). Raw HTML is escaped (shown as text)
-// unless markdown.raw_html. Relative links and images that resolve (from the
-// linking file's directory) to Markdown files of the bundle are rewritten to
-// the relative path of those files' HTML outputs, keeping any ?query and
-// #fragment; other links are left alone. The fragment is wrapped in the
-// built-in page or the markdown.template file (see PageData), parsed once per
-// call.
-//
-// URLs: with links.base_url, each output's URL is base_url + its path, each
-// segment percent-escaped; with links.pretty, a path ".../index.html" gets
-// the URL of its directory (".../"), and a root "index.html" the base_url
-// itself. Without base_url every URL is "".
-//
-// PrimaryURL is the URL of the generated output at prefix + "index.html" if
-// there is one, else of the first generated output by path, else of the first
-// output by path; it is "" without links.base_url or without outputs.
-//
+// With links.base_url an output's URL is base_url + its path, segments
+// percent-escaped (links.pretty: ".../index.html" as ".../", a root
+// "index.html" as base_url), else "". PrimaryURL is that of the page at
+// prefix + "index.html", else of the first page, else of the first output.
 // Result.Outputs is sorted by path, byte-wise.
 func Plan(ctx context.Context, b *bundle.Bundle, d *config.Destination, prefix string) (*Result, error) {
 	if b == nil || d == nil {
@@ -147,11 +130,7 @@ func Plan(ctx context.Context, b *bundle.Bundle, d *config.Destination, prefix s
 		return nil, err
 	}
 
-	files := make(map[string]bundle.File, len(b.Manifest.Files))
-	for _, f := range b.Manifest.Files {
-		files[f.Path] = f
-	}
-	if err := checkRenames(d.Paths, files); err != nil {
+	if err := checkRenames(d.Paths, &b.Manifest); err != nil {
 		return nil, err
 	}
 
@@ -339,7 +318,7 @@ func sourceSelection(source string) (copyMD, copyAssets bool, err error) {
 
 // checkRenames reports the first (by key) paths.rename entry whose key is not
 // a bundle file or whose target is not a clean path.
-func checkRenames(p config.Paths, files map[string]bundle.File) error {
+func checkRenames(p config.Paths, m *bundle.Manifest) error {
 	keys := make([]string, 0, len(p.Rename))
 	for k := range p.Rename {
 		keys = append(keys, k)
@@ -350,8 +329,8 @@ func checkRenames(p config.Paths, files map[string]bundle.File) error {
 		if line := p.RenameLines[k]; line > 0 {
 			at = fmt.Sprintf("paths.rename (config line %d)", line)
 		}
-		if _, ok := files[k]; !ok {
-			return fmt.Errorf("%s: %q is not a file of the bundle; %s", at, k, bundleFileHint(k, files))
+		if _, ok := m.Lookup(k); !ok {
+			return fmt.Errorf("%s: %q is not a file of the bundle; %s", at, k, bundleFileHint(k, m.Files))
 		}
 		if err := cleanpath.CheckUnreserved(p.Rename[k]); err != nil {
 			return fmt.Errorf("%s: target of %q: %w", at, k, err)
@@ -362,12 +341,11 @@ func checkRenames(p config.Paths, files map[string]bundle.File) error {
 
 // bundleFileHint suggests the bundle file closest to name, or lists the
 // first few bundle files when none is close.
-func bundleFileHint(name string, files map[string]bundle.File) string {
-	paths := make([]string, 0, len(files))
-	for f := range files {
-		paths = append(paths, f)
+func bundleFileHint(name string, files []bundle.File) string {
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = f.Path
 	}
-	sort.Strings(paths)
 	if c := config.Closest(name, paths); c != "" {
 		return fmt.Sprintf("did you mean %q?", c)
 	}

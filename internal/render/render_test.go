@@ -589,7 +589,7 @@ func TestBadTemplate(t *testing.T) {
 // A paths.rename key that is no bundle file names its config line and
 // suggests the closest file, or lists some when none is close.
 func TestCheckRenamesSuggests(t *testing.T) {
-	files := map[string]bundle.File{"report.md": {}, "methods.md": {}, "img/a.svg": {}}
+	files := &bundle.Manifest{Files: []bundle.File{{Path: "img/a.svg"}, {Path: "methods.md"}, {Path: "report.md"}}}
 	tests := []struct{ key, want string }{
 		{"reprot.md", `paths.rename (config line 7): "reprot.md" is not a file of the bundle; did you mean "report.md"?`},
 		{"summary.md", `paths.rename (config line 7): "summary.md" is not a file of the bundle; the bundle's files are img/a.svg, methods.md, report.md`},
