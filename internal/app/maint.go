@@ -12,6 +12,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/journal"
+	"github.com/distributor-dev/distributor/internal/report"
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/txn"
 )
@@ -44,6 +45,9 @@ type maintTarget struct {
 	dest     *config.Destination
 	owner    catalog.Owner
 	root     string // the expanded destination path
+	// head starts the command's report (its Root the opened store's, once
+	// open).
+	head report.Target
 }
 
 // resolveMaint checks the options of command and expands the destination's
@@ -107,7 +111,8 @@ func resolveMaint(cfg *config.Config, command string, opts MaintOptions) (*maint
 	if err != nil {
 		return nil, &UsageError{fmt.Sprintf("destination %q path: %v", d.ID, err)}
 	}
-	return &maintTarget{pipeline: p, dest: d, owner: catalog.Owner{PipelineID: p.ID, DestinationID: d.ID}, root: root}, nil
+	return &maintTarget{pipeline: p, dest: d, owner: catalog.Owner{PipelineID: p.ID, DestinationID: d.ID}, root: root,
+		head: report.Target{Command: command, PipelineID: p.ID, DestinationID: d.ID, Root: root}}, nil
 }
 
 // readManifest parses DIR/manifest.json. Only the manifest is read: the
@@ -182,15 +187,16 @@ func (m *maintRoot) ctx(ctx context.Context) context.Context {
 
 // openMaintRoot opens t's store, begins a write transaction (taking the
 // root's lock, recovering a root a dead run left) when write is set, and
-// reads its state. On error nothing stays open.
-func (a *App) openMaintRoot(ctx context.Context, t *maintTarget, command string, write bool) (*maintRoot, error) {
+// reads its state. On error nothing stays open, except for a state the
+// command refuses (refuseState): m is then open, with the refusal.
+func (a *App) openMaintRoot(ctx context.Context, t *maintTarget, write bool) (*maintRoot, error) {
 	st, err := a.openMaint(ctx, t)
 	if err != nil {
 		return nil, err
 	}
 	m := &maintRoot{store: st}
 	if write {
-		if m.tx, err = a.begin(ctx, st, t.dest, command, 1); err != nil {
+		if m.tx, err = a.begin(ctx, st, t.dest, t.head.Command, 1); err != nil {
 			st.Close()
 			return nil, err
 		}
@@ -210,7 +216,14 @@ func (a *App) openMaintRoot(ctx context.Context, t *maintTarget, command string,
 	if m.pending {
 		m.warnings = journalWarning()
 	}
-	return m, nil
+	return m, refuseState(t.head.Command, st.String(), t.owner, m.state)
+}
+
+// maintFailed records err as the failure of a maintenance command's report
+// and logs it.
+func (a *App) maintFailed(f *report.Failure, t *maintTarget, err error) {
+	f.Fail(err)
+	a.logFailure(t.head.Command+" failed", t.owner, err)
 }
 
 // refuseState explains why command cannot work on a root whose state is

@@ -190,27 +190,17 @@ func (a *App) Prune(ctx context.Context, cfg *config.Config, opts PruneOptions) 
 	}
 	pol := t.dest.Retention.Prune
 	now := a.Now()
-	rep := &report.Prune{Command: "prune", PipelineID: t.owner.PipelineID, DestinationID: t.owner.DestinationID,
-		Root: t.root, DryRun: !opts.Apply,
+	rep := &report.Prune{Target: t.head, DryRun: !opts.Apply,
 		Policy: report.PrunePolicy{OlderThan: FormatRetention(pol.OlderThan), KeepMin: pol.KeepMin,
 			Cutoff: catalog.FormatTime(now.Add(-pol.OlderThan))},
 		Publications: []report.PrunePublication{}, Selected: []report.PruneEntry{}, Deleted: []report.PruneEntry{}, Rebuilt: []string{}}
-	fail := func(err error) (*report.Prune, error) {
-		rep.Error, rep.ErrorDetail = report.Errors(err)
-		rep.Cause = err
-		a.logFailure("prune failed", t.owner, err)
-		return rep, nil
+	fail := func(err error) (*report.Prune, error) { a.maintFailed(&rep.Failure, t, err); return rep, nil }
+	m, err := a.openMaintRoot(ctx, t, opts.Apply)
+	if m != nil {
+		defer m.close()
+		rep.Root, rep.State, rep.Warnings = m.store.String(), string(m.state.Status), m.warnings
 	}
-	m, err := a.openMaintRoot(ctx, t, "prune", opts.Apply)
 	if err != nil {
-		return fail(err)
-	}
-	defer m.close()
-	st := m.store
-	rep.Root = st.String()
-	rep.State = string(m.state.Status)
-	rep.Warnings = m.warnings
-	if err := refuseState("prune", rep.Root, t.owner, m.state); err != nil {
 		return fail(err)
 	}
 	if m.cat == nil {
