@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/distributor-dev/distributor/internal/bundle"
@@ -59,15 +60,15 @@ type maintTarget struct {
 // when the pipeline publishes to only one.
 func resolveMaint(cfg *config.Config, command string, opts MaintOptions) (*maintTarget, error) {
 	if opts.Pipeline == "" {
-		id, ok := onlyPipeline(cfg, opts.Destination)
-		if !ok && opts.Destination != "" && !publishedTo(cfg, opts.Destination) {
+		switch ps := publishers(cfg, opts.Destination); {
+		case len(ps) == 1:
+			opts.Pipeline = ps[0].ID
+		case len(ps) == 0 && opts.Destination != "":
 			return nil, &UsageError{fmt.Sprintf("no pipeline publishes to destination %q", opts.Destination)}
-		}
-		if !ok {
+		default:
 			return nil, &UsageError{fmt.Sprintf("%s needs --pipeline and --destination: it works on the one destination root they name (pipelines: %s)",
 				command, pipelineList(cfg))}
 		}
-		opts.Pipeline = id
 	}
 	if opts.Destination == "" {
 		if p, ok := cfg.Pipeline(opts.Pipeline); ok && len(p.Destinations) != 1 {
@@ -77,12 +78,9 @@ func resolveMaint(cfg *config.Config, command string, opts MaintOptions) (*maint
 			opts.Destination = p.Destinations[0]
 		}
 	}
-	p, ok := cfg.Pipeline(opts.Pipeline)
-	if !ok {
-		return nil, &UsageError{fmt.Sprintf("unknown pipeline %q (configured: %s)", opts.Pipeline, pipelineIDs(cfg))}
-	}
-	if !contains(p.Destinations, opts.Destination) {
-		return nil, &UsageError{fmt.Sprintf("pipeline %q does not publish to destination %q (it publishes to %v)", p.ID, opts.Destination, p.Destinations)}
+	p, err := pipelineFor(cfg, opts.Pipeline, opts.Destination)
+	if err != nil {
+		return nil, err
 	}
 	d, ok := cfg.Destination(opts.Destination)
 	if !ok {
@@ -281,33 +279,41 @@ func ownedBy(owner catalog.Owner, allOwners bool) func(*catalog.Output) bool {
 	return func(o *catalog.Output) bool { return allOwners || o.Owner() == owner }
 }
 
-// onlyPipeline returns the one pipeline a command can mean without
-// --pipeline: the only one configured or, with a destination, the only one
-// publishing to it.
-func onlyPipeline(cfg *config.Config, destination string) (string, bool) {
-	var ids []string
-	for _, p := range cfg.Pipelines {
-		if destination == "" || contains(p.Destinations, destination) {
-			ids = append(ids, p.ID)
+// publishers returns the pipelines that publish to destination (every
+// pipeline for "").
+func publishers(cfg *config.Config, destination string) []*config.Pipeline {
+	var out []*config.Pipeline
+	for i := range cfg.Pipelines {
+		if p := &cfg.Pipelines[i]; destination == "" || slices.Contains(p.Destinations, destination) {
+			out = append(out, p)
 		}
 	}
-	if len(ids) != 1 {
-		return "", false
+	return out
+}
+
+// pipelineFor returns the pipeline id, which must publish to destination
+// unless that is "".
+func pipelineFor(cfg *config.Config, id, destination string) (*config.Pipeline, error) {
+	p, ok := cfg.Pipeline(id)
+	if !ok {
+		return nil, &UsageError{fmt.Sprintf("unknown pipeline %q (configured: %s)", id, pipelineIDs(cfg))}
 	}
-	return ids[0], true
+	if destination != "" && !slices.Contains(p.Destinations, destination) {
+		return nil, &UsageError{fmt.Sprintf("pipeline %q does not publish to destination %q (it publishes to %v)", p.ID, destination, p.Destinations)}
+	}
+	return p, nil
+}
+
+// pipelineIDs lists the configured pipeline ids.
+func pipelineIDs(cfg *config.Config) []string {
+	ids := make([]string, len(cfg.Pipelines))
+	for i, p := range cfg.Pipelines {
+		ids[i] = p.ID
+	}
+	return ids
 }
 
 // pipelineList lists the configured pipeline ids for messages.
 func pipelineList(cfg *config.Config) string {
 	return strings.Join(pipelineIDs(cfg), ", ")
-}
-
-// publishedTo reports whether any pipeline publishes to destination.
-func publishedTo(cfg *config.Config, destination string) bool {
-	for _, p := range cfg.Pipelines {
-		if contains(p.Destinations, destination) {
-			return true
-		}
-	}
-	return false
 }
