@@ -400,15 +400,6 @@ func catalogUnchanged(ctx context.Context, st storage.Store, r *Root) bool {
 	return !coarse || info.ModTime.Before(r.ReadAt.Add(-stableFor))
 }
 
-// refused marks a destination whose plan was refused before any change:
-// nothing was applied.
-func refused(rd *outcome.Destination, err error) outcome.Destination {
-	rd.Status = outcome.Failed
-	rd.Err = err
-	rd.Applied = plan.Counts{}
-	return *rd
-}
-
 // deleteGuard refuses, before anything is written, a plan that deletes more
 // than the destination's max_deletes (or --max-deletes), and a replacement
 // that plans no output at all but would delete (unless --allow-empty).
