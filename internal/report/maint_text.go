@@ -37,6 +37,18 @@ const noCatalogNote = "no catalog (" + catalog.FileName + ") at this root: nothi
 
 func owner(pipelineID, destinationID string) string { return pipelineID + "/" + destinationID }
 
+// writeHead writes a maintenance report's first line ("prune p/d at
+// ROOT", then suffix) and its warnings, and returns the owner named.
+func writeHead(w io.Writer, t *Target, suffix string, warnings []string) string {
+	who := owner(t.PipelineID, t.DestinationID)
+	fmt.Fprintf(w, "%s %s at %s%s\n", t.Command, who, t.Root, suffix)
+	writeWarnings(w, warnings)
+	return who
+}
+
+// dryRunMark is the head's suffix of a dry run.
+func dryRunMark(dryRun bool) string { return map[bool]string{true: " (dry run)"}[dryRun] }
+
 func writeWarnings(w io.Writer, warnings []string) {
 	for _, warn := range warnings {
 		fmt.Fprintf(w, "  warning: %s\n", indentLines(warn, "    "))
@@ -46,13 +58,7 @@ func writeWarnings(w io.Writer, warnings []string) {
 // WritePruneText renders a prune for a human: the policy, every selected
 // publication with its outputs and what happened to them, and the outcome.
 func WritePruneText(w io.Writer, p *Prune) {
-	who := owner(p.PipelineID, p.DestinationID)
-	head := fmt.Sprintf("prune %s at %s", who, p.Root)
-	if p.DryRun {
-		head += " (dry run)"
-	}
-	fmt.Fprintln(w, head)
-	writeWarnings(w, p.Warnings)
+	who := writeHead(w, &p.Target, dryRunMark(p.DryRun), p.Warnings)
 	fmt.Fprintf(w, "  policy   publications older than %s (every output updated before %s), never the %d newest\n",
 		p.Policy.OlderThan, p.Policy.Cutoff, p.Policy.KeepMin)
 	if p.State == string(catalog.StatusNone) && p.Error == nil {
@@ -116,13 +122,7 @@ func writePrunePublications(w io.Writer, p *Prune) {
 // WriteReconcileText renders a reconcile-state for a human: the records
 // whose files are missing, the unmanaged paths, and what was done.
 func WriteReconcileText(w io.Writer, r *ReconcileState) {
-	who := owner(r.PipelineID, r.DestinationID)
-	head := fmt.Sprintf("reconcile-state %s at %s", who, r.Root)
-	if r.DryRun {
-		head += " (dry run)"
-	}
-	fmt.Fprintln(w, head)
-	writeWarnings(w, r.Warnings)
+	who := writeHead(w, &r.Target, dryRunMark(r.DryRun), r.Warnings)
 	if r.State == string(catalog.StatusNone) && r.Error == nil {
 		fmt.Fprintf(w, "  %s, no record to check\n", noCatalogNote)
 	} else if r.State == string(catalog.StatusCatalog) {
@@ -177,16 +177,14 @@ func writeTempFiles(w io.Writer, temps []string, what string) {
 // WriteVerifyText renders a verify for a human: every problem with its
 // expected and actual content, then the counts and what to do.
 func WriteVerifyText(w io.Writer, v *Verify) {
-	who := owner(v.PipelineID, v.DestinationID)
-	scope := "outputs of " + who
+	scope := "outputs of " + owner(v.PipelineID, v.DestinationID)
 	if v.AllOwners {
 		scope = "outputs of every owner"
 	}
 	if v.Quick {
 		scope += "; --quick: presence and sizes only, contents not read"
 	}
-	fmt.Fprintf(w, "verify %s at %s (%s)\n", who, v.Root, scope)
-	writeWarnings(w, v.Warnings)
+	writeHead(w, &v.Target, " ("+scope+")", v.Warnings)
 	if v.State == string(catalog.StatusNone) && v.Error == nil {
 		fmt.Fprintf(w, "  %s, nothing to verify\n", noCatalogNote)
 		return
