@@ -211,7 +211,6 @@ func (a *App) Prune(ctx context.Context, cfg *config.Config, opts PruneOptions) 
 	if err != nil {
 		return fail(err)
 	}
-	var paths []string
 	for _, pub := range sel.publications() {
 		rep.Publications = append(rep.Publications, prunePublication(&pub))
 		for i := range pub.Outputs {
@@ -219,10 +218,7 @@ func (a *App) Prune(ctx context.Context, cfg *config.Config, opts PruneOptions) 
 		}
 	}
 	slices.SortFunc(rep.Selected, func(a, b report.PruneEntry) int { return strings.Compare(a.Path, b.Path) })
-	for _, s := range rep.Selected {
-		paths = append(paths, s.Path)
-	}
-	if !opts.Apply || len(paths) == 0 {
+	if !opts.Apply || len(rep.Selected) == 0 {
 		return rep, nil
 	}
 	writes, err := rebuildIndex(ctx, t.dest, m.cat, sel.selects, now)
@@ -235,20 +231,27 @@ func (a *App) Prune(ctx context.Context, cfg *config.Config, opts PruneOptions) 
 	// written; after a failure it records exactly the deletes that happened.
 	// It rewrites the archive index and feed before it deletes, so that they
 	// never link a deleted publication.
-	all := slices.Clone(paths)
-	for _, w := range writes {
-		all = append(all, w.Path)
+	var paths []string
+	for _, s := range rep.Selected {
+		paths = append(paths, s.Path)
 	}
+	// edit records what of the prune took effect: the rewritten index and
+	// feed among done (their new records), and the deletes among done.
 	h := m.cat.Header
-	ch := m.change()
-	ch.Writes, ch.Deletes = writes, paths
-	ch.Final = a.pruneEdit(h, writes, paths, all)
-	ch.Partial = func(done []string) *catalog.Edit { return a.pruneEdit(h, writes, paths, done) }
-	res, err := m.tx.Apply(ch)
-	done := make(map[string]bool, len(res.Done))
-	for _, p := range res.Done {
-		done[p] = true
+	edit := func(done map[string]bool) *catalog.Edit {
+		e := a.dropping(h, slices.DeleteFunc(slices.Clone(paths), func(p string) bool { return done != nil && !done[p] }))
+		for _, w := range writes {
+			if done == nil || done[w.Path] {
+				e.Put = append(e.Put, w.Record)
+			}
+		}
+		return e
 	}
+	ch := m.change()
+	ch.Writes, ch.Deletes, ch.Final = writes, paths, edit(nil)
+	ch.Partial = func(done []string) *catalog.Edit { return edit(setOf(done)) }
+	res, err := m.tx.Apply(ch)
+	done := setOf(res.Done)
 	for _, s := range rep.Selected {
 		if done[s.Path] {
 			rep.Deleted = append(rep.Deleted, s)
@@ -266,6 +269,15 @@ func (a *App) Prune(ctx context.Context, cfg *config.Config, opts PruneOptions) 
 			err, len(rep.Deleted), len(rep.Selected)))
 	}
 	return rep, nil
+}
+
+// setOf returns the set of paths.
+func setOf(paths []string) map[string]bool {
+	set := make(map[string]bool, len(paths))
+	for _, p := range paths {
+		set[p] = true
+	}
+	return set
 }
 
 // selectStreamed is SelectPrune over a streamed catalog, in two passes: the
@@ -288,30 +300,6 @@ func selectStreamed(ctx context.Context, c *maintCatalog, owner catalog.Owner, n
 		err = c.each(ctx, func(o *catalog.Output) error { sel.collect(o); return nil })
 	}
 	return sel, err
-}
-
-// pruneEdit is the catalog edit that records what of a prune took effect:
-// the rewritten index and feed among done (their new records) and the
-// deletes among done.
-func (a *App) pruneEdit(h catalog.Header, writes []txn.Write, deletes, done []string) *catalog.Edit {
-	isDone := make(map[string]bool, len(done))
-	for _, p := range done {
-		isDone[p] = true
-	}
-
-	var gone []string
-	for _, p := range deletes {
-		if isDone[p] {
-			gone = append(gone, p)
-		}
-	}
-	e := a.dropping(h, gone)
-	for _, w := range writes {
-		if isDone[w.Path] {
-			e.Put = append(e.Put, w.Record)
-		}
-	}
-	return e
 }
 
 // rebuildIndex returns the writes that bring destination d's archive index

@@ -216,10 +216,7 @@ func sameRoot(p *config.Pipeline, x, y *config.Destination, root, px, py string,
 
 // intersect returns the paths in both a and b, sorted.
 func intersect(a, b []string) []string {
-	in := make(map[string]bool, len(a))
-	for _, s := range a {
-		in[s] = true
-	}
+	in := setOf(a)
 	var out []string
 	for _, s := range b {
 		if in[s] {
