@@ -43,9 +43,6 @@ type App struct {
 	// watches a silent lock before taking it over (0: the lock package's
 	// default, 30s).
 	LockSkewAllowance time.Duration
-	// CleanupTimeout bounds how long a failed write spends settling the
-	// root (0: the txn package's default, 1 minute).
-	CleanupTimeout time.Duration
 	// Progress, when set, receives transfer events (a terminal display).
 	Progress Progress
 }
