@@ -12,6 +12,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/plan"
 	"github.com/distributor-dev/distributor/internal/render"
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/registry"
 	"github.com/distributor-dev/distributor/internal/txn"
 )
 
@@ -79,7 +80,8 @@ func (dr *destinationRun) prepare(ctx context.Context) (storage.Store, error) {
 		a.Logger.Warn(w, "pipeline", p.ID, "destination", d.ID)
 	}
 	if opts.Force {
-		if err := plan.CheckForceRoot(keyPrefix(d), root); err != nil {
+		b, _ := registry.Lookup(d.Backend) // a key prefix in a bucket, or a directory
+		if err := plan.CheckForceRoot(b.Path == storage.PathKey, root); err != nil {
 			return nil, err
 		}
 	}

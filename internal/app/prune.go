@@ -212,10 +212,14 @@ func (a *App) Prune(ctx context.Context, cfg *config.Config, opts PruneOptions) 
 		return fail(err)
 	}
 	for _, pub := range sel.publications() {
-		rep.Publications = append(rep.Publications, prunePublication(&pub))
-		for i := range pub.Outputs {
-			rep.Selected = append(rep.Selected, pruneEntry(&pub.Outputs[i]))
+		rp := report.PrunePublication{Paths: make([]string, len(pub.Outputs)),
+			Source: report.PruneSource{ID: pub.Source.ID, Digest: pub.Source.Digest, Created: catalog.FormatTime(pub.Source.Created)}}
+		for i, o := range pub.Outputs {
+			e := report.PruneEntry{Path: o.Path, UpdatedAt: catalog.FormatTime(o.UpdatedAt)}
+			rp.Paths[i], rp.UpdatedAt = o.Path, max(rp.UpdatedAt, e.UpdatedAt)
+			rep.Selected = append(rep.Selected, e)
 		}
+		rep.Publications = append(rep.Publications, rp)
 	}
 	slices.SortFunc(rep.Selected, func(a, b report.PruneEntry) int { return strings.Compare(a.Path, b.Path) })
 	if !opts.Apply || len(rep.Selected) == 0 {
@@ -354,22 +358,6 @@ func rebuildIndex(ctx context.Context, d *config.Destination, c *maintCatalog, g
 		writes = append(writes, w)
 	}
 	return writes, nil
-}
-
-func prunePublication(p *Publication) report.PrunePublication {
-	rp := report.PrunePublication{Source: report.PruneSource{ID: p.Source.ID, Digest: p.Source.Digest, Created: catalog.FormatTime(p.Source.Created)},
-		Paths: make([]string, len(p.Outputs))}
-	for i := range p.Outputs {
-		rp.Paths[i] = p.Outputs[i].Path
-		if u := catalog.FormatTime(p.Outputs[i].UpdatedAt); u > rp.UpdatedAt {
-			rp.UpdatedAt = u
-		}
-	}
-	return rp
-}
-
-func pruneEntry(o *catalog.Output) report.PruneEntry {
-	return report.PruneEntry{Path: o.Path, UpdatedAt: catalog.FormatTime(o.UpdatedAt)}
 }
 
 // FormatRetention writes a retention duration the way the configuration

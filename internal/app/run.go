@@ -56,13 +56,6 @@ func jobsFor(backend string, jobs int) int {
 	return max(b.Jobs, 1)
 }
 
-// keyPrefix says whether d's root is a key prefix in a bucket
-// (storage.PathKey) rather than a directory.
-func keyPrefix(d *config.Destination) bool {
-	b, _ := registry.Lookup(d.Backend)
-	return b.Path == storage.PathKey
-}
-
 // UsageError is an invalid combination of options (exit status 2).
 type UsageError struct{ Msg string }
 
