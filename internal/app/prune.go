@@ -61,15 +61,28 @@ func newerSource(a, b catalog.Source) int {
 // Prune makes the same selection over a streamed catalog in two passes
 // (see pruneSelection): memory follows the publications, not the outputs.
 func SelectPrune(outputs []catalog.Output, owner catalog.Owner, now time.Time, olderThan time.Duration, keepMin int) []Publication {
-	s := newPruneSelection(owner)
-	for i := range outputs {
-		s.summarise(&outputs[i])
+	s, _ := selectPublications(func(fn func(*catalog.Output) error) error {
+		for i := range outputs {
+			fn(&outputs[i])
+		}
+		return nil
+	}, owner, now, olderThan, keepMin)
+	return s.publications()
+}
+
+// selectPublications makes the selection over the records that each
+// yields, in two passes: the first summarises owner's publications, the
+// second, when the policy chose any, collects their outputs.
+func selectPublications(each func(func(*catalog.Output) error) error, owner catalog.Owner, now time.Time, olderThan time.Duration, keepMin int) (*pruneSelection, error) {
+	s := &pruneSelection{owner: owner, pubs: map[string]*pubSummary{}}
+	if err := each(s.summarise); err != nil {
+		return nil, err
 	}
 	s.choose(now, olderThan, keepMin)
-	for i := range outputs {
-		s.collect(&outputs[i])
+	if len(s.chosen) == 0 {
+		return s, nil
 	}
-	return s.publications()
+	return s, each(s.collect)
 }
 
 // pruneSelection selects an owner's publications to prune from a catalog
@@ -79,6 +92,7 @@ func SelectPrune(outputs []catalog.Output, owner catalog.Owner, now time.Time, o
 // outputs of the publications chosen.
 type pruneSelection struct {
 	owner catalog.Owner
+	owned int // the owner's outputs (every kind)
 	pubs  map[string]*pubSummary
 	// chosen are the selected publications, oldest first.
 	chosen []*pubSummary
@@ -92,10 +106,6 @@ type pubSummary struct {
 	outputs  []catalog.Output // collected once selected
 }
 
-func newPruneSelection(owner catalog.Owner) *pruneSelection {
-	return &pruneSelection{owner: owner, pubs: map[string]*pubSummary{}}
-}
-
 // counts says whether o belongs to one of the owner's publications.
 func (s *pruneSelection) counts(o *catalog.Output) bool {
 	// A reserved path cannot be in a valid catalog; never select one.
@@ -104,9 +114,12 @@ func (s *pruneSelection) counts(o *catalog.Output) bool {
 }
 
 // summarise is the first pass's step: it notes o in its publication.
-func (s *pruneSelection) summarise(o *catalog.Output) {
+func (s *pruneSelection) summarise(o *catalog.Output) error {
+	if o.Owner() == s.owner {
+		s.owned++
+	}
 	if !s.counts(o) {
-		return
+		return nil
 	}
 	k := sourceKey(o.Source)
 	p := s.pubs[k]
@@ -117,6 +130,7 @@ func (s *pruneSelection) summarise(o *catalog.Output) {
 	if o.UpdatedAt.After(p.latest) {
 		p.latest = o.UpdatedAt
 	}
+	return nil
 }
 
 // choose selects, among the summarised publications, those the policy
@@ -147,11 +161,12 @@ func (s *pruneSelection) selects(o *catalog.Output) bool {
 
 // collect is the second pass's step: it keeps o when its publication was
 // chosen.
-func (s *pruneSelection) collect(o *catalog.Output) {
+func (s *pruneSelection) collect(o *catalog.Output) error {
 	if s.selects(o) {
 		p := s.pubs[sourceKey(o.Source)]
 		p.outputs = append(p.outputs, *o)
 	}
+	return nil
 }
 
 // publications returns the chosen publications, oldest first, each with
@@ -207,10 +222,12 @@ func (a *App) Prune(ctx context.Context, cfg *config.Config, opts PruneOptions) 
 		return rep, nil // nothing is managed here: nothing to prune
 	}
 	ctx = m.ctx(ctx)
-	sel, err := selectStreamed(ctx, m.cat, t.owner, now, pol.OlderThan, pol.KeepMin, &rep.Owned)
+	sel, err := selectPublications(func(fn func(*catalog.Output) error) error { return m.cat.each(ctx, fn) },
+		t.owner, now, pol.OlderThan, pol.KeepMin)
 	if err != nil {
 		return fail(err)
 	}
+	rep.Owned = sel.owned
 	for _, pub := range sel.publications() {
 		rp := report.PrunePublication{Paths: make([]string, len(pub.Outputs)),
 			Source: report.PruneSource{ID: pub.Source.ID, Digest: pub.Source.Digest, Created: catalog.FormatTime(pub.Source.Created)}}
@@ -282,28 +299,6 @@ func setOf(paths []string) map[string]bool {
 		set[p] = true
 	}
 	return set
-}
-
-// selectStreamed is SelectPrune over a streamed catalog, in two passes: the
-// first summarises owner's publications (and counts owner's outputs into
-// owned), the second, when the policy chose any, collects their outputs.
-func selectStreamed(ctx context.Context, c *maintCatalog, owner catalog.Owner, now time.Time, olderThan time.Duration, keepMin int, owned *int) (*pruneSelection, error) {
-	sel := newPruneSelection(owner)
-	err := c.each(ctx, func(o *catalog.Output) error {
-		if o.Owner() == owner {
-			*owned++
-		}
-		sel.summarise(o)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	sel.choose(now, olderThan, keepMin)
-	if len(sel.chosen) > 0 {
-		err = c.each(ctx, func(o *catalog.Output) error { sel.collect(o); return nil })
-	}
-	return sel, err
 }
 
 // rebuildIndex returns the writes that bring destination d's archive index
