@@ -43,9 +43,6 @@ type App struct {
 	// watches a silent lock before taking it over (0: the lock package's
 	// default, 30s).
 	LockSkewAllowance time.Duration
-	// CleanupTimeout bounds how long a failed write spends settling the
-	// root (0: the txn package's default, 1 minute).
-	CleanupTimeout time.Duration
 	// Progress, when set, receives transfer events (a terminal display).
 	Progress Progress
 }
@@ -63,15 +60,10 @@ func New(version string, logger *slog.Logger) *App {
 // ErrBackendUnsupported is returned for backends this build cannot open.
 var ErrBackendUnsupported = errors.New("backend not supported by this build")
 
-// DefaultOpenStore opens the backends this build supports (see
-// OpenDestination), reading the environment (SSH_AUTH_SOCK, the AWS
-// credential chain) through a.Getenv. New installs it as a.Open; tests that
-// wrap stores call it from their own Open.
-//
-// Remote stores (storage.Backend.Remote) come wrapped in a retry.Store: reads, listings, deletes,
-// replayable uploads and conditional writes whose outcome can be read back
-// are repeated after a transient failure, with backoff and jitter, and each
-// retry is logged at warning level.
+// DefaultOpenStore is OpenDestination with a.Getenv, New's a.Open. Remote
+// stores (storage.Backend.Remote) come wrapped in a retry.Store, which
+// repeats what is safe to repeat after a transient failure and logs each
+// retry here at warning level.
 func (a *App) DefaultOpenStore(ctx context.Context, d *config.Destination, root string) (storage.Store, error) {
 	st, err := OpenDestination(ctx, d, root, a.Getenv)
 	if b, _ := registry.Lookup(d.Backend); err != nil || !b.Remote {

@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
-	"sync/atomic"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/storage"
@@ -32,50 +30,33 @@ type AuditResult struct {
 // Truthful reports whether every audited record matched storage.
 func (r *AuditResult) Truthful() bool { return len(r.Missing) == 0 && len(r.Corrupt) == 0 }
 
-// AuditOptions tune AuditWith.
+// AuditOptions tune an audit.
 type AuditOptions struct {
 	// Jobs is how many outputs are read and hashed at once (0 or 1: one
 	// at a time).
 	Jobs int
-	// Sizes, when not nil, makes the audit compare only presence and size
-	// with this listing (path -> size, as ReadRoot's Listing) and read no
-	// content: a changed file of the recorded size passes.
-	Sizes map[string]int64
 	// Checked, when set, is called after each output is checked, with the
-	// number of bytes read for it (0 with Sizes), from any goroutine.
+	// number of bytes read for it (0 when only sizes are compared), from
+	// any goroutine.
 	Checked func(path string, read int64)
 }
 
 // Audit re-hashes, from storage, every output of c that keep selects (nil
 // selects all) and compares sha256 and size with its record, one output
-// at a time.
+// at a time. Missing and Corrupt are in catalog order; the first read
+// error stops the audit and is returned.
 func Audit(ctx context.Context, st storage.Store, c *catalog.Catalog, keep func(*catalog.Output) bool) (*AuditResult, error) {
-	return AuditWith(ctx, st, c, keep, AuditOptions{})
-}
-
-// AuditWith is Audit with options: opts.Jobs outputs read at once, or only
-// sizes compared with a listing. The result does not depend on Jobs:
-// Missing and Corrupt are in catalog order. The first read error (in
-// catalog order among those that failed) stops the audit and is returned.
-func AuditWith(ctx context.Context, st storage.Store, c *catalog.Catalog, keep func(*catalog.Output) bool, opts AuditOptions) (*AuditResult, error) {
-	quick := opts.Sizes != nil
 	records := func(fn func(o *catalog.Output, l *listed) error) error {
 		for i := range c.Outputs {
-			o := &c.Outputs[i]
-			if keep != nil && !keep(o) {
-				continue
-			}
-			var l *listed
-			if size, ok := opts.Sizes[o.Path]; ok {
-				l = &listed{Path: o.Path, Size: size}
-			}
-			if err := fn(o, l); err != nil {
-				return err
+			if o := &c.Outputs[i]; keep == nil || keep(o) {
+				if err := fn(o, nil); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
 	}
-	return auditStream(ctx, st, records, quick, opts)
+	return auditStream(ctx, st, records, false, AuditOptions{})
 }
 
 // auditBatch is how many records an audit checks at a time, in parallel:
@@ -129,65 +110,49 @@ func auditRecords(ctx context.Context, st storage.Store, sel []auditRecord, quic
 		err     error
 	}
 	verdicts := make([]verdict, len(sel))
-	check := func(ctx context.Context, k int) {
-		o, l := sel[k].o, sel[k].l
-		v := &verdicts[k]
-		if quick {
+	check := func(ctx context.Context, k int) error {
+		o, v := sel[k].o, &verdicts[k]
+		actual, read := "", int64(0)
+		if l := sel[k].l; quick {
 			switch {
 			case l == nil:
 				v.missing = true
 			case l.Size != o.Size:
-				v.corrupt = &Corrupt{Path: o.Path, Expected: fmt.Sprintf("%s (%d bytes)", o.SHA256, o.Size),
-					Actual: fmt.Sprintf("%d bytes (content not read: --quick)", l.Size), Owner: o.Owner()}
+				actual = fmt.Sprintf("%d bytes (content not read: --quick)", l.Size)
 			}
-			if opts.Checked != nil {
-				opts.Checked(o.Path, 0)
+		} else {
+			sum, size, err := txn.HashObject(ctx, st, o.Path)
+			switch {
+			case errors.Is(err, storage.ErrNotExist):
+				v.missing = true
+			case err != nil:
+				v.err = err
+				return err
+			case sum != o.SHA256 || size != o.Size:
+				actual = fmt.Sprintf("%s (%d bytes)", sum, size)
 			}
-			return
+			read = size
 		}
-		sum, size, err := txn.HashObject(ctx, st, o.Path)
-		switch {
-		case errors.Is(err, storage.ErrNotExist):
-			v.missing = true
-		case err != nil:
-			v.err = err
-			return
-		case sum != o.SHA256 || size != o.Size:
-			v.corrupt = &Corrupt{Path: o.Path,
-				Expected: fmt.Sprintf("%s (%d bytes)", o.SHA256, o.Size), Actual: fmt.Sprintf("%s (%d bytes)", sum, size), Owner: o.Owner()}
+		if actual != "" {
+			v.corrupt = &Corrupt{Path: o.Path, Expected: fmt.Sprintf("%s (%d bytes)", o.SHA256, o.Size), Actual: actual, Owner: o.Owner()}
 		}
 		if opts.Checked != nil {
-			opts.Checked(o.Path, size)
+			opts.Checked(o.Path, read)
 		}
+		return nil
 	}
 
-	jobs := max(opts.Jobs, 1)
+	jobs := opts.Jobs
 	if quick {
 		jobs = 1 // nothing to wait for
 	}
-	wctx, stop := context.WithCancel(ctx)
-	defer stop()
-	var next atomic.Int64
-	var failed atomic.Bool
-	var wg sync.WaitGroup
-	for range min(jobs, max(len(sel), 1)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for !failed.Load() {
-				k := int(next.Add(1) - 1)
-				if k >= len(sel) {
-					return
-				}
-				check(wctx, k)
-				if verdicts[k].err != nil {
-					failed.Store(true)
-					stop() // the others' reads end early; their errors are not the cause
-				}
-			}
-		}()
+	work := make([]func(context.Context) error, len(sel))
+	for k := range sel {
+		work[k] = func(ctx context.Context) error { return check(ctx, k) }
 	}
-	wg.Wait()
+	// After the first failure the others' reads end early (parallel
+	// cancels them): their errors are not the cause.
+	failed := parallel(ctx, jobs, work) != nil
 
 	var cancelled error
 	for k, v := range verdicts {
@@ -204,7 +169,7 @@ func auditRecords(ctx context.Context, st storage.Store, sel []auditRecord, quic
 			res.OK++
 		}
 	}
-	if failed.Load() || ctx.Err() != nil {
+	if failed || ctx.Err() != nil {
 		// Only cancellations were kept above: the cause was the caller's.
 		return cmp.Or(ctx.Err(), cancelled)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/plan"
 	"github.com/distributor-dev/distributor/internal/render"
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/registry"
 	"github.com/distributor-dev/distributor/internal/txn"
 )
 
@@ -27,6 +28,7 @@ type destinationRun struct {
 	rd   outcome.Destination
 
 	st      storage.Store
+	root    *Root // what the last plan was made from
 	res     *render.Result
 	req     planRequest
 	reports *reportCollector
@@ -47,11 +49,9 @@ type destinationRun struct {
 	rolledBack int
 }
 
-func (dr *destinationRun) failed(err error) outcome.Destination {
-	dr.rd.Status = outcome.Failed
-	dr.rd.Err = err
+func (dr *destinationRun) failed(err error) {
+	dr.rd.Status, dr.rd.Err = outcome.Failed, err
 	dr.a.logFailure("destination failed", catalog.Owner{PipelineID: dr.p.ID, DestinationID: dr.d.ID}, err)
-	return dr.rd
 }
 
 // prepare expands the destination's paths, renders its outputs and opens
@@ -80,7 +80,8 @@ func (dr *destinationRun) prepare(ctx context.Context) (storage.Store, error) {
 		a.Logger.Warn(w, "pipeline", p.ID, "destination", d.ID)
 	}
 	if opts.Force {
-		if err := plan.CheckForceRoot(keyPrefix(d), root); err != nil {
+		b, _ := registry.Lookup(d.Backend) // a key prefix in a bucket, or a directory
+		if err := plan.CheckForceRoot(b.Path == storage.PathKey, root); err != nil {
 			return nil, err
 		}
 	}
@@ -102,9 +103,14 @@ func (dr *destinationRun) prepare(ctx context.Context) (storage.Store, error) {
 	return st, nil
 }
 
-func (dr *destinationRun) readRoot(ctx context.Context) (*Root, error) {
+// readRoot reads the root to plan from into dr.root, closing the one read
+// before.
+func (dr *destinationRun) readRoot(ctx context.Context) (r *Root, err error) {
+	dr.root.Close()
 	dr.reports.reset()
-	return readPlanRoot(ctx, dr.st, dr.req)
+	r, err = readPlanRoot(ctx, dr.st, dr.req)
+	dr.root = r
+	return r, err
 }
 
 // makePlan plans from the root r (and records the plan in the outcome).
@@ -183,26 +189,35 @@ func (dr *destinationRun) pending(ctx context.Context, r *Root) (bool, error) {
 	return r.Pending, nil
 }
 
+// refusal is a plan refused before any change: nothing was applied.
+type refusal struct{ error }
+
 // run plans first from an unlocked read. A dry run stops there; so does a
 // run with nothing to write (skip_same, fail_*) on a root that no dead run
 // left a journal on: it takes no lock and costs one catalog read, one
 // listing and one journal probe. Anything else locks the root (recovering
 // it first if a run died there), reads and plans again, and applies.
 func (dr *destinationRun) run(ctx context.Context) {
+	defer func() { dr.root.Close() }() // a second read under the lock replaces it
+	err := dr.publish(ctx)
+	if rf, ok := err.(refusal); ok {
+		dr.rd.Status, dr.rd.Err, dr.rd.Applied = outcome.Failed, rf.error, plan.Counts{}
+	} else if err != nil {
+		dr.failed(err)
+	}
+}
+
+func (dr *destinationRun) publish(ctx context.Context) error {
 	r, err := dr.readRoot(ctx)
 	if err != nil {
-		dr.failed(err)
-		return
+		return err
 	}
-	defer func() { r.Close() }() // r is replaced by a second read under the lock
 	in, pl, err := dr.makePlan(r)
 	if err != nil {
-		dr.failed(err)
-		return
+		return err
 	}
 	if dr.opts.DryRun {
-		r = dr.dryRun(ctx, r, in, pl)
-		return
+		return dr.dryRun(ctx, in, pl)
 	}
 	var cerr error
 	if pl.Action != plan.SkipSame {
@@ -212,27 +227,23 @@ func (dr *destinationRun) run(ctx context.Context) {
 		pend, err := dr.pending(ctx, r)
 		switch {
 		case err != nil:
-			dr.failed(err)
-			return
+			return err
 		case !pend && cerr != nil:
-			refused(&dr.rd, cerr) // refused before taking the lock: nothing written
-			return
+			return refusal{cerr} // refused before taking the lock: nothing written
 		case !pend:
 			dr.rd.Status, dr.rd.Applied = outcome.OK, pl.Counts()
-			return
+			return nil
 		}
 	}
-	r = dr.lockedApply(ctx, r, in, pl)
+	return dr.lockedApply(ctx, in, pl)
 }
 
-// dryRun finishes a dry run from the plan pl of the root r: over a
-// pending journal it plans again from the state recovery would leave. It
-// returns the root it planned from last.
-func (dr *destinationRun) dryRun(ctx context.Context, r *Root, in plan.Input, pl *plan.Plan) *Root {
-	pend, err := dr.pending(ctx, r)
+// dryRun finishes a dry run from the plan pl of dr.root: over a pending
+// journal it plans again from the state recovery would leave.
+func (dr *destinationRun) dryRun(ctx context.Context, in plan.Input, pl *plan.Plan) error {
+	pend, err := dr.pending(ctx, dr.root)
 	if err != nil {
-		dr.failed(err)
-		return r
+		return err
 	}
 	if pend {
 		// A real run recovers the root before it plans: plan from the
@@ -241,36 +252,32 @@ func (dr *destinationRun) dryRun(ctx context.Context, r *Root, in plan.Input, pl
 		dr.rd.RecoveryPending = true
 		view, rec, err := previewRecovery(ctx, dr.st, dr.req, dr.a.Now())
 		if err != nil {
-			dr.failed(err)
-			return r
+			return err
 		}
 		dr.rd.Recovered = recoverySummary(rec)
 		dr.a.Logger.Warn("a dead run's intent journal is pending at this root: a real run recovers it first; this dry run plans from the recovered state",
 			rec.LogAttrs(dr.rd.Root)...)
-		r.Close()
-		r = view
-		if in, pl, err = dr.makePlan(r); err != nil {
-			dr.failed(err)
-			return r
+		dr.root.Close()
+		dr.root = view
+		if in, pl, err = dr.makePlan(view); err != nil {
+			return err
 		}
 	}
 	if err := dr.check(ctx, in, pl); err != nil {
-		refused(&dr.rd, err)
-		return r
+		return refusal{err}
 	}
 	dr.rd.Status = outcome.Planned
-	return r
+	return nil
 }
 
 // lockedApply takes the root's lock, plans again under it unless nothing
-// changed since the plan pl of the root r, and applies the plan. It
-// returns the root it planned from last.
-func (dr *destinationRun) lockedApply(ctx context.Context, r *Root, in plan.Input, pl *plan.Plan) *Root {
+// changed since the plan pl of dr.root, and applies the plan.
+func (dr *destinationRun) lockedApply(ctx context.Context, in plan.Input, pl *plan.Plan) (err error) {
 	a, st := dr.a, dr.st
 	// A failed run leaves no empty root directory it created behind (it
 	// runs after the lock is released).
 	defer func() {
-		if dr.rd.Status == outcome.Failed {
+		if err != nil {
 			removeCreatedRoot(ctx, st, a)
 		}
 	}()
@@ -278,8 +285,7 @@ func (dr *destinationRun) lockedApply(ctx context.Context, r *Root, in plan.Inpu
 	tx, err := a.begin(ctx, st, dr.d, "run", dr.jobs)
 	dr.rd.LockWait = a.Now().Sub(locking)
 	if err != nil {
-		dr.failed(err)
-		return r
+		return err
 	}
 	defer tx.End()
 	ctx = tx.Context()
@@ -290,6 +296,7 @@ func (dr *destinationRun) lockedApply(ctx context.Context, r *Root, in plan.Inpu
 	// writer has not committed since, and the first plan stands (a listing
 	// of a large root and a parse of its catalog are the bulk of an
 	// additive run's cost).
+	r := dr.root
 	unchanged := func() bool {
 		if v, ok := tx.CatalogVersion(); ok {
 			return v == r.Version // what the lock's listing showed (S3)
@@ -297,26 +304,21 @@ func (dr *destinationRun) lockedApply(ctx context.Context, r *Root, in plan.Inpu
 		return catalogUnchanged(ctx, st, r)
 	}
 	if r.Pending || tx.Recovery != nil || !unchanged() {
-		r.Close()
 		if r, err = dr.readRoot(ctx); err != nil {
-			dr.failed(err)
-			return r
+			return err
 		}
 		if in, pl, err = dr.makePlan(r); err != nil {
-			dr.failed(err)
-			return r
+			return err
 		}
 	}
 	if err := dr.check(ctx, in, pl); err != nil {
-		refused(&dr.rd, err)
-		return r
+		return refusal{err}
 	}
-	dr.apply(tx, r, in, pl)
-	return r
+	return dr.apply(tx, r, in, pl)
 }
 
 // apply applies the plan pl of the root r in the transaction tx.
-func (dr *destinationRun) apply(tx *txn.Txn, r *Root, in plan.Input, pl *plan.Plan) {
+func (dr *destinationRun) apply(tx *txn.Txn, r *Root, in plan.Input, pl *plan.Plan) error {
 	a, p, d := dr.a, dr.p, dr.d
 	ch := runChange(in, pl, r.Version, bundleContent(dr.b, dr.outs), webWrites(d, dr.res.PrimaryPath))
 	ch.BaseCopy, ch.BaseCanonical = r.CatalogCopy, r.CatalogCanonical
@@ -345,8 +347,7 @@ func (dr *destinationRun) apply(tx *txn.Txn, r *Root, in plan.Input, pl *plan.Pl
 		if applied != nil {
 			dr.rd.Applied = outcome.AppliedCounts(pl, applied.Done)
 		}
-		dr.failed(err)
-		return
+		return err
 	}
 	if dr.staging {
 		// Every source file this run wrote streamed through OpenVerified.
@@ -359,4 +360,5 @@ func (dr *destinationRun) apply(tx *txn.Txn, r *Root, in plan.Input, pl *plan.Pl
 		dr.vc.matched(done)
 	}
 	dr.rd.Status, dr.rd.Applied = outcome.OK, pl.Counts()
+	return nil
 }

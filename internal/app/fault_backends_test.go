@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -111,7 +112,7 @@ func storeInvariants(t *testing.T, st storage.Store, before map[string]string, b
 			}
 			continue
 		}
-		if idx[p] == nil && !contains(unmanaged, p) {
+		if idx[p] == nil && !slices.Contains(unmanaged, p) {
 			t.Errorf("orphan: %s is in storage but not recorded", p)
 		}
 	}

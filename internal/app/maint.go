@@ -6,12 +6,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/distributor-dev/distributor/internal/bundle"
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/journal"
+	"github.com/distributor-dev/distributor/internal/report"
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/txn"
 )
@@ -44,6 +46,9 @@ type maintTarget struct {
 	dest     *config.Destination
 	owner    catalog.Owner
 	root     string // the expanded destination path
+	// head starts the command's report (its Root the opened store's, once
+	// open).
+	head report.Target
 }
 
 // resolveMaint checks the options of command and expands the destination's
@@ -55,15 +60,15 @@ type maintTarget struct {
 // when the pipeline publishes to only one.
 func resolveMaint(cfg *config.Config, command string, opts MaintOptions) (*maintTarget, error) {
 	if opts.Pipeline == "" {
-		id, ok := onlyPipeline(cfg, opts.Destination)
-		if !ok && opts.Destination != "" && !publishedTo(cfg, opts.Destination) {
+		switch ps := publishers(cfg, opts.Destination); {
+		case len(ps) == 1:
+			opts.Pipeline = ps[0].ID
+		case len(ps) == 0 && opts.Destination != "":
 			return nil, &UsageError{fmt.Sprintf("no pipeline publishes to destination %q", opts.Destination)}
-		}
-		if !ok {
+		default:
 			return nil, &UsageError{fmt.Sprintf("%s needs --pipeline and --destination: it works on the one destination root they name (pipelines: %s)",
 				command, pipelineList(cfg))}
 		}
-		opts.Pipeline = id
 	}
 	if opts.Destination == "" {
 		if p, ok := cfg.Pipeline(opts.Pipeline); ok && len(p.Destinations) != 1 {
@@ -73,12 +78,9 @@ func resolveMaint(cfg *config.Config, command string, opts MaintOptions) (*maint
 			opts.Destination = p.Destinations[0]
 		}
 	}
-	p, ok := cfg.Pipeline(opts.Pipeline)
-	if !ok {
-		return nil, &UsageError{fmt.Sprintf("unknown pipeline %q (configured: %s)", opts.Pipeline, pipelineIDs(cfg))}
-	}
-	if !contains(p.Destinations, opts.Destination) {
-		return nil, &UsageError{fmt.Sprintf("pipeline %q does not publish to destination %q (it publishes to %v)", p.ID, opts.Destination, p.Destinations)}
+	p, err := pipelineFor(cfg, opts.Pipeline, opts.Destination)
+	if err != nil {
+		return nil, err
 	}
 	d, ok := cfg.Destination(opts.Destination)
 	if !ok {
@@ -107,7 +109,8 @@ func resolveMaint(cfg *config.Config, command string, opts MaintOptions) (*maint
 	if err != nil {
 		return nil, &UsageError{fmt.Sprintf("destination %q path: %v", d.ID, err)}
 	}
-	return &maintTarget{pipeline: p, dest: d, owner: catalog.Owner{PipelineID: p.ID, DestinationID: d.ID}, root: root}, nil
+	return &maintTarget{pipeline: p, dest: d, owner: catalog.Owner{PipelineID: p.ID, DestinationID: d.ID}, root: root,
+		head: report.Target{Command: command, PipelineID: p.ID, DestinationID: d.ID, Root: root}}, nil
 }
 
 // readManifest parses DIR/manifest.json. Only the manifest is read: the
@@ -182,15 +185,16 @@ func (m *maintRoot) ctx(ctx context.Context) context.Context {
 
 // openMaintRoot opens t's store, begins a write transaction (taking the
 // root's lock, recovering a root a dead run left) when write is set, and
-// reads its state. On error nothing stays open.
-func (a *App) openMaintRoot(ctx context.Context, t *maintTarget, command string, write bool) (*maintRoot, error) {
+// reads its state. On error nothing stays open, except for a state the
+// command refuses (refuseState): m is then open, with the refusal.
+func (a *App) openMaintRoot(ctx context.Context, t *maintTarget, write bool) (*maintRoot, error) {
 	st, err := a.openMaint(ctx, t)
 	if err != nil {
 		return nil, err
 	}
 	m := &maintRoot{store: st}
 	if write {
-		if m.tx, err = a.begin(ctx, st, t.dest, command, 1); err != nil {
+		if m.tx, err = a.begin(ctx, st, t.dest, t.head.Command, 1); err != nil {
 			st.Close()
 			return nil, err
 		}
@@ -210,7 +214,14 @@ func (a *App) openMaintRoot(ctx context.Context, t *maintTarget, command string,
 	if m.pending {
 		m.warnings = journalWarning()
 	}
-	return m, nil
+	return m, refuseState(t.head.Command, st.String(), t.owner, m.state)
+}
+
+// maintFailed records err as the failure of a maintenance command's report
+// and logs it.
+func (a *App) maintFailed(f *report.Failure, t *maintTarget, err error) {
+	f.Fail(err)
+	a.logFailure(t.head.Command+" failed", t.owner, err)
 }
 
 // refuseState explains why command cannot work on a root whose state is
@@ -268,33 +279,41 @@ func ownedBy(owner catalog.Owner, allOwners bool) func(*catalog.Output) bool {
 	return func(o *catalog.Output) bool { return allOwners || o.Owner() == owner }
 }
 
-// onlyPipeline returns the one pipeline a command can mean without
-// --pipeline: the only one configured or, with a destination, the only one
-// publishing to it.
-func onlyPipeline(cfg *config.Config, destination string) (string, bool) {
-	var ids []string
-	for _, p := range cfg.Pipelines {
-		if destination == "" || contains(p.Destinations, destination) {
-			ids = append(ids, p.ID)
+// publishers returns the pipelines that publish to destination (every
+// pipeline for "").
+func publishers(cfg *config.Config, destination string) []*config.Pipeline {
+	var out []*config.Pipeline
+	for i := range cfg.Pipelines {
+		if p := &cfg.Pipelines[i]; destination == "" || slices.Contains(p.Destinations, destination) {
+			out = append(out, p)
 		}
 	}
-	if len(ids) != 1 {
-		return "", false
+	return out
+}
+
+// pipelineFor returns the pipeline id, which must publish to destination
+// unless that is "".
+func pipelineFor(cfg *config.Config, id, destination string) (*config.Pipeline, error) {
+	p, ok := cfg.Pipeline(id)
+	if !ok {
+		return nil, &UsageError{fmt.Sprintf("unknown pipeline %q (configured: %s)", id, pipelineIDs(cfg))}
 	}
-	return ids[0], true
+	if destination != "" && !slices.Contains(p.Destinations, destination) {
+		return nil, &UsageError{fmt.Sprintf("pipeline %q does not publish to destination %q (it publishes to %v)", p.ID, destination, p.Destinations)}
+	}
+	return p, nil
+}
+
+// pipelineIDs lists the configured pipeline ids.
+func pipelineIDs(cfg *config.Config) []string {
+	ids := make([]string, len(cfg.Pipelines))
+	for i, p := range cfg.Pipelines {
+		ids[i] = p.ID
+	}
+	return ids
 }
 
 // pipelineList lists the configured pipeline ids for messages.
 func pipelineList(cfg *config.Config) string {
 	return strings.Join(pipelineIDs(cfg), ", ")
-}
-
-// publishedTo reports whether any pipeline publishes to destination.
-func publishedTo(cfg *config.Config, destination string) bool {
-	for _, p := range cfg.Pipelines {
-		if contains(p.Destinations, destination) {
-			return true
-		}
-	}
-	return false
 }

@@ -81,19 +81,12 @@ func (c *maintCatalog) each(ctx context.Context, fn func(*catalog.Output) error)
 	return nil
 }
 
-// readMaintCatalog reads and classifies a root's catalog. A valid one
-// streams through catalog.ScanCanonical, holding no record, and comes back
-// as a maintCatalog; any other document is read whole to be classified
-// (State.Catalog stays nil for a valid one: its records are in the
-// maintCatalog). With keepCopy, the bytes read are kept (txn.Spool) for
-// the later passes: from a remote root, which they spare a download, and
-// for a command without the lock, whose passes then read the one version
-// it classified whatever a concurrent run commits meanwhile.
-//
-// A valid catalog whose records are not sorted by path (never written by
-// distributor, but valid) cannot stream in path order: it is read whole
-// once and its records are encoded sorted into a copy that the passes read.
-func readMaintCatalog(ctx context.Context, st storage.Store, keepCopy bool) (catalog.State, storage.Version, *maintCatalog, error) {
+// streamCatalog reads and classifies a root's catalog: a valid one streams
+// through catalog.ScanCanonical, which calls visit for each record, and
+// comes back as c (State.Catalog stays nil), with a copy of its bytes with
+// keepCopy. Any other document is read whole (txn.ReadCatalog); State.Catalog
+// is then set only for a valid catalog whose records are not sorted by path.
+func streamCatalog(ctx context.Context, st storage.Store, keepCopy bool, visit func(*catalog.Output) error) (catalog.State, storage.Version, *maintCatalog, error) {
 	c := &maintCatalog{st: st, sorted: true}
 	if keepCopy {
 		c.copy = txn.NewSpool()
@@ -103,25 +96,37 @@ func readMaintCatalog(ctx context.Context, st storage.Store, keepCopy bool) (cat
 		if c.copy != nil {
 			r = io.TeeReader(r, c.copy)
 		}
-		c.Header, c.Count, c.canonical, scanErr = catalog.ScanCanonical(r, func(*catalog.Output) error { return nil })
+		c.Header, c.Count, c.canonical, scanErr = catalog.ScanCanonical(r, visit)
 		return nil // the store drains the rest; the document is classified below
 	})
-	switch {
-	case errors.Is(err, storage.ErrNotExist) && !errors.Is(err, storage.ErrNotObject):
-		c.close()
-		return catalog.State{Status: catalog.StatusNone}, "", nil, nil
-	case err != nil && !errors.Is(err, storage.ErrNotObject):
-		c.close()
-		return catalog.State{}, "", nil, fmt.Errorf("read %s at %s: %w", catalog.FileName, st, err)
-	case err == nil && scanErr == nil:
+	if err == nil && scanErr == nil {
 		c.version = ver
 		return catalog.State{Status: catalog.StatusCatalog, SchemaVersion: catalog.SchemaVersion}, ver, c, nil
 	}
 	c.close()
+	switch {
+	case errors.Is(err, storage.ErrNotExist) && !errors.Is(err, storage.ErrNotObject):
+		return catalog.State{Status: catalog.StatusNone}, "", nil, nil
+	case err != nil && !errors.Is(err, storage.ErrNotObject):
+		return catalog.State{}, "", nil, fmt.Errorf("read %s at %s: %w", catalog.FileName, st, err)
+	}
 	// Legacy, future, invalid or unsorted: classify the whole document.
 	s, ver, err := txn.ReadCatalog(ctx, st)
-	if err != nil || s.Status != catalog.StatusCatalog {
-		return s, ver, nil, err
+	return s, ver, nil, err
+}
+
+// readMaintCatalog is streamCatalog for a maintenance command. With
+// keepCopy, the bytes read are kept (txn.Spool) for the later passes: from
+// a remote root, which they spare a download, and for a command without
+// the lock, whose passes then read the one version it classified whatever
+// a concurrent run commits meanwhile. A valid catalog whose records are not
+// sorted by path (never written by distributor, but valid) cannot stream in
+// path order: its records are encoded sorted into a copy that the passes
+// read.
+func readMaintCatalog(ctx context.Context, st storage.Store, keepCopy bool) (catalog.State, storage.Version, *maintCatalog, error) {
+	s, ver, c, err := streamCatalog(ctx, st, keepCopy, func(*catalog.Output) error { return nil })
+	if err != nil || s.Catalog == nil {
+		return s, ver, c, err
 	}
 	sorted, err := catalog.Encode(s.Catalog)
 	if err != nil {

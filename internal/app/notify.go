@@ -20,17 +20,23 @@ import (
 // notification, never the secret. `distributor run` calls it before a real
 // run; a dry run sends nothing and only warns.
 func (a *App) CheckNotifications(cfg *config.Config) error {
+	missing := a.missingSecrets(cfg)
+	if len(missing) == 0 {
+		return nil
+	}
+	return &UsageError{Msg: strings.Join(missing, "\n") +
+		"\n(set the variable to the webhook's signing secret, or remove secret_env to send unsigned notifications; nothing was published)"}
+}
+
+// missingSecrets names each webhook whose secret_env is unset or empty.
+func (a *App) missingSecrets(cfg *config.Config) []string {
 	var missing []string
 	for _, n := range cfg.Notifications {
 		if n.SecretEnv != "" && a.getenv(n.SecretEnv) == "" {
 			missing = append(missing, fmt.Sprintf("notification %s: webhook.secret_env names %s, which is unset or empty", n.ID, n.SecretEnv))
 		}
 	}
-	if len(missing) == 0 {
-		return nil
-	}
-	return &UsageError{Msg: strings.Join(missing, "\n") +
-		"\n(set the variable to the webhook's signing secret, or remove secret_env to send unsigned notifications; nothing was published)"}
+	return missing
 }
 
 // notifyDestination sends the notifications configured for a finished

@@ -10,15 +10,10 @@ import (
 )
 
 // OpenDestination opens the storage of destination d at its resolved root
-// (see storage.PathKind) with its backend's Open. getenv supplies the
-// environment the backends need: SSH_AUTH_SOCK for the ssh agent, and
-// the AWS credential chain's variables (AWS_ACCESS_KEY_ID,
-// AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_PROFILE,
-// AWS_SHARED_CREDENTIALS_FILE, HOME, ...). SFTP connects here, so an
-// unreachable server or an unknown SSH host key fails before anything is
-// planned or written; S3 sends no request here: a command's first request
-// (a run's catalog read) reports a missing bucket or rejected credentials
-// just as clearly, also before anything is planned or written.
+// (see storage.PathKind) with its backend's Open; getenv supplies the
+// environment (SSH_AUTH_SOCK, the AWS credential chain). SFTP connects
+// here; S3 sends no request until the command's first read. Either way a
+// bad server or credentials fail before anything is planned or written.
 func OpenDestination(ctx context.Context, d *config.Destination, root string, getenv func(string) string) (storage.Store, error) {
 	if getenv == nil {
 		getenv = func(string) string { return "" }

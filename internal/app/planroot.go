@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -137,63 +136,34 @@ func (r *Root) scanCatalog(ctx context.Context, req planRequest) error {
 			}
 		}
 	}
-	var scanErr error
-	var canonical bool
-	var spool *txn.Spool
-	if req.keepCopy() {
-		spool = txn.NewSpool()
-	}
-	ver, err := txn.StreamCatalog(ctx, r.Store, func(rd io.Reader) error {
-		if spool != nil {
-			rd = io.TeeReader(rd, spool)
+	s, ver, c, err := streamCatalog(ctx, r.Store, req.keepCopy(), func(o *catalog.Output) error {
+		if keep(o) {
+			known.Records[o.Path] = o
 		}
-		h, n, c, err := catalog.ScanCanonical(rd, func(o *catalog.Output) error {
-			if keep(o) {
-				known.Records[o.Path] = o
-			}
-			if len(candidates) > 0 {
-				for d := parentDir(o.Path); d != "" && !recordedDirs[d]; d = parentDir(d) {
-					if candidates[d] {
-						recordedDirs[d] = true
-					}
+		if len(candidates) > 0 {
+			for d := parentDir(o.Path); d != "" && !recordedDirs[d]; d = parentDir(d) {
+				if candidates[d] {
+					recordedDirs[d] = true
 				}
 			}
-			if req.reports != nil {
-				req.reports(o)
-			}
-			return nil
-		})
-		known.Header, known.Count, canonical = h, n, c
-		scanErr = err
-		return nil // the store drains the rest; the document is classified below
-	})
-	switch {
-	case errors.Is(err, storage.ErrNotExist) && !errors.Is(err, storage.ErrNotObject):
-		if spool != nil {
-			spool.Close()
 		}
-		r.State = catalog.State{Status: catalog.StatusNone}
+		if req.reports != nil {
+			req.reports(o)
+		}
 		return nil
-	case err != nil && !errors.Is(err, storage.ErrNotObject):
-		return fmt.Errorf("read %s at %s: %w", catalog.FileName, r.Store, err)
-	case err == nil && scanErr == nil:
-		r.State = catalog.State{Status: catalog.StatusCatalog, SchemaVersion: catalog.SchemaVersion}
-		r.Known, r.Version, r.CatalogCopy, r.CatalogCanonical = known, ver, spool, canonical
-		r.recordedDirs = recordedDirs
-		return nil
-	}
-	if spool != nil {
-		spool.Close()
-	}
-	// Legacy, future, invalid or unsorted: classify the whole document.
-	if r.State, r.Version, err = txn.ReadCatalog(ctx, r.Store); err != nil {
+	})
+	if err != nil {
 		return err
 	}
-	if r.State.Status == catalog.StatusCatalog {
-		r.Known = plan.KnownFrom(r.State.Catalog)
+	r.State, r.Version = s, ver
+	if c != nil {
+		known.Header, known.Count = c.Header, c.Count
+		r.Known, r.CatalogCopy, r.CatalogCanonical, r.recordedDirs = known, c.copy, c.canonical, recordedDirs
+	} else if s.Catalog != nil { // valid, but unsorted: read whole
+		r.Known = plan.KnownFrom(s.Catalog)
 		if req.reports != nil {
-			for i := range r.State.Catalog.Outputs {
-				req.reports(&r.State.Catalog.Outputs[i])
+			for i := range s.Catalog.Outputs {
+				req.reports(&s.Catalog.Outputs[i])
 			}
 		}
 		r.State.Catalog = nil

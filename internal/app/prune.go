@@ -61,15 +61,28 @@ func newerSource(a, b catalog.Source) int {
 // Prune makes the same selection over a streamed catalog in two passes
 // (see pruneSelection): memory follows the publications, not the outputs.
 func SelectPrune(outputs []catalog.Output, owner catalog.Owner, now time.Time, olderThan time.Duration, keepMin int) []Publication {
-	s := newPruneSelection(owner)
-	for i := range outputs {
-		s.summarise(&outputs[i])
+	s, _ := selectPublications(func(fn func(*catalog.Output) error) error {
+		for i := range outputs {
+			fn(&outputs[i])
+		}
+		return nil
+	}, owner, now, olderThan, keepMin)
+	return s.publications()
+}
+
+// selectPublications makes the selection over the records that each
+// yields, in two passes: the first summarises owner's publications, the
+// second, when the policy chose any, collects their outputs.
+func selectPublications(each func(func(*catalog.Output) error) error, owner catalog.Owner, now time.Time, olderThan time.Duration, keepMin int) (*pruneSelection, error) {
+	s := &pruneSelection{owner: owner, pubs: map[string]*pubSummary{}}
+	if err := each(s.summarise); err != nil {
+		return nil, err
 	}
 	s.choose(now, olderThan, keepMin)
-	for i := range outputs {
-		s.collect(&outputs[i])
+	if len(s.chosen) == 0 {
+		return s, nil
 	}
-	return s.publications()
+	return s, each(s.collect)
 }
 
 // pruneSelection selects an owner's publications to prune from a catalog
@@ -79,6 +92,7 @@ func SelectPrune(outputs []catalog.Output, owner catalog.Owner, now time.Time, o
 // outputs of the publications chosen.
 type pruneSelection struct {
 	owner catalog.Owner
+	owned int // the owner's outputs (every kind)
 	pubs  map[string]*pubSummary
 	// chosen are the selected publications, oldest first.
 	chosen []*pubSummary
@@ -92,10 +106,6 @@ type pubSummary struct {
 	outputs  []catalog.Output // collected once selected
 }
 
-func newPruneSelection(owner catalog.Owner) *pruneSelection {
-	return &pruneSelection{owner: owner, pubs: map[string]*pubSummary{}}
-}
-
 // counts says whether o belongs to one of the owner's publications.
 func (s *pruneSelection) counts(o *catalog.Output) bool {
 	// A reserved path cannot be in a valid catalog; never select one.
@@ -104,9 +114,12 @@ func (s *pruneSelection) counts(o *catalog.Output) bool {
 }
 
 // summarise is the first pass's step: it notes o in its publication.
-func (s *pruneSelection) summarise(o *catalog.Output) {
+func (s *pruneSelection) summarise(o *catalog.Output) error {
+	if o.Owner() == s.owner {
+		s.owned++
+	}
 	if !s.counts(o) {
-		return
+		return nil
 	}
 	k := sourceKey(o.Source)
 	p := s.pubs[k]
@@ -117,6 +130,7 @@ func (s *pruneSelection) summarise(o *catalog.Output) {
 	if o.UpdatedAt.After(p.latest) {
 		p.latest = o.UpdatedAt
 	}
+	return nil
 }
 
 // choose selects, among the summarised publications, those the policy
@@ -147,11 +161,12 @@ func (s *pruneSelection) selects(o *catalog.Output) bool {
 
 // collect is the second pass's step: it keeps o when its publication was
 // chosen.
-func (s *pruneSelection) collect(o *catalog.Output) {
+func (s *pruneSelection) collect(o *catalog.Output) error {
 	if s.selects(o) {
 		p := s.pubs[sourceKey(o.Source)]
 		p.outputs = append(p.outputs, *o)
 	}
+	return nil
 }
 
 // publications returns the chosen publications, oldest first, each with
@@ -190,49 +205,41 @@ func (a *App) Prune(ctx context.Context, cfg *config.Config, opts PruneOptions) 
 	}
 	pol := t.dest.Retention.Prune
 	now := a.Now()
-	rep := &report.Prune{Command: "prune", PipelineID: t.owner.PipelineID, DestinationID: t.owner.DestinationID,
-		Root: t.root, DryRun: !opts.Apply,
+	rep := &report.Prune{Target: t.head, DryRun: !opts.Apply,
 		Policy: report.PrunePolicy{OlderThan: FormatRetention(pol.OlderThan), KeepMin: pol.KeepMin,
 			Cutoff: catalog.FormatTime(now.Add(-pol.OlderThan))},
 		Publications: []report.PrunePublication{}, Selected: []report.PruneEntry{}, Deleted: []report.PruneEntry{}, Rebuilt: []string{}}
-	fail := func(err error) (*report.Prune, error) {
-		rep.Error, rep.ErrorDetail = report.Errors(err)
-		rep.Cause = err
-		a.logFailure("prune failed", t.owner, err)
-		return rep, nil
+	fail := func(err error) (*report.Prune, error) { a.maintFailed(&rep.Failure, t, err); return rep, nil }
+	m, err := a.openMaintRoot(ctx, t, opts.Apply)
+	if m != nil {
+		defer m.close()
+		rep.Root, rep.State, rep.Warnings = m.store.String(), string(m.state.Status), m.warnings
 	}
-	m, err := a.openMaintRoot(ctx, t, "prune", opts.Apply)
 	if err != nil {
-		return fail(err)
-	}
-	defer m.close()
-	st := m.store
-	rep.Root = st.String()
-	rep.State = string(m.state.Status)
-	rep.Warnings = m.warnings
-	if err := refuseState("prune", rep.Root, t.owner, m.state); err != nil {
 		return fail(err)
 	}
 	if m.cat == nil {
 		return rep, nil // nothing is managed here: nothing to prune
 	}
 	ctx = m.ctx(ctx)
-	sel, err := selectStreamed(ctx, m.cat, t.owner, now, pol.OlderThan, pol.KeepMin, &rep.Owned)
+	sel, err := selectPublications(func(fn func(*catalog.Output) error) error { return m.cat.each(ctx, fn) },
+		t.owner, now, pol.OlderThan, pol.KeepMin)
 	if err != nil {
 		return fail(err)
 	}
-	var paths []string
+	rep.Owned = sel.owned
 	for _, pub := range sel.publications() {
-		rep.Publications = append(rep.Publications, prunePublication(&pub))
-		for i := range pub.Outputs {
-			rep.Selected = append(rep.Selected, pruneEntry(&pub.Outputs[i]))
+		rp := report.PrunePublication{Paths: make([]string, len(pub.Outputs)),
+			Source: report.PruneSource{ID: pub.Source.ID, Digest: pub.Source.Digest, Created: catalog.FormatTime(pub.Source.Created)}}
+		for i, o := range pub.Outputs {
+			e := report.PruneEntry{Path: o.Path, UpdatedAt: catalog.FormatTime(o.UpdatedAt)}
+			rp.Paths[i], rp.UpdatedAt = o.Path, max(rp.UpdatedAt, e.UpdatedAt)
+			rep.Selected = append(rep.Selected, e)
 		}
+		rep.Publications = append(rep.Publications, rp)
 	}
 	slices.SortFunc(rep.Selected, func(a, b report.PruneEntry) int { return strings.Compare(a.Path, b.Path) })
-	for _, s := range rep.Selected {
-		paths = append(paths, s.Path)
-	}
-	if !opts.Apply || len(paths) == 0 {
+	if !opts.Apply || len(rep.Selected) == 0 {
 		return rep, nil
 	}
 	writes, err := rebuildIndex(ctx, t.dest, m.cat, sel.selects, now)
@@ -245,20 +252,27 @@ func (a *App) Prune(ctx context.Context, cfg *config.Config, opts PruneOptions) 
 	// written; after a failure it records exactly the deletes that happened.
 	// It rewrites the archive index and feed before it deletes, so that they
 	// never link a deleted publication.
-	all := slices.Clone(paths)
-	for _, w := range writes {
-		all = append(all, w.Path)
+	var paths []string
+	for _, s := range rep.Selected {
+		paths = append(paths, s.Path)
 	}
+	// edit records what of the prune took effect: the rewritten index and
+	// feed among done (their new records), and the deletes among done.
 	h := m.cat.Header
-	ch := m.change()
-	ch.Writes, ch.Deletes = writes, paths
-	ch.Final = a.pruneEdit(h, writes, paths, all)
-	ch.Partial = func(done []string) *catalog.Edit { return a.pruneEdit(h, writes, paths, done) }
-	res, err := m.tx.Apply(ch)
-	done := make(map[string]bool, len(res.Done))
-	for _, p := range res.Done {
-		done[p] = true
+	edit := func(done map[string]bool) *catalog.Edit {
+		e := a.dropping(h, slices.DeleteFunc(slices.Clone(paths), func(p string) bool { return done != nil && !done[p] }))
+		for _, w := range writes {
+			if done == nil || done[w.Path] {
+				e.Put = append(e.Put, w.Record)
+			}
+		}
+		return e
 	}
+	ch := m.change()
+	ch.Writes, ch.Deletes, ch.Final = writes, paths, edit(nil)
+	ch.Partial = func(done []string) *catalog.Edit { return edit(setOf(done)) }
+	res, err := m.tx.Apply(ch)
+	done := setOf(res.Done)
 	for _, s := range rep.Selected {
 		if done[s.Path] {
 			rep.Deleted = append(rep.Deleted, s)
@@ -278,50 +292,13 @@ func (a *App) Prune(ctx context.Context, cfg *config.Config, opts PruneOptions) 
 	return rep, nil
 }
 
-// selectStreamed is SelectPrune over a streamed catalog, in two passes: the
-// first summarises owner's publications (and counts owner's outputs into
-// owned), the second, when the policy chose any, collects their outputs.
-func selectStreamed(ctx context.Context, c *maintCatalog, owner catalog.Owner, now time.Time, olderThan time.Duration, keepMin int, owned *int) (*pruneSelection, error) {
-	sel := newPruneSelection(owner)
-	err := c.each(ctx, func(o *catalog.Output) error {
-		if o.Owner() == owner {
-			*owned++
-		}
-		sel.summarise(o)
-		return nil
-	})
-	if err != nil {
-		return nil, err
+// setOf returns the set of paths.
+func setOf(paths []string) map[string]bool {
+	set := make(map[string]bool, len(paths))
+	for _, p := range paths {
+		set[p] = true
 	}
-	sel.choose(now, olderThan, keepMin)
-	if len(sel.chosen) > 0 {
-		err = c.each(ctx, func(o *catalog.Output) error { sel.collect(o); return nil })
-	}
-	return sel, err
-}
-
-// pruneEdit is the catalog edit that records what of a prune took effect:
-// the rewritten index and feed among done (their new records) and the
-// deletes among done.
-func (a *App) pruneEdit(h catalog.Header, writes []txn.Write, deletes, done []string) *catalog.Edit {
-	isDone := make(map[string]bool, len(done))
-	for _, p := range done {
-		isDone[p] = true
-	}
-
-	var gone []string
-	for _, p := range deletes {
-		if isDone[p] {
-			gone = append(gone, p)
-		}
-	}
-	e := a.dropping(h, gone)
-	for _, w := range writes {
-		if isDone[w.Path] {
-			e.Put = append(e.Put, w.Record)
-		}
-	}
-	return e
+	return set
 }
 
 // rebuildIndex returns the writes that bring destination d's archive index
@@ -376,22 +353,6 @@ func rebuildIndex(ctx context.Context, d *config.Destination, c *maintCatalog, g
 		writes = append(writes, w)
 	}
 	return writes, nil
-}
-
-func prunePublication(p *Publication) report.PrunePublication {
-	rp := report.PrunePublication{Source: report.PruneSource{ID: p.Source.ID, Digest: p.Source.Digest, Created: catalog.FormatTime(p.Source.Created)},
-		Paths: make([]string, len(p.Outputs))}
-	for i := range p.Outputs {
-		rp.Paths[i] = p.Outputs[i].Path
-		if u := catalog.FormatTime(p.Outputs[i].UpdatedAt); u > rp.UpdatedAt {
-			rp.UpdatedAt = u
-		}
-	}
-	return rp
-}
-
-func pruneEntry(o *catalog.Output) report.PruneEntry {
-	return report.PruneEntry{Path: o.Path, UpdatedAt: catalog.FormatTime(o.UpdatedAt)}
 }
 
 // FormatRetention writes a retention duration the way the configuration

@@ -36,27 +36,18 @@ func (a *App) ReconcileState(ctx context.Context, cfg *config.Config, opts Recon
 	if err != nil {
 		return nil, err
 	}
-	rep := &report.ReconcileState{Command: "reconcile-state", PipelineID: t.owner.PipelineID, DestinationID: t.owner.DestinationID,
-		Root: t.root, DryRun: opts.DryRun, AllOwners: opts.AllOwners,
+	rep := &report.ReconcileState{Target: t.head, DryRun: opts.DryRun, AllOwners: opts.AllOwners,
 		Missing: []report.Record{}, Unmanaged: []string{}, Removed: []report.Record{}, TempFiles: []string{}}
-	fail := func(err error) (*report.ReconcileState, error) {
-		rep.Error, rep.ErrorDetail = report.Errors(err)
-		rep.Cause = err
-		a.logFailure("reconcile-state failed", t.owner, err)
-		return rep, nil
+	fail := func(err error) (*report.ReconcileState, error) { a.maintFailed(&rep.Failure, t, err); return rep, nil }
+	m, err := a.openMaintRoot(ctx, t, !opts.DryRun)
+	if m != nil {
+		defer m.close()
+		rep.Root, rep.State, rep.Warnings = m.store.String(), string(m.state.Status), m.warnings
 	}
-	m, err := a.openMaintRoot(ctx, t, "reconcile-state", !opts.DryRun)
 	if err != nil {
 		return fail(err)
 	}
-	defer m.close()
 	st := m.store
-	rep.Root = st.String()
-	rep.State = string(m.state.Status)
-	rep.Warnings = m.warnings
-	if err := refuseState("reconcile-state", rep.Root, t.owner, m.state); err != nil {
-		return fail(err)
-	}
 	// Temporary files interrupted writes left: removed under the lock,
 	// listed in a dry run.
 	var temps []string

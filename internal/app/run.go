@@ -56,13 +56,6 @@ func jobsFor(backend string, jobs int) int {
 	return max(b.Jobs, 1)
 }
 
-// keyPrefix says whether d's root is a key prefix in a bucket
-// (storage.PathKey) rather than a directory.
-func keyPrefix(d *config.Destination) bool {
-	b, _ := registry.Lookup(d.Backend)
-	return b.Path == storage.PathKey
-}
-
 // UsageError is an invalid combination of options (exit status 2).
 type UsageError struct{ Msg string }
 
@@ -97,34 +90,25 @@ func (a *App) Publish(ctx context.Context, cfg *config.Config, opts RunOptions) 
 
 func selectPipelines(cfg *config.Config, opts RunOptions) ([]*config.Pipeline, error) {
 	if opts.Source != "" && opts.Pipeline == "" {
-		id, ok := onlyPipeline(cfg, opts.Destination)
-		if !ok {
+		ps := publishers(cfg, opts.Destination)
+		if len(ps) != 1 {
 			return nil, &UsageError{fmt.Sprintf("--source needs --pipeline: it names the bundle of one pipeline (pipelines: %s)", pipelineList(cfg))}
 		}
-		opts.Pipeline = id
+		opts.Pipeline = ps[0].ID
 	}
 	if opts.Force && (opts.Pipeline == "" || opts.Destination == "") {
 		return nil, &UsageError{"--force needs --pipeline and --destination: it replaces exactly one destination root"}
 	}
 	if opts.Pipeline == "" {
-		var out []*config.Pipeline
-		for i := range cfg.Pipelines {
-			p := &cfg.Pipelines[i]
-			if opts.Destination == "" || contains(p.Destinations, opts.Destination) {
-				out = append(out, p)
-			}
-		}
-		if len(out) == 0 {
+		ps := publishers(cfg, opts.Destination)
+		if len(ps) == 0 {
 			return nil, &UsageError{fmt.Sprintf("no pipeline publishes to destination %q", opts.Destination)}
 		}
-		return out, nil
+		return ps, nil
 	}
-	p, ok := cfg.Pipeline(opts.Pipeline)
-	if !ok {
-		return nil, &UsageError{fmt.Sprintf("unknown pipeline %q (configured: %s)", opts.Pipeline, pipelineIDs(cfg))}
-	}
-	if opts.Destination != "" && !contains(p.Destinations, opts.Destination) {
-		return nil, &UsageError{fmt.Sprintf("pipeline %q does not publish to destination %q (it publishes to %v)", p.ID, opts.Destination, p.Destinations)}
+	p, err := pipelineFor(cfg, opts.Pipeline, opts.Destination)
+	if err != nil {
+		return nil, err
 	}
 	return []*config.Pipeline{p}, nil
 }
@@ -409,15 +393,6 @@ func catalogUnchanged(ctx context.Context, st storage.Store, r *Root) bool {
 	return !coarse || info.ModTime.Before(r.ReadAt.Add(-stableFor))
 }
 
-// refused marks a destination whose plan was refused before any change:
-// nothing was applied.
-func refused(rd *outcome.Destination, err error) outcome.Destination {
-	rd.Status = outcome.Failed
-	rd.Err = err
-	rd.Applied = plan.Counts{}
-	return *rd
-}
-
 // deleteGuard refuses, before anything is written, a plan that deletes more
 // than the destination's max_deletes (or --max-deletes), and a replacement
 // that plans no output at all but would delete (unless --allow-empty).
@@ -472,23 +447,6 @@ func bundleContent(b *bundle.Bundle, outs []render.Output) Content {
 		}
 		return b.OpenVerified(o.SourcePath)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func pipelineIDs(cfg *config.Config) []string {
-	ids := make([]string, len(cfg.Pipelines))
-	for i, p := range cfg.Pipelines {
-		ids[i] = p.ID
-	}
-	return ids
 }
 
 // removeCreatedRoot removes the root directory of st again if this run

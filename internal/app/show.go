@@ -51,8 +51,8 @@ func (a *App) ShowState(ctx context.Context, cfg *config.Config, opts MaintOptio
 		}
 		raw = data
 	}
-	rep := &report.StateShow{Command: "state show", PipelineID: t.owner.PipelineID, DestinationID: t.owner.DestinationID,
-		Root: st.String(), State: string(state.Status), Catalog: state.Catalog, Raw: raw}
+	rep := &report.StateShow{Target: t.head, State: string(state.Status), Catalog: state.Catalog, Raw: raw}
+	rep.Root = st.String()
 	// A dead writer's journal: the catalog may not match storage until a
 	// writing command recovers the root. Logged too, for --output json,
 	// which prints the stored document alone.

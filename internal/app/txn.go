@@ -38,7 +38,7 @@ type Content func(ctx context.Context, it plan.Item) (io.ReadCloser, error)
 // after its catalog is written.
 func (a *App) begin(ctx context.Context, st storage.Store, d *config.Destination, command string, jobs int) (*txn.Txn, error) {
 	return txn.Begin(ctx, txn.Options{
-		Store: st, Command: command, Logger: a.Logger, Jobs: jobs, Now: a.Now, CleanupTimeout: a.CleanupTimeout,
+		Store: st, Command: command, Logger: a.Logger, Jobs: jobs, Now: a.Now,
 		SingleWriter: d.SingleWriter, Retries: func() int { return retry.Count(st) },
 		Lock: lock.Locker{Wait: a.LockTimeout, NoWait: a.LockTimeout < 0, Now: a.Now, Lease: a.LockLease,
 			SkewAllowance: a.LockSkewAllowance, OnWait: func(h lock.Info, waited, limit time.Duration) {

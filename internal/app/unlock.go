@@ -27,10 +27,10 @@ func (a *App) Unlock(ctx context.Context, cfg *config.Config, opts UnlockOptions
 	if err != nil {
 		return nil, err
 	}
-	rep := &report.Unlock{Command: "unlock", PipelineID: t.owner.PipelineID, DestinationID: t.owner.DestinationID, Root: t.root}
+	rep := &report.Unlock{Target: t.head}
 	st, err := a.openMaint(ctx, t)
 	if err != nil {
-		rep.Error, rep.ErrorDetail = report.Errors(err)
+		rep.Fail(err)
 		return rep, nil
 	}
 	defer st.Close()
@@ -40,7 +40,7 @@ func (a *App) Unlock(ctx context.Context, cfg *config.Config, opts UnlockOptions
 		return rep, nil
 	}
 	if err != nil {
-		rep.Error, rep.ErrorDetail = report.Errors(fmt.Errorf("read %s: %w", lock.Name, err))
+		rep.Fail(fmt.Errorf("read %s: %w", lock.Name, err))
 		return rep, nil
 	}
 	rep.Locked = true
@@ -49,11 +49,11 @@ func (a *App) Unlock(ctx context.Context, cfg *config.Config, opts UnlockOptions
 	l := &lock.Locker{Store: st, Now: a.Now}
 	rep.Stale = l.Stale(info)
 	if !rep.Stale && !opts.Force {
-		rep.Error, rep.ErrorDetail = report.Errors(fmt.Errorf("the holder looks alive (lease until %s): wait for it, or, if you are sure no run is active on this root, rerun with --force", rep.Holder.ExpiresAt))
+		rep.Fail(fmt.Errorf("the holder looks alive (lease until %s): wait for it, or, if you are sure no run is active on this root, rerun with --force", rep.Holder.ExpiresAt))
 		return rep, nil
 	}
 	if err := st.Delete(ctx, lock.Name); err != nil {
-		rep.Error, rep.ErrorDetail = report.Errors(fmt.Errorf("remove %s: %w", lock.Name, err))
+		rep.Fail(fmt.Errorf("remove %s: %w", lock.Name, err))
 		return rep, nil
 	}
 	rep.Removed = true

@@ -24,17 +24,13 @@ type ValidateOptions struct {
 func (a *App) Validate(ctx context.Context, cfg *config.Config, opts ValidateOptions) (*report.Validate, error) {
 	rep := &report.Validate{Command: "validate", Config: cfg.File, Valid: true,
 		Pipelines: len(cfg.Pipelines), Destinations: len(cfg.Destinations), Problems: []string{}, Outputs: []report.ValidateOutputs{}}
-	pipelines := make([]*config.Pipeline, 0, len(cfg.Pipelines))
+	pipelines := publishers(cfg, "")
 	if opts.Pipeline != "" {
-		p, ok := cfg.Pipeline(opts.Pipeline)
-		if !ok {
-			return nil, &UsageError{fmt.Sprintf("unknown pipeline %q (configured: %s)", opts.Pipeline, pipelineIDs(cfg))}
+		p, err := pipelineFor(cfg, opts.Pipeline, "")
+		if err != nil {
+			return nil, err
 		}
-		pipelines = append(pipelines, p)
-	} else {
-		for i := range cfg.Pipelines {
-			pipelines = append(pipelines, &cfg.Pipelines[i])
-		}
+		pipelines = []*config.Pipeline{p}
 	}
 	badTemplate := a.checkHost(cfg, pipelines, rep)
 	if opts.Source == "" {

@@ -74,17 +74,8 @@ func (a *App) checkHost(cfg *config.Config, pipelines []*config.Pipeline, rep *r
 			}
 		}
 	}
-	if err := a.CheckNotifications(cfg); err != nil {
-		var ue *UsageError
-		if errors.As(err, &ue) {
-			for _, line := range strings.Split(ue.Msg, "\n") {
-				if strings.HasPrefix(line, "notification ") {
-					problem(rep, line+" (run exits 2 until it is set)")
-				}
-			}
-		} else {
-			problem(rep, err.Error())
-		}
+	for _, m := range a.missingSecrets(cfg) {
+		problem(rep, m+" (run exits 2 until it is set)")
 	}
 	return badTemplate
 }
@@ -216,10 +207,7 @@ func sameRoot(p *config.Pipeline, x, y *config.Destination, root, px, py string,
 
 // intersect returns the paths in both a and b, sorted.
 func intersect(a, b []string) []string {
-	in := make(map[string]bool, len(a))
-	for _, s := range a {
-		in[s] = true
-	}
+	in := setOf(a)
 	var out []string
 	for _, s := range b {
 		if in[s] {

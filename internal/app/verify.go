@@ -40,26 +40,18 @@ func (a *App) Verify(ctx context.Context, cfg *config.Config, opts VerifyOptions
 	if err != nil {
 		return nil, err
 	}
-	rep := &report.Verify{Command: "verify", PipelineID: t.owner.PipelineID, DestinationID: t.owner.DestinationID,
-		Root: t.root, AllOwners: opts.AllOwners, Quick: opts.Quick, Missing: []report.Record{}, Corrupt: []report.VerifyCorrupt{}, TempFiles: []string{}}
-	fail := func(err error) (*report.Verify, error) {
-		rep.Error, rep.ErrorDetail = report.Errors(err)
-		a.logFailure("verify failed", t.owner, err)
-		return rep, nil
+	rep := &report.Verify{Target: t.head, AllOwners: opts.AllOwners, Quick: opts.Quick,
+		Missing: []report.Record{}, Corrupt: []report.VerifyCorrupt{}, TempFiles: []string{}}
+	fail := func(err error) (*report.Verify, error) { a.maintFailed(&rep.Failure, t, err); return rep, nil }
+	m, err := a.openMaintRoot(ctx, t, false)
+	if m != nil {
+		defer m.close()
+		rep.Root, rep.State, rep.Warnings, rep.RecoveryPending = m.store.String(), string(m.state.Status), m.warnings, m.pending
 	}
-	m, err := a.openMaintRoot(ctx, t, "verify", false)
 	if err != nil {
 		return fail(err)
 	}
-	defer m.close()
 	st := m.store
-	rep.Root = st.String()
-	rep.State = string(m.state.Status)
-	rep.Warnings = m.warnings
-	rep.RecoveryPending = m.pending
-	if err := refuseState("verify", rep.Root, t.owner, m.state); err != nil {
-		return fail(err)
-	}
 	// Report (never remove: verify holds no lock) temporary files that
 	// interrupted writes left.
 	temps, err := st.SweepTemp(ctx, storage.SweepOptions{DryRun: true})

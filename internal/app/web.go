@@ -29,27 +29,6 @@ const (
 	PhasePrimary
 )
 
-// isHTML reports whether output path p is an HTML page (.html or .htm, in
-// any letter case).
-func isHTML(p string) bool {
-	lower := strings.ToLower(p)
-	return strings.HasSuffix(lower, ".html") || strings.HasSuffix(lower, ".htm")
-}
-
-// writePhase is the phase of the write of output path p, given the paths
-// written last: the destination's primary page, its index and feed (see
-// PhaseAssets).
-func writePhase(p string, last ...string) int {
-	switch {
-	case p != "" && slices.Contains(last, p):
-		return PhasePrimary
-	case isHTML(p):
-		return PhaseHTML
-	default:
-		return PhaseAssets
-	}
-}
-
 // webWrites completes a run's writes for web readers: their phase (see
 // PhaseAssets) and the response metadata of the first headers rule that
 // matches the output path (S3 only; config rejects rules elsewhere).
@@ -59,7 +38,15 @@ func webWrites(d *config.Destination, primary string) func(*txn.Write) {
 		last = append(last, d.Index.Path, d.Index.Feed)
 	}
 	return func(w *txn.Write) {
-		w.Phase = writePhase(w.Path, last...)
+		lower := strings.ToLower(w.Path)
+		switch {
+		case w.Path != "" && slices.Contains(last, w.Path):
+			w.Phase = PhasePrimary
+		case strings.HasSuffix(lower, ".html") || strings.HasSuffix(lower, ".htm"):
+			w.Phase = PhaseHTML
+		default:
+			w.Phase = PhaseAssets
+		}
 		w.Metadata = metadataFor(d.Headers, w.Path)
 	}
 }

@@ -134,11 +134,7 @@ func shorten(err error) (string, layers) {
 		out.WriteString(p)
 		seen += p
 	}
-	leaf := b.leaf
-	if b.network {
-		leaf = shortenURLs(leaf)
-	}
-	out.WriteString(leaf)
+	out.WriteString(shortenURLs(b.leaf))
 	long := len(full) > BriefMax
 	for i := len(b.suffixes) - 1; i >= 0; i-- {
 		suf := dropLongAsides(b.suffixes[i])
@@ -148,7 +144,7 @@ func shorten(err error) (string, layers) {
 		out.WriteString(suf)
 	}
 	s := out.String()
-	if b.network && b.host != "" && !strings.Contains(s, b.host) {
+	if b.host != "" && !strings.Contains(s, b.host) {
 		s += " (server " + b.host + ")"
 	}
 	return s, b

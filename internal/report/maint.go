@@ -7,6 +7,32 @@ import "github.com/distributor-dev/distributor/internal/catalog"
 // one of its destinations, and carries command, pipeline_id, destination_id
 // and root (spec section 8). Lists are never null: an empty list is [].
 
+// Target is what every maintenance document starts with: the command and
+// the root it worked on.
+type Target struct {
+	Command       string `json:"command"`
+	PipelineID    string `json:"pipeline_id"`
+	DestinationID string `json:"destination_id"`
+	Root          string `json:"root"`
+}
+
+// Failure is how a maintenance document ends: its error, if any.
+type Failure struct {
+	// Error is the failure in brief, ErrorDetail the whole error.
+	Error       *string `json:"error"`
+	ErrorDetail *string `json:"error_detail"`
+	// Cause is the error Error renders, for the exit status.
+	Cause error `json:"-"`
+}
+
+// Fail records err as the document's failure.
+func (f *Failure) Fail(err error) {
+	f.Error, f.ErrorDetail, f.Cause = Str(Brief(err)), Str(err.Error()), err
+}
+
+// Failed reports whether the command must exit 1.
+func (f *Failure) Failed() bool { return f.Error != nil }
+
 // Record names a catalog output record and its owner.
 type Record struct {
 	Path          string `json:"path"`
@@ -56,13 +82,10 @@ type PrunePolicy struct {
 
 // Prune is the document `distributor prune` prints.
 type Prune struct {
-	Command       string      `json:"command"`
-	PipelineID    string      `json:"pipeline_id"`
-	DestinationID string      `json:"destination_id"`
-	Root          string      `json:"root"`
-	DryRun        bool        `json:"dry_run"`
-	State         string      `json:"state"`
-	Policy        PrunePolicy `json:"policy"`
+	Target
+	DryRun bool        `json:"dry_run"`
+	State  string      `json:"state"`
+	Policy PrunePolicy `json:"policy"`
 	// Owned counts the outputs this pipeline/destination owns at the root.
 	Owned int `json:"owned"`
 	// Publications lists the publications the policy selects, oldest
@@ -80,23 +103,13 @@ type Prune struct {
 	// Warnings are things the operator should know that did not make the
 	// command fail (such as a dead writer's journal at the root).
 	Warnings []string `json:"warnings,omitempty"`
-	Error    *string  `json:"error"`
-	// ErrorDetail is the whole error that Error gives in brief.
-	ErrorDetail *string `json:"error_detail"`
-	// Cause is the error Error renders, for the exit status.
-	Cause error `json:"-"`
+	Failure
 }
-
-// Failed reports whether prune must exit 1.
-func (p *Prune) Failed() bool { return p.Error != nil }
 
 // ReconcileState is the document `distributor reconcile-state` prints.
 type ReconcileState struct {
-	Command       string `json:"command"`
-	PipelineID    string `json:"pipeline_id"`
-	DestinationID string `json:"destination_id"`
-	Root          string `json:"root"`
-	DryRun        bool   `json:"dry_run"`
+	Target
+	DryRun bool `json:"dry_run"`
 	// AllOwners is true when every owner's records were checked, false when
 	// only pipeline_id/destination_id's were.
 	AllOwners bool   `json:"all_owners"`
@@ -116,15 +129,8 @@ type ReconcileState struct {
 	// Warnings are things the operator should know that did not make the
 	// command fail (such as a dead writer's journal at the root).
 	Warnings []string `json:"warnings,omitempty"`
-	Error    *string  `json:"error"`
-	// ErrorDetail is the whole error that Error gives in brief.
-	ErrorDetail *string `json:"error_detail"`
-	// Cause is the error Error renders, for the exit status.
-	Cause error `json:"-"`
+	Failure
 }
-
-// Failed reports whether reconcile-state must exit 1.
-func (r *ReconcileState) Failed() bool { return r.Error != nil }
 
 // VerifyCorrupt is a managed output whose stored bytes differ from its record.
 type VerifyCorrupt struct {
@@ -138,11 +144,8 @@ type VerifyCorrupt struct {
 
 // Verify is the document `distributor verify` prints.
 type Verify struct {
-	Command       string `json:"command"`
-	PipelineID    string `json:"pipeline_id"`
-	DestinationID string `json:"destination_id"`
-	Root          string `json:"root"`
-	AllOwners     bool   `json:"all_owners"`
+	Target
+	AllOwners bool `json:"all_owners"`
 	// Quick says only presence and sizes were checked (verify --quick): OK
 	// then counts outputs present with their recorded size, whose contents
 	// were not read.
@@ -161,10 +164,8 @@ type Verify struct {
 	// RecoveryPending says a dead writer's intent journal is at the root:
 	// missing or corrupt outputs may be its unfinished work, which the next
 	// writing command recovers.
-	RecoveryPending bool    `json:"recovery_pending,omitempty"`
-	Error           *string `json:"error"`
-	// ErrorDetail is the whole error that Error gives in brief.
-	ErrorDetail *string `json:"error_detail"`
+	RecoveryPending bool `json:"recovery_pending,omitempty"`
+	Failure
 }
 
 // Failed reports whether verify must exit 1: an error, or any missing or
@@ -175,10 +176,7 @@ func (v *Verify) Failed() bool { return v.Error != nil || len(v.Missing) > 0 || 
 // --output json the command prints Raw (the stored state document itself,
 // or null when there is none); this type feeds the text table.
 type StateShow struct {
-	Command       string `json:"-"`
-	PipelineID    string `json:"-"`
-	DestinationID string `json:"-"`
-	Root          string `json:"-"`
+	Target `json:"-"`
 	// State is "none" or "catalog" (other states are errors).
 	State string `json:"-"`
 	// Catalog is set when State is "catalog".

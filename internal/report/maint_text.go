@@ -9,22 +9,45 @@ import (
 	"github.com/distributor-dev/distributor/internal/catalog"
 )
 
-// maxUnmanagedText is how many unmanaged paths the text output lists before
-// it points to --output json for the rest.
-const maxUnmanagedText = maxPathsText
-
 // maxPathsText is how many paths any list in a text report shows before it
 // counts the rest and points to --output json, which lists them all.
 const maxPathsText = 20
 
 // moreLine is the line that ends a list cut at maxPathsText.
 func moreLine(w io.Writer, rest int, what string) {
-	fmt.Fprintf(w, "    ... and %d more %s (--output json lists them all)\n", rest, what)
+	if what != "" {
+		what = " " + what
+	}
+	fmt.Fprintf(w, "    ... and %d more%s (--output json lists them all)\n", rest, what)
+}
+
+// upTo writes line for each of the first maxPathsText items, then a
+// moreLine counting the rest as what.
+func upTo[T any](w io.Writer, items []T, what string, line func(T)) {
+	for i, it := range items {
+		if i == maxPathsText {
+			moreLine(w, len(items)-i, what)
+			return
+		}
+		line(it)
+	}
 }
 
 const noCatalogNote = "no catalog (" + catalog.FileName + ") at this root: nothing is managed here"
 
 func owner(pipelineID, destinationID string) string { return pipelineID + "/" + destinationID }
+
+// writeHead writes a maintenance report's first line ("prune p/d at
+// ROOT", then suffix) and its warnings, and returns the owner named.
+func writeHead(w io.Writer, t *Target, suffix string, warnings []string) string {
+	who := owner(t.PipelineID, t.DestinationID)
+	fmt.Fprintf(w, "%s %s at %s%s\n", t.Command, who, t.Root, suffix)
+	writeWarnings(w, warnings)
+	return who
+}
+
+// dryRunMark is the head's suffix of a dry run.
+func dryRunMark(dryRun bool) string { return map[bool]string{true: " (dry run)"}[dryRun] }
 
 func writeWarnings(w io.Writer, warnings []string) {
 	for _, warn := range warnings {
@@ -35,13 +58,7 @@ func writeWarnings(w io.Writer, warnings []string) {
 // WritePruneText renders a prune for a human: the policy, every selected
 // publication with its outputs and what happened to them, and the outcome.
 func WritePruneText(w io.Writer, p *Prune) {
-	who := owner(p.PipelineID, p.DestinationID)
-	head := fmt.Sprintf("prune %s at %s", who, p.Root)
-	if p.DryRun {
-		head += " (dry run)"
-	}
-	fmt.Fprintln(w, head)
-	writeWarnings(w, p.Warnings)
+	who := writeHead(w, &p.Target, dryRunMark(p.DryRun), p.Warnings)
 	fmt.Fprintf(w, "  policy   publications older than %s (every output updated before %s), never the %d newest\n",
 		p.Policy.OlderThan, p.Policy.Cutoff, p.Policy.KeepMin)
 	if p.State == string(catalog.StatusNone) && p.Error == nil {
@@ -105,13 +122,7 @@ func writePrunePublications(w io.Writer, p *Prune) {
 // WriteReconcileText renders a reconcile-state for a human: the records
 // whose files are missing, the unmanaged paths, and what was done.
 func WriteReconcileText(w io.Writer, r *ReconcileState) {
-	who := owner(r.PipelineID, r.DestinationID)
-	head := fmt.Sprintf("reconcile-state %s at %s", who, r.Root)
-	if r.DryRun {
-		head += " (dry run)"
-	}
-	fmt.Fprintln(w, head)
-	writeWarnings(w, r.Warnings)
+	who := writeHead(w, &r.Target, dryRunMark(r.DryRun), r.Warnings)
 	if r.State == string(catalog.StatusNone) && r.Error == nil {
 		fmt.Fprintf(w, "  %s, no record to check\n", noCatalogNote)
 	} else if r.State == string(catalog.StatusCatalog) {
@@ -125,11 +136,7 @@ func WriteReconcileText(w io.Writer, r *ReconcileState) {
 	for _, m := range r.Removed {
 		removed[m.Path] = true
 	}
-	for i, m := range r.Missing {
-		if i == maxPathsText {
-			moreLine(w, len(r.Missing)-i, "missing record(s)")
-			break
-		}
+	upTo(w, r.Missing, "missing record(s)", func(m Record) {
 		what := "file gone, record kept"
 		switch {
 		case removed[m.Path]:
@@ -138,16 +145,10 @@ func WriteReconcileText(w io.Writer, r *ReconcileState) {
 			what = "file gone, record would be removed"
 		}
 		fmt.Fprintf(w, "    missing    %s  (%s): %s\n", m.Path, owner(m.PipelineID, m.DestinationID), what)
-	}
+	})
 	if n := len(r.Unmanaged); n > 0 {
 		fmt.Fprintf(w, "  %d unmanaged path(s) (in storage, recorded nowhere; left alone, not adopted):\n", n)
-		for i, u := range r.Unmanaged {
-			if i == maxUnmanagedText {
-				fmt.Fprintf(w, "    ... and %d more (--output json lists them all)\n", n-i)
-				break
-			}
-			fmt.Fprintf(w, "    unmanaged  %s\n", u)
-		}
+		upTo(w, r.Unmanaged, "", func(u string) { fmt.Fprintf(w, "    unmanaged  %s\n", u) })
 	}
 	writeTempFiles(w, r.TempFiles, map[bool]string{true: "would be removed", false: "removed"}[r.DryRun])
 	switch {
@@ -170,48 +171,31 @@ func writeTempFiles(w io.Writer, temps []string, what string) {
 		return
 	}
 	fmt.Fprintf(w, "  %d temporary file(s) left by interrupted writes (%s):\n", len(temps), what)
-	for i, p := range temps {
-		if i == maxUnmanagedText {
-			fmt.Fprintf(w, "    ... and %d more (--output json lists them all)\n", len(temps)-i)
-			break
-		}
-		fmt.Fprintf(w, "    temp       %s\n", p)
-	}
+	upTo(w, temps, "", func(p string) { fmt.Fprintf(w, "    temp       %s\n", p) })
 }
 
 // WriteVerifyText renders a verify for a human: every problem with its
 // expected and actual content, then the counts and what to do.
 func WriteVerifyText(w io.Writer, v *Verify) {
-	who := owner(v.PipelineID, v.DestinationID)
-	scope := "outputs of " + who
+	scope := "outputs of " + owner(v.PipelineID, v.DestinationID)
 	if v.AllOwners {
 		scope = "outputs of every owner"
 	}
 	if v.Quick {
 		scope += "; --quick: presence and sizes only, contents not read"
 	}
-	fmt.Fprintf(w, "verify %s at %s (%s)\n", who, v.Root, scope)
-	writeWarnings(w, v.Warnings)
+	writeHead(w, &v.Target, " ("+scope+")", v.Warnings)
 	if v.State == string(catalog.StatusNone) && v.Error == nil {
 		fmt.Fprintf(w, "  %s, nothing to verify\n", noCatalogNote)
 		return
 	}
-	for i, m := range v.Missing {
-		if i == maxPathsText {
-			moreLine(w, len(v.Missing)-i, "missing output(s)")
-			break
-		}
+	upTo(w, v.Missing, "missing output(s)", func(m Record) {
 		fmt.Fprintf(w, "  MISSING  %s  (%s): recorded, not in storage\n", m.Path, owner(m.PipelineID, m.DestinationID))
-	}
-	for i, c := range v.Corrupt {
-		if i == maxPathsText {
-			moreLine(w, len(v.Corrupt)-i, "corrupt output(s)")
-			break
-		}
+	})
+	upTo(w, v.Corrupt, "corrupt output(s)", func(c VerifyCorrupt) {
 		fmt.Fprintf(w, "  CORRUPT  %s  (%s)\n", c.Path, owner(c.PipelineID, c.DestinationID))
-		fmt.Fprintf(w, "             expected %s\n", c.Expected)
-		fmt.Fprintf(w, "             found    %s\n", c.Actual)
-	}
+		fmt.Fprintf(w, "             expected %s\n             found    %s\n", c.Expected, c.Actual)
+	})
 	if v.Error != nil {
 		fmt.Fprintf(w, "  FAILED: %s\n", indentLines(*v.Error, "    "))
 		return

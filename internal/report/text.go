@@ -39,8 +39,7 @@ func WriteRunText(w io.Writer, r *Run) {
 		s.Destinations, s.Failed, verb, s.Created, s.Overwritten, s.Unchanged, s.Deleted)
 	if s.Failed > 0 {
 		// The counts above are what took effect; say what was planned.
-		fmt.Fprintf(w, "planned: %d created, %d overwritten, %d unchanged, %d deleted (a failed destination counts only what it applied)\n",
-			s.Planned.Created, s.Planned.Overwritten, s.Planned.Unchanged, s.Planned.Deleted)
+		fmt.Fprintf(w, "planned: %s (a failed destination counts only what it applied)\n", countsLine(s.Planned, false))
 	}
 	if s.PipelinesFailed > 0 {
 		fmt.Fprintf(w, "%d pipeline(s) failed as a whole (see the errors above)\n", s.PipelinesFailed)
@@ -156,13 +155,9 @@ func outputDetail(o Output) string {
 // counts those left alone.
 func writeUnmanaged(w io.Writer, d *Destination) {
 	if plan.Action(d.Action) == plan.FailUnmanaged {
-		for i, u := range d.Unmanaged {
-			if i == maxPathsText {
-				fmt.Fprintf(w, "    ... and %d more blocked path(s) (--output json lists them all)\n", len(d.Unmanaged)-i)
-				break
-			}
+		upTo(w, d.Unmanaged, "blocked path(s)", func(u string) {
 			fmt.Fprintf(w, "    %-10s %s  (exists, not managed: left untouched)\n", "blocked", u)
-		}
+		})
 	} else if len(d.Unmanaged) > 0 {
 		fmt.Fprintf(w, "    %d unmanaged path(s) at the root left alone: %s\n", len(d.Unmanaged), strings.Join(first(d.Unmanaged, 5), ", "))
 	}
@@ -171,19 +166,22 @@ func writeUnmanaged(w io.Writer, d *Destination) {
 // writeCounts writes what took effect (and, for a failed destination,
 // what was planned).
 func writeCounts(w io.Writer, d *Destination) {
-	c := d.Counts
-	switch {
+	switch c := d.Counts; {
 	case d.Status == StatusFailed && d.Planned != nil:
-		pc := d.Planned
-		fmt.Fprintf(w, "    planned  %d created, %d overwritten, %d unchanged, %d deleted, %d retained\n",
-			pc.Created, pc.Overwritten, pc.Unchanged, pc.Deleted, pc.Retained)
-		fmt.Fprintf(w, "    applied  %d created, %d overwritten, %d unchanged, %d deleted, %d retained\n",
-			c.Created, c.Overwritten, c.Unchanged, c.Deleted, c.Retained)
-	case d.Status == StatusFailed:
-	default:
-		fmt.Fprintf(w, "    %d created, %d overwritten, %d unchanged, %d deleted, %d retained\n",
-			c.Created, c.Overwritten, c.Unchanged, c.Deleted, c.Retained)
+		fmt.Fprintf(w, "    planned  %s\n    applied  %s\n", countsLine(*d.Planned, true), countsLine(c, true))
+	case d.Status != StatusFailed:
+		fmt.Fprintf(w, "    %s\n", countsLine(c, true))
 	}
+}
+
+// countsLine is "N created, N overwritten, N unchanged, N deleted" (and
+// ", N retained").
+func countsLine(c plan.Counts, retained bool) string {
+	s := fmt.Sprintf("%d created, %d overwritten, %d unchanged, %d deleted", c.Created, c.Overwritten, c.Unchanged, c.Deleted)
+	if retained {
+		s += fmt.Sprintf(", %d retained", c.Retained)
+	}
+	return s
 }
 
 // writeNotes explains a legacy root's deletes and what a fixed-path root's

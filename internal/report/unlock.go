@@ -8,17 +8,12 @@ import (
 
 // Unlock is the document `distributor unlock` prints.
 type Unlock struct {
-	Command       string      `json:"command"`
-	PipelineID    string      `json:"pipeline_id"`
-	DestinationID string      `json:"destination_id"`
-	Root          string      `json:"root"`
-	Locked        bool        `json:"locked"`
-	Holder        *LockHolder `json:"holder"`
-	Stale         bool        `json:"stale"`
-	Removed       bool        `json:"removed"`
-	Error         *string     `json:"error"`
-	// ErrorDetail is the whole error that Error gives in brief.
-	ErrorDetail *string `json:"error_detail"`
+	Target
+	Locked  bool        `json:"locked"`
+	Holder  *LockHolder `json:"holder"`
+	Stale   bool        `json:"stale"`
+	Removed bool        `json:"removed"`
+	Failure
 }
 
 // LockHolder describes the process a lock record names.
