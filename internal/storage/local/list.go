@@ -56,8 +56,7 @@ func (s *Store) SweepTemp(ctx context.Context, opts storage.SweepOptions) ([]str
 }
 
 func (s *Store) sweepTemp(ctx context.Context, opts storage.SweepOptions) ([]string, error) {
-	s.writes.Lock()
-	defer s.writes.Unlock()
+	defer s.dw.Exclusive()()
 	found, err := storage.SweepTree(ctx, tree{s}, opts)
 	if len(found) > 0 && !opts.DryRun {
 		s.dirs.forget() // it may have pruned directories

@@ -74,8 +74,8 @@ type Store struct {
 	// the root first (see RemoveCreatedRoot).
 	madeRoot []string
 
-	writes sync.RWMutex // Put and PutIf hold it shared, SweepTemp exclusively
-	cas    sync.Mutex   // serialises PutIf with a non-zero Version
+	// dw writes (Put, Stage) through the shared protocol (temp.go).
+	dw storage.DirWriter
 
 	// deferDirSync: Put leaves directory fsyncs to Sync (see NewDeferred).
 	deferDirSync bool
@@ -110,6 +110,7 @@ func New(root string) (*Store, error) {
 		return nil, fmt.Errorf("local %s: root must be an absolute path", root)
 	}
 	s := &Store{path: filepath.Clean(root)}
+	s.dw = storage.DirWriter{FS: dirFS{s}, Copy: s.copyExact, CompareFirst: true}
 	if _, err := s.openRoot(false); err != nil {
 		return nil, err
 	}
@@ -274,40 +275,7 @@ func (s *Store) errorf(op, p string, err error) error {
 // file system with neither it looks first, then renames (safe under the
 // destination lock). With PutIfVersion, see putIfVersion.
 func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
-	if opts.Mode == storage.PutIfVersion {
-		return s.putIfVersion(ctx, p, r, size, opts.Version)
-	}
-	if err := s.put(ctx, p, r, size, opts.Mode == storage.PutCreate); err != nil {
-		return "", s.errorf(opts.Mode.Op(), p, err)
-	}
-	return "", nil
-}
-
-func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64, exclusive bool) error {
-	if err := checkPath(p); err != nil {
-		return err
-	}
-	if size < 0 {
-		return fmt.Errorf("negative size %d", size)
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	s.writes.RLock()
-	defer s.writes.RUnlock()
-	w, err := s.begin(p)
-	if err != nil {
-		return err
-	}
-	defer w.cleanup()
-	w.deferSync = s.deferDirSync
-	if err := s.copyExact(ctx, w.f, r, size); err != nil {
-		return err
-	}
-	if exclusive {
-		return w.link(ctx)
-	}
-	return w.rename(ctx)
+	return s.dw.Put(ctx, p, r, size, opts)
 }
 
 // Get implements storage.Store: it reads a regular file whole and returns
