@@ -74,8 +74,7 @@ func (s *Store) sweepTemp(ctx context.Context, opts storage.SweepOptions) ([]str
 		return nil, err
 	}
 	defer watch(ctx, c)()
-	s.writes.Lock()
-	defer s.writes.Unlock()
+	defer s.dw.Exclusive()()
 	return storage.SweepTree(ctx, tree{s, c}, opts)
 }
 

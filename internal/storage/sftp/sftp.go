@@ -147,8 +147,8 @@ type Store struct {
 	// place.
 	book storage.DirBook
 
-	cas    sync.Mutex   // serialises PutIf with a non-zero Version
-	writes sync.RWMutex // Put and PutIf hold it shared, SweepTemp exclusively
+	// dw writes (Put, Stage) through the shared protocol (write.go).
+	dw storage.DirWriter
 }
 
 var _ storage.Store = (*Store)(nil)
@@ -178,6 +178,7 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 		root: path.Clean(opts.Root),
 		dirs: map[string]bool{},
 	}
+	s.dw.FS = dirFS{s}
 	if err := s.init(ctx); err != nil {
 		return nil, fmt.Errorf("%s: %w", s, err)
 	}
