@@ -95,6 +95,9 @@ type tempWriter struct {
 // Write implements storage.DirTemp.
 func (w *tempWriter) Write(b []byte) (int, error) { return w.f.Write(b) }
 
+// ReadFrom lets io.Copy upload with the client's concurrent writes.
+func (w *tempWriter) ReadFrom(r io.Reader) (int64, error) { return w.f.ReadFrom(r) }
+
 // Close implements storage.DirTemp: fsync (where the server can), then
 // close.
 func (w *tempWriter) Close(bool) error {
