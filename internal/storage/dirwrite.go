@@ -141,7 +141,7 @@ func (d *DirWriter) put(ctx context.Context, p string, r io.Reader, size int64, 
 	return publish(ctx, t, exclusive)
 }
 
-// begin checks a write of size bytes to p and creates its temporary file.
+// begin checks a write and creates its temporary file.
 func (d *DirWriter) begin(ctx context.Context, p string, size int64, deferred bool) (DirTemp, error) {
 	if err := CheckPath(p); err != nil {
 		return nil, err
@@ -187,18 +187,13 @@ func publish(ctx context.Context, t DirTemp, exclusive bool) error {
 	return err
 }
 
-// putIf is Put with PutIfVersion. It writes exactly src.Size() bytes of
-// the source, from its start, hashing them as they pass (the Version is
-// their digest).
-//
-// With the zero Version it is an exclusive create (create). With another
-// it compares ifVersion with the Version of the current content and, if
-// they match, renames the new content over the object. The compare and
-// the rename are two steps: calls on this DirWriter are serialised, but
-// between processes this is safe only because writers hold the
-// destination lock. A failed condition (ErrPrecondition), a source that
-// fails or yields more or fewer bytes, and a context done before the
-// commit leave the object as it was, and no temporary file.
+// putIf is Put with PutIfVersion: with the zero Version an exclusive
+// create, else the new content renamed over the object if the current
+// content has ifVersion. The compare and the rename are two steps: calls
+// on this DirWriter are serialised, but between processes this is safe
+// only because writers hold the destination lock. A failed condition, a
+// failing source and a context done before the commit leave the object as
+// it was, and no temporary file.
 func (d *DirWriter) putIf(ctx context.Context, p string, src *DigestSource, ifVersion Version) error {
 	if err := CheckPath(p); err != nil {
 		return err
@@ -273,8 +268,7 @@ func (d *DirWriter) swapWhileWriting(ctx context.Context, p string, src *DigestS
 	return publish(ctx, t, false)
 }
 
-// writeTemp is the content of src in a new, closed temporary file beside
-// p. The caller calls Done.
+// writeTemp is src in a new, closed temporary file; the caller calls Done.
 func (d *DirWriter) writeTemp(ctx context.Context, p string, src *DigestSource) (DirTemp, error) {
 	t, err := d.FS.Temp(ctx, p, false)
 	if err != nil {
@@ -366,7 +360,6 @@ func (d *DirWriter) stage(ctx context.Context, p string, r io.Reader, size int64
 	return &dirStaged{d: d, t: t, p: p, create: create}, nil
 }
 
-// dirStaged is a staged write of a DirWriter.
 type dirStaged struct {
 	d      *DirWriter
 	t      DirTemp
@@ -377,7 +370,6 @@ type dirStaged struct {
 	done bool // committed or aborted
 }
 
-// errStagedDone is the error of a second Commit.
 var errStagedDone = errors.New("staged write already committed or aborted")
 
 // Commit implements Staged: the rename or the exclusive link of Put or

@@ -38,7 +38,7 @@ type rewriteFnError struct{ err error }
 func (e *rewriteFnError) Error() string { return e.err.Error() }
 
 func (s *Store) rewriteIf(ctx context.Context, p string, ifVersion storage.Version, fn func(cur io.Reader, w io.Writer) error) error {
-	if err := checkPath(p); err != nil {
+	if err := storage.CheckPath(p); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {

@@ -355,7 +355,7 @@ func (s *Store) open(ctx context.Context, p string) (*os.File, error) {
 // lstat validates p and returns its directory chain and the Lstat of its
 // final segment. The caller closes the chain.
 func (s *Store) lstat(ctx context.Context, p string) (*chain, fs.FileInfo, error) {
-	if err := checkPath(p); err != nil {
+	if err := storage.CheckPath(p); err != nil {
 		return nil, nil, err
 	}
 	if err := ctx.Err(); err != nil {

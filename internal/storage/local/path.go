@@ -10,9 +10,6 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage"
 )
 
-// checkPath is storage.CheckPath, the path rules every adapter shares.
-func checkPath(p string) error { return storage.CheckPath(p) }
-
 // chain is the sequence of directories leading to the final segment of a
 // path, each opened as an *os.Root below the previous one, so that every
 // operation on the final segment happens relative to a directory handle that

@@ -150,7 +150,7 @@ func (w *tempWriter) Rename(context.Context) error {
 		return w.vanished(err)
 	}
 	w.renamed = true
-	return w.syncDirs()
+	return w.s.syncDirs(w.c, w.deferSync)
 }
 
 // vanished is err, of a rename or link that found no temporary file (it
@@ -183,7 +183,7 @@ func (w *tempWriter) Link(context.Context) error {
 	switch {
 	case err == nil:
 		w.renamed = true
-		return w.syncDirs()
+		return w.s.syncDirs(w.c, w.deferSync)
 	case errors.Is(err, fs.ErrExist):
 		return err
 	case errors.Is(err, errors.ErrUnsupported), errors.Is(err, fs.ErrPermission):
@@ -198,10 +198,6 @@ func (w *tempWriter) Exists(context.Context) (bool, error) {
 	_, err := w.c.parent().Lstat(w.c.base())
 	return err == nil, nil
 }
-
-// syncDirs fsyncs the target's directory and every directory in which the
-// chain created an entry.
-func (w *tempWriter) syncDirs() error { return w.s.syncDirs(w.c, w.deferSync) }
 
 // syncDirs fsyncs the parent of c's path and every directory in which c
 // created an entry, or with deferred records them for Sync.

@@ -365,7 +365,7 @@ func (s *Store) openSized(c *conn, p string) (*sftplib.File, int64, error) {
 // plain directory (a symbolic link, a file) yields an error matching
 // storage.ErrNotExist.
 func (s *Store) lstat(c *conn, p string) (fs.FileInfo, error) {
-	if err := checkPath(p); err != nil {
+	if err := storage.CheckPath(p); err != nil {
 		return nil, err
 	}
 	if err := s.checkParents(c, p); err != nil {
@@ -376,10 +376,7 @@ func (s *Store) lstat(c *conn, p string) (fs.FileInfo, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, notExist(p, "")
 		}
-		// Some servers report "below a regular file" (ENOTDIR) as a
-		// generic failure: look at the parents.
-		var se *sftplib.StatusError
-		if errors.As(err, &se) && se.FxCode() == sftplib.ErrSSHFxFailure && s.parentMissing(c, p) {
+		if s.belowFile(c, p, err) {
 			return nil, notExist(p, "a parent is not a directory")
 		}
 		return nil, err
@@ -396,9 +393,14 @@ func (s *Store) lstat(c *conn, p string) (fs.FileInfo, error) {
 	}
 }
 
-// parentMissing reports whether some parent directory of p is missing or
-// not a directory.
-func (s *Store) parentMissing(c *conn, p string) bool {
+// belowFile reports whether err, of a request on the store path p, is
+// what some servers answer for a path below a regular file (ENOTDIR): a
+// generic failure, and some parent of p is indeed missing or no directory.
+func (s *Store) belowFile(c *conn, p string, err error) bool {
+	var se *sftplib.StatusError
+	if !errors.As(err, &se) || se.FxCode() != sftplib.ErrSSHFxFailure {
+		return false
+	}
 	segs := strings.Split(p, "/")
 	for i := 1; i < len(segs); i++ {
 		fi, err := c.sftp.Lstat(s.full(strings.Join(segs[:i], "/")))
@@ -450,7 +452,7 @@ func (s *Store) Stat(ctx context.Context, p string) (storage.Info, error) {
 }
 
 func (s *Store) stat(ctx context.Context, p string) (storage.Info, error) {
-	if err := checkPath(p); err != nil {
+	if err := storage.CheckPath(p); err != nil {
 		return storage.Info{}, err
 	}
 	c, err := s.client(ctx)
@@ -480,7 +482,7 @@ func (s *Store) Delete(ctx context.Context, p string) error {
 }
 
 func (s *Store) delete(ctx context.Context, p string) error {
-	if err := checkPath(p); err != nil {
+	if err := storage.CheckPath(p); err != nil {
 		return err
 	}
 	c, err := s.client(ctx)
@@ -497,9 +499,7 @@ func (s *Store) delete(ctx context.Context, p string) error {
 	full := s.full(p)
 	fi, err := c.sftp.Lstat(full)
 	if err != nil {
-		var se *sftplib.StatusError
-		if errors.Is(err, fs.ErrNotExist) ||
-			errors.As(err, &se) && se.FxCode() == sftplib.ErrSSHFxFailure && s.parentMissing(c, p) {
+		if errors.Is(err, fs.ErrNotExist) || s.belowFile(c, p, err) {
 			return nil
 		}
 		return err
