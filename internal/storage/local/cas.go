@@ -81,10 +81,9 @@ func (s *Store) rewriteIf(ctx context.Context, p string, ifVersion storage.Versi
 	return w.Rename(ctx)
 }
 
-// currentVersion returns the Version of the object at p, or "" if there is
-// none.
-func (s *Store) currentVersion(ctx context.Context, p string) (storage.Version, error) {
-	f, err := s.open(ctx, p)
+// Current implements storage.DirFS.
+func (d dirFS) Current(ctx context.Context, p string) (storage.Version, error) {
+	f, err := d.open(ctx, p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}

@@ -36,11 +36,6 @@ func (d dirFS) Temp(_ context.Context, p string, deferred bool) (storage.DirTemp
 	return w, nil
 }
 
-// Current implements storage.DirFS.
-func (d dirFS) Current(ctx context.Context, p string) (storage.Version, error) {
-	return d.currentVersion(ctx, p)
-}
-
 // tempWriter is a temporary file being written next to its target.
 type tempWriter struct {
 	s       *Store

@@ -17,10 +17,14 @@ import (
 	sftplib "github.com/pkg/sftp"
 )
 
-// currentVersion returns the Version of the object at p, or "" if there is
-// none.
-func (s *Store) currentVersion(ctx context.Context, c *conn, p string) (storage.Version, error) {
-	f, size, err := s.openSized(c, p)
+// Current implements storage.DirFS.
+func (d dirFS) Current(ctx context.Context, p string) (storage.Version, error) {
+	c, err := d.client(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer watch(ctx, c)()
+	f, size, err := d.openSized(c, p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}
@@ -49,10 +53,7 @@ func (d dirFS) CreateNew(ctx context.Context, p string, src *storage.DigestSourc
 		return err
 	}
 	defer watch(ctx, c)()
-	return d.createExclusive(ctx, c, p, src)
-}
-
-func (s *Store) createExclusive(ctx context.Context, c *conn, p string, src *storage.DigestSource) error {
+	s := d.Store
 	created, err := s.mkdirs(c, p)
 	if err == nil {
 		err = ctx.Err()

@@ -69,16 +69,6 @@ func (d dirFS) Temp(ctx context.Context, p string, _ bool) (storage.DirTemp, err
 	return w, nil
 }
 
-// Current implements storage.DirFS.
-func (d dirFS) Current(ctx context.Context, p string) (storage.Version, error) {
-	c, err := d.client(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer watch(ctx, c)()
-	return d.currentVersion(ctx, c, p)
-}
-
 // tempWriter is a temporary file being written next to its target.
 type tempWriter struct {
 	s         *Store
