@@ -264,16 +264,18 @@ func (s *Store) errorf(op, p string, err error) error {
 // Put implements storage.Store. It writes exactly size bytes from r to a
 // temporary file next to the target, fsyncs it, renames it over the target
 // and fsyncs the directory. If r fails, yields more or fewer than size bytes,
-// or ctx is cancelled (checked between 1 MiB chunks; a Read blocked in r is
-// not interrupted), the temporary file is removed and the old object, or
-// none, remains. Missing parent directories are created (mode 0755); the file
+// or ctx is cancelled (checked between reads; a Read blocked in r is not
+// interrupted), the temporary file is removed and the old object, or none,
+// remains. Missing parent directories are created (mode 0755); the file
 // gets mode 0644. A symbolic link at the target is replaced, not followed.
 //
 // With PutCreate the complete temporary file gets the name only if it is
 // free (renameat2 with RENAME_NOREPLACE, else link(2): either fails if the
 // name exists, and the error then matches storage.ErrPrecondition). On a
 // file system with neither it looks first, then renames (safe under the
-// destination lock). With PutIfVersion, see putIfVersion.
+// destination lock). With PutIfVersion see storage.DirWriter: the compare
+// reads the current file before anything is written, and where hard links
+// fail the exclusive create is an O_EXCL create written in place.
 func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
 	return s.dw.Put(ctx, p, r, size, opts)
 }
