@@ -523,23 +523,8 @@ func (s *Store) delete(ctx context.Context, p string) error {
 // yields an error matching fs.ErrNotExist, one that is not a plain
 // directory a *storage.HiddenError.
 func (s *Store) checkParents(c *conn, p string) error {
-	segs := strings.Split(p, "/")
-	for i := 1; i < len(segs); i++ {
-		rel := strings.Join(segs[:i], "/")
-		dir := s.full(rel)
-		if s.knownDir(dir) {
-			continue
-		}
-		fi, err := c.sftp.Lstat(dir)
-		if err != nil {
-			return fmt.Errorf("directory %s: %w", rel, err)
-		}
-		if err := storage.CheckDir(rel, fi); err != nil {
-			return err
-		}
-		s.markDir(dir)
-	}
-	return nil
+	_, err := s.walkParents(c, p, false)
+	return err
 }
 
 // readerError maps an error of checkParents for a reader: a missing parent,

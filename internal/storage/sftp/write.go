@@ -309,18 +309,29 @@ func (s *Store) mkdirs(c *conn, p string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		created = append(created, made...)
+		created = made
 	}
+	made, err := s.walkParents(c, p, true)
+	return append(created, made...), err
+}
+
+// walkParents is checkParents, which with create makes the missing
+// directories (returning those it made) and notes each in s.book.
+func (s *Store) walkParents(c *conn, p string, create bool) ([]string, error) {
+	var created []string
 	segs := strings.Split(p, "/")
 	for i := 1; i < len(segs); i++ {
-		dir := s.full(strings.Join(segs[:i], "/"))
+		rel := strings.Join(segs[:i], "/")
+		dir := s.full(rel)
 		if s.knownDir(dir) {
-			s.noteDir(dir, false) // there, or made by an earlier write (noted then)
+			if create {
+				s.noteDir(dir, false) // there, or made by an earlier write (noted then)
+			}
 			continue
 		}
 		made := false
 		fi, err := c.sftp.Lstat(dir)
-		if errors.Is(err, fs.ErrNotExist) {
+		if create && errors.Is(err, fs.ErrNotExist) {
 			err = c.sftp.Mkdir(dir)
 			if err == nil {
 				created = append(created, dir)
@@ -330,12 +341,14 @@ func (s *Store) mkdirs(c *conn, p string) ([]string, error) {
 			fi, err = c.sftp.Lstat(dir)
 		}
 		if err != nil {
-			return created, fmt.Errorf("directory %s: %w", strings.Join(segs[:i], "/"), err)
+			return created, fmt.Errorf("directory %s: %w", rel, err)
 		}
-		if err := storage.CheckDir(strings.Join(segs[:i], "/"), fi); err != nil {
+		if err := storage.CheckDir(rel, fi); err != nil {
 			return created, err
 		}
-		s.noteDir(dir, made)
+		if create {
+			s.noteDir(dir, made)
+		}
 		s.markDir(dir)
 	}
 	return created, nil
