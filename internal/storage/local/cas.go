@@ -114,7 +114,7 @@ func (d dirFS) CreateNew(ctx context.Context, p string, src *storage.DigestSourc
 	defer c.close()
 	d.noteDirs(c)
 	if err = createExclusive(ctx, c.parent(), c.base(), src); err != nil {
-		d.pruneMade(c)
+		d.prune(c, true)
 		return err
 	}
 	return d.syncDirs(c, false)

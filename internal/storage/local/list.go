@@ -77,7 +77,7 @@ func (t tree) PruneDir(_ context.Context, p string, parents bool) {
 	}
 	defer c.close()
 	if parents {
-		t.s.prune(c)
+		t.s.prune(c, false)
 		return
 	}
 	n := len(c.roots) - 1

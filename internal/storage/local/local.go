@@ -448,6 +448,6 @@ func (s *Store) delete(ctx context.Context, p string) error {
 	if err := syncDir(c.parent()); err != nil {
 		return fmt.Errorf("sync directory: %w", err)
 	}
-	s.prune(c)
+	s.prune(c, false)
 	return nil
 }

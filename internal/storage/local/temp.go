@@ -245,7 +245,7 @@ func (w *tempWriter) Attach(context.Context) error {
 	return nil
 }
 
-// Done implements storage.DirTemp (see Store.pruneMade).
+// Done implements storage.DirTemp (see Store.prune).
 func (w *tempWriter) Done(context.Context) error {
 	if w.f != nil {
 		w.f.Close()
@@ -256,7 +256,7 @@ func (w *tempWriter) Done(context.Context) error {
 		if err = w.c.parent().Remove(w.tmp); errors.Is(err, fs.ErrNotExist) {
 			err = nil
 		}
-		w.s.pruneMade(w.c)
+		w.s.prune(w.c, true)
 	}
 	w.c.close()
 	return err

@@ -288,7 +288,7 @@ func (s *Store) get(ctx context.Context, p string) ([]byte, error) {
 		return nil, err
 	}
 	defer watch(ctx, c)()
-	f, err := s.open(c, p)
+	f, _, err := s.openSized(c, p)
 	if err != nil {
 		return nil, err
 	}
@@ -330,13 +330,7 @@ func (s *Store) ReadVersioned(ctx context.Context, p string, fn func(io.Reader) 
 	return storage.ReadDigested(ctx, bufferedReader(f, size), fn, func(err error) error { return s.errorf("read", p, err) })
 }
 
-// open opens the regular file at p for reading.
-func (s *Store) open(c *conn, p string) (*sftplib.File, error) {
-	f, _, err := s.openSized(c, p)
-	return f, err
-}
-
-// openSized is open that also returns the file's size.
+// openSized opens the regular file at p for reading and returns its size.
 func (s *Store) openSized(c *conn, p string) (*sftplib.File, int64, error) {
 	if _, err := s.lstat(c, p); err != nil {
 		return nil, 0, err
@@ -420,7 +414,7 @@ func (s *Store) Open(ctx context.Context, p string) (io.ReadCloser, error) {
 		return nil, s.errorf("open", p, err)
 	}
 	stop := watch(ctx, c)
-	f, err := s.open(c, p)
+	f, _, err := s.openSized(c, p)
 	if err != nil {
 		stop()
 		return nil, s.errorf("open", p, err)

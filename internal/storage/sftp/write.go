@@ -79,6 +79,7 @@ type tempWriter struct {
 	tmp       string        // server path of the temporary file
 	target    string        // server path of the target
 	created   []string      // directories begin made, outermost first
+	staged    bool          // detached once: its cleanup prunes (see Detach)
 	published bool          // tmp no longer exists under its name
 }
 
@@ -165,12 +166,12 @@ func (w *tempWriter) Exists(context.Context) (bool, error) {
 }
 
 // Detach implements storage.DirTemp: no remote file handle stays open
-// between Stage and Commit, and the directories Stage made are left to
-// the prune of Done (staged writes share them: whichever is undone last
-// removes them).
+// between Stage and Commit. The cleanup of a staged write prunes the
+// directories the store made rather than removing those it made itself
+// (staged writes share them: whichever is undone last removes them).
 func (w *tempWriter) Detach() {
 	w.stop()
-	w.stop, w.created = nil, nil
+	w.stop, w.staged = nil, true
 }
 
 // Attach implements storage.DirTemp: the commit uses the store's current
@@ -247,7 +248,8 @@ func createTemp(c *conn, dir string) (*sftplib.File, string, error) {
 const cleanupTimeout = 5 * time.Second
 
 // cleanup closes and removes the temporary file unless it was published,
-// then (after a failure) removes the directories begin created if empty.
+// then (after a failure) removes the directories begin created if empty
+// (a staged write: those the store's writes created, see Detach).
 // If the connection died (the failure may be just that), it retries once
 // on a fresh connection, unless ctx is done (the caller gave up: a signal
 // must end a run within seconds); otherwise, or if that fails too, the
@@ -281,8 +283,11 @@ func (w *tempWriter) cleanup(ctx context.Context) {
 		}
 		c = fresh
 	}
-	w.s.removeDirs(c, w.created)
-	w.s.prune(c, path.Dir(w.target), true)
+	if w.staged {
+		w.s.prune(c, path.Dir(w.target), true)
+	} else {
+		w.s.removeDirs(c, w.created)
+	}
 }
 
 // connLost reports whether err, from a request on c, means that the
@@ -331,13 +336,14 @@ func (s *Store) walkParents(c *conn, p string, create bool) ([]string, error) {
 		}
 		made := false
 		fi, err := c.sftp.Lstat(dir)
-		if create && errors.Is(err, fs.ErrNotExist) {
-			err = c.sftp.Mkdir(dir)
-			if err == nil {
+		// A failed Mkdir may be a concurrent one: look again. A directory
+		// missing again was pruned meanwhile by a write that failed (and
+		// made it): make it again.
+		for try := 0; create && errors.Is(err, fs.ErrNotExist) && try < 5; try++ {
+			if err = c.sftp.Mkdir(dir); err == nil && !made {
 				created = append(created, dir)
 				made = true
 			}
-			// An error may be a concurrent Mkdir: look again.
 			fi, err = c.sftp.Lstat(dir)
 		}
 		if err != nil {
