@@ -17,10 +17,10 @@ const maxCachedDirs = 256
 // work in open for the store's life: a publish of thousands of files into
 // a few directories then walks each path (an Lstat and an openat per
 // segment) once, not twice per file. Every directory in it was reached as
-// openChain reaches one (no symbolic link, a plain directory). Whenever
+// walkChain reaches one (no symbolic link, a plain directory). Whenever
 // the store removes a directory it forgets them all (handles in use stay
 // valid until Close); a write whose directory went away meanwhile fails
-// with fs.ErrNotExist and starts over with a fresh walk (see beginStaged).
+// with fs.ErrNotExist and starts over with a fresh walk (see Store.begin).
 type dirCache struct {
 	mu      sync.Mutex
 	m       map[string]*dirHandle // store path of the directory ("" = root)

@@ -17,29 +17,19 @@ func (s *Store) noteDirs(c *chain) {
 	}
 }
 
-// pruneMade removes the parent directories of c's path that this store
-// created and that are empty now, deepest first, stopping at the first
-// that is not (or that it did not create): the cleanup of a failed or
-// aborted write. Writes share directories, and the one that created a
-// directory may be undone before the others: whichever is undone last
-// removes it.
-func (s *Store) pruneMade(c *chain) {
-	for i := len(c.roots) - 1; i >= 1; i-- {
-		dir := strings.Join(c.segs[:i], "/")
-		if !s.book.Made(dir) || !s.removeDir(c.roots[i-1], c.segs[i-1], dir) {
-			return
-		}
-	}
-}
-
 // prune removes the chain's directories that are now empty, deepest
 // first, stopping at the first that is not, that cannot be removed, or
 // that this store may not remove (storage.DirBook.MayRemove), never
 // removing the root: the directories a Delete or a sweep leaves empty. A
 // concurrent Put that loses its fresh directory here retries (see begin).
-func (s *Store) prune(c *chain) {
+// With madeOnly, the cleanup of a failed or aborted write, only those this
+// store created go: writes share directories, and the one that created a
+// directory may be undone before the others; whichever is undone last
+// removes it.
+func (s *Store) prune(c *chain, madeOnly bool) {
 	for i := len(c.roots) - 1; i >= 1; i-- {
-		if !s.removeDir(c.roots[i-1], c.segs[i-1], strings.Join(c.segs[:i], "/")) {
+		dir := strings.Join(c.segs[:i], "/")
+		if madeOnly && !s.book.Made(dir) || !s.removeDir(c.roots[i-1], c.segs[i-1], dir) {
 			return
 		}
 	}

@@ -10,43 +10,20 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage"
 )
 
-// List implements storage.Store. It walks the tree below the root without
-// following symbolic links and calls fn, in the caller's goroutine, for every
-// regular file whose path starts with prefix, in byte-wise order of the full
-// path (so "a-b" < "a.b" < "a/b" < "a0"). Symbolic links, directories,
-// special files and temporary files (storage.TempPrefix) are skipped.
-// Regular files whose names the store cannot address (say, containing a
-// backslash) are still reported; the other methods reject such paths with
-// storage.ErrInvalidPath. Entries removed during the walk are skipped.
-//
-// prefix is a plain string prefix ("a" matches "a0" and "a/b"; "a/" only
-// what is below directory a); its directory part, up to the last slash, must
-// be a clean path or the call fails with storage.ErrInvalidPath. If fn
-// returns an error, List stops and returns that error unwrapped.
+// List implements storage.Store with storage.ListTree, never following a
+// symbolic link. Regular files whose names the store cannot address (say,
+// containing a backslash) are still reported; the other methods reject
+// such paths with storage.ErrInvalidPath.
 func (s *Store) List(ctx context.Context, prefix string, fn func(storage.Info) error) error {
 	return storage.ListResult(storage.ListTree(ctx, tree{s}, prefix, fn), func(err error) error {
 		return fmt.Errorf("local %s: list %q: %w", s.path, prefix, s.explain("list", prefix, err))
 	})
 }
 
-// SweepTemp implements storage.Store. It finds the temporary files
-// (storage.TempPrefix) that writes interrupted by a crash left below the
-// root, anywhere (opts.Dirs nil) or directly in the directories opts.Dirs,
-// and unless opts.DryRun removes them, then the directories this leaves
-// empty, up to but never including the root (never a directory that was
-// empty before, nor one that was there before this store first wrote
-// below it: see Delete). Symbolic links are never followed: a directory of
-// opts.Dirs that is, or lies below, a symbolic link or something else than
-// a directory is skipped, and so is a missing one. It returns the store
-// paths of the temporary files found, sorted (on an error, those found so
-// far). An entry of opts.Dirs that is not "" or a valid path fails with
-// storage.ErrInvalidPath.
-//
-// It waits for this Store's in-flight writes, but cannot see other
-// processes' writes: call it (without DryRun) only while holding the
-// destination lock, as part of crash recovery. An exclusive create (PutIfVersion
-// with the zero Version) of another process whose temporary file it
-// removes starts over with a new one.
+// SweepTemp implements storage.Store with storage.SweepTree, never
+// following a symbolic link. It waits for this Store's in-flight writes,
+// but cannot see other processes' writes: call it (without DryRun) only
+// while holding the destination lock, as part of crash recovery.
 func (s *Store) SweepTemp(ctx context.Context, opts storage.SweepOptions) ([]string, error) {
 	found, err := s.sweepTemp(ctx, opts)
 	if err != nil {
@@ -56,8 +33,7 @@ func (s *Store) SweepTemp(ctx context.Context, opts storage.SweepOptions) ([]str
 }
 
 func (s *Store) sweepTemp(ctx context.Context, opts storage.SweepOptions) ([]string, error) {
-	s.writes.Lock()
-	defer s.writes.Unlock()
+	defer s.dw.Exclusive()()
 	found, err := storage.SweepTree(ctx, tree{s}, opts)
 	if len(found) > 0 && !opts.DryRun {
 		s.dirs.forget() // it may have pruned directories
@@ -101,7 +77,7 @@ func (t tree) PruneDir(_ context.Context, p string, parents bool) {
 	}
 	defer c.close()
 	if parents {
-		t.s.prune(c)
+		t.s.prune(c, false)
 		return
 	}
 	n := len(c.roots) - 1

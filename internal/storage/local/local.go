@@ -74,8 +74,8 @@ type Store struct {
 	// the root first (see RemoveCreatedRoot).
 	madeRoot []string
 
-	writes sync.RWMutex // Put and PutIf hold it shared, SweepTemp exclusively
-	cas    sync.Mutex   // serialises PutIf with a non-zero Version
+	// dw writes (Put, Stage) through the shared protocol (temp.go).
+	dw storage.DirWriter
 
 	// deferDirSync: Put leaves directory fsyncs to Sync (see NewDeferred).
 	deferDirSync bool
@@ -110,6 +110,7 @@ func New(root string) (*Store, error) {
 		return nil, fmt.Errorf("local %s: root must be an absolute path", root)
 	}
 	s := &Store{path: filepath.Clean(root)}
+	s.dw = storage.DirWriter{FS: dirFS{s}, Copy: s.copyExact, CompareFirst: true}
 	if _, err := s.openRoot(false); err != nil {
 		return nil, err
 	}
@@ -263,51 +264,20 @@ func (s *Store) errorf(op, p string, err error) error {
 // Put implements storage.Store. It writes exactly size bytes from r to a
 // temporary file next to the target, fsyncs it, renames it over the target
 // and fsyncs the directory. If r fails, yields more or fewer than size bytes,
-// or ctx is cancelled (checked between 1 MiB chunks; a Read blocked in r is
-// not interrupted), the temporary file is removed and the old object, or
-// none, remains. Missing parent directories are created (mode 0755); the file
+// or ctx is cancelled (checked between reads; a Read blocked in r is not
+// interrupted), the temporary file is removed and the old object, or none,
+// remains. Missing parent directories are created (mode 0755); the file
 // gets mode 0644. A symbolic link at the target is replaced, not followed.
 //
 // With PutCreate the complete temporary file gets the name only if it is
 // free (renameat2 with RENAME_NOREPLACE, else link(2): either fails if the
 // name exists, and the error then matches storage.ErrPrecondition). On a
 // file system with neither it looks first, then renames (safe under the
-// destination lock). With PutIfVersion, see putIfVersion.
+// destination lock). With PutIfVersion see storage.DirWriter: the compare
+// reads the current file before anything is written, and where hard links
+// fail the exclusive create is an O_EXCL create written in place.
 func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
-	if opts.Mode == storage.PutIfVersion {
-		return s.putIfVersion(ctx, p, r, size, opts.Version)
-	}
-	if err := s.put(ctx, p, r, size, opts.Mode == storage.PutCreate); err != nil {
-		return "", s.errorf(opts.Mode.Op(), p, err)
-	}
-	return "", nil
-}
-
-func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64, exclusive bool) error {
-	if err := checkPath(p); err != nil {
-		return err
-	}
-	if size < 0 {
-		return fmt.Errorf("negative size %d", size)
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	s.writes.RLock()
-	defer s.writes.RUnlock()
-	w, err := s.begin(p)
-	if err != nil {
-		return err
-	}
-	defer w.cleanup()
-	w.deferSync = s.deferDirSync
-	if err := s.copyExact(ctx, w.f, r, size); err != nil {
-		return err
-	}
-	if exclusive {
-		return w.link(ctx)
-	}
-	return w.rename(ctx)
+	return s.dw.Put(ctx, p, r, size, opts)
 }
 
 // Get implements storage.Store: it reads a regular file whole and returns
@@ -387,7 +357,7 @@ func (s *Store) open(ctx context.Context, p string) (*os.File, error) {
 // lstat validates p and returns its directory chain and the Lstat of its
 // final segment. The caller closes the chain.
 func (s *Store) lstat(ctx context.Context, p string) (*chain, fs.FileInfo, error) {
-	if err := checkPath(p); err != nil {
+	if err := storage.CheckPath(p); err != nil {
 		return nil, nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -478,6 +448,6 @@ func (s *Store) delete(ctx context.Context, p string) error {
 	if err := syncDir(c.parent()); err != nil {
 		return fmt.Errorf("sync directory: %w", err)
 	}
-	s.prune(c)
+	s.prune(c, false)
 	return nil
 }

@@ -10,9 +10,6 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage"
 )
 
-// checkPath is storage.CheckPath, the path rules every adapter shares.
-func checkPath(p string) error { return storage.CheckPath(p) }
-
 // chain is the sequence of directories leading to the final segment of a
 // path, each opened as an *os.Root below the previous one, so that every
 // operation on the final segment happens relative to a directory handle that
@@ -22,7 +19,7 @@ type chain struct {
 	roots []*os.Root // roots[0] is the store root; roots[i] is the directory segs[:i]
 	dirty []bool     // dirty[i]: an entry was created in roots[i] and needs a sync
 	// shared[i]: roots[i] belongs to the store's directory cache (see
-	// Store.stagedChain), not to the chain; nil when the chain owns all.
+	// walkChain), not to the chain; nil when the chain owns all.
 	shared []bool
 }
 
@@ -42,23 +39,18 @@ func (c *chain) close() {
 	c.roots = c.roots[:1]
 }
 
-// openChain walks the parent directories of p below root without following
-// symbolic links: each segment is checked with Lstat and then opened as a
-// nested os.Root (which, in the worst case of a concurrent swap, still cannot
-// leave the store root). With create, missing directories are made with mode
-// 0755. Errors: fs.ErrNotExist (wrapped) for a missing parent when !create,
-// *storage.HiddenError for a parent that is not a directory. Readers and
-// Delete walk this way; writers go through the store's directory cache
-// (Store.cachedChain), which shares this walk.
-func openChain(root *os.Root, p string, create bool) (*chain, error) {
-	c, _, err := walkChain(root, p, create, nil)
-	return c, err
-}
-
-// walkChain is openChain, through the directory cache d when it is not nil:
-// each directory found there is first checked to still be the entry at its
-// path (one Lstat per segment, where a walk costs four system calls), and
-// each directory walked is added to it. It also returns the cached handle of
+// walkChain walks the parent directories of p below root without
+// following symbolic links: each segment is checked with Lstat and then
+// opened as a nested os.Root (which, in the worst case of a concurrent
+// swap, still cannot leave the store root). With create, missing
+// directories are made with mode 0755. Errors: fs.ErrNotExist (wrapped) for
+// a missing parent when !create, *storage.HiddenError for a parent that is
+// not a directory. Readers and Delete walk without a cache (readChain).
+//
+// Writers walk through the directory cache d: each directory found there
+// is first checked to still be the entry at its path (one Lstat per
+// segment, where a walk costs four system calls), and each directory
+// walked is added to it. walkChain then also returns the cached handle of
 // p's parent directory, or nil when that is not cached. A cached directory
 // moved or replaced since (by someone else: the store forgets what it
 // removes itself) makes the cache forgotten and the path walked afresh, so
@@ -118,7 +110,7 @@ func walkChain(root *os.Root, p string, create bool, d *dirCache) (*chain, *dirH
 }
 
 // openLevel opens the directory segs[i] below cur (the directory
-// segs[:i]) as openChain does: checked with Lstat (no symbolic link, a
+// segs[:i]) as walkChain does: checked with Lstat (no symbolic link, a
 // plain directory), created with mode 0755 when missing and create is set
 // (made reports that), then opened as a nested os.Root. fi is its Lstat.
 func openLevel(cur *os.Root, segs []string, i int, create bool) (next *os.Root, fi fs.FileInfo, made bool, err error) {
@@ -148,10 +140,11 @@ func openLevel(cur *os.Root, segs []string, i int, create bool) (next *os.Root, 
 	return next, fi, made, err
 }
 
-// readChain is openChain for readers: a missing parent or one that is not a
-// plain directory yields an error matching fs.ErrNotExist.
+// readChain is walkChain for readers, without the cache: a missing parent
+// or one that is not a plain directory yields an error matching
+// fs.ErrNotExist.
 func readChain(root *os.Root, p string) (*chain, error) {
-	c, err := openChain(root, p, false)
+	c, _, err := walkChain(root, p, false, nil)
 	if h := (*storage.HiddenError)(nil); errors.As(err, &h) {
 		return nil, h.Missing("open")
 	}

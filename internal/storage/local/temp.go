@@ -1,5 +1,5 @@
-// The temporary file every write goes through: created beside its
-// target, synced, then renamed or linked into place.
+// The temporary file every write goes through (storage.DirTemp): created
+// beside its target, synced, then renamed or linked into place.
 
 package local
 
@@ -10,21 +10,44 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/distributor-dev/distributor/internal/storage"
 )
 
+// dirFS is the store as storage.DirWriter writes to it.
+type dirFS struct{ *Store }
+
+// Wrap implements storage.DirFS.
+func (d dirFS) Wrap(op, p string, err error) error { return d.errorf(op, p, err) }
+
+// CanLink implements storage.DirFS: whether a file system can link is
+// known only once it refuses (Link).
+func (dirFS) CanLink(context.Context) bool { return true }
+
+// Temp implements storage.DirFS (see begin).
+func (d dirFS) Temp(_ context.Context, p string, deferred bool) (storage.DirTemp, error) {
+	w, err := d.begin(p)
+	if err != nil {
+		return nil, err
+	}
+	w.deferSync = deferred && d.deferDirSync
+	return w, nil
+}
+
 // tempWriter is a temporary file being written next to its target.
 type tempWriter struct {
-	c       *chain
+	s       *Store
+	p       string
+	c       *chain   // nil while detached
+	made    []bool   // c.dirty, kept while detached
 	f       *os.File // nil once closed
 	tmp     string   // the temporary file's name in c.parent()
 	dirfd   int      // c.parent()'s descriptor from the directory cache, or -1
 	renamed bool     // tmp no longer exists under its name
-	s       *Store
 	// deferSync leaves the directory fsyncs of this write to Store.Sync;
-	// skipFileSync also the file's own (a new name, see rename).
+	// skipFileSync also the file's own (a new name, see Close).
 	deferSync    bool
 	skipFileSync bool
 }
@@ -53,7 +76,7 @@ func (s *Store) begin(p string) (*tempWriter, error) {
 			}
 			if err == nil {
 				s.noteDirs(c) // what a cleanup may remove
-				return &tempWriter{c: c, f: f, tmp: tmp, dirfd: dirfd, s: s}, nil
+				return &tempWriter{s: s, p: p, c: c, f: f, tmp: tmp, dirfd: dirfd}, nil
 			}
 			c.close()
 		}
@@ -85,8 +108,22 @@ func createTemp(dir *os.Root) (*os.File, string, error) {
 	return nil, "", errors.New("cannot create a unique temporary file")
 }
 
-// closeFile fsyncs and closes the temporary file.
-func (w *tempWriter) closeFile() error {
+// Write implements storage.DirTemp.
+func (w *tempWriter) Write(b []byte) (int, error) { return w.f.Write(b) }
+
+// Close implements storage.DirTemp. A deferred store skips the file's own
+// fsync when the name is new (Sync then flushes the file system at once):
+// a crash before Sync can only leave a new, unrecorded name, which
+// recovery removes. Replacing an existing name always fsyncs first, so the
+// name holds the old bytes or the new ones, even after a power loss.
+func (w *tempWriter) Close(newName bool) error {
+	if w.deferSync && canSyncfs {
+		if newName { // the name is new, or the link fails
+			w.skipFileSync = true
+		} else if _, err := w.c.parent().Lstat(w.c.base()); errors.Is(err, fs.ErrNotExist) {
+			w.skipFileSync = true
+		}
+	}
 	var err error
 	if w.skipFileSync {
 		w.s.dirtyMu.Lock()
@@ -102,136 +139,77 @@ func (w *tempWriter) closeFile() error {
 	return err
 }
 
-// rename publishes the temporary file over the target and makes it durable.
-// ctx is checked just before the rename, the commit.
-func (w *tempWriter) rename(ctx context.Context) error {
-	if err := w.finishFile(); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+// Rename implements storage.DirTemp.
+func (w *tempWriter) Rename(context.Context) error {
 	if err := w.c.parent().Rename(w.tmp, w.c.base()); err != nil {
-		return err
+		return w.vanished(err)
 	}
 	w.renamed = true
-	return w.syncDirs()
+	return w.s.syncDirs(w.c, w.deferSync)
 }
 
-// finishFile makes the temporary file's bytes durable (see rename for
-// when a deferred store skips that) and closes it, unless it was closed
-// already (a staged write).
-func (w *tempWriter) finishFile() error {
-	if w.f == nil {
-		return nil
-	}
-	// A deferred store skips the file's own fsync when the name is new
-	// (Sync then flushes the file system at once): a crash before Sync can
-	// only leave a new, unrecorded name, which recovery removes. Replacing
-	// an existing name always fsyncs first, so the name holds the old bytes
-	// or the new ones, even after a power loss.
-	if w.deferSync && canSyncfs {
-		if _, err := w.c.parent().Lstat(w.c.base()); errors.Is(err, fs.ErrNotExist) {
-			w.skipFileSync = true
+// vanished is err, of a rename or link that found no temporary file (it
+// is not looked up before: that would cost every commit a system call),
+// as storage.ErrTempVanished.
+func (w *tempWriter) vanished(err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, lerr := w.c.parent().Lstat(w.tmp); errors.Is(lerr, fs.ErrNotExist) {
+			return fmt.Errorf("%w (%v)", storage.ErrTempVanished, lerr)
 		}
-	}
-	return w.closeFile()
-}
-
-// link publishes the temporary file under the target's name only if the
-// name is free, and makes it durable like rename does for a new name.
-func (w *tempWriter) link(ctx context.Context) error {
-	if w.f != nil {
-		w.skipFileSync = w.deferSync && canSyncfs // the name is new, or the link fails
-		if err := w.closeFile(); err != nil {
-			return err
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	dir, base := w.c.parent(), w.c.base()
-	err := w.placeNew()
-	if cannotLink(err) {
-		// No hard links here: look, then rename (safe under the lock).
-		if _, lerr := dir.Lstat(base); lerr == nil {
-			err = fs.ErrExist
-		} else if err = dir.Rename(w.tmp, base); err == nil {
-			w.renamed = true
-			return w.syncDirs()
-		}
-	}
-	return w.linked(err, "an entry exists")
-}
-
-// placeNew gives the complete temporary file the target's name only if no
-// entry has that name: with one renameat2(RENAME_NOREPLACE) where the
-// platform and the file system have it, else with a hard link, after which
-// the temporary name is removed. A taken name (even by a dangling symbolic
-// link) yields an error matching fs.ErrExist, a vanished temporary file one
-// matching fs.ErrNotExist, a file system that cannot hard-link one that
-// cannotLink recognises; nothing is published then.
-func (w *tempWriter) placeNew() error {
-	if w.dirfd >= 0 {
-		err := renameNoReplace(w.dirfd, w.tmp, w.c.base())
-		if err == nil {
-			w.renamed = true
-			return nil
-		}
-		if !errors.Is(err, errors.ErrUnsupported) {
-			return err
-		}
-	}
-	dir := w.c.parent()
-	err := dir.Link(w.tmp, w.c.base())
-	if err == nil {
-		dir.Remove(w.tmp)
-		w.renamed = true
 	}
 	return err
 }
 
-// cannotLink reports whether err, from a hard link, means that the file
-// system cannot hard-link here (rather than that the name is taken).
-func cannotLink(err error) bool {
-	return err != nil && !errors.Is(err, fs.ErrExist) &&
-		(errors.Is(err, errors.ErrUnsupported) || errors.Is(err, fs.ErrPermission))
-}
-
-// linked ends the exclusive publication of the temporary file under the
-// target's name, whose result (of the link, or of its fallback) is err: a
-// taken name fails the condition (with the message taken), a success
-// removes the temporary name and makes the new name durable.
-func (w *tempWriter) linked(err error, taken string) error {
-	if errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("%w: %s", storage.ErrPrecondition, taken)
+// Link implements storage.DirTemp: one renameat2(RENAME_NOREPLACE) where
+// the platform and the file system have it, else a hard link, after which
+// the temporary name is removed. A taken name (even by a dangling symbolic
+// link) fails both.
+func (w *tempWriter) Link(context.Context) error {
+	err := errors.ErrUnsupported
+	if w.dirfd >= 0 {
+		err = renameNoReplace(w.dirfd, w.tmp, w.c.base())
 	}
-	if err != nil {
-		return err
+	if errors.Is(err, errors.ErrUnsupported) {
+		dir := w.c.parent()
+		if err = dir.Link(w.tmp, w.c.base()); err == nil {
+			dir.Remove(w.tmp)
+		}
 	}
-	if !w.renamed { // createExclusive wrote the target itself
-		w.c.parent().Remove(w.tmp)
+	switch {
+	case err == nil:
 		w.renamed = true
+		return w.s.syncDirs(w.c, w.deferSync)
+	case errors.Is(err, fs.ErrExist):
+		return err
+	case errors.Is(err, errors.ErrUnsupported), errors.Is(err, fs.ErrPermission):
+		// The file system cannot hard-link here.
+		return fmt.Errorf("%w: %w", errors.ErrUnsupported, err)
 	}
-	return w.syncDirs()
+	return w.vanished(err)
 }
 
-// syncDirs fsyncs the target's directory and every directory in which the
-// chain created an entry.
-func (w *tempWriter) syncDirs() error {
-	n := len(w.c.roots) - 1
-	if w.deferSync {
-		w.s.dirtyMu.Lock()
-		for i := range w.c.roots {
-			if w.c.dirty[i] || i == n {
-				w.s.dirty[strings.Join(w.c.segs[:i], "/")] = true
+// Exists implements storage.DirTemp.
+func (w *tempWriter) Exists(context.Context) (bool, error) {
+	_, err := w.c.parent().Lstat(w.c.base())
+	return err == nil, nil
+}
+
+// syncDirs fsyncs the parent of c's path and every directory in which c
+// created an entry, or with deferred records them for Sync.
+func (s *Store) syncDirs(c *chain, deferred bool) error {
+	n := len(c.roots) - 1
+	if deferred {
+		s.dirtyMu.Lock()
+		for i := range c.roots {
+			if c.dirty[i] || i == n {
+				s.dirty[strings.Join(c.segs[:i], "/")] = true
 			}
 		}
-		w.s.dirtyMu.Unlock()
+		s.dirtyMu.Unlock()
 		return nil
 	}
-	for i, r := range w.c.roots {
-		if w.c.dirty[i] || i == n {
+	for i, r := range c.roots {
+		if c.dirty[i] || i == n {
 			if err := syncDir(r); err != nil {
 				return fmt.Errorf("sync directory: %w", err)
 			}
@@ -240,17 +218,46 @@ func (w *tempWriter) syncDirs() error {
 	return nil
 }
 
-// cleanup closes and removes the temporary file unless it was renamed, then
-// (after a failure) removes the directories this store created on the
-// target's path if they are empty (see Store.pruneMade), and closes the
-// directory chain.
-func (w *tempWriter) cleanup() {
+// Detach implements storage.DirTemp: no descriptor stays open between
+// Stage and Commit.
+func (w *tempWriter) Detach() {
+	w.made = slices.Clone(w.c.dirty)
+	w.c.close()
+	w.c = nil
+}
+
+// Attach implements storage.DirTemp: the target's directory chain is
+// opened again (through the directory cache, creating nothing).
+func (w *tempWriter) Attach(context.Context) error {
+	root, err := w.s.openRoot(false)
+	if err != nil {
+		return err
+	}
+	if root == nil {
+		return fmt.Errorf("%w (the root directory is gone)", storage.ErrTempVanished)
+	}
+	c, h, err := walkChain(root, w.p, false, &w.s.dirs)
+	if err != nil {
+		return err
+	}
+	copy(c.dirty, w.made)
+	w.c, w.dirfd = c, h.descriptor()
+	return nil
+}
+
+// Done implements storage.DirTemp (see Store.prune).
+func (w *tempWriter) Done(context.Context) error {
 	if w.f != nil {
 		w.f.Close()
+		w.f = nil
 	}
+	var err error
 	if !w.renamed {
-		w.c.parent().Remove(w.tmp)
-		w.s.pruneMade(w.c)
+		if err = w.c.parent().Remove(w.tmp); errors.Is(err, fs.ErrNotExist) {
+			err = nil
+		}
+		w.s.prune(w.c, true)
 	}
 	w.c.close()
+	return err
 }

@@ -147,8 +147,8 @@ type Store struct {
 	// place.
 	book storage.DirBook
 
-	cas    sync.Mutex   // serialises PutIf with a non-zero Version
-	writes sync.RWMutex // Put and PutIf hold it shared, SweepTemp exclusively
+	// dw writes (Put, Stage) through the shared protocol (write.go).
+	dw storage.DirWriter
 }
 
 var _ storage.Store = (*Store)(nil)
@@ -178,6 +178,7 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 		root: path.Clean(opts.Root),
 		dirs: map[string]bool{},
 	}
+	s.dw.FS = dirFS{s}
 	if err := s.init(ctx); err != nil {
 		return nil, fmt.Errorf("%s: %w", s, err)
 	}
@@ -287,7 +288,7 @@ func (s *Store) get(ctx context.Context, p string) ([]byte, error) {
 		return nil, err
 	}
 	defer watch(ctx, c)()
-	f, err := s.open(c, p)
+	f, _, err := s.openSized(c, p)
 	if err != nil {
 		return nil, err
 	}
@@ -329,13 +330,7 @@ func (s *Store) ReadVersioned(ctx context.Context, p string, fn func(io.Reader) 
 	return storage.ReadDigested(ctx, bufferedReader(f, size), fn, func(err error) error { return s.errorf("read", p, err) })
 }
 
-// open opens the regular file at p for reading.
-func (s *Store) open(c *conn, p string) (*sftplib.File, error) {
-	f, _, err := s.openSized(c, p)
-	return f, err
-}
-
-// openSized is open that also returns the file's size.
+// openSized opens the regular file at p for reading and returns its size.
 func (s *Store) openSized(c *conn, p string) (*sftplib.File, int64, error) {
 	if _, err := s.lstat(c, p); err != nil {
 		return nil, 0, err
@@ -364,7 +359,7 @@ func (s *Store) openSized(c *conn, p string) (*sftplib.File, int64, error) {
 // plain directory (a symbolic link, a file) yields an error matching
 // storage.ErrNotExist.
 func (s *Store) lstat(c *conn, p string) (fs.FileInfo, error) {
-	if err := checkPath(p); err != nil {
+	if err := storage.CheckPath(p); err != nil {
 		return nil, err
 	}
 	if err := s.checkParents(c, p); err != nil {
@@ -375,10 +370,7 @@ func (s *Store) lstat(c *conn, p string) (fs.FileInfo, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, notExist(p, "")
 		}
-		// Some servers report "below a regular file" (ENOTDIR) as a
-		// generic failure: look at the parents.
-		var se *sftplib.StatusError
-		if errors.As(err, &se) && se.FxCode() == sftplib.ErrSSHFxFailure && s.parentMissing(c, p) {
+		if s.belowFile(c, p, err) {
 			return nil, notExist(p, "a parent is not a directory")
 		}
 		return nil, err
@@ -395,9 +387,14 @@ func (s *Store) lstat(c *conn, p string) (fs.FileInfo, error) {
 	}
 }
 
-// parentMissing reports whether some parent directory of p is missing or
-// not a directory.
-func (s *Store) parentMissing(c *conn, p string) bool {
+// belowFile reports whether err, of a request on the store path p, is
+// what some servers answer for a path below a regular file (ENOTDIR): a
+// generic failure, and some parent of p is indeed missing or no directory.
+func (s *Store) belowFile(c *conn, p string, err error) bool {
+	var se *sftplib.StatusError
+	if !errors.As(err, &se) || se.FxCode() != sftplib.ErrSSHFxFailure {
+		return false
+	}
 	segs := strings.Split(p, "/")
 	for i := 1; i < len(segs); i++ {
 		fi, err := c.sftp.Lstat(s.full(strings.Join(segs[:i], "/")))
@@ -417,7 +414,7 @@ func (s *Store) Open(ctx context.Context, p string) (io.ReadCloser, error) {
 		return nil, s.errorf("open", p, err)
 	}
 	stop := watch(ctx, c)
-	f, err := s.open(c, p)
+	f, _, err := s.openSized(c, p)
 	if err != nil {
 		stop()
 		return nil, s.errorf("open", p, err)
@@ -449,7 +446,7 @@ func (s *Store) Stat(ctx context.Context, p string) (storage.Info, error) {
 }
 
 func (s *Store) stat(ctx context.Context, p string) (storage.Info, error) {
-	if err := checkPath(p); err != nil {
+	if err := storage.CheckPath(p); err != nil {
 		return storage.Info{}, err
 	}
 	c, err := s.client(ctx)
@@ -479,7 +476,7 @@ func (s *Store) Delete(ctx context.Context, p string) error {
 }
 
 func (s *Store) delete(ctx context.Context, p string) error {
-	if err := checkPath(p); err != nil {
+	if err := storage.CheckPath(p); err != nil {
 		return err
 	}
 	c, err := s.client(ctx)
@@ -496,9 +493,7 @@ func (s *Store) delete(ctx context.Context, p string) error {
 	full := s.full(p)
 	fi, err := c.sftp.Lstat(full)
 	if err != nil {
-		var se *sftplib.StatusError
-		if errors.Is(err, fs.ErrNotExist) ||
-			errors.As(err, &se) && se.FxCode() == sftplib.ErrSSHFxFailure && s.parentMissing(c, p) {
+		if errors.Is(err, fs.ErrNotExist) || s.belowFile(c, p, err) {
 			return nil
 		}
 		return err
@@ -522,23 +517,8 @@ func (s *Store) delete(ctx context.Context, p string) error {
 // yields an error matching fs.ErrNotExist, one that is not a plain
 // directory a *storage.HiddenError.
 func (s *Store) checkParents(c *conn, p string) error {
-	segs := strings.Split(p, "/")
-	for i := 1; i < len(segs); i++ {
-		rel := strings.Join(segs[:i], "/")
-		dir := s.full(rel)
-		if s.knownDir(dir) {
-			continue
-		}
-		fi, err := c.sftp.Lstat(dir)
-		if err != nil {
-			return fmt.Errorf("directory %s: %w", rel, err)
-		}
-		if err := storage.CheckDir(rel, fi); err != nil {
-			return err
-		}
-		s.markDir(dir)
-	}
-	return nil
+	_, err := s.walkParents(c, p, false)
+	return err
 }
 
 // readerError maps an error of checkParents for a reader: a missing parent,

@@ -2,10 +2,7 @@ package sftp
 
 import (
 	"context"
-	"errors"
 	"io"
-	"path"
-	"sync"
 
 	"github.com/distributor-dev/distributor/internal/storage"
 )
@@ -40,100 +37,5 @@ func (s *Store) RemoveCreatedRoot(context.Context) (bool, error) {
 // open between Stage and Commit; the Commit uses the store's current
 // connection.
 func (s *Store) Stage(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Staged, error) {
-	if opts.Mode == storage.PutIfVersion {
-		return nil, storage.Unsupported(s, "stage", p)
-	}
-	create := opts.Mode == storage.PutCreate
-	if err := checkWrite(p, size); err != nil {
-		return nil, s.errorf("stage", p, err)
-	}
-	c, err := s.client(ctx)
-	if err != nil {
-		return nil, s.errorf("stage", p, err)
-	}
-	defer watch(ctx, c)()
-	s.writes.RLock()
-	defer s.writes.RUnlock()
-	w, err := s.begin(c, p)
-	if err != nil {
-		return nil, s.errorf("stage", p, err)
-	}
-	w.created = nil // removed by prune, whoever made them
-	if err = storage.CopyExact(ctx, w.f, r, size); err == nil {
-		err = w.closeFile()
-	}
-	if err != nil {
-		w.cleanup(ctx)
-		s.prune(w.c, path.Dir(w.target), true)
-		return nil, s.errorf("stage", p, err)
-	}
-	return &staged{w: w, p: p, create: create}, nil
-}
-
-// staged is a staged write on SFTP.
-type staged struct {
-	w      *tempWriter
-	p      string
-	create bool
-
-	mu   sync.Mutex
-	done bool // committed or aborted
-}
-
-// errStagedDone is the error of a second Commit.
-var errStagedDone = errors.New("staged write already committed or aborted")
-
-// Commit implements storage.Staged: the rename or hard link of Put or
-// PutCreate (which fails with storage.ErrPrecondition if the name was taken
-// meanwhile). Whatever its outcome, the temporary file is removed.
-func (g *staged) Commit(ctx context.Context) error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	s := g.w.s
-	if g.done {
-		return s.errorf("commit", g.p, errStagedDone)
-	}
-	g.done = true
-	c, err := s.client(ctx)
-	if err != nil {
-		return s.errorf("commit", g.p, err)
-	}
-	defer watch(ctx, c)()
-	s.writes.RLock()
-	defer s.writes.RUnlock()
-	g.w.c = c
-	defer func() {
-		if !g.w.published { // a failed commit leaves nothing either
-			g.w.cleanup(ctx)
-			s.prune(g.w.c, path.Dir(g.w.target), true)
-		}
-	}()
-	if err := g.w.publish(ctx, g.create); err != nil {
-		return s.errorf("commit", g.p, err)
-	}
-	return nil
-}
-
-// Abort implements storage.Staged: it removes the temporary file and the
-// directories Stage created, if empty (on a fresh connection if the one
-// it was written on died).
-func (g *staged) Abort(ctx context.Context) error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.done {
-		return nil
-	}
-	g.done = true
-	s := g.w.s
-	c, err := s.client(ctx)
-	if err != nil {
-		return s.errorf("abort", g.p, err)
-	}
-	defer watch(ctx, c)()
-	s.writes.RLock()
-	defer s.writes.RUnlock()
-	g.w.c = c
-	g.w.cleanup(ctx)
-	s.prune(g.w.c, path.Dir(g.w.target), true)
-	return nil
+	return s.dw.Stage(ctx, p, r, size, opts)
 }

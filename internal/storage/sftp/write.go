@@ -29,117 +29,170 @@ import (
 // storage.ErrPrecondition). A server without that extension gets a look,
 // then the rename (safe under the destination lock); so does a server that
 // announces it but answers the link with SSH_FX_OP_UNSUPPORTED (see
-// conn.linkUnsupported). With PutIfVersion, see putIfVersion.
+// conn.linkUnsupported). With PutIfVersion, see storage.DirWriter: the
+// current object is read and hashed while the new one is uploaded, and
+// the exclusive create of a server that cannot link is an O_EXCL create of
+// the target written in place (CreateNew).
 func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
-	if opts.Mode == storage.PutIfVersion {
-		return s.putIfVersion(ctx, p, r, size, opts.Version)
-	}
-	if err := s.put(ctx, p, r, size, opts.Mode == storage.PutCreate); err != nil {
-		return "", s.errorf(opts.Mode.Op(), p, err)
-	}
-	return "", nil
+	return s.dw.Put(ctx, p, r, size, opts)
 }
 
-func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64, exclusive bool) error {
-	if err := checkWrite(p, size); err != nil {
-		return err
-	}
-	c, err := s.client(ctx)
-	if err != nil {
-		return err
-	}
-	defer watch(ctx, c)()
-	s.writes.RLock()
-	defer s.writes.RUnlock()
-	w, err := s.stage(ctx, c, p, r, size)
-	if err != nil {
-		return err
-	}
-	defer w.cleanup(ctx)
-	return w.publish(ctx, exclusive)
+// dirFS is the store as storage.DirWriter writes to it. Each call takes
+// the store's current connection (reconnecting if it broke) and watches
+// its context (see watch).
+type dirFS struct{ *Store }
+
+// Wrap implements storage.DirFS.
+func (d dirFS) Wrap(op, p string, err error) error { return d.errorf(op, p, err) }
+
+// CanLink implements storage.DirFS: the server offers
+// hardlink@openssh.com (see conn.canLink). Without a connection it says
+// yes: Temp then fails with the connection's error.
+func (d dirFS) CanLink(ctx context.Context) bool {
+	c, err := d.client(ctx)
+	return err != nil || c.canLink()
 }
 
-// checkWrite checks the path and size of a write.
-func checkWrite(p string, size int64) error {
-	if err := checkPath(p); err != nil {
-		return err
-	}
-	if size < 0 {
-		return fmt.Errorf("negative size %d", size)
-	}
-	return nil
-}
-
-// stage is the first half of put: the content written to a temporary file
-// next to the target, fsynced (where the server can) and closed. The
-// caller defers cleanup.
-func (s *Store) stage(ctx context.Context, c *conn, p string, r io.Reader, size int64) (*tempWriter, error) {
-	w, err := s.begin(c, p)
+// Temp implements storage.DirFS (see begin).
+func (d dirFS) Temp(ctx context.Context, p string, _ bool) (storage.DirTemp, error) {
+	c, err := d.client(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if err = storage.CopyExact(ctx, w.f, r, size); err == nil {
-		err = w.closeFile()
-	}
+	stop := watch(ctx, c)
+	w, err := d.begin(c, p)
 	if err != nil {
-		w.cleanup(ctx)
+		stop()
 		return nil, err
 	}
+	w.stop = stop
 	return w, nil
-}
-
-// publish is the second half of put: the complete temporary file renamed
-// onto the target's name or, when exclusive, hard-linked to it (see
-// PutCreate), unless ctx is done.
-func (w *tempWriter) publish(ctx context.Context, exclusive bool) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	c := w.c
-	if exclusive {
-		if c.canLink() {
-			err := c.sftp.Link(w.tmp, w.target)
-			switch {
-			case err == nil:
-				w.published = true
-				c.sftp.Remove(w.tmp)
-				return nil
-			case c.linkUnsupported(err):
-				// Announced, but not done: look, then rename, as on a
-				// server without the extension.
-			default:
-				// SFTP v3 reports a taken name as a generic failure: look.
-				// If the look fails too (the connection dropped), that is
-				// the error to report: it may be transient, the outcome is
-				// unknown, and a retry establishes it.
-				_, serr := c.sftp.Lstat(w.target)
-				switch {
-				case serr == nil:
-					return fmt.Errorf("%w: an entry exists", storage.ErrPrecondition)
-				case !errors.Is(serr, fs.ErrNotExist):
-					return fmt.Errorf("hard-link into place failed (%v), then looking at the target: %w", err, serr)
-				}
-				return fmt.Errorf("hard-link into place: %w", err)
-			}
-		}
-		if _, err := c.sftp.Lstat(w.target); err == nil {
-			return fmt.Errorf("%w: an entry exists", storage.ErrPrecondition)
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-	}
-	return w.rename(ctx)
 }
 
 // tempWriter is a temporary file being written next to its target.
 type tempWriter struct {
 	s         *Store
 	c         *conn
+	stop      func()        // stops watching the context on c; nil while detached
 	f         *sftplib.File // nil once closed
+	p         string        // the target's store path
 	tmp       string        // server path of the temporary file
 	target    string        // server path of the target
 	created   []string      // directories begin made, outermost first
+	staged    bool          // detached once: its cleanup prunes (see Detach)
 	published bool          // tmp no longer exists under its name
+}
+
+// Write implements storage.DirTemp.
+func (w *tempWriter) Write(b []byte) (int, error) { return w.f.Write(b) }
+
+// ReadFrom lets io.Copy upload with the client's concurrent writes.
+func (w *tempWriter) ReadFrom(r io.Reader) (int64, error) { return w.f.ReadFrom(r) }
+
+// Close implements storage.DirTemp: fsync (where the server can), then
+// close.
+func (w *tempWriter) Close(bool) error {
+	var err error
+	if w.c.fsync {
+		err = w.f.Sync()
+	}
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
+	}
+	w.f = nil
+	return err
+}
+
+// Rename implements storage.DirTemp: posix-rename@openssh.com replaces
+// any object at the target.
+func (w *tempWriter) Rename(context.Context) error {
+	if err := w.c.sftp.PosixRename(w.tmp, w.target); err != nil {
+		return fmt.Errorf("rename into place: %w", err)
+	}
+	w.published = true
+	return nil
+}
+
+// Link implements storage.DirTemp with hardlink@openssh.com, which fails
+// if any entry has the name. SFTP v3 reports that as a generic failure:
+// Link looks. If the name exists, it is taken; if the look fails too (the
+// connection dropped), that is the error (it may be transient, the
+// outcome is unknown, and a retry establishes it). If the temporary file
+// is gone, a sweep removed it. If the name is gone again (its owner
+// removed it between the link and the look, as a released lock is), the
+// link lost a race, not a permission: it tries again.
+func (w *tempWriter) Link(ctx context.Context) error {
+	c := w.c
+	if !c.canLink() {
+		return fmt.Errorf("no %s: %w", extHardlink, errors.ErrUnsupported)
+	}
+	for attempt := 1; ; attempt++ {
+		err := c.sftp.Link(w.tmp, w.target)
+		if err == nil {
+			w.published = true
+			c.sftp.Remove(w.tmp)
+			return nil
+		}
+		if c.linkUnsupported(err) {
+			return fmt.Errorf("the server announces %s but does not support it: %w (%w)", extHardlink, errors.ErrUnsupported, err)
+		}
+		_, serr := c.sftp.Lstat(w.target)
+		switch {
+		case serr == nil:
+			return fmt.Errorf("%w (%v)", fs.ErrExist, err)
+		case !errors.Is(serr, fs.ErrNotExist):
+			return fmt.Errorf("hard-link into place failed (%v), then looking at the target: %w", err, serr)
+		}
+		if _, terr := c.sftp.Lstat(w.tmp); errors.Is(terr, fs.ErrNotExist) {
+			w.s.forgetParents(w.p) // the sweep may have pruned the directories too
+			return fmt.Errorf("%w (%v)", storage.ErrTempVanished, err)
+		}
+		if attempt == 5 || errors.Is(err, fs.ErrPermission) {
+			return fmt.Errorf("hard-link into place: %w", err)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+}
+
+// Exists implements storage.DirTemp.
+func (w *tempWriter) Exists(context.Context) (bool, error) {
+	_, err := w.c.sftp.Lstat(w.target)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// Detach implements storage.DirTemp: no remote file handle stays open
+// between Stage and Commit. The cleanup of a staged write prunes the
+// directories the store made rather than removing those it made itself
+// (staged writes share them: whichever is undone last removes them).
+func (w *tempWriter) Detach() {
+	w.stop()
+	w.stop, w.staged = nil, true
+}
+
+// Attach implements storage.DirTemp: the commit uses the store's current
+// connection.
+func (w *tempWriter) Attach(ctx context.Context) error {
+	c, err := w.s.client(ctx)
+	if err != nil {
+		return err
+	}
+	w.c, w.stop = c, watch(ctx, c)
+	return nil
+}
+
+// Done implements storage.DirTemp (see cleanup).
+func (w *tempWriter) Done(ctx context.Context) error {
+	w.cleanup(ctx)
+	if w.stop != nil {
+		w.stop()
+		w.stop = nil
+	}
+	return nil
 }
 
 // begin creates the target's missing parent directories and a temporary
@@ -158,7 +211,7 @@ func (s *Store) begin(c *conn, p string) (*tempWriter, error) {
 		}
 		f, tmp, err := createTemp(c, dir)
 		if err == nil {
-			return &tempWriter{s: s, c: c, f: f, tmp: tmp, target: target, created: created}, nil
+			return &tempWriter{s: s, c: c, f: f, p: p, tmp: tmp, target: target, created: created}, nil
 		}
 		s.forgetParents(p)
 		if !errors.Is(err, fs.ErrNotExist) || attempt == 10 {
@@ -190,56 +243,13 @@ func createTemp(c *conn, dir string) (*sftplib.File, string, error) {
 	return nil, "", errors.New("cannot create a unique temporary file")
 }
 
-// writeTemp is begin, then the content written to the temporary file,
-// which is fsynced (where the server can) and closed. The caller defers
-// cleanup.
-func (s *Store) writeTemp(ctx context.Context, c *conn, p string, src *storage.DigestSource) (*tempWriter, error) {
-	w, err := s.begin(c, p)
-	if err != nil {
-		return nil, err
-	}
-	if err = src.CopyTo(ctx, w.f); err == nil {
-		err = w.closeFile()
-	}
-	if err != nil {
-		w.cleanup(ctx)
-		return nil, err
-	}
-	return w, nil
-}
-
-// rename moves the complete temporary file onto the target's name,
-// replacing any object there, unless ctx is done.
-func (w *tempWriter) rename(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := w.c.sftp.PosixRename(w.tmp, w.target); err != nil {
-		return fmt.Errorf("rename into place: %w", err)
-	}
-	w.published = true
-	return nil
-}
-
-// closeFile fsyncs (where the server can) and closes the temporary file.
-func (w *tempWriter) closeFile() error {
-	var err error
-	if w.c.fsync {
-		err = w.f.Sync()
-	}
-	if cerr := w.f.Close(); err == nil {
-		err = cerr
-	}
-	w.f = nil
-	return err
-}
-
 // cleanupTimeout bounds the removal of a failed write's temporary file on
 // a fresh connection (within the caller's context).
 const cleanupTimeout = 5 * time.Second
 
 // cleanup closes and removes the temporary file unless it was published,
-// then (after a failure) removes the directories begin created if empty.
+// then (after a failure) removes the directories begin created if empty
+// (a staged write: those the store's writes created, see Detach).
 // If the connection died (the failure may be just that), it retries once
 // on a fresh connection, unless ctx is done (the caller gave up: a signal
 // must end a run within seconds); otherwise, or if that fails too, the
@@ -273,7 +283,11 @@ func (w *tempWriter) cleanup(ctx context.Context) {
 		}
 		c = fresh
 	}
-	w.s.removeDirs(c, w.created)
+	if w.staged {
+		w.s.prune(c, path.Dir(w.target), true)
+	} else {
+		w.s.removeDirs(c, w.created)
+	}
 }
 
 // connLost reports whether err, from a request on c, means that the
@@ -300,33 +314,47 @@ func (s *Store) mkdirs(c *conn, p string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		created = append(created, made...)
+		created = made
 	}
+	made, err := s.walkParents(c, p, true)
+	return append(created, made...), err
+}
+
+// walkParents is checkParents, which with create makes the missing
+// directories (returning those it made) and notes each in s.book.
+func (s *Store) walkParents(c *conn, p string, create bool) ([]string, error) {
+	var created []string
 	segs := strings.Split(p, "/")
 	for i := 1; i < len(segs); i++ {
-		dir := s.full(strings.Join(segs[:i], "/"))
+		rel := strings.Join(segs[:i], "/")
+		dir := s.full(rel)
 		if s.knownDir(dir) {
-			s.noteDir(dir, false) // there, or made by an earlier write (noted then)
+			if create {
+				s.noteDir(dir, false) // there, or made by an earlier write (noted then)
+			}
 			continue
 		}
 		made := false
 		fi, err := c.sftp.Lstat(dir)
-		if errors.Is(err, fs.ErrNotExist) {
-			err = c.sftp.Mkdir(dir)
-			if err == nil {
+		// A failed Mkdir may be a concurrent one: look again. A directory
+		// missing again was pruned meanwhile by a write that failed (and
+		// made it): make it again.
+		for try := 0; create && errors.Is(err, fs.ErrNotExist) && try < 5; try++ {
+			if err = c.sftp.Mkdir(dir); err == nil && !made {
 				created = append(created, dir)
 				made = true
 			}
-			// An error may be a concurrent Mkdir: look again.
 			fi, err = c.sftp.Lstat(dir)
 		}
 		if err != nil {
-			return created, fmt.Errorf("directory %s: %w", strings.Join(segs[:i], "/"), err)
+			return created, fmt.Errorf("directory %s: %w", rel, err)
 		}
-		if err := storage.CheckDir(strings.Join(segs[:i], "/"), fi); err != nil {
+		if err := storage.CheckDir(rel, fi); err != nil {
 			return created, err
 		}
-		s.noteDir(dir, made)
+		if create {
+			s.noteDir(dir, made)
+		}
 		s.markDir(dir)
 	}
 	return created, nil

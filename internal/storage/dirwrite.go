@@ -1,0 +1,417 @@
+// The write protocol of stores with directories (local disk, SFTP),
+// written once: a temporary file beside the target, renamed over it or
+// given its name only if free (Put, PutCreate, the exclusive create of
+// PutIfVersion), compare-and-swap, and staged writes, over the small
+// DirFS interface each such store implements.
+
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"sync"
+)
+
+// DirFS is the file system of a store with directories, as DirWriter
+// writes to it.
+type DirFS interface {
+	fmt.Stringer
+	// Wrap wraps err, the failure of the operation op on the store path
+	// p, with the store's name (and, where the store has them, hints).
+	Wrap(op, p string, err error) error
+	// Temp creates the missing parent directories of the store path p
+	// (noting them in the store's DirBook) and a new temporary file
+	// beside p. deferred: the write is a Put or Stage, whose durability
+	// a store may defer to Sync.
+	Temp(ctx context.Context, p string, deferred bool) (DirTemp, error)
+	// Current returns the Version of the object at p, "" if there is
+	// none.
+	Current(ctx context.Context, p string) (Version, error)
+	// CanLink reports whether an exclusive create may try DirTemp.Link
+	// (it can still fail with errors.ErrUnsupported).
+	CanLink(ctx context.Context) bool
+	// CreateNew is the exclusive create of a file system that cannot
+	// link: an O_EXCL create of p written in place (a concurrent reader
+	// may see it partial), fs.ErrExist when p is taken.
+	CreateNew(ctx context.Context, p string, src *DigestSource) error
+}
+
+// DirTemp is a temporary file beside its target. Done ends every write
+// and every Attach.
+type DirTemp interface {
+	io.Writer
+	// Close makes the bytes written durable (as the store promises) and
+	// closes the file; newName: the file is published only under a name
+	// that is free (Link), which lets a deferring store skip its fsync.
+	Close(newName bool) error
+	// Rename renames the closed file over the target and makes that
+	// durable. A temporary file found gone yields an error matching
+	// ErrTempVanished.
+	Rename(ctx context.Context) error
+	// Link gives the closed file the target's name only if no entry has
+	// it, and makes that durable: an error matching fs.ErrExist when the
+	// name is taken, ErrTempVanished when the temporary file is gone,
+	// errors.ErrUnsupported when the file system cannot (then nothing
+	// was published).
+	Link(ctx context.Context) error
+	// Exists reports whether an entry has the target's name.
+	Exists(ctx context.Context) (bool, error)
+	// Detach releases what the write holds (a descriptor, a connection)
+	// between Stage and Commit; Attach takes it again.
+	Detach()
+	Attach(ctx context.Context) error
+	// Done removes the temporary file unless it was published, and then
+	// the directories the store's writes created that are empty now
+	// (DirBook.Made), and releases what the write holds. Its error is
+	// that of the removal (a missing file is none).
+	Done(ctx context.Context) error
+}
+
+// DirWriter is Put and Stage of a store with directories on its DirFS.
+// The zero value with FS set is ready; it is safe for concurrent use.
+type DirWriter struct {
+	FS DirFS
+	// Copy copies exactly size bytes of a Put or Stage (CopyExact if
+	// nil).
+	Copy func(ctx context.Context, dst io.Writer, src io.Reader, size int64) error
+	// CompareFirst: a compare-and-swap compares before it writes
+	// anything, rather than while the new content is written (which
+	// costs a remote store one transfer time instead of two).
+	CompareFirst bool
+
+	writes sync.RWMutex // writes hold it shared, sweeps exclusively
+	cas    sync.Mutex   // serialises compare-and-swaps
+}
+
+// Exclusive waits for the writes in flight and holds off new ones (a
+// sweep) until the returned func is called.
+func (d *DirWriter) Exclusive() (unlock func()) {
+	d.writes.Lock()
+	return d.writes.Unlock
+}
+
+// HoldCAS holds writes and compare-and-swaps off as a compare-and-swap
+// does (a rewrite) until the returned func is called.
+func (d *DirWriter) HoldCAS() (unlock func()) {
+	d.writes.RLock()
+	d.cas.Lock()
+	return func() { d.cas.Unlock(); d.writes.RUnlock() }
+}
+
+// Put is Store.Put: with PutReplace the temporary file is renamed over
+// the target; with PutCreate it takes the name only if it is free
+// (Link; on a file system that cannot link, a look and then the rename,
+// safe under the destination lock), else ErrPrecondition; with
+// PutIfVersion, see putIf.
+func (d *DirWriter) Put(ctx context.Context, p string, r io.Reader, size int64, opts PutOptions) (Version, error) {
+	if opts.Mode == PutIfVersion {
+		rs, err := Seekable(r)
+		if err != nil {
+			return "", d.FS.Wrap("put-if", p, err)
+		}
+		src := NewDigestSource(rs, size)
+		if err := d.putIf(ctx, p, src, opts.Version); err != nil {
+			return "", d.FS.Wrap("put-if", p, err)
+		}
+		return src.Version(), nil
+	}
+	if err := d.put(ctx, p, r, size, opts.Mode == PutCreate); err != nil {
+		return "", d.FS.Wrap(opts.Mode.Op(), p, err)
+	}
+	return "", nil
+}
+
+func (d *DirWriter) put(ctx context.Context, p string, r io.Reader, size int64, exclusive bool) error {
+	d.writes.RLock()
+	defer d.writes.RUnlock()
+	t, err := d.begin(ctx, p, size, true)
+	if err != nil {
+		return err
+	}
+	defer t.Done(ctx)
+	if err := d.copy(ctx, t, r, size); err != nil {
+		return err
+	}
+	if err := t.Close(exclusive); err != nil {
+		return err
+	}
+	return publish(ctx, t, exclusive)
+}
+
+// begin checks a write and creates its temporary file.
+func (d *DirWriter) begin(ctx context.Context, p string, size int64, deferred bool) (DirTemp, error) {
+	if err := CheckPath(p); err != nil {
+		return nil, err
+	}
+	if size < 0 {
+		return nil, fmt.Errorf("negative size %d", size)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return d.FS.Temp(ctx, p, deferred)
+}
+
+func (d *DirWriter) copy(ctx context.Context, dst io.Writer, src io.Reader, size int64) error {
+	if d.Copy != nil {
+		return d.Copy(ctx, dst, src, size)
+	}
+	return CopyExact(ctx, dst, src, size)
+}
+
+// publish gives the closed temporary file t the target's name, unless ctx
+// is done: renamed over it, or when exclusive only if the name is free.
+func publish(ctx context.Context, t DirTemp, exclusive bool) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !exclusive {
+		return t.Rename(ctx)
+	}
+	err := t.Link(ctx)
+	if errors.Is(err, errors.ErrUnsupported) && !errors.Is(err, fs.ErrExist) {
+		// No hard links here: look, then rename (safe under the lock).
+		var taken bool
+		if taken, err = t.Exists(ctx); err == nil && !taken {
+			return t.Rename(ctx)
+		} else if taken {
+			err = fs.ErrExist
+		}
+	}
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%w: an entry exists", ErrPrecondition)
+	}
+	return err
+}
+
+// putIf is Put with PutIfVersion: with the zero Version an exclusive
+// create, else the new content renamed over the object if the current
+// content has ifVersion. The compare and the rename are two steps: calls
+// on this DirWriter are serialised, but between processes this is safe
+// only because writers hold the destination lock. A failed condition, a
+// failing source and a context done before the commit leave the object as
+// it was, and no temporary file.
+func (d *DirWriter) putIf(ctx context.Context, p string, src *DigestSource, ifVersion Version) error {
+	if err := CheckPath(p); err != nil {
+		return err
+	}
+	if src.Size() < 0 {
+		return fmt.Errorf("negative size %d", src.Size())
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	d.writes.RLock()
+	defer d.writes.RUnlock()
+	if ifVersion == "" {
+		return d.create(ctx, p, src)
+	}
+	d.cas.Lock()
+	defer d.cas.Unlock()
+	if d.CompareFirst {
+		cur, err := d.FS.Current(ctx, p)
+		if err != nil {
+			return err
+		}
+		if err := CheckVersion(cur, ifVersion); err != nil {
+			return err
+		}
+		t, err := d.writeTemp(ctx, p, src)
+		if err != nil {
+			return err
+		}
+		defer t.Done(ctx)
+		return publish(ctx, t, false)
+	}
+	return d.swapWhileWriting(ctx, p, src, ifVersion)
+}
+
+// swapWhileWriting reads and hashes the current object while the new one
+// is written to a temporary file beside it (both directions of a
+// connection at once: a large catalog costs one transfer time, not two),
+// then compares and renames.
+func (d *DirWriter) swapWhileWriting(ctx context.Context, p string, src *DigestSource, ifVersion Version) error {
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type current struct {
+		v   Version
+		err error
+	}
+	compared := make(chan current, 1)
+	go func() {
+		v, err := d.FS.Current(cctx, p)
+		compared <- current{v, err}
+	}()
+	t, werr := d.writeTemp(ctx, p, src)
+	if werr == nil {
+		defer t.Done(ctx)
+	}
+	// The condition's verdict comes first, as if it had been checked
+	// before writing: a failed condition is the answer even when the
+	// upload failed too (a symbolic link where a parent should be fails
+	// both).
+	cur := <-compared
+	if cur.err == nil {
+		if err := CheckVersion(cur.v, ifVersion); err != nil {
+			return err
+		}
+	}
+	if werr != nil {
+		return werr
+	}
+	if cur.err != nil {
+		return cur.err
+	}
+	return publish(ctx, t, false)
+}
+
+// writeTemp is src in a new, closed temporary file; the caller calls Done.
+func (d *DirWriter) writeTemp(ctx context.Context, p string, src *DigestSource) (DirTemp, error) {
+	t, err := d.FS.Temp(ctx, p, false)
+	if err != nil {
+		return nil, err
+	}
+	if err = src.CopyTo(ctx, t); err == nil {
+		err = t.Close(true)
+	}
+	if err != nil {
+		t.Done(ctx)
+		return nil, err
+	}
+	return t, nil
+}
+
+// errNoLink is createOnce's error when the file system cannot link.
+var errNoLink = errors.New("the file system cannot hard-link")
+
+// create is PutIfVersion with the zero Version: the complete temporary
+// file takes the target's name only if no entry (even a dangling symbolic
+// link) has it, an atomic exclusive create that never exposes partial
+// content, safe between processes and hosts. When the temporary file
+// vanishes before it is linked (the destination lock's holder swept it),
+// it starts over with a new one (RetryVanished). A file system that
+// cannot link gets FS.CreateNew.
+func (d *DirWriter) create(ctx context.Context, p string, src *DigestSource) error {
+	if d.FS.CanLink(ctx) {
+		err := RetryVanished(func() error { return d.createOnce(ctx, p, src) })
+		if !errors.Is(err, errNoLink) {
+			return err
+		}
+		// createOnce left nothing behind: redo it without the link.
+	}
+	err := d.FS.CreateNew(ctx, p, src)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%w: object exists", ErrPrecondition)
+	}
+	return err
+}
+
+func (d *DirWriter) createOnce(ctx context.Context, p string, src *DigestSource) error {
+	t, err := d.writeTemp(ctx, p, src)
+	if err != nil {
+		return err
+	}
+	defer t.Done(ctx)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	err = t.Link(ctx)
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		return fmt.Errorf("%w: object exists", ErrPrecondition)
+	case errors.Is(err, errors.ErrUnsupported):
+		return fmt.Errorf("%w: %w", errNoLink, err)
+	}
+	return err
+}
+
+// Stage is Store.Stage (PutReplace or PutCreate): the temporary file is
+// written and closed, then detached until Commit publishes it as Put
+// would, or Abort removes it.
+func (d *DirWriter) Stage(ctx context.Context, p string, r io.Reader, size int64, opts PutOptions) (Staged, error) {
+	if opts.Mode == PutIfVersion {
+		return nil, Unsupported(d.FS, "stage", p)
+	}
+	g, err := d.stage(ctx, p, r, size, opts.Mode == PutCreate)
+	if err != nil {
+		return nil, d.FS.Wrap("stage", p, err)
+	}
+	return g, nil
+}
+
+func (d *DirWriter) stage(ctx context.Context, p string, r io.Reader, size int64, create bool) (*dirStaged, error) {
+	d.writes.RLock()
+	defer d.writes.RUnlock()
+	t, err := d.begin(ctx, p, size, true)
+	if err != nil {
+		return nil, err
+	}
+	if err = d.copy(ctx, t, r, size); err == nil {
+		err = t.Close(create)
+	}
+	if err != nil {
+		t.Done(ctx)
+		return nil, err
+	}
+	t.Detach()
+	return &dirStaged{d: d, t: t, p: p, create: create}, nil
+}
+
+type dirStaged struct {
+	d      *DirWriter
+	t      DirTemp
+	p      string
+	create bool
+
+	mu   sync.Mutex
+	done bool // committed or aborted
+}
+
+var errStagedDone = errors.New("staged write already committed or aborted")
+
+// Commit implements Staged: the rename or the exclusive link of Put or
+// PutCreate. Whatever its outcome, the temporary file is gone afterwards
+// (unless the connection is).
+func (g *dirStaged) Commit(ctx context.Context) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.done {
+		return g.d.FS.Wrap("commit", g.p, errStagedDone)
+	}
+	g.done = true
+	g.d.writes.RLock()
+	defer g.d.writes.RUnlock()
+	if err := g.t.Attach(ctx); err != nil {
+		return g.d.FS.Wrap("commit", g.p, err)
+	}
+	defer g.t.Done(ctx) // a failed commit leaves nothing either
+	if err := publish(ctx, g.t, g.create); err != nil {
+		return g.d.FS.Wrap("commit", g.p, err)
+	}
+	return nil
+}
+
+// Abort implements Staged: it removes the temporary file and the
+// directories the store's writes created that are now empty. Aborting a
+// committed write does nothing; so does aborting one that a sweep removed.
+func (g *dirStaged) Abort(ctx context.Context) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.done {
+		return nil
+	}
+	g.done = true
+	g.d.writes.RLock()
+	defer g.d.writes.RUnlock()
+	err := g.t.Attach(ctx)
+	if err == nil {
+		err = g.t.Done(ctx)
+	}
+	if err == nil || errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrTempVanished) {
+		return nil
+	}
+	return g.d.FS.Wrap("abort", g.p, err)
+}
