@@ -113,7 +113,10 @@ func TestListPage(t *testing.T) {
 // TestSweep: the uploads of the directories asked for (not below them) are
 // aborted in path order, each reported; a dry run aborts none.
 func TestSweep(t *testing.T) {
-	ups := []Upload{{Key: "r/d/b", ID: "2"}, {Key: "r/d/a", ID: "1"}, {Key: "r/d/e/c", ID: "3"}, {Key: "r/x", ID: "4"}}
+	// A directory marker and a temporary name are not the sweep's: the same
+	// rule as List, for every object store.
+	ups := []Upload{{Key: "r/d/b", ID: "2"}, {Key: "r/d/a", ID: "1"}, {Key: "r/d/e/c", ID: "3"}, {Key: "r/x", ID: "4"},
+		{Key: "r/d/", ID: "5"}, {Key: "r/d/" + storage.TempPrefix + "t", ID: "6"}}
 	for _, dry := range []bool{false, true} {
 		f := &fake{uploads: ups}
 		s := New(f, Config{URL: "x://b", Prefix: "r"})
