@@ -26,13 +26,7 @@ import (
 // touched, and no color is used, so NO_COLOR is honoured (docs/cli.md).
 func newProgress(mode string, env Env) *progressDisplay {
 	terminal := env.IsTerminal(env.Stderr) && env.Getenv("TERM") != "dumb"
-	switch mode {
-	case "always":
-	case "auto":
-		if !terminal {
-			return nil
-		}
-	default: // "never"; setup rejected anything else
+	if mode != "always" && (mode != "auto" || !terminal) { // "never"; setup rejected anything else
 		return nil
 	}
 	return &progressDisplay{out: env.Stderr, terminal: terminal}
