@@ -18,12 +18,9 @@ import (
 	"github.com/distributor-dev/distributor/internal/report"
 )
 
-// newProgress returns the bars --progress mode asks for on stderr, or nil:
-// never none; auto (the default) only on an interactive terminal whose TERM
-// is not "dumb", so pipes, log files, cron mail and `--output json | jq`
-// never see them; always whatever stderr is, redrawn in place on a terminal
-// and elsewhere appended as plain frames at a slower rate. Stdout is never
-// touched, and no color is used, so NO_COLOR is honoured (docs/cli.md).
+// newProgress returns the bars --progress mode asks for on stderr, or nil
+// (docs/cli.md says when: auto only on a terminal whose TERM is not
+// "dumb"). Stdout is never touched and no color is used.
 func newProgress(mode string, env Env) *progressDisplay {
 	terminal := env.IsTerminal(env.Stderr) && env.Getenv("TERM") != "dumb"
 	if mode != "always" && (mode != "auto" || !terminal) { // "never"; setup rejected anything else
@@ -38,10 +35,8 @@ func newProgress(mode string, env Env) *progressDisplay {
 // writes). It is also the log writer while it shows bars (see Write), so
 // log lines appear above the bars instead of being overwritten by them.
 //
-// With log set (-v, debug) it also logs at info when a destination's
-// writes start and finish, and its progress at most every
-// logProgressEvery; at debug every file written. It logs only after
-// releasing mu, which Write takes.
+// With log set it also logs the writes as docs/cli.md says (-v), only
+// after releasing mu, which Write takes.
 //
 // One mpb container is alive while at least one destination is being
 // written; the last Finish waits for the final frame and shuts it down, so
