@@ -83,14 +83,10 @@ func signalName(sig os.Signal) string {
 const signalGrace = 4500 * time.Millisecond
 
 // notifyContext returns a context that the first of the signals cancels,
-// with an *interruptedError naming it as the cause. That first signal also
-// restores the signals' default handling, so that a second one ends the
-// process at once, even while the run is still cleaning up or stuck in
-// something that does not watch its context; and if the run has not ended
-// signalGrace after it, the process exits with the signal's status, as a
-// kill would end it: what the run did not settle stays for the next
-// writer, which recovers the root from its intent journal. stop releases
-// the signals (and cancels the context) when the run is over.
+// with an *interruptedError naming it as the cause. That signal restores
+// the default handling (a second one ends the process at once) and arms an
+// exit signalGrace later (docs/operations.md, "Stopping a run"). stop
+// releases the signals and cancels the context.
 func notifyContext(parent context.Context, sigs ...os.Signal) (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancelCause(parent)
 	ch := make(chan os.Signal, 1)

@@ -69,11 +69,9 @@ distributor (.distributor*) are refused.`,
 			dir, _ := filepath.Abs(args[0])
 			rep := report.BundleSeal{Command: "bundle seal", Dir: dir, Manifest: filepath.Join(dir, bundle.ManifestName),
 				ID: m.ID, Digest: m.Digest, Created: catalog.FormatTime(m.Created), Files: len(m.Files)}
-			if g.output == "json" {
-				return g.printJSON(rep)
-			}
-			fmt.Fprintf(g.env.Stdout, "sealed %s: %d file(s), id %s, digest %s\n", rep.Manifest, rep.Files, rep.ID, rep.Digest)
-			return nil
+			return g.finish(rep, false, func() {
+				fmt.Fprintf(g.env.Stdout, "sealed %s: %d file(s), id %s, digest %s\n", rep.Manifest, rep.Files, rep.ID, rep.Digest)
+			})
 		},
 	}
 	cmd.Flags().StringVar(&id, "id", "", "bundle id: 1-128 of [A-Za-z0-9._-], starting with a letter or digit (required)")

@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -225,9 +226,7 @@ The configuration is read from --config, else $DISTRIBUTOR_CONFIG, else
 }
 
 func (g *globals) setup() error {
-	switch g.output {
-	case "text", "json":
-	default:
+	if g.output != "text" && g.output != "json" {
 		return usageErr("--output %q: use text or json", g.output)
 	}
 	if g.lockLease != 0 && g.lockLease < 100*time.Millisecond {
@@ -236,9 +235,7 @@ func (g *globals) setup() error {
 	if g.lockSkew < 0 {
 		return usageErr("--lock-skew-allowance %s: use a duration of 0 or more", g.lockSkew)
 	}
-	switch g.progress {
-	case "auto", "always", "never":
-	default:
+	if !slices.Contains([]string{"auto", "always", "never"}, g.progress) {
 		return usageErr("--progress %q: use auto, always or never", g.progress)
 	}
 	levels := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "warning": slog.LevelWarn, "error": slog.LevelError}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/distributor-dev/distributor/internal/atomicfile"
 	"github.com/distributor-dev/distributor/internal/config"
 )
 
@@ -104,50 +105,20 @@ Exit status: 0 written; 1 the file could not be written; 2 the file exists
 			if statErr != nil && !errors.Is(statErr, fs.ErrNotExist) {
 				return &exitError{code: ExitFailed, err: fmt.Errorf("config init: %w", statErr)}
 			}
-			if err := writeFileAtomic(path, []byte(config.Starter)); err != nil {
+			err := os.MkdirAll(filepath.Dir(path), 0o755)
+			if err == nil {
+				err = atomicfile.Write(path, ".distributor-config-*", []byte(config.Starter))
+			}
+			if err != nil {
 				return &exitError{code: ExitFailed, err: fmt.Errorf("config init: %w", err)}
 			}
 			abs, _ := filepath.Abs(path)
-			if g.output == "json" {
-				return g.printJSON(configInitDoc{Command: "config init", Path: abs, Replaced: exists})
-			}
-			fmt.Fprintf(g.env.Stdout, "wrote %s: check it with 'distributor validate --config %s'\n", abs, path)
-			return nil
+			return g.finish(configInitDoc{Command: "config init", Path: abs, Replaced: exists}, false, func() {
+				fmt.Fprintf(g.env.Stdout, "wrote %s: check it with 'distributor validate --config %s'\n", abs, path)
+			})
 		},
 	}
 	cmd.Flags().StringVar(&path, "path", "", "file to write (default: --config, else $DISTRIBUTOR_CONFIG, else ./distributor.yaml)")
 	cmd.Flags().BoolVar(&force, "force", false, "replace an existing file")
 	return cmd
-}
-
-// writeFileAtomic writes data to a temporary file next to path and renames
-// it over path, so that a reader never sees half a file.
-func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, ".distributor-config-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	if werr == nil {
-		werr = f.Chmod(0o644)
-	}
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, path)
-	}
-	if werr != nil {
-		os.Remove(tmp)
-		return werr
-	}
-	return nil
 }

@@ -15,23 +15,15 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 
 	"github.com/distributor-dev/distributor/internal/app"
+	"github.com/distributor-dev/distributor/internal/report"
 )
 
-// newProgress returns the bars --progress mode asks for on stderr, or nil:
-// never none; auto (the default) only on an interactive terminal whose TERM
-// is not "dumb", so pipes, log files, cron mail and `--output json | jq`
-// never see them; always whatever stderr is, redrawn in place on a terminal
-// and elsewhere appended as plain frames at a slower rate. Stdout is never
-// touched, and no color is used, so NO_COLOR is honoured (docs/cli.md).
+// newProgress returns the bars --progress mode asks for on stderr, or nil
+// (docs/cli.md says when: auto only on a terminal whose TERM is not
+// "dumb"). Stdout is never touched and no color is used.
 func newProgress(mode string, env Env) *progressDisplay {
 	terminal := env.IsTerminal(env.Stderr) && env.Getenv("TERM") != "dumb"
-	switch mode {
-	case "always":
-	case "auto":
-		if !terminal {
-			return nil
-		}
-	default: // "never"; setup rejected anything else
+	if mode != "always" && (mode != "auto" || !terminal) { // "never"; setup rejected anything else
 		return nil
 	}
 	return &progressDisplay{out: env.Stderr, terminal: terminal}
@@ -43,10 +35,8 @@ func newProgress(mode string, env Env) *progressDisplay {
 // writes). It is also the log writer while it shows bars (see Write), so
 // log lines appear above the bars instead of being overwritten by them.
 //
-// With log set (-v, debug) it also logs at info when a destination's
-// writes start and finish, and its progress at most every
-// logProgressEvery; at debug every file written. It logs only after
-// releasing mu, which Write takes.
+// With log set it also logs the writes as docs/cli.md says (-v), only
+// after releasing mu, which Write takes.
 //
 // One mpb container is alive while at least one destination is being
 // written; the last Finish waits for the final frame and shuts it down, so
@@ -133,7 +123,7 @@ func (c *console) drain() {
 // Start adds a bar for destination's writes.
 func (d *progressDisplay) Start(destination string, files int, bytes int64) {
 	if d.log != nil {
-		defer d.log.Info("writing", "destination", destination, "files", files, "bytes", formatBytes(bytes))
+		defer d.log.Info("writing", "destination", destination, "files", files, "bytes", report.FormatBytes(bytes))
 	}
 	showBar := d.out != nil && files > 0 // deletes only: nothing to show
 	if !showBar && d.log == nil {
@@ -181,11 +171,11 @@ func (d *progressDisplay) Start(destination string, files int, bytes int64) {
 // counters renders "2/3 files  1.1 KiB/4.0 KiB", padded so that the bar
 // keeps its width while the numbers grow.
 func (b *destinationBar) counters(decor.Statistics) string {
-	total := formatBytes(b.bytes)
+	total := report.FormatBytes(b.bytes)
 	files := fmt.Sprint(b.files)
 	done := b.doneBytes.Load()
 	return fmt.Sprintf("%*d/%s files  %*s/%s", len(files), b.doneFiles.Load(), files,
-		len(total), formatBytes(done), total) + rateETA(done, b.bytes, b.doneFiles.Load() >= b.files, time.Since(b.start))
+		len(total), report.FormatBytes(done), total) + rateETA(done, b.bytes, b.doneFiles.Load() >= b.files, time.Since(b.start))
 }
 
 // rateETA renders "  1.2 MiB/s  ETA 0:42" for done of total bytes after
@@ -196,7 +186,7 @@ func rateETA(done, total int64, finished bool, elapsed time.Duration) string {
 		return ""
 	}
 	rate := float64(done) / elapsed.Seconds()
-	s := "  " + formatBytes(int64(rate)) + "/s"
+	s := "  " + report.FormatBytes(int64(rate)) + "/s"
 	if !finished && total > done {
 		s += "  ETA " + formatETA(time.Duration(float64(total-done)/rate*float64(time.Second)))
 	}
@@ -210,18 +200,6 @@ func formatETA(d time.Duration) string {
 		return fmt.Sprintf("%d:%02d:%02d", sec/3600, sec/60%60, sec%60)
 	}
 	return fmt.Sprintf("%d:%02d", sec/60, sec%60)
-}
-
-// formatBytes formats n as "512 B", "1.5 KiB", "12.0 MiB"...
-func formatBytes(n int64) string {
-	if n < 1024 {
-		return fmt.Sprintf("%d B", n)
-	}
-	v, units := float64(n)/1024, "KMGTPE"
-	for v >= 1024 && len(units) > 1 {
-		v, units = v/1024, units[1:]
-	}
-	return fmt.Sprintf("%.1f %ciB", v, units[0])
 }
 
 // Done advances destination's bar by one file of n bytes.
@@ -250,7 +228,7 @@ func (d *progressDisplay) Done(destination, path string, n int64) {
 	if logProgress {
 		done := b.doneBytes.Load()
 		d.log.Info("progress", "destination", destination, "files", formatCount(b.doneFiles.Load(), b.files),
-			"bytes", formatBytes(done)+"/"+formatBytes(b.bytes),
+			"bytes", report.FormatBytes(done)+"/"+report.FormatBytes(b.bytes),
 			"rate", strings.TrimLeft(rateETA(done, b.bytes, false, time.Since(b.start)), " "))
 	}
 }
@@ -282,7 +260,7 @@ func (d *progressDisplay) Finish(destination string) {
 	d.mu.Unlock()
 	if d.log != nil {
 		d.log.Info("writes finished", "destination", destination, "files", formatCount(b.doneFiles.Load(), b.files),
-			"bytes", formatBytes(b.doneBytes.Load()), "elapsed", time.Since(b.start).Round(time.Millisecond))
+			"bytes", report.FormatBytes(b.doneBytes.Load()), "elapsed", time.Since(b.start).Round(time.Millisecond))
 	}
 }
 

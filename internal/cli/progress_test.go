@@ -238,15 +238,6 @@ func TestProgressDisplay(t *testing.T) {
 	}
 }
 
-func TestFormatBytes(t *testing.T) {
-	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 1536: "1.5 KiB",
-		5 << 20: "5.0 MiB", 3 << 30: "3.0 GiB", 1 << 62: "4.0 EiB"} {
-		if got := formatBytes(n); got != want {
-			t.Errorf("formatBytes(%d) = %q, want %q", n, got, want)
-		}
-	}
-}
-
 func TestProgressLogLinesAboveBars(t *testing.T) {
 	var out syncBuffer
 	d := &progressDisplay{out: &out}

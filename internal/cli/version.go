@@ -24,11 +24,9 @@ json it prints {"command": "version", "version": ..., "commit": ...}.`,
   distributor version --output json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if g.output == "json" {
-				return g.printJSON(versionDoc{Command: "version", Version: g.env.Version, Commit: g.env.Commit})
-			}
-			fmt.Fprintf(g.env.Stdout, "distributor %s\n", versionString(g.env))
-			return nil
+			return g.finish(versionDoc{Command: "version", Version: g.env.Version, Commit: g.env.Commit}, false, func() {
+				fmt.Fprintf(g.env.Stdout, "distributor %s\n", versionString(g.env))
+			})
 		},
 	}
 }

@@ -15,15 +15,12 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Load reads the configuration file at path and decodes it with Decode.
-// Messages name the file as path was given; Config.File is absolute. A file
-// that cannot be read gives a wrapped *fs.PathError; an invalid one an *Error.
-func Load(path string) (*Config, error) {
-	return LoadEnv(path, os.Getenv)
-}
+// Load is LoadEnv with the process environment.
+func Load(path string) (*Config, error) { return LoadEnv(path, os.Getenv) }
 
-// LoadEnv is Load with the environment that ${VAR} references in the
-// configuration read from (see DecodeEnv).
+// LoadEnv reads the configuration file at path and decodes it with
+// DecodeEnv. Messages name the file as path was given; Config.File is
+// absolute. A file that cannot be read gives a wrapped *fs.PathError.
 func LoadEnv(path string, getenv func(string) string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -32,23 +29,16 @@ func LoadEnv(path string, getenv func(string) string) (*Config, error) {
 	return DecodeEnv(data, path, getenv)
 }
 
-// Decode parses and validates a configuration. file is the path of the
-// configuration file: messages name it as given, and relative local paths
-// resolve against its directory (the working directory when file is "").
-// Config.File is set to file made absolute ("" when file is "").
-//
-// Decoding is strict: unknown fields, repeated fields, wrong YAML types and
-// invalid values are all reported, each with its line and field path, in one
-// *Error (use errors.As). No partial Config is returned with an error.
-func Decode(data []byte, file string) (*Config, error) {
-	return DecodeEnv(data, file, os.Getenv)
-}
+// Decode is DecodeEnv with the process environment.
+func Decode(data []byte, file string) (*Config, error) { return DecodeEnv(data, file, os.Getenv) }
 
-// DecodeEnv is Decode with the environment that ${VAR} references in string
-// values read from: each is replaced by the variable's value before the
-// value is checked, "$$" is a literal "$", and an unset or empty variable
-// is a problem naming it, the line and the field. Ids, references and
-// secret_env are never expanded.
+// DecodeEnv parses and validates a configuration, strictly: every problem
+// (with its line and field path) is in one *Error, and no partial Config is
+// returned with it. file is the configuration's path: messages name it as
+// given, relative local paths resolve against its directory (the working
+// directory when ""), and Config.File is it made absolute. ${VAR} in string
+// values reads getenv ("$$" is a literal "$"; unset or empty is a problem);
+// ids, references and secret_env are never expanded.
 func DecodeEnv(data []byte, file string, getenv func(string) string) (*Config, error) {
 	d := &decoder{file: file, budget: nodeBudget, getenv: getenv, homeDir: sync.OnceValues(os.UserHomeDir)}
 	if file != "" {

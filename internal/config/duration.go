@@ -3,21 +3,15 @@ package config
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 )
 
-const day = 24 * time.Hour
+// durationUnits are the units ParseDuration accepts, largest first, and
+// unitSizes their sizes (a day is 24 hours).
+const durationUnits = "dhms"
 
-// durationUnits lists the units ParseDuration accepts, largest first.
-var durationUnits = []struct {
-	name byte
-	size time.Duration
-}{
-	{'d', day},
-	{'h', time.Hour},
-	{'m', time.Minute},
-	{'s', time.Second},
-}
+var unitSizes = [...]time.Duration{24 * time.Hour, time.Hour, time.Minute, time.Second}
 
 // ParseDuration parses a retention duration: one or more pairs of a decimal
 // number and a unit, with units s (seconds), m (minutes), h (hours) and
@@ -46,13 +40,7 @@ func ParseDuration(s string) (time.Duration, error) {
 		}
 		u := s[i]
 		i++
-		idx := -1
-		for k, du := range durationUnits {
-			if du.name == u {
-				idx = k
-				break
-			}
-		}
+		idx := strings.IndexByte(durationUnits, u)
 		if idx < 0 {
 			return 0, fmt.Errorf("invalid duration %q: unknown unit %q (use s, m, h or d)", s, string(u))
 		}
@@ -60,7 +48,7 @@ func ParseDuration(s string) (time.Duration, error) {
 			return 0, fmt.Errorf("invalid duration %q: units must go from largest to smallest (d, h, m, s), each at most once", s)
 		}
 		next = idx + 1
-		size := durationUnits[idx].size
+		size := unitSizes[idx]
 		var n int64
 		for _, c := range digits {
 			d := int64(c - '0')

@@ -27,11 +27,8 @@ type Error struct {
 	Problems []Problem
 }
 
-// Error formats one problem per line as "file:line: field: msg" (the line is
-// omitted when unknown, the field when empty).
-func (e *Error) Error() string {
-	return strings.Join(e.Messages(), "\n")
-}
+// Error is Messages, one per line.
+func (e *Error) Error() string { return strings.Join(e.Messages(), "\n") }
 
 // Messages formats each problem as "file:line: field: msg" (the line is
 // omitted when unknown, the field when empty).

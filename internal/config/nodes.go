@@ -143,16 +143,21 @@ func (d *decoder) required(o *object, name, what string) {
 	d.add(o.line, join(o.path, name), "%s", msg)
 }
 
+// present is value, reporting an absent or null field that is required.
+func (d *decoder) present(o *object, name string, required bool) *yaml.Node {
+	n := d.value(o, name)
+	if n == nil && required && o != nil {
+		d.required(o, name, "")
+	}
+	return n
+}
+
 // str returns field name as a string. n is nil when the field is absent or
 // null (reported when required); ok is false unless n is a string scalar (a
 // wrong type is reported). Any YAML scalar counts as a string, with its
 // text as written.
 func (d *decoder) str(o *object, name string, required bool) (s string, n *yaml.Node, ok bool) {
-	n = d.value(o, name)
-	if n == nil {
-		if required && o != nil {
-			d.required(o, name, "")
-		}
+	if n = d.present(o, name, required); n == nil {
 		return "", nil, false
 	}
 	if n.Kind != yaml.ScalarNode {
@@ -197,11 +202,7 @@ func (d *decoder) integer(o *object, name string) (v int64, n *yaml.Node, ok boo
 // list returns field name's items (aliases resolved). n is nil when absent
 // or null; ok is false unless it is a list.
 func (d *decoder) list(o *object, name string, required bool) (items []*yaml.Node, n *yaml.Node, ok bool) {
-	n = d.value(o, name)
-	if n == nil {
-		if required && o != nil {
-			d.required(o, name, "")
-		}
+	if n = d.present(o, name, required); n == nil {
 		return nil, nil, false
 	}
 	if n.Kind != yaml.SequenceNode {

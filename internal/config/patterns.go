@@ -19,9 +19,6 @@ type charPattern struct {
 	min, max    int    // bounds on the count of rest characters; max -1: none
 }
 
-// String returns the pattern as a regular expression.
-func (p charPattern) String() string { return p.expr }
-
 // MatchString reports whether s matches the pattern.
 func (p charPattern) MatchString(s string) bool {
 	if len(s) == 0 || !inClass(p.first, s[0]) {

@@ -23,19 +23,10 @@ const (
 	SourceCreatedLayout = "20060102T150405Z"
 )
 
-var placeholderNames = []string{
-	PlaceholderPipelineID,
-	PlaceholderDestinationID,
-	PlaceholderSourceID,
-	PlaceholderSourceDate,
-	PlaceholderSourceCreated,
-}
-
-var sourcePlaceholders = []string{
-	PlaceholderSourceID,
-	PlaceholderSourceDate,
-	PlaceholderSourceCreated,
-}
+var (
+	sourcePlaceholders = []string{PlaceholderSourceID, PlaceholderSourceDate, PlaceholderSourceCreated}
+	placeholderNames   = append([]string{PlaceholderPipelineID, PlaceholderDestinationID}, sourcePlaceholders...)
+)
 
 // Vars holds the values substituted for placeholders by Expand.
 type Vars struct {
@@ -111,15 +102,14 @@ func Expand(s string, v Vars) (string, error) {
 			val, need = v.DestinationID, "a destination id"
 		case PlaceholderSourceID:
 			val, need = v.SourceID, "a source bundle (its manifest id)"
-		case PlaceholderSourceDate:
-			need = "a source bundle (its manifest created time)"
-			if !v.SourceCreated.IsZero() {
-				val = v.SourceCreated.UTC().Format(SourceDateLayout)
+		case PlaceholderSourceDate, PlaceholderSourceCreated:
+			layout := SourceDateLayout
+			if p.name == PlaceholderSourceCreated {
+				layout = SourceCreatedLayout
 			}
-		case PlaceholderSourceCreated:
 			need = "a source bundle (its manifest created time)"
 			if !v.SourceCreated.IsZero() {
-				val = v.SourceCreated.UTC().Format(SourceCreatedLayout)
+				val = v.SourceCreated.UTC().Format(layout)
 			}
 		}
 		if val == "" {

@@ -41,11 +41,7 @@ func nearest(name string, candidates []string) string {
 			continue // the distance is at least the length difference
 		}
 		d := editDistance(strings.ToLower(name), strings.ToLower(c))
-		limit := 2
-		if n := len(c) / 2; n < limit {
-			limit = n
-		}
-		if d > limit {
+		if d > min(2, len(c)/2) {
 			continue
 		}
 		if best == "" || d < bestDist {

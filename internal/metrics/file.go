@@ -2,9 +2,9 @@ package metrics
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
+
+	"github.com/distributor-dev/distributor/internal/atomicfile"
 )
 
 // parse reads the series of a previous metrics file, by destination;
@@ -72,31 +72,10 @@ func labelValues(s string) map[string]string {
 	return out
 }
 
-// replace writes data to path atomically: a temporary file in the same
-// directory (whose name node_exporter's collector ignores: it does not
-// end in .prom), synced, renamed over path.
+// replace writes data to path atomically, through a temporary file whose
+// name node_exporter's collector ignores (it does not end in .prom).
 func replace(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, ".distributor-metrics-*.tmp")
-	if err != nil {
-		return fmt.Errorf("metrics file %s: %w", path, err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := atomicfile.Write(path, ".distributor-metrics-*.tmp", data); err != nil {
 		return fmt.Errorf("metrics file %s: %w", path, err)
 	}
 	return nil

@@ -7,15 +7,9 @@ import (
 )
 
 // PageData is what a page template (the built-in one or markdown.template)
-// is executed with.
-//
-// A page's bytes are a function of what its template uses. The built-in
-// page uses Title, Content and Source.ID (and Index on the archive index),
-// never Source.Digest or Source.Created: those change on every reseal of
-// the bundle (bundle seal sets created to now), and a page that showed them
-// would be rewritten although its Markdown did not change. A custom
-// template that shows them makes every page of a bundle change whenever
-// the bundle is resealed.
+// is executed with. The built-in page uses Title, Content, Source.ID and
+// Index, never Source.Digest or Source.Created, which change on every
+// reseal (docs/design.md, "A page's bytes depend on its content").
 type PageData struct {
 	// Title is the text of the first heading of the Markdown source, or the
 	// source's file name without its extension when it has no heading.

@@ -91,30 +91,14 @@ type planned struct {
 }
 
 // Plan computes every output destination d publishes from bundle b; prefix
-// is the expanded paths.prefix, prepended to every output path.
-//
-// The bundle files publish.include selects (all without it) and
-// publish.exclude does not are published, the others listed in
-// Result.Excluded. With publish.html a Markdown source (IsMarkdown) yields a
-// page at prefix + rename(source), its extension replaced by ".html";
-// publish.source "all" copies every file, "assets" (or "") every other file,
-// "none" nothing, to prefix + rename(source) with the manifest's SHA256 and
-// Size and a nil Content. An unknown paths.rename key, an output path that
-// fails cleanpath.CheckUnreserved and two outputs at one path
-// (*CollisionError) are errors.
-//
-// Pages are read from b.Dir (bytes not matching the manifest: an error
-// matching ErrSourceMismatch) and rendered as CommonMark with GFM and
-// footnotes: GitHub-style heading ids ("Über uns" -> "über-uns", then "-1",
-// "-2"), raw HTML escaped unless markdown.raw_html, relative links and images
-// to the bundle's Markdown files rewritten to their pages (keeping ?query and
-// #fragment), the fragment wrapped in the built-in page or markdown.template
-// (PageData).
-//
-// With links.base_url an output's URL is base_url + its path, segments
-// percent-escaped (links.pretty: ".../index.html" as ".../", a root
-// "index.html" as base_url), else "". PrimaryURL is that of the page at
-// prefix + "index.html", else of the first page, else of the first output.
+// is the expanded paths.prefix, prepended to every output path. The files
+// publish.include/exclude select are published (the others are
+// Result.Excluded): with publish.html a Markdown source (IsMarkdown) as a
+// page at prefix + rename(source) with ".html" (read from b.Dir and checked
+// against its manifest entry: ErrSourceMismatch), and as copies what
+// publish.source says. An unknown paths.rename key, an unclean output path
+// and two outputs at one path (*CollisionError) are errors. Heading ids,
+// link rewriting, URLs and the primary URL are as docs/design.md says;
 // Result.Outputs is sorted by path, byte-wise.
 func Plan(ctx context.Context, b *bundle.Bundle, d *config.Destination, prefix string) (*Result, error) {
 	if b == nil || d == nil {

@@ -126,8 +126,7 @@ type ReconcileState struct {
 	// TempFiles lists the temporary files (.distributor-tmp-*) interrupted
 	// writes left below the root: removed, unless this is a dry run.
 	TempFiles []string `json:"temp_files"`
-	// Warnings are things the operator should know that did not make the
-	// command fail (such as a dead writer's journal at the root).
+	// Warnings: as in Prune.
 	Warnings []string `json:"warnings,omitempty"`
 	Failure
 }
@@ -158,8 +157,7 @@ type Verify struct {
 	// TempFiles lists the temporary files (.distributor-tmp-*) interrupted
 	// writes left below the root; the next writing command removes them.
 	TempFiles []string `json:"temp_files"`
-	// Warnings are things the operator should know that did not make the
-	// command fail (such as a dead writer's journal at the root).
+	// Warnings: as in Prune.
 	Warnings []string `json:"warnings,omitempty"`
 	// RecoveryPending says a dead writer's intent journal is at the root:
 	// missing or corrupt outputs may be its unfinished work, which the next

@@ -263,17 +263,21 @@ func size(n *int64) string {
 	if n == nil {
 		return "?"
 	}
+	return FormatBytes(*n)
+}
+
+// FormatBytes formats n as "512 B", "1.5 KiB", "12.0 MiB"...
+func FormatBytes(n int64) string {
 	const unit = 1024
-	b := *n
-	if b < unit {
-		return fmt.Sprintf("%d B", b)
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
 	}
 	div, exp := int64(unit), 0
-	for x := b / unit; x >= unit; x /= unit {
+	for x := n / unit; x >= unit; x /= unit {
 		div *= unit
 		exp++
 	}
-	return fmt.Sprintf("%.1f %ciB", float64(b)/float64(div), "KMGTPE"[exp])
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
 func first(s []string, n int) []string {
@@ -312,7 +316,7 @@ func recoveryLine(rc *Recovery, pending bool) string {
 // bytesLine renders a size removed: "0 B", "69.0 MiB (72351744 B)".
 func bytesLine(n int64) string {
 	if n < 1024 {
-		return size(&n)
+		return FormatBytes(n)
 	}
-	return fmt.Sprintf("%s (%d B)", size(&n), n)
+	return fmt.Sprintf("%s (%d B)", FormatBytes(n), n)
 }

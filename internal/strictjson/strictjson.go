@@ -1,25 +1,11 @@
-// Package strictjson is the one JSON reader for every document distributor
-// reads (bundle manifest, catalog, journal): strict by construction, on top
-// of github.com/go-json-experiment/json (the module that mirrors Go's
-// encoding/json/v2 and aliases it once the standard library ships it).
-//
-// Strict means: invalid UTF-8 and unpaired escaped UTF-16 surrogates are
-// errors (never repaired to U+FFFD), an object member name that appears
-// twice is an error, a member no Go field declares is an error, member
-// names match case-sensitively, and nothing but white space may follow
-// the document. Required members are the callers' business (pointer
-// fields, then a check). JSON null is accepted for any Go value (it leaves
-// the zero value): a caller that must tell null from a value reads the
-// member as a jsontext.Value.
-//
-// A struct that declares an embedded fallback (a jsontext.Value field
-// tagged `json:",embed"`) receives the members no field declares instead
-// of failing at the first; the caller must then refuse them itself (the
-// manifest does, to report every unknown member at once).
-//
-// Describe turns the errors of a strict read into messages in the
-// project's style, naming the field path: `files[3].size "1": must be an
-// integer, got a string`, `ops[0].path: duplicate field`.
+// Package strictjson is the one strict JSON reader for every document
+// distributor reads (manifest, catalog, journal), on
+// github.com/go-json-experiment/json; what strict means is in docs/design.md
+// ("One strict JSON reader"). Required members are the callers' business;
+// JSON null leaves the zero value (read a jsontext.Value to tell it apart).
+// A struct with an embedded fallback (a jsontext.Value tagged
+// `json:",embed"`) receives undeclared members instead of failing, and must
+// refuse them itself (the manifest does, to report them all at once).
 package strictjson
 
 import (
@@ -66,13 +52,9 @@ func UnmarshalDecode(dec *jsontext.Decoder, v any) error {
 // which a lenient reader would silently repair to U+FFFD.
 var ErrInvalidText = errors.New("not valid Unicode")
 
-// Describe rewrites an error of this package's decoders (or of a
-// jsontext.Decoder it returned) as an *Error that names the field it is
-// about in the project's notation, e.g. `outputs[3].size: must be an
-// integer, got a string` or `files[0]: unknown field "owner"`, keeping the
-// underlying error for errors.Is and errors.As. Other errors (I/O errors
-// of a stream) and nil are returned as they are. With the input at hand,
-// Explain says more (line and column, the offending value).
+// Describe rewrites a decoding error of this package's decoders as an
+// *Error naming its field (see Explain, which with the input says more);
+// other errors (a stream's I/O errors) and nil are returned as they are.
 func Describe(err error) error {
 	var se *json.SemanticError
 	var xe *jsontext.SyntacticError
