@@ -82,7 +82,8 @@ func (c *maintCatalog) each(ctx context.Context, fn func(*catalog.Output) error)
 }
 
 // streamCatalog reads and classifies a root's catalog: a valid one streams
-// through catalog.ScanCanonical, which calls visit for each record, and
+// through catalog.ScanCanonical, which calls visit for each record (one
+// reused Output: visit copies what it keeps), and
 // comes back as c (State.Catalog stays nil), with a copy of its bytes with
 // keepCopy. Any other document is read whole (txn.ReadCatalog); State.Catalog
 // is then set only for a valid catalog whose records are not sorted by path.

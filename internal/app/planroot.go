@@ -138,7 +138,8 @@ func (r *Root) scanCatalog(ctx context.Context, req planRequest) error {
 	}
 	s, ver, c, err := streamCatalog(ctx, r.Store, req.keepCopy(), func(o *catalog.Output) error {
 		if keep(o) {
-			known.Records[o.Path] = o
+			kept := *o // o is reused for the next record (ScanCanonical)
+			known.Records[o.Path] = &kept
 		}
 		if len(candidates) > 0 {
 			for d := parentDir(o.Path); d != "" && !recordedDirs[d]; d = parentDir(d) {

@@ -62,11 +62,30 @@ func canonicalPath(b []byte) (path []byte, n int) {
 		}
 		path = u
 	}
-	end := bytes.Index(b[i:], []byte("\n    }"))
+	end := recordEnd(b[i:])
 	if end < 0 {
 		return nil, 0
 	}
-	return path, i + end + len("\n    }")
+	return path, i + end + len(recordClose)
+}
+
+// recordClose is how appendOutput ends a record.
+const recordClose = "\n    }"
+
+// recordEnd is bytes.Index(b, recordClose), found from the closing braces
+// (two in a record) rather than the line breaks (fourteen).
+func recordEnd(b []byte) int {
+	for off := 0; ; {
+		j := bytes.IndexByte(b[off:], '}')
+		if j < 0 {
+			return -1
+		}
+		j += off
+		if start := j + 1 - len(recordClose); start >= 0 && string(b[start:j+1]) == recordClose {
+			return start
+		}
+		off = j + 1
+	}
 }
 
 // closingQuote returns the index of the quote that ends the JSON string

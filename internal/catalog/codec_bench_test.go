@@ -74,8 +74,24 @@ func BenchmarkRead(b *testing.B) {
 }
 
 // BenchmarkScan measures the streaming reader (strict decode and validate,
-// record by record) that runs read to plan from.
+// record by record), a fresh record each.
 func BenchmarkScan(b *testing.B) {
+	benchScan(b, func(r io.Reader) error {
+		_, _, err := catalog.Scan(r, func(*catalog.Output) error { return nil })
+		return err
+	})
+}
+
+// BenchmarkScanCanonical measures the reader a run plans from: Scan's
+// checks, one reused record for all.
+func BenchmarkScanCanonical(b *testing.B) {
+	benchScan(b, func(r io.Reader) error {
+		_, _, _, err := catalog.ScanCanonical(r, func(*catalog.Output) error { return nil })
+		return err
+	})
+}
+
+func benchScan(b *testing.B, scan func(io.Reader) error) {
 	for _, n := range sizes {
 		b.Run(fmt.Sprintf("outputs=%d", n), func(b *testing.B) {
 			data, err := catalog.Encode(benchCatalog(n))
@@ -85,7 +101,7 @@ func BenchmarkScan(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, _, err := catalog.Scan(bytes.NewReader(data), func(*catalog.Output) error { return nil }); err != nil {
+				if err := scan(bytes.NewReader(data)); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -113,3 +113,23 @@ func TestScanAgreesWithParse(t *testing.T) {
 		})
 	}
 }
+
+// TestRecordEndIsIndex: recordEnd finds what bytes.Index finds, on records
+// and on text made of the bytes the search is about.
+func TestRecordEndIsIndex(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	alphabet := []byte("\n      }},x\"")
+	cases := []string{"", "}", "\n    }", "    }", "\n   }", "\n     }", "}\n    }", "\n      },\n    }"}
+	for range 5000 {
+		b := make([]byte, r.IntN(40))
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		cases = append(cases, string(b))
+	}
+	for _, c := range cases {
+		if got, want := recordEnd([]byte(c)), bytes.Index([]byte(c), []byte(recordClose)); got != want {
+			t.Fatalf("recordEnd(%q) = %d, want %d", c, got, want)
+		}
+	}
+}

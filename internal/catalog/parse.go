@@ -37,15 +37,25 @@ var ErrUnsorted = errors.New("catalog outputs are not sorted by path")
 // the classification of another document (legacy, future, every problem)
 // use Read.
 func Scan(r io.Reader, fn func(*Output) error) (Header, int, error) {
-	h, n, _, err := ScanCanonical(r, fn)
+	h, n, _, err := scan(r, fn, false)
 	return h, n, err
 }
 
 // ScanCanonical is Scan that also reports whether every record is laid out
 // exactly as Encode writes it, the condition for applying an edit to the
-// same bytes with Splice.
+// same bytes with Splice. Unlike Scan it hands fn the same Output each
+// time, overwritten by the next record: fn copies what it keeps (*o), so
+// that a reader that keeps a few records of a large catalog allocates
+// none for the others.
 func ScanCanonical(src io.Reader, fn func(*Output) error) (h Header, n int, canonical bool, err error) {
+	return scan(src, fn, true)
+}
+
+// scan is Scan and ScanCanonical; borrow hands fn the reader's scratch
+// record rather than a fresh one.
+func scan(src io.Reader, fn func(*Output) error, borrow bool) (h Header, n int, canonical bool, err error) {
 	r := newReader(src, nil, func(o *Output, _, _ []byte) error { return fn(o) })
+	r.borrow = borrow
 	if err := scanError(r.read()); err != nil {
 		return Header{}, r.n, false, err
 	}

@@ -36,7 +36,12 @@ type reader struct {
 	whole bool
 	// copy hands records in Encode's layout to fn undecoded (Splice).
 	copy bool
-	fn   func(o *Output, path, raw []byte) error
+	// borrow decodes every record into scratch, which fn may read until
+	// it returns but not keep (ScanCanonical): a large catalog is then
+	// read without allocating a record per record.
+	borrow  bool
+	scratch Output
+	fn      func(o *Output, path, raw []byte) error
 
 	h         Header
 	n         int
@@ -248,7 +253,12 @@ func (r *reader) record() error {
 	if !startsValue(r.b[r.i]) {
 		return r.syntax("outputs", "invalid character "+r.quoteNext()+" at start of value")
 	}
-	o := new(Output)
+	o := &r.scratch
+	if r.borrow {
+		*o = Output{}
+	} else {
+		o = new(Output)
+	}
 	var probs []error
 	if n := parseCanonical(r.b[r.i:], o, &r.memo); n > 0 {
 		r.i += n

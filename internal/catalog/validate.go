@@ -80,8 +80,9 @@ func Validate(c *Catalog) error {
 }
 
 // validateOutput checks one record's rules (all but uniqueness, which needs
-// the other records), naming f in every problem it adds.
-func validateOutput(o *Output, f fmt.Stringer, add func(string, ...any)) {
+// the other records), naming f in every problem it adds. f is a field, not
+// an interface, so that a valid record costs no allocation for its name.
+func validateOutput(o *Output, f field, add func(string, ...any)) {
 	if err := cleanpath.CheckUnreserved(o.Path); err != nil {
 		add("%s.path: %w", f, err)
 	}

@@ -30,11 +30,13 @@ type Tree interface {
 // TreeDir is one open directory of a Tree.
 type TreeDir interface {
 	// Entries returns the directory's entries ("." and ".." left out)
-	// with their own attributes, as Lstat gives them: a symbolic link is
-	// a link, never followed. Entries removed while it reads are left
-	// out; a directory that is gone yields an error matching
-	// fs.ErrNotExist.
-	Entries(ctx context.Context) ([]fs.FileInfo, error)
+	// whose names start with prefix ("" for all), with their own
+	// attributes, as Lstat gives them: a symbolic link is a link, never
+	// followed. Entries removed while it reads are left out; a directory
+	// that is gone yields an error matching fs.ErrNotExist. (On local
+	// disk each entry returned costs a stat: the sweep of the root
+	// directory asks for temporary files only.)
+	Entries(ctx context.Context, prefix string) ([]fs.FileInfo, error)
 	// Sub opens the entry name, which Entries reported as a directory,
 	// without following a link; an error matching fs.ErrNotExist when
 	// it is gone.
@@ -85,7 +87,7 @@ type treeEntry struct {
 // directories. With below (d is strictly below the listed prefix) an empty
 // d is reported as an Info with Dir set.
 func listDir(ctx context.Context, d TreeDir, rel, filter string, below bool, fn func(Info) error) error {
-	fis, err := d.Entries(ctx)
+	fis, err := d.Entries(ctx, "")
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // removed while walking
 	}
@@ -196,7 +198,7 @@ func (sw *treeSweep) take(ctx context.Context, d TreeDir, rel, name string, size
 // tree sweeps d, whose store path is rel ("" or ending in "/"), and
 // everything below it, and returns how many temporary files it found.
 func (sw *treeSweep) tree(ctx context.Context, d TreeDir, rel string) (int, error) {
-	fis, err := d.Entries(ctx)
+	fis, err := d.Entries(ctx, "")
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
 	}
@@ -249,7 +251,7 @@ func (sw *treeSweep) dir(ctx context.Context, p string) error {
 	if p != "" {
 		rel = p + "/"
 	}
-	fis, err := d.Entries(ctx)
+	fis, err := d.Entries(ctx, TempPrefix)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // removed meanwhile
 	}

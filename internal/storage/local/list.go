@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/distributor-dev/distributor/internal/storage"
 )
@@ -94,7 +95,7 @@ type dir struct {
 }
 
 // Entries implements storage.TreeDir.
-func (d *dir) Entries(context.Context) ([]fs.FileInfo, error) {
+func (d *dir) Entries(_ context.Context, prefix string) ([]fs.FileInfo, error) {
 	f, err := d.r.Open(".")
 	if err != nil {
 		return nil, err
@@ -106,6 +107,9 @@ func (d *dir) Entries(context.Context) ([]fs.FileInfo, error) {
 	}
 	fis := make([]fs.FileInfo, 0, len(names))
 	for _, name := range names {
+		if !strings.HasPrefix(name, prefix) {
+			continue
+		}
 		fi, err := d.r.Lstat(name)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue

@@ -8,6 +8,7 @@ import (
 	"path"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/distributor-dev/distributor/internal/storage"
 )
@@ -93,12 +94,14 @@ type dir struct {
 
 // Entries implements storage.TreeDir: READDIR returns each entry's own
 // attributes (lstat's), so links are seen as links and never followed.
-func (d dir) Entries(ctx context.Context) ([]fs.FileInfo, error) {
+func (d dir) Entries(ctx context.Context, prefix string) ([]fs.FileInfo, error) {
 	fis, err := d.c.sftp.ReadDirContext(ctx, d.path)
 	if err != nil {
 		return nil, err
 	}
-	return slices.DeleteFunc(fis, func(fi fs.FileInfo) bool { return fi.Name() == "." || fi.Name() == ".." }), nil
+	return slices.DeleteFunc(fis, func(fi fs.FileInfo) bool {
+		return fi.Name() == "." || fi.Name() == ".." || !strings.HasPrefix(fi.Name(), prefix)
+	}), nil
 }
 
 // Sub implements storage.TreeDir.
