@@ -2,6 +2,7 @@ package txn
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -233,5 +234,43 @@ func TestExistingJournalWins(t *testing.T) {
 	}
 	if data, _, _ := st.Get(ctx, journal.Name); string(data) != "first" {
 		t.Errorf("journal %q, want the one that was there", data)
+	}
+}
+
+// TestTakeoverKeepsAnExistingJournal: a dead holder whose record carries
+// an intent while a journal is at the root (it died recovering that
+// journal, before any change of its own): the waiter that takes over
+// recovers the journal, not the record's intent.
+func TestTakeoverKeepsAnExistingJournal(t *testing.T) {
+	dir, st := newRoot(t)
+	ctx := context.Background()
+	earlier, err := encodeJournal(change(map[string]string{"x.txt": "x"}), "earlier", "run", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := storage.PutIf(ctx, st, journal.Name, earlier, ""); err != nil {
+		t.Fatal(err)
+	}
+	own, err := encodeJournal(change(map[string]string{"y.txt": "y"}), "dead", "run", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := json.Marshal(lock.Info{ID: "dead", Host: "me", PID: 5000, Command: "run", Acquired: now, ExpiresAt: now, Intent: own})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := storage.PutIf(ctx, st, lock.Name, rec, ""); err != nil {
+		t.Fatal(err)
+	}
+	next, err := beginAs(t, st, 7, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.End()
+	if next.Recovery == nil || next.Recovery.Journal.RunID != "earlier" {
+		t.Fatalf("recovery %+v, want the journal that was at the root (run earlier)", next.Recovery)
+	}
+	if exists(t, dir, journal.Name) {
+		t.Errorf("a journal after the recovery: the record's intent replaced the one recovered")
 	}
 }
