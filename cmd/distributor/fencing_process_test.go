@@ -182,27 +182,33 @@ func pausedWriter(t *testing.T, local bool, be backend) {
 		t.Fatal(err)
 	}
 
-	// journalExists looks for the intent journal at the root: on local
-	// disk with os.Stat, elsewhere through the test's own store.
+	// journalExists looks for the intent journal at the root: the journal
+	// or, where a run's intent travels in its lock record, that record with
+	// an intent, once A writes its outputs (before that, A may not have
+	// proved the server's conditional writes yet).
 	journalExists := func() bool {
 		t.Helper()
-		var err error
-		if local {
-			_, err = os.Stat(filepath.Join(st.String(), journal.Name))
-		} else {
-			_, err = st.Stat(ctx, journal.Name)
+		return intentPending(t, ctx, st)
+	}
+	outputs := func() int {
+		n := 0
+		if err := st.List(ctx, "", func(i storage.Info) error {
+			if !strings.HasPrefix(i.Path, ".distributor") {
+				n++
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
 		}
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			t.Fatalf("stat %s: %v", journal.Name, err)
-		}
-		return err == nil
+		return n
 	}
 
-	// A: publishes b2, one file at a time; paused once its journal exists.
+	// A: publishes b2, one file at a time; paused once its journal exists
+	// and its first output is in place.
 	a := startProc(t, command(t, "run", "--config", cfg, "--pipeline", "p", "--source", filepath.Join(dir, "b2"),
 		"--jobs", "1", "--lock-lease", lease, "--lock-skew-allowance", skew))
 	deadline := time.Now().Add(15 * time.Second)
-	for !journalExists() {
+	for !journalExists() || outputs() == 0 {
 		if a.exited() {
 			t.Fatalf("A ended before its journal was seen (exit %d): the scenario needs a slower run\n%s", a.cmd.ProcessState.ExitCode(), a.output())
 		}
@@ -223,15 +229,7 @@ func pausedWriter(t *testing.T, local bool, be backend) {
 	if !journalExists() {
 		t.Fatalf("A's journal was gone when A was paused: A finished first\n%s", a.kill())
 	}
-	written := 0 // A's outputs in place when it was paused
-	if err := st.List(ctx, "", func(i storage.Info) error {
-		if !strings.HasPrefix(i.Path, ".distributor") {
-			written++
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	written := outputs() // A's outputs in place when it was paused
 	t.Logf("A paused %s after it started, with its journal and %d of its %d files at the root",
 		paused.Sub(a.start).Round(time.Millisecond), written, files)
 
@@ -335,7 +333,8 @@ func withoutPlan(out string) string {
 
 // TestKillAtLockAndJournalCreation kills a real run with strace's fault
 // injection exactly at the system call that creates the lock, and then at
-// the one that creates the intent journal. The local store's exclusive
+// the one that creates the intent journal (of a run whose intent is too
+// large for its lock record, txn.IntentCap). The local store's exclusive
 // create writes a temporary file and renames it into place with
 // renameat2(RENAME_NOREPLACE) (or links it, linkat, on a file system without
 // that flag), so the lock is the run's first such call and the journal its
@@ -373,16 +372,20 @@ func TestKillAtLockAndJournalCreation(t *testing.T) {
 		skipUnlessCI(t, fmt.Sprintf("strace cannot trace processes or inject faults in this environment (ptrace restricted?): %v\n%s", err, out))
 	}
 
+	// A run's intent travels in its lock record while it encodes to at
+	// most txn.IntentCap bytes: the journal case publishes enough files
+	// for its intent to be written to the journal object.
 	for _, tc := range []struct {
 		name   string
 		target string // the file whose creation is killed
 		n      int    // its linkat's rank in the run
-	}{{"lock", lock.Name, 1}, {"journal", journal.Name, 2}} {
+		files  int
+	}{{"lock", lock.Name, 1, 20}, {"journal", journal.Name, 2, 400}} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			files := map[string]string{}
-			for i := 0; i < 20; i++ {
-				files[fmt.Sprintf("d%d/f%02d.txt", i%3, i)] = fmt.Sprintf("file %02d\n", i)
+			for i := 0; i < tc.files; i++ {
+				files[fmt.Sprintf("d%d/f%03d.txt", i%3, i)] = fmt.Sprintf("file %03d\n", i)
 			}
 			src := filepath.Join(dir, "a")
 			writeBundle(t, src, "bundle.a", files)
@@ -552,8 +555,8 @@ func TestKillBetweenStageAndCommit(t *testing.T) {
 	if len(temps) != len(files) {
 		t.Errorf("%d temporary files after the kill, want one per output (%d): %q", len(temps), len(files), temps)
 	}
-	if _, err := os.Lstat(filepath.Join(root, journal.Name)); err != nil {
-		t.Errorf("the journal after the kill: %v", err)
+	if !intentPendingAt(t, root) {
+		t.Errorf("no journal after the kill (neither %s nor an intent in %s)", journal.Name, lock.Name)
 	}
 
 	code, out := runProc(t, "next run", 30*time.Second, "run", "--config", cfg, "--pipeline", "p", "--source", src, "--lock-timeout", "10s")

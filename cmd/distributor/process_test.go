@@ -53,7 +53,8 @@ func writeBundle(t *testing.T, dir, id string, files map[string]string) {
 	}
 }
 
-// auditRoot recovers the root as the next writer would, then checks that
+// auditRoot recovers the root as the next writer would (taking a dead run's
+// lock over first: takeOverIntent), then checks that
 // the catalog is truthful and that every file is recorded (these roots
 // hold no unmanaged content). It returns the catalog.
 func auditRoot(t *testing.T, root string) *catalog.Catalog {
@@ -63,6 +64,7 @@ func auditRoot(t *testing.T, root string) *catalog.Catalog {
 		t.Fatal(err)
 	}
 	defer st.Close()
+	takeOverIntent(t, st)
 	if _, err := txn.Recover(context.Background(), st, nil, time.Now()); err != nil {
 		t.Fatalf("recover: %v", err)
 	}

@@ -38,8 +38,7 @@ func killMidPublish(t *testing.T, cfg, root string) removals {
 	for {
 		// (The lock is written through a temporary file too: the outputs'
 		// come after the journal.)
-		_, jerr := os.Stat(filepath.Join(root, journal.Name))
-		if jerr == nil && tempBytes(root) >= 8<<20 {
+		if intentPendingAt(t, root) && tempBytes(root) >= 8<<20 {
 			break
 		}
 		if p.exited() {
@@ -51,8 +50,8 @@ func killMidPublish(t *testing.T, cfg, root string) removals {
 		time.Sleep(time.Millisecond)
 	}
 	p.kill()
-	if _, err := os.Stat(filepath.Join(root, journal.Name)); err != nil {
-		t.Fatalf("the killed run left no journal: %v", err)
+	if !intentPendingAt(t, root) {
+		t.Fatalf("the killed run left no journal (neither %s nor an intent in its lock record)", journal.Name)
 	}
 	var r removals
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {

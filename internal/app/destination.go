@@ -282,7 +282,10 @@ func (dr *destinationRun) lockedApply(ctx context.Context, in plan.Input, pl *pl
 		}
 	}()
 	locking := a.Now()
-	tx, err := a.begin(ctx, st, dr.d, "run", dr.jobs)
+	// The change is known before the lock: its intent travels in the lock
+	// record (txn.Options.Intent).
+	ch := dr.change(dr.root, in, pl)
+	tx, err := a.beginChange(ctx, st, dr.d, "run", dr.jobs, ch)
 	dr.rd.LockWait = a.Now().Sub(locking)
 	if err != nil {
 		return err
@@ -310,19 +313,25 @@ func (dr *destinationRun) lockedApply(ctx context.Context, in plan.Input, pl *pl
 		if in, pl, err = dr.makePlan(r); err != nil {
 			return err
 		}
+		ch = dr.change(r, in, pl)
 	}
 	if err := dr.check(ctx, in, pl); err != nil {
 		return refusal{err}
 	}
-	return dr.apply(tx, r, in, pl)
+	return dr.apply(tx, ch, pl)
 }
 
-// apply applies the plan pl of the root r in the transaction tx.
-func (dr *destinationRun) apply(tx *txn.Txn, r *Root, in plan.Input, pl *plan.Plan) error {
-	a, p, d := dr.a, dr.p, dr.d
-	ch := runChange(in, pl, r.Version, bundleContent(dr.b, dr.outs), webWrites(d, dr.res.PrimaryPath))
+// change is the transaction that applies the plan pl of the root r.
+func (dr *destinationRun) change(r *Root, in plan.Input, pl *plan.Plan) *txn.Change {
+	ch := runChange(in, pl, r.Version, bundleContent(dr.b, dr.outs), webWrites(dr.d, dr.res.PrimaryPath))
 	ch.BaseCopy, ch.BaseCanonical = r.CatalogCopy, r.CatalogCanonical
 	ch.Staged = dr.staging
+	return ch
+}
+
+// apply applies ch, the change of the plan pl, in the transaction tx.
+func (dr *destinationRun) apply(tx *txn.Txn, ch *txn.Change, pl *plan.Plan) error {
+	a, p, d := dr.a, dr.p, dr.d
 	if a.Progress != nil {
 		name := p.ID + " -> " + d.ID
 		var total int64

@@ -194,8 +194,11 @@ func TestApplyFailureAtEveryStep(t *testing.T) {
 					checkInvariants(t, f.root, pristine, beforeCat, []string{"hand.txt"})
 				}
 				// Recovery (what the next writer does first) restores the
-				// invariants whatever the attempt left.
+				// invariants whatever the attempt left. A crashed run's lock
+				// stays, with its intent: the next writer takes it over,
+				// moving the intent to the journal first.
 				st, _ := local.New(f.root)
+				takeOverDeadRun(t, st)
 				if _, err := txn.Recover(context.Background(), st, nil, time.Now()); err != nil {
 					t.Fatalf("recover: %v", err)
 				}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/journal"
+	"github.com/distributor-dev/distributor/internal/lock"
 	"github.com/distributor-dev/distributor/internal/report"
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/azure/azuretest"
@@ -183,9 +185,11 @@ func TestFaultInjectionAllBackends(t *testing.T) {
 					if d.Status == report.StatusOK && op != "delete "+journal.Name {
 						t.Fatalf("k=%d crash=%v: run with %q failing succeeded", k, crash, op)
 					}
-					// A crash leaves a stale lock behind only if the lock
-					// were counted; it is not (IgnoreLock), so the next
-					// writer finds the journal and recovers.
+					// A crash leaves the lock behind, with the run's intent
+					// in it: the next writer takes it over (moving the
+					// intent to the journal), finds the journal and
+					// recovers.
+					takeOverDeadRun(t, base)
 					if _, err := txn.Recover(ctx, base, nil, time.Now()); err != nil {
 						t.Fatalf("k=%d crash=%v: recover: %v", k, crash, err)
 					}
@@ -202,6 +206,27 @@ func TestFaultInjectionAllBackends(t *testing.T) {
 		})
 	}
 	t.Logf("crash points per backend (each failed once and crashed once): %v", total)
+}
+
+// takeOverDeadRun does what the next writer does with the lock a dead run
+// left: it moves the record's intent to the journal (lock.MoveIntent) and
+// removes the record.
+func takeOverDeadRun(t *testing.T, st storage.Store) {
+	t.Helper()
+	ctx := context.Background()
+	info, _, err := lock.Read(ctx, st)
+	if errors.Is(err, storage.ErrNotExist) {
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lock.MoveIntent(ctx, st, info); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Delete(ctx, lock.Name); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func str(s *string) string {

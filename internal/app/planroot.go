@@ -11,6 +11,7 @@ import (
 
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/journal"
+	"github.com/distributor-dev/distributor/internal/lock"
 	"github.com/distributor-dev/distributor/internal/plan"
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/txn"
@@ -96,6 +97,11 @@ func readPlanRoot(ctx context.Context, st storage.Store, req planRequest) (*Root
 		return nil, fmt.Errorf("list %s: %w", st, err)
 	}
 	_, r.Pending = r.Listing[journal.Name]
+	if _, locked := r.Listing[lock.Name]; locked && !r.Pending {
+		if r.Pending, err = lockIntent(ctx, st); err != nil {
+			return nil, err
+		}
+	}
 	return r, nil
 }
 
@@ -107,16 +113,57 @@ func (r *Root) Close() {
 	}
 }
 
-// journalPresent says whether the root holds an intent journal.
+// journalPresent says whether the root holds an intent journal a recovery
+// is pending for: .distributor.journal, or a lock record that carries an
+// intent (lock.Info.Intent: a run, alive or dead, that has not settled).
+// A store that lists a page in one request (S3) answers both with one
+// listing of the reserved names, and reads the lock only when one is
+// listed.
 func journalPresent(ctx context.Context, st storage.Store) (bool, error) {
+	if st.Properties().ListPages {
+		infos, complete, err := st.ListPage(ctx, txn.ReservedPrefix, reservedPage)
+		if err != nil {
+			return false, fmt.Errorf("list %s* at %s: %w", txn.ReservedPrefix, st, err)
+		}
+		if complete {
+			locked := false
+			for _, i := range infos {
+				switch i.Path {
+				case journal.Name:
+					return true, nil
+				case lock.Name:
+					locked = true
+				}
+			}
+			if !locked {
+				return false, nil
+			}
+			return lockIntent(ctx, st)
+		}
+	}
 	_, err := st.Stat(ctx, journal.Name)
 	switch {
 	case err == nil:
 		return true, nil
 	case errors.Is(err, storage.ErrNotExist) && !errors.Is(err, storage.ErrNotObject):
-		return false, nil
+		return lockIntent(ctx, st)
 	}
 	return false, fmt.Errorf("stat %s at %s: %w", journal.Name, st, err)
+}
+
+// reservedPage bounds journalPresent's listing of the reserved names.
+const reservedPage = 100
+
+// lockIntent says whether the root's lock record carries an intent.
+func lockIntent(ctx context.Context, st storage.Store) (bool, error) {
+	info, _, err := lock.Read(ctx, st)
+	switch {
+	case err == nil:
+		return len(info.Intent) > 0, nil
+	case errors.Is(err, storage.ErrNotExist):
+		return false, nil
+	}
+	return false, fmt.Errorf("read %s at %s: %w", lock.Name, st, err)
 }
 
 // scanCatalog streams the catalog, keeping the records req needs. A

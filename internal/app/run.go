@@ -13,6 +13,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/journal"
+	"github.com/distributor-dev/distributor/internal/lock"
 	"github.com/distributor-dev/distributor/internal/notify"
 	"github.com/distributor-dev/distributor/internal/outcome"
 	"github.com/distributor-dev/distributor/internal/plan"
@@ -322,6 +323,13 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 // through that overlay as a run reads it.
 func previewRecovery(ctx context.Context, st storage.Store, req planRequest, now time.Time) (*Root, *txn.Recovery, error) {
 	view := overlay.New(st)
+	// A lock record's intent is recovered as a journal once its holder's
+	// lock is removed (lock.MoveIntent): preview it from the overlay.
+	if info, _, err := lock.Read(ctx, st); err == nil && len(info.Intent) > 0 {
+		if err := lock.MoveIntent(ctx, view, info); err != nil {
+			return nil, nil, fmt.Errorf("preview the recovery of %s: %w", st, err)
+		}
+	}
 	rec, err := txn.Recover(ctx, view, nil, now)
 	if err != nil {
 		return nil, nil, fmt.Errorf("preview the recovery of %s: %w", st, err)

@@ -74,32 +74,34 @@ func encodeArchive(t testing.TB, w io.Writer, n int) {
 type requestBudget struct{ additive, noop []string }
 
 // S3: before the lock, the catalog read and one listing that looks up the
-// new path, what lies below it and its parent keys; the lock, the proof of
-// conditional writes on the lock object (two refused writes, then the
-// listing of the reserved names that reads the lock back, shows that no
-// dead run left a journal and which catalog the lock found); the journal,
-// the file, the catalog, the journal's removal; the lock's release (read,
-// then delete). The no-op rerun reads the catalog and looks for a journal.
+// new path, what lies below it and its parent keys; the lock, whose record
+// carries the run's intent journal (no journal object of its own), the
+// proof of conditional writes on the lock object (two refused writes, then
+// the listing of the reserved names that reads the lock back, shows that
+// no dead run left a journal and which catalog the lock found); the file,
+// the catalog; the lock's release (read, then delete, which removes the
+// intent with it). The no-op rerun reads the catalog and lists the
+// reserved names (no journal, no lock record that could carry an intent).
 var s3Budget = requestBudget{
 	additive: []string{
 		"GET catalog", "GET list (lookup)",
 		"PUT lock (create)", "PUT lock (create): 412", "PUT lock (if-match): 412", "GET list (reserved names)",
-		"PUT journal (create)", "PUT output (create)", "PUT catalog (if-match)", "DELETE journal",
+		"PUT output (create)", "PUT catalog (if-match)",
 		"GET lock", "DELETE lock",
 	},
-	noop: []string{"GET catalog", "HEAD journal: 404"},
+	noop: []string{"GET catalog", "GET list (reserved names)"},
 }
 
 // gcsBudget, measured on fake-gcs-server: S3's steps, with the uploads as
-// POSTs and the journal's lookup a metadata GET.
+// POSTs.
 var gcsBudget = requestBudget{
 	additive: []string{
 		"GET catalog", "GET list (lookup)",
 		"POST lock (create)", "POST lock (create): 412", "POST lock (if-match): 412", "GET list (reserved names)",
-		"POST journal (create)", "POST output (create)", "POST catalog (if-match)", "DELETE journal",
+		"POST output (create)", "POST catalog (if-match)",
 		"GET lock", "DELETE lock",
 	},
-	noop: []string{"GET catalog", "GET journal: 404"},
+	noop: []string{"GET catalog", "GET list (reserved names)"},
 }
 
 // azureBudget: S3's steps; Azure refuses a create over an existing blob

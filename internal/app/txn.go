@@ -37,8 +37,16 @@ type Content func(ctx context.Context, it plan.Item) (io.ReadCloser, error)
 // to a root calls it before reading the state it plans from, and ends it
 // after its catalog is written.
 func (a *App) begin(ctx context.Context, st storage.Store, d *config.Destination, command string, jobs int) (*txn.Txn, error) {
+	return a.beginChange(ctx, st, d, command, jobs, nil)
+}
+
+// beginChange is begin for a command that planned its change before it
+// locks (run): intent's journal travels in the lock record
+// (txn.Options.Intent).
+func (a *App) beginChange(ctx context.Context, st storage.Store, d *config.Destination, command string, jobs int,
+	intent *txn.Change) (*txn.Txn, error) {
 	return txn.Begin(ctx, txn.Options{
-		Store: st, Command: command, Logger: a.Logger, Jobs: jobs, Now: a.Now,
+		Store: st, Command: command, Logger: a.Logger, Jobs: jobs, Now: a.Now, Intent: intent,
 		SingleWriter: d.SingleWriter, Retries: func() int { return retry.Count(st) },
 		Lock: lock.Locker{Wait: a.LockTimeout, NoWait: a.LockTimeout < 0, Now: a.Now, Lease: a.LockLease,
 			SkewAllowance: a.LockSkewAllowance, OnWait: func(h lock.Info, waited, limit time.Duration) {

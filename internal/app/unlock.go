@@ -21,7 +21,8 @@ type UnlockOptions struct {
 // Unlock removes a destination root's lock when it is stale (lease expired,
 // or its holder ran on this host and is gone) or, with Force, whatever holds
 // it. It does not recover the root: the next writer does that under the
-// lock, from the journal the dead run left.
+// lock, from the journal the dead run left (an intent the record carried
+// is first moved to the journal: lock.MoveIntent).
 func (a *App) Unlock(ctx context.Context, cfg *config.Config, opts UnlockOptions) (*report.Unlock, error) {
 	t, err := resolveMaint(cfg, "unlock", opts.MaintOptions)
 	if err != nil {
@@ -50,6 +51,12 @@ func (a *App) Unlock(ctx context.Context, cfg *config.Config, opts UnlockOptions
 	rep.Stale = l.Stale(info)
 	if !rep.Stale && !opts.Force {
 		rep.Fail(fmt.Errorf("the holder looks alive (lease until %s): wait for it, or, if you are sure no run is active on this root, rerun with --force", rep.Holder.ExpiresAt))
+		return rep, nil
+	}
+	// The holder's unsettled change is the next writer's to recover: its
+	// intent goes to the journal before the record goes.
+	if err := lock.MoveIntent(ctx, st, info); err != nil {
+		rep.Fail(fmt.Errorf("%w; the lock was not removed", err))
 		return rep, nil
 	}
 	if err := st.Delete(ctx, lock.Name); err != nil {

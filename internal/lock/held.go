@@ -19,6 +19,7 @@ import (
 type Lock struct {
 	l        *Locker
 	released atomic.Bool
+	keep     atomic.Bool // see KeepIntent
 	stopOnce sync.Once
 	stop     chan struct{}
 	done     chan struct{}
@@ -137,7 +138,23 @@ func (k *Lock) renewLoop() {
 
 // Renew extends the lease. It fails with ErrLost if the lock is no longer
 // this holder's, and with the fence's error once the lease lapsed.
-func (k *Lock) Renew(ctx context.Context) error {
+func (k *Lock) Renew(ctx context.Context) error { return k.renew(ctx, nil) }
+
+// SetIntent renews the lease with a record that carries intent (nil: none)
+// instead of the one it carried: the holder's change differs from the one
+// it locked with. Like every change of the root it is fenced: it fails
+// with the fence's error once the lease lapsed, with ErrLost when the lock
+// is no longer this holder's.
+func (k *Lock) SetIntent(ctx context.Context, intent []byte) error {
+	return k.renew(ctx, func(i *Info) { i.Intent = intent })
+}
+
+// KeepIntent tells Release that the intent the record carries is still
+// needed (the holder's change is not settled): Release moves it to the
+// journal before it removes the record (see MoveIntent).
+func (k *Lock) KeepIntent() { k.keep.Store(true) }
+
+func (k *Lock) renew(ctx context.Context, edit func(*Info)) error {
 	k.renewing.Lock()
 	defer k.renewing.Unlock()
 	if err := k.Fence(); err != nil {
@@ -158,6 +175,9 @@ func (k *Lock) Renew(ctx context.Context) error {
 		return k.loseLock()
 	}
 	info.Renewals++
+	if edit != nil {
+		edit(&info)
+	}
 	v, err := storage.PutIf(ctx, k.l.Store, Name, k.l.record(&info), curV)
 	if errors.Is(err, storage.ErrPrecondition) {
 		return k.loseLock()
@@ -234,7 +254,10 @@ func (k *Lock) end(err error) error {
 // Release stops renewal and removes the lock if this process still provably
 // holds it. A holder whose fence lapsed leaves the record alone (it may be
 // a successor's by now, or about to be): waiters take it over as stale.
-// Calling Release again does nothing.
+// A record whose intent the holder keeps (KeepIntent) is removed only
+// after the intent was moved to the journal; if that fails, the record
+// stays, for a waiter to take over and move it. Calling Release again does
+// nothing.
 func (k *Lock) Release(ctx context.Context) error {
 	if k.released.Swap(true) {
 		return nil
@@ -256,6 +279,14 @@ func (k *Lock) Release(ctx context.Context) error {
 	}
 	if cur.ID != k.Info().ID {
 		return nil // taken over: not ours to remove
+	}
+	if k.keep.Load() {
+		if err := k.Fence(); err != nil {
+			return nil
+		}
+		if err := MoveIntent(ctx, k.l.Store, cur); err != nil {
+			return fmt.Errorf("release lock: %w (the lock stays: the next writer takes it over and recovers the intent)", err)
+		}
 	}
 	if err := k.Fence(); err != nil {
 		return nil

@@ -35,6 +35,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/distributor-dev/distributor/internal/journal"
 	"github.com/distributor-dev/distributor/internal/storage"
 )
 
@@ -65,6 +66,12 @@ type Info struct {
 	// Renewals counts the holder's renewals: every renewal changes the
 	// record, so waiters can tell a live holder from a silent one.
 	Renewals int64 `json:"renewals,omitempty"`
+	// Intent, when set, is the holder's intent journal (a journal.Journal
+	// document) carried in the record instead of .distributor.journal
+	// (docs/design.md, "The 10-request design"). Whoever removes a record
+	// with an intent other than its holder moves it to the journal first
+	// (MoveIntent).
+	Intent json.RawMessage `json:"intent,omitempty"`
 }
 
 func (i Info) String() string {
@@ -150,6 +157,9 @@ type Locker struct {
 	Host  string
 	PID   int
 	Alive func(pid int) bool
+	// Intent is the intent journal the record of the lock Acquire takes
+	// carries (nil: none; see Info.Intent).
+	Intent []byte
 }
 
 func (l *Locker) defaults() {
@@ -224,7 +234,7 @@ func (l *Locker) Acquire(ctx context.Context, command string) (*Lock, error) {
 		return nil, fmt.Errorf("lock id: %w", err)
 	}
 	info := Info{ID: hex.EncodeToString(id), Host: l.Host, PID: l.PID, Command: command,
-		Acquired: l.Now().UTC().Truncate(time.Second), LeaseMS: l.Lease.Milliseconds()}
+		Acquired: l.Now().UTC().Truncate(time.Second), LeaseMS: l.Lease.Milliseconds(), Intent: l.Intent}
 	w := &watch{mono: l.Mono, seen: map[string]sighting{}}
 	// The wait is measured on Go's monotonic clock; Mono measures silences.
 	start := time.Now()
@@ -325,6 +335,14 @@ func (l *Locker) grab(ctx context.Context, name string, data []byte, ourID strin
 	case again.ID != cur.ID || againV != curV:
 		return "", &heldNow{info: again}
 	default:
+		// The stale holder's intent is the next holder's to recover: it
+		// goes to the journal before the record goes (a claim's intent is
+		// of a waiter that changed nothing).
+		if depth == 0 {
+			if err := MoveIntent(ctx, l.Store, again); err != nil {
+				return "", fmt.Errorf("take over stale %s of %s: %w", name, cur, err)
+			}
+		}
 		if err := l.Store.Delete(ctx, name); err != nil {
 			return "", fmt.Errorf("remove stale %s of %s: %w", name, cur, err)
 		}
@@ -338,6 +356,23 @@ func (l *Locker) grab(ctx context.Context, name string, data []byte, ourID strin
 		return "", fmt.Errorf("create %s: %w", name, err)
 	}
 	return v, nil
+}
+
+// MoveIntent writes the intent rec carries, if any, to the root's journal
+// with an exclusive create, so that the next holder of the lock recovers
+// it. A journal that already exists wins: either rec's holder had not
+// finished recovering it (and started no change of its own), or it wrote
+// it for a later change too large for its record. Call it before removing
+// a record one does not hold.
+func MoveIntent(ctx context.Context, st storage.Store, rec Info) error {
+	if len(rec.Intent) == 0 {
+		return nil
+	}
+	_, err := storage.PutIf(ctx, st, journal.Name, rec.Intent, "")
+	if err != nil && !errors.Is(err, storage.ErrPrecondition) {
+		return fmt.Errorf("move the intent of %s to %s: %w", rec, journal.Name, err)
+	}
+	return nil
 }
 
 // stale reports whether a record that has been silent (unchanged) for

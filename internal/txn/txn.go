@@ -19,6 +19,7 @@
 package txn
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -64,7 +65,20 @@ type Options struct {
 	// to are swept, since a retried upload may have left a temporary file
 	// its cleanup could not reach.
 	Retries func() int
+	// Intent, when set, is the change the caller means to Apply, known
+	// before Begin (a run plans before it locks): its intent journal, when
+	// it encodes to at most IntentCap bytes, travels in the lock record
+	// Begin creates instead of .distributor.journal, which saves the
+	// journal's own create and delete (docs/design.md, "The 10-request
+	// design"). Apply still takes the change it applies; one that differs
+	// rewrites the record first.
+	Intent *Change
 }
+
+// IntentCap bounds the intent journal a lock record carries: renewals
+// rewrite the whole record and waiters read it every poll. A larger intent
+// is written to .distributor.journal.
+const IntentCap = 64 << 10
 
 // Txn is a held destination root: its lock, recovered and swept.
 type Txn struct {
@@ -90,6 +104,12 @@ type Txn struct {
 	// catalogSeen is the catalog's Version as Begin's listing of the
 	// reserved names showed it ("" for none), or nil: see CatalogVersion.
 	catalogSeen *storage.Version
+	// runID and started name this transaction in its journal.
+	runID   string
+	started time.Time
+	// intentLive says the lock record carries the intent of a change
+	// Apply started and has not settled: End moves it to the journal.
+	intentLive bool
 }
 
 // ReservedPrefix starts the name of every object distributor keeps at a
@@ -140,6 +160,12 @@ func Begin(ctx context.Context, opts Options) (*Txn, error) {
 	}
 	l := opts.Lock
 	l.Store = opts.Store
+	runID, started := RunID(), opts.Now().UTC().Truncate(time.Second)
+	if opts.Intent != nil && len(opts.Intent.Writes)+len(opts.Intent.Deletes) > 0 {
+		if data, err := encodeJournal(opts.Intent, runID, opts.Command, started); err == nil && len(data) <= IntentCap {
+			l.Intent = data
+		}
+	}
 	k, err := l.Acquire(ctx, opts.Command)
 	if err != nil {
 		return nil, err
@@ -178,7 +204,7 @@ func Begin(ctx context.Context, opts Options) (*Txn, error) {
 		opts.Logger.Warn("the server does not enforce conditional writes; writing anyway because the destination sets single_writer: "+
 			"two writers at once on this root would lose records", "root", opts.Store.String(), "missing", ue.Capability)
 	}
-	t := &Txn{opts: opts, st: opts.Store, lk: k, intr: &interruption{parent: ctx}}
+	t := &Txn{opts: opts, st: opts.Store, lk: k, intr: &interruption{parent: ctx}, runID: runID, started: started}
 	t.intrStop = context.AfterFunc(ctx, func() { t.intr.mark() })
 	t.ctx, t.stop = k.Bind(ctx)
 	var rec *Recovery
@@ -248,6 +274,9 @@ func (t *Txn) Fence() error { return t.lk.Fence() }
 // Calling it again does nothing.
 func (t *Txn) End() {
 	t.stop()
+	if t.intentLive {
+		t.lk.KeepIntent()
+	}
 	ctx, cancel := t.bounded(context.Background(), 0)
 	defer cancel()
 	if err := t.lk.Release(ctx); err != nil {
@@ -394,6 +423,12 @@ func (t *Txn) Apply(ch *Change) (*Result, error) {
 	ctx := t.ctx
 	res := &Result{}
 	if len(ch.Writes) == 0 && len(ch.Deletes) == 0 {
+		if len(t.lk.Info().Intent) > 0 && ch.Final != nil {
+			// The record's intent is of a change this one is not.
+			if err := t.lk.SetIntent(ctx, nil); err != nil {
+				return res, fmt.Errorf("lock record: %w; nothing was changed", err)
+			}
+		}
 		if ch.Final != nil {
 			if err := t.writeCatalog(ctx, ch.Final, ch); err != nil {
 				return res, err
@@ -467,13 +502,43 @@ func (t *Txn) Apply(ch *Change) (*Result, error) {
 }
 
 // writeJournal records the change before its first step, so that recovery
-// can settle the root if this process dies.
+// can settle the root if this process dies: in the lock record when Begin
+// was given an intent (Options.Intent) and this one fits (IntentCap), the
+// record rewritten first unless it carries exactly this intent already;
+// otherwise in .distributor.journal (a record's other intent removed
+// first).
 func (t *Txn) writeJournal(ctx context.Context, ch *Change) error {
 	if err := t.lk.Fence(); err != nil {
 		return err
 	}
-	j := &journal.Journal{RunID: RunID(), Command: t.opts.Command, Started: t.opts.Now().UTC().Truncate(time.Second),
-		BaseVersion: string(ch.Base)}
+	data, err := encodeJournal(ch, t.runID, t.opts.Command, t.started)
+	if err != nil {
+		return err
+	}
+	inRecord := t.lk.Info().Intent
+	if t.opts.Intent != nil && len(data) <= IntentCap {
+		if !bytes.Equal(data, inRecord) {
+			if err := t.lk.SetIntent(ctx, data); err != nil {
+				return fmt.Errorf("write the intent to %s: %w", lock.Name, err)
+			}
+		}
+		t.intentLive = true
+		return nil
+	}
+	if len(inRecord) > 0 {
+		if err := t.lk.SetIntent(ctx, nil); err != nil {
+			return fmt.Errorf("remove the intent from %s: %w", lock.Name, err)
+		}
+	}
+	if _, err := storage.PutIf(ctx, t.st, journal.Name, data, ""); err != nil {
+		return fmt.Errorf("write %s: %w", journal.Name, err)
+	}
+	return nil
+}
+
+// encodeJournal encodes the intent journal of ch.
+func encodeJournal(ch *Change, runID, command string, started time.Time) ([]byte, error) {
+	j := &journal.Journal{RunID: runID, Command: command, Started: started, BaseVersion: string(ch.Base)}
 	for i := range ch.Writes {
 		w := &ch.Writes[i]
 		r := w.Record
@@ -483,20 +548,20 @@ func (t *Txn) writeJournal(ctx context.Context, ch *Change) error {
 	for _, p := range ch.Deletes {
 		j.Ops = append(j.Ops, journal.Op{Op: journal.OpDelete, Path: p})
 	}
-	data, err := journal.Encode(j)
-	if err != nil {
-		return err
-	}
-	if _, err := storage.PutIf(ctx, t.st, journal.Name, data, ""); err != nil {
-		return fmt.Errorf("write %s: %w", journal.Name, err)
-	}
-	return nil
+	return journal.Encode(j)
 }
 
 // dropJournal removes the journal once the root is settled. If that fails
 // (or the fence lapsed) the next writer finds the catalog committed and only
 // removes the journal.
+//
+// An intent in the lock record goes with the record (End), so the root is
+// settled: nothing to send.
 func (t *Txn) dropJournal() {
+	if t.intentLive {
+		t.intentLive = false
+		return
+	}
 	if err := t.lk.Fence(); err != nil {
 		return
 	}

@@ -1,0 +1,100 @@
+package app
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/journal"
+	"github.com/distributor-dev/distributor/internal/lock"
+	"github.com/distributor-dev/distributor/internal/report"
+	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/faultstore"
+	"github.com/distributor-dev/distributor/internal/storage/local"
+)
+
+// TestKilledRunRecoveredFromItsLockRecord: a run killed after its output
+// create, before its catalog commit, leaves its intent in its lock record
+// (no journal object): the next run recovers it, after taking the silent
+// lock over or after `distributor unlock --force`, and publishes.
+func TestKilledRunRecoveredFromItsLockRecord(t *testing.T) {
+	for _, how := range []string{"takeover", "unlock --force"} {
+		t.Run(how, func(t *testing.T) {
+			f := newFixture(t, "additive")
+			f.bundle("mine", "mine.one", map[string]string{"a.txt": "a"})
+			if d := f.run(f.app(nil), "mine"); d.Status != report.StatusOK {
+				t.Fatalf("setup run: %+v", d)
+			}
+			f.bundle("mine", "mine.two", map[string]string{"a.txt": "a", "new.txt": "new"})
+			// The output's create is the run's first write, the catalog its
+			// second: from there on every write fails, as if it died.
+			fs := &faultstore.Store{FailAt: 2, Sticky: true, Ignore: faultstore.IgnoreLock}
+			dying := f.app(func(s storage.Store) storage.Store { fs.Store = s; return fs })
+			dying.LockLease, dying.LockSkewAllowance = 400*time.Millisecond, 100*time.Millisecond
+			if d := f.run(dying, "mine"); d.Status != report.StatusFailed {
+				t.Fatalf("killed run: %s %v", d.Status, d.Error)
+			}
+			if got := fs.Log(); len(got) < 2 || got[0] != "put new.txt" || got[1] != "putif .distributor.json" {
+				t.Fatalf("writes %q: want the output, then the catalog", got)
+			}
+			if _, err := os.Stat(filepath.Join(f.root, "new.txt")); err != nil {
+				t.Fatalf("the killed run's output: %v", err)
+			}
+			if _, err := os.Stat(filepath.Join(f.root, journal.Name)); err == nil {
+				t.Fatalf("a journal object after the kill: the intent belongs in the lock record")
+			}
+			data, err := os.ReadFile(filepath.Join(f.root, lock.Name))
+			if err != nil {
+				t.Fatalf("the killed run's lock record: %v", err)
+			}
+			st, err := local.New(f.root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			info, _, err := lock.Read(context.Background(), st)
+			st.Close()
+			if err != nil || len(info.Intent) == 0 {
+				t.Fatalf("lock record %q (%v): want one with the intent", data, err)
+			}
+			next := f.app(nil)
+			next.LockTimeout = 20 * time.Second
+			next.LockLease, next.LockSkewAllowance = dying.LockLease, dying.LockSkewAllowance
+			if how == "unlock --force" {
+				rep, err := next.Unlock(context.Background(), f.cfg, UnlockOptions{MaintOptions: MaintOptions{Pipeline: "mine", Destination: "site"}, Force: true})
+				if err != nil || !rep.Removed {
+					t.Fatalf("unlock --force: %+v %v", rep, err)
+				}
+				if _, err := os.Stat(filepath.Join(f.root, journal.Name)); err != nil {
+					t.Fatalf("unlock did not move the intent to the journal: %v", err)
+				}
+			}
+			d := f.run(next, "mine")
+			if d.Status != report.StatusOK || d.Recovered == nil || d.Recovered.Removed != 1 {
+				t.Fatalf("next run: %s %v, recovered %+v; want ok after removing the dead run's new.txt", d.Status, str(d.Error), d.Recovered)
+			}
+			c := checkInvariants(t, f.root, nil, &catalog.Catalog{}, nil)
+			if len(c.Outputs) != 2 {
+				t.Errorf("catalog records %d outputs, want 2", len(c.Outputs))
+			}
+			for _, name := range []string{journal.Name, lock.Name} {
+				if _, err := os.Stat(filepath.Join(f.root, name)); err == nil {
+					t.Errorf("%s after the next run", name)
+				}
+			}
+		})
+	}
+}
+
+// intentPending says whether the root st holds a run's intent journal: the
+// journal object, or a lock record with an intent.
+func intentPending(t *testing.T, st storage.Store) bool {
+	t.Helper()
+	pending, err := journalPresent(context.Background(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pending
+}
