@@ -39,3 +39,20 @@ func CopyExact(ctx context.Context, dst io.Writer, src io.Reader, size int64) er
 	}
 	return ctx.Err()
 }
+
+// Cancelled returns ctx's error if ctx is done, else nil. Unlike ctx.Err
+// it calls no Err method while ctx is live: under the root's lock Err checks
+// the lock's fence, which reads a clock with a system call (lock.Bind), and
+// a copy into a temporary file, which nothing reads before it is published,
+// needs only to stop once the run is cancelled or the fence lapsed (the
+// lock cancels the context then). The change a write makes visible, the
+// rename or link of its temporary file, still checks ctx.Err right before
+// it (publish; docs/design.md, "Fencing").
+func Cancelled(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	default:
+		return nil
+	}
+}

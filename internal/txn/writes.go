@@ -178,7 +178,8 @@ func (t *Txn) sync(ctx context.Context) error {
 }
 
 // each runs fn for items 0..n-1 on up to Jobs goroutines and calls ok, one
-// call at a time, for each item fn completed. After the first error it
+// call at a time, for each item fn completed. Every fn must check the
+// lock's fence before the change it makes. After the first error it
 // starts no new item, waits for those in flight, and returns that error.
 // The first failure does not cancel the items in flight: a cancelled
 // request may still complete on a server after the client gave up, and the
@@ -194,12 +195,15 @@ func (t *Txn) each(ctx context.Context, n int, fn func(context.Context, int) err
 	)
 	// Jobs workers take the next item until none is left: no goroutine
 	// or channel hand-off per item, which many small files would pay for
-	// in scheduler wake-ups (bench/run cold, P9).
+	// in scheduler wake-ups (bench/run cold, P9). Before an item they only
+	// look whether ctx is done (storage.Cancelled): every fn checks the
+	// lock's fence itself right before its change, and ctx.Err would read
+	// the fence's clock once more per item.
 	for range min(t.opts.Jobs, n) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for !failed.Load() && ctx.Err() == nil {
+			for !failed.Load() && storage.Cancelled(ctx) == nil {
 				i := int(next.Add(1) - 1)
 				if i >= n {
 					return

@@ -94,7 +94,8 @@ func (s *Store) RemoveCreatedRoot(context.Context) (bool, error) {
 // copyExact is storage.CopyExact through a buffer of up to stageBuf
 // bytes: a file that fits takes one read to fill the buffer, one to see
 // the end of input, and one write (where io.CopyN makes 32 KiB reads and
-// writes).
+// writes). It stops once ctx is done (storage.Cancelled: no fence check
+// per buffer; the commit checks the fence before the change it guards).
 func (s *Store) copyExact(ctx context.Context, dst io.Writer, src io.Reader, size int64) error {
 	bp, _ := s.bufs.Get().(*[]byte)
 	if bp == nil {
@@ -105,7 +106,7 @@ func (s *Store) copyExact(ctx context.Context, dst io.Writer, src io.Reader, siz
 	buf := *bp
 	var done int64
 	for {
-		if err := ctx.Err(); err != nil {
+		if err := storage.Cancelled(ctx); err != nil {
 			return err
 		}
 		// One byte more than is left, to see the end of the input (or
@@ -126,7 +127,7 @@ func (s *Store) copyExact(ctx context.Context, dst io.Writer, src io.Reader, siz
 			if done < size {
 				return fmt.Errorf("short input: got %d of %d bytes", done, size)
 			}
-			return ctx.Err()
+			return storage.Cancelled(ctx)
 		default:
 			return fmt.Errorf("after %d of %d bytes: %w", done, size, err)
 		}

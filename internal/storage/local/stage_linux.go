@@ -98,3 +98,13 @@ func (s *Store) umaskKeepsFileMode() bool {
 	})
 	return s.umaskKeeps
 }
+
+// startWriteback asks the kernel to start writing f's dirty pages in
+// [off, off+n) (n 0: to the end of the file) to disk, and does not wait
+// for them (sync_file_range with SYNC_FILE_RANGE_WRITE only). It changes
+// no durability guarantee: the file's fsync or the store's Sync still
+// makes the bytes durable; it only lets the disk start earlier. A failure
+// is ignored for the same reason.
+func startWriteback(f *os.File, off, n int64) {
+	_ = unix.SyncFileRange(int(f.Fd()), off, n, unix.SYNC_FILE_RANGE_WRITE)
+}

@@ -160,3 +160,25 @@ func TestStageRechecksItsDirectory(t *testing.T) {
 		}
 	}
 }
+
+// TestStageLargeFileWithEarlyWriteback stages and commits, on a deferred
+// store, a file of a few writeback chunks and a tail (its writer starts the
+// write-out of every chunk as it goes): the bytes are the ones staged, and
+// Sync still succeeds.
+func TestStageLargeFileWithEarlyWriteback(t *testing.T) {
+	root := t.TempDir()
+	s, err := local.NewDeferred(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	data := strings.Repeat("0123456789abcdef", (20<<20)/16) + "tail"
+	g := stage(t, s, "big/file.bin", data)
+	commit(t, g)
+	if err := s.Sync(t.Context()); err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	if got := readFile(t, root, "big/file.bin"); got != data {
+		t.Fatalf("file holds %d bytes, want the %d staged", len(got), len(data))
+	}
+}
