@@ -235,7 +235,7 @@ func (dr *destinationRun) publish(ctx context.Context) error {
 			return nil
 		}
 	}
-	return dr.lockedApply(ctx, in, pl)
+	return dr.lockedApply(ctx, in, pl, cerr == nil)
 }
 
 // dryRun finishes a dry run from the plan pl of dr.root: over a pending
@@ -271,8 +271,9 @@ func (dr *destinationRun) dryRun(ctx context.Context, in plan.Input, pl *plan.Pl
 }
 
 // lockedApply takes the root's lock, plans again under it unless nothing
-// changed since the plan pl of dr.root, and applies the plan.
-func (dr *destinationRun) lockedApply(ctx context.Context, in plan.Input, pl *plan.Plan) (err error) {
+// changed since the plan pl of dr.root, and applies the plan. checked says
+// pl passed dr.check.
+func (dr *destinationRun) lockedApply(ctx context.Context, in plan.Input, pl *plan.Plan, checked bool) (err error) {
 	a, st := dr.a, dr.st
 	// A failed run leaves no empty root directory it created behind (it
 	// runs after the lock is released).
@@ -283,9 +284,15 @@ func (dr *destinationRun) lockedApply(ctx context.Context, in plan.Input, pl *pl
 	}()
 	locking := a.Now()
 	// The change is known before the lock: its intent travels in the lock
-	// record (txn.Options.Intent).
+	// record (txn.Options.Intent), unless the plan is refused (here only to
+	// recover a pending journal): a refused plan's writes over unmanaged
+	// files, or its base, an invalid catalog, must never be recovered.
 	ch := dr.change(dr.root, in, pl)
-	tx, err := a.beginChange(ctx, st, dr.d, "run", dr.jobs, ch)
+	var intent *txn.Change
+	if checked && !pl.Action.Failed() {
+		intent = ch
+	}
+	tx, err := a.beginChange(ctx, st, dr.d, "run", dr.jobs, intent)
 	dr.rd.LockWait = a.Now().Sub(locking)
 	if err != nil {
 		return err

@@ -1,7 +1,10 @@
 package app
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -97,4 +100,67 @@ func intentPending(t *testing.T, st storage.Store) bool {
 		t.Fatal(err)
 	}
 	return pending
+}
+
+// lockWrites records whether any lock record written through it carried an
+// intent.
+type lockWrites struct {
+	storage.Store
+	withIntent, all int
+}
+
+func (w *lockWrites) Put(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
+	if p != lock.Name {
+		return w.Store.Put(ctx, p, r, size, opts)
+	}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return "", err
+	}
+	var rec struct {
+		Intent json.RawMessage `json:"intent"`
+	}
+	if json.Unmarshal(data, &rec) == nil {
+		w.all++
+		if len(rec.Intent) > 0 {
+			w.withIntent++
+		}
+	}
+	return w.Store.Put(ctx, p, bytes.NewReader(data), size, opts)
+}
+
+// TestRefusedPlanNeverInTheLockRecord: a run whose plan is refused still
+// takes the lock when a dead run's journal is pending (to recover it), but
+// its refused plan is no intent: recovered after a kill, its writes over
+// the unmanaged file it refused would be rolled forward as this pipeline's.
+func TestRefusedPlanNeverInTheLockRecord(t *testing.T) {
+	f := newFixture(t, "additive")
+	f.bundle("mine", "mine.one", map[string]string{"a.txt": "a"})
+	if d := f.run(f.app(nil), "mine"); d.Status != report.StatusOK {
+		t.Fatalf("setup run: %+v", d)
+	}
+	// A pending journal at the root, as a dead run leaves it.
+	jr, err := journal.Encode(&journal.Journal{RunID: "dead", Command: "run", Started: time.Unix(0, 0).UTC(),
+		Ops: []journal.Op{{Op: journal.OpDelete, Path: "gone.txt"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(f.root, journal.Name), jr, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(f.root, "theirs.txt"), []byte("theirs"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.bundle("mine", "mine.two", map[string]string{"a.txt": "a", "theirs.txt": "theirs"})
+	w := &lockWrites{}
+	d := f.run(f.app(func(s storage.Store) storage.Store { w.Store = s; return w }), "mine")
+	if d.Status == report.StatusOK || d.Action != "fail_unmanaged" {
+		t.Fatalf("run over an unmanaged file: %s %s %v; want refused with fail_unmanaged", d.Status, d.Action, str(d.Error))
+	}
+	if w.all == 0 || w.withIntent > 0 {
+		t.Errorf("lock records written: %d, %d of them with an intent; want the lock taken, with no intent", w.all, w.withIntent)
+	}
+	if _, err := os.Stat(filepath.Join(f.root, journal.Name)); err == nil {
+		t.Errorf("the pending journal is still there: the run did not recover it")
+	}
 }

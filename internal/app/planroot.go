@@ -98,7 +98,7 @@ func readPlanRoot(ctx context.Context, st storage.Store, req planRequest) (*Root
 	}
 	_, r.Pending = r.Listing[journal.Name]
 	if _, locked := r.Listing[lock.Name]; locked && !r.Pending {
-		if r.Pending, err = lockIntent(ctx, st); err != nil {
+		if r.Pending, err = recordOrJournal(ctx, st); err != nil {
 			return nil, err
 		}
 	}
@@ -138,15 +138,24 @@ func journalPresent(ctx context.Context, st storage.Store) (bool, error) {
 			if !locked {
 				return false, nil
 			}
-			return lockIntent(ctx, st)
 		}
+	}
+	return recordOrJournal(ctx, st)
+}
+
+// recordOrJournal reads the lock record, then the journal: whoever moves a
+// record's intent creates the journal before it deletes the record, so in
+// this order no move goes unseen.
+func recordOrJournal(ctx context.Context, st storage.Store) (bool, error) {
+	if pend, err := lockIntent(ctx, st); pend || err != nil {
+		return pend, err
 	}
 	_, err := st.Stat(ctx, journal.Name)
 	switch {
 	case err == nil:
 		return true, nil
 	case errors.Is(err, storage.ErrNotExist) && !errors.Is(err, storage.ErrNotObject):
-		return lockIntent(ctx, st)
+		return false, nil
 	}
 	return false, fmt.Errorf("stat %s at %s: %w", journal.Name, st, err)
 }

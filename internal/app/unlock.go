@@ -59,6 +59,13 @@ func (a *App) Unlock(ctx context.Context, cfg *config.Config, opts UnlockOptions
 		rep.Fail(fmt.Errorf("%w; the lock was not removed", err))
 		return rep, nil
 	}
+	// A waiter may have taken the lock over meanwhile (moving the same
+	// intent): its record, and the intent in it, are not this unlock's to
+	// remove.
+	if now, _, err := lock.Read(ctx, st); err == nil && now.ID != info.ID {
+		rep.Fail(fmt.Errorf("the lock changed hands while unlocking (now held by %s): it was not removed", now))
+		return rep, nil
+	}
 	if err := st.Delete(ctx, lock.Name); err != nil {
 		rep.Fail(fmt.Errorf("remove %s: %w", lock.Name, err))
 		return rep, nil

@@ -274,3 +274,44 @@ func TestTakeoverKeepsAnExistingJournal(t *testing.T) {
 		t.Errorf("a journal after the recovery: the record's intent replaced the one recovered")
 	}
 }
+
+// TestSingleWriterJournalsInTheObject: a destination that sets
+// single_writer may be on a server that ignores exclusive create, where the
+// next run's lock create would replace a dead run's record and the intent
+// in it; so its intent is never in the record: the journal object holds it
+// before the first change, as before the intent moved into the lock.
+func TestSingleWriterJournalsInTheObject(t *testing.T) {
+	dir, st := newRoot(t)
+	ch := change(map[string]string{"a.txt": "a"})
+	checked := false
+	h := &hooked{Store: st, before: func(op, p string) error {
+		if p == catalog.FileName {
+			checked = true
+			info, _, err := lock.Read(context.Background(), st)
+			if err != nil || len(info.Intent) > 0 || !exists(t, dir, journal.Name) {
+				t.Errorf("before the catalog: lock record %v (%v), journal object %v; want the intent in the journal object only",
+					info, err, exists(t, dir, journal.Name))
+			}
+		}
+		return nil
+	}}
+	l := lock.Locker{Lease: time.Hour, Wait: 5 * time.Second, Host: "me", PID: 1, Alive: func(p int) bool { return p < 1000 }}
+	tx, err := Begin(context.Background(), Options{Store: h, Command: "run", Lock: l, Now: func() time.Time { return now },
+		Intent: ch, SingleWriter: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info := tx.lk.Info(); len(info.Intent) > 0 {
+		t.Errorf("the lock record created carries an intent (%d bytes)", len(info.Intent))
+	}
+	if res, err := tx.Apply(ch); err != nil || !res.Committed {
+		t.Fatalf("apply: %v %+v", err, res)
+	}
+	tx.End()
+	if !checked {
+		t.Error("the catalog was never written")
+	}
+	if exists(t, dir, journal.Name) || exists(t, dir, lock.Name) {
+		t.Errorf("after the run: journal %v, lock %v; want neither", exists(t, dir, journal.Name), exists(t, dir, lock.Name))
+	}
+}

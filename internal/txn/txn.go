@@ -71,13 +71,14 @@ type Options struct {
 	// Begin creates instead of .distributor.journal, which saves the
 	// journal's own create and delete (docs/design.md, "The 10-request
 	// design"). Apply still takes the change it applies; one that differs
-	// rewrites the record first.
+	// rewrites the record first. Ignored with SingleWriter: where exclusive
+	// create may not be enforced, a lock create could replace a dead run's
+	// record and its intent; the journal object keeps it.
 	Intent *Change
 }
 
-// IntentCap bounds the intent journal a lock record carries: renewals
-// rewrite the whole record and waiters read it every poll. A larger intent
-// is written to .distributor.journal.
+// IntentCap bounds the intent a lock record carries (renewals rewrite the
+// record, waiters read it every poll); a larger one goes to the journal.
 const IntentCap = 64 << 10
 
 // Txn is a held destination root: its lock, recovered and swept.
@@ -161,6 +162,9 @@ func Begin(ctx context.Context, opts Options) (*Txn, error) {
 	l := opts.Lock
 	l.Store = opts.Store
 	runID, started := RunID(), opts.Now().UTC().Truncate(time.Second)
+	if opts.SingleWriter {
+		opts.Intent = nil // see Intent
+	}
 	if opts.Intent != nil && len(opts.Intent.Writes)+len(opts.Intent.Deletes) > 0 {
 		if data, err := encodeJournal(opts.Intent, runID, opts.Command, started); err == nil && len(data) <= IntentCap {
 			l.Intent = data
@@ -553,10 +557,8 @@ func encodeJournal(ch *Change, runID, command string, started time.Time) ([]byte
 
 // dropJournal removes the journal once the root is settled. If that fails
 // (or the fence lapsed) the next writer finds the catalog committed and only
-// removes the journal.
-//
-// An intent in the lock record goes with the record (End), so the root is
-// settled: nothing to send.
+// removes the journal. An intent in the lock record goes with the record
+// (End): nothing to send.
 func (t *Txn) dropJournal() {
 	if t.intentLive {
 		t.intentLive = false
