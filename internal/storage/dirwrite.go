@@ -141,9 +141,9 @@ func (d *DirWriter) put(ctx context.Context, p string, r io.Reader, size int64, 
 	return publish(ctx, t, exclusive)
 }
 
-// begin checks a write and creates its temporary file (a name nobody
-// reads: the fence is checked where the file is published, by publish's
-// ctx.Err, so a done ctx is enough here).
+// begin checks a write and creates its temporary file, under ctx.Err (the
+// fence): creating it may create its missing parent directories, which
+// are changes to the root. The copy into it then only checks Cancelled.
 func (d *DirWriter) begin(ctx context.Context, p string, size int64, deferred bool) (DirTemp, error) {
 	if err := CheckPath(p); err != nil {
 		return nil, err
@@ -151,7 +151,7 @@ func (d *DirWriter) begin(ctx context.Context, p string, size int64, deferred bo
 	if size < 0 {
 		return nil, fmt.Errorf("negative size %d", size)
 	}
-	if err := Cancelled(ctx); err != nil {
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	return d.FS.Temp(ctx, p, deferred)
