@@ -3,12 +3,13 @@ package config
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 )
 
 // durationUnits are the units ParseDuration accepts, largest first, and
-// unitSizes their sizes (a day is 24 hours).
+// unitSizes their sizes.
 const durationUnits = "dhms"
 
 var unitSizes = [...]time.Duration{24 * time.Hour, time.Hour, time.Minute, time.Second}
@@ -49,22 +50,11 @@ func ParseDuration(s string) (time.Duration, error) {
 		}
 		next = idx + 1
 		size := unitSizes[idx]
-		var n int64
-		for _, c := range digits {
-			d := int64(c - '0')
-			if n > (math.MaxInt64-d)/10 {
-				return 0, fmt.Errorf("invalid duration %q: too large", s)
-			}
-			n = n*10 + d
-		}
-		if n > int64(math.MaxInt64/size) {
+		n, err := strconv.ParseInt(digits, 10, 64) // digits only: fails only out of range
+		if err != nil || n > int64(math.MaxInt64/size) || total > math.MaxInt64-time.Duration(n)*size {
 			return 0, fmt.Errorf("invalid duration %q: too large", s)
 		}
-		v := time.Duration(n) * size
-		if total > math.MaxInt64-v {
-			return 0, fmt.Errorf("invalid duration %q: too large", s)
-		}
-		total += v
+		total += time.Duration(n) * size
 	}
 	return total, nil
 }

@@ -25,8 +25,7 @@ const (
 // Config is a decoded and validated distributor.yaml. Relative local paths
 // have been resolved against the config file's directory and "~/" expanded.
 type Config struct {
-	// File is the absolute path of the config file it was loaded from.
-	File          string
+	File          string // absolute path of the config file
 	Pipelines     []Pipeline
 	Destinations  []Destination
 	Notifications []Notification
@@ -45,23 +44,18 @@ type Pipeline struct {
 
 // Destination is one destination root and how outputs are laid out in it.
 type Destination struct {
-	ID string
-	// Backend names the storage backend (a name in package
-	// storage/registry: local, sftp, s3, ...).
-	Backend string
-	// Path is the destination root and may hold placeholders (see Expand),
-	// as the backend's storage.PathKind reads it. PathLocal: an absolute,
-	// cleaned file path ("~/" and relative paths are resolved at load).
-	// PathServer: an absolute, cleaned server path. PathKey: a key prefix
-	// without leading or trailing "/", possibly "" (the bucket root).
+	ID      string
+	Backend string // a name in package storage/registry: local, sftp, s3, ...
+	// Path is the destination root, placeholders allowed (see Expand), as
+	// the backend's storage.PathKind reads it: PathLocal an absolute clean
+	// file path, PathServer an absolute clean server path, PathKey a key
+	// prefix without leading or trailing "/" ("" is the bucket root).
 	Path     string
 	Workflow string // additive | replacement (default additive)
-	// MaxDeletes, when set, is the most outputs one plan may delete at this
-	// destination: a plan that would delete more aborts before any change.
+	// MaxDeletes, when set, is the most outputs one plan may delete here.
 	MaxDeletes *int
 	// SingleWriter lets writers use a root whose server fails the probe of
-	// conditional writes (the operator guarantees that no two writers run
-	// on it at once); every run warns.
+	// conditional writes (the operator guarantees a single writer).
 	SingleWriter bool
 	Publish      Publish
 	Paths        Paths
@@ -69,15 +63,11 @@ type Destination struct {
 	Links        Links
 	// Headers are the response-metadata rules, first match wins (only
 	// with a backend whose stores keep metadata: Properties.Metadata).
-	Headers []HeaderRule
-	// Index is the archive index (and feed) of this destination's
-	// reports, or nil.
-	Index *Index
-	// Retention is nil when the destination has no retention block.
-	Retention *Retention
-	// Settings is what the backend's Decode returned for the block named
-	// like the backend (nil for a backend without one), which its Open
-	// and Location read (a pointer to the adapter's Options, typically).
+	Headers   []HeaderRule
+	Index     *Index     // the archive index and feed, or nil
+	Retention *Retention // nil without a retention block
+	// Settings is what the backend's Decode returned for its block (nil
+	// for a backend without one), for its Open and Location.
 	Settings any
 	// LocalFiles are the files on this machine the backend's block names
 	// (an SSH identity, a known_hosts file), which validate checks.
@@ -95,10 +85,9 @@ type LocalFile struct {
 type Publish struct {
 	HTML   bool   // render Markdown to HTML; default true
 	Source string // all | assets | none; default assets
-	// Include and Exclude are glob patterns (see package glob) on bundle
-	// paths, applied before paths.rename and paths.prefix: a bundle file
-	// is published when it matches an Include pattern (nil: every file)
-	// and no Exclude pattern.
+	// Include and Exclude are glob patterns on bundle paths, applied before
+	// paths: a file is published when it matches an Include pattern (nil:
+	// every file) and no Exclude pattern.
 	Include []string
 	Exclude []string
 }
@@ -121,32 +110,22 @@ const DefaultFeedEntries = 20
 // Index is a destination's archive index: an HTML page at Path (and an
 // Atom feed at Feed) listing the reports published at its root.
 type Index struct {
-	// Path is the index page's root-relative output path (paths.prefix
-	// does not apply).
-	Path string
-	// Title heads the page and the feed (default: the destination id).
-	Title string
-	// Feed is the Atom feed's root-relative output path, or "" for none.
-	Feed string
-	// FeedEntries is how many of the newest reports the feed holds.
-	FeedEntries int
+	Path        string // root-relative (paths.prefix does not apply)
+	Title       string // heads the page and the feed (default: the destination id)
+	Feed        string // the Atom feed's root-relative path, or "" for none
+	FeedEntries int    // how many of the newest reports the feed holds
 	Line        int
 }
 
 // Paths maps source paths to output paths.
 type Paths struct {
-	// Prefix is prepended verbatim, as a plain string, to every output path
-	// and may hold placeholders. It is not a directory name: "tomorrow/"
-	// gives "tomorrow/index.html", while "report-" gives "report-index.html"
-	// and "tomorrow" (no slash) gives "tomorrowindex.html". "" means no
-	// prefix. Load checks that prefix+name stays a clean path; planning must
-	// still check the final output paths (a prefix ".dist" plus a file
-	// "ributor.json" would hit the reserved namespace).
-	Prefix string
-	Rename map[string]string // exact source path -> output path, before .md -> .html
-	// RenameLines is the config file line of each Rename key, for
-	// messages about it.
-	RenameLines map[string]int
+	// Prefix is prepended verbatim to every output path and may hold
+	// placeholders; Load requires it to end with "/". Load checks that
+	// prefix+name stays a clean path; planning must still check the final
+	// paths against the reserved namespace.
+	Prefix      string
+	Rename      map[string]string // exact source path -> output path, before .md -> .html
+	RenameLines map[string]int    // the config line of each Rename key
 }
 
 // Markdown configures markdown_to_html.
@@ -162,9 +141,7 @@ type Links struct {
 }
 
 // Retention is the destination's retention policy.
-type Retention struct {
-	Prune *Prune
-}
+type Retention struct{ Prune *Prune }
 
 // Prune selects outputs for `distributor prune`.
 type Prune struct {

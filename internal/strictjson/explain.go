@@ -19,28 +19,23 @@ import (
 // Unmarshal and UnmarshalDecode return it; Describe and Explain build it
 // from other errors of a strict read (a Decoder's ReadToken, ReadValue).
 type Error struct {
-	// Field is the offending member's path in the project's style, such as
-	// "files[3].size" or "ops[0].record.Path"; empty for the document as a
-	// whole (a syntax error outside any value, trailing data).
+	// Field is the offending member's path, such as "files[3].size"; empty
+	// for the document as a whole (a syntax error outside any value).
 	Field string
-	// Value is the offending value as shown to people (a JSON string or
-	// number, Go-quoted if it is not valid UTF-8, shortened when long), or
-	// empty when unknown or irrelevant.
+	// Value is the offending value as shown to people (Go-quoted if not
+	// valid UTF-8, shortened when long), or empty.
 	Value string
-	// Reason says what is wrong, for example "must be an integer, got a
-	// string", "duplicate field", "is not valid UTF-8".
+	// Reason says what is wrong, for example "duplicate field".
 	Reason string
-	// Offset is the byte offset in the input at or after which the problem
-	// is, or -1 when unknown.
+	// Offset is the byte offset of the problem in the input, or -1.
 	Offset int64
 	// Line and Column (1-based, column in bytes) locate Offset when the
-	// input was given to Describe; both 0 otherwise.
+	// input was at hand; both 0 otherwise.
 	Line, Column int
-	// Syntax is true for a grammar error (the input is not JSON at all
-	// there); the position is then part of the message.
+	// Syntax is true for a grammar error; the position is then part of
+	// the message.
 	Syntax bool
-	// Err is the underlying error.
-	Err error
+	Err    error // the underlying error
 
 	invalidText bool
 }
@@ -93,13 +88,10 @@ func (e *Error) Unwrap() error { return e.Err }
 // bytes that are not UTF-8, an unpaired surrogate escape.
 func (e *Error) Is(target error) bool { return target == ErrInvalidText && e.invalidText }
 
-// Explain explains err, returned by a strict read of data, as an *Error
-// naming the field path in the project's style. data is the whole input
-// when the caller has it, or nil for a stream: then positions are byte
-// offsets and string values are not shown. An error that is neither a
-// json.SemanticError nor a jsontext.SyntacticError (an I/O error of the
-// stream) is kept as the reason. An *Error is returned as it is.
-// Explain(nil, data) is nil.
+// Explain explains err, returned by a strict read of data, as an *Error.
+// data is the whole input, or nil for a stream: then positions are byte
+// offsets and string values are not shown. Any other error (a stream's I/O
+// error) is kept as the reason; an *Error is returned as it is, nil as nil.
 func Explain(err error, data []byte) *Error {
 	if err == nil {
 		return nil
@@ -189,14 +181,12 @@ func describeSemantic(e *Error, se *json.SemanticError) {
 		e.Value, e.Reason = string(se.JSONValue), "must be an integer"
 		return
 	case se.Err == nil && se.JSONKind != 0 && se.GoType != nil:
-		want := goKind(se.GoType)
+		want, subject := goKind(se.GoType), ""
 		if e.Field == "" {
 			// The document as a whole: say it is JSON that is expected.
-			want = strings.Replace(want, "an object", "a JSON object", 1)
-			e.Reason = "the document must be " + want + ", got " + jsonKind(se.JSONKind)
-			return
+			want, subject = strings.Replace(want, "an object", "a JSON object", 1), "the document "
 		}
-		e.Reason = "must be " + want + ", got " + jsonKind(se.JSONKind)
+		e.Reason = subject + "must be " + want + ", got " + jsonKind(se.JSONKind)
 		return
 	}
 	if v := se.JSONValue; len(v) > 0 && len(v) <= maxShown {
@@ -213,10 +203,9 @@ func describeSemantic(e *Error, se *json.SemanticError) {
 }
 
 // Field turns a JSON pointer into the project's field path style:
-// "/files/3/size" is "files[3].size". A token of decimal digits is shown
-// as an array index (the documents distributor reads have no member names
-// of digits only); a member name that is not a plain identifier is shown
-// quoted, as in `x["a b"]`.
+// "/files/3/size" is "files[3].size". A token of digits is an array index
+// (the documents distributor reads have no such member names); a member
+// name that is not a plain identifier is quoted, as in `x["a b"]`.
 func Field(p jsontext.Pointer) string {
 	var b strings.Builder
 	for tok := range p.Tokens() {
@@ -272,9 +261,8 @@ func showLiteral(lit []byte) string {
 
 // stringAt finds the JSON string literal (quotes included) that contains
 // offset off of data, which the decoder accepted up to off, and whether it
-// is an object member name. A quote preceded by an even number of
-// backslashes delimits a string; inside a string every quote is escaped,
-// so the first such quote before off opens the literal.
+// is a member name. Inside a string every quote is escaped, so the first
+// unescaped quote before off opens the literal.
 func stringAt(data []byte, off int64) (lit []byte, name, ok bool) {
 	if data == nil || off < 0 || off > int64(len(data)) {
 		return nil, false, false
@@ -344,15 +332,7 @@ func loneSurrogate(body []byte) string {
 }
 
 func isIndex(tok string) bool {
-	if tok == "" || len(tok) > 18 {
-		return false
-	}
-	for i := 0; i < len(tok); i++ {
-		if tok[i] < '0' || tok[i] > '9' {
-			return false
-		}
-	}
-	return true
+	return tok != "" && len(tok) <= 18 && strings.Trim(tok, "0123456789") == ""
 }
 
 func isIdent(tok string) bool {
@@ -377,12 +357,7 @@ func isInteger(t reflect.Type) bool {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	switch t.Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return true
-	}
-	return false
+	return reflect.Int <= t.Kind() && t.Kind() <= reflect.Uintptr // the integer kinds
 }
 
 // goKind names what a Go type reads from JSON.
