@@ -28,8 +28,8 @@ const (
 	ExitOK     = 0
 	ExitFailed = 1 // a destination failed, a plan has a fail_* action, a bundle is invalid, verify found problems
 	ExitUsage  = 2 // a usage or configuration error
-	// ExitLocked: the only failures were roots whose lock another writer
-	// held past --lock-timeout (restic uses 11 for its locked repository).
+	// ExitLocked: the only failures were roots locked by another writer
+	// past --lock-timeout (restic uses 11 for its locked repository).
 	ExitLocked  = 11
 	exitUnknown = 1
 )
@@ -37,12 +37,11 @@ const (
 // Env is the process environment the CLI runs in. Nothing is read from
 // globals, so tests run the CLI in-process.
 type Env struct {
-	Stdout  io.Writer
-	Stderr  io.Writer
-	Getenv  func(string) string
-	Version string // module version, e.g. "v0.1.0" or "dev"
-	Commit  string // VCS revision, or ""
-	// IsTerminal reports whether a writer is an interactive terminal.
+	Stdout     io.Writer
+	Stderr     io.Writer
+	Getenv     func(string) string
+	Version    string // module version, e.g. "v0.1.0" or "dev"
+	Commit     string // VCS revision, or ""
 	IsTerminal func(io.Writer) bool
 	// TerminalWidth reports the columns of a terminal writer, or 0 when it
 	// cannot tell (help then reads $COLUMNS). Nil: always 0.
@@ -62,20 +61,18 @@ func usageErr(format string, args ...any) error {
 	return &exitError{code: ExitUsage, err: fmt.Errorf(format, args...)}
 }
 
-// silentFailure makes the command exit 1 after it printed its own report.
-var errSilentFailure = &exitError{code: ExitFailed, err: errors.New("")}
-
-// errLockHeld makes the command exit ExitLocked after it printed its own
-// report.
-var errLockHeld = &exitError{code: ExitLocked, err: errors.New("")}
+// errSilentFailure and errLockHeld make a command that printed its own
+// report exit 1 or ExitLocked.
+var (
+	errSilentFailure = &exitError{code: ExitFailed, err: errors.New("")}
+	errLockHeld      = &exitError{code: ExitLocked, err: errors.New("")}
+)
 
 // globals are the persistent flags.
 type globals struct {
-	env Env
-	// args are the command line's arguments (without the program name).
-	args []string
-	// configPath is the configuration file loadConfig resolved.
-	configPath string
+	env        Env
+	args       []string // the command line (without the program name)
+	configPath string   // the configuration file loadConfig resolved
 	config     string
 	output     string
 	logLevel   string
@@ -83,13 +80,10 @@ type globals struct {
 	quiet      bool // -q: --log-level error
 	progress   string
 	lockWait   time.Duration
-	// lockLease and lockSkew tune fencing (see docs/design.md).
-	lockLease time.Duration
-	lockSkew  time.Duration
-	logger    *slog.Logger
-	// columns is the width help is wrapped to (see helpColumns); 0 is
-	// defaultColumns.
-	columns int
+	lockLease  time.Duration // lockLease and lockSkew tune fencing (docs/design.md)
+	lockSkew   time.Duration
+	logger     *slog.Logger
+	columns    int // the width help is wrapped to; 0 is defaultColumns
 }
 
 // Execute runs the CLI with args (without the program name) and returns the
@@ -116,10 +110,11 @@ func Execute(ctx context.Context, args []string, env Env) int {
 	code := exitUnknown
 	var ee *exitError
 	if errors.As(err, &ee) {
+		brief := report.Brief(ee.err)
 		if ee.err.Error() != "" {
-			fmt.Fprintf(env.Stderr, "distributor: %s\n", report.Brief(ee.err))
+			fmt.Fprintf(env.Stderr, "distributor: %s\n", brief)
 		}
-		if brief := report.Brief(ee.err); brief != ee.err.Error() && g.logger != nil {
+		if brief != ee.err.Error() && g.logger != nil {
 			g.logger.Info("the whole error", "err", ee.err)
 		}
 		code = ee.code
@@ -277,10 +272,9 @@ func (g *globals) configSource() string {
 	return "the default without --config or $" + config.EnvConfig
 }
 
-// app builds the App for a command: its logger, lock timeout and, as
-// --progress and stderr say, the progress display (which then also carries
-// the log lines, so that they are printed above the bars), which logs the
-// transfers at --log-level info and debug.
+// app builds the App for a command: its logger, lock timeout and the
+// progress display (--progress), which then also carries the log lines and
+// logs the transfers at --log-level info and debug.
 func (g *globals) app() *app.App {
 	logger := g.logger
 	progress := newProgress(g.progress, g.env)

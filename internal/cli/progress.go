@@ -19,8 +19,7 @@ import (
 )
 
 // newProgress returns the bars --progress mode asks for on stderr, or nil
-// (docs/cli.md says when: auto only on a terminal whose TERM is not
-// "dumb"). Stdout is never touched and no color is used.
+// (auto: only on a terminal whose TERM is not "dumb"). No color is used.
 func newProgress(mode string, env Env) *progressDisplay {
 	terminal := env.IsTerminal(env.Stderr) && env.Getenv("TERM") != "dumb"
 	if mode != "always" && (mode != "auto" || !terminal) { // "never"; setup rejected anything else
@@ -30,33 +29,25 @@ func newProgress(mode string, env Env) *progressDisplay {
 }
 
 // progressDisplay implements app.Progress with mpb bars on out (stderr;
-// nil: none): one bar per destination while its files are written, showing
-// files and bytes done of the plan's writes (none when there are no
-// writes). It is also the log writer while it shows bars (see Write), so
-// log lines appear above the bars instead of being overwritten by them.
-//
-// With log set it also logs the writes as docs/cli.md says (-v), only
-// after releasing mu, which Write takes.
-//
-// One mpb container is alive while at least one destination is being
-// written; the last Finish waits for the final frame and shuts it down, so
-// nothing is drawn once the executor returns and the report can be printed.
+// nil: none): one bar per destination while its files are written. It is
+// also the log writer (see Write), so log lines appear above the bars. With
+// log set it logs the writes as docs/cli.md says (-v), only after releasing
+// mu, which Write takes. The last Finish shuts the mpb container down, so
+// nothing is drawn once the executor returns and the report is printed.
 type progressDisplay struct {
 	out      io.Writer
 	terminal bool // redraw in place (cursor movement); else append plain frames
 	log      *slog.Logger
 
-	mu   sync.Mutex
-	p    *mpb.Progress // nil when no destination is being written
-	cw   *console      // p's console writer
-	bars map[string]*destinationBar
-	// shown counts the bars of bars: the display stops when none is left.
-	shown int
+	mu    sync.Mutex
+	p     *mpb.Progress // nil when no destination is being written
+	cw    *console      // p's console writer
+	bars  map[string]*destinationBar
+	shown int // the bars of bars: the display stops when none is left
 }
 
 // destinationBar is one destination's bar (nil when none is shown) and
-// counters. The counters are updated from transfer goroutines and read by
-// mpb's render goroutine.
+// counters, updated by transfers and read by mpb's render goroutine.
 type destinationBar struct {
 	bar       *mpb.Bar
 	files     int64
@@ -77,8 +68,7 @@ var _ app.Progress = (*progressDisplay)(nil)
 // rarely enough not to flood a log.
 const refreshNonTerminal = time.Second
 
-// defaultWidth is the width of the display when it is not drawn on a
-// terminal, or on one that does not report its size.
+// defaultWidth is the display's width on a terminal reporting no size.
 const defaultWidth = 80
 
 // console is mpb's console writer (a buffer flushed once per frame) with two
@@ -94,7 +84,6 @@ type console struct {
 	esc int
 }
 
-// GetTermSize reports the terminal's size, or 80x24 when it has none.
 func (c *console) GetTermSize() (width, height int, err error) {
 	width, height, err = c.Writer.GetTermSize()
 	if err != nil || width <= 0 {
@@ -103,7 +92,6 @@ func (c *console) GetTermSize() (width, height int, err error) {
 	return width, max(height, 2), nil
 }
 
-// Flush writes a frame (and whatever was written before it).
 func (c *console) Flush(lines int) error {
 	err := c.Writer.Flush(lines)
 	c.esc = c.Writer.Len()
@@ -145,7 +133,7 @@ func (d *progressDisplay) Start(destination string, files int, bytes int64) {
 	}
 	if d.p == nil {
 		// On a terminal the cursor moves up to redraw (forced: the fake
-		// terminals of tests are not *os.File; a real one is also measured).
+		// terminals of tests are not *os.File).
 		d.cw = &console{Writer: cupwriter.New(d.out, d.terminal), out: d.out}
 		opts := []mpb.ContainerOption{mpb.WithConsoleWriter(d.cw), mpb.WithAutoRefresh()}
 		if !d.terminal {
@@ -153,9 +141,8 @@ func (d *progressDisplay) Start(destination string, files int, bytes int64) {
 		}
 		d.p = mpb.New(opts...)
 	}
-	// The bar advances by one unit per file plus one per byte: by bytes
-	// for real files, yet complete only after the last file, even an
-	// empty one.
+	// One unit per file plus one per byte: complete only after the last
+	// file, even an empty one.
 	d.shown++
 	b.bar = d.p.AddBar(b.files+b.bytes, mpb.BarWidth(40),
 		mpb.PrependDecorators(
@@ -179,8 +166,7 @@ func (b *destinationBar) counters(decor.Statistics) string {
 }
 
 // rateETA renders "  1.2 MiB/s  ETA 0:42" for done of total bytes after
-// elapsed: the average rate, and the time left at that rate until the
-// last byte ("" until a rate is known; no ETA once finished).
+// elapsed ("" until a rate is known; no ETA once finished).
 func rateETA(done, total int64, finished bool, elapsed time.Duration) string {
 	if done <= 0 || elapsed < 500*time.Millisecond {
 		return ""
@@ -233,9 +219,8 @@ func (d *progressDisplay) Done(destination, path string, n int64) {
 	}
 }
 
-// Finish ends destination's bar: complete when every file was written,
-// otherwise marked "stopped" where it stopped. When it was the last bar it
-// draws the final frame and stops the display.
+// Finish ends destination's bar, "stopped" unless every file was written;
+// after the last bar it draws the final frame and stops the display.
 func (d *progressDisplay) Finish(destination string) {
 	d.mu.Lock()
 	b := d.bars[destination]
@@ -268,10 +253,9 @@ func formatCount(done, total int64) string {
 	return slog.Int64Value(done).String() + "/" + slog.Int64Value(total).String()
 }
 
-// Write writes log output: above the bars while they are shown, else
-// straight to stderr. It holds the lock while mpb takes the line, so Finish
-// cannot shut the display down in between: a log line is never lost or torn
-// by a redraw.
+// Write writes log output above the bars while they are shown, else to
+// stderr. It holds the lock while mpb takes the line, so Finish cannot shut
+// the display down in between: no log line is lost or torn by a redraw.
 func (d *progressDisplay) Write(b []byte) (int, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -283,8 +267,7 @@ func (d *progressDisplay) Write(b []byte) (int, error) {
 	return d.out.Write(b)
 }
 
-// progressLogger returns a logger like l (same level, text format as set up
-// by globals.setup) that writes through the display.
+// progressLogger returns a logger like l (same level) writing through d.
 func progressLogger(l *slog.Logger, d *progressDisplay) *slog.Logger {
 	level := slog.LevelError + 4 // nothing enabled
 	if l != nil {

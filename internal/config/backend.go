@@ -13,12 +13,10 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// What a destination's backend decides: how its path is read and its
-// block, decoded through the storage.Backend the registry lists under the
-// backend's name. Nothing here names a backend.
+// What a destination's backend decides, through the storage.Backend the
+// registry lists under its name: how its path is read, and its block.
 
-// blockNames returns the names of the backends that have a block, in the
-// registry's order: the destination fields after the shared ones.
+// blockNames returns the names of the backends that have a block.
 func blockNames() []string {
 	var names []string
 	for _, b := range registry.All() {
@@ -29,9 +27,8 @@ func blockNames() []string {
 	return names
 }
 
-// withBackendFields adds to m each field of a backend's block that is
-// not a fixed block's, mapped to the blocks that have it, joined by "|"
-// (see misplacedDestinationFields).
+// withBackendFields adds to m each field of a backend's block that is not
+// a fixed block's, mapped to the blocks that have it, joined by "|".
 func withBackendFields(m map[string]string) map[string]string {
 	for _, b := range registry.All() {
 		for _, f := range b.Fields {
@@ -47,9 +44,8 @@ func withBackendFields(m map[string]string) map[string]string {
 }
 
 // backendBlocks checks that each backend's block is present exactly when
-// that backend is chosen, and decodes the one present with its backend's
-// Decode into dst.Settings (the block of another backend, when the
-// destination's backend is invalid, is decoded for its problems only).
+// that backend is chosen, and decodes it into dst.Settings (another
+// backend's block, when dst's backend is invalid, only for its problems).
 func (d *decoder) backendBlocks(o *object, dst *Destination, backendNode *yaml.Node) {
 	for _, b := range registry.All() {
 		if len(b.Fields) == 0 {
@@ -83,8 +79,7 @@ func (d *decoder) backendBlocks(o *object, dst *Destination, backendNode *yaml.N
 	}
 }
 
-// destinationPath checks and resolves dst's path as its backend (be, when
-// known) reads it.
+// destinationPath checks and resolves dst's path as be (when known) reads it.
 func (d *decoder) destinationPath(o *object, dst *Destination, be storage.Backend, known bool) {
 	f := join(o.path, "path")
 	needed := known && be.Path != storage.PathKey
@@ -128,8 +123,8 @@ func (d *decoder) destinationPath(o *object, dst *Destination, be storage.Backen
 type block struct {
 	d    *decoder
 	o    *object
-	name string       // the block's name, the backend's
-	dst  *Destination // receives the local files the block names
+	name string       // the backend's
+	dst  *Destination // receives the block's LocalFiles
 }
 
 func (b *block) String(name string, required bool) (string, bool) {
@@ -180,8 +175,7 @@ func (b *block) Errorf(name, format string, args ...any) {
 	b.d.add(line, join(b.o.path, name), format, args...)
 }
 
-// backendTitles returns the Titles of the backends whose stores keep
-// response metadata (meta) or not.
+// backendTitles returns the backends whose stores keep metadata (or not).
 func backendTitles(meta bool) (titles, names []string) {
 	for _, b := range registry.All() {
 		if b.Properties.Metadata == meta {

@@ -19,8 +19,7 @@ import (
 func Load(path string) (*Config, error) { return LoadEnv(path, os.Getenv) }
 
 // LoadEnv reads the configuration file at path and decodes it with
-// DecodeEnv. Messages name the file as path was given; Config.File is
-// absolute. A file that cannot be read gives a wrapped *fs.PathError.
+// DecodeEnv. A file that cannot be read gives a wrapped *fs.PathError.
 func LoadEnv(path string, getenv func(string) string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -33,12 +32,11 @@ func LoadEnv(path string, getenv func(string) string) (*Config, error) {
 func Decode(data []byte, file string) (*Config, error) { return DecodeEnv(data, file, os.Getenv) }
 
 // DecodeEnv parses and validates a configuration, strictly: every problem
-// (with its line and field path) is in one *Error, and no partial Config is
-// returned with it. file is the configuration's path: messages name it as
-// given, relative local paths resolve against its directory (the working
-// directory when ""), and Config.File is it made absolute. ${VAR} in string
-// values reads getenv ("$$" is a literal "$"; unset or empty is a problem);
-// ids, references and secret_env are never expanded.
+// is in one *Error, with no partial Config. Messages name file as given;
+// relative local paths resolve against its directory (the working
+// directory when ""). ${VAR} in string values reads getenv ("$$" is a
+// literal "$"; unset or empty is a problem), except in ids, references and
+// secret_env.
 func DecodeEnv(data []byte, file string, getenv func(string) string) (*Config, error) {
 	d := &decoder{file: file, budget: nodeBudget, getenv: getenv, homeDir: sync.OnceValues(os.UserHomeDir)}
 	if file != "" {
@@ -93,8 +91,7 @@ var (
 var legacyDestinationFields = []string{"state", "reconciliation", "takeover", "transfer"}
 
 // misplacedDestinationFields maps a field written directly in a destination
-// to the blocks it belongs in: the fixed blocks' fields, and each field of
-// a backend's block to the backends whose block has it ("s3|gcs").
+// to the blocks it belongs in ("s3|gcs").
 var misplacedDestinationFields = withBackendFields(map[string]string{
 	"html": "publish", "prefix": "paths", "rename": "paths",
 	"template": "markdown", "raw_html": "markdown",
@@ -105,9 +102,8 @@ var misplacedDestinationFields = withBackendFields(map[string]string{
 // fixedBlocks are the destination blocks every backend shares.
 var fixedBlocks = []string{"publish", "paths", "markdown", "links", "retention", "retention.prune"}
 
-// The value patterns (also in schema.json), matched by hand-written
-// checks (see patterns.go): compiling them as regular expressions cost
-// every start of the program about 1.5 ms.
+// The value patterns (also in schema.json) are matched by hand: compiling
+// them as regular expressions cost every start of the program about 1.5 ms.
 var (
 	slugRE    = charPattern{expr: `^[a-z0-9][a-z0-9._-]{0,63}$`, first: lowerDigit, rest: lowerDigit + "._-", min: 0, max: 63}
 	envNameRE = charPattern{expr: `^[A-Za-z_][A-Za-z0-9_]*$`, first: letters + "_", rest: letters + digits + "_", min: 0, max: -1}
@@ -116,14 +112,11 @@ var (
 )
 
 type decoder struct {
-	file string // as given, for messages
-	abs  string // absolute config path, or ""
-	dir  string // base for relative local paths
-
+	file    string                 // as given, for messages
+	abs     string                 // absolute config path, or ""
+	dir     string                 // base for relative local paths
 	homeDir func() (string, error) // os.UserHomeDir, called once
-
-	// getenv reads the variables ${VAR} references name.
-	getenv func(string) string
+	getenv  func(string) string    // for ${VAR}
 
 	budget    int
 	exhausted bool
@@ -134,8 +127,7 @@ func (d *decoder) add(line int, field, format string, args ...any) {
 	d.probs = append(d.probs, Problem{Line: line, Field: field, Msg: fmt.Sprintf(format, args...)})
 }
 
-// resolve follows aliases and charges the node budget. It returns nil once
-// the budget is spent.
+// resolve follows aliases and charges the node budget; nil once it is spent.
 func (d *decoder) resolve(n *yaml.Node) *yaml.Node {
 	for i := 0; n != nil && n.Kind == yaml.AliasNode; i++ {
 		if i > 100 {
@@ -269,9 +261,9 @@ func (d *decoder) pipeline(n *yaml.Node, field string, seen, destLines map[strin
 	return p, true
 }
 
-// distinct decodes field name: a required, non-empty list (required and
-// empty say so) of strings, each listed once (kind names them in
-// messages). check vets an item that is not a repeat; false drops it.
+// distinct decodes field name: a required, non-empty list of strings, each
+// listed once; required, empty and kind word the messages. check vets an
+// item that is not a repeat; false drops it.
 func (d *decoder) distinct(o *object, name, kind, required, empty string, check func(s string, it *yaml.Node, f string) bool) []string {
 	items, v, ok := d.list(o, name, false)
 	switch {

@@ -10,8 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// The destinations: their fields and the blocks every backend shares (the
-// backends' own blocks are decoded in backend.go).
+// The destinations and the blocks every backend shares.
 
 func destinationHint(name string) string {
 	if slices.Contains(legacyDestinationFields, name) {
@@ -20,8 +19,8 @@ func destinationHint(name string) string {
 	return misplacedHint(misplacedDestinationFields, name)
 }
 
-// misplacedHint says which blocks (joined by "|" in misplaced) a field
-// written one level too high belongs in, or returns "".
+// misplacedHint says which blocks a field written one level too high
+// belongs in, or returns "".
 func misplacedHint(misplaced map[string]string, name string) string {
 	if block, ok := misplaced[name]; ok {
 		blocks := strings.Split(block, "|")
@@ -121,12 +120,11 @@ func (d *decoder) paths(o *object) Paths {
 	if s, v, ok := d.str(o, "prefix", false); ok && s != "" {
 		f := join(o.path, "prefix")
 		if d.template(s, v, f) {
-			// Any clean output path appended to the prefix must stay clean;
-			// checking with a one-letter name covers every rule but the
-			// reserved-name one, which planning checks on the final paths.
+			// A clean name appended must stay clean: checking with "x"
+			// covers every rule but the reserved names (planning checks them).
 			if !strings.HasSuffix(s, "/") {
-				// A prefix is a folder: "tomorrow" silently producing
-				// "tomorrowindex.html" surprises everyone.
+				// "tomorrow" silently producing "tomorrowindex.html"
+				// surprises everyone.
 				d.add(v.Line, f, "%q must end with \"/\" (it names a folder: write %q)", s, s+"/")
 			} else if err := cleanpath.CheckUnreserved(s + "x"); err != nil {
 				d.add(v.Line, f, "%q would make unclean output paths (%q %s)", s, s+"x", reason(err))

@@ -12,10 +12,9 @@ import (
 // references to them, and secret_env, which names a variable itself.
 var noEnvFields = map[string]bool{"id": true, "secret_env": true, "destinations[]": true, "on[]": true}
 
-// expandEnv expands the ${NAME} references of every string value of the
-// document (not keys, nor noEnvFields) as DecodeEnv says, before the values
-// are decoded: "port: ${SFTP_PORT}" decodes as the number the variable
-// holds. It reports whether there were no problems.
+// expandEnv expands the ${NAME} references of the document's values (not
+// keys, nor noEnvFields) before they are decoded, so "port: ${SFTP_PORT}"
+// decodes as a number. It reports whether there were no problems.
 func (d *decoder) expandEnv(root *yaml.Node) bool {
 	before := len(d.probs)
 	seen := map[*yaml.Node]bool{}
@@ -62,8 +61,7 @@ func (d *decoder) expandEnv(root *yaml.Node) bool {
 	return len(d.probs) == before
 }
 
-// expandVars expands ${NAME} in s with getenv; "$$" is a literal "$", and
-// any other "$" stays as it is.
+// expandVars expands ${NAME} in s with getenv; "$$" is a literal "$".
 func expandVars(s string, getenv func(string) string) (string, error) {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {

@@ -7,31 +7,22 @@ import (
 
 // Problem is one thing wrong with a configuration file.
 type Problem struct {
-	// Line is the 1-based line of the offending YAML node, or 0 when no line
-	// applies (for example an empty file).
-	Line int
-	// Field is the path of the offending field, such as
-	// "destinations[1].sftp.port" or "pipelines[0]". It is "" for problems
-	// with the document as a whole.
-	Field string
-	// Msg says what is wrong, and where possible how to fix it.
-	Msg string
+	Line  int    // 1-based, or 0 when no line applies (an empty file)
+	Field string // such as "destinations[1].sftp.port"; "" for the whole document
+	Msg   string // what is wrong, and where possible how to fix it
 }
 
-// Error is returned by Decode and Load for an invalid configuration. It holds
-// every problem found, sorted by line. Use errors.As to get at it.
+// Error is returned by Decode and Load for an invalid configuration, with
+// every problem found, sorted by line.
 type Error struct {
-	// File names the configuration file as it was given to Decode or Load.
-	File string
-	// Problems holds at least one problem.
-	Problems []Problem
+	File     string    // as given to Decode or Load
+	Problems []Problem // at least one
 }
 
 // Error is Messages, one per line.
 func (e *Error) Error() string { return strings.Join(e.Messages(), "\n") }
 
-// Messages formats each problem as "file:line: field: msg" (the line is
-// omitted when unknown, the field when empty).
+// Messages formats each problem as "file:line: field: msg".
 func (e *Error) Messages() []string {
 	file := e.File
 	if file == "" {

@@ -7,19 +7,16 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Generic access to the YAML nodes of the configuration.
-
 type entry struct{ key, val *yaml.Node }
 
-// object is a decoded YAML mapping whose keys have been checked against the
-// known fields.
+// object is a YAML mapping whose keys were checked against the known fields.
 type object struct {
 	node   *yaml.Node
 	path   string
-	line   int // where the object starts: its parent key's line for a nested block
+	line   int // its parent key's line for a nested block
 	fields map[string]entry
-	// suggested holds known fields offered for a misspelled one; a missing
-	// suggested field is not reported again as required.
+	// suggested holds the fields offered for a misspelled one, which are
+	// not reported again as required.
 	suggested map[string]bool
 }
 
@@ -57,10 +54,9 @@ func describe(n *yaml.Node) string {
 	return "an unexpected YAML node"
 }
 
-// object checks that n is a mapping and indexes its fields, reporting
-// non-string keys, merge keys, repeated fields and unknown fields (with a
-// suggestion). hint may supply a specific message for an unknown name. It
-// returns nil when n is not a mapping.
+// object indexes the fields of mapping n (nil when n is not one), reporting
+// bad keys, merge keys, repeated and unknown fields; hint may word the
+// message for an unknown name.
 func (d *decoder) object(n *yaml.Node, field string, known []string, hint func(string) string) *object {
 	if n.Kind != yaml.MappingNode {
 		d.add(n.Line, field, "must be a mapping, not %s", describe(n))
@@ -152,10 +148,9 @@ func (d *decoder) present(o *object, name string, required bool) *yaml.Node {
 	return n
 }
 
-// str returns field name as a string. n is nil when the field is absent or
-// null (reported when required); ok is false unless n is a string scalar (a
-// wrong type is reported). Any YAML scalar counts as a string, with its
-// text as written.
+// str returns field name as a string, as written (any scalar counts). n is
+// nil when absent or null (reported when required); ok is false unless n
+// is a scalar.
 func (d *decoder) str(o *object, name string, required bool) (s string, n *yaml.Node, ok bool) {
 	if n = d.present(o, name, required); n == nil {
 		return "", nil, false
@@ -181,8 +176,7 @@ func (d *decoder) boolean(o *object, name string, def bool) bool {
 	return b
 }
 
-// integer returns field name as an integer; n is nil when absent and ok false
-// unless it is a valid integer.
+// integer returns field name as an integer; n is nil when absent.
 func (d *decoder) integer(o *object, name string) (v int64, n *yaml.Node, ok bool) {
 	n = d.value(o, name)
 	if n == nil {
@@ -199,8 +193,8 @@ func (d *decoder) integer(o *object, name string) (v int64, n *yaml.Node, ok boo
 	return v, n, true
 }
 
-// list returns field name's items (aliases resolved). n is nil when absent
-// or null; ok is false unless it is a list.
+// list returns field name's items (aliases resolved); n is nil when absent
+// or null.
 func (d *decoder) list(o *object, name string, required bool) (items []*yaml.Node, n *yaml.Node, ok bool) {
 	if n = d.present(o, name, required); n == nil {
 		return nil, nil, false
@@ -221,8 +215,7 @@ func (d *decoder) list(o *object, name string, required bool) (items []*yaml.Nod
 	return items, n, true
 }
 
-// sub decodes the nested mapping in field name; nil when absent, null or not
-// a mapping.
+// sub decodes the nested mapping in field name, or returns nil.
 func (d *decoder) sub(o *object, name string, known []string, hint func(string) string) *object {
 	n := d.value(o, name)
 	if n == nil {
@@ -235,7 +228,6 @@ func (d *decoder) sub(o *object, name string, known []string, hint func(string) 
 	return so
 }
 
-// itemString returns a list item as a string, reporting other types.
 func (d *decoder) itemString(n *yaml.Node, field string) (string, bool) {
 	if n.Kind != yaml.ScalarNode || isNull(n) {
 		d.add(n.Line, field, "must be a string, not %s", describe(n))

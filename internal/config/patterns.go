@@ -8,11 +8,8 @@ const (
 	lowerDigit = "abcdefghijklmnopqrstuvwxyz0123456789"
 )
 
-// charPattern is an anchored pattern of the shape ^[first][rest]{min,max}$
-// over ASCII character classes,
-// matched without compiling a regular expression. expr is the same
-// pattern as a regular expression (schema.json holds it; a test checks
-// that both agree).
+// charPattern is an anchored pattern ^[first][rest]{min,max}$ over ASCII
+// classes; expr is it as a regular expression (a test checks both agree).
 type charPattern struct {
 	expr        string
 	first, rest string // character classes
@@ -36,8 +33,7 @@ func (p charPattern) MatchString(s string) bool {
 	return true
 }
 
-// inClass reports whether the byte c is one of class's (ASCII)
-// characters; a byte of a multi-byte character never is.
+// inClass reports whether c is one of class's (ASCII) characters.
 func inClass(class string, c byte) bool {
 	return c < 0x80 && strings.IndexByte(class, c) >= 0
 }

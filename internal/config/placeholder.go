@@ -7,8 +7,7 @@ import (
 	"time"
 )
 
-// Placeholder names, usable as "{name}" in a destination's path and
-// paths.prefix.
+// Placeholder names, usable as "{name}" in path and paths.prefix.
 const (
 	PlaceholderPipelineID    = "pipeline_id"
 	PlaceholderDestinationID = "destination_id"
@@ -32,8 +31,8 @@ var (
 type Vars struct {
 	PipelineID    string
 	DestinationID string
-	// SourceID and SourceCreated come from the bundle's manifest; they are
-	// empty (zero) when there is no bundle at hand.
+	// SourceID and SourceCreated come from the bundle's manifest (zero
+	// without a bundle).
 	SourceID      string
 	SourceCreated time.Time
 }
@@ -44,9 +43,8 @@ type templatePart struct {
 	name string
 }
 
-// parseTemplate splits s into literals and placeholders. Every "{" starts a
-// placeholder, which must be closed by "}" and name a known placeholder; a
-// "}" outside a placeholder is an error. There is no escape for literal braces.
+// parseTemplate splits s into literals and known placeholders. There is no
+// escape for literal braces.
 func parseTemplate(s string) ([]templatePart, error) {
 	var parts []templatePart
 	for len(s) > 0 {
@@ -77,12 +75,10 @@ func parseTemplate(s string) ([]templatePart, error) {
 
 func knownPlaceholders() string { return "{" + strings.Join(placeholderNames, "}, {") + "}" }
 
-// Expand substitutes the placeholders of s (a destination's path or
-// paths.prefix) with values from v. It fails on malformed or unknown
-// placeholders, when a needed value is empty (for example {source_date}
-// without a bundle), and when a value is not a single safe path segment (it
-// is empty, ".", "..", or holds "/", "\" or a NUL byte), so expansion can
-// never move a path up or sideways.
+// Expand substitutes the placeholders of s (a path or paths.prefix) with
+// values from v. It fails on malformed or unknown placeholders, a needed
+// value that is empty, and a value that is not a single safe path segment,
+// so expansion can never move a path up or sideways.
 func Expand(s string, v Vars) (string, error) {
 	parts, err := parseTemplate(s)
 	if err != nil {
@@ -123,13 +119,11 @@ func Expand(s string, v Vars) (string, error) {
 	return b.String(), nil
 }
 
-// HasPlaceholder reports whether s contains a placeholder such as
-// {pipeline_id}.
+// HasPlaceholder reports whether s contains a placeholder.
 func HasPlaceholder(s string) bool { return usedPlaceholder(s, placeholderNames) != "" }
 
-// NeedsSource reports whether s uses a placeholder that comes from the
-// source bundle: {source_id}, {source_date} or {source_created}. Such a path
-// can only be expanded with a bundle's manifest at hand.
+// NeedsSource reports whether s uses a placeholder that needs the source
+// bundle's manifest: {source_id}, {source_date} or {source_created}.
 func NeedsSource(s string) bool { return usedPlaceholder(s, sourcePlaceholders) != "" }
 
 // usedPlaceholder returns the first of names that s uses as "{name}", or "".
@@ -142,6 +136,5 @@ func usedPlaceholder(s string, names []string) string {
 	return ""
 }
 
-// FixedPath reports whether the destination is fixed-path: its path has no
-// placeholder, so every run lands in the same root.
+// FixedPath reports whether the destination's path has no placeholder.
 func (d *Destination) FixedPath() bool { return !HasPlaceholder(d.Path) }

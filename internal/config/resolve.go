@@ -9,15 +9,12 @@ import (
 // when no --config flag is given.
 const EnvConfig = "DISTRIBUTOR_CONFIG"
 
-// DefaultFile is the configuration file used when neither the flag nor
-// DISTRIBUTOR_CONFIG names one. It is relative to the working directory.
+// DefaultFile is the configuration file when neither names one.
 const DefaultFile = "distributor.yaml"
 
-// Resolve picks the configuration file: flagPath when non-empty, otherwise
-// getenv(EnvConfig) when non-empty, otherwise DefaultFile. getenv is usually
-// os.Getenv; nil means the environment is not consulted. The path is returned
-// as given (not made absolute) so messages show what the user wrote. A value
-// made only of white space is an error, as it is surely a mistake.
+// Resolve picks the configuration file: flagPath, else getenv(EnvConfig)
+// (getenv may be nil), else DefaultFile, as given so that messages show
+// what the user wrote. A blank value is an error: surely a mistake.
 func Resolve(flagPath string, getenv func(string) string) (string, error) {
 	if flagPath != "" {
 		if strings.TrimSpace(flagPath) == "" {

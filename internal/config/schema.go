@@ -11,33 +11,20 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage/registry"
 )
 
-// schemaTemplate is the JSON Schema (draft 2020-12) of distributor.yaml
-// without its backends, maintained by hand next to the decoder. Schema
-// completes it from the registry, at markers written @name@:
-//
-//   - "@names@" in an array, and the words @names@, @summaries@,
-//     @block_rule@, @paths@, @metadata_titles@, @metadata_names@ and
-//     @other_names@ in descriptions: the backends as a list or in prose;
-//   - the member "@blocks@": true of the destination's properties: each
-//     backend block, by reference;
-//   - the item "@conditions@" of the destination's allOf: for each
-//     backend, what its choice requires and forbids;
-//   - the member "@backends@": true of $defs: each backend's block
-//     schema (storage.Backend.Schema).
-//
-// schema_test.go checks that the result and the decoder know the same
-// fields, enums and patterns and agree on the examples.
+// schemaTemplate is the JSON Schema of distributor.yaml without its
+// backends, maintained by hand next to the decoder (schema_test.go keeps
+// them in step). Schema completes it from the registry at @name@ markers:
+// the backends' names and prose in descriptions, "@blocks@" (each block by
+// reference), "@conditions@" (what each backend requires and forbids) and
+// "@backends@" (each block's schema).
 //
 //go:embed schema.json
 var schemaTemplate []byte
 
 // Schema returns the JSON Schema (draft 2020-12) of distributor.yaml, for
-// editors and linters: every field with its description, enums, patterns
-// and defaults; unknown and legacy fields rejected; each backend's block
-// required exactly with its backend. What a schema cannot express
-// (references between ids, unique ids, rename keys present in the bundle)
-// is checked by Decode. It panics if the template or a backend's block
-// schema is not JSON, which the tests rule out.
+// editors and linters. What a schema cannot express (references between
+// ids, unique ids) only Decode checks. It panics if the template or a
+// backend's block schema is not JSON, which the tests rule out.
 func Schema() []byte {
 	backends := registry.All()
 	var names, summaries, conds, rules []string
@@ -80,8 +67,7 @@ func Schema() []byte {
 }
 
 // condition is the allOf item that says what choosing backend b requires
-// (a path unless it is a key prefix, b's block) and forbids (the other
-// backends' blocks).
+// and forbids.
 func condition(b storage.Backend, all []storage.Backend) string {
 	var required []string
 	path := `{"pattern":"^([^/]|$)"}`

@@ -3,10 +3,8 @@ package config
 import "strings"
 
 // Closest returns the candidate nearest to name by edit distance (with
-// transpositions, ignoring case), or "" when none is close enough to be a
-// plausible typo. Failing that, a name of at least 4 characters that
-// begins exactly one candidate ("replace" for "replacement") suggests it.
-// The decoder and the command line use it for did-you-mean suggestions.
+// transpositions, ignoring case) within a plausible typo, else the only
+// candidate that a name of 4 characters or more begins, else "".
 func Closest(name string, candidates []string) string {
 	if c := nearest(name, candidates); c != "" {
 		return c
@@ -14,8 +12,6 @@ func Closest(name string, candidates []string) string {
 	return uniquePrefixOf(name, candidates)
 }
 
-// uniquePrefixOf returns the only candidate that name (4 characters or
-// more) begins, ignoring case, or "".
 func uniquePrefixOf(name string, candidates []string) string {
 	if len(name) < 4 {
 		return ""
@@ -32,8 +28,6 @@ func uniquePrefixOf(name string, candidates []string) string {
 	return found
 }
 
-// nearest returns the candidate nearest to name by edit distance, within
-// the limit of a plausible typo, or "".
 func nearest(name string, candidates []string) string {
 	best, bestDist := "", 0
 	for _, c := range candidates {

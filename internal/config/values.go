@@ -14,8 +14,6 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Checks of values shared by the configuration's blocks.
-
 // id decodes o's required id: a slug, unique among the ids of its kind
 // (seen holds their lines).
 func (d *decoder) id(o *object, seen map[string]int, kind string) string {
@@ -48,8 +46,7 @@ func (d *decoder) oneOf(s string, n *yaml.Node, field string, allowed []string) 
 	return false
 }
 
-// enum decodes optional field name, one of allowed (def when absent or
-// invalid).
+// enum decodes optional field name, one of allowed, else def.
 func (d *decoder) enum(o *object, name string, allowed []string, def string) string {
 	if s, v, ok := d.str(o, name, false); ok && d.oneOf(s, v, join(o.path, name), allowed) {
 		return s
@@ -75,9 +72,8 @@ func (d *decoder) template(s string, n *yaml.Node, field string) bool {
 	return true
 }
 
-// localPath resolves a local file path: "~" and "~/..." expand to the home
-// directory, relative paths join the config file's directory, and the result
-// is cleaned. Placeholders pass through unchanged.
+// localPath resolves a local file path: "~/" is the home directory, and a
+// relative path joins the config file's directory.
 func (d *decoder) localPath(s string, n *yaml.Node, field string) (string, bool) {
 	if s == "" {
 		d.add(n.Line, field, "must not be empty")
@@ -122,8 +118,7 @@ func httpURL(s string) (*url.URL, error) {
 	return u, nil
 }
 
-// duration decodes a positive duration such as "15s" or "2m" (see
-// ParseDuration); absent is 0.
+// duration decodes a positive ParseDuration duration; absent is 0.
 func (d *decoder) duration(o *object, name string, required bool) time.Duration {
 	s, v, ok := d.str(o, name, required)
 	if !ok {

@@ -10,8 +10,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage/registry"
 )
 
-// The web-publishing fields of a destination (spec 3.1): publish filters,
-// response-metadata rules and the archive index.
+// The web-publishing fields of a destination (spec 3.1).
 
 var (
 	headerRuleFields = []string{"match", "cache_control", "content_type", "content_disposition"}
@@ -22,7 +21,6 @@ var (
 // subscriber's poller, so it stays small.
 const maxFeedEntries = 1000
 
-// globs decodes an optional list of glob patterns.
 func (d *decoder) globs(o *object, name string) []string {
 	items, _, ok := d.list(o, name, false)
 	if !ok {
@@ -44,7 +42,6 @@ func (d *decoder) globs(o *object, name string) []string {
 	return out
 }
 
-// publishFilters decodes publish.include and publish.exclude.
 func (d *decoder) publishFilters(po *object, p *Publish) {
 	if _, ok := po.fields["include"]; ok {
 		p.Include = d.globs(po, "include")
@@ -73,8 +70,7 @@ func (d *decoder) headerValue(o *object, name string) string {
 	return s
 }
 
-// headers decodes a destination's headers list; be is the destination's
-// backend, known false when it is invalid.
+// headers decodes a destination's headers list for backend be (when known).
 func (d *decoder) headers(o *object, be storage.Backend, known bool) []HeaderRule {
 	items, n, ok := d.list(o, "headers", false)
 	if n == nil {
@@ -120,8 +116,7 @@ func (d *decoder) headers(o *object, be storage.Backend, known bool) []HeaderRul
 	return rules
 }
 
-// index decodes a destination's index block; links is the destination's
-// decoded links block (a feed needs links.base_url).
+// index decodes a destination's index block (a feed needs links.base_url).
 func (d *decoder) index(o *object, links Links) *Index {
 	xo := d.sub(o, "index", indexFields, nil)
 	if xo == nil {
@@ -174,9 +169,8 @@ func (d *decoder) index(o *object, links Links) *Index {
 	return x
 }
 
-// Location names where dst's root lives, as its backend's Location says
-// ("" on local disk): destinations whose roots have the same Location and
-// the same path share a root.
+// Location names where dst's root lives ("" on local disk): destinations
+// with the same Location and path share a root.
 func Location(dst *Destination) string {
 	if b, ok := registry.Lookup(dst.Backend); ok && b.Location != nil {
 		return b.Location(dst.Settings)
@@ -184,8 +178,8 @@ func Location(dst *Destination) string {
 	return ""
 }
 
-// rootKey identifies the storage root a destination's path names, as far
-// as configuration can tell (a templated path is compared as written).
+// rootKey identifies dst's root as far as configuration can tell (a
+// templated path is compared as written).
 func rootKey(dst *Destination) string {
 	return dst.Backend + "\x00" + dst.Path + "\x00" + Location(dst)
 }

@@ -39,22 +39,18 @@ func parseProblem(data []byte) string {
 	}
 }
 
-// maxSyntaxLines bounds the search for a syntax error's line: longer files
-// keep the parser's line.
+// maxSyntaxLines bounds the search for a syntax error's line.
 const maxSyntaxLines = 1 << 16
 
 // syntaxErrorLine returns the 1-based line where the YAML syntax error with
 // message problem occurs in data, or 0 when it cannot tell.
 //
-// The YAML parser reports the line where the construct that failed started
-// (a flow sequence's "[", a plain scalar), counted from 0 for parser errors
-// and from 1 for scanner errors, so its line is often one early and
-// sometimes several: a tab on line 7 in a scalar that starts on line 6 is
-// reported as line 6; a "[" on line 4 missing its "]" as line 3. The line
-// that matters to an operator is the first one the error needs: the
-// smallest prefix of whole lines that fails with the same message ends
-// there. The parser reads a stream, so every longer prefix fails the same
-// way, and a binary search over the prefixes finds it.
+// The parser reports the line where the failed construct started (counted
+// from 0 or 1), often one early and sometimes several: a "[" on line 4
+// missing its "]" as line 3. The line that matters is where the smallest
+// prefix of whole lines that fails with the same message ends; the parser
+// reads a stream, so every longer prefix fails the same way, and a binary
+// search finds it.
 func syntaxErrorLine(data []byte, problem string) int {
 	var ends []int // ends[i]: the offset just after line i+1
 	for i, c := range data {
