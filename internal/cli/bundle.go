@@ -39,12 +39,7 @@ distributor (.distributor*) are refused.`,
 		Example: `  distributor bundle seal ./out --id weather.tomorrow
   distributor bundle seal ./out --id weather.tomorrow \
     --created 2026-06-19T12:00:00Z`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usageErr("bundle seal takes exactly one DIR argument, got %d (see 'distributor bundle seal --help')", len(args))
-			}
-			return nil
-		},
+		Args: oneDir("bundle seal takes exactly one DIR argument, got %d (see 'distributor bundle seal --help')"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if id == "" {
 				return usageErr("bundle seal needs --id (the bundle id, e.g. weather.tomorrow)")
@@ -89,12 +84,7 @@ digest matches the file list. Every problem is listed with its file. Files in
 DIR that the manifest does not list are reported as warnings.`,
 		Example: `  distributor bundle verify ./out
   distributor bundle verify ./out --output json`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usageErr("bundle verify takes exactly one DIR argument, got %d", len(args))
-			}
-			return nil
-		},
+		Args: oneDir("bundle verify takes exactly one DIR argument, got %d"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir, _ := filepath.Abs(args[0])
 			rep := report.BundleVerify{Command: "bundle verify", Dir: dir, Valid: true,
@@ -120,5 +110,15 @@ DIR that the manifest does not list are reported as warnings.`,
 			}
 			return g.finish(rep, !rep.Valid, func() { report.WriteBundleVerifyText(g.env.Stdout, &rep) })
 		},
+	}
+}
+
+// oneDir accepts one argument; format words the usage error, with the count.
+func oneDir(format string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) != 1 {
+			return usageErr(format, len(args))
+		}
+		return nil
 	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -14,11 +15,10 @@ import (
 var completionShells = []string{"bash", "zsh", "fish", "powershell"}
 
 // newCompletionCmd returns the completion command, which replaces cobra's
-// default one (cobra adds its own only when no "completion" command
-// exists), and registers value completions for root's global flags.
+// default one, and registers value completions for root's global flags.
 func newCompletionCmd(g *globals, root *cobra.Command) *cobra.Command {
 	registerGlobalCompletions(root)
-	cmd := &cobra.Command{
+	return &cobra.Command{
 		Use:   "completion bash|zsh|fish|powershell",
 		Short: "Print a shell completion script",
 		Long: `completion prints a script that makes the shell complete distributor's
@@ -55,25 +55,18 @@ installing a script.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var err error
-			w := g.env.Stdout
-			switch args[0] {
-			case "bash":
-				err = root.GenBashCompletionV2(w, true)
-			case "zsh":
-				err = root.GenZshCompletion(w)
-			case "fish":
-				err = root.GenFishCompletion(w, true)
-			case "powershell":
-				err = root.GenPowerShellCompletionWithDesc(w)
-			}
-			if err != nil {
+			write := map[string]func(io.Writer) error{
+				"bash":       func(w io.Writer) error { return root.GenBashCompletionV2(w, true) },
+				"zsh":        root.GenZshCompletion,
+				"fish":       func(w io.Writer) error { return root.GenFishCompletion(w, true) },
+				"powershell": root.GenPowerShellCompletionWithDesc,
+			}[args[0]]
+			if err := write(g.env.Stdout); err != nil {
 				return fmt.Errorf("write the %s completion script: %w", args[0], err)
 			}
 			return nil
 		},
 	}
-	return cmd
 }
 
 // registerGlobalCompletions completes the values of the global flags.

@@ -31,23 +31,16 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // before it has a document of its own: a usage or configuration error, or
 // a failure that ends the command early (docs/cli.md, "JSON output").
 type ErrorDocument struct {
-	// Command is the command as typed after "distributor", e.g. "run" or
-	// "bundle seal" ("" for distributor itself).
-	Command string `json:"command"`
+	Command string `json:"command"` // as typed after "distributor", e.g. "bundle seal"
 	// Error is the message also printed on stderr (a network failure in
 	// brief); ErrorDetail is the whole error with every cause.
-	Error       string `json:"error"`
-	ErrorDetail string `json:"error_detail"`
-	// ExitStatus is the process's exit status: 2 for a usage or
-	// configuration error, 1 otherwise.
-	ExitStatus int `json:"exit_status"`
-	// Problems lists each problem of an invalid configuration file as
-	// "file:line: field: message" (empty otherwise).
-	Problems []string `json:"problems"`
+	Error       string   `json:"error"`
+	ErrorDetail string   `json:"error_detail"`
+	ExitStatus  int      `json:"exit_status"` // 2 for a usage or configuration error, 1 otherwise
+	Problems    []string `json:"problems"`    // an invalid configuration's config.Error.Messages
 }
 
-// errorDocument describes err, which made the command args name exit with
-// status code.
+// errorDocument describes err, which made the command args name exit code.
 func errorDocument(root *cobra.Command, args []string, code int, err error) ErrorDocument {
 	doc := ErrorDocument{ExitStatus: code, Problems: configProblems(err)}
 	if c, _, ferr := root.Find(args); ferr == nil && c != nil {
@@ -62,8 +55,7 @@ func errorDocument(root *cobra.Command, args []string, code int, err error) Erro
 	return doc
 }
 
-// configProblems lists the problems of an invalid configuration, one
-// string each, or returns an empty list.
+// configProblems lists the problems of an invalid configuration, or none.
 func configProblems(err error) []string {
 	var ce *config.Error
 	if !errors.As(err, &ce) {
@@ -122,8 +114,7 @@ func flagHint(c *cobra.Command, err error) string {
 }
 
 // flagValueMessage says what a flag given a value it cannot parse takes,
-// without the parser's wording (strconv.ParseBool: ...), or returns "" for
-// any other error.
+// without the parser's wording (strconv.ParseBool: ...), or returns "".
 func flagValueMessage(err error) string {
 	var ie *pflag.InvalidValueError
 	if !errors.As(err, &ie) {

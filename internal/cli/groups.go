@@ -10,10 +10,10 @@ import (
 )
 
 // groupCommand makes cmd, a command that only groups subcommands, refuse
-// what it cannot run: an unknown subcommand is a usage error (exit 2) with
-// a did-you-mean suggestion, whatever flags follow it (they belong to the
-// subcommand that was meant, so they must not be blamed); flags without a
-// subcommand are a usage error too. cmd alone prints its help (exit 0).
+// what it cannot run: an unknown subcommand is a usage error with a
+// did-you-mean suggestion, whatever flags follow it (they belong to the
+// subcommand that was meant); so are flags without a subcommand. cmd alone
+// prints its help.
 func groupCommand(g *globals, cmd *cobra.Command) *cobra.Command {
 	// Unknown flags are not errors here: the first argument that is not a
 	// flag is the subcommand to blame.
@@ -59,8 +59,7 @@ func subcommandNames(c *cobra.Command) []string {
 	return names
 }
 
-// commandArgs returns the arguments given after c's name on the command
-// line: its flags and their values.
+// commandArgs returns the arguments after c's name on the command line.
 func (g *globals) commandArgs(c *cobra.Command) []string {
 	_, rest, err := c.Root().Find(g.args)
 	if err != nil {

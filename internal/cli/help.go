@@ -5,16 +5,14 @@ import (
 	"strings"
 )
 
-// Help is wrapped to the terminal's width when stdout is a terminal, else
-// to defaultColumns; never narrower than minColumns.
 const (
 	defaultColumns = 80
 	minColumns     = 40
 )
 
-// helpColumns is the width help text is wrapped to: on a terminal its
-// width (env.TerminalWidth, else $COLUMNS), otherwise defaultColumns, so
-// that help piped to a file or a pager is the same everywhere.
+// helpColumns is the width help is wrapped to: on a terminal its width
+// (env.TerminalWidth, else $COLUMNS; at least minColumns), otherwise
+// defaultColumns, so that help piped to a file is the same everywhere.
 func helpColumns(env Env) int {
 	if env.IsTerminal == nil || !env.IsTerminal(env.Stdout) {
 		return defaultColumns

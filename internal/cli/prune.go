@@ -60,9 +60,8 @@ catalog write failed, or the root's state is legacy, invalid or future;
 }
 
 // maintCommand completes cmd, a maintenance command: no arguments, the
-// flags every one shares (mo: the root's pipeline and destination, and
-// --source for a templated path), and a RunE that loads the configuration,
-// runs use with opts (which holds mo) and shows its report.
+// flags every one shares (into mo, part of opts), and a RunE that loads the
+// configuration, runs use with opts and shows its report.
 func maintCommand[O, R any](g *globals, cmd *cobra.Command, opts *O, mo *app.MaintOptions,
 	use func(*app.App, context.Context, *config.Config, O) (R, error), show func(R) error) {
 	cmd.Args = noArgs
@@ -96,9 +95,8 @@ func lockHeldStatus(err, cause error) error {
 }
 
 // mapMaintError maps the errors a maintenance use case returns before it
-// has a report: invalid options and configuration are exit 2, anything else
-// (an unreadable --source manifest, an unreadable root) exit 1.
-// A command's own usage error stays.
+// has a report: invalid options and configuration are exit 2, a command's
+// own usage error stays, anything else (an unreadable root) is exit 1.
 func mapMaintError(err error) error {
 	var ee *exitError
 	if errors.As(err, &ee) {

@@ -14,7 +14,6 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage/registry"
 )
 
-// runLong is run's help.
 const runLong = `run publishes every pipeline of the configuration (or the one named with
 --pipeline) to each of its destinations. For each destination it plans the
 outputs (copied files and Markdown rendered to HTML) from the bundle's
@@ -162,8 +161,7 @@ func selectedDestinations(cfg *config.Config, only string) func(string) []string
 }
 
 // onlyLockHeld returns the failure of the run when every failure is a
-// destination whose lock another writer held past the wait (a
-// *lock.HeldError), nil otherwise.
+// *lock.HeldError, nil otherwise.
 func onlyLockHeld(o *outcome.Run) error {
 	var held error
 	for _, p := range o.Pipelines {
