@@ -35,28 +35,23 @@ func run() int {
 	})
 	var ie *interruptedError
 	if code != cli.ExitOK && errors.As(context.Cause(ctx), &ie) {
-		// The run stopped because of the signal (it has cleaned up as far
-		// as its bounded cleanup could): say so, with the shell's status
-		// for a process ended by that signal.
+		// The signal stopped the run (after its bounded cleanup): say so,
+		// with the shell's status for a process that signal ended.
 		fmt.Fprintf(os.Stderr, "distributor: %v: stopped\n", ie)
 		return ie.exitCode()
 	}
 	return code
 }
 
-// interruptedError is the cause of the run's context when a signal ended
-// it.
-type interruptedError struct {
-	sig os.Signal
-}
+// interruptedError is the cause of the run's context when a signal ended it.
+type interruptedError struct{ sig os.Signal }
 
 func (e *interruptedError) Error() string {
 	return "interrupted by " + signalName(e.sig)
 }
 
-// exitCode is the status of a run that a signal stopped: 128 plus the
-// signal's number (130 for SIGINT, 143 for SIGTERM), as a shell reports a
-// process that the signal killed.
+// exitCode is 128 plus the signal's number (130 for SIGINT, 143 for
+// SIGTERM), as a shell reports a process that the signal killed.
 func (e *interruptedError) exitCode() int {
 	if s, ok := e.sig.(syscall.Signal); ok {
 		return 128 + int(s)
@@ -64,7 +59,6 @@ func (e *interruptedError) exitCode() int {
 	return cli.ExitFailed
 }
 
-// signalName names the signals the run handles as operators know them.
 func signalName(sig os.Signal) string {
 	switch sig {
 	case os.Interrupt:
@@ -83,10 +77,9 @@ func signalName(sig os.Signal) string {
 const signalGrace = 4500 * time.Millisecond
 
 // notifyContext returns a context that the first of the signals cancels,
-// with an *interruptedError naming it as the cause. That signal restores
-// the default handling (a second one ends the process at once) and arms an
-// exit signalGrace later (docs/operations.md, "Stopping a run"). stop
-// releases the signals and cancels the context.
+// with an *interruptedError as the cause. That signal restores the default
+// handling (a second one ends the process at once) and arms an exit
+// signalGrace later. stop releases the signals and cancels the context.
 func notifyContext(parent context.Context, sigs ...os.Signal) (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancelCause(parent)
 	ch := make(chan os.Signal, 1)
@@ -117,8 +110,8 @@ func notifyContext(parent context.Context, sigs ...os.Signal) (ctx context.Conte
 	}
 }
 
-// buildVersion reports the module version and VCS revision the binary was
-// built from, falling back to "dev".
+// buildVersion reports the module version ("dev" when unknown) and VCS
+// revision the binary was built from.
 func buildVersion() (string, string) {
 	v, commit := version, ""
 	if info, ok := debug.ReadBuildInfo(); ok {

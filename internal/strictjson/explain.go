@@ -105,12 +105,10 @@ func Explain(err error, data []byte) *Error {
 	var sy *jsontext.SyntacticError
 	switch {
 	case errors.As(err, &sy):
-		e.Offset = sy.ByteOffset
-		e.Field = Field(sy.JSONPointer)
+		e.Offset, e.Field = sy.ByteOffset, Field(sy.JSONPointer)
 		describeSyntactic(e, sy, data)
 	case errors.As(err, &se):
-		e.Offset = se.ByteOffset
-		e.Field = Field(se.JSONPointer)
+		e.Offset, e.Field = se.ByteOffset, Field(se.JSONPointer)
 		describeSemantic(e, se)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		e.Syntax, e.Reason = true, "unexpected end of input"
@@ -267,28 +265,27 @@ func stringAt(data []byte, off int64) (lit []byte, name, ok bool) {
 	if data == nil || off < 0 || off > int64(len(data)) {
 		return nil, false, false
 	}
-	open := -1
-	for i := min(int(off), len(data)-1); i >= 0; i-- {
-		if data[i] == '"' && !escaped(data, i) {
-			open = i
-			break
-		}
-	}
+	open := unescapedQuote(data, min(int(off), len(data)-1), -1)
 	if open < 0 {
 		return nil, false, false
 	}
-	end := -1
-	for i := open + 1; i < len(data); i++ {
-		if data[i] == '"' && !escaped(data, i) {
-			end = i
-			break
-		}
-	}
+	end := unescapedQuote(data, open+1, 1)
 	if end < int(off) {
 		return nil, false, false
 	}
 	rest := bytes.TrimLeft(data[end+1:], " \t\r\n")
 	return data[open : end+1], len(rest) > 0 && rest[0] == ':', true
+}
+
+// unescapedQuote returns the index of the first unescaped quote of data
+// from i on, stepping by step, or -1.
+func unescapedQuote(data []byte, i, step int) int {
+	for ; i >= 0 && i < len(data); i += step {
+		if data[i] == '"' && !escaped(data, i) {
+			return i
+		}
+	}
+	return -1
 }
 
 func escaped(data []byte, i int) bool {
@@ -374,38 +371,30 @@ func goKind(t reflect.Type) string {
 	if isInteger(t) {
 		return "an integer"
 	}
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "a boolean"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	case reflect.Struct, reflect.Map:
-		return "an object"
+	if s, ok := goKinds[t.Kind()]; ok {
+		return s
 	}
 	return t.String()
 }
 
+var goKinds = map[reflect.Kind]string{
+	reflect.String: "a string", reflect.Bool: "a boolean",
+	reflect.Float32: "a number", reflect.Float64: "a number",
+	reflect.Slice: "an array", reflect.Array: "an array",
+	reflect.Struct: "an object", reflect.Map: "an object",
+}
+
 // jsonKind names the JSON kind k ("a string", "null", ...).
 func jsonKind(k jsontext.Kind) string {
-	switch k {
-	case 'n':
-		return "null"
-	case 'f', 't':
-		return "a boolean"
-	case '"':
-		return "a string"
-	case '0':
-		return "a number"
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
+	if s, ok := jsonKinds[k]; ok {
+		return s
 	}
 	return "an invalid value"
+}
+
+var jsonKinds = map[jsontext.Kind]string{
+	'n': "null", 'f': "a boolean", 't': "a boolean", '"': "a string",
+	'0': "a number", '{': "an object", '[': "an array",
 }
 
 // KindName names the JSON kind of the value v starts with ("a string",
