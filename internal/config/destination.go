@@ -68,7 +68,10 @@ func (d *decoder) destination(n *yaml.Node, field string, seen map[string]int) (
 	if po := d.sub(o, "publish", publishFields, nil); po != nil {
 		dst.Publish.HTML = d.boolean(po, "html", true)
 		dst.Publish.Source = d.enum(po, "source", sources, SourceAssets)
-		d.publishFilters(po, &dst.Publish)
+		if _, ok := po.fields["include"]; ok {
+			dst.Publish.Include = d.globs(po, "include")
+		}
+		dst.Publish.Exclude = d.globs(po, "exclude")
 	}
 
 	if po := d.sub(o, "paths", pathsFields, nil); po != nil {

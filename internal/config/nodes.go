@@ -62,7 +62,7 @@ func (d *decoder) object(n *yaml.Node, field string, known []string, hint func(s
 		d.add(n.Line, field, "must be a mapping, not %s", describe(n))
 		return nil
 	}
-	o := &object{node: n, path: field, line: n.Line, fields: map[string]entry{}}
+	o := &object{node: n, path: field, line: n.Line, fields: map[string]entry{}, suggested: map[string]bool{}}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := d.resolve(n.Content[i])
 		if k == nil {
@@ -86,9 +86,6 @@ func (d *decoder) object(n *yaml.Node, field string, known []string, hint func(s
 				msg = fmt.Sprintf("unknown field %q", name)
 				if s := Closest(name, known); s != "" {
 					msg += fmt.Sprintf("; did you mean %q?", s)
-					if o.suggested == nil {
-						o.suggested = map[string]bool{}
-					}
 					o.suggested[s] = true
 				}
 			}

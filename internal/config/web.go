@@ -42,13 +42,6 @@ func (d *decoder) globs(o *object, name string) []string {
 	return out
 }
 
-func (d *decoder) publishFilters(po *object, p *Publish) {
-	if _, ok := po.fields["include"]; ok {
-		p.Include = d.globs(po, "include")
-	}
-	p.Exclude = d.globs(po, "exclude")
-}
-
 // headerValue checks one response-metadata value: HTTP header field
 // content, so no control character (a CR or LF would split the header).
 func (d *decoder) headerValue(o *object, name string) string {
@@ -61,11 +54,9 @@ func (d *decoder) headerValue(o *object, name string) string {
 		d.add(v.Line, f, "must not be empty (leave the field out to keep the default)")
 		return ""
 	}
-	for _, r := range s {
-		if (r < 0x20 && r != '\t') || r == 0x7f {
-			d.add(v.Line, f, "%q contains a control character, which is not allowed in an HTTP header", s)
-			return ""
-		}
+	if strings.IndexFunc(s, func(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }) >= 0 {
+		d.add(v.Line, f, "%q contains a control character, which is not allowed in an HTTP header", s)
+		return ""
 	}
 	return s
 }
