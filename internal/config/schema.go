@@ -46,7 +46,7 @@ func Schema() []byte {
 	metaTitles, metaNames := backendTitles(true)
 	_, otherNames := backendTitles(false)
 	text := strings.NewReplacer(
-		`["@names@"]`, "["+strings.Join(quoteAll(names), ",")+"]",
+		`["@names@"]`, quote(names),
 		`,"@blocks@":true`, refs,
 		`"@conditions@",`, strings.Join(conds, ""),
 		`"@backends@":true,`, defs,
@@ -69,7 +69,7 @@ func Schema() []byte {
 // condition is the allOf item that says what choosing backend b requires
 // and forbids.
 func condition(b storage.Backend, all []storage.Backend) string {
-	var required []string
+	required := []string{}
 	path := `{"pattern":"^([^/]|$)"}`
 	switch b.Path {
 	case storage.PathLocal:
@@ -86,8 +86,8 @@ func condition(b storage.Backend, all []storage.Backend) string {
 			props = append(props, quote(o.Name)+":false")
 		}
 	}
-	return fmt.Sprintf(`{"if":{"required":["backend"],"properties":{"backend":{"const":%s}}},"then":{"required":[%s],"properties":{%s}}}`,
-		quote(b.Name), strings.Join(quoteAll(required), ","), strings.Join(props, ","))
+	return fmt.Sprintf(`{"if":{"required":["backend"],"properties":{"backend":{"const":%s}}},"then":{"required":%s,"properties":{%s}}}`,
+		quote(b.Name), quote(required), strings.Join(props, ","))
 }
 
 // pathKinds says how each backend reads a destination's path.
@@ -126,15 +126,8 @@ func compactJSON(b []byte) string {
 	return buf.String()
 }
 
-func quote(s string) string {
-	b, _ := json.Marshal(s) // a string always marshals
+// quote is v (a string or strings) as JSON.
+func quote(v any) string {
+	b, _ := json.Marshal(v) // strings always marshal
 	return string(b)
-}
-
-func quoteAll(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = quote(s)
-	}
-	return out
 }
