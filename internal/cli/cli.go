@@ -83,7 +83,8 @@ type globals struct {
 	lockLease  time.Duration // lockLease and lockSkew tune fencing (docs/design.md)
 	lockSkew   time.Duration
 	logger     *slog.Logger
-	columns    int // the width help is wrapped to; 0 is defaultColumns
+	level      slog.Level // logger's
+	columns    int        // the width help is wrapped to; 0 is defaultColumns
 }
 
 // Execute runs the CLI with args (without the program name) and returns the
@@ -238,6 +239,7 @@ func (g *globals) setup() error {
 	if !ok {
 		return usageErr("--log-level %q: use debug, info, warn or error", g.logLevel)
 	}
+	g.level = level
 	g.logger = slog.New(slog.NewTextHandler(g.env.Stderr, &slog.HandlerOptions{Level: level}))
 	return nil
 }
@@ -279,7 +281,7 @@ func (g *globals) app() *app.App {
 	logger := g.logger
 	progress := newProgress(g.progress, g.env)
 	if progress != nil {
-		logger = progressLogger(g.logger, progress)
+		logger = progressLogger(g.level, progress)
 	}
 	if logger != nil && logger.Enabled(context.Background(), slog.LevelInfo) {
 		if progress == nil {

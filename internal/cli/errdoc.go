@@ -95,11 +95,8 @@ func flagHint(c *cobra.Command, err error) string {
 		return ""
 	}
 	name := m[1]
-	switch name {
-	case "json":
-		return "did you mean --output json?"
-	case "text":
-		return "did you mean --output text?"
+	if name == "json" || name == "text" {
+		return "did you mean --output " + name + "?"
 	}
 	var names []string
 	c.Flags().VisitAll(func(f *pflag.Flag) {

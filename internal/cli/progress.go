@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -267,16 +266,8 @@ func (d *progressDisplay) Write(b []byte) (int, error) {
 	return d.out.Write(b)
 }
 
-// progressLogger returns a logger like l (same level) writing through d.
-func progressLogger(l *slog.Logger, d *progressDisplay) *slog.Logger {
-	level := slog.LevelError + 4 // nothing enabled
-	if l != nil {
-		for _, lv := range []slog.Level{slog.LevelDebug, slog.LevelInfo, slog.LevelWarn, slog.LevelError} {
-			if l.Enabled(context.Background(), lv) {
-				level = lv
-				break
-			}
-		}
-	}
+// progressLogger returns a logger at level, like globals.setup's, writing
+// through d.
+func progressLogger(level slog.Level, d *progressDisplay) *slog.Logger {
 	return slog.New(slog.NewTextHandler(d, &slog.HandlerOptions{Level: level}))
 }

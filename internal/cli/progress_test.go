@@ -245,7 +245,7 @@ func TestProgressLogLinesAboveBars(t *testing.T) {
 	if err := g.setup(); err != nil {
 		t.Fatal(err)
 	}
-	log := progressLogger(g.logger, d)
+	log := progressLogger(g.level, d)
 	if log.Enabled(context.Background(), -8) || !log.Enabled(context.Background(), 0) {
 		t.Errorf("the progress logger does not keep the level info")
 	}
