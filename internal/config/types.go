@@ -55,7 +55,7 @@ type Destination struct {
 	// MaxDeletes, when set, is the most outputs one plan may delete here.
 	MaxDeletes *int
 	// SingleWriter lets writers use a root whose server fails the probe of
-	// conditional writes (the operator guarantees a single writer).
+	// conditional writes (the operator guarantees one writer); runs warn.
 	SingleWriter bool
 	Publish      Publish
 	Paths        Paths
