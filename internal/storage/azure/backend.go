@@ -2,6 +2,7 @@ package azure
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"time"
 
@@ -88,31 +89,7 @@ func location(settings any) string {
 	return "azure:" + u + "/" + s.Container
 }
 
-// schema is the JSON Schema of the `azure` block.
-const schema = `{
-  "description": "The azure backend: a container of an Azure storage account. Credentials, first found: AZURE_STORAGE_CONNECTION_STRING, AZURE_STORAGE_KEY (the account's shared key), AZURE_STORAGE_SAS_TOKEN, else Microsoft Entra ID (environment, workload or managed identity, Azure CLI).",
-  "type": "object",
-  "additionalProperties": false,
-  "required": ["account", "container"],
-  "properties": {
-    "account": {
-      "description": "The storage account name: 3 to 24 lowercase letters and digits.",
-      "type": "string",
-      "pattern": "^[a-z0-9]{3,24}$"
-    },
-    "container": {
-      "description": "The container: 3 to 63 lowercase letters, digits and single hyphens, or $web (the static website) or $root.",
-      "type": "string",
-      "pattern": "^([a-z0-9][a-z0-9-]{1,61}[a-z0-9]|\\$web|\\$root)$"
-    },
-    "endpoint": {
-      "description": "The Blob service URL (no credentials, query or fragment), e.g. http://127.0.0.1:10000/devstoreaccount1 for Azurite; default https://<account>.blob.core.windows.net.",
-      "type": "string",
-      "format": "uri",
-      "pattern": "^https?://[^\\s/?#@]+(/[^\\s?#]*)?$"
-    },
-    "dial_timeout": {"type": "string", "minLength": 2, "pattern": "^([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?$", "examples": ["15s", "1m"], "description": "How long connecting, and then the TLS handshake, may take. Default 10s."},
-    "response_timeout": {"type": "string", "minLength": 2, "pattern": "^([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?$", "examples": ["15s", "1m"], "description": "How long a request may wait for the response headers. Default 30s."},
-    "idle_timeout": {"type": "string", "minLength": 2, "pattern": "^([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?$", "examples": ["15s", "1m"], "description": "A transfer fails when no byte has moved for this long, however long it runs while data flows. Default 30s."}
-  }
-}`
+// schema is the JSON Schema of the azure block (storage.Backend.Schema).
+//
+//go:embed schema.json
+var schema string

@@ -2,6 +2,7 @@ package gcs
 
 import (
 	"context"
+	_ "embed"
 	"regexp"
 	"strings"
 
@@ -89,40 +90,7 @@ func validBucket(name string) bool {
 	return true
 }
 
-// schema is the JSON Schema of the gcs block.
-const schema = `{
-  "description": "The gcs backend: the bucket and, for an emulator or a private endpoint, the endpoint. Credentials are Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS, gcloud's, the metadata server); STORAGE_EMULATOR_HOST selects an emulator, without credentials.",
-  "type": "object",
-  "additionalProperties": false,
-  "required": ["bucket"],
-  "properties": {
-    "bucket": {
-      "description": "Bucket name: 3 to 63 characters of a-z, 0-9, '-', '_' and '.' (up to 222 with dots), starting and ending with a letter or digit.",
-      "type": "string",
-      "pattern": "^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$"
-    },
-    "endpoint": {
-      "description": "The JSON API's base URL, http(s) (no credentials, query or fragment), e.g. http://127.0.0.1:4443/storage/v1/; a URL without a path gets /storage/v1/. Default: Google's, or STORAGE_EMULATOR_HOST's emulator.",
-      "type": "string",
-      "format": "uri",
-      "pattern": "^https?://[^\\s/?#@]+(/[^\\s?#]*)?$"
-    },
-    "anonymous": {
-      "description": "Send no credentials (emulators, public buckets).",
-      "type": "boolean",
-      "default": false
-    },
-    "dial_timeout": {
-      "description": "How long connecting, and then the TLS handshake, may take. Default 10s.",
-      "type": "string", "minLength": 2, "pattern": "^([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?$", "examples": ["15s", "1m"]
-    },
-    "response_timeout": {
-      "description": "How long a request may wait for the response headers. Default 30s.",
-      "type": "string", "minLength": 2, "pattern": "^([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?$", "examples": ["15s", "1m"]
-    },
-    "idle_timeout": {
-      "description": "A transfer fails when no byte has moved for this long, however long it runs while data flows. Default 30s.",
-      "type": "string", "minLength": 2, "pattern": "^([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?$", "examples": ["15s", "1m"]
-    }
-  }
-}`
+// schema is the JSON Schema of the gcs block (storage.Backend.Schema).
+//
+//go:embed schema.json
+var schema string
