@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"cmp"
 	"errors"
 	"path/filepath"
 
@@ -23,29 +24,16 @@ import (
 // chain only: nothing here formats or logs them.
 func newCredentials(getenv func(string) string) *credentials.Credentials {
 	getenv = objstore.Getenv(getenv)
-	first := func(names ...string) string {
-		for _, n := range names {
-			if v := getenv(n); v != "" {
-				return v
-			}
-		}
-		return ""
-	}
 	providers := []credentials.Provider{&envProvider{getenv: getenv}}
 	file := getenv("AWS_SHARED_CREDENTIALS_FILE")
-	if file == "" {
-		if home := getenv("HOME"); home != "" {
-			file = filepath.Join(home, ".aws", "credentials")
-		}
+	if home := getenv("HOME"); file == "" && home != "" {
+		file = filepath.Join(home, ".aws", "credentials")
 	}
 	if file != "" {
-		profile := getenv("AWS_PROFILE")
-		if profile == "" {
-			profile = "default"
-		}
+		profile := cmp.Or(getenv("AWS_PROFILE"), "default")
 		providers = append(providers, &credentials.FileAWSCredentials{Filename: file, Profile: profile})
 	}
-	iam := &credentials.IAM{Region: first("AWS_REGION", "AWS_DEFAULT_REGION")}
+	iam := &credentials.IAM{Region: firstEnv(getenv, "AWS_REGION", "AWS_DEFAULT_REGION")}
 	iam.Container.AuthorizationToken = getenv("AWS_CONTAINER_AUTHORIZATION_TOKEN")
 	iam.Container.AuthorizationTokenFile = getenv("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE")
 	iam.Container.CredentialsRelativeURI = getenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")
@@ -55,6 +43,16 @@ func newCredentials(getenv func(string) string) *credentials.Credentials {
 	iam.EKSIdentity.RoleSessionName = getenv("AWS_ROLE_SESSION_NAME")
 	providers = append(providers, iam)
 	return credentials.NewChainCredentials(providers)
+}
+
+// firstEnv returns the first of the variables names that getenv finds set.
+func firstEnv(getenv func(string) string, names ...string) string {
+	for _, n := range names {
+		if v := getenv(n); v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 // envProvider is minio-go's EnvAWS reading through getenv instead of
@@ -74,14 +72,8 @@ func (e *envProvider) Retrieve() (credentials.Value, error) {
 // RetrieveWithCredContext implements credentials.Provider.
 func (e *envProvider) RetrieveWithCredContext(*credentials.CredContext) (credentials.Value, error) {
 	e.retrieved = false
-	id := e.getenv("AWS_ACCESS_KEY_ID")
-	if id == "" {
-		id = e.getenv("AWS_ACCESS_KEY")
-	}
-	secret := e.getenv("AWS_SECRET_ACCESS_KEY")
-	if secret == "" {
-		secret = e.getenv("AWS_SECRET_KEY")
-	}
+	id := firstEnv(e.getenv, "AWS_ACCESS_KEY_ID", "AWS_ACCESS_KEY")
+	secret := firstEnv(e.getenv, "AWS_SECRET_ACCESS_KEY", "AWS_SECRET_KEY")
 	if id == "" || secret == "" {
 		return credentials.Value{SignerType: credentials.SignatureAnonymous}, errNoEnvCredentials
 	}

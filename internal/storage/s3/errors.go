@@ -58,7 +58,9 @@ func isTransient(err error) bool {
 		return false
 	}
 	if status, code, ok := response(err); ok {
-		return retryCodes[code] || retryStatus(status)
+		// Besides objstore's: nginx's "client closed request" and
+		// Cloudflare's "unknown origin error", which proxies send.
+		return retryCodes[code] || objstore.TransientStatus(status) || status == 499 || status == 520
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) && ue.Err != nil && strings.HasPrefix(ue.Err.Error(), minioEOF) {
@@ -94,10 +96,4 @@ var retryCodes = map[string]bool{
 	"RequestTimeout": true, "SlowDown": true, "SlowDownRead": true, "SlowDownWrite": true,
 	"InternalError": true, "ServiceUnavailable": true, "Throttling": true, "ThrottlingException": true,
 	"RequestThrottled": true, "RequestLimitExceeded": true,
-}
-
-// retryStatus reports whether an S3 error response with this HTTP status
-// is worth retrying: objstore's, and two that proxies send.
-func retryStatus(status int) bool {
-	return objstore.TransientStatus(status) || status == 499 || status == 520 // nginx: client closed request; Cloudflare: unknown origin error
 }

@@ -11,19 +11,15 @@
 //
 // PutIfVersion writes are a single conditional PutObject (never a
 // multipart upload, so at most 5 GiB), enforced by the server: the zero
-// Version sends "If-None-Match: *" (create only if absent), another Version
-// "If-Match: <etag>"; the server's 412 (or 409 for a concurrent conditional
-// write, or 404 for an If-Match on a missing key) becomes
-// storage.ErrPrecondition. Conditional writes are never retried, so a lost
-// response cannot turn a won race into a reported conflict. Versions are the
-// objects' ETags.
+// Version sends "If-None-Match: *", another "If-Match: <etag>"; the
+// server's 412 (409 for a concurrent conditional write, 404 for an
+// If-Match on a missing key) becomes storage.ErrPrecondition. Conditional
+// writes are never retried, so a lost response cannot turn a won race
+// into a reported conflict. Versions are the objects' ETags.
 //
-// Deadlines are package deadline's (objstore.Transport): Options.DialTimeout
-// to connect and again for TLS, Options.ResponseTimeout for a response's
-// headers, and a progress deadline of Options.IdleTimeout on every
-// connection. minio-go sends a request that failed that way (or with
-// another transient error) up to Options.MaxAttempts times in all (3 by
-// default), with a backoff of at most a second in between; retrying beyond
+// Deadlines are package deadline's (see the Options timeouts). minio-go
+// sends a request that failed that way, or with another transient error,
+// up to Options.MaxAttempts times, at most a second apart; retrying beyond
 // that is the caller's decision.
 //
 // Credentials come from the standard AWS chain (see newCredentials), never
@@ -67,19 +63,12 @@ type Options struct {
 	Getenv func(string) string
 	// Transport is the HTTP transport; nil means minio-go's default. The
 	// store installs its timeouts (below) into a clone of minio-go's
-	// default, or of an *http.Transport given here (replacing its
-	// TLSHandshakeTimeout, ResponseHeaderTimeout and IdleConnTimeout and
-	// wrapping its dialer). Any other http.RoundTripper is used as it is:
-	// the timeouts are then its own business, and only the calls'
-	// contexts bound the requests.
-	//
-	// No configuration field sets it: Open (the s3 block) leaves it nil,
-	// so distributor always talks through minio-go's default transport
-	// with the block's timeouts. It is the adapter's HTTP seam for a
-	// program that builds a Store itself, as minio.Options.Transport is
-	// the client's: the tests use it to trust a test server's certificate
-	// and to see or cut requests on the wire (docs/design.md, "S3
-	// Options.Transport").
+	// default, or of an *http.Transport given here. Any other
+	// http.RoundTripper is used as it is: only the calls' contexts bound
+	// its requests. No configuration field sets it: it is the HTTP seam of
+	// a program that builds a Store itself, which the tests use to trust a
+	// test server's certificate and to see or cut requests on the wire
+	// (docs/design.md, "S3 Options.Transport").
 	Transport http.RoundTripper
 	// DialTimeout bounds the TCP connect, and then the TLS handshake, of
 	// each new connection; 0 means 10 seconds.
@@ -88,14 +77,11 @@ type Options struct {
 	// request is sent; 0 means 30 seconds.
 	ResponseTimeout time.Duration
 	// IdleTimeout is the progress deadline of a connection: a request
-	// fails when no byte has moved on its connection, in either
-	// direction, for this long (a stalled upload or download, a server
-	// that went silent, a network partition). 0 means 30 seconds. It also
-	// bounds the wait for response headers, and a Put whose reader yields
-	// nothing for that long fails too; pauses between the Reads of an
-	// object opened with Open do not count (nothing waits on the
-	// connection then). Idle pooled connections are closed after half of
-	// it.
+	// fails when no byte has moved on its connection, either way, for this
+	// long (a stalled transfer, a silent server, a partition), also while
+	// a Put's reader yields nothing; 0 means 30 seconds. Pauses between
+	// the Reads of an object opened with Open do not count (see
+	// deadline.Timeouts.Idle).
 	IdleTimeout time.Duration
 	// MaxAttempts is how many times minio-go sends a request that failed
 	// in a way it deems transient (a network error, a timeout, a 5xx or
@@ -105,13 +91,10 @@ type Options struct {
 	// whatever it says; the parts of a multipart upload are retried.
 	MaxAttempts int
 	// SkipCheck leaves out the listing request New makes to check the
-	// endpoint, bucket, credentials and s3:ListBucket permission: they are
-	// then checked by the caller's first request, which fails with the
-	// same explanation (NoSuchBucket: "the bucket does not exist"; a
-	// rejected or insufficient credential: "check the credentials ...").
-	// A writer sets it when its first request is one it makes anyway (the
-	// catalog's read, before anything is planned or written), to save a
-	// request per run.
+	// endpoint, bucket, credentials and s3:ListBucket permission: the
+	// caller's first request then fails with the same explanation. A
+	// writer whose first request is one it makes anyway (the catalog's
+	// read) sets it, to save a request per run.
 	SkipCheck bool
 }
 
@@ -130,10 +113,8 @@ type Store struct {
 
 var _ storage.Store = (*Store)(nil)
 
-// New checks opts, sets up the client and lists one key of the root, so
-// that a wrong endpoint, bucket, credentials or permission fails here,
-// before anything is planned or written (unless opts.SkipCheck: then the
-// caller's first request does).
+// New checks opts, sets up the client and, unless opts.SkipCheck, lists
+// one key of the root (see objstore.Store.Start).
 func New(ctx context.Context, opts Options) (*Store, error) {
 	s := &Store{bucket: opts.Bucket}
 	s.Store = objstore.New(api{s}, objstore.Config{URL: "s3://" + opts.Bucket, Prefix: opts.Prefix,
@@ -193,14 +174,9 @@ func (a api) Put(ctx context.Context, key string, w objstore.Write) (storage.Ver
 		ContentDisposition: md.ContentDisposition, DisableContentSha256: w.Size == 0}
 	var body io.Reader = w.Body
 	switch {
-	case w.Mode != storage.PutIfVersion:
-		opts.PartSize = a.s.partSize
-		if w.Mode == storage.PutCreate {
-			opts.SetMatchETagExcept("*")
-		}
-	case w.IfVersion == "":
+	case w.Mode == storage.PutCreate, w.Mode == storage.PutIfVersion && w.IfVersion == "":
 		opts.SetMatchETagExcept("*")
-	default:
+	case w.Mode == storage.PutIfVersion:
 		opts.SetMatchETag(string(w.IfVersion))
 	}
 	if w.Mode == storage.PutIfVersion {
@@ -209,8 +185,10 @@ func (a api) Put(ctx context.Context, key string, w objstore.Write) (storage.Ver
 		// whole into memory).
 		body = struct{ io.Reader }{w.Body}
 		if w.ExpectContinue {
-			ctx = expectContinue(ctx)
+			ctx = context.WithValue(ctx, expectContinueKey{}, true)
 		}
+	} else {
+		opts.PartSize = a.s.partSize
 	}
 	info, err := a.s.client.PutObject(ctx, a.s.bucket, key, body, w.Size, opts)
 	if err != nil {

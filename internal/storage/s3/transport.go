@@ -4,7 +4,6 @@
 package s3
 
 import (
-	"context"
 	"net/http"
 	"strings"
 
@@ -30,19 +29,13 @@ func newTransport(opts *Options, secure bool) (http.RoundTripper, error) {
 	return objstore.Transport(base, opts.DialTimeout, opts.ResponseTimeout, opts.IdleTimeout), nil
 }
 
-// expectContinueKey marks the context of a conditional PUT (see
-// expectContinue).
+// expectContinueKey marks the context of a conditional PUT whose request
+// asks the server to confirm the condition first (see
+// objstore.Write.ExpectContinue).
 type expectContinueKey struct{}
 
-// expectContinue marks ctx as that of a conditional PUT whose request asks
-// the server to confirm the condition first (see
-// objstore.Write.ExpectContinue).
-func expectContinue(ctx context.Context) context.Context {
-	return context.WithValue(ctx, expectContinueKey{}, true)
-}
-
 // expectTransport adds "Expect: 100-continue" to the PUT requests (with a
-// body) whose context expectContinue marked. The header is not signed, so
+// body) whose context expectContinueKey marks. The header is not signed, so
 // it can be added after minio-go signed the request.
 type expectTransport struct{ http.RoundTripper }
 
