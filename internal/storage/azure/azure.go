@@ -8,28 +8,21 @@
 // Block) made visible by one Put Block List, which is atomic too; a writer
 // that dies in between leaves uncommitted blocks, unseen by readers and
 // listings, which Azure discards after a week (SweepTemp deletes those of
-// blobs that have no committed version). Every blob gets a Content-Type
-// from its extension ("text/html; charset=utf-8" for .html), and the
-// Cache-Control, Content-Type and Content-Disposition of
-// storage.PutOptions.Metadata as its blob HTTP headers.
+// blobs that have no committed version). The Metadata's Cache-Control,
+// Content-Type and Content-Disposition become the blob HTTP headers.
 //
-// PutNew, PutIf and PutIfStream are enforced by the server: the zero
-// Version sends "If-None-Match: *" (create only if absent), another
-// Version "If-Match: <etag>", on Put Blob or, for PutNew of a large blob,
-// on the Put Block List that commits it. The server's 409
-// BlobAlreadyExists or 412 (or a 404 for an If-Match on a missing blob)
-// becomes storage.ErrPrecondition. PutIf and PutIfStream are a single Put
-// Blob (at most MaxPutIfSize). Writes are never retried here: a lost
-// response must not turn a won race into a reported conflict, and a
-// streamed body cannot be sent again (the retry wrapper decides, see
-// IsTransient). Versions are the blobs' ETags.
+// Conditions are enforced by the server: the zero Version sends
+// "If-None-Match: *", another "If-Match: <etag>", on Put Blob or, for a
+// PutCreate of a large blob, on the Put Block List that commits it. The
+// server's 409 BlobAlreadyExists or 412 (or a 404 for an If-Match on a
+// missing blob) becomes storage.ErrPrecondition. A PutIfVersion write is a
+// single Put Blob (at most MaxPutIfSize). Writes are never retried here: a
+// lost response must not turn a won race into a reported conflict, and a
+// streamed body cannot be sent again. Versions are the blobs' ETags.
 //
-// Deadlines: as the s3 adapter's (deadline.Install): Options.DialTimeout
-// to connect and again for TLS, Options.ResponseTimeout for a response's
-// headers, and a progress deadline of Options.IdleTimeout on every
-// connection. The SDK sends a read, listing or delete that failed that way
-// (or with a 408, 429 or 5xx) up to Options.MaxAttempts times in all, with
-// a backoff of at most a second in between.
+// Deadlines are package deadline's (see the Options timeouts). The SDK
+// sends a read, listing or delete that failed that way (or with a 408, 429
+// or 5xx) up to Options.MaxAttempts times, at most a second apart.
 //
 // Credentials, first found (see newClient): AZURE_STORAGE_CONNECTION_STRING,
 // AZURE_STORAGE_KEY (the shared key of the account), AZURE_STORAGE_SAS_TOKEN,
@@ -84,8 +77,8 @@ type Options struct {
 	// or Put Block that failed in a way it deems transient; 0 means 3, 1
 	// disables retries. Put Blob and Put Block List are sent once.
 	MaxAttempts int
-	// BlockSize is the largest blob Put and PutNew send as one Put Blob,
-	// and the size of the blocks of a larger one; 0 means 16 MiB.
+	// BlockSize is the largest blob a PutReplace or PutCreate sends as one
+	// Put Blob, and the size of the blocks of a larger one; 0 means 16 MiB.
 	BlockSize int64
 	// SkipCheck leaves out the listing request New makes to check the
 	// endpoint, container, credentials and permissions: the caller's
@@ -96,7 +89,7 @@ type Options struct {
 // defaultBlockSize is the default of Options.BlockSize.
 const defaultBlockSize = 16 << 20
 
-// MaxPutIfSize is the largest blob PutIfStream (and PutIf) writes: Azure's
+// MaxPutIfSize is the largest blob a PutIfVersion Put writes: Azure's
 // limit for a single Put Blob, 5000 MiB.
 const MaxPutIfSize = 5000 << 20
 
@@ -110,9 +103,8 @@ type Store struct {
 
 var _ storage.Store = (*Store)(nil)
 
-// New checks opts, sets up the client and lists one blob of the root, so
-// that a wrong endpoint, container, credential or permission fails here,
-// before anything is planned or written (unless opts.SkipCheck).
+// New checks opts, sets up the client and, unless opts.SkipCheck, lists
+// one blob of the root (see objstore.Store.Start).
 func New(ctx context.Context, opts Options) (*Store, error) {
 	s := &Store{blockSize: opts.BlockSize}
 	if s.blockSize <= 0 {

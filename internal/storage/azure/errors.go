@@ -83,12 +83,7 @@ func (s *Store) IsTransient(err error) bool {
 		return false
 	}
 	if code, _, ok := status(err); ok {
-		switch code {
-		case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
-			http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-			return true
-		}
-		return false
+		return objstore.TransientStatus(code)
 	}
 	return storage.IsTransient(err)
 }

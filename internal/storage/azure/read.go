@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
@@ -43,14 +44,20 @@ func (a api) Head(ctx context.Context, key string) (objstore.Object, error) {
 	if err != nil {
 		return objstore.Object{}, explain(err)
 	}
-	o := objstore.Object{Key: key, Version: etagVersion(resp.ETag)}
-	if resp.ContentLength != nil {
-		o.Size = *resp.ContentLength
+	return object(key, resp.ContentLength, resp.LastModified, resp.ETag), nil
+}
+
+// object is the objstore.Object of the blob key with these properties,
+// each of which may be missing (nil).
+func object(key string, size *int64, modTime *time.Time, etag *azcore.ETag) objstore.Object {
+	o := objstore.Object{Key: key, Version: etagVersion(etag)}
+	if size != nil {
+		o.Size = *size
 	}
-	if resp.LastModified != nil {
-		o.ModTime = *resp.LastModified
+	if modTime != nil {
+		o.ModTime = *modTime
 	}
-	return o, nil
+	return o
 }
 
 // etagVersion is the Version of a blob with the ETag e ("" for none), in
@@ -93,17 +100,11 @@ func (a api) list(ctx context.Context, opts *container.ListBlobsFlatOptions, max
 			if it == nil || it.Name == nil {
 				continue
 			}
-			o := objstore.Object{Key: *it.Name}
-			if pr := it.Properties; pr != nil {
-				if pr.ContentLength != nil {
-					o.Size = *pr.ContentLength
-				}
-				if pr.LastModified != nil {
-					o.ModTime = *pr.LastModified
-				}
-				o.Version = etagVersion(pr.ETag)
+			pr := it.Properties
+			if pr == nil {
+				pr = &container.BlobProperties{}
 			}
-			fn(o)
+			fn(object(*it.Name, pr.ContentLength, pr.LastModified, pr.ETag))
 		}
 		if max > 0 {
 			return page.NextMarker != nil && *page.NextMarker != "", nil
