@@ -1,6 +1,7 @@
 package gcs
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"regexp"
@@ -38,11 +39,7 @@ var backend = storage.Backend{
 	},
 	Location: func(settings any) string {
 		o := settings.(*Options)
-		endpoint := o.Endpoint
-		if endpoint == "" {
-			endpoint = defaultEndpoint
-		}
-		return "gs://" + o.Bucket + " at " + strings.TrimSuffix(endpoint, "/")
+		return "gs://" + o.Bucket + " at " + strings.TrimSuffix(cmp.Or(o.Endpoint, defaultEndpoint), "/")
 	},
 }
 

@@ -8,18 +8,16 @@
 // Writes: every write is one multipart upload request (object metadata
 // and bytes in one body of known length), which GCS applies atomically.
 // No write leaves anything behind, so SweepTemp finds nothing. Versions are
-// generations: PutNew and PutIf with the zero Version send
-// ifGenerationMatch=0 (create only if absent), PutIf with a Version
+// generations: PutCreate and PutIfVersion with the zero Version send
+// ifGenerationMatch=0 (create only if absent), PutIfVersion with a Version
 // ifGenerationMatch=<generation>; the server's 412 becomes
-// storage.ErrPrecondition. Objects get a Content-Type from their
-// extension (storage.ContentType) unless PutOptions.Metadata sets one,
-// and Metadata's Cache-Control and Content-Disposition.
+// storage.ErrPrecondition.
 //
 // Requests are sent once: retrying is the caller's decision (IsTransient
-// tells which failures are worth it; storage/retry does it). Deadlines
-// are those of package deadline: Options.DialTimeout, ResponseTimeout
-// and IdleTimeout, also for the token requests of credentials from a file
-// (the metadata server's client has its own: 2s to connect, 5s a request).
+// tells which failures are worth it). Deadlines are package deadline's
+// (see the Options timeouts), also for the token requests of credentials
+// from a file (the metadata server's client has its own: 2s to connect,
+// 5s a request).
 //
 // Credentials are Application Default Credentials, in Google's order:
 // the file GOOGLE_APPLICATION_CREDENTIALS names; gcloud's
@@ -32,6 +30,7 @@
 package gcs
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -104,9 +103,8 @@ type Store struct {
 
 var _ storage.Store = (*Store)(nil)
 
-// New checks opts, sets up the client and lists one object of the root,
-// so that a wrong endpoint, bucket, credentials or permission fails here
-// (unless opts.SkipCheck: then the caller's first request does).
+// New checks opts, sets up the client and, unless opts.SkipCheck, lists
+// one object of the root (see objstore.Store.Start).
 func New(ctx context.Context, opts Options) (*Store, error) {
 	s := &Store{}
 	s.Store = objstore.New(api{s}, objstore.Config{URL: "gs://" + opts.Bucket, Prefix: opts.Prefix,
@@ -152,10 +150,7 @@ func (s *Store) init(opts Options) error {
 
 // parseEndpoint returns the base URLs of the JSON API and of uploads.
 func parseEndpoint(endpoint string) (api, upload string, err error) {
-	if endpoint == "" {
-		endpoint = defaultEndpoint
-	}
-	u, err := objstore.ParseEndpoint(endpoint, true, "no credentials, query or fragment")
+	u, err := objstore.ParseEndpoint(cmp.Or(endpoint, defaultEndpoint), true, "no credentials, query or fragment")
 	if err != nil {
 		return "", "", err
 	}
@@ -269,13 +264,18 @@ func (s *Store) send(req *http.Request) (*http.Response, error) {
 	return nil, e
 }
 
+// request sends one request without a body (see send).
+func (s *Store) request(ctx context.Context, method, u string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	return s.send(req)
+}
+
 // getJSON sends a GET of u and decodes its JSON answer into v.
 func (s *Store) getJSON(ctx context.Context, u string, v any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := s.send(req)
+	resp, err := s.request(ctx, http.MethodGet, u)
 	if err != nil {
 		return err
 	}

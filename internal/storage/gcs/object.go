@@ -103,11 +103,7 @@ func (s *Store) upload(ctx context.Context, key string, w objstore.Write, gen st
 // Open starts one download of the object key and returns its body and
 // generation.
 func (a api) Open(ctx context.Context, key string) (io.ReadCloser, storage.Version, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.s.objectURL(key, url.Values{"alt": {"media"}}), nil)
-	if err != nil {
-		return nil, "", err
-	}
-	resp, err := a.s.send(req)
+	resp, err := a.s.request(ctx, http.MethodGet, a.s.objectURL(key, url.Values{"alt": {"media"}}))
 	if err != nil {
 		return nil, "", err
 	}
@@ -147,11 +143,7 @@ func (a api) Head(ctx context.Context, key string) (objstore.Object, error) {
 
 // Delete sends one request.
 func (a api) Delete(ctx context.Context, key string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, a.s.objectURL(key, nil), nil)
-	if err != nil {
-		return err
-	}
-	resp, err := a.s.send(req)
+	resp, err := a.s.request(ctx, http.MethodDelete, a.s.objectURL(key, nil))
 	if err != nil {
 		return err
 	}
