@@ -1,62 +1,49 @@
 // Package retry wraps a storage.Store to retry the operations that are safe
 // to repeat after a transient failure (as the wrapped store classifies it,
 // see storage.Store.IsTransient), with exponential backoff and full
-// jitter, bounded by an attempt count per call and by a retry budget: the total time the Store may spend waiting between
-// attempts, over all its calls. Calling a failed operation again is this
-// wrapper's policy, never an adapter's (an adapter only gets what its
-// client library does for one request, such as minio-go's retries of a
-// request that can be sent again).
+// jitter, bounded by an attempt count per call and by a retry budget: the
+// total time the Store may spend waiting between attempts, over all its
+// calls. Calling a failed operation again is this wrapper's policy, never
+// an adapter's (an adapter only gets what its client library does for one
+// request, such as minio-go's retries of a request that can be sent again).
 //
 // What is retried:
 //
-//   - Get, Stat, Delete (deleting a missing object is not an error, so
-//     repeating is harmless), Sync and SweepTemp (with or without DryRun:
-//     removing temporary files twice is harmless).
+//   - Get, Stat, ListPage (its page is returned whole or not at all),
+//     Delete (deleting a missing object is not an error), Sync and
+//     SweepTemp (removing temporary files twice is harmless).
 //   - Open: the call that opens the object only. A stream that fails
 //     mid-way is not resumed: its Read returns the error.
-//   - List: only while fn has not been called in the failed attempt. Once
-//     fn has seen entries a retry would show them again, so the failure
+//   - List and ReadVersioned: only an attempt that failed before it called
+//     fn, which would see the entries or the object again; fn's own error
 //     is returned.
-//   - ListPage: as Get (the page is returned whole or not at all).
-//   - ReadVersioned: only when the attempt failed before fn was called
-//     (fn's own error, and any failure once fn has seen the object, are
-//     returned).
-//   - Put (PutReplace) and Stage: only when the reader can be replayed:
-//     it implements io.Seeker (the retry seeks back to where the reader
-//     was when Put was called), or no byte has been read from it yet.
-//     Otherwise the failure is returned. A failure of the reader itself
-//     is never retried.
-//   - Put with PutCreate: as PutReplace. When a retry meets
-//     storage.ErrPrecondition after an attempt that failed having sent
-//     all of its bytes, that attempt may have landed with its answer lost:
-//     the object is read back, and if its bytes are those the call sent,
-//     Put succeeds; otherwise it fails with the error matching
-//     storage.ErrPrecondition.
+//   - Put (PutReplace, PutCreate) and Stage: only when the reader can be
+//     replayed: it implements io.Seeker (the retry seeks back to where it
+//     was when Put was called), or no byte has been read from it yet. A
+//     failure of the reader itself is never retried. When a PutCreate
+//     retry meets storage.ErrPrecondition after an attempt that sent all
+//     of its bytes, that attempt may have landed with its answer lost: the
+//     object is read back, and if its bytes are those the call sent, Put
+//     succeeds.
 //   - Put with PutIfVersion: after a transient failure the object is read
-//     back (ReadVersioned, comparing the object's SHA-256 and size with
-//     those of the content): if it holds the content, the write landed
-//     and Put returns its Version; if not and the condition still holds
-//     (absent for the zero Version, else the current Version equals
-//     opts.Version) the write is sent again, the reader rewound (Seek to
-//     its start); otherwise Put fails with an error matching
-//     storage.ErrPrecondition. A storage.ErrPrecondition from a later
-//     attempt is checked the same way (the first attempt may have landed
-//     late). A failure of the reader itself (Read or Seek) is not
-//     retried.
+//     back (comparing its SHA-256 and size with the content's): if it
+//     holds the content, the write landed and Put returns its Version; if
+//     not and the condition still holds the write is sent again, the
+//     reader rewound to its start; otherwise Put fails with an error
+//     matching storage.ErrPrecondition. A storage.ErrPrecondition from a
+//     later attempt is checked the same way (the first attempt may have
+//     landed late).
 //
 // When a read-back cannot tell what happened (it fails for good, or the
 // limits run out), a conditional Put fails with an error that does not
 // match storage.ErrPrecondition and says that the outcome is unknown.
-//
 // Identical bytes written by someone else are indistinguishable from this
 // call's own: a conditional Put then reports success, which leaves the
 // store in the state the caller asked for.
 //
 // A call never retries once its context is done (a context bound to a
 // lock's fence is done once the fence lapses), and returns the context's
-// error wrapping the last failure. RewriteIf (local disk, which is not
-// wrapped), RemoveCreatedRoot, Properties, IsTransient, Close and String
-// pass through.
+// error wrapping the last failure. The other methods pass through.
 package retry
 
 import (
@@ -113,8 +100,6 @@ const (
 
 // Store is a storage.Store that retries the calls of the Store it wraps.
 // It is safe for concurrent use by multiple goroutines.
-// The methods that are not retried (see the package documentation) are the
-// embedded Store's.
 type Store struct {
 	storage.Store
 	opts Options
@@ -212,13 +197,6 @@ func (s *Store) reserve(k int) (time.Duration, bool) {
 	return d, true
 }
 
-// counted records one retry.
-func (s *Store) counted() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.retries++
-}
-
 // call is the retry state of one call.
 type call struct {
 	s        *Store
@@ -230,15 +208,6 @@ type call struct {
 
 func (s *Store) call(ctx context.Context, op, path string) *call {
 	return &call{s: s, ctx: ctx, op: op, path: path}
-}
-
-// fail handles the failure err of an attempt: it returns nil, after the
-// backoff, when the call is to try again, else the error to return.
-func (c *call) fail(err error) error {
-	if !c.s.IsTransient(err) {
-		return c.final(err)
-	}
-	return c.again(err)
 }
 
 // again records the transient failure err and waits before the next
@@ -270,7 +239,9 @@ func (c *call) again(err error) error {
 	if serr != nil {
 		return fmt.Errorf("%w (not retried: wait: %v)", err, serr)
 	}
-	c.s.counted()
+	c.s.mu.Lock()
+	c.s.retries++
+	c.s.mu.Unlock()
 	return nil
 }
 
@@ -311,10 +282,13 @@ func (s *Store) do(ctx context.Context, op, path string, attempt func(called *bo
 	for {
 		called := false
 		err := attempt(&called)
-		if err == nil || called {
+		switch {
+		case err == nil || called:
 			return err
+		case !s.IsTransient(err):
+			return c.final(err)
 		}
-		if err := c.fail(err); err != nil {
+		if err := c.again(err); err != nil {
 			return err
 		}
 	}
