@@ -64,15 +64,12 @@ type Options struct {
 	// Getenv reads the credential environment variables (see newClient).
 	// nil means an empty environment.
 	Getenv func(string) string
-	// DialTimeout bounds the TCP connect, and then the TLS handshake, of
-	// each new connection; 0 means 10 seconds.
-	DialTimeout time.Duration
-	// ResponseTimeout bounds the wait for a response's headers once the
-	// request is sent; 0 means 30 seconds.
+	// DialTimeout, ResponseTimeout and IdleTimeout are the Dial, Response
+	// and Idle deadlines of package deadline (see deadline.Timeouts); 0
+	// means 10, 30 and 30 seconds.
+	DialTimeout     time.Duration
 	ResponseTimeout time.Duration
-	// IdleTimeout is the progress deadline of a connection (see
-	// deadline.Timeouts.Idle); 0 means 30 seconds.
-	IdleTimeout time.Duration
+	IdleTimeout     time.Duration
 	// MaxAttempts is how many times the SDK sends a read, listing, delete
 	// or Put Block that failed in a way it deems transient; 0 means 3, 1
 	// disables retries. Put Blob and Put Block List are sent once.

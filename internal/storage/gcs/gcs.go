@@ -69,16 +69,12 @@ type Options struct {
 	// Getenv reads the environment (GOOGLE_APPLICATION_CREDENTIALS,
 	// STORAGE_EMULATOR_HOST, HOME, ...). nil means an empty environment.
 	Getenv func(string) string
-	// DialTimeout bounds the TCP connect, and then the TLS handshake, of
-	// each new connection; 0 means 10 seconds.
-	DialTimeout time.Duration
-	// ResponseTimeout bounds the wait for a response's headers once the
-	// request is sent; 0 means 30 seconds.
+	// DialTimeout, ResponseTimeout and IdleTimeout are the Dial, Response
+	// and Idle deadlines of package deadline (see deadline.Timeouts); 0
+	// means 10, 30 and 30 seconds.
+	DialTimeout     time.Duration
 	ResponseTimeout time.Duration
-	// IdleTimeout is the progress deadline of a connection: a request
-	// fails once no byte has moved on it, either way, for this long; 0
-	// means 30 seconds.
-	IdleTimeout time.Duration
+	IdleTimeout     time.Duration
 	// SkipCheck leaves out the listing request New makes to check the
 	// endpoint, bucket, credentials and list permission: the caller's
 	// first request checks them, with the same explanation.

@@ -70,19 +70,14 @@ type Options struct {
 	// test server's certificate and to see or cut requests on the wire
 	// (docs/design.md, "S3 Options.Transport").
 	Transport http.RoundTripper
-	// DialTimeout bounds the TCP connect, and then the TLS handshake, of
-	// each new connection; 0 means 10 seconds.
-	DialTimeout time.Duration
-	// ResponseTimeout bounds the wait for a response's headers once the
-	// request is sent; 0 means 30 seconds.
+	// DialTimeout, ResponseTimeout and IdleTimeout are the Dial, Response
+	// and Idle deadlines of package deadline (see deadline.Timeouts),
+	// installed by Transport; 0 means 10, 30 and 30 seconds. A Put whose
+	// reader yields nothing for IdleTimeout fails too; pauses between the
+	// Reads of an object opened with Open do not count.
+	DialTimeout     time.Duration
 	ResponseTimeout time.Duration
-	// IdleTimeout is the progress deadline of a connection: a request
-	// fails when no byte has moved on its connection, either way, for this
-	// long (a stalled transfer, a silent server, a partition), also while
-	// a Put's reader yields nothing; 0 means 30 seconds. Pauses between
-	// the Reads of an object opened with Open do not count (see
-	// deadline.Timeouts.Idle).
-	IdleTimeout time.Duration
+	IdleTimeout     time.Duration
 	// MaxAttempts is how many times minio-go sends a request that failed
 	// in a way it deems transient (a network error, a timeout, a 5xx or
 	// throttling answer), with a short backoff in between (at most 1s);
