@@ -10,11 +10,9 @@
 // Paths must be clean relative slash-separated paths none of whose
 // segments starts with storage.TempPrefix, else storage.ErrInvalidPath.
 // "Directories" do not exist: a key "a/b" makes no key "a", and a path
-// below an object ("f/x" next to "f") is a legal, separate key. A write
-// sends exactly size bytes: a reader that fails, yields more or fewer, or
-// a cancelled context cuts the request short, so the server stores
-// nothing. Objects get a Content-Type from their extension
-// ("text/html; charset=utf-8" for .html) unless Metadata sets one.
+// below an object ("f/x" next to "f") is a legal, separate key. Objects
+// get a Content-Type from their extension ("text/html; charset=utf-8" for
+// .html) unless Metadata sets one.
 package objstore
 
 import (
@@ -61,14 +59,12 @@ type Write struct {
 	// extension unless the caller set one).
 	Metadata storage.Metadata
 	// ExpectContinue asks the server to confirm the condition ("Expect:
-	// 100-continue") before the body goes out: a server that refuses it
-	// then answers 412 without reading the body, instead of resetting a
+	// 100-continue") before the body goes out, so that a server refusing
+	// it answers 412 without reading the body instead of resetting a
 	// connection still sending it (which would leave the outcome unknown).
 	// It is set for a PutIfVersion write of ExpectContinueMin bytes or
-	// more; a smaller one (a lock, a journal, a small catalog) fits in the
-	// connection's buffers and goes out with its headers, without waiting
-	// a round trip. A server that ignores the header gets the body after
-	// the transport's ExpectContinueTimeout (see Transport).
+	// more: a smaller one (a lock, a journal) fits in the connection's
+	// buffers and goes out with its headers, without waiting a round trip.
 	ExpectContinue bool
 }
 
@@ -465,13 +461,12 @@ func (s *Store) listPage(ctx context.Context, prefix string, max int) ([]storage
 	return infos, complete, err
 }
 
-// SweepTemp implements storage.Store: object stores leave no temporary
-// object under a name, but a writer that died while uploading a large
-// object leaves an incomplete upload (see Upload), which the server keeps
-// and bills, unseen by listings. It finds them, anywhere below the root
-// (opts.Dirs nil) or for keys directly in the directories opts.Dirs, and
-// unless opts.DryRun aborts them. It returns their store paths, sorted, one
-// entry per upload (on an error, those found so far included). Call it
+// SweepTemp implements storage.Store: a writer that died while uploading a
+// large object leaves an incomplete upload (see Upload), which the server
+// keeps and bills, unseen by listings. It finds them, anywhere below the
+// root (opts.Dirs nil) or for keys directly in the directories opts.Dirs,
+// and unless opts.DryRun aborts them. It returns their store paths,
+// sorted, one entry per upload (on an error, those found so far). Call it
 // (without DryRun) only while holding the destination lock: it cannot tell
 // a dead upload from one in flight.
 func (s *Store) SweepTemp(ctx context.Context, opts storage.SweepOptions) ([]string, error) {
