@@ -309,11 +309,10 @@ func retried[T any](s *Store, ctx context.Context, op, path string, attempt func
 }
 
 // Get implements storage.Store.
-func (s *Store) Get(ctx context.Context, path string) ([]byte, storage.Version, error) {
-	var v storage.Version
-	data, err := retried(s, ctx, "get", path, func() (data []byte, err error) {
+func (s *Store) Get(ctx context.Context, path string) (data []byte, v storage.Version, err error) {
+	err = s.do(ctx, "get", path, func(*bool) (err error) {
 		data, v, err = s.Store.Get(ctx, path)
-		return data, err
+		return err
 	})
 	if err != nil {
 		return nil, "", err
@@ -323,9 +322,8 @@ func (s *Store) Get(ctx context.Context, path string) ([]byte, storage.Version, 
 
 // ReadVersioned implements storage.Store, retrying only an attempt that
 // failed before it called fn.
-func (s *Store) ReadVersioned(ctx context.Context, path string, fn func(io.Reader) error) (storage.Version, error) {
-	var v storage.Version
-	err := s.do(ctx, "read", path, func(called *bool) (err error) {
+func (s *Store) ReadVersioned(ctx context.Context, path string, fn func(io.Reader) error) (v storage.Version, err error) {
+	err = s.do(ctx, "read", path, func(called *bool) (err error) {
 		v, err = s.Store.ReadVersioned(ctx, path, func(r io.Reader) error {
 			*called = true
 			return fn(r)
@@ -360,11 +358,10 @@ func (s *Store) List(ctx context.Context, prefix string, fn func(storage.Info) e
 }
 
 // ListPage implements storage.Store.
-func (s *Store) ListPage(ctx context.Context, prefix string, max int) ([]storage.Info, bool, error) {
-	var complete bool
-	infos, err := retried(s, ctx, "list-page", prefix, func() (infos []storage.Info, err error) {
+func (s *Store) ListPage(ctx context.Context, prefix string, max int) (infos []storage.Info, complete bool, err error) {
+	err = s.do(ctx, "list-page", prefix, func(*bool) (err error) {
 		infos, complete, err = s.Store.ListPage(ctx, prefix, max)
-		return infos, err
+		return err
 	})
 	if err != nil {
 		return nil, false, err
@@ -384,9 +381,8 @@ func (s *Store) Sync(ctx context.Context) error {
 
 // SweepTemp implements storage.Store. It returns what the last attempt
 // found.
-func (s *Store) SweepTemp(ctx context.Context, opts storage.SweepOptions) ([]string, error) {
-	var found []string
-	err := s.do(ctx, "sweep-temp", "", func(*bool) (err error) {
+func (s *Store) SweepTemp(ctx context.Context, opts storage.SweepOptions) (found []string, err error) {
+	err = s.do(ctx, "sweep-temp", "", func(*bool) (err error) {
 		found, err = s.Store.SweepTemp(ctx, opts)
 		return err
 	})
