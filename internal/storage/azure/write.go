@@ -21,13 +21,11 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage/objstore"
 )
 
-// Put sends one Put Blob, or for a Put or PutCreate of a blob larger
-// than the block size, blocks committed by one Put Block List. PutCreate
-// sends If-None-Match: * (Azure evaluates it when it commits), which the
-// server answers with 409 BlobAlreadyExists or 412 (an error matching
-// storage.ErrPrecondition) when the blob exists. PutIfVersion is always
-// one Put Blob, never blocks (whose uncommitted leftovers a dead writer
-// would leave behind).
+// Put sends one Put Blob, or for a PutReplace or PutCreate of a blob
+// larger than the block size, blocks committed by one Put Block List
+// (Azure evaluates a condition when it commits). PutIfVersion is always one
+// Put Blob, never blocks (whose uncommitted leftovers a dead writer would
+// leave behind).
 func (a api) Put(ctx context.Context, key string, w objstore.Write) (storage.Version, error) {
 	bb := a.s.client.NewBlockBlobClient(key)
 	h, cond := headers(w.Metadata), condition(w)
@@ -67,9 +65,7 @@ func once(ctx context.Context) context.Context {
 	return policy.WithRetryOptions(ctx, policy.RetryOptions{MaxRetries: -1})
 }
 
-// condition returns the access conditions of w: none, only if absent
-// (PutCreate, PutIfVersion of the zero Version), or only if the ETag is
-// w.IfVersion.
+// condition returns the access conditions of w, or nil for none.
 func condition(w objstore.Write) *blob.AccessConditions {
 	var m blob.ModifiedAccessConditions
 	switch {

@@ -28,11 +28,8 @@ const noGeneration = math.MaxInt64
 // api is the store's objstore.Client: requests of the JSON API.
 type api struct{ s *Store }
 
-// Put sends one upload (see the package documentation); PutCreate sends
-// ifGenerationMatch=0, which the server refuses with 412 (an error
-// matching storage.ErrPrecondition) when the object exists; PutIfVersion
-// sends ifGenerationMatch=0 for the zero Version and
-// ifGenerationMatch=<generation> for another.
+// Put sends one upload with the ifGenerationMatch of the package
+// documentation.
 func (a api) Put(ctx context.Context, key string, w objstore.Write) (storage.Version, error) {
 	gen := ""
 	switch {

@@ -154,12 +154,10 @@ func (s *Store) init(opts Options) error {
 // api is the store's objstore.Client: minio-go's requests.
 type api struct{ s *Store }
 
-// Put sends one PutObject. With PutCreate it sends If-None-Match: *,
-// which the server answers with 412 (an error matching
-// storage.ErrPrecondition) when the key exists; objects above the part
-// size go up in parts, and not every server enforces the condition on
-// completing a multipart upload. With PutIfVersion it is one conditional
-// PutObject, never a multipart upload, so the server checks it.
+// Put sends one PutObject, with the condition of the package
+// documentation. A PutCreate above the part size goes up in parts, and not
+// every server enforces the condition on completing a multipart upload; a
+// PutIfVersion is never a multipart upload, so the server checks it.
 func (a api) Put(ctx context.Context, key string, w objstore.Write) (storage.Version, error) {
 	md := w.Metadata
 	// minio-go's streaming signature sends an empty body as chunked
@@ -193,9 +191,7 @@ func (a api) Put(ctx context.Context, key string, w objstore.Write) (storage.Ver
 }
 
 // putError is the error of a PutObject of w that failed with err: the
-// server's refusal of the condition (412, 409 for a concurrent conditional
-// write, or 404 for an If-Match on a missing key) matches
-// storage.ErrPrecondition.
+// server's refusal of the condition matches storage.ErrPrecondition.
 func putError(err error, w objstore.Write) error {
 	resp := minio.ToErrorResponse(err)
 	failed := resp.StatusCode == http.StatusPreconditionFailed || resp.Code == "PreconditionFailed"
