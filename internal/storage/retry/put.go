@@ -202,10 +202,8 @@ func (s *Store) Stage(ctx context.Context, path string, r io.Reader, size int64,
 }
 
 // send runs the attempts of a PutReplace or PutCreate (exclusive) Put, or
-// of a Stage, each reading r through its own fenced-off view: a retry only
-// while r can be replayed, never after a failure of r itself. A
-// PutCreate's storage.ErrPrecondition after an attempt that sent all of
-// its bytes is settled by reading the object back (settleNew).
+// of a Stage, each reading r through its own fenced-off view (see body),
+// as the package documentation says.
 func (s *Store) send(c *call, r io.Reader, size int64, exclusive bool, attempt func(io.Reader) error) error {
 	b := newBody(r, exclusive)
 	var maybe [][]byte // PutCreate: digests of failed attempts that sent everything
@@ -235,11 +233,10 @@ func (s *Store) send(c *call, r io.Reader, size int64, exclusive bool, attempt f
 	}
 }
 
-// settleNew establishes the outcome of a PutCreate Put whose attempt failed with
-// perr, matching storage.ErrPrecondition, after earlier attempts that sent
-// all of the content (whose digests are sums) failed without an answer:
-// it reads the object back, and succeeds if it holds one of those
-// contents.
+// settleNew establishes the outcome of a PutCreate whose attempt failed
+// with perr, matching storage.ErrPrecondition, after earlier attempts that
+// sent all of the content (whose digests are sums) failed without an
+// answer: it succeeds if the object holds one of those contents.
 func (s *Store) settleNew(c *call, size int64, sums [][]byte, perr error) error {
 	for {
 		sum, n, err := s.digest(c.ctx, c.path)
@@ -292,9 +289,7 @@ func containsSum(sums [][]byte, sum []byte) bool {
 	return false
 }
 
-// putIf is Put with PutIfVersion (see the package documentation): a
-// transient failure, or a precondition failure after one, is settled by
-// reading the object back (settleIf).
+// putIf is Put with PutIfVersion (see the package documentation).
 func (s *Store) putIf(ctx context.Context, path string, in io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
 	r, err := storage.Seekable(in)
 	if err != nil {
@@ -344,9 +339,9 @@ type readerError struct{ err error }
 func (e *readerError) Error() string { return e.err.Error() }
 func (e *readerError) Unwrap() error { return e.err }
 
-// condPut runs the attempts of a conditional write as the package
-// documentation says: write sends one, readBack reads the object back and
-// reports its Version and whether it holds this call's content.
+// condPut runs the attempts of a conditional write: write sends one,
+// readBack reads the object back and reports its Version and whether it
+// holds this call's content.
 func (s *Store) condPut(c *call, ifVersion storage.Version, write func() (storage.Version, error),
 	readBack func() (cur storage.Version, ours bool, err error)) (storage.Version, error) {
 	uncertain := false // an attempt failed without an answer: it may have landed

@@ -84,7 +84,7 @@ type Options struct {
 	// Float64. The Store calls it under its lock.
 	Rand func() float64
 	// OnRetry, when set, is called before each wait with the operation
-	// ("get", "put", "put-new", "put-if", "list", "list-page", ...), its path (List's
+	// ("get", "put", "put-new", "put-if", "list", ...), its path (List's
 	// prefix; "" for Sync and SweepTemp), the number of the attempt that
 	// failed (from 1) and its error. It may be called concurrently.
 	OnRetry func(op, path string, attempt int, err error)
