@@ -45,12 +45,9 @@ var credentialCodes = map[string]bool{
 
 // IsTransient implements storage.Store. Transient, besides the network
 // failures of storage.IsTransient: an S3 error response with HTTP status
-// 408, 429, 499, 500, 502, 503, 504 or 520, or with an S3 code that asks
-// for a retry (RequestTimeout, SlowDown, InternalError,
-// ServiceUnavailable, the Throttling codes); every other S3 error
-// response is final (403, 404, 409, 501, ...). minio-go reports a
-// connection closed before the answer (io.EOF) as a *url.Error saying
-// "Connection closed by foreign host": transient too.
+// 408, 429, 499, 500, 502, 503, 504 or 520, or with a code of retryCodes;
+// every other S3 error response is final (403, 404, 409, 501, ...), and a
+// connection closed before the answer (see minioEOF) is transient.
 func (s *Store) IsTransient(err error) bool { return isTransient(err) }
 
 func isTransient(err error) bool {
