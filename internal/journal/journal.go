@@ -1,9 +1,8 @@
-// Package journal defines the intent journal a writer leaves at a
-// destination root (.distributor.journal) while it changes outputs: every
-// write with the bytes it will leave and the record it will add, and every
-// delete. A run writes it before its first change and removes it after its
-// catalog is written; a journal found by the next writer means a run died,
-// and tells recovery what may have happened (see internal/app, recover.go).
+// Package journal defines the intent journal (.distributor.journal) a
+// writer keeps at a root while it changes outputs: every write with the
+// bytes it leaves and the record it adds, and every delete. A journal the
+// next writer finds means a run died, and tells recovery (txn.Recover)
+// what may have happened.
 package journal
 
 import (
@@ -33,9 +32,8 @@ type Journal struct {
 	RunID         string    `json:"run_id"`
 	Command       string    `json:"command"`
 	Started       time.Time `json:"started_at"`
-	// BaseVersion is the catalog's storage version when the attempt read it
-	// ("" when there was no catalog). A different version at recovery means
-	// the attempt committed its catalog.
+	// BaseVersion is the catalog's version the attempt read ("" for none):
+	// a different one at recovery means the attempt committed.
 	BaseVersion string `json:"base_version"`
 	Ops         []Op   `json:"ops"`
 }
@@ -45,8 +43,7 @@ type Op struct {
 	Op   string `json:"op"`
 	Path string `json:"path"`
 	// Existed says the path held an object when the attempt planned: a
-	// completed write then replaced it (roll forward); otherwise the write
-	// created it (remove it).
+	// completed write replaced it (roll forward), else created it (remove).
 	Existed bool `json:"existed,omitempty"`
 	// SHA256 and Size are the bytes a completed write leaves.
 	SHA256 string `json:"sha256,omitempty"`
@@ -65,19 +62,16 @@ func Encode(j *Journal) ([]byte, error) {
 	return data, nil
 }
 
-// Decode parses a journal strictly, with internal/strictjson: invalid
-// UTF-8, unpaired surrogate escapes, a member given twice, a member name
-// in another case, an unknown member and anything after the document are
-// errors, as are a journal_version other than FormatVersion, an unknown op
-// and a write without a valid record, sha256 and size.
+// Decode parses a journal strictly (internal/strictjson), and refuses a
+// journal_version other than FormatVersion, an unknown op and a write
+// without a valid record, sha256 and size.
 //
-// Strict on purpose: recovery (internal/txn.Recover) deletes files on the
-// journal's word, so it must act only on a journal that says exactly one
-// thing. A lenient reader would act on a guess (which of two "path"
-// members? a path whose invalid bytes were replaced by U+FFFD names
-// another file). A journal that does not decode stops every writer at
-// recovery with nothing changed, journal left in place, until someone
-// inspects the root (docs/operations.md, "An unreadable journal").
+// Strict on purpose: recovery deletes files on the journal's word, so it
+// must act only on a journal that says exactly one thing, not on a guess
+// (which of two "path" members? a path whose invalid bytes became U+FFFD
+// names another file). A journal that does not decode stops every writer
+// at recovery, nothing changed, until someone inspects the root
+// (docs/operations.md, "An unreadable journal").
 func Decode(data []byte) (*Journal, error) {
 	var j Journal
 	if err := strictjson.Unmarshal(data, &j); err != nil {

@@ -47,11 +47,10 @@ func (k *Lock) Info() Info {
 // Err checks the fence synchronously.
 func (k *Lock) Context() context.Context { return &fencedCtx{Context: k.ctx, k: k, cancel: k.cancel} }
 
-// Bind returns a context for work under the lock: it is cancelled when
-// parent is, or when the fence lapses (see Fence), and its Err checks the
-// fence at every call, so a process that was paused past its lease sees it
-// at its first check after it resumes, before any timer fires. Call stop
-// when the work is done.
+// Bind returns a context for work under the lock, cancelled when parent
+// is or when the fence lapses. Its Err checks the fence at every call, so
+// a process paused past its lease sees it at its first check, before any
+// timer fires. Call stop when the work is done.
 func (k *Lock) Bind(parent context.Context) (ctx context.Context, stop func()) {
 	inner, cancel := context.WithCancelCause(parent)
 	after := context.AfterFunc(k.ctx, func() { cancel(context.Cause(k.ctx)) })
@@ -76,11 +75,10 @@ func (c *fencedCtx) Err() error {
 }
 
 // Fence returns nil while this process provably holds the lock: the lease
-// it last renewed, minus the safety margin, has not run out on its
-// monotonic clock, and no renewal found the lock taken over. Otherwise it
-// returns an error matching ErrLeaseLapsed or ErrLost, for good: a lock
-// that lapsed once is never trusted again, even if a later renewal would
-// succeed. Every change to the root must be preceded by a nil Fence.
+// it last renewed, less the margin, has not run out on its monotonic clock
+// and no renewal found the lock taken over. Otherwise it returns an error
+// matching ErrLeaseLapsed or ErrLost, for good: a lock that lapsed once is
+// never trusted again. Every change to the root needs a nil Fence first.
 func (k *Lock) Fence() error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -140,18 +138,15 @@ func (k *Lock) renewLoop() {
 // this holder's, and with the fence's error once the lease lapsed.
 func (k *Lock) Renew(ctx context.Context) error { return k.renew(ctx, nil) }
 
-// SetIntent renews the lease with a record that carries intent (nil: none)
-// instead of the one it carried: the holder's change differs from the one
-// it locked with. Like every change of the root it is fenced: it fails
-// with the fence's error once the lease lapsed, with ErrLost when the lock
-// is no longer this holder's.
+// SetIntent renews the lease with a record that carries intent (nil:
+// none) instead: the holder's change differs from the one it locked with.
+// It fails as Renew does.
 func (k *Lock) SetIntent(ctx context.Context, intent []byte) error {
 	return k.renew(ctx, func(i *Info) { i.Intent = intent })
 }
 
-// KeepIntent tells Release that the intent the record carries is still
-// needed (the holder's change is not settled): Release moves it to the
-// journal before it removes the record (see MoveIntent).
+// KeepIntent tells Release that the record's intent is still needed (the
+// change is not settled): Release moves it to the journal first.
 func (k *Lock) KeepIntent() { k.keep.Store(true) }
 
 func (k *Lock) renew(ctx context.Context, edit func(*Info)) error {
@@ -164,7 +159,7 @@ func (k *Lock) renew(ctx context.Context, edit func(*Info)) error {
 	cur, curV, err := Read(ctx, k.l.Store)
 	if err != nil {
 		if errors.Is(err, storage.ErrNotExist) {
-			return k.loseLock()
+			return k.end(ErrLost)
 		}
 		return fmt.Errorf("renew lock: %w", err)
 	}
@@ -172,7 +167,7 @@ func (k *Lock) renew(ctx context.Context, edit func(*Info)) error {
 	info := k.info
 	k.mu.Unlock()
 	if cur.ID != info.ID {
-		return k.loseLock()
+		return k.end(ErrLost)
 	}
 	info.Renewals++
 	if edit != nil {
@@ -180,7 +175,7 @@ func (k *Lock) renew(ctx context.Context, edit func(*Info)) error {
 	}
 	v, err := storage.PutIf(ctx, k.l.Store, Name, k.l.record(&info), curV)
 	if errors.Is(err, storage.ErrPrecondition) {
-		return k.loseLock()
+		return k.end(ErrLost) // another process holds the lock now
 	}
 	if err != nil {
 		return fmt.Errorf("renew lock: %w", err)
@@ -196,18 +191,14 @@ func (k *Lock) renew(ctx context.Context, edit func(*Info)) error {
 	return nil
 }
 
-// ProveExclusion proves, on the lock object this process holds, that the
-// server enforces the conditional writes the lock (and the catalog's
-// compare-and-swap) rest on: an exclusive create of the lock object and a
-// write conditioned on a version it does not have must both be refused,
-// and the record must read back unchanged (probe.Object: three requests).
-// The refused writes carry this holder's record with a "probe" marker, so
-// that on a server that applies them anyway the record still names this
-// holder, and Release removes it as usual. Call it right after Acquire,
-// before anything relies on the lock; it returns an *probe.UnenforcedError
-// for a server that does not enforce the conditions.
-//
-// readBack reads the record back (nil: a Get of it): see probe.ReadBack.
+// ProveExclusion proves, on the held lock object, that the server enforces
+// the conditional writes the lock and the catalog's compare-and-swap rest
+// on (probe.Object: an exclusive create and a write on a stale version
+// refused, the record read back unchanged by readBack, nil for a Get). The
+// refused writes carry this holder's record with a "probe" marker, so that
+// on a server that applies them anyway the record still names this holder
+// and Release removes it. Call it right after Acquire; it returns a
+// *probe.UnenforcedError for a server that does not enforce them.
 func (k *Lock) ProveExclusion(ctx context.Context, readBack probe.ReadBack) error {
 	k.renewing.Lock() // no renewal changes the record meanwhile
 	defer k.renewing.Unlock()
@@ -233,9 +224,6 @@ func (k *Lock) stopRenewal() {
 	<-k.done
 }
 
-// loseLock records that another process holds the lock now.
-func (k *Lock) loseLock() error { return k.end(ErrLost) }
-
 // ErrReleased is the fence's error after Release.
 var ErrReleased = errors.New("lock released")
 
@@ -252,12 +240,10 @@ func (k *Lock) end(err error) error {
 }
 
 // Release stops renewal and removes the lock if this process still provably
-// holds it. A holder whose fence lapsed leaves the record alone (it may be
-// a successor's by now, or about to be): waiters take it over as stale.
-// A record whose intent the holder keeps (KeepIntent) is removed only
-// after the intent was moved to the journal; if that fails, the record
-// stays, for a waiter to take over and move it. Calling Release again does
-// nothing.
+// holds it: a holder whose fence lapsed leaves the record (it may be a
+// successor's by now) for waiters to take over. A kept intent (KeepIntent)
+// is moved to the journal first; if that fails, the record stays for a
+// waiter to take over and move it. Calling Release again does nothing.
 func (k *Lock) Release(ctx context.Context) error {
 	if k.released.Swap(true) {
 		return nil

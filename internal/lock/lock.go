@@ -13,15 +13,13 @@
 // failed renewal never moves that deadline.
 //
 // Takeover: a waiter never trusts another machine's wall clock. It takes a
-// lock over after watching the record stay unchanged (same storage
-// version) for the holder's lease plus SkewAllowance on its own monotonic
-// clock, or at once when the holder ran on this host and its process is
-// gone. The takeover is safe also where compare-and-swap is not atomic
-// across processes: the waiter first wins an exclusive claim object named
-// after the stale holder's id (.distributor.lock.claim-<id>), re-reads the
-// lock to check it is the record it watched, deletes it and creates its
-// own exclusively. A claim left by a dead claimer is taken over the same
-// way.
+// lock over after watching the record stay unchanged (same version) for
+// the holder's lease plus SkewAllowance on its own monotonic clock, or at
+// once when the holder ran on this host and its process is gone. Safe also
+// where compare-and-swap is not atomic across processes: the waiter first
+// wins an exclusive claim (.distributor.lock.claim-<holder id>; a dead
+// claimer's is taken over the same way), re-reads the lock to check it is
+// the record it watched, deletes it and creates its own exclusively.
 package lock
 
 import (
@@ -57,19 +55,16 @@ type Info struct {
 	PID      int       `json:"pid"`
 	Command  string    `json:"command"`
 	Acquired time.Time `json:"acquired_at"`
-	// ExpiresAt is the holder's wall-clock view of its lease's end. It is
-	// shown to operators and used by `distributor unlock`; automatic
-	// takeover never trusts it.
+	// ExpiresAt is the holder's wall-clock view of its lease's end, for
+	// operators and `distributor unlock`; takeover never trusts it.
 	ExpiresAt time.Time `json:"expires_at"`
-	// LeaseMS is the holder's lease in milliseconds.
-	LeaseMS int64 `json:"lease_ms,omitempty"`
-	// Renewals counts the holder's renewals: every renewal changes the
-	// record, so waiters can tell a live holder from a silent one.
+	LeaseMS   int64     `json:"lease_ms,omitempty"` // the holder's lease
+	// Renewals counts the holder's renewals, so that every renewal changes
+	// the record.
 	Renewals int64 `json:"renewals,omitempty"`
-	// Intent, when set, is the holder's intent journal (a journal.Journal
-	// document) carried in the record instead of .distributor.journal
-	// (docs/design.md, "The 10-request design"). Whoever removes a record
-	// with an intent other than its holder moves it to the journal first
+	// Intent, when set, is the holder's intent journal, carried instead of
+	// .distributor.journal (docs/design.md, "The 10-request design").
+	// Whoever else removes the record moves it to the journal first
 	// (MoveIntent).
 	Intent json.RawMessage `json:"intent,omitempty"`
 }
@@ -93,13 +88,12 @@ type HeldError struct {
 	Holder Info
 	Waited time.Duration
 	// Silent is how long the record had not changed when the wait ended
-	// (0 when it was changing: the holder is renewing).
-	Silent time.Duration
-	// TakeoverAfter is how long the record must stay unchanged before a
-	// waiter takes it over.
+	// (0: the holder is renewing); TakeoverAfter, how long it must stay
+	// unchanged before a waiter takes it over.
+	Silent        time.Duration
 	TakeoverAfter time.Duration
-	// ExpiredByHolderClock says the record's lease end, by the holder's
-	// wall clock, is in the past by this process's clock.
+	// ExpiredByHolderClock: the record's lease end, by the holder's wall
+	// clock, is past by this process's clock.
 	ExpiredByHolderClock bool
 }
 
@@ -133,9 +127,9 @@ type Locker struct {
 	// Lease/4 before it would run out.
 	Lease time.Duration
 	// SkewAllowance is how much longer than the holder's lease a waiter
-	// watches a silent lock record before it takes it over (default 30s).
-	// It covers clock-rate differences between machines, request delays
-	// and scheduling, on top of the holder's own margin of Lease/4.
+	// watches a silent record before taking it over (default 30s): for
+	// clock-rate differences, request delays and scheduling, on top of the
+	// holder's own margin.
 	SkewAllowance time.Duration
 	// Wait is how long Acquire waits for a held lock (default 2m; with
 	// NoWait, Acquire does not wait).
@@ -143,22 +137,19 @@ type Locker struct {
 	NoWait bool
 	// Poll is the pause between attempts (default 500ms, at most Lease/8).
 	Poll time.Duration
-	// OnWait, when set, is told that Acquire waits for a lock another
-	// process holds: once when the wait starts, then every WaitReportEvery
-	// while it lasts (at most about ten times), with the holder's record,
-	// how long Acquire has waited and how long it waits in all.
+	// OnWait, when set, is told that Acquire waits for another holder:
+	// when the wait starts, then every waitReportEvery, with the holder's
+	// record, how long Acquire has waited and how long it waits in all.
 	OnWait func(holder Info, waited, limit time.Duration)
 	// Now stamps records (default time.Now); Mono measures leases and
 	// silences (default SystemClock). Host, PID and Alive describe this
-	// process; zero values mean os.Hostname, os.Getpid and a liveness
-	// probe of a pid on this host.
+	// process (default os.Hostname, os.Getpid, a probe of a local pid).
 	Now   func() time.Time
 	Mono  MonoClock
 	Host  string
 	PID   int
 	Alive func(pid int) bool
-	// Intent is the intent journal the record of the lock Acquire takes
-	// carries (nil: none; see Info.Intent).
+	// Intent is the intent journal Acquire's record carries (Info.Intent).
 	Intent []byte
 }
 
@@ -202,7 +193,7 @@ func (l *Locker) takeoverAfter(holder Info) time.Duration {
 }
 
 // watch remembers, per object name, the version a waiter saw and since
-// when (on its monotonic clock) it has not changed.
+// when (on its monotonic clock).
 type watch struct {
 	mono MonoClock
 	seen map[string]sighting
@@ -241,7 +232,9 @@ func (l *Locker) Acquire(ctx context.Context, command string) (*Lock, error) {
 	reported, lastReport := -1, time.Duration(0)
 	for {
 		sent := l.Mono()
-		v, err := l.tryAcquire(ctx, &info, w)
+		// Create the lock, or find it ours (a retried create whose first
+		// attempt succeeded), or take a stale one over.
+		v, err := l.grab(ctx, Name, l.record(&info), info.ID, w, 0)
 		if err == nil {
 			return l.hold(ctx, info, v, sent), nil
 		}
@@ -274,12 +267,6 @@ type heldNow struct {
 
 func (h *heldNow) Error() string { return "held by " + h.info.String() }
 
-// tryAcquire makes one attempt: create the lock, or find it ours (a retried
-// create whose first attempt succeeded), or take over a stale one.
-func (l *Locker) tryAcquire(ctx context.Context, info *Info, w *watch) (storage.Version, error) {
-	return l.grab(ctx, Name, l.record(info), info.ID, w, 0)
-}
-
 // record stamps info with a lease that ends Lease from now and encodes it.
 func (l *Locker) record(info *Info) []byte {
 	info.ExpiresAt = l.Now().Add(l.Lease).UTC().Truncate(time.Second)
@@ -291,11 +278,10 @@ func (l *Locker) record(info *Info) []byte {
 // over, whose claim is itself taken over, ...).
 const maxClaimDepth = 4
 
-// grab creates the object name exclusively with data. If it exists and
-// belongs to a stale holder, grab first wins the claim object
-// name+".claim-"+holder (recursively: a claim left by a dead claimer is
-// itself taken over the same way), checks that name is still the record it
-// watched, deletes it and creates it again exclusively.
+// grab creates the object name exclusively with data. If a stale holder
+// has it, grab first wins the claim name+".claim-"+holder (recursively),
+// checks that name is still the record it watched, deletes it and creates
+// it again exclusively.
 func (l *Locker) grab(ctx context.Context, name string, data []byte, ourID string, w *watch, depth int) (storage.Version, error) {
 	v, err := storage.PutIf(ctx, l.Store, name, data, "")
 	if err == nil {
@@ -358,12 +344,11 @@ func (l *Locker) grab(ctx context.Context, name string, data []byte, ourID strin
 	return v, nil
 }
 
-// MoveIntent writes the intent rec carries, if any, to the root's journal
-// with an exclusive create, so that the next holder of the lock recovers
-// it. A journal that already exists wins: either rec's holder had not
-// finished recovering it (and started no change of its own), or it wrote
-// it for a later change too large for its record. Call it before removing
-// a record one does not hold.
+// MoveIntent creates the root's journal exclusively from the intent rec
+// carries, if any, for the lock's next holder to recover; call it before
+// removing a record one does not hold. A journal that exists wins: rec's
+// holder had not finished recovering it (and started no change), or wrote
+// it for a later change too large for its record.
 func MoveIntent(ctx context.Context, st storage.Store, rec Info) error {
 	if len(rec.Intent) == 0 {
 		return nil
@@ -375,9 +360,7 @@ func MoveIntent(ctx context.Context, st storage.Store, rec Info) error {
 	return nil
 }
 
-// stale reports whether a record that has been silent (unchanged) for
-// silent may be taken over: its holder ran on this host and that process
-// is gone, or the record outlived the holder's lease plus the allowance.
+// stale reports whether a record unchanged for silent may be taken over.
 func (l *Locker) stale(cur Info, silent time.Duration) bool {
 	return l.goneHere(cur) || silent >= l.takeoverAfter(cur)
 }
@@ -390,7 +373,7 @@ func (l *Locker) goneHere(cur Info) bool {
 
 // Stale reports whether an operator may remove a lock record without
 // watching it (`distributor unlock`): its holder ran on this host and is
-// gone, or its wall-clock lease ended more than SkewAllowance ago. Writers
+// gone, or its wall-clock lease ended over SkewAllowance ago. Writers
 // never use this rule: it trusts the holder's clock.
 func (l *Locker) Stale(cur Info) bool {
 	l.defaults()
@@ -427,9 +410,8 @@ func readInfo(ctx context.Context, st storage.Store, name string) (Info, storage
 	return info, v, nil
 }
 
-// waitReportEvery is how often a long wait for a lock is reported again:
-// every 30s, or a tenth of the wait when that is longer, so a wait never
-// prints more than about ten lines.
+// waitReportEvery is how often a long wait is reported again: a wait
+// prints at most about ten lines.
 func waitReportEvery(wait time.Duration) time.Duration {
 	return max(30*time.Second, wait/10)
 }
