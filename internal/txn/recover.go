@@ -16,30 +16,28 @@ import (
 // Recovery describes what recovering a root from a dead run's journal did.
 type Recovery struct {
 	Journal *journal.Journal
-	// Committed is true when the dead run had written its catalog: only the
-	// journal (and temporary files) needed removing.
+	// Committed: the dead run had written its catalog, so only the journal
+	// (and temporary files) needed removing.
 	Committed bool
 	// RolledForward lists completed writes of paths that existed before,
 	// now recorded.
 	RolledForward []string
-	// Removed lists files the dead run created, now deleted; RemovedBytes
-	// is their size.
+	// Removed lists files the dead run created, now deleted, of
+	// RemovedBytes in all.
 	Removed      []string
 	RemovedBytes int64
 	// Dropped lists records of files the dead run deleted, now removed.
 	Dropped []string
-	// Left lists files at paths the dead run meant to create whose bytes
-	// are not the ones it journaled: not provably its own, so left in place
-	// (they are unmanaged now).
+	// Left lists files the dead run meant to create whose bytes are not
+	// the ones it journaled: not provably its own, so left (unmanaged).
 	Left []Leftover
-	// TempSwept counts the temporary files removed after the recovery
-	// (the whole root is swept), TempBytes their size.
+	// TempSwept counts the temporary files the sweep of the whole root
+	// removed after the recovery, TempBytes their size.
 	TempSwept int
 	TempBytes int64
 }
 
-// log reports the recovery (nothing for nil): a warning with counts and
-// examples, then every path at debug level.
+// log reports the recovery, if any: LogAttrs as a warning, then LogPaths.
 func (r *Recovery) log(logger *slog.Logger, root string) {
 	if r == nil {
 		return
@@ -70,8 +68,7 @@ func (r *Recovery) LogAttrs(root string) []any {
 	return append(attrs, "temp_swept", r.TempSwept, "temp_swept_bytes", r.TempBytes)
 }
 
-// LogPaths logs every path of the recovery at debug level, one line per
-// path: the full lists, where the warning has counts and examples.
+// LogPaths logs every path of the recovery at debug level, one a line.
 func (r *Recovery) LogPaths(logger *slog.Logger, root string) {
 	for _, l := range []struct {
 		name  string
@@ -88,10 +85,9 @@ func (r *Recovery) LogPaths(logger *slog.Logger, root string) {
 
 // Recover restores the spec's invariant on a root where a run died (or lost
 // its lock): the catalog is truthful and no file the dead attempt provably
-// created is left unrecorded. It must run under the root's lock; fence is
-// checked before every change (nil: the caller guarantees that no other
-// writer is active, as tests and offline tools do). It returns nil when the
-// root has no journal.
+// created is left unrecorded. It runs under the root's lock, checking fence
+// before every change (nil: the caller guarantees no other writer, as tests
+// do). It returns nil when the root has no journal.
 //
 // Rules, per journaled op:
 //   - a write whose bytes are in place (sha256 and size match) of a path
@@ -105,8 +101,7 @@ func (r *Recovery) LogPaths(logger *slog.Logger, root string) {
 //   - a delete whose file is gone: its record is dropped.
 //
 // If the catalog changed since the dead run read it, that run committed
-// its catalog (which already describes its writes), and only the journal
-// is removed.
+// it (it describes its writes): only the journal is removed.
 func Recover(ctx context.Context, st storage.Store, fence func() error, now time.Time) (*Recovery, error) {
 	data, _, err := st.Get(ctx, journal.Name)
 	if errors.Is(err, storage.ErrNotExist) {

@@ -17,13 +17,13 @@ type attempt struct {
 	t  *Txn
 	ch *Change
 	// written and deleted hold the paths whose write or delete returned
-	// success (filled one call at a time by each's ok).
+	// success (filled by each's ok).
 	written, deleted map[string]bool
-	// catalogUnsure: the catalog write failed without a precondition
-	// failure, so it may have landed.
+	// catalogUnsure: the catalog write failed other than by its
+	// precondition, so it may have landed.
 	catalogUnsure bool
-	// staged holds, by write index, the staged writes not yet committed
-	// or aborted (staged Apply only).
+	// staged holds, by write index, the staged writes neither committed
+	// nor aborted.
 	staged []storage.Staged
 	// recorded holds, during settle, the current catalog's records of the
 	// paths this attempt created.
@@ -38,12 +38,11 @@ func (a *attempt) done() []string {
 }
 
 // settle runs after a failure. It removes the files this attempt provably
-// created, records the writes and deletes it cannot undo, writes the
-// catalog that describes the root truthfully, sweeps the temporary files
-// of its directories and drops the journal only when nothing is left in
-// doubt. It stops at once if the lock's fence lapsed, and gives up (keeping
-// the journal) after Options.CleanupTimeout, or InterruptedCleanup after the
-// caller's context is done.
+// created, records the writes and deletes it cannot undo in a truthful
+// catalog, sweeps its directories' temporary files and drops the journal
+// only when nothing is left in doubt. It stops at once if the fence lapsed,
+// and gives up (keeping the journal) after Options.CleanupTimeout, or
+// InterruptedCleanup after the caller's context is done.
 func (a *attempt) settle(cause error) (*Result, error) {
 	t := a.t
 	res := &Result{}
@@ -55,7 +54,7 @@ func (a *attempt) settle(cause error) (*Result, error) {
 	defer cancel()
 	var doubts []string // why the journal must stay
 	doubt := func(format string, args ...any) { doubts = append(doubts, fmt.Sprintf(format, args...)) }
-	if errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded) {
+	if cutShort(cause) {
 		// Requests cut short by cancellation may still land on a remote
 		// server after this: keep the journal so the next writer looks.
 		doubt("requests cut short may still land")
@@ -115,11 +114,10 @@ func (a *attempt) settle(cause error) (*Result, error) {
 	return res, fmt.Errorf("%w; %s", cause, msg)
 }
 
-// settleWrites looks at every write of the attempt: it removes the new
-// files that hold this run's bytes (unless the catalog records the path),
-// and returns the writes that must be recorded because they cannot be
-// undone. What it cannot account for goes to res.Left and doubt. An error
-// is the fence's: the caller gives up.
+// settleWrites removes the new files that hold this run's bytes (unless
+// the catalog records the path) and returns the writes that cannot be
+// undone, to record. What it cannot account for goes to res.Left and doubt.
+// An error is the fence's: the caller gives up.
 func (a *attempt) settleWrites(ctx context.Context, res *Result, doubt func(string, ...any)) ([]string, error) {
 	t := a.t
 	var done []string
@@ -166,8 +164,8 @@ func (a *attempt) settleWrites(ctx context.Context, res *Result, doubt func(stri
 	return done, nil
 }
 
-// settleDeletes returns the deletes of the attempt that took effect,
-// looking at those whose answer was lost.
+// settleDeletes returns the deletes that took effect, looking at those
+// whose answer was lost.
 func (a *attempt) settleDeletes(ctx context.Context, doubt func(string, ...any)) []string {
 	var done []string
 	for _, p := range a.ch.Deletes {
@@ -175,7 +173,6 @@ func (a *attempt) settleDeletes(ctx context.Context, doubt func(string, ...any))
 			done = append(done, p)
 			continue
 		}
-		// A delete whose answer was lost may have happened: look.
 		_, err := a.t.st.Stat(ctx, p)
 		switch {
 		case errors.Is(err, storage.ErrNotExist) && !errors.Is(err, storage.ErrNotObject):

@@ -59,21 +59,18 @@ type Options struct {
 	// written anyway (the operator guarantees that no two writers ever
 	// run on it), with a warning every time.
 	SingleWriter bool
-	// Retries, when set, reports how many requests the store's retrying
-	// wrapper sent again so far (the app's retry.Store.Retries): after
-	// a change with writes, once it is above zero, the directories written
-	// to are swept, since a retried upload may have left a temporary file
-	// its cleanup could not reach.
+	// Retries, when set, counts the requests the store's retrying wrapper
+	// sent again (retry.Store.Retries): once it is above zero, a change's
+	// written directories are swept, since a retried upload may have left
+	// a temporary file its cleanup could not reach.
 	Retries func() int
 	// Intent, when set, is the change the caller means to Apply, known
-	// before Begin (a run plans before it locks): its intent journal, when
-	// it encodes to at most IntentCap bytes, travels in the lock record
-	// Begin creates instead of .distributor.journal, which saves the
-	// journal's own create and delete (docs/design.md, "The 10-request
-	// design"). Apply still takes the change it applies; one that differs
-	// rewrites the record first. Ignored with SingleWriter: where exclusive
-	// create may not be enforced, a lock create could replace a dead run's
-	// record and its intent; the journal object keeps it.
+	// before Begin: its intent journal, up to IntentCap bytes, travels in
+	// the lock record instead of .distributor.journal, saving the journal's
+	// create and delete (docs/design.md, "The 10-request design"). A
+	// different change at Apply rewrites the record first. Ignored with
+	// SingleWriter: where exclusive create may not be enforced, a lock
+	// create could replace a dead run's record and its intent.
 	Intent *Change
 }
 
@@ -92,24 +89,22 @@ type Txn struct {
 	// InterruptedCleanup); intrStop ends its watch.
 	intr     *interruption
 	intrStop func() bool
-	// Recovery is what Begin recovered from a dead run's journal (nil if
-	// there was none).
+	// Recovery is what Begin recovered from a dead run's journal (nil for
+	// none).
 	Recovery *Recovery
 	// Swept lists the temporary files Begin removed, sorted; SweptBytes is
-	// their size (what the store knows of it: see storage.SweepOptions).
+	// their size (as far as the store knows: see storage.SweepOptions).
 	Swept      []string
 	SweptBytes int64
-	// catalogSum is the sha256 of the last catalog document writeCatalog
-	// tried to write.
-	catalogSum string
-	// catalogSeen is the catalog's Version as Begin's listing of the
-	// reserved names showed it ("" for none), or nil: see CatalogVersion.
-	catalogSeen *storage.Version
+	// catalogSum is the sha256 of the catalog writeCatalog last tried to
+	// write.
+	catalogSum  string
+	catalogSeen *storage.Version // see CatalogVersion; nil: not seen
 	// runID and started name this transaction in its journal.
 	runID   string
 	started time.Time
-	// intentLive says the lock record carries the intent of a change
-	// Apply started and has not settled: End moves it to the journal.
+	// intentLive: the lock record carries the intent of a change Apply
+	// started and has not settled, which End moves to the journal.
 	intentLive bool
 }
 
@@ -118,17 +113,15 @@ type Txn struct {
 // journal, probe objects.
 const ReservedPrefix = ".distributor."
 
-// reservedPage bounds the listing of the reserved names in Begin: more
-// reserved objects than this (leftover claims or probe objects) and Begin
-// reads the lock back and looks for a journal one request each instead.
+// reservedPage bounds Begin's listing of the reserved names: with more
+// (leftover claims or probe objects) Begin reads the lock back and looks
+// for a journal one request each instead.
 const reservedPage = 100
 
 // CatalogVersion returns the catalog's Version as Begin saw it under the
-// lock ("" when there was none) and true, when Begin saw it at no extra
-// cost: on a store that lists a page in one request (S3), whose one
-// listing of the reserved names serves the lock's proof, the journal's
-// presence and this, and when no recovery changed the catalog after.
-// Otherwise it returns false.
+// lock ("" for none) and true, when Begin's one listing of the reserved
+// names (a store that lists a page in one request: S3) showed it and no
+// recovery changed the catalog after; otherwise false.
 func (t *Txn) CatalogVersion() (storage.Version, bool) {
 	if t.catalogSeen == nil {
 		return "", false
@@ -136,16 +129,15 @@ func (t *Txn) CatalogVersion() (storage.Version, bool) {
 	return *t.catalogSeen, true
 }
 
-// Begin takes the root's lock (waiting as opts.Lock says), proves on the
-// lock object that the root's server enforces conditional writes (see
-// lock.Lock.ProveExclusion; a server that does not is refused, the lock
-// removed again, unless opts.SingleWriter), recovers the root if a dead run
-// left its journal, and removes temporary files that interrupted writes
-// left in the root directory (everywhere below it after a recovery). On a
+// Begin takes the root's lock (waiting as opts.Lock says), proves that the
+// server enforces conditional writes (lock.Lock.ProveExclusion; a server
+// that does not is refused unless opts.SingleWriter), recovers the root if
+// a dead run left its journal, and sweeps the temporary files interrupted
+// writes left in the root directory (the whole tree after a recovery). On a
 // store that lists a page in one request (S3), one listing of the reserved
 // names serves the proof's read-back, the journal's lookup and
-// CatalogVersion. The returned Txn's Context is cancelled when ctx is or when
-// the lock's fence lapses. End releases it.
+// CatalogVersion. The Txn's Context is cancelled when ctx is or when the
+// lock's fence lapses. End releases it.
 func Begin(ctx context.Context, opts Options) (*Txn, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -231,20 +223,19 @@ func Begin(ctx context.Context, opts Options) (*Txn, error) {
 	return t, nil
 }
 
-// sweepAtBegin removes the temporary files interrupted writes left, and
-// counts them (with rec's, after a recovery). A process killed while
-// creating the lock, a claim, the journal or the catalog leaves its
-// temporary file in the root directory; one killed while writing outputs
-// left a journal, so after a recovery the whole tree is swept. A store
-// whose small writes leave no temporary object
-// (Properties.AtomicSmallWrites: S3) has nothing to sweep there.
+// sweepAtBegin removes and counts (also in rec) the temporary files
+// interrupted writes left. A process killed while creating the lock, a
+// claim, the journal or the catalog leaves its temporary file in the root
+// directory; one killed while writing outputs left a journal, so after a
+// recovery the whole tree is swept. A store whose small writes leave no
+// temporary object (Properties.AtomicSmallWrites: S3) needs no sweep then.
 func (t *Txn) sweepAtBegin(rec *Recovery) error {
 	scope := storage.SweepOptions{Dirs: []string{""}}
 	if rec != nil {
 		scope.Dirs = nil
 	}
-	// Every removal counts, also one by an attempt of a retried sweep
-	// that failed later (its returned list is the last attempt's).
+	// Every removal counts, also one by a retried sweep's failed attempt
+	// (the returned list is the last attempt's).
 	scope.Found = func(i storage.Info) {
 		t.Swept = append(t.Swept, i.Path)
 		t.SweptBytes += i.Size
@@ -272,10 +263,9 @@ func (t *Txn) Context() context.Context { return t.ctx }
 // Fence returns nil while this process provably holds the root's lock.
 func (t *Txn) Fence() error { return t.lk.Fence() }
 
-// End releases the lock (if this process still provably holds it). After
-// an interruption it gives up on the release InterruptedCleanup after it:
-// the lock of a dead process is then the next writer's to take over.
-// Calling it again does nothing.
+// End releases the lock if this process still provably holds it, giving
+// up InterruptedCleanup after an interruption (the next writer then takes
+// the lock of a dead process over). Calling it again does nothing.
 func (t *Txn) End() {
 	t.stop()
 	if t.intentLive {
@@ -308,10 +298,9 @@ func (t *Txn) sweep(ctx context.Context, opts storage.SweepOptions) ([]string, e
 type Write struct {
 	Path string
 	// Existed says the path held an object when the change was planned:
-	// the write replaces it. Otherwise it creates it.
+	// the write replaces it, otherwise it creates it.
 	Existed bool
-	// Previous is the digest and size of the bytes the write replaces, when
-	// known.
+	// Previous is the digest and size of the bytes replaced, when known.
 	Previous *Digest
 	// SHA256 and Size are the bytes the write leaves.
 	SHA256 string
@@ -319,33 +308,22 @@ type Write struct {
 	// Record is the catalog record the write stands for (journaled, so
 	// that recovery can roll the write forward).
 	Record catalog.Output
-	// Open opens the bytes to write.
-	Open func(ctx context.Context) (io.ReadCloser, error)
+	Open   func(ctx context.Context) (io.ReadCloser, error) // the bytes to write
 	// Phase orders the writes of a Change: all writes of a lower phase
 	// complete before any write of a higher phase starts.
-	Phase int
-	// Metadata is stored with the object by stores that serve it
-	// (storage.PutOptions.Metadata).
-	Metadata storage.Metadata
+	Phase    int
+	Metadata storage.Metadata // see storage.PutOptions.Metadata
 }
 
 // putOptions are the options of w's Put or Stage. A path that did not
-// exist when the change was planned is only ever created, never replaced:
-// should a successor have written it since, the write fails instead of
-// destroying the successor's file.
+// exist when planned is only created, never replaced: should a successor
+// have written it since, the write fails rather than destroy its file.
 func (w *Write) putOptions() storage.PutOptions {
 	o := storage.PutOptions{Mode: storage.PutCreate, Metadata: w.Metadata}
 	if w.Existed {
 		o.Mode = storage.PutReplace
 	}
 	return o
-}
-
-// written reports the completed write w to Written, if set.
-func (ch *Change) written(w *Write) {
-	if ch.Written != nil {
-		ch.Written(w.Path, w.Size)
-	}
 }
 
 // Digest names some bytes.
@@ -356,60 +334,52 @@ type Digest struct {
 
 // Change is what one transaction applies.
 type Change struct {
-	// Base is the catalog's version the change was planned from ("" when
-	// there was no catalog): the catalog write is a compare-and-swap
-	// against it.
+	// Base is the catalog's version the change was planned from ("" for
+	// none): the catalog write is a compare-and-swap against it.
 	Base storage.Version
-	// BaseCopy, when set, holds the bytes of the catalog at Base as the
-	// planner read them: Final and Partial are applied to it instead of a
-	// second read of the root's catalog (the write is still a
-	// compare-and-swap against Base).
+	// BaseCopy, when set, holds the catalog at Base as the planner read
+	// it: Final and Partial are applied to it rather than to a second read.
 	BaseCopy *Spool
-	// BaseCanonical says the planner found every record of the catalog at
-	// Base laid out as distributor writes it (catalog.ScanCanonical), so
-	// an edit is spliced into its bytes without decoding them again.
+	// BaseCanonical says every record of the catalog at Base is in
+	// distributor's layout (catalog.ScanCanonical): an edit is spliced
+	// into its bytes without decoding them again.
 	BaseCanonical bool
 	// Writes are applied first, phase by phase (see Write.Phase), in this
 	// order within a phase (up to Options.Jobs at once), then Deletes.
 	Writes  []Write
 	Deletes []string
 	// Final turns the catalog at Base into the one that records every
-	// write and delete once all took effect; nil leaves the catalog alone.
-	// It is applied while the catalog streams, so a small change to a
-	// large catalog costs memory for the change only.
+	// write and delete; nil leaves the catalog alone. It is applied while
+	// the catalog streams, so its memory is the change's only.
 	Final *catalog.Edit
-	// Partial returns the edit that records exactly the writes and
-	// deletes in done (paths), after a failure; nil leaves the catalog
-	// alone. It may be nil.
+	// Partial, when set, returns the edit that records exactly the writes
+	// and deletes in done after a failure (nil: the catalog stays).
 	Partial func(done []string) *catalog.Edit
 	// Written, when set, is called after each completed write (from the
 	// writing goroutines); a staged write counts as completed once staged.
 	Written func(path string, size int64)
-	// Staged asks for staged writes where the store supports them (see
-	// storage.Store.Stage): every write is first copied to a temporary
-	// name, and only when all of them were staged without error are they
-	// made visible (committed) phase by phase. A write whose content fails
-	// (a bundle file whose bytes do not match its manifest) then leaves
-	// nothing visible. A store that cannot stage (S3) writes as without it.
+	// Staged asks for staged writes where the store can (storage.Store.Stage):
+	// every write is first copied to a temporary name, and only once all
+	// were staged are they committed phase by phase, so a write whose
+	// content fails (bytes that do not match the manifest) leaves nothing
+	// visible. A store that cannot stage (S3) writes as without it.
 	Staged bool
 }
 
 // Result says what a transaction did.
 type Result struct {
-	// Committed is true when Final was written (or there was none and
-	// every write and delete took effect).
+	// Committed: Final was written (or there was none and every write and
+	// delete took effect).
 	Committed bool
-	// Done lists, sorted, the paths whose write or delete took effect and
-	// is recorded.
+	// Done lists, sorted, the recorded paths whose write or delete took
+	// effect.
 	Done []string
-	// RolledBack lists the paths this transaction created and removed
-	// again after a failure.
+	// RolledBack lists the paths created and removed again after a failure.
 	RolledBack []string
 	// Left lists what the cleanup after a failure could not prove to be
 	// this transaction's, or could not remove.
 	Left []Leftover
-	// JournalKept says the root keeps this transaction's intent journal
-	// for the next writer to recover.
+	// JournalKept: the root keeps the intent journal for the next writer.
 	JournalKept bool
 }
 
@@ -420,20 +390,20 @@ type Leftover struct {
 }
 
 // Apply applies ch under the lock. It returns a nil error when every write
-// and delete took effect and the catalog was written. Otherwise it settles
-// the root (see the package documentation) and returns an error that says
-// what happened, together with a Result.
+// and delete took effect and the catalog was written; otherwise it settles
+// the root (see the package documentation) and its error says what
+// happened.
 func (t *Txn) Apply(ch *Change) (*Result, error) {
 	ctx := t.ctx
 	res := &Result{}
 	if len(ch.Writes) == 0 && len(ch.Deletes) == 0 {
-		if len(t.lk.Info().Intent) > 0 && ch.Final != nil {
-			// The record's intent is of a change this one is not.
-			if err := t.lk.SetIntent(ctx, nil); err != nil {
-				return res, fmt.Errorf("lock record: %w; nothing was changed", err)
-			}
-		}
 		if ch.Final != nil {
+			// The record's intent, if any, is of a change this one is not.
+			if len(t.lk.Info().Intent) > 0 {
+				if err := t.lk.SetIntent(ctx, nil); err != nil {
+					return res, fmt.Errorf("lock record: %w; nothing was changed", err)
+				}
+			}
 			if err := t.writeCatalog(ctx, ch.Final, ch); err != nil {
 				return res, err
 			}
@@ -491,10 +461,9 @@ func (t *Txn) Apply(ch *Change) (*Result, error) {
 	}
 	res.Committed = true
 	res.Done = a.done()
-	// An upload that failed and was retried (a dropped connection) may
-	// have left its temporary file where its cleanup could not reach it:
-	// sweep the directories written to. If that fails, the journal stays,
-	// so the next writer sweeps the whole tree.
+	// A retried upload (a dropped connection) may have left a temporary
+	// file its cleanup could not reach: sweep the directories written to,
+	// or keep the journal, so that the next writer sweeps the whole tree.
 	if t.opts.Retries != nil && t.opts.Retries() > 0 && len(ch.Writes) > 0 {
 		if _, err := t.sweep(t.lk.Context(), storage.SweepOptions{Dirs: dirsOf(ch.Writes)}); err != nil {
 			t.opts.Logger.Warn("sweep temporary files after retried writes; the next writer sweeps the root", "root", t.st.String(), "err", err)
@@ -507,10 +476,9 @@ func (t *Txn) Apply(ch *Change) (*Result, error) {
 
 // writeJournal records the change before its first step, so that recovery
 // can settle the root if this process dies: in the lock record when Begin
-// was given an intent (Options.Intent) and this one fits (IntentCap), the
-// record rewritten first unless it carries exactly this intent already;
-// otherwise in .distributor.journal (a record's other intent removed
-// first).
+// was given an intent and this one fits (IntentCap), rewriting the record
+// unless it carries exactly this intent; otherwise in .distributor.journal,
+// removing a record's other intent first.
 func (t *Txn) writeJournal(ctx context.Context, ch *Change) error {
 	if err := t.lk.Fence(); err != nil {
 		return err
@@ -555,10 +523,9 @@ func encodeJournal(ch *Change, runID, command string, started time.Time) ([]byte
 	return journal.Encode(j)
 }
 
-// dropJournal removes the journal once the root is settled. If that fails
-// (or the fence lapsed) the next writer finds the catalog committed and only
-// removes the journal. An intent in the lock record goes with the record
-// (End): nothing to send.
+// dropJournal removes the journal once the root is settled; if that fails,
+// the next writer finds the catalog committed and only removes the journal.
+// An intent in the lock record goes with the record (End).
 func (t *Txn) dropJournal() {
 	if t.intentLive {
 		t.intentLive = false
@@ -572,11 +539,8 @@ func (t *Txn) dropJournal() {
 	}
 }
 
-// writeCatalog applies e to the catalog at version base (streaming it,
-// see encodeEdit) and writes the result with compare-and-swap against
-// base, under the fence. It remembers the digest of the bytes it tried to
-// write, so that a cleanup can recognise its own write whose answer was
-// lost.
+// writeCatalog writes e applied to the catalog at ch.Base (putEdit) and
+// names its failure.
 func (t *Txn) writeCatalog(ctx context.Context, e *catalog.Edit, ch *Change) error {
 	err := t.putEdit(ctx, e, ch)
 	switch {

@@ -18,49 +18,39 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage"
 )
 
-// stageAll stages every write of the change, up to Jobs at once, each
-// under the fence. On failure it aborts every staged write (see unstaged).
+// stageAll stages every write, up to Jobs at once. On failure the caller
+// aborts every staged write (unstaged).
 func (a *attempt) stageAll(ctx context.Context) error {
 	t, ch := a.t, a.ch
 	a.staged = make([]storage.Staged, len(ch.Writes))
 	return t.each(ctx, len(ch.Writes), func(ctx context.Context, i int) error {
 		w := &ch.Writes[i]
 		var sg storage.Staged
-		err := t.send(ctx, w, func(r io.Reader) (err error) {
+		err := a.send(ctx, w, func(r io.Reader) (err error) {
 			sg, err = t.st.Stage(ctx, w.Path, r, w.Size, w.putOptions())
 			return err
 		})
-		if err != nil {
-			return err
+		if err == nil {
+			a.staged[i] = sg
 		}
-		a.staged[i] = sg
-		ch.written(w)
-		return nil
+		return err
 	}, func(int) {})
 }
 
-// putAll puts every write, phase by phase, each under the fence. What it
-// wrote is recorded in a.written.
+// putAll puts every write, phase by phase, recording them in a.written.
 func (a *attempt) putAll(ctx context.Context) error {
 	t, ch := a.t, a.ch
 	return a.byPhase(ctx, func(ctx context.Context, k int) error {
 		w := &ch.Writes[k]
-		err := t.send(ctx, w, func(r io.Reader) error {
+		return a.send(ctx, w, func(r io.Reader) error {
 			_, err := t.st.Put(ctx, w.Path, r, w.Size, w.putOptions())
 			return err
 		})
-		if err != nil {
-			return err
-		}
-		ch.written(w)
-		return nil
 	}, func(k int) { a.written[ch.Writes[k].Path] = true })
 }
 
-// commitAll makes the staged writes visible phase by phase, in the order
-// putAll writes them, each under the fence. What it committed is recorded
-// in a.written; on failure the staged writes not yet committed are
-// aborted.
+// commitAll makes the staged writes visible in putAll's order, recording
+// them in a.written; on failure it aborts those not yet committed.
 func (a *attempt) commitAll(ctx context.Context) error {
 	t, ch := a.t, a.ch
 	err := a.byPhase(ctx, func(ctx context.Context, k int) error {
@@ -83,9 +73,8 @@ func (a *attempt) commitAll(ctx context.Context) error {
 	return err
 }
 
-// byPhase runs fn for every write (by index), phase by phase, each phase
-// with each, and ok for every write fn completed. It stops after a phase
-// with an error and returns it.
+// byPhase runs each over the writes (by index) phase by phase, stopping
+// after a phase with an error.
 func (a *attempt) byPhase(ctx context.Context, fn func(ctx context.Context, k int) error, ok func(k int)) error {
 	for _, phase := range phases(a.ch.Writes) {
 		err := a.t.each(ctx, len(phase), func(ctx context.Context, i int) error { return fn(ctx, phase[i]) },
@@ -97,7 +86,7 @@ func (a *attempt) byPhase(ctx context.Context, fn func(ctx context.Context, k in
 	return nil
 }
 
-// abortStaged removes every staged write not committed. It returns the
+// abortStaged removes every staged write not committed and returns the
 // paths whose temporary object could not be removed.
 func (a *attempt) abortStaged() []string {
 	t := a.t
@@ -118,9 +107,9 @@ func (a *attempt) abortStaged() []string {
 }
 
 // unstaged ends an Apply whose staging failed: nothing became visible, so
-// there is nothing to undo or record. The staged temporary files are
-// removed and the directories written to swept; if that fails the journal
-// stays so that the next writer sweeps the whole tree.
+// nothing is undone or recorded. The staged files are removed and the
+// directories written to swept; if that fails the journal stays so that
+// the next writer sweeps the whole tree.
 func (a *attempt) unstaged(cause error) (*Result, error) {
 	t := a.t
 	res := &Result{}
@@ -130,7 +119,7 @@ func (a *attempt) unstaged(cause error) (*Result, error) {
 				"the lock's next holder settles the root from this run's intent journal"}
 	}
 	left := a.abortStaged()
-	if errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded) {
+	if cutShort(cause) {
 		// A staging request cut short may still land on a remote server
 		// after this, as a temporary file: the journal stays, so that the
 		// next writer sweeps the whole tree.
@@ -139,8 +128,7 @@ func (a *attempt) unstaged(cause error) (*Result, error) {
 			"land as temporary files): the next run, prune --apply or reconcile-state on it sweeps them", cause)
 	}
 	// A stage that failed with its connection may have left its
-	// temporary file where its own cleanup could not reach it: sweep the
-	// directories written to, as a settle does.
+	// temporary file out of its own cleanup's reach.
 	ctx, cancel := t.cleanupContext()
 	defer cancel()
 	if _, err := t.sweep(ctx, storage.SweepOptions{Dirs: dirsOf(a.ch.Writes)}); err != nil {
@@ -153,9 +141,9 @@ func (a *attempt) unstaged(cause error) (*Result, error) {
 }
 
 // send opens w's content and writes it with write (a Put or a Stage),
-// under the fence.
-func (t *Txn) send(ctx context.Context, w *Write, write func(io.Reader) error) error {
-	if err := t.lk.Fence(); err != nil {
+// under the fence, and reports it to Change.Written.
+func (a *attempt) send(ctx context.Context, w *Write, write func(io.Reader) error) error {
+	if err := a.t.lk.Fence(); err != nil {
 		return err
 	}
 	rc, err := w.Open(ctx)
@@ -166,7 +154,16 @@ func (t *Txn) send(ctx context.Context, w *Write, write func(io.Reader) error) e
 	if err := write(rc); err != nil {
 		return fmt.Errorf("write %s: %w", w.Path, err)
 	}
+	if a.ch.Written != nil {
+		a.ch.Written(w.Path, w.Size)
+	}
 	return nil
+}
+
+// cutShort reports whether err is a cancellation's: the requests it cut
+// short may still land on a remote server.
+func cutShort(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // sync makes the batch of writes durable before a catalog records it.
@@ -178,13 +175,11 @@ func (t *Txn) sync(ctx context.Context) error {
 }
 
 // each runs fn for items 0..n-1 on up to Jobs goroutines and calls ok, one
-// call at a time, for each item fn completed. Every fn must check the
-// lock's fence before the change it makes. After the first error it
-// starts no new item, waits for those in flight, and returns that error.
-// The first failure does not cancel the items in flight: a cancelled
-// request may still complete on a server after the client gave up, and the
-// cleanup must know what landed. Only ctx (a signal, a lapsed fence)
-// cancels them.
+// call at a time, for each item fn completed; every fn checks the fence
+// before its change. After the first error it starts no new item and
+// returns that error once those in flight are done: it does not cancel
+// them, since a cancelled request may still complete on a server and the
+// cleanup must know what landed. Only ctx (a signal, a fence) cancels them.
 func (t *Txn) each(ctx context.Context, n int, fn func(context.Context, int) error, ok func(int)) error {
 	var (
 		mu       sync.Mutex
