@@ -70,30 +70,27 @@ type Input struct {
 	Owner   catalog.Owner
 	Source  catalog.Source
 	Outputs []Output
-	// State classifies the root's catalog. For a valid catalog the planner
-	// reads its records from Known, or, when Known is nil, from
-	// State.Catalog (a whole catalog in memory).
+	// State classifies the root's catalog. A valid catalog's records are
+	// read from Known, or when Known is nil from State.Catalog.
 	State catalog.State
-	// Known holds the records of a valid catalog this plan needs (see
-	// Wants) and the catalog's record count: what one streaming pass over
-	// a catalog of any size keeps.
+	// Known holds what one streaming pass over a valid catalog keeps: the
+	// records this plan needs (Wants) and the record count.
 	Known *Known
 	// Listing maps object paths in storage to their sizes: every object of
-	// the root, or, when Partial, only the entries looked up (see Lookups).
-	// A path ending in a slash is an entry that is not an object, such as
-	// an empty directory (storage.Info.Dir): it blocks a planned path
-	// where it stands, is never deleted, and is not reported as unmanaged
-	// otherwise. Reserved (.distributor*) paths are ignored by the planner.
+	// the root, or when Partial only the entries looked up (Lookups). A
+	// path ending in a slash is an entry that is not an object, such as an
+	// empty directory (storage.Info.Dir): it blocks a planned path where
+	// it stands, and is neither deleted nor reported as unmanaged.
+	// Reserved (.distributor*) paths are ignored.
 	Listing map[string]int64
 	// Partial says Listing holds only what was looked up: a path the
 	// catalog records is then trusted to be in storage as recorded.
 	Partial  bool
 	Workflow string // Additive or Replacement
 	Force    bool
-	// Rewrite (run --rewrite) writes every planned output again even when
-	// its bytes are unchanged (to re-apply response metadata, which the
-	// catalog does not record): unchanged and record-only items become
-	// overwrites marked Rewrite.
+	// Rewrite (run --rewrite) writes every planned output again, to
+	// re-apply response metadata the catalog does not record: unchanged
+	// and record-only items become overwrites marked Rewrite.
 	Rewrite bool
 	// Now stamps new and changed records.
 	Now time.Time
@@ -103,12 +100,10 @@ type Input struct {
 
 // Item is one path's operation.
 type Item struct {
-	Path string
-	Op   Op
-	// Output is the planned output (nil for OpDelete).
-	Output *Output
-	// Previous is the path's record in the current catalog, if any.
-	Previous *catalog.Output
+	Path     string
+	Op       Op
+	Output   *Output         // the planned output (nil for OpDelete)
+	Previous *catalog.Output // the path's record in the current catalog, if any
 	// Rewrite marks an OpOverwrite of unchanged bytes (Input.Rewrite): an
 	// unchanged record keeps its updated_at.
 	Rewrite bool
@@ -127,15 +122,13 @@ type Counts struct {
 // Plan is the decision for one destination root.
 type Plan struct {
 	Action Action
-	// Reason explains a fail_* action, or why deletes happen.
-	Reason string
+	Reason string // explains a fail_* action, or why deletes happen
 	// Items holds one entry per planned output and per delete, sorted by path.
 	Items []Item
 	// Unmanaged lists colliding paths for fail_unmanaged, otherwise the
-	// unmanaged entries seen (present in storage, recorded nowhere, not planned).
+	// entries in storage that nothing records or plans.
 	Unmanaged []string
-	// Retained counts managed outputs kept that this plan does not touch.
-	Retained int
+	Retained  int // managed outputs kept that this plan does not touch
 	// Edit turns the catalog read into the one to write once every item
 	// is applied; nil when nothing is written (skip_same and fail_*).
 	Edit *catalog.Edit
@@ -143,11 +136,9 @@ type Plan struct {
 
 // Known is the part of a valid catalog a plan needs.
 type Known struct {
-	Header catalog.Header
-	// Records holds the records Wants asked for, by path.
-	Records map[string]*catalog.Output
-	// Count is the number of records in the whole catalog.
-	Count int
+	Header  catalog.Header
+	Records map[string]*catalog.Output // those Wants asked for, by path
+	Count   int                        // the records of the whole catalog
 }
 
 // KnownFrom indexes a whole catalog.
@@ -155,11 +146,10 @@ func KnownFrom(c *catalog.Catalog) *Known {
 	return &Known{Header: c.Header(), Records: c.Index(), Count: len(c.Outputs)}
 }
 
-// Wants returns the filter that decides which records of a catalog a plan
-// of outputs for owner needs: records at planned paths, at their parent
-// directories or below them (collisions), and, for a replacement, every
-// record of owner (its deletes). A streaming read keeps only those, so a
-// plan's memory follows the plan, not the catalog.
+// Wants returns the filter of the records a plan of outputs for owner
+// needs, so that its memory follows the plan, not the catalog: records at
+// planned paths, at their parent directories or below them (collisions),
+// and for a replacement every record of owner (its deletes).
 func Wants(outputs []Output, owner catalog.Owner, workflow string) func(*catalog.Output) bool {
 	planned := make(map[string]bool, len(outputs))
 	dirs := map[string]bool{}
@@ -182,11 +172,10 @@ func Wants(outputs []Output, owner catalog.Owner, workflow string) func(*catalog
 	}
 }
 
-// Lookups returns what a plan over a valid catalog must look up in storage
-// when it does not list the whole root: Paths, each planned path the
-// catalog does not record (is anything there? a directory?), and Parents,
-// their parent directories (is a file in the way?). Both sorted, each
-// once. known holds the catalog's records at the planned paths.
+// Lookups returns what a plan over a valid catalog (known: its records at
+// the planned paths) looks up when it does not list the whole root, both
+// sorted, each once: the planned paths the catalog does not record (is
+// anything there?), and their parent directories (is a file in the way?).
 func Lookups(outputs []Output, known *Known) (paths, parents []string) {
 	seen := map[string]bool{}
 	for i := range outputs {
@@ -239,9 +228,9 @@ func (p *Plan) with(ops ...Op) []Item {
 	return out
 }
 
-// Make computes the plan. It returns an error only for inputs that break its
-// preconditions (an unknown workflow, duplicate or unclean planned paths), never
-// for a refusal: refusals are fail_* actions.
+// Make computes the plan. It fails only for inputs that break its
+// preconditions (an unknown workflow, duplicate or unclean planned paths);
+// refusals are fail_* actions.
 func Make(in Input) (*Plan, error) {
 	if in.Workflow != Additive && in.Workflow != Replacement {
 		return nil, fmt.Errorf("plan: unknown workflow %q", in.Workflow)
@@ -308,8 +297,6 @@ func makeCatalog(in Input, planned map[string]*Output, listing map[string]int64,
 	if cat != nil {
 		records = cat.Records
 	}
-	// Collisions: planned paths present in storage (as a file, or as a
-	// directory or file in the way) that no record holds.
 	if coll := collisions(planned, listing, records); len(coll) > 0 {
 		return &Plan{Action: FailUnmanaged,
 			Reason: fmt.Sprintf("%d planned path(s) exist in storage but are not managed by distributor: %s (remove them, or rerun with --force after review)",
@@ -477,10 +464,9 @@ func Record(in Input, it Item, now time.Time) catalog.Output {
 	return rec
 }
 
-// collisions lists planned paths blocked by unrecorded storage entries: the
-// same path, an unrecorded file where the planned path needs a directory, or
-// unrecorded entries below a planned path (an empty directory at the
-// planned path is one: its listing path is the planned path plus a slash).
+// collisions lists planned paths blocked by unrecorded storage entries: at
+// the same path, a file where the path needs a directory, or entries below
+// it (an empty directory at the path is one: it is listed as path + "/").
 func collisions(planned map[string]*Output, listing map[string]int64, records map[string]*catalog.Output) []string {
 	dirs := map[string]bool{} // directories implied by unrecorded entries
 	for path := range listing {
@@ -542,10 +528,9 @@ func truncate(s []string, n int) []string {
 	return append(append([]string(nil), s[:n]...), fmt.Sprintf("and %d more", len(s)-n))
 }
 
-// CheckForceRoot refuses --force on a root that is too broad to wipe: for
-// a directory (local disk, SFTP) "/" or a top-level directory ("/srv");
-// for a key prefix in a bucket (keyPrefix) the bucket itself (an empty
-// prefix).
+// CheckForceRoot refuses --force on a root too broad to wipe: "/" or a
+// top-level directory ("/srv"), or for a key prefix (keyPrefix) a whole
+// bucket.
 func CheckForceRoot(keyPrefix bool, root string) error {
 	if keyPrefix {
 		if strings.Trim(root, "/") == "" {
@@ -567,9 +552,8 @@ func CheckForceRoot(keyPrefix bool, root string) error {
 
 // Settle returns the edit whose catalog truthfully describes a root after
 // a failed attempt of plan p applied only the items in done (writes that
-// completed and were not rolled back, and completed deletes). It returns
-// nil when the current state needs no rewrite because nothing in done
-// changes it.
+// completed and were not rolled back, and completed deletes); nil when
+// done is empty.
 func Settle(in Input, p *Plan, done []Item) *catalog.Edit {
 	if len(done) == 0 {
 		return nil
