@@ -10,10 +10,10 @@ import (
 )
 
 // parseCanonical decodes the record at the start of b if and only if it is
-// exactly what appendOutput writes for it, and returns its length from its
-// opening to its closing brace; 0 for any other layout (o is then in an
-// unspecified state). Every byte it accepts is checked, so what it accepts
-// is valid JSON; it checks layout, not values (validateOutput does).
+// exactly what appendOutput writes for it, and returns its length from
+// brace to brace; 0 for any other layout (o is then unspecified). Every
+// byte it accepts is checked, so what it accepts is valid JSON; it checks
+// layout, not values (validateOutput does).
 func parseCanonical(b []byte, o *Output, memo *canonMemo) int {
 	p := canonParser{b: b, memo: memo}
 	const in = "      "
@@ -42,9 +42,9 @@ func parseCanonical(b []byte, o *Output, memo *canonMemo) int {
 	return len(b) - len(p.b)
 }
 
-// canonicalPath returns the path and the length of the record at the start
-// of b if it starts and ends as appendOutput writes one, without decoding
-// the rest (Splice copies a record of a base Scan validated); else 0.
+// canonicalPath returns the path and length of the record at the start of
+// b if it starts and ends as appendOutput writes one, else 0, without
+// decoding the rest (Splice copies a record of a base Scan validated).
 func canonicalPath(b []byte) (path []byte, n int) {
 	const open = "{\n      \"path\": \""
 	if !bytes.HasPrefix(b, []byte(open)) {
@@ -101,8 +101,7 @@ func closingQuote(b []byte, i int) int {
 }
 
 // canonMemo remembers the values the next records mostly repeat (owner,
-// source, kind, timestamps), so that they are neither allocated nor parsed
-// again.
+// source, kind, timestamps), neither allocated nor parsed again.
 type canonMemo struct {
 	pipeline, destination, sourceID, sourceDigest, kind string
 	times                                               [3]struct {
@@ -146,8 +145,7 @@ func (p *canonParser) quoted(memo *string) (string, bool) {
 	}
 	raw := p.b[1 : 1+i]
 	if bytes.IndexByte(raw, '\\') < 0 {
-		// No escapes: canonical (and valid JSON) when it is text
-		// appendString leaves as it is.
+		// No escapes: canonical when appendString leaves it as it is.
 		if !plainText(raw) {
 			return "", false
 		}
@@ -160,8 +158,8 @@ func (p *canonParser) quoted(memo *string) (string, bool) {
 		}
 		return string(raw), true
 	}
-	// Escapes: find the string's real end, decode it and accept it only
-	// if encoding the value again gives the same bytes.
+	// Escapes: accept the string only if encoding its value again gives
+	// the same bytes.
 	n := closingQuote(p.b, 1)
 	if n >= len(p.b) {
 		return "", false
@@ -175,9 +173,9 @@ func (p *canonParser) quoted(memo *string) (string, bool) {
 	return string(v), true
 }
 
-// plainText reports whether appendString writes b's characters as they are:
-// valid UTF-8 without control characters, U+2028 or U+2029. Eight bytes at
-// a time while they are ASCII.
+// plainText reports whether appendString writes b as it is: valid UTF-8
+// without control characters, U+2028 or U+2029 (eight bytes at a time
+// while ASCII).
 func plainText(b []byte) bool {
 	const lo, hi = 0x2020202020202020, 0x8080808080808080
 	i := 0
@@ -198,8 +196,8 @@ func plainText(b []byte) bool {
 	return ascii || utf8.Valid(rest) && !bytes.Contains(rest, []byte("\u2028")) && !bytes.Contains(rest, []byte("\u2029"))
 }
 
-// str parses a string member; memo, when not nil, holds the previous
-// record's value, reused when equal.
+// str parses a string member; memo, if set, is the previous record's
+// value, reused when equal.
 func (p *canonParser) str(name string, dst *string, more bool, memo *string) bool {
 	if !p.lit(name) {
 		return false
@@ -212,8 +210,7 @@ func (p *canonParser) str(name string, dst *string, more bool, memo *string) boo
 	return p.end(more)
 }
 
-// optStr parses an optional member: absent is "", present must be
-// non-empty (Encode omits empty ones).
+// optStr parses a member Encode omits when empty.
 func (p *canonParser) optStr(name string, dst *string) bool {
 	if !bytes.HasPrefix(p.b, []byte(name)) {
 		*dst = ""

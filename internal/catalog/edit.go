@@ -8,18 +8,14 @@ import (
 	"strings"
 )
 
-// Edit is a change to a catalog, small next to the catalog it changes: the
-// records to put (added, or replacing the record at their path) and the
-// paths to delete. Applying it streams the base once.
+// Edit is a change to a catalog, small next to it: the records to put (at
+// a new path or replacing one) and the paths to delete. Applying it
+// streams the base once.
 type Edit struct {
-	// Fresh drops every record of the base: the result holds Put only.
-	Fresh bool
-	// Header is the result's header, written as is.
-	Header Header
-	// Put holds the records to add or replace, each path once.
-	Put []Output
-	// Delete lists paths whose records go (absent ones are ignored).
-	Delete []string
+	Fresh  bool     // drop every record of the base: the result holds Put only
+	Header Header   // the result's header, written as is
+	Put    []Output // records to add or replace, each path once
+	Delete []string // paths whose records go (absent ones are ignored)
 }
 
 // sorted returns e's puts and deletes sorted by path, and refuses a path put
@@ -39,17 +35,16 @@ func (e *Edit) sorted() ([]Output, []string, error) {
 	return put, del, nil
 }
 
-// ApplyTo streams base (nil: no catalog yet, or e.Fresh) through e and writes
-// the result to w in Encode's layout, validating every record of base. A base
-// that is not a valid sorted catalog fails (ErrUnsorted for an unsorted one:
-// use Apply). It returns the number of records written.
+// ApplyTo streams base (nil: none) through e and writes the result to w in
+// Encode's layout, validating every record of base. A base that is not a
+// valid sorted catalog fails (ErrUnsorted for an unsorted one: use Apply).
+// It returns the number of records written.
 func (e *Edit) ApplyTo(base io.Reader, w io.Writer) (int, error) { return e.apply(base, w, false) }
 
-// Splice is ApplyTo for a base that ScanCanonical accepted and found in
-// Encode's layout: the records it leaves alone are copied byte for byte
-// without decoding them again; the output is byte-identical to ApplyTo's.
-// The caller guarantees the base's bytes are the ones scanned (by the
-// stored object's version).
+// Splice is ApplyTo for a base ScanCanonical found in Encode's layout: the
+// records it leaves alone are copied without decoding them again, for the
+// same output. The caller guarantees (by the object's version) that the
+// base is the one scanned.
 func (e *Edit) Splice(base io.Reader, w io.Writer) (int, error) { return e.apply(base, w, true) }
 
 // apply is ApplyTo, or with copy set Splice.
@@ -104,7 +99,7 @@ func (e *Edit) merger(w io.Writer) (*merger, error) {
 
 // mergeAt is called with each base record's path in order: it writes the
 // puts before it and the one replacing it, and reports whether the base's
-// record stays for the caller to write.
+// record stays, for the caller to write.
 func mergeAt[P string | []byte](m *merger, path P) (keep bool, err error) {
 	for m.i < len(m.put) && m.put[m.i].Path < string(path) {
 		if err := m.enc.Add(&m.put[m.i]); err != nil {
@@ -122,7 +117,7 @@ func mergeAt[P string | []byte](m *merger, path P) (keep bool, err error) {
 	return m.j >= len(m.del) || m.del[m.j] != string(path), nil
 }
 
-// finish writes the remaining puts and ends the document; it returns the
+// finish writes the remaining puts, ends the document and returns the
 // number of records written.
 func (m *merger) finish() (int, error) {
 	for ; m.i < len(m.put); m.i++ {
@@ -133,8 +128,7 @@ func (m *merger) finish() (int, error) {
 	return m.enc.n, m.enc.Close()
 }
 
-// Apply returns the catalog that results from applying e to c (nil: no
-// catalog), in memory.
+// Apply returns e applied to c (nil: none), in memory.
 func (c *Catalog) Apply(e *Edit) (*Catalog, error) {
 	put, del, err := e.sorted()
 	if err != nil {

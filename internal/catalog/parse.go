@@ -11,8 +11,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/strictjson"
 )
 
-// Header is the document-level part of a catalog: everything but its
-// records.
+// Header is a catalog's document-level part: all but its records.
 type Header struct {
 	DistributorVersion string // optional
 	CreatedAt          time.Time
@@ -24,35 +23,31 @@ func (c *Catalog) Header() Header {
 	return Header{DistributorVersion: c.DistributorVersion, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
 }
 
-// ErrUnsorted is returned (wrapped) by Scan for a document whose outputs are
-// not in strictly increasing path order. Such a document can still be a
-// valid catalog (Parse accepts it); distributor never writes one.
+// ErrUnsorted is returned (wrapped) by Scan for outputs not in strictly
+// increasing path order: still a valid catalog (Parse accepts it), but
+// distributor never writes one.
 var ErrUnsorted = errors.New("catalog outputs are not sorted by path")
 
 // Scan decodes a schema-4 catalog from r strictly and calls fn with each
-// record (a fresh Output) in document order, in constant memory. It
-// enforces every rule Parse does, and that records are sorted by path as
-// Encode writes them (ErrUnsorted otherwise). It returns the header and the
-// number of records; an error from fn stops it and is returned as is. For
-// the classification of another document (legacy, future, every problem)
-// use Read.
+// record (a fresh Output) in order, in constant memory. It enforces every
+// rule Parse does and Encode's path order (ErrUnsorted). It returns the
+// header and the number of records; an error from fn stops it and is
+// returned as is. Read classifies other documents.
 func Scan(r io.Reader, fn func(*Output) error) (Header, int, error) {
 	h, n, _, err := scan(r, fn, false)
 	return h, n, err
 }
 
 // ScanCanonical is Scan that also reports whether every record is laid out
-// exactly as Encode writes it, the condition for applying an edit to the
-// same bytes with Splice. Unlike Scan it hands fn the same Output each
-// time, overwritten by the next record: fn copies what it keeps (*o), so
-// that a reader that keeps a few records of a large catalog allocates
-// none for the others.
+// exactly as Encode writes it, the condition for Splice. Unlike Scan it
+// hands fn the same Output each time, overwritten by the next record, so
+// that a reader keeping a few records allocates none for the others: fn
+// copies what it keeps.
 func ScanCanonical(src io.Reader, fn func(*Output) error) (h Header, n int, canonical bool, err error) {
 	return scan(src, fn, true)
 }
 
-// scan is Scan and ScanCanonical; borrow hands fn the reader's scratch
-// record rather than a fresh one.
+// scan is Scan, or with borrow ScanCanonical.
 func scan(src io.Reader, fn func(*Output) error, borrow bool) (h Header, n int, canonical bool, err error) {
 	r := newReader(src, nil, func(o *Output, _, _ []byte) error { return fn(o) })
 	r.borrow = borrow
@@ -74,15 +69,13 @@ func scanError(err error) error {
 	return fmt.Errorf("decode catalog: %w", err)
 }
 
-// Read classifies the bytes of a catalog file. data == nil means the file
-// does not exist (StatusNone). It never fails: problems yield StatusInvalid
-// with State.Problem set.
+// Read classifies the bytes of a catalog file (nil: none, StatusNone). It
+// never fails: problems yield StatusInvalid with State.Problem set.
 func Read(data []byte) State {
 	if data == nil {
 		return State{Status: StatusNone}
 	}
-	// The common case first: a valid schema-4 catalog decodes in one pass.
-	// Only a document that fails is probed to classify it.
+	// Only a document that is not a valid catalog is probed.
 	c, perr := Parse(data)
 	if perr == nil {
 		return State{Status: StatusCatalog, SchemaVersion: SchemaVersion, Catalog: c}
@@ -117,9 +110,8 @@ func Read(data []byte) State {
 }
 
 // Parse decodes and validates a schema-4 document strictly. Unlike Scan it
-// accepts records in any order (each path once) and names every problem with
-// the values; a problem with the JSON text is named alone, with its line and
-// column.
+// accepts records in any order (each path once) and names every problem
+// with the values; one with the JSON text alone, with line and column.
 func Parse(data []byte) (*Catalog, error) {
 	c := &Catalog{SchemaVersion: SchemaVersion, Outputs: []Output{}}
 	r := newReader(nil, data, func(o *Output, _, _ []byte) error {
@@ -138,8 +130,8 @@ func Parse(data []byte) (*Catalog, error) {
 	return c, nil
 }
 
-// decodeError names err, a strict decoder's error about data, as the
-// catalog's, with the line and column of the problem.
+// decodeError names a strict decoder's error about data as the catalog's,
+// with line and column.
 func decodeError(err error, data []byte) error {
 	e, ok := err.(*strictjson.Error)
 	if !ok {

@@ -14,10 +14,9 @@ import (
 )
 
 // reader is the one catalog reader (docs/design.md, "Decode a large
-// catalog once"): it walks the document's structure over a window of the
-// input, decodes a record in Encode's layout in one pass (parseCanonical)
-// and any other value with the strict decoder. Problems name their field
-// and byte offset.
+// catalog once"): it walks the document over a window of the input,
+// decodes a record in Encode's layout in one pass (parseCanonical) and any
+// other value with the strict decoder. Problems name field and offset.
 type reader struct {
 	src  io.Reader
 	b    []byte // the window: b[i:] is not yet consumed
@@ -34,11 +33,9 @@ type reader struct {
 	// whole reads like Parse: records in any order (each path once), every
 	// problem with the values collected.
 	whole bool
-	// copy hands records in Encode's layout to fn undecoded (Splice).
-	copy bool
-	// borrow decodes every record into scratch, which fn may read until
-	// it returns but not keep (ScanCanonical): a large catalog is then
-	// read without allocating a record per record.
+	copy  bool // hand records in Encode's layout to fn undecoded (Splice)
+	// borrow decodes every record into scratch, which fn may not keep
+	// (ScanCanonical): no allocation per record.
 	borrow  bool
 	scratch Output
 	fn      func(o *Output, path, raw []byte) error
@@ -55,8 +52,8 @@ type reader struct {
 // windowSize is the reader's window; it grows for a longer value.
 const windowSize = 512 << 10
 
-// maxFastRecord bounds the bytes of a record decoded in one pass; a longer
-// record is read by the strict decoder.
+// maxFastRecord bounds a record decoded in one pass; the strict decoder
+// reads a longer one.
 const maxFastRecord = 64 << 10
 
 // newReader returns a reader of src, or when src is nil of data in place.
@@ -166,8 +163,8 @@ func (r *reader) members() error {
 // topNames are the members of the document.
 var topNames = [...]string{"schema_version", "distributor_version", "created_at", "updated_at", "state", "outputs"}
 
-// header adds the problems of the document-level members: in whole mode
-// those of the decoding, then those of the rules, each list as it was.
+// header puts the problems of the document-level members ahead of the
+// records': those of the decoding, then those of the rules.
 func (r *reader) header(version int, state *wireState, outputs bool) {
 	var times, head, rules []error
 	if r.h.CreatedAt.IsZero() {
@@ -288,8 +285,7 @@ func (r *reader) record() error {
 	return r.hand(o, nil, nil)
 }
 
-// order checks that the record's path increases, or in whole mode that it
-// is unique.
+// order checks that the record's path increases (whole: is unique).
 func order[P string | []byte](r *reader, path P, f field) error {
 	if r.whole {
 		if j, dup := r.seen[string(path)]; dup {
@@ -321,8 +317,8 @@ func (r *reader) hand(o *Output, path, raw []byte) error {
 	return nil
 }
 
-// decodeRecord decodes a record not in Encode's layout from its bytes v
-// (at document offset start) and returns the problems with its values.
+// decodeRecord decodes a record not in Encode's layout, v at offset
+// start, and returns the problems with its values.
 func (r *reader) decodeRecord(v jsontext.Value, start int64, f field, o *Output) ([]error, error) {
 	var w wireOutput
 	if err := r.decode(f.String(), v, start, &w); err != nil {

@@ -12,9 +12,6 @@ import (
 	"github.com/distributor-dev/distributor/internal/strictjson"
 )
 
-// The reader's strict JSON grammar over its window: names, delimiters,
-// white space, and whole values read by the strict decoder.
-
 // name reads an object member name (after white space); at is its offset.
 func (r *reader) name(where string) (string, int64, error) {
 	c, err := r.next(where)
@@ -60,8 +57,8 @@ func (r *reader) colon(name string) error {
 	return nil
 }
 
-// value reads the next JSON value whole with the strict decoder and
-// returns it with its document offset; where names it in problems.
+// value reads the next JSON value with the strict decoder and returns it
+// with its document offset; where names it in problems.
 func (r *reader) value(where string) (jsontext.Value, int64, error) {
 	if _, err := r.next(where); err != nil {
 		return nil, 0, err
@@ -88,8 +85,8 @@ func (r *reader) decode(where string, v jsontext.Value, start int64, dst any) er
 	return nil
 }
 
-// explain describes a strict decoder's error about data, which starts at
-// the document offset start and is the value named where.
+// explain describes a strict decoder's error about data, the value named
+// where at offset start.
 func (r *reader) explain(where string, data []byte, start int64, err error) error {
 	e := strictjson.Explain(err, data)
 	if rest, ok := strings.CutPrefix(e.Reason, "the document must be "); ok && where != "" {
@@ -132,7 +129,7 @@ func (r *reader) quoteNext() string {
 func (r *reader) pos() int64 { return r.off + int64(r.i) }
 
 // next skips white space and returns the next byte; the end of the input
-// is an error there, inside the value named where.
+// is an error inside the value named where.
 func (r *reader) next(where string) (byte, error) {
 	more, err := r.skip()
 	if err == nil && !more {
@@ -161,10 +158,9 @@ func (r *reader) skip() (bool, error) {
 	}
 }
 
-// delimiter reads what comes before the next element of an object or
-// array (the value named where, closed by end): nothing before the first,
-// a comma before the others. more is false at the closing end, which it
-// consumes.
+// delimiter reads what comes before the next element of the object or
+// array named where, closed by end: nothing before the first, a comma
+// before the others. At end it consumes it and returns false.
 func (r *reader) delimiter(where string, end byte, first bool, after string) (more bool, err error) {
 	c, err := r.next(where)
 	if err != nil {
@@ -192,9 +188,9 @@ func (r *reader) delimiter(where string, end byte, first bool, after string) (mo
 	return true, nil
 }
 
-// fill reads until the window holds n unconsumed bytes or the input ends;
-// it reports whether it holds them. Bytes before r.i may be dropped, and
-// the window grows when it is full of unconsumed bytes.
+// fill reads until the window holds n unconsumed bytes or the input ends,
+// and reports whether it holds them. Bytes before r.i may be dropped; a
+// window full of unconsumed bytes grows.
 func (r *reader) fill(n int) bool {
 	for len(r.b)-r.i < n && !r.eof {
 		if len(r.b) == cap(r.b) {
@@ -216,9 +212,8 @@ func (r *reader) fill(n int) bool {
 	return len(r.b)-r.i >= n
 }
 
-// feeder gives the strict decoder the window's bytes from r.i on, a little
-// at a time so that it reads little past the value it decodes; n counts
-// the bytes it gave.
+// feeder gives the strict decoder the window from r.i on, a little at a
+// time so that it reads little past its value; n counts the bytes given.
 type feeder struct {
 	r *reader
 	n int

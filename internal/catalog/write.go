@@ -89,8 +89,8 @@ func (e *Encoder) Add(o *Output) error {
 	return e.err
 }
 
-// addRaw writes a record of a validated base given as its bytes in Encode's
-// layout, from its opening to its closing brace.
+// addRaw writes a validated base's record given as its bytes in Encode's
+// layout, brace to brace.
 func (e *Encoder) addRaw(path, raw []byte) error {
 	if e.err != nil {
 		return e.err
@@ -157,8 +157,7 @@ func (e *Encoder) flush() {
 	e.buf = e.buf[:0]
 }
 
-// appendOutput appends one record, from its opening newline to its closing
-// brace.
+// appendOutput appends one record, from its opening newline to its brace.
 func appendOutput(b []byte, o *Output) []byte {
 	const in = "      "
 	b = append(b, "\n    {\n"...)
@@ -190,8 +189,8 @@ func appendOutput(b []byte, o *Output) []byte {
 	return b
 }
 
-// appendField appends `<indent>"name": "value"` (with a comma if more
-// follows) and a newline.
+// appendField appends `<indent>"name": "value"`, a comma if more follows,
+// and a newline.
 func appendField(b []byte, indent, name, value string, more bool) []byte {
 	return appendEnd(appendString(appendName(b, indent, name), value), more)
 }
@@ -231,20 +230,9 @@ func appendString(b []byte, s string) []byte {
 				continue
 			}
 			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
+			if esc := shortEscape[c]; esc != 0 {
+				b = append(b, '\\', esc)
+			} else {
 				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
 			}
 			i++
@@ -252,22 +240,22 @@ func appendString(b []byte, s string) []byte {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
+		invalid := r == utf8.RuneError && size == 1
+		if invalid || r == '\u2028' || r == '\u2029' {
 			b = append(b, s[start:i]...)
-			b = append(b, "\\ufffd"...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
-			i += size
-			start = i
-			continue
+			if invalid {
+				b = append(b, "\\ufffd"...)
+			} else {
+				b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
+			}
+			start = i + size
 		}
 		i += size
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
 }
+
+// shortEscape is the two-character escape of the ASCII characters that
+// have one.
+var shortEscape = [utf8.RuneSelf]byte{'"': '"', '\\': '\\', '\n': 'n', '\r': 'r', '\t': 't', '\b': 'b', '\f': 'f'}
