@@ -17,18 +17,16 @@ import (
 // spoolAt is the size beyond which a Spool moves to a temporary file.
 const spoolAt = 4 << 20
 
-// Spool holds a document's bytes, in memory while small and in a
-// temporary file beyond a few MB, so that memory does not grow with it. A
-// reader that will apply an edit to the catalog it read keeps a Spool of it
-// (Change.BaseCopy), which spares a second download from a remote root.
+// Spool holds a document's bytes, in memory while small and in a temporary
+// file beyond spoolAt. A reader that will edit the catalog it read keeps a
+// Spool of it (Change.BaseCopy), sparing a second download.
 type Spool = encoded
 
-// NewSpool returns an empty Spool. Close removes its file. Unlike a
-// catalog document it does not hash what it holds.
+// NewSpool returns an empty Spool, which unlike a catalog to write is not
+// hashed. Close removes its file.
 func NewSpool() *Spool { return &encoded{} }
 
-// encoded is a catalog document ready to write (or a Spool): held in
-// memory while small, spooled to a temporary file beyond spoolAt.
+// encoded is a catalog document ready to write, or a Spool.
 type encoded struct {
 	mem  bytes.Buffer
 	file *os.File
@@ -37,7 +35,7 @@ type encoded struct {
 }
 
 // newEncoded returns an empty document, hashed on another core as it is
-// written; Close releases it.
+// written.
 func newEncoded() *encoded { return &encoded{sum: parhash.New(sha256.New())} }
 
 // Write implements io.Writer.
@@ -100,15 +98,13 @@ func StreamCatalog(ctx context.Context, st storage.Store, fn func(io.Reader) err
 
 // putEdit applies e to the root's catalog, which must still be at ch.Base,
 // and writes the result with compare-and-swap against ch.Base under the
-// fence, by one of two ways: a store that can rewrite in one pass
-// (Properties.Rewrite) reads the old catalog while it writes the new one;
-// any other gets the new catalog streamed from the old one (encodeEdit).
-// Either way the edit goes through the catalog's one writer, copying the
-// old records (Edit.Splice) when the planner found them in its layout
-// (ch.BaseCanonical). It remembers the digest of the bytes it tried to
-// write (t.catalogSum), so that a cleanup can recognise its own write
-// whose answer was lost. An error of the fence is returned as a
-// *fencedError.
+// fence: a store that rewrites in one pass (Properties.Rewrite) reads the
+// old catalog while it writes the new one; any other gets the new catalog
+// streamed from the old one (encodeEdit). Either way old records are
+// copied (Edit.Splice) when the planner found them in the catalog's layout.
+// It remembers the digest of what it tried to write (t.catalogSum), so
+// that a cleanup can recognise its own write whose answer was lost. A
+// fence error is returned as a *fencedError.
 func (t *Txn) putEdit(ctx context.Context, e *catalog.Edit, ch *Change) error {
 	t.catalogSum = ""
 	if t.st.Properties().Rewrite && ch.Base != "" && !e.Fresh {
@@ -136,15 +132,14 @@ func (t *Txn) putEdit(ctx context.Context, e *catalog.Edit, ch *Change) error {
 	return err
 }
 
-// rewrite is putEdit on a store that rewrites (RewriteIf): one pass over the old catalog,
-// the fence checked after the last byte is written, before the store
+// rewrite is putEdit on a store that rewrites (RewriteIf): one pass over
+// the old catalog, the fence checked after the last byte, before the store
 // compares versions and renames.
 //
-// It leaves t.catalogSum unset: a local rename does not lose its answer, so
-// a failed rewrite did not take effect, except in the rare failure after the
-// rename (the directory's fsync), which the cleanup then treats as a
-// catalog it cannot account for (the journal stays; the next writer's
-// recovery finds the writes recorded).
+// It leaves t.catalogSum unset: a local rename does not lose its answer,
+// except in a failure after the rename (the directory's fsync), which the
+// cleanup treats as a catalog it cannot account for (the journal stays;
+// the next writer's recovery finds the writes recorded).
 func (t *Txn) rewrite(ctx context.Context, e *catalog.Edit, base storage.Version, splice bool) error {
 	return t.st.RewriteIf(ctx, catalog.FileName, base, func(cur io.Reader, w io.Writer) error {
 		if err := applyEdit(e, cur, w, splice); err != nil {
@@ -163,8 +158,7 @@ type fencedError struct{ err error }
 func (e *fencedError) Error() string { return e.err.Error() }
 func (e *fencedError) Unwrap() error { return e.err }
 
-// applyEdit writes e applied to base to w, copying the records of a base
-// in the catalog's layout (splice) rather than decoding them.
+// applyEdit writes e applied to base to w, spliced or not.
 func applyEdit(e *catalog.Edit, base io.Reader, w io.Writer, splice bool) error {
 	apply := e.ApplyTo
 	if splice {
@@ -176,9 +170,8 @@ func applyEdit(e *catalog.Edit, base io.Reader, w io.Writer, splice bool) error 
 
 // encodeEdit applies e to the root's catalog, which must still be at
 // version base ("" for none), streaming it once (from baseCopy when set),
-// spliced when canonical. A catalog whose records are not sorted (valid,
-// but never written by distributor) is read whole and sorted, and the edit
-// streams from that.
+// spliced when canonical. An unsorted catalog (valid, but never written by
+// distributor) is read whole and sorted first.
 func encodeEdit(ctx context.Context, st storage.Store, e *catalog.Edit, base storage.Version, baseCopy *Spool, canonical bool) (*encoded, error) {
 	doc := newEncoded()
 	var err error
@@ -230,8 +223,7 @@ func sortedCatalog(ctx context.Context, st storage.Store, base storage.Version) 
 }
 
 // currentCatalog streams the root's catalog once and returns its version,
-// the sha256 of its bytes, and its records at the given paths (none for a
-// missing catalog or one that is not a valid catalog).
+// the sha256 of its bytes, and its records at paths (none unless valid).
 func currentCatalog(ctx context.Context, st storage.Store, paths map[string]bool) (storage.Version, string, map[string]*catalog.Output, error) {
 	recorded := map[string]*catalog.Output{}
 	sum := sha256.New()
@@ -246,8 +238,7 @@ func currentCatalog(ctx context.Context, st storage.Store, paths map[string]bool
 		if err == nil {
 			return nil
 		}
-		// Not a valid sorted catalog: hash the rest (the tee saw what
-		// the scan read), then look again below.
+		// Not a valid sorted catalog: hash the rest, then look again below.
 		unsorted = errors.Is(err, catalog.ErrUnsorted)
 		recorded = map[string]*catalog.Output{}
 		_, err = io.Copy(sum, r)

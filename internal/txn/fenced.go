@@ -9,8 +9,8 @@ import (
 
 // FencedError is the failure of a transaction that, after Cause, can no
 // longer prove it holds the root's lock (Fence matches lock.ErrLost or
-// lock.ErrLeaseLapsed): it stopped changing the root, and Then says what
-// it did and left (spec section 6, fencing).
+// lock.ErrLeaseLapsed), so it stopped changing the root; Then says what
+// it did and left (spec section 6).
 type FencedError struct {
 	Cause, Fence error
 	Then         string
@@ -23,10 +23,9 @@ func (e *FencedError) Error() string {
 // Unwrap returns Cause and Fence.
 func (e *FencedError) Unwrap() []error { return []error{e.Cause, e.Fence} }
 
-// Split returns Cause and the statement about the lock in brief (which
-// of lock.ErrLost or lock.ErrLeaseLapsed, not the renewal's whole story):
-// a short report line shortens the cause but keeps the statement whole
-// (report.Brief).
+// Split returns Cause and the statement about the lock with the fence's
+// error in brief, for a short report line that shortens the cause but
+// keeps the statement whole (report.Brief).
 func (e *FencedError) Split() (cause error, note string) {
 	switch {
 	case errors.Is(e.Fence, lock.ErrLost):

@@ -8,36 +8,30 @@ import (
 )
 
 // InterruptedCleanup bounds what a transaction still does once its
-// caller's context is done (the run was interrupted, by a signal): its
-// cleanup after the failure and the release of the lock end this long
-// after the interruption, even on a server that stopped answering. What
-// is left then stays for the next writer, which recovers the root from the
-// intent journal (and takes over the lock of a dead process on this host
-// at once, any other after its lease). A signal thus ends a run within
-// seconds rather than after the store's own timeouts and retries.
+// caller's context is done (a signal): its cleanup and the release of the
+// lock end this long after, even on a server that stopped answering, so
+// that a signal ends a run within seconds rather than after the store's
+// timeouts and retries. What is left stays for the next writer, which
+// recovers the root from the intent journal.
 const InterruptedCleanup = 3 * time.Second
 
 // interruption records when the caller's context of a Txn was done.
 type interruption struct {
 	parent context.Context
-	mu     sync.Mutex
-	at     time.Time // zero until seen done
+	once   sync.Once
+	at     time.Time
 }
 
 // mark records the moment of the interruption (the first call wins) and
 // returns when the work after it must end.
 func (in *interruption) mark() time.Time {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	if in.at.IsZero() {
-		in.at = time.Now()
-	}
+	in.once.Do(func() { in.at = time.Now() })
 	return in.at.Add(InterruptedCleanup)
 }
 
-// bounded returns base bounded by timeout (none when 0) and by the
-// interruption: it is cancelled InterruptedCleanup after the caller's
-// context is done, whether that happened before or while the work runs.
+// bounded returns base bounded by timeout (none when 0) and cancelled
+// InterruptedCleanup after the caller's context is done, before or while
+// the work runs.
 func (t *Txn) bounded(base context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
 	ctx, cancelCause := context.WithCancelCause(base)
 	cancelTimeout := func() {}
@@ -68,8 +62,7 @@ func (t *Txn) bounded(base context.Context, timeout time.Duration) (context.Cont
 }
 
 // cleanupContext is the context of a cleanup after a failure: the lock's
-// (the caller's may be cancelled already), bounded by
-// Options.CleanupTimeout and by the interruption.
+// (the caller's may be done), bounded by CleanupTimeout and the interruption.
 func (t *Txn) cleanupContext() (context.Context, context.CancelFunc) {
 	return t.bounded(t.lk.Context(), t.opts.CleanupTimeout)
 }

@@ -146,7 +146,6 @@ func rollForward(ctx context.Context, st storage.Store, fence func() error, stat
 		next = &catalog.Catalog{SchemaVersion: catalog.SchemaVersion, CreatedAt: t, UpdatedAt: t}
 	}
 	idx := next.Index()
-	changed := false
 	var keep []catalog.Output
 	drop := map[string]bool{}
 	for _, op := range j.Ops {
@@ -172,7 +171,6 @@ func rollForward(ctx context.Context, st storage.Store, fence func() error, stat
 				drop[op.Path] = true
 				keep = append(keep, r)
 				rec.RolledForward = append(rec.RolledForward, op.Path)
-				changed = true
 			case !completed:
 				rec.Left = append(rec.Left, Leftover{op.Path, "its bytes are not the ones the dead run journaled: left alone, unmanaged"})
 			default:
@@ -195,12 +193,11 @@ func rollForward(ctx context.Context, st storage.Store, fence func() error, stat
 			if idx[op.Path] != nil {
 				drop[op.Path] = true
 				rec.Dropped = append(rec.Dropped, op.Path)
-				changed = true
 			}
 		}
 	}
-	if !changed {
-		return nil
+	if len(drop) == 0 {
+		return nil // nothing rolled forward or dropped
 	}
 	next.Outputs = append(slices.DeleteFunc(next.Outputs, func(o catalog.Output) bool { return drop[o.Path] }), keep...)
 	next.UpdatedAt = now.UTC().Truncate(time.Second)

@@ -38,9 +38,8 @@ func HashObject(ctx context.Context, st storage.Store, path string) (string, int
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), n, nil
 }
 
-// ReadCatalog reads a root's catalog and classifies it. A catalog that is
-// not a regular object (a directory, a symbolic link) is invalid state,
-// never "no state".
+// ReadCatalog reads a root's catalog and classifies it; one that is not a
+// regular object (a directory, a symbolic link) is invalid, never none.
 func ReadCatalog(ctx context.Context, st storage.Store) (catalog.State, storage.Version, error) {
 	data, ver, err := st.Get(ctx, catalog.FileName)
 	switch {

@@ -188,12 +188,11 @@ func (t *Txn) each(ctx context.Context, n int, fn func(context.Context, int) err
 		next     atomic.Int64
 		wg       sync.WaitGroup
 	)
-	// Jobs workers take the next item until none is left: no goroutine
-	// or channel hand-off per item, which many small files would pay for
-	// in scheduler wake-ups (bench/run cold, P9). Before an item they only
-	// look whether ctx is done (storage.Cancelled): every fn checks the
-	// lock's fence itself right before its change, and ctx.Err would read
-	// the fence's clock once more per item.
+	// Jobs workers take the next item until none is left: no goroutine or
+	// channel hand-off per item, which many small files would pay for in
+	// wake-ups (bench/run cold, P9). Before an item they only look whether
+	// ctx is done (storage.Cancelled): fn checks the fence itself, and
+	// ctx.Err would read the fence's clock once more per item.
 	for range min(t.opts.Jobs, n) {
 		wg.Add(1)
 		go func() {
