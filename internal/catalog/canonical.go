@@ -256,11 +256,8 @@ func (p *canonParser) time(name string, dst *time.Time, more bool) bool {
 		}
 	}
 	var v [6]int
-	at := [6]int{0, 5, 8, 11, 14, 17}
-	width := [6]int{4, 2, 2, 2, 2, 2}
-	for k := range v {
-		for j := at[k]; j < at[k]+width[k]; j++ {
-			c := s[j]
+	for k, span := range [6][2]int{{0, 4}, {5, 7}, {8, 10}, {11, 13}, {14, 16}, {17, 19}} {
+		for _, c := range s[span[0]:span[1]] {
 			if c < '0' || c > '9' {
 				return false
 			}

@@ -1,7 +1,7 @@
 // Package catalog models the destination state file .distributor.json
-// (schema version 4): the current-state catalog of every managed output at a
-// destination root. It parses, classifies, validates and deterministically
-// encodes the document. It does no I/O.
+// (schema 4), the catalog of every managed output at a destination root:
+// it parses, classifies, validates and deterministically encodes it, with
+// no I/O.
 package catalog
 
 import (
@@ -23,8 +23,7 @@ const (
 	KindGenerated     = "generated"
 	TransformMarkdown = "markdown_to_html"
 	// TransformIndex and TransformFeed are a destination's archive index
-	// page and Atom feed, generated from the catalog itself: their records
-	// have no source_path.
+	// page and Atom feed, generated from the catalog: no source_path.
 	TransformIndex = "index"
 	TransformFeed  = "feed"
 )
@@ -86,13 +85,10 @@ const (
 
 // State is the result of reading a root's catalog file.
 type State struct {
-	Status Status
-	// Catalog is set when Status is StatusCatalog.
-	Catalog *Catalog
-	// SchemaVersion is the document's schema_version when it has an integer one.
-	SchemaVersion int
-	// Problem explains StatusInvalid (and StatusFuture/StatusLegacy briefly).
-	Problem error
+	Status        Status
+	Catalog       *Catalog // set for StatusCatalog
+	SchemaVersion int      // the document's schema_version, if an integer
+	Problem       error    // explains StatusInvalid (and StatusFuture/StatusLegacy briefly)
 }
 
 // Index returns the outputs keyed by path.

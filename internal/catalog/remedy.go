@@ -5,11 +5,10 @@ import (
 	"strings"
 )
 
-// InvalidChoices tells an operator what can be done about an invalid
-// catalog at the root owner publishes to: restore it, fix it by hand, or
-// replace the root with --force, whose deletes include every file no
-// catalog records (unmanaged lists those seen at the root, nil when
-// unknown). It is one line per choice, each starting with "- ".
+// InvalidChoices tells an operator what to do about an invalid catalog at
+// the root owner publishes to, one "- " line per choice: restore it, fix
+// it by hand, or replace the root with --force, which deletes every file
+// no catalog records (unmanaged: those seen at the root, nil if unknown).
 func InvalidChoices(o Owner, unmanaged []string) string {
 	sel := fmt.Sprintf("--pipeline %s --destination %s", o.PipelineID, o.DestinationID)
 	force := "every file no catalog records (a robots.txt, say)"

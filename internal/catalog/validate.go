@@ -9,8 +9,8 @@ import (
 )
 
 // isName reports whether s matches [a-z0-9][a-z0-9._-]{0,max-1}, with
-// upper also [A-Z]: a slug (64, false) or a source id (128, true). Byte
-// loops, not regexps: Validate runs them for every record of large catalogs.
+// upper also [A-Z]: a slug (64, false) or a source id (128, true). Not a
+// regexp: Validate runs it for every record of large catalogs.
 func isName(s string, max int, upper bool) bool {
 	if len(s) == 0 || len(s) > max {
 		return false
@@ -45,14 +45,13 @@ func IsDigest(s string) bool {
 var lowerHex = [256]bool{'0': true, '1': true, '2': true, '3': true, '4': true, '5': true, '6': true, '7': true,
 	'8': true, '9': true, 'a': true, 'b': true, 'c': true, 'd': true, 'e': true, 'f': true}
 
-// field names outputs[i] in messages; it is a type so that the name is only
-// formatted when a message is.
+// field names outputs[i] in messages, formatted only when a message is.
 type field int
 
 func (f field) String() string { return fmt.Sprintf("outputs[%d]", int(f)) }
 
-// Validate checks every rule of the schema-4 contract and returns all
-// problems found, each naming its field.
+// Validate checks every rule of the schema-4 contract and returns every
+// problem, each naming its field.
 func Validate(c *Catalog) error {
 	var errs []error
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
@@ -79,9 +78,9 @@ func Validate(c *Catalog) error {
 	return errors.Join(errs...)
 }
 
-// validateOutput checks one record's rules (all but uniqueness, which needs
-// the other records), naming f in every problem it adds. f is a field, not
-// an interface, so that a valid record costs no allocation for its name.
+// validateOutput checks one record's rules but uniqueness, naming f in
+// every problem it adds; a field, not an interface, so that a valid record
+// costs no allocation for its name.
 func validateOutput(o *Output, f field, add func(string, ...any)) {
 	if err := cleanpath.CheckUnreserved(o.Path); err != nil {
 		add("%s.path: %w", f, err)
