@@ -44,7 +44,10 @@ func (e *encoded) Write(p []byte) (int, error) {
 		e.sum.Write(p)
 	}
 	e.size += int64(len(p))
-	if e.file == nil && e.mem.Len()+len(p) > spoolAt {
+	if e.file == nil {
+		if e.mem.Len()+len(p) <= spoolAt {
+			return e.mem.Write(p)
+		}
 		f, err := os.CreateTemp("", "distributor-catalog-*")
 		if err != nil {
 			return 0, fmt.Errorf("spool catalog: %w", err)
@@ -55,13 +58,10 @@ func (e *encoded) Write(p []byte) (int, error) {
 		}
 		e.mem = bytes.Buffer{}
 	}
-	if e.file != nil {
-		if _, err := e.file.Write(p); err != nil {
-			return 0, fmt.Errorf("spool catalog: %w", err)
-		}
-		return len(p), nil
+	if _, err := e.file.Write(p); err != nil {
+		return 0, fmt.Errorf("spool catalog: %w", err)
 	}
-	return e.mem.Write(p)
+	return len(p), nil
 }
 
 // digest is the sha256 of the document.

@@ -55,9 +55,7 @@ func (a *attempt) settle(cause error) (*Result, error) {
 	var doubts []string // why the journal must stay
 	doubt := func(format string, args ...any) { doubts = append(doubts, fmt.Sprintf(format, args...)) }
 	if cutShort(cause) {
-		// Requests cut short by cancellation may still land on a remote
-		// server after this: keep the journal so the next writer looks.
-		doubt("requests cut short may still land")
+		doubt("requests cut short may still land") // the next writer looks
 	}
 
 	paths := map[string]bool{}

@@ -46,15 +46,12 @@ type Options struct {
 	// "prune", "reconcile-state").
 	Command string
 	Logger  *slog.Logger
-	// Lock is the template of the lock to take: Wait, NoWait, Lease,
-	// SkewAllowance and the clocks. Its Store is set by Begin.
-	Lock lock.Locker
-	// Jobs is how many writes or deletes run at once (default 1).
-	Jobs int
-	// CleanupTimeout bounds settling after a failure (default 1 minute).
-	CleanupTimeout time.Duration
-	// Now stamps journals and recovered catalogs (default time.Now).
-	Now func() time.Time
+	// Lock is the template of the lock to take (waiting, lease, clocks);
+	// Begin sets its Store.
+	Lock           lock.Locker
+	Jobs           int              // writes or deletes at once (default 1)
+	CleanupTimeout time.Duration    // bounds settling after a failure (default 1 minute)
+	Now            func() time.Time // stamps journals and recovered catalogs (default time.Now)
 	// SingleWriter lets a root whose server fails the exclusion probe be
 	// written anyway (the operator guarantees that no two writers ever
 	// run on it), with a warning every time.
