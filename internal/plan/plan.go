@@ -297,26 +297,26 @@ func makeCatalog(in Input, planned map[string]*Output, listing map[string]int64,
 	if cat != nil {
 		records = cat.Records
 	}
+	items := plannedItems(in, records, listing)
 	if coll := collisions(planned, listing, records); len(coll) > 0 {
 		return &Plan{Action: FailUnmanaged,
 			Reason: fmt.Sprintf("%d planned path(s) exist in storage but are not managed by distributor: %s (remove them, or rerun with --force after review)",
 				len(coll), strings.Join(truncate(coll, 5), ", ")),
-			Items: plannedItems(in, records, listing), Unmanaged: coll}
+			Items: items, Unmanaged: coll}
 	}
-	items := plannedItems(in, records, listing)
-	deleted := map[string]bool{}
+	deleted := 0
 	if cat != nil && in.Workflow == Replacement {
 		for _, rec := range records {
 			if planned[rec.Path] == nil && rec.Owner() == in.Owner {
 				items = append(items, Item{Path: rec.Path, Op: OpDelete, Previous: rec})
-				deleted[rec.Path] = true
+				deleted++
 			}
 		}
 	}
 	sortItems(items)
 	p := &Plan{Items: items, Unmanaged: unmanaged(listing, records, planned)}
 	if cat != nil {
-		p.Retained = cat.Count - len(deleted)
+		p.Retained = cat.Count - deleted
 		for path := range planned {
 			if records[path] != nil {
 				p.Retained--
