@@ -49,10 +49,15 @@ func (e *Edit) Splice(base io.Reader, w io.Writer) (int, error) { return e.apply
 
 // apply is ApplyTo, or with copy set Splice.
 func (e *Edit) apply(base io.Reader, w io.Writer, copy bool) (int, error) {
-	m, err := e.merger(w)
+	put, del, err := e.sorted()
 	if err != nil {
 		return 0, err
 	}
+	enc, err := NewEncoder(w, e.Header)
+	if err != nil {
+		return 0, err
+	}
+	m := &merger{enc: enc, put: put, del: del}
 	if base != nil && !e.Fresh {
 		r := newReader(base, nil, func(o *Output, path, raw []byte) error {
 			if raw != nil {
@@ -82,19 +87,6 @@ type merger struct {
 	put  []Output // sorted by path
 	del  []string // sorted
 	i, j int      // the next put and delete
-}
-
-// merger starts writing e's result to w.
-func (e *Edit) merger(w io.Writer) (*merger, error) {
-	put, del, err := e.sorted()
-	if err != nil {
-		return nil, err
-	}
-	enc, err := NewEncoder(w, e.Header)
-	if err != nil {
-		return nil, err
-	}
-	return &merger{enc: enc, put: put, del: del}, nil
 }
 
 // mergeAt is called with each base record's path in order: it writes the

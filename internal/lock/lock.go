@@ -58,7 +58,7 @@ type Info struct {
 	// ExpiresAt is the holder's wall-clock view of its lease's end, for
 	// operators and `distributor unlock`; takeover never trusts it.
 	ExpiresAt time.Time `json:"expires_at"`
-	LeaseMS   int64     `json:"lease_ms,omitempty"` // the holder's lease
+	LeaseMS   int64     `json:"lease_ms,omitempty"` // the holder's lease in milliseconds
 	// Renewals counts the holder's renewals, so that every renewal changes
 	// the record.
 	Renewals int64 `json:"renewals,omitempty"`

@@ -86,8 +86,8 @@ func (r *Recovery) LogPaths(logger *slog.Logger, root string) {
 // Recover restores the spec's invariant on a root where a run died (or lost
 // its lock): the catalog is truthful and no file the dead attempt provably
 // created is left unrecorded. It runs under the root's lock, checking fence
-// before every change (nil: the caller guarantees no other writer, as tests
-// do). It returns nil when the root has no journal.
+// before every change (nil: no other writer can interfere, as in tests and
+// a dry run's preview). It returns nil when the root has no journal.
 //
 // Rules, per journaled op:
 //   - a write whose bytes are in place (sha256 and size match) of a path
