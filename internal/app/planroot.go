@@ -18,8 +18,7 @@ import (
 )
 
 // lookupLimit is how many targeted lookups a run makes before it lists the
-// whole root instead (unless the catalog is large enough that listing it
-// costs more: see useLookups).
+// whole root instead (see useLookups).
 const lookupLimit = 64
 
 // planRequest is what a run plans: its outputs, owner and workflow.
@@ -38,25 +37,17 @@ type planRequest struct {
 }
 
 // keepCopy says whether the run keeps a copy of the catalog it streams, to
-// write the next one from: unless the store rewrites the catalog in one
-// pass over its current bytes (Properties.Rewrite: local disk, where
-// reading it again costs a read from the page cache, not a download).
+// write the next one from: not where the store rewrites the catalog in one
+// pass over its current bytes (local disk: a read from the page cache).
 func (req planRequest) keepCopy() bool { return !req.props.Rewrite }
 
 // readPlanRoot reads what a run plans from, at a cost that follows the
-// plan rather than the root:
-//
-//   - the catalog streams once; only the records the plan needs are kept
-//     (plan.Wants), so memory does not grow with the catalog;
-//   - over a valid catalog, storage is asked only about the planned paths
-//     the catalog does not record and their parent directories
-//     (plan.Lookups), in parallel; recorded paths are trusted to be as
-//     recorded (verify checks that);
-//   - the whole root is listed only where that is the job: no catalog, a
-//     legacy, invalid or future one, --force, or a plan with so many new
-//     paths that one listing is cheaper.
-//
-// The report's unmanaged entries are then the ones looked at.
+// plan rather than the root: the catalog streams once, keeping only the
+// records the plan needs (plan.Wants); over a valid catalog storage is
+// asked only about the planned paths it does not record and their parents
+// (plan.Lookups; verify checks the recorded ones). The whole root is listed
+// only for no catalog, a legacy, invalid or future one, --force, or a plan
+// with so many new paths that one listing is cheaper.
 func readPlanRoot(ctx context.Context, st storage.Store, req planRequest) (*Root, error) {
 	r := &Root{Store: st, ReadAt: time.Now()}
 	scan := true
@@ -115,10 +106,9 @@ func (r *Root) Close() {
 
 // journalPresent says whether the root holds an intent journal a recovery
 // is pending for: .distributor.journal, or a lock record that carries an
-// intent (lock.Info.Intent: a run, alive or dead, that has not settled).
-// A store that lists a page in one request (S3) answers both with one
-// listing of the reserved names, and reads the lock only when one is
-// listed.
+// intent (a run, alive or dead, that has not settled). A store that lists
+// a page in one request (S3) answers with one listing of the reserved
+// names, and reads the lock only when one is listed.
 func journalPresent(ctx context.Context, st storage.Store) (bool, error) {
 	if st.Properties().ListPages {
 		infos, complete, err := st.ListPage(ctx, txn.ReservedPrefix, reservedPage)
@@ -175,9 +165,8 @@ func lockIntent(ctx context.Context, st storage.Store) (bool, error) {
 	return false, fmt.Errorf("read %s at %s: %w", lock.Name, st, err)
 }
 
-// scanCatalog streams the catalog, keeping the records req needs. A
-// document that is not a valid sorted catalog is read whole and
-// classified instead.
+// scanCatalog streams the catalog, keeping the records req needs; any
+// other document, or an unsorted catalog, is read whole.
 func (r *Root) scanCatalog(ctx context.Context, req planRequest) error {
 	keep := plan.Wants(req.outputs, req.owner, req.workflow)
 	known := &plan.Known{Records: map[string]*catalog.Output{}}
@@ -229,9 +218,9 @@ func (r *Root) scanCatalog(ctx context.Context, req planRequest) error {
 }
 
 // useLookups says whether targeted lookups are cheaper than one listing:
-// up to lookupLimit of them always, more while they stay under a hundredth
-// of the catalog's records (a listing costs about one request per thousand
-// objects on S3, one stat per object on disk).
+// up to lookupLimit always, more while they stay under a hundredth of the
+// catalog's records (a listing costs about one request per thousand
+// objects on S3).
 func useLookups(req planRequest, known *plan.Known) bool {
 	paths, parents := plan.Lookups(req.outputs, known)
 	n := len(paths) + len(parents)
@@ -244,18 +233,13 @@ func useLookups(req planRequest, known *plan.Known) bool {
 // a directory must be). What it finds is the partial listing the plan
 // decides from.
 //
-// On an object store (S3: no Properties.Directories), where a "directory"
-// is only a common key prefix, a parent key
-// needs looking up only if no recorded output lies below it: the run that
-// published that output looked then, and an object that appeared at the
-// parent key since cannot be overwritten by a write below it (it is
-// another key). The rest is answered, where the store lists a bounded page
-// in one request (Properties.ListPages), by one listing per top-most parent
-// key the catalog does not vouch for (or per path, when it vouches for
-// all its parents): its keys start with that prefix, so one complete page
-// tells whether each parent key, the path, or anything below the path
-// exists. A prefix with more than coverPage objects is looked up key by
-// key instead.
+// On an object store (S3), where a "directory" is only a common key
+// prefix, a parent key needs looking up only if no recorded output lies
+// below it: the run that published that output looked then, and an object
+// that appeared at the parent key since cannot be overwritten by a write
+// below it (it is another key). Where the store lists a bounded page in one
+// request (Properties.ListPages), the rest is answered by one listing per
+// top-most parent key the catalog does not vouch for (see cover).
 func (r *Root) lookUp(ctx context.Context, req planRequest) error {
 	paths, parents := plan.Lookups(req.outputs, r.Known)
 	r.Listing, r.Partial = map[string]int64{}, true
@@ -271,13 +255,17 @@ func (r *Root) lookUp(ctx context.Context, req planRequest) error {
 			paths, parents = r.cover(ctx, req.jobs, paths, found)
 		}
 	}
+	// below lists prefix and reports p and what lies below it, up to the
+	// first object below p that the catalog does not record: that one is
+	// enough to block p.
 	errStop := errors.New("stop")
-	below := func(ctx context.Context, p string) error {
-		// The first object below p that the catalog does not record is
-		// enough to block p.
-		err := r.Store.List(ctx, p+"/", func(info storage.Info) error {
+	below := func(ctx context.Context, prefix, p string) error {
+		err := r.Store.List(ctx, prefix, func(info storage.Info) error {
+			if info.Path != p && !strings.HasPrefix(info.Path, p+"/") {
+				return nil
+			}
 			found(info)
-			if r.Known.Records[info.Path] == nil {
+			if info.Path != p && r.Known.Records[info.Path] == nil {
 				return errStop
 			}
 			return nil
@@ -302,24 +290,11 @@ func (r *Root) lookUp(ctx context.Context, req planRequest) error {
 	}
 	work := make([]func(context.Context) error, 0, len(paths)+len(parents))
 	for _, p := range paths {
-		p := p
 		work = append(work, func(ctx context.Context) error {
 			if !req.props.Directories {
-				// No directories on an object store (S3): one listing of
-				// the prefix finds the object and anything below it.
-				err := r.Store.List(ctx, p, func(info storage.Info) error {
-					if info.Path == p || strings.HasPrefix(info.Path, p+"/") {
-						found(info)
-						if info.Path != p && r.Known.Records[info.Path] == nil {
-							return errStop
-						}
-					}
-					return nil
-				})
-				if errors.Is(err, errStop) {
-					return nil
-				}
-				return err
+				// One listing of the prefix finds the object and anything
+				// below it.
+				return below(ctx, p, p)
 			}
 			dir, err := stat(ctx, p)
 			if err != nil || !dir {
@@ -329,11 +304,10 @@ func (r *Root) lookUp(ctx context.Context, req planRequest) error {
 			// content at a planned path, listed as List lists an empty
 			// directory. What lies below is reported too.
 			found(storage.Info{Path: p + "/", Dir: true})
-			return below(ctx, p)
+			return below(ctx, p+"/", p)
 		})
 	}
 	for _, d := range parents {
-		d := d
 		work = append(work, func(ctx context.Context) error {
 			_, err := stat(ctx, d)
 			return err
@@ -345,16 +319,15 @@ func (r *Root) lookUp(ctx context.Context, req planRequest) error {
 	return nil
 }
 
-// coverPage is the page size of a covering listing (see lookUp): a prefix
-// with more objects is looked up key by key.
+// coverPage is the page size of a covering listing: a prefix with more
+// objects is looked up key by key.
 const coverPage = 100
 
 // cover answers the lookups of paths on S3 with one bounded listing per
-// top-most parent key that r.recordedDirs does not hold (or per path, when
-// it holds all its parents), reporting what they find through found. It
-// returns the paths, and their parent keys to look up, that a listing did
-// not answer (the page was not complete, or the listing failed: the
-// key-by-key lookups then run).
+// top-most parent key that r.recordedDirs does not hold (or per path),
+// reporting what they find through found. It returns the paths, and their
+// parent keys, that a listing did not answer (an incomplete page, or a
+// failed listing): they are looked up key by key.
 func (r *Root) cover(ctx context.Context, jobs int, paths []string, found func(storage.Info)) (restPaths, restParents []string) {
 	groups := map[string][]string{}
 	var prefixes []string

@@ -120,9 +120,8 @@ func (a *App) runPipeline(ctx context.Context, cfg *config.Config, p *config.Pip
 		dir = opts.Source
 	}
 	op := outcome.Pipeline{ID: p.ID, SourcePath: dir, Destinations: []outcome.Destination{}}
-	// Structure and sizes now; bytes are hashed only if a destination has
-	// something to write (see contentCheck), so a no-op rerun reads no
-	// source bytes.
+	// Bytes are hashed only if a destination has something to write (see
+	// contentCheck): a no-op rerun reads no source bytes.
 	b, err := bundle.LoadShallow(ctx, dir)
 	if err != nil {
 		var ve *bundle.ValidationError
@@ -171,14 +170,12 @@ func (a *App) runPipeline(ctx context.Context, cfg *config.Config, p *config.Pip
 }
 
 // reportBundle fills in the destinations of pipeline op and, when the
-// bundle's bytes failed their check (bad, found up front or while
-// copying), reports that once. If no destination published, the pipeline
-// fails as a whole: its error is the bundle's problem, and the
-// destinations the bundle stopped with their root as it was are not listed
-// (their undelivered notifications become pipeline warnings); a
-// destination with something of its own to report (another failure, a
-// recovery, a cleanup that left something behind) is. If one did publish
-// (the file changed during the run, after it), the problem is a warning.
+// bundle's bytes failed their check (bad), reports that once. If no
+// destination published, the pipeline fails with the bundle's problem and
+// lists only the destinations with something of their own to report
+// (another failure, a recovery); the undelivered notifications of the
+// others become pipeline warnings. If one did publish (the file changed
+// during the run, after it), the problem is a warning.
 func reportBundle(op *outcome.Pipeline, runs []*destinationRun, bad error) {
 	for _, dr := range runs {
 		op.Destinations = append(op.Destinations, dr.rd)
@@ -223,16 +220,12 @@ func wrote(ds []outcome.Destination) bool {
 
 // contentCheck keeps what a run knows of a shallowly loaded bundle's
 // bytes, so that a bundle whose bytes do not match its manifest fails every
-// destination before any of them makes an output visible:
-//
-//   - a destination whose store cannot stage (S3) hashes every file up
-//     front, before it writes (check);
-//   - a destination whose store stages checks the bytes of the files it
-//     writes as they are copied to temporary names (OpenVerified fails the
-//     stage, and nothing becomes visible), and hashes up front only the
-//     files it does not write (checkRest), so the bundle is read once;
-//   - a mismatch found while staging marks the bundle bad for the other
-//     destinations (failed).
+// destination before any of them makes an output visible. A store that
+// cannot stage (S3) hashes every file before it writes (check); one that
+// stages checks the files it writes as they are copied to temporary names
+// (OpenVerified) and hashes up front only the rest (checkRest), so the
+// bundle is read once. A mismatch found while staging marks the bundle bad
+// for the other destinations (failed).
 type contentCheck struct {
 	b        *bundle.Bundle
 	all      bool            // every file's bytes matched
@@ -318,9 +311,8 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 
 // previewRecovery computes, without changing the root, what a real run
 // would plan from after recovering the intent journal a dead run left:
-// txn.Recover runs over an in-memory overlay of st (its reads are real,
-// its deletes and catalog write stay in memory), and the root is then read
-// through that overlay as a run reads it.
+// txn.Recover runs over an in-memory overlay of st (real reads, writes in
+// memory), and the root is then read through it as a run reads it.
 func previewRecovery(ctx context.Context, st storage.Store, req planRequest, now time.Time) (*Root, *txn.Recovery, error) {
 	view := overlay.New(st)
 	// A lock record's intent is recovered as a journal once its holder's
@@ -361,12 +353,11 @@ func recoverySummary(rec *txn.Recovery) *outcome.Recovery {
 func streamedSources(outs []render.Output) (streamed map[string]bool, sources map[string]string) {
 	streamed, sources = map[string]bool{}, map[string]string{}
 	for _, o := range outs {
-		if o.SourcePath != "" {
-			sources[o.Path] = o.SourcePath
+		if o.SourcePath == "" {
+			continue
 		}
-	}
-	for _, o := range outs {
-		if o.Content == nil && o.Kind != render.KindGenerated && o.SourcePath != "" {
+		sources[o.Path] = o.SourcePath
+		if o.Content == nil && o.Kind != render.KindGenerated {
 			streamed[o.SourcePath] = true
 		}
 	}
@@ -375,12 +366,10 @@ func streamedSources(outs []render.Output) (streamed map[string]bool, sources ma
 
 // catalogUnchanged reports whether the root's catalog looks as it did when
 // r was read: absent then and now, the same Version where Stat reports one
-// (S3's ETag), or else the same size and modification time;
-// a whole-second time must also be stableFor older than the read (backends
-// with one-second timestamps could otherwise hide a commit made in the same
-// second with the same size). It reads no catalog bytes. A commit it still
-// cannot see cannot be lost either: the catalog write is a compare-and-swap
-// against r.Version and fails. Any doubt says it changed.
+// (S3's ETag), or else the same size and modification time (a whole-second
+// time must also be stableFor older than the read: see below). It reads no
+// catalog bytes. A commit it cannot see is not lost either: the catalog
+// write is a compare-and-swap against r.Version. Any doubt says it changed.
 func catalogUnchanged(ctx context.Context, st storage.Store, r *Root) bool {
 	const stableFor = 2 * time.Second
 	info, err := st.Stat(ctx, catalog.FileName)
@@ -388,15 +377,14 @@ func catalogUnchanged(ctx context.Context, st storage.Store, r *Root) bool {
 		return r.Version == "" && r.CatalogInfo.Path == ""
 	}
 	if err == nil && info.Version != "" {
-		// The backend reports the catalog's Version (S3: its ETag) with
-		// Stat: compare that, exactly, at any age.
 		return r.Version != "" && info.Version == r.Version
 	}
 	if err != nil || r.Version == "" || info.Size != r.CatalogInfo.Size || !info.ModTime.Equal(r.CatalogInfo.ModTime) {
 		return false
 	}
-	// A whole-second timestamp may come from a backend that keeps no
-	// finer one: trust it only if it is older than the read by stableFor.
+	// A whole-second timestamp may come from a backend that keeps no finer
+	// one, which could hide a commit in the same second with the same
+	// size: trust it only if it is older than the read by stableFor.
 	coarse := info.ModTime.Nanosecond() == 0
 	return !coarse || info.ModTime.Before(r.ReadAt.Add(-stableFor))
 }
@@ -433,9 +421,8 @@ func planOutputs(outs []render.Output) []plan.Output {
 }
 
 // bundleContent serves generated outputs from memory and source copies from
-// the bundle, verifying their bytes against the manifest while they stream:
-// bytes that fail verification make the write fail, so they are never
-// published.
+// the bundle, verifying their bytes against the manifest while they stream
+// (a mismatch fails the write).
 func bundleContent(b *bundle.Bundle, outs []render.Output) Content {
 	byPath := make(map[string]*render.Output, len(outs))
 	for i := range outs {
@@ -458,9 +445,8 @@ func bundleContent(b *bundle.Bundle, outs []render.Output) Content {
 }
 
 // removeCreatedRoot removes the root directory of st again if this run
-// created it (a local root that did not exist: the lock's first write makes
-// it) and a failure left it empty, so that a failed first publish leaves
-// nothing visible, not even an empty directory.
+// created it (the lock's first write makes it) and a failure left it empty:
+// a failed first publish leaves nothing visible.
 func removeCreatedRoot(ctx context.Context, st storage.Store, a *App) {
 	if !st.Properties().CreatesRoot {
 		return
