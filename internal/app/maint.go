@@ -18,10 +18,8 @@ import (
 	"github.com/distributor-dev/distributor/internal/txn"
 )
 
-// This file holds what the maintenance commands (prune, reconcile-state,
-// verify, state show) share: selecting one destination root from a pipeline,
-// one of its destinations and, for a templated path, a source bundle's
-// manifest; reading its state; and writing its catalog back.
+// This file holds what the maintenance commands share: selecting one
+// destination root, reading its state and writing its catalog back.
 
 // MaintOptions select the destination root a maintenance command works on.
 type MaintOptions struct {
@@ -34,8 +32,7 @@ type MaintOptions struct {
 }
 
 // ConfigError is a configuration that cannot serve the requested command,
-// such as prune on a destination without a retention.prune policy (exit
-// status 2, like any configuration error).
+// such as prune without a retention.prune policy (exit status 2).
 type ConfigError struct{ Msg string }
 
 func (e *ConfigError) Error() string { return e.Msg }
@@ -45,19 +42,15 @@ type maintTarget struct {
 	pipeline *config.Pipeline
 	dest     *config.Destination
 	owner    catalog.Owner
-	root     string // the expanded destination path
-	// head starts the command's report (its Root the opened store's, once
-	// open).
-	head report.Target
+	root     string        // the expanded destination path
+	head     report.Target // starts the command's report
 }
 
 // resolveMaint checks the options of command and expands the destination's
 // root. Problems with the options are *UsageError; an unreadable or invalid
 // --source manifest is a plain error (exit 1, like any invalid bundle).
-//
-// --pipeline may be left out when only one pipeline qualifies (the only one
-// configured, or the only one publishing to --destination), --destination
-// when the pipeline publishes to only one.
+// --pipeline may be left out when only one pipeline qualifies,
+// --destination when the pipeline publishes to only one.
 func resolveMaint(cfg *config.Config, command string, opts MaintOptions) (*maintTarget, error) {
 	if opts.Pipeline == "" {
 		switch ps := publishers(cfg, opts.Destination); {
@@ -95,9 +88,7 @@ func resolveMaint(cfg *config.Config, command string, opts MaintOptions) (*maint
 		}
 		vars.SourceID, vars.SourceCreated = m.ID, m.Created
 	case config.NeedsSource(d.Path):
-		// The root of the pipeline's configured source bundle, if it has
-		// a readable manifest.
-		m, err := readManifest(p.Source)
+		m, err := readManifest(p.Source) // the pipeline's configured bundle
 		if err != nil {
 			return nil, &UsageError{fmt.Sprintf(
 				"destination %q has a templated path %q that takes values from a source bundle, and the pipeline's source %s has no readable manifest (%v): "+
@@ -113,8 +104,7 @@ func resolveMaint(cfg *config.Config, command string, opts MaintOptions) (*maint
 		head: report.Target{Command: command, PipelineID: p.ID, DestinationID: d.ID, Root: root}}, nil
 }
 
-// readManifest parses DIR/manifest.json. Only the manifest is read: the
-// bundle's files are not hashed, as maintenance needs just its identity.
+// readManifest parses DIR/manifest.json, all maintenance needs of a bundle.
 func readManifest(dir string) (*bundle.Manifest, error) {
 	name := filepath.Join(dir, bundle.ManifestName)
 	f, err := os.Open(name)
@@ -147,25 +137,21 @@ func (a *App) openMaint(ctx context.Context, t *maintTarget) (storage.Store, err
 
 // maintRoot is a maintenance target's root, opened, locked when the command
 // writes, and its catalog classified. Nothing of it is held whole: a valid
-// catalog streams again for each pass over it (cat), the listing where a
-// command needs it (mergeListing).
+// catalog streams again for each pass over it, the listing where a command
+// needs it (mergeListing).
 type maintRoot struct {
 	store   storage.Store
 	state   catalog.State
 	version storage.Version
-	// cat is the valid catalog (nil for any other state).
-	cat *maintCatalog
-	// warnings mention a journal a dead (or running) writer left, for
-	// commands that do not recover it.
+	cat     *maintCatalog // the valid catalog (nil for any other state)
+	// warnings mention a journal a dead (or running) writer left (then
+	// pending is set), for commands that do not recover it.
 	warnings []string
-	// pending says the root holds such a journal.
-	pending bool
-	// tx is the write transaction of a command that writes (nil otherwise).
-	tx *txn.Txn
+	pending  bool
+	tx       *txn.Txn // for a command that writes (nil otherwise)
 }
 
-// close ends the transaction (releasing the lock) if one was begun, and
-// closes the store.
+// close ends the transaction, if any, and closes the store.
 func (m *maintRoot) close() {
 	m.cat.close()
 	if m.tx != nil {
@@ -174,8 +160,7 @@ func (m *maintRoot) close() {
 	m.store.Close()
 }
 
-// ctx is the context of the command's storage calls: the transaction's
-// when it writes.
+// ctx is the context of the command's storage calls (the transaction's).
 func (m *maintRoot) ctx(ctx context.Context) context.Context {
 	if m.tx != nil {
 		return m.tx.Context()
@@ -183,10 +168,9 @@ func (m *maintRoot) ctx(ctx context.Context) context.Context {
 	return ctx
 }
 
-// openMaintRoot opens t's store, begins a write transaction (taking the
-// root's lock, recovering a root a dead run left) when write is set, and
-// reads its state. On error nothing stays open, except for a state the
-// command refuses (refuseState): m is then open, with the refusal.
+// openMaintRoot opens t's store, begins a write transaction when write is
+// set, and reads its state. On error nothing stays open, except for a state
+// the command refuses (refuseState): m is then open, with the refusal.
 func (a *App) openMaintRoot(ctx context.Context, t *maintTarget, write bool) (*maintRoot, error) {
 	st, err := a.openMaint(ctx, t)
 	if err != nil {
@@ -200,8 +184,8 @@ func (a *App) openMaintRoot(ctx context.Context, t *maintTarget, write bool) (*m
 		}
 		ctx = m.tx.Context()
 	}
-	// A copy of the catalog is kept unless the lock is held on a store
-	// that rewrites in place (local disk): see readMaintCatalog.
+	// No copy under the lock on a store that rewrites in place (local
+	// disk): see readMaintCatalog.
 	keepCopy := !write || !st.Properties().Rewrite
 	if m.state, m.version, m.cat, err = readMaintCatalog(ctx, st, keepCopy); err != nil {
 		m.close()
@@ -217,15 +201,14 @@ func (a *App) openMaintRoot(ctx context.Context, t *maintTarget, write bool) (*m
 	return m, refuseState(t.head.Command, st.String(), t.owner, m.state)
 }
 
-// maintFailed records err as the failure of a maintenance command's report
-// and logs it.
+// maintFailed records err as the failure of a command's report and logs it.
 func (a *App) maintFailed(f *report.Failure, t *maintTarget, err error) {
 	f.Fail(err)
 	a.logFailure(t.head.Command+" failed", t.owner, err)
 }
 
 // refuseState explains why command cannot work on a root whose state is
-// legacy, invalid or future. It returns nil for none and catalog.
+// legacy, invalid or future (nil for none and catalog).
 func refuseState(command, root string, owner catalog.Owner, s catalog.State) error {
 	switch s.Status {
 	case catalog.StatusNone, catalog.StatusCatalog:
@@ -243,8 +226,7 @@ func refuseState(command, root string, owner catalog.Owner, s catalog.State) err
 }
 
 // dropping returns the edit that removes the records at paths from a
-// catalog with header h, stamped as written now by this version of
-// distributor.
+// catalog with header h, stamped as written now by this distributor.
 func (a *App) dropping(h catalog.Header, paths []string) *catalog.Edit {
 	h.UpdatedAt = a.Now()
 	if a.Version != "" {
@@ -253,9 +235,8 @@ func (a *App) dropping(h catalog.Header, paths []string) *catalog.Edit {
 	return &catalog.Edit{Header: h, Delete: paths}
 }
 
-// change is the catalog change of a maintenance command that writes: with
-// the root's catalog version as its base, and the copy of the catalog's
-// bytes it read, if any.
+// change is the catalog change of a maintenance command that writes, based
+// on the catalog it read.
 func (m *maintRoot) change() *txn.Change {
 	ch := &txn.Change{Base: m.version}
 	if m.cat != nil {
@@ -264,10 +245,8 @@ func (m *maintRoot) change() *txn.Change {
 	return ch
 }
 
-// journalWarning is the warning for a root holding an intent journal: until
-// the next writing command (run, prune --apply, reconcile-state) recovers
-// it, the catalog may record files that are gone or miss files that were
-// written. Read-only commands and dry runs do not recover; they say so.
+// journalWarning is the warning of read-only commands and dry runs, which
+// do not recover, for a root holding an intent journal.
 func journalWarning() []string {
 	return []string{fmt.Sprintf("%s: a writer died at this root (or is running) and left its intent journal; "+
 		"the catalog may not match storage until the next run, prune --apply or reconcile-state on it recovers the root", journal.Name)}
@@ -313,7 +292,4 @@ func pipelineIDs(cfg *config.Config) []string {
 	return ids
 }
 
-// pipelineList lists the configured pipeline ids for messages.
-func pipelineList(cfg *config.Config) string {
-	return strings.Join(pipelineIDs(cfg), ", ")
-}
+func pipelineList(cfg *config.Config) string { return strings.Join(pipelineIDs(cfg), ", ") }

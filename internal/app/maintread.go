@@ -13,29 +13,24 @@ import (
 )
 
 // This file holds how the maintenance commands read a root in memory that
-// does not grow with it: the catalog streams through the catalog's one
-// reader (catalog.Scan) once per pass, and the root's listing streams
-// alongside it as a merge in path order (see docs/design.md, "Maintenance
-// in constant memory").
+// does not grow with it (see docs/design.md, "Maintenance in constant
+// memory"): the catalog streams once per pass, the listing alongside it.
 
 // maintCatalog is a root's valid catalog as a maintenance command reads it:
-// not held, but streamed again for each pass over its records, in path
-// order.
+// not held, but streamed again, in path order, for each pass.
 type maintCatalog struct {
-	st storage.Store
-	// Header and Count are the catalog's.
-	Header catalog.Header
-	Count  int
-	// version is the catalog's version, which every pass checks.
-	version storage.Version
-	// canonical says every record is in the catalog's layout (an edit is
-	// spliced into its bytes: txn.Change.BaseCanonical).
+	st      storage.Store
+	Header  catalog.Header
+	Count   int
+	version storage.Version // every pass checks it
+	// canonical: every record is in the catalog's layout
+	// (txn.Change.BaseCanonical).
 	canonical bool
 	// copy holds the catalog's bytes as first read (nil when the command
-	// holds the lock on a store that rewrites in place: each pass reads
-	// the store again, which no other writer can change), or for a valid
-	// catalog whose records are not sorted by path, its records encoded
-	// sorted (then sorted is false).
+	// holds the lock on a store that rewrites in place: no other writer
+	// can change what each pass reads again), or, for a catalog whose
+	// records are not sorted by path, its records encoded sorted (then
+	// sorted is false).
 	copy   *txn.Spool
 	sorted bool
 }
@@ -48,8 +43,8 @@ func (c *maintCatalog) close() {
 	}
 }
 
-// baseCopy returns the copy of the catalog's bytes to apply an edit to (nil
-// when there is none, or it is not the stored bytes).
+// baseCopy returns the copy of the stored bytes to apply an edit to (nil
+// for none).
 func (c *maintCatalog) baseCopy() *txn.Spool {
 	if c.sorted {
 		return c.copy
@@ -57,8 +52,8 @@ func (c *maintCatalog) baseCopy() *txn.Spool {
 	return nil
 }
 
-// each calls fn for every record in path order, streaming the catalog once.
-// An error from fn stops the pass and is returned as is.
+// each calls fn for every record in path order; an error from fn stops the
+// pass and is returned as is.
 func (c *maintCatalog) each(ctx context.Context, fn func(*catalog.Output) error) error {
 	scan := func(r io.Reader) error {
 		_, _, err := catalog.Scan(r, fn)
@@ -83,10 +78,10 @@ func (c *maintCatalog) each(ctx context.Context, fn func(*catalog.Output) error)
 
 // streamCatalog reads and classifies a root's catalog: a valid one streams
 // through catalog.ScanCanonical, which calls visit for each record (one
-// reused Output: visit copies what it keeps), and
-// comes back as c (State.Catalog stays nil), with a copy of its bytes with
-// keepCopy. Any other document is read whole (txn.ReadCatalog); State.Catalog
-// is then set only for a valid catalog whose records are not sorted by path.
+// reused Output: visit copies what it keeps), and comes back as c, with a
+// copy of its bytes with keepCopy. Any other document is read whole
+// (txn.ReadCatalog); State.Catalog is then set only for a valid catalog
+// whose records are not sorted by path.
 func streamCatalog(ctx context.Context, st storage.Store, keepCopy bool, visit func(*catalog.Output) error) (catalog.State, storage.Version, *maintCatalog, error) {
 	c := &maintCatalog{st: st, sorted: true}
 	if keepCopy {
@@ -117,13 +112,11 @@ func streamCatalog(ctx context.Context, st storage.Store, keepCopy bool, visit f
 }
 
 // readMaintCatalog is streamCatalog for a maintenance command. With
-// keepCopy, the bytes read are kept (txn.Spool) for the later passes: from
-// a remote root, which they spare a download, and for a command without
-// the lock, whose passes then read the one version it classified whatever
-// a concurrent run commits meanwhile. A valid catalog whose records are not
-// sorted by path (never written by distributor, but valid) cannot stream in
-// path order: its records are encoded sorted into a copy that the passes
-// read.
+// keepCopy, the bytes read are kept for the later passes: they spare a
+// remote root a download, and a command without the lock reads the one
+// version it classified whatever a concurrent run commits. A catalog whose
+// records are not sorted by path (valid, but never written by distributor)
+// is encoded sorted into a copy that the passes read.
 func readMaintCatalog(ctx context.Context, st storage.Store, keepCopy bool) (catalog.State, storage.Version, *maintCatalog, error) {
 	s, ver, c, err := streamCatalog(ctx, st, keepCopy, func(*catalog.Output) error { return nil })
 	if err != nil || s.Catalog == nil {
@@ -151,12 +144,10 @@ type listed struct {
 	Size int64
 }
 
-// mergeListing streams the root's listing of objects (directory entries
-// left out) alongside the records of c (nil: no catalog), both in path
-// order, and calls fn once for every path either holds: with its record
-// (nil when the catalog does not record it) and its listing entry (nil
-// when storage does not list it). Memory follows the store's listing page,
-// not the root.
+// mergeListing streams the root's listing of objects alongside the records
+// of c (nil: no catalog), both in path order, and calls fn once for every
+// path either holds, with its record and its listing entry (nil for
+// absent). Memory follows the store's listing page, not the root.
 func mergeListing(ctx context.Context, st storage.Store, c *maintCatalog, fn func(o *catalog.Output, l *listed) error) error {
 	next, stop := iter.Pull2(listObjects(ctx, st))
 	defer stop()
@@ -175,18 +166,25 @@ func mergeListing(ctx context.Context, st storage.Store, c *maintCatalog, fn fun
 		}
 		return nil
 	}
+	// unrecorded reports the listing entries before path ("": all of them).
+	unrecorded := func(path string) error {
+		for cur != nil && (path == "" || cur.Path < path) {
+			if err := fn(nil, cur); err != nil {
+				return err
+			}
+			if err := advance(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	if err := advance(); err != nil {
 		return err
 	}
 	if c != nil {
 		err := c.each(ctx, func(o *catalog.Output) error {
-			for cur != nil && cur.Path < o.Path {
-				if err := fn(nil, cur); err != nil {
-					return err
-				}
-				if err := advance(); err != nil {
-					return err
-				}
+			if err := unrecorded(o.Path); err != nil {
+				return err
 			}
 			if cur == nil || cur.Path != o.Path {
 				return fn(o, nil)
@@ -200,15 +198,7 @@ func mergeListing(ctx context.Context, st storage.Store, c *maintCatalog, fn fun
 			return err
 		}
 	}
-	for cur != nil {
-		if err := fn(nil, cur); err != nil {
-			return err
-		}
-		if err := advance(); err != nil {
-			return err
-		}
-	}
-	return nil
+	return unrecorded("")
 }
 
 // listObjects is the root's listing of objects as a sequence; a failed
