@@ -1,5 +1,4 @@
-// Package app holds distributor's use cases: run (plan then apply), and the
-// shared steps that open a destination root. Commands in internal/cli parse
+// Package app holds distributor's use cases; commands in internal/cli parse
 // flags into options and make one call here.
 package app
 
@@ -30,21 +29,17 @@ type App struct {
 	Logger  *slog.Logger
 	Now     func() time.Time
 	Open    OpenStore
-	// Getenv reads the environment (webhook secrets, credentials); tests
-	// replace it, nothing reads os.Getenv directly.
+	// Getenv reads the environment (webhook secrets, credentials): tests
+	// replace it.
 	Getenv func(string) string
 	// LockTimeout is how long a writer waits for a root's lock held by
-	// another live process (0: the default, 2m; negative: do not wait).
+	// another live process (0: 2m; negative: do not wait).
 	LockTimeout time.Duration
-	// LockLease is the lease of the locks this App takes (0: the lock
-	// package's default, 60s).
-	LockLease time.Duration
-	// LockSkewAllowance is how much longer than a holder's lease a waiter
-	// watches a silent lock before taking it over (0: the lock package's
-	// default, 30s).
+	// LockLease and LockSkewAllowance tune the locks this App takes (0:
+	// the lock package's defaults, lock.Locker).
+	LockLease         time.Duration
 	LockSkewAllowance time.Duration
-	// Progress, when set, receives transfer events (a terminal display).
-	Progress Progress
+	Progress          Progress // when set, receives transfer events
 }
 
 // New returns an App with the default store opener and clock.
@@ -61,9 +56,8 @@ func New(version string, logger *slog.Logger) *App {
 var ErrBackendUnsupported = errors.New("backend not supported by this build")
 
 // DefaultOpenStore is OpenDestination with a.Getenv, New's a.Open. Remote
-// stores (storage.Backend.Remote) come wrapped in a retry.Store, which
-// repeats what is safe to repeat after a transient failure and logs each
-// retry here at warning level.
+// stores come wrapped in a retry.Store, whose retries are logged here as
+// warnings.
 func (a *App) DefaultOpenStore(ctx context.Context, d *config.Destination, root string) (storage.Store, error) {
 	st, err := OpenDestination(ctx, d, root, a.Getenv)
 	if b, _ := registry.Lookup(d.Backend); err != nil || !b.Remote {
@@ -87,38 +81,34 @@ type Root struct {
 	// CatalogInfo is the catalog's listing entry (zero when absent): its
 	// size and modification time tell cheaply whether it changed since.
 	CatalogInfo storage.Info
-	// ReadAt is when the read started.
-	ReadAt time.Time
+	ReadAt      time.Time // when the read started
 	// Listing maps object paths to sizes (temporary objects excluded):
 	// every object, or, when Partial, the ones a run looked up.
 	Listing map[string]int64
-	// Partial: see Listing.
 	Partial bool
 	// Known holds, for a run over a valid catalog, the records its plan
 	// needs (State.Catalog is then nil: the catalog was streamed).
 	Known *plan.Known
-	// Pending says the root holds an intent journal: a writer died there
-	// (or is running). After a run's partial read it is known only once
-	// journalPresent looked.
+	// Pending says the root holds an intent journal (a writer died there,
+	// or is running). After a partial read, known once journalPresent looked.
 	Pending bool
 	// CatalogCopy holds the bytes of the catalog at Version as a run read
 	// them from a remote root (nil otherwise); Close releases it.
 	CatalogCopy *txn.Spool
-	// CatalogCanonical says every record of the catalog at Version is laid
-	// out as distributor writes it (a streamed read found it so), so a
-	// run's edit is spliced into its bytes (txn.Change.BaseCanonical).
+	// CatalogCanonical: every record of the catalog at Version is laid out
+	// as distributor writes it (txn.Change.BaseCanonical).
 	CatalogCanonical bool
 	// recordedDirs, on S3, holds the parent keys of planned paths below
-	// which the catalog records an output (see readPlanRoot).
+	// which the catalog records an output (see lookUp).
 	recordedDirs map[string]bool
 }
 
 // ReadRoot reads a root's catalog state and lists it.
 func ReadRoot(ctx context.Context, st storage.Store) (*Root, error) {
 	r := &Root{Store: st, Listing: map[string]int64{}, ReadAt: time.Now()}
-	// List first, then read the catalog: if a writer commits in between,
-	// the catalog's listing entry is older than the version read, so
-	// catalogUnchanged sees a change (the safe direction).
+	// List first: if a writer commits before the catalog is read, its
+	// listing entry is older than the version read, so catalogUnchanged
+	// sees a change (the safe direction).
 	err := st.List(ctx, "", func(info storage.Info) error {
 		if info.Dir {
 			return nil // maintenance looks at objects only
@@ -138,8 +128,8 @@ func ReadRoot(ctx context.Context, st storage.Store) (*Root, error) {
 	return r, nil
 }
 
-// logFailure logs that owner's command failed with err: in brief at error
-// level, and the whole error, when that is longer, at info level (-v).
+// logFailure logs err in brief as an error, and whole, when longer, at info
+// level (-v).
 func (a *App) logFailure(msg string, owner catalog.Owner, err error) {
 	brief := report.Brief(err)
 	a.Logger.Error(msg, "pipeline", owner.PipelineID, "destination", owner.DestinationID, "err", brief)

@@ -32,12 +32,10 @@ func (r *AuditResult) Truthful() bool { return len(r.Missing) == 0 && len(r.Corr
 
 // AuditOptions tune an audit.
 type AuditOptions struct {
-	// Jobs is how many outputs are read and hashed at once (0 or 1: one
-	// at a time).
-	Jobs int
+	Jobs int // outputs read and hashed at once (0 or 1: one at a time)
 	// Checked, when set, is called after each output is checked, with the
-	// number of bytes read for it (0 when only sizes are compared), from
-	// any goroutine.
+	// bytes read for it (0 when only sizes are compared), from any
+	// goroutine.
 	Checked func(path string, read int64)
 }
 
@@ -70,11 +68,10 @@ type auditRecord struct {
 	l *listed
 }
 
-// auditStream audits the records that records yields (in catalog order),
-// auditBatch at a time, opts.Jobs of each batch at once: with quick, only
-// their presence and size in the listing entry that comes with each (nil:
-// not listed), otherwise their bytes from storage. The result is in the
-// order records yields them, whatever the number of jobs.
+// auditStream audits what records yields, auditBatch at a time, opts.Jobs
+// of each batch at once: with quick, only presence and size in the listing
+// entry, otherwise their bytes from storage. The result is in the order
+// records yields them, whatever the number of jobs.
 func auditStream(ctx context.Context, st storage.Store, records func(fn func(o *catalog.Output, l *listed) error) error, quick bool, opts AuditOptions) (*AuditResult, error) {
 	res := &AuditResult{}
 	batch := make([]auditRecord, 0, auditBatch)
@@ -102,8 +99,7 @@ func auditStream(ctx context.Context, st storage.Store, records func(fn func(o *
 // auditRecords checks a batch of records, opts.Jobs at once, and adds
 // their verdicts to res in the batch's order.
 func auditRecords(ctx context.Context, st storage.Store, sel []auditRecord, quick bool, opts AuditOptions, res *AuditResult) error {
-	// One verdict per selected output, filled in by whichever worker
-	// checks it, read in catalog order at the end.
+	// One verdict per record, filled in by whichever worker checks it.
 	type verdict struct {
 		missing bool
 		corrupt *Corrupt
@@ -153,7 +149,6 @@ func auditRecords(ctx context.Context, st storage.Store, sel []auditRecord, quic
 	// After the first failure the others' reads end early (parallel
 	// cancels them): their errors are not the cause.
 	failed := parallel(ctx, jobs, work) != nil
-
 	var cancelled error
 	for k, v := range verdicts {
 		switch {

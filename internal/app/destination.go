@@ -16,8 +16,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/txn"
 )
 
-// destinationRun is one destination of a run: what the steps of
-// runDestination share.
+// destinationRun is one destination of a run, shared by its steps.
 type destinationRun struct {
 	a    *App
 	p    *config.Pipeline
@@ -32,19 +31,17 @@ type destinationRun struct {
 	res     *render.Result
 	req     planRequest
 	reports *reportCollector
-	// outs are the outputs of the last plan, with the archive index and
-	// feed.
-	outs []render.Output
-	// staging: the store stages, so the bytes of what it writes are
-	// verified as they are copied (see contentCheck), not hashed upfront.
+	outs    []render.Output // of the last plan, with the archive index and feed
+	// staging: the bytes of what the store writes are verified as they are
+	// copied (see contentCheck), not hashed upfront.
 	staging  bool
 	streamed map[string]bool
 	sources  map[string]string
 	jobs     int
 	// stopped: the bundle's bytes failed their check and stopped this
-	// destination with its root as it was (the pipeline reports it, see
-	// reportBundle); rolledBack counts the files it created before the
-	// mismatch was found and removed again (a store that cannot stage).
+	// destination with its root as it was (see reportBundle); rolledBack
+	// counts the files it created and removed again (a store that cannot
+	// stage).
 	stopped    bool
 	rolledBack int
 }
@@ -55,8 +52,7 @@ func (dr *destinationRun) failed(err error) {
 }
 
 // prepare expands the destination's paths, renders its outputs and opens
-// its store, which the caller closes: it returns the store whenever it
-// opened it, also with an error.
+// its store, which it returns whenever it opened it, also with an error.
 func (dr *destinationRun) prepare(ctx context.Context) (storage.Store, error) {
 	a, p, d, b, opts := dr.a, dr.p, dr.d, dr.b, dr.opts
 	vars := config.Vars{PipelineID: p.ID, DestinationID: d.ID, SourceID: b.Manifest.ID, SourceCreated: b.Manifest.Created}
@@ -103,8 +99,7 @@ func (dr *destinationRun) prepare(ctx context.Context) (storage.Store, error) {
 	return st, nil
 }
 
-// readRoot reads the root to plan from into dr.root, closing the one read
-// before.
+// readRoot reads the root to plan from into dr.root, closing the last one.
 func (dr *destinationRun) readRoot(ctx context.Context) (r *Root, err error) {
 	dr.root.Close()
 	dr.reports.reset()
@@ -113,7 +108,7 @@ func (dr *destinationRun) readRoot(ctx context.Context) (r *Root, err error) {
 	return r, err
 }
 
-// makePlan plans from the root r (and records the plan in the outcome).
+// makePlan plans from the root r and records the plan in the outcome.
 func (dr *destinationRun) makePlan(r *Root) (plan.Input, *plan.Plan, error) {
 	d, b := dr.d, dr.b
 	owner := catalog.Owner{PipelineID: dr.p.ID, DestinationID: d.ID}
@@ -176,9 +171,8 @@ func (dr *destinationRun) check(ctx context.Context, in plan.Input, pl *plan.Pla
 }
 
 // pending reports whether a journal of a run that died (or is running)
-// is at the root r. A plan that writes takes the lock, which recovers it
-// first, so only a dry run, a skip_same and a refused plan need to look
-// (a listing already has).
+// is at the root r. Only a plan that takes no lock (which recovers it)
+// needs to look, and only after a partial read.
 func (dr *destinationRun) pending(ctx context.Context, r *Root) (bool, error) {
 	if r.Partial && !r.Pending {
 		var err error
@@ -193,10 +187,9 @@ func (dr *destinationRun) pending(ctx context.Context, r *Root) (bool, error) {
 type refusal struct{ error }
 
 // run plans first from an unlocked read. A dry run stops there; so does a
-// run with nothing to write (skip_same, fail_*) on a root that no dead run
-// left a journal on: it takes no lock and costs one catalog read, one
-// listing and one journal probe. Anything else locks the root (recovering
-// it first if a run died there), reads and plans again, and applies.
+// run with nothing to write (skip_same, fail_*) on a root without a dead
+// run's journal: it takes no lock. Anything else locks the root
+// (recovering it first), reads and plans again, and applies.
 func (dr *destinationRun) run(ctx context.Context) {
 	defer func() { dr.root.Close() }() // a second read under the lock replaces it
 	err := dr.publish(ctx)
@@ -246,9 +239,6 @@ func (dr *destinationRun) dryRun(ctx context.Context, in plan.Input, pl *plan.Pl
 		return err
 	}
 	if pend {
-		// A real run recovers the root before it plans: plan from the
-		// state that recovery would leave, computed over a read-only
-		// overlay (nothing is written).
 		dr.rd.RecoveryPending = true
 		view, rec, err := previewRecovery(ctx, dr.st, dr.req, dr.a.Now())
 		if err != nil {
@@ -275,9 +265,7 @@ func (dr *destinationRun) dryRun(ctx context.Context, in plan.Input, pl *plan.Pl
 // pl passed dr.check.
 func (dr *destinationRun) lockedApply(ctx context.Context, in plan.Input, pl *plan.Plan, checked bool) (err error) {
 	a, st := dr.a, dr.st
-	// A failed run leaves no empty root directory it created behind (it
-	// runs after the lock is released).
-	defer func() {
+	defer func() { // after the lock is released
 		if err != nil {
 			removeCreatedRoot(ctx, st, a)
 		}
@@ -301,11 +289,9 @@ func (dr *destinationRun) lockedApply(ctx context.Context, in plan.Input, pl *pl
 	ctx = tx.Context()
 	dr.rd.Recovered = recoverySummary(tx.Recovery)
 	dr.rd.TempSwept, dr.rd.TempSweptBytes = len(tx.Swept), tx.SweptBytes
-	// Under the lock, plan again unless nothing changed: with no journal to
-	// recover and the catalog at the version the first plan read, another
-	// writer has not committed since, and the first plan stands (a listing
-	// of a large root and a parse of its catalog are the bulk of an
-	// additive run's cost).
+	// With no journal to recover and the catalog at the version the first
+	// plan read, no writer committed since: the first plan stands (a
+	// listing and a catalog parse are the bulk of an additive run's cost).
 	r := dr.root
 	unchanged := func() bool {
 		if v, ok := tx.CatalogVersion(); ok {
@@ -336,7 +322,7 @@ func (dr *destinationRun) change(r *Root, in plan.Input, pl *plan.Plan) *txn.Cha
 	return ch
 }
 
-// apply applies ch, the change of the plan pl, in the transaction tx.
+// apply applies ch, the change of the plan pl, in tx.
 func (dr *destinationRun) apply(tx *txn.Txn, ch *txn.Change, pl *plan.Plan) error {
 	a, p, d := dr.a, dr.p, dr.d
 	if a.Progress != nil {

@@ -13,12 +13,10 @@ import (
 	"github.com/distributor-dev/distributor/internal/outcome"
 )
 
-// CheckNotifications checks what notifications need from the environment
-// before a run publishes anything: every webhook with secret_env must find a
-// non-empty secret in that variable (read through a.Getenv). A missing
-// secret is a *UsageError (exit status 2) naming the variable and the
-// notification, never the secret. `distributor run` calls it before a real
-// run; a dry run sends nothing and only warns.
+// CheckNotifications checks, before a real run publishes anything, that
+// every webhook with secret_env finds a non-empty secret in that variable.
+// A missing secret is a *UsageError (exit status 2) naming the variable and
+// the notification, never the secret.
 func (a *App) CheckNotifications(cfg *config.Config) error {
 	missing := a.missingSecrets(cfg)
 	if len(missing) == 0 {
@@ -39,11 +37,9 @@ func (a *App) missingSecrets(cfg *config.Config) []string {
 	return missing
 }
 
-// notifyDestination sends the notifications configured for a finished
-// destination d of pipeline p and records their outcome in d. It is never
-// called for a dry run. A notification that fails is recorded (status
-// "failed" with the reason) and logged as a warning; it never changes the
-// destination's status.
+// notifyDestination sends the notifications for a finished destination d
+// of pipeline p (never for a dry run) and records their outcome in d; a
+// failed one is logged as a warning and never changes d's status.
 func (a *App) notifyDestination(ctx context.Context, cfg *config.Config, p *outcome.Pipeline, d *outcome.Destination) {
 	if len(cfg.Notifications) == 0 {
 		return
@@ -53,11 +49,10 @@ func (a *App) notifyDestination(ctx context.Context, cfg *config.Config, p *outc
 	}
 }
 
-// notifyPipelineFailed raises the "failed" event for each destination of a
-// pipeline that published nothing because its source bundle is invalid
-// (only the destination named by only, when set). The report has no
-// destinations for such a pipeline, so failed deliveries become pipeline
-// warnings; successful ones are logged. It is never called for a dry run.
+// notifyPipelineFailed raises the "failed" event for each destination (only
+// the one named only, when set) of a pipeline whose source bundle is
+// invalid. The report lists no destinations then, so failed deliveries
+// become pipeline warnings. It is never called for a dry run.
 func (a *App) notifyPipelineFailed(ctx context.Context, cfg *config.Config, p *config.Pipeline, only string, op *outcome.Pipeline) {
 	if len(cfg.Notifications) == 0 {
 		return
@@ -78,15 +73,14 @@ func (a *App) notifyPipelineFailed(ctx context.Context, cfg *config.Config, p *c
 	}
 }
 
-// notificationWarning is the pipeline warning for a notification n of
-// destination id that could not be delivered, for a pipeline whose report
-// does not list the destination.
+// notificationWarning is the pipeline warning for an undelivered
+// notification n of destination id, which the report does not list.
 func notificationWarning(n outcome.Notification, id string) string {
 	return fmt.Sprintf("notification %s (%s) for destination %s %s: %s", n.ID, n.Event, id, n.Status, n.Error)
 }
 
-// deliver sends ev's payload to every notification subscribed to its
-// event, in configuration order, and returns their outcomes.
+// deliver sends ev's payload to every notification subscribed to it, in
+// configuration order, and returns their outcomes.
 func (a *App) deliver(ctx context.Context, cfg *config.Config, ev notify.Event) []outcome.Notification {
 	var targets []config.Notification
 	for _, n := range cfg.Notifications {
@@ -135,10 +129,9 @@ func (a *App) send(ctx context.Context, sender *notify.Sender, n config.Notifica
 	return sender.Send(ctx, t, event, body)
 }
 
-// webhookSender returns the sender for this run's notifications: its own
-// http.Client (the default transport, so proxy environment variables apply;
-// no shared client is modified), a timeout of notify.DefaultTimeout per
-// attempt, notify.DefaultAttempts attempts with notify.DefaultBackoff.
+// webhookSender returns the sender for this run's notifications, with its
+// own http.Client (the default transport, so proxy variables apply; no
+// shared client is modified) and notify's default timeout and attempts.
 func (a *App) webhookSender() *notify.Sender {
 	return &notify.Sender{Client: &http.Client{}, UserAgent: "distributor/" + a.Version}
 }

@@ -15,34 +15,29 @@ import (
 	"github.com/distributor-dev/distributor/internal/txn"
 )
 
-// Progress receives transfer events for a display. Implementations must be
-// safe for concurrent use: Done is called from transfer goroutines.
+// Progress receives transfer events for a display: Start announces a
+// destination's files and bytes, Done one completed write, Finish the end,
+// whatever happened. Implementations must be safe for concurrent use: Done
+// is called from transfer goroutines.
 type Progress interface {
-	// Start announces a destination's writes: how many files and bytes.
 	Start(destination string, files int, bytes int64)
-	// Done reports one completed write.
 	Done(destination, path string, bytes int64)
-	// Finish ends the destination's display, whatever happened.
 	Finish(destination string)
 }
 
 // Content opens the bytes of a planned write.
 type Content func(ctx context.Context, it plan.Item) (io.ReadCloser, error)
 
-// begin starts a write transaction on destination d's root for command: it
-// proves the server enforces conditional writes (unless d.SingleWriter), takes the
-// root's lock (waiting up to App.LockTimeout for a lock another process
-// holds; the error then names the holder), recovers the root if a dead run
-// left its journal, and sweeps temporary files. Every command that writes
-// to a root calls it before reading the state it plans from, and ends it
-// after its catalog is written.
+// begin starts a write transaction on destination d's root for command
+// (txn.Begin: probe, lock, recover, sweep), waiting up to App.LockTimeout
+// for a lock another process holds. Every command that writes to a root
+// calls it before reading the state it plans from.
 func (a *App) begin(ctx context.Context, st storage.Store, d *config.Destination, command string, jobs int) (*txn.Txn, error) {
 	return a.beginChange(ctx, st, d, command, jobs, nil)
 }
 
 // beginChange is begin for a command that planned its change before it
-// locks (run): intent's journal travels in the lock record
-// (txn.Options.Intent).
+// locks (run): intent travels in the lock record (txn.Options.Intent).
 func (a *App) beginChange(ctx context.Context, st storage.Store, d *config.Destination, command string, jobs int,
 	intent *txn.Change) (*txn.Txn, error) {
 	return txn.Begin(ctx, txn.Options{
@@ -56,11 +51,10 @@ func (a *App) beginChange(ctx context.Context, st storage.Store, d *config.Desti
 	})
 }
 
-// runChange turns a run's plan into the transaction that applies it: its
-// writes (with the records the journal keeps for recovery), its deletes,
-// the catalog once all took effect, and the catalog that records a partial
-// outcome (plan.Settle). shape, when set, completes each write (its phase
-// and store options: see webWrites).
+// runChange turns a run's plan into the change that applies it: writes
+// (with their records, for recovery), deletes, the final catalog and the
+// one of a partial outcome (plan.Settle). shape, when set, completes each
+// write (see webWrites).
 func runChange(in plan.Input, p *plan.Plan, base storage.Version, content Content, shape func(*txn.Write)) *txn.Change {
 	now := in.Now.UTC().Truncate(time.Second)
 	ch := &txn.Change{Base: base, Final: p.Edit}

@@ -6,32 +6,26 @@ import (
 	"strings"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
-	"github.com/distributor-dev/distributor/internal/plan"
-	"github.com/distributor-dev/distributor/internal/render"
-
 	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/glob"
+	"github.com/distributor-dev/distributor/internal/plan"
+	"github.com/distributor-dev/distributor/internal/render"
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/txn"
 )
 
 // Write phases of a run (txn.Write.Phase): a reader of the destination
 // never sees a page before the files it references, nor the primary page
-// before the pages it links to.
+// (with the archive index and feed) before the pages it links to.
 const (
-	// PhaseAssets: every output that is not an HTML page (images, CSS,
-	// data files, copied sources).
-	PhaseAssets = iota
-	// PhaseHTML: HTML pages other than the primary page.
+	PhaseAssets = iota // every output that is not an HTML page
 	PhaseHTML
-	// PhasePrimary: the destination's primary page (and its archive index
-	// and feed), last.
 	PhasePrimary
 )
 
-// webWrites completes a run's writes for web readers: their phase (see
-// PhaseAssets) and the response metadata of the first headers rule that
-// matches the output path (S3 only; config rejects rules elsewhere).
+// webWrites completes a run's writes for web readers: their phase and the
+// response metadata of the first headers rule that matches the output path
+// (S3 only; config rejects rules elsewhere).
 func webWrites(d *config.Destination, primary string) func(*txn.Write) {
 	last := []string{primary}
 	if d.Index != nil {
@@ -80,10 +74,8 @@ func checkIndexPaths(d *config.Destination, outs []render.Output) error {
 }
 
 // reportCollector keeps, while a run streams the catalog, what the archive
-// index of one destination needs of each record: path, kind, transform and
-// source identity of the records of that destination id (not its index
-// and feed). Memory follows the destination's outputs, a few dozen bytes
-// each. A nil collector collects nothing.
+// index of one destination needs of each of its records (not its index and
+// feed): a few dozen bytes each. A nil collector collects nothing.
 type reportCollector struct {
 	dest string
 	recs []render.IndexRecord
@@ -93,8 +85,13 @@ func (c *reportCollector) visit(o *catalog.Output) {
 	if o.DestinationID != c.dest || o.Transform == catalog.TransformIndex || o.Transform == catalog.TransformFeed {
 		return
 	}
-	c.recs = append(c.recs, render.IndexRecord{Path: o.Path, PipelineID: o.PipelineID, DestinationID: o.DestinationID, Kind: o.Kind, Transform: o.Transform,
-		Source: render.PageSource{ID: o.Source.ID, Digest: o.Source.Digest, Created: o.Source.Created}})
+	c.recs = append(c.recs, indexRecord(o.Path, o.Owner(), o.Kind, o.Transform, o.Source))
+}
+
+// indexRecord is what an archive index shows of an output.
+func indexRecord(path string, owner catalog.Owner, kind, transform string, s catalog.Source) render.IndexRecord {
+	return render.IndexRecord{Path: path, PipelineID: owner.PipelineID, DestinationID: owner.DestinationID, Kind: kind, Transform: transform,
+		Source: render.PageSource{ID: s.ID, Digest: s.Digest, Created: s.Created}}
 }
 
 // records returns what the collector kept (nil for a nil collector).
@@ -113,9 +110,8 @@ func (c *reportCollector) reset() {
 }
 
 // withIndexRequest makes a run's catalog read serve destination d's archive
-// index: the index and feed paths are planned too (their records and
-// storage entries are looked at like any planned path's), and every record
-// of d passes through the returned collector (nil without an index).
+// index: the index and feed paths are planned too, and every record of d
+// passes through the returned collector (nil without an index).
 func withIndexRequest(d *config.Destination, req planRequest) (planRequest, *reportCollector) {
 	if d.Index == nil {
 		return req, nil
@@ -132,11 +128,9 @@ func withIndexRequest(d *config.Destination, req planRequest) (planRequest, *rep
 }
 
 // withIndex returns outs (sorted by path) with destination d's archive index
-// and feed added, built from the catalog as this run leaves it: the
-// records of d in the catalog read (recs; none with --force, which
-// replaces the root, or without a valid catalog), minus those at paths
-// outs replace and, under replacement, this owner's (the run deletes
-// them), plus outs under the run's owner and source.
+// and feed added, built from the catalog as this run leaves it: the records
+// of d read (recs; none with --force or without a valid catalog), minus
+// those the run replaces or deletes, plus outs.
 func withIndex(d *config.Destination, owner catalog.Owner, source catalog.Source, force bool, status catalog.Status, recs []render.IndexRecord, outs []render.Output) ([]render.Output, error) {
 	if d.Index == nil {
 		return outs, nil
@@ -145,8 +139,7 @@ func withIndex(d *config.Destination, owner catalog.Owner, source catalog.Source
 	var all []render.IndexRecord
 	for _, o := range outs {
 		planned[o.Path] = true
-		all = append(all, render.IndexRecord{Path: o.Path, PipelineID: owner.PipelineID, DestinationID: owner.DestinationID, Kind: o.Kind, Transform: o.Transform,
-			Source: render.PageSource{ID: source.ID, Digest: source.Digest, Created: source.Created}})
+		all = append(all, indexRecord(o.Path, owner, o.Kind, o.Transform, source))
 	}
 	if status == catalog.StatusCatalog && !force {
 		for _, r := range recs {
@@ -169,9 +162,8 @@ func withIndex(d *config.Destination, owner catalog.Owner, source catalog.Source
 }
 
 // refuseForeignIndex turns pl into a fail_conflict when the catalog records
-// d's index or feed path as another destination's index or feed (two
-// destinations sharing a root under one index path, which configuration
-// cannot always see: templated roots, several configuration files).
+// d's index or feed path as another destination's (two destinations sharing
+// a root, which configuration cannot always see: templated roots).
 func refuseForeignIndex(d *config.Destination, known *plan.Known, pl *plan.Plan) {
 	if d.Index == nil || pl.Action.Failed() || pl.Action == plan.ForceReplace || known == nil {
 		return
