@@ -22,9 +22,7 @@ import (
 // PruneOptions are the inputs of `distributor prune`.
 type PruneOptions struct {
 	MaintOptions
-	// Apply deletes the selected outputs; otherwise prune is a dry run that
-	// only lists them.
-	Apply bool
+	Apply bool // delete the selected outputs (otherwise only list them)
 }
 
 // Publication is the unit of retention (spec section 7): the outputs one
@@ -49,30 +47,15 @@ func newerSource(a, b catalog.Source) int {
 	return cmp.Or(strings.Compare(a.ID, b.ID), strings.Compare(a.Digest, b.Digest))
 }
 
-// SelectPrune returns the publications of owner that the retention policy
-// selects, oldest first (the reverse of newerSource). A publication is
-// selected whole when every one of its outputs has an UpdatedAt strictly
-// before now-olderThan, and never when it is among the owner's keepMin
-// newest publications by source created (newerSource). Other owners'
-// outputs are never selected, nor is a destination's archive index or feed
-// (transform index or feed: rebuilt, they are not reports and do not count
-// towards keepMin). It is a pure function: outputs is not modified.
-//
-// Prune makes the same selection over a streamed catalog in two passes
-// (see pruneSelection): memory follows the publications, not the outputs.
-func SelectPrune(outputs []catalog.Output, owner catalog.Owner, now time.Time, olderThan time.Duration, keepMin int) []Publication {
-	s, _ := selectPublications(func(fn func(*catalog.Output) error) error {
-		for i := range outputs {
-			fn(&outputs[i])
-		}
-		return nil
-	}, owner, now, olderThan, keepMin)
-	return s.publications()
-}
-
-// selectPublications makes the selection over the records that each
-// yields, in two passes: the first summarises owner's publications, the
-// second, when the policy chose any, collects their outputs.
+// selectPublications selects the publications of owner that the retention
+// policy prunes, over the records that each yields, in two passes (memory
+// follows the publications, not the outputs): the first summarises owner's
+// publications, the second, when the policy chose any, collects their
+// outputs. A publication is selected whole when every one of its outputs
+// has an UpdatedAt strictly before now-olderThan, and never when it is
+// among the owner's keepMin newest (newerSource). Other owners' outputs are
+// never selected, nor is an archive index or feed (rebuilt, they do not
+// count towards keepMin).
 func selectPublications(each func(func(*catalog.Output) error) error, owner catalog.Owner, now time.Time, olderThan time.Duration, keepMin int) (*pruneSelection, error) {
 	s := &pruneSelection{owner: owner, pubs: map[string]*pubSummary{}}
 	if err := each(s.summarise); err != nil {
@@ -85,17 +68,12 @@ func selectPublications(each func(func(*catalog.Output) error) error, owner cata
 	return s, each(s.collect)
 }
 
-// pruneSelection selects an owner's publications to prune from a catalog
-// it sees twice, record by record: a first pass (summarise) keeps one
-// summary per publication, the newest UpdatedAt of its outputs; choose
-// applies the policy to the summaries; a second pass (collect) keeps the
-// outputs of the publications chosen.
+// pruneSelection is selectPublications' state: summarise, choose, collect.
 type pruneSelection struct {
-	owner catalog.Owner
-	owned int // the owner's outputs (every kind)
-	pubs  map[string]*pubSummary
-	// chosen are the selected publications, oldest first.
-	chosen []*pubSummary
+	owner  catalog.Owner
+	owned  int // the owner's outputs (every kind)
+	pubs   map[string]*pubSummary
+	chosen []*pubSummary // oldest first
 }
 
 // pubSummary is what the selection keeps of a publication.
@@ -113,7 +91,7 @@ func (s *pruneSelection) counts(o *catalog.Output) bool {
 		o.Transform != catalog.TransformIndex && o.Transform != catalog.TransformFeed
 }
 
-// summarise is the first pass's step: it notes o in its publication.
+// summarise notes o in its publication (the first pass).
 func (s *pruneSelection) summarise(o *catalog.Output) error {
 	if o.Owner() == s.owner {
 		s.owned++
@@ -133,8 +111,7 @@ func (s *pruneSelection) summarise(o *catalog.Output) error {
 	return nil
 }
 
-// choose selects, among the summarised publications, those the policy
-// prunes.
+// choose selects the summarised publications the policy prunes.
 func (s *pruneSelection) choose(now time.Time, olderThan time.Duration, keepMin int) {
 	pubs := slices.Collect(maps.Values(s.pubs))
 	slices.SortFunc(pubs, func(a, b *pubSummary) int { return newerSource(a.source, b.source) })
@@ -159,8 +136,7 @@ func (s *pruneSelection) selects(o *catalog.Output) bool {
 	return p != nil && p.selected
 }
 
-// collect is the second pass's step: it keeps o when its publication was
-// chosen.
+// collect keeps o when its publication was chosen (the second pass).
 func (s *pruneSelection) collect(o *catalog.Output) error {
 	if s.selects(o) {
 		p := s.pubs[sourceKey(o.Source)]
@@ -170,7 +146,7 @@ func (s *pruneSelection) collect(o *catalog.Output) error {
 }
 
 // publications returns the chosen publications, oldest first, each with
-// the outputs collected, sorted by path.
+// its outputs sorted by path.
 func (s *pruneSelection) publications() []Publication {
 	selected := make([]Publication, 0, len(s.chosen))
 	for _, p := range s.chosen {
@@ -181,16 +157,14 @@ func (s *pruneSelection) publications() []Publication {
 	return selected
 }
 
-// Prune deletes (with opts.Apply) or lists (dry run) the outputs of one
-// pipeline/destination that its destination's retention.prune policy
-// selects. Under the root's lock it journals the deletes, deletes the files
-// one by one, removes from the catalog exactly the records of files whose
-// deletion succeeded, writes the catalog with compare-and-swap and drops the
-// journal. It never touches unmanaged files, other owners' outputs or the
-// catalog file itself.
+// Prune deletes (with opts.Apply) or lists the outputs of one
+// pipeline/destination that its retention.prune policy selects, in one
+// transaction under the root's lock: the catalog then drops exactly the
+// records of files whose deletion succeeded. It never touches unmanaged
+// files or other owners' outputs.
 //
-// The returned error is for invalid options (*UsageError) and a destination
-// without a prune policy (*ConfigError), or an unreadable --source manifest;
+// The returned error is for invalid options (*UsageError), a destination
+// without a prune policy (*ConfigError) or an unreadable --source manifest;
 // everything after the root is resolved, including failures, is in the
 // report.
 func (a *App) Prune(ctx context.Context, cfg *config.Config, opts PruneOptions) (*report.Prune, error) {
@@ -246,18 +220,15 @@ func (a *App) Prune(ctx context.Context, cfg *config.Config, opts PruneOptions) 
 	if err != nil {
 		return fail(err)
 	}
-	// The transaction journals the deletes first, so that the next writer
-	// on this root (run, prune --apply, reconcile-state) drops the records
-	// of files deleted here if this process dies before the catalog is
-	// written; after a failure it records exactly the deletes that happened.
-	// It rewrites the archive index and feed before it deletes, so that they
-	// never link a deleted publication.
+	// The transaction journals the deletes first (a writer after a crash
+	// drops the records of files deleted here), and rewrites the archive
+	// index and feed before it deletes, so that they never link a deleted
+	// publication.
 	var paths []string
 	for _, s := range rep.Selected {
 		paths = append(paths, s.Path)
 	}
-	// edit records what of the prune took effect: the rewritten index and
-	// feed among done (their new records), and the deletes among done.
+	// edit records what of the prune took effect (done; nil: all of it).
 	h := m.cat.Header
 	edit := func(done map[string]bool) *catalog.Edit {
 		e := a.dropping(h, slices.DeleteFunc(slices.Clone(paths), func(p string) bool { return done != nil && !done[p] }))
@@ -303,12 +274,10 @@ func setOf(paths []string) map[string]bool {
 
 // rebuildIndex returns the writes that bring destination d's archive index
 // and feed up to date with catalog c once the outputs that gone selects are
-// deleted, each with its new record. Only an index or feed that c records
-// as d's is rewritten (prune maintains what a run published; the next run
-// creates a missing one), and only when its bytes change. The pages are
-// the ones a run would write from the same catalog, so the next run over
-// an unchanged root finds them skip_same. The catalog streams once; what
-// is kept of d's records is what a run's index keeps (reportCollector).
+// deleted. Only an index or feed that c records as d's is rewritten (the
+// next run creates a missing one), and only when its bytes change: the
+// pages are the ones a run would write from the same catalog, so the next
+// run finds them skip_same.
 func rebuildIndex(ctx context.Context, d *config.Destination, c *maintCatalog, gone func(*catalog.Output) bool, now time.Time) ([]txn.Write, error) {
 	if d.Index == nil {
 		return nil, nil
@@ -356,8 +325,8 @@ func rebuildIndex(ctx context.Context, d *config.Destination, c *maintCatalog, g
 }
 
 // FormatRetention writes a retention duration the way the configuration
-// does: days, hours, minutes and seconds, largest first, zero units left out
-// ("30d", "1d12h", "90m" as "1h30m"). Sub-second parts are dropped.
+// does, largest unit first, zero units left out ("30d", "1d12h", "1h30m").
+// Sub-second parts are dropped.
 func FormatRetention(d time.Duration) string {
 	if d < time.Second {
 		return "0s"

@@ -15,19 +15,16 @@ import (
 // ReconcileOptions are the inputs of `distributor reconcile-state`.
 type ReconcileOptions struct {
 	MaintOptions
-	// AllOwners checks every owner's records, not just the selected
-	// pipeline/destination's.
-	AllOwners bool
-	// DryRun reports without rewriting the catalog.
-	DryRun bool
+	AllOwners bool // check every owner's records, not just the selected one's
+	DryRun    bool // report without rewriting the catalog
 }
 
 // ReconcileState repairs a catalog after files were removed behind
 // distributor's back: it drops the records (the selected owner's, or every
 // owner's) whose file is missing from storage, and reports the unmanaged
-// storage paths that no record holds (reserved .distributor* names
-// excluded). It deletes no file, adopts nothing, checks no digest and never
-// rewrites legacy, invalid or future state.
+// paths that no record holds (reserved names excluded). It deletes no file,
+// adopts nothing, checks no digest and never rewrites legacy, invalid or
+// future state.
 //
 // The returned error is for invalid options; everything after the root is
 // resolved, including failures, is in the report.
@@ -48,8 +45,7 @@ func (a *App) ReconcileState(ctx context.Context, cfg *config.Config, opts Recon
 		return fail(err)
 	}
 	st := m.store
-	// Temporary files interrupted writes left: removed under the lock,
-	// listed in a dry run.
+	// Temporary files: removed under the lock, listed in a dry run.
 	var temps []string
 	if m.tx != nil {
 		temps, err = m.tx.SweepTemp(false)
@@ -61,8 +57,7 @@ func (a *App) ReconcileState(ctx context.Context, cfg *config.Config, opts Recon
 	}
 	rep.TempFiles = append(rep.TempFiles, temps...)
 	// One merge of the listing with the catalog (none for state none:
-	// everything is unmanaged), both in path order: memory follows the
-	// listing's page and what the report lists.
+	// everything is unmanaged).
 	ctx = m.ctx(ctx)
 	keep := ownedBy(t.owner, opts.AllOwners)
 	var drop []string

@@ -10,14 +10,11 @@ import (
 	"github.com/distributor-dev/distributor/internal/txn"
 )
 
-// ShowState reads the catalog of the root that a pipeline and one of its
-// destinations select, for `distributor state show`. It is read-only. The
-// result holds every owner's outputs and the stored document itself.
-//
-// A root without a catalog (state none) is not an error: the result says
-// so. Legacy, invalid and future state are errors (exit 1) that say which
-// state was found; so are failures to open or read the root. Invalid
-// options are a *UsageError.
+// ShowState reads, for `distributor state show`, the catalog of the root
+// that a pipeline and one of its destinations select: every owner's
+// outputs and the stored document itself. State none is not an error;
+// legacy, invalid and future state are (exit 1), as are failures to open or
+// read the root. Invalid options are a *UsageError.
 func (a *App) ShowState(ctx context.Context, cfg *config.Config, opts MaintOptions) (*report.StateShow, error) {
 	t, err := resolveMaint(cfg, "state show", opts)
 	if err != nil {
@@ -28,9 +25,7 @@ func (a *App) ShowState(ctx context.Context, cfg *config.Config, opts MaintOptio
 		return nil, err
 	}
 	defer st.Close()
-	// The catalog, whole: state show prints every record (and, for
-	// --output json, the stored document). The root is not listed: only
-	// whether it holds a dead writer's journal matters.
+	// The catalog, whole: state show prints every record.
 	state, version, err := txn.ReadCatalog(ctx, st)
 	if err != nil {
 		return nil, err
@@ -38,8 +33,7 @@ func (a *App) ShowState(ctx context.Context, cfg *config.Config, opts MaintOptio
 	if err := refuseShowState(st.String(), state); err != nil {
 		return nil, err
 	}
-	// The stored bytes, for --output json: the same version ReadCatalog
-	// classified, or the catalog changed in between.
+	// The stored bytes, for --output json, at the version classified.
 	var raw []byte
 	if state.Status == catalog.StatusCatalog {
 		data, ver, err := st.Get(ctx, catalog.FileName)
@@ -53,9 +47,7 @@ func (a *App) ShowState(ctx context.Context, cfg *config.Config, opts MaintOptio
 	}
 	rep := &report.StateShow{Target: t.head, State: string(state.Status), Catalog: state.Catalog, Raw: raw}
 	rep.Root = st.String()
-	// A dead writer's journal: the catalog may not match storage until a
-	// writing command recovers the root. Logged too, for --output json,
-	// which prints the stored document alone.
+	// Logged too, for --output json, which prints the stored document alone.
 	pending, err := journalPresent(ctx, st)
 	if err != nil {
 		return nil, err
@@ -69,8 +61,8 @@ func (a *App) ShowState(ctx context.Context, cfg *config.Config, opts MaintOptio
 	return rep, nil
 }
 
-// refuseShowState says which unreadable state a root holds; nil for none
-// and catalog.
+// refuseShowState says which unreadable state a root holds (nil for none
+// and catalog).
 func refuseShowState(root string, s catalog.State) error {
 	switch s.Status {
 	case catalog.StatusNone, catalog.StatusCatalog:

@@ -39,8 +39,7 @@ func (a *App) Validate(ctx context.Context, cfg *config.Config, opts ValidateOpt
 	}
 	b, err := bundle.Load(ctx, opts.Source)
 	if err != nil {
-		rep.Valid = false
-		rep.Problems = append(rep.Problems, sourceError(opts.Source, err))
+		problem(rep, sourceErr(opts.Source, err).Error())
 		checkOverlaps(cfg, pipelines, nil, nil, rep)
 		return rep, nil
 	}
@@ -78,8 +77,7 @@ func (a *App) Validate(ctx context.Context, cfg *config.Config, opts ValidateOpt
 				}
 			}
 			if err != nil {
-				rep.Valid = false
-				rep.Problems = append(rep.Problems, fmt.Sprintf("pipeline %s, destination %s: %v", p.ID, d.ID, err))
+				problem(rep, fmt.Sprintf("pipeline %s, destination %s: %v", p.ID, d.ID, err))
 			}
 			rep.Outputs = append(rep.Outputs, vo)
 		}
@@ -88,15 +86,8 @@ func (a *App) Validate(ctx context.Context, cfg *config.Config, opts ValidateOpt
 	return rep, nil
 }
 
-// sourceError describes a source bundle that could not be loaded or
-// checked (see sourceErr).
-func sourceError(dir string, err error) string {
-	return sourceErr(dir, err).Error()
-}
-
 // sourceErr wraps the error of a source bundle that could not be loaded or
-// checked. The bundle package's errors start with "bundle DIR: ", so the
-// directory is not repeated.
+// checked; the bundle package's errors already name the directory.
 func sourceErr(dir string, err error) error {
 	if strings.HasPrefix(err.Error(), "bundle ") {
 		return fmt.Errorf("source %w", err)

@@ -20,10 +20,9 @@ import (
 )
 
 // This file holds the checks validate makes beyond the configuration's
-// own rules: what this host needs to run it (files, environment) and
-// destinations of one pipeline that would publish over each other.
+// own rules: what this host needs, and destinations that would publish over
+// each other.
 
-// destKey names one destination of one pipeline.
 type destKey struct{ pipeline, destination string }
 
 // problem marks rep invalid with msg.
@@ -33,12 +32,10 @@ func problem(rep *report.Validate, msg string) {
 }
 
 // checkHost checks what a run of the selected pipelines needs on this host:
-// the files the configuration names (SSH identity and known_hosts, page
-// templates, which must also parse) and the webhook secrets' environment
-// variables are problems when missing; a missing source directory is a
-// warning, as producers often write the bundle only before the run.
-//
-// It returns the destinations whose template is broken.
+// missing files the configuration names (which templates must also parse)
+// and webhook secrets are problems; a missing source directory is a
+// warning, as producers often write the bundle only before the run. It
+// returns the destinations whose template is broken.
 func (a *App) checkHost(cfg *config.Config, pipelines []*config.Pipeline, rep *report.Validate) map[string]bool {
 	badTemplate := map[string]bool{}
 	seen := map[string]bool{}
@@ -99,9 +96,8 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// rootID is where a destination root lives: the server (its
-// config.Location, "" on local disk) and the root's path on it,
-// "/"-separated.
+// rootID is where a destination root lives: the server (config.Location,
+// "" on local disk) and the root's "/"-separated path on it.
 type rootID struct {
 	server string
 	path   string
@@ -127,13 +123,9 @@ func within(outer, inner string) bool {
 }
 
 // checkOverlaps finds destinations of one pipeline that publish to the same
-// root with overlapping outputs: each run would flip the outputs' owner
-// between them and rewrite them, and neither could ever skip. With a
-// manifest m and the planned output paths, the overlap is exact; without,
-// the same paths.prefix at the same root is one (a problem) and a prefix
-// that contains the other may be one (a warning). Roots nested in one
-// another get a warning: the outer one's runs see the inner one's files as
-// unmanaged content.
+// root with overlapping outputs (each run would take them over from the
+// other): exactly with a manifest m and the planned paths, else by
+// paths.prefix. Nested roots get a warning.
 func checkOverlaps(cfg *config.Config, pipelines []*config.Pipeline, m *bundle.Manifest, planned map[destKey][]string, rep *report.Validate) {
 	for _, p := range pipelines {
 		type dest struct {

@@ -13,25 +13,19 @@ import (
 // VerifyOptions are the inputs of `distributor verify`.
 type VerifyOptions struct {
 	MaintOptions
-	// AllOwners verifies every owner's outputs, not just the selected
-	// pipeline/destination's.
-	AllOwners bool
-	// Jobs is how many outputs are read and hashed at once (0: the
-	// backend's default, as run's transfers).
-	Jobs int
-	// Quick checks only that each output is present with its recorded
-	// size, from the root's listing, reading no content: it cannot see a
-	// change that keeps the size (bitrot, an in-place edit).
+	AllOwners bool // verify every owner's outputs, not just the selected one's
+	Jobs      int  // outputs read and hashed at once (0: the backend's default)
+	// Quick checks only that each output is listed with its recorded
+	// size, reading no content: it cannot see a change that keeps the size
+	// (bitrot, an in-place edit).
 	Quick bool
 }
 
 // Verify is a read-only bitrot check: it streams every selected managed
 // output from storage, opts.Jobs at a time, and compares its sha256 and
-// size with its record (with opts.Quick only presence and size, from the
-// listing it takes anyway). It takes no lock and writes nothing. The
-// report's Failed says whether any output is missing or corrupt; its lists
-// are in catalog (path) order whatever the number of jobs. a.Progress, when
-// set, shows the outputs checked and the bytes read.
+// size with its record (with opts.Quick only presence and size). It takes
+// no lock and writes nothing. The report's lists are in catalog order
+// whatever the number of jobs.
 //
 // The returned error is for invalid options; everything after the root is
 // resolved, including failures, is in the report.
@@ -51,10 +45,8 @@ func (a *App) Verify(ctx context.Context, cfg *config.Config, opts VerifyOptions
 	if err != nil {
 		return fail(err)
 	}
-	st := m.store
-	// Report (never remove: verify holds no lock) temporary files that
-	// interrupted writes left.
-	temps, err := st.SweepTemp(ctx, storage.SweepOptions{DryRun: true})
+	// Report (never remove: verify holds no lock) temporary files.
+	temps, err := m.store.SweepTemp(ctx, storage.SweepOptions{DryRun: true})
 	if err != nil {
 		return fail(fmt.Errorf("look for temporary files: %w", err))
 	}
@@ -79,9 +71,8 @@ func (a *App) Verify(ctx context.Context, cfg *config.Config, opts VerifyOptions
 }
 
 // audit checks the selected records of m's catalog against storage,
-// streaming the catalog (and, with opts.Quick, the listing alongside it):
-// memory follows a batch of records, not the root. With a.Progress, a
-// first pass counts what there is to check.
+// streaming the catalog (and, with opts.Quick, the listing alongside it).
+// With a.Progress, a first pass counts what there is to check.
 func (a *App) audit(ctx context.Context, t *maintTarget, m *maintRoot, opts VerifyOptions) (*AuditResult, error) {
 	keep := ownedBy(t.owner, opts.AllOwners)
 	ao := AuditOptions{Jobs: jobsFor(t.dest.Backend, opts.Jobs)}
