@@ -117,20 +117,10 @@ func (dr *destinationRun) makePlan(r *Root) (plan.Input, *plan.Plan, error) {
 	if dr.outs, err = withIndex(d, owner, source, dr.opts.Force, r.State.Status, dr.reports.records(), dr.res.Outputs); err != nil {
 		return plan.Input{}, nil, err
 	}
-	in := plan.Input{
-		Owner:              owner,
-		Source:             source,
-		Outputs:            planOutputs(dr.outs),
-		State:              r.State,
-		Known:              r.Known,
-		Listing:            r.Listing,
-		Partial:            r.Partial,
-		Workflow:           d.Workflow,
-		Force:              dr.opts.Force,
-		Rewrite:            dr.opts.Rewrite,
-		Now:                dr.a.Now(),
-		DistributorVersion: dr.a.Version,
-	}
+	in := plan.Input{Owner: owner, Source: source, Outputs: planOutputs(dr.outs),
+		State: r.State, Known: r.Known, Listing: r.Listing, Partial: r.Partial,
+		Workflow: d.Workflow, Force: dr.opts.Force, Rewrite: dr.opts.Rewrite,
+		Now: dr.a.Now(), DistributorVersion: dr.a.Version}
 	pl, err := plan.Make(in)
 	if err == nil {
 		refuseForeignIndex(d, r.Known, pl)

@@ -115,19 +115,14 @@ func journalPresent(ctx context.Context, st storage.Store) (bool, error) {
 		if err != nil {
 			return false, fmt.Errorf("list %s* at %s: %w", txn.ReservedPrefix, st, err)
 		}
-		if complete {
-			locked := false
-			for _, i := range infos {
-				switch i.Path {
-				case journal.Name:
-					return true, nil
-				case lock.Name:
-					locked = true
-				}
-			}
-			if !locked {
-				return false, nil
-			}
+		listed := func(name string) bool {
+			return slices.ContainsFunc(infos, func(i storage.Info) bool { return i.Path == name })
+		}
+		switch {
+		case complete && listed(journal.Name):
+			return true, nil
+		case complete && !listed(lock.Name):
+			return false, nil
 		}
 	}
 	return recordOrJournal(ctx, st)
@@ -137,10 +132,14 @@ func journalPresent(ctx context.Context, st storage.Store) (bool, error) {
 // record's intent creates the journal before it deletes the record, so in
 // this order no move goes unseen.
 func recordOrJournal(ctx context.Context, st storage.Store) (bool, error) {
-	if pend, err := lockIntent(ctx, st); pend || err != nil {
-		return pend, err
+	info, _, err := lock.Read(ctx, st)
+	switch {
+	case err == nil && len(info.Intent) > 0:
+		return true, nil
+	case err != nil && !errors.Is(err, storage.ErrNotExist):
+		return false, fmt.Errorf("read %s at %s: %w", lock.Name, st, err)
 	}
-	_, err := st.Stat(ctx, journal.Name)
+	_, err = st.Stat(ctx, journal.Name)
 	switch {
 	case err == nil:
 		return true, nil
@@ -152,18 +151,6 @@ func recordOrJournal(ctx context.Context, st storage.Store) (bool, error) {
 
 // reservedPage bounds journalPresent's listing of the reserved names.
 const reservedPage = 100
-
-// lockIntent says whether the root's lock record carries an intent.
-func lockIntent(ctx context.Context, st storage.Store) (bool, error) {
-	info, _, err := lock.Read(ctx, st)
-	switch {
-	case err == nil:
-		return len(info.Intent) > 0, nil
-	case errors.Is(err, storage.ErrNotExist):
-		return false, nil
-	}
-	return false, fmt.Errorf("read %s at %s: %w", lock.Name, st, err)
-}
 
 // scanCatalog streams the catalog, keeping the records req needs; any
 // other document, or an unsorted catalog, is read whole.

@@ -314,10 +314,9 @@ func rebuildIndex(ctx context.Context, d *config.Destination, c *maintCatalog, g
 		}
 		rec := *prev
 		rec.SHA256, rec.Size, rec.URL, rec.UpdatedAt = out.SHA256, out.Size, out.URL, now.UTC().Truncate(time.Second)
-		content := out.Content
 		w := txn.Write{Path: out.Path, Existed: true, Previous: &txn.Digest{SHA256: prev.SHA256, Size: prev.Size},
 			SHA256: out.SHA256, Size: out.Size, Record: rec,
-			Open: func(context.Context) (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(content)), nil }}
+			Open: func(context.Context) (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(out.Content)), nil }}
 		shape(&w)
 		writes = append(writes, w)
 	}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,7 +19,6 @@ import (
 	"github.com/distributor-dev/distributor/internal/outcome"
 	"github.com/distributor-dev/distributor/internal/plan"
 	"github.com/distributor-dev/distributor/internal/render"
-	"github.com/distributor-dev/distributor/internal/report"
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/overlay"
 	"github.com/distributor-dev/distributor/internal/storage/registry"
@@ -61,16 +61,6 @@ func jobsFor(backend string, jobs int) int {
 type UsageError struct{ Msg string }
 
 func (e *UsageError) Error() string { return e.Msg }
-
-// Run publishes every selected pipeline to each of its destinations (see
-// Publish) and returns the run's document, report.RunOf its result.
-func (a *App) Run(ctx context.Context, cfg *config.Config, opts RunOptions) (*report.Run, error) {
-	o, err := a.Publish(ctx, cfg, opts)
-	if err != nil {
-		return nil, err
-	}
-	return report.RunOf(o), nil
-}
 
 // Publish publishes every selected pipeline to each of its destinations.
 // Each destination is independent: one failing does not stop the others.
@@ -115,10 +105,7 @@ func selectPipelines(cfg *config.Config, opts RunOptions) ([]*config.Pipeline, e
 }
 
 func (a *App) runPipeline(ctx context.Context, cfg *config.Config, p *config.Pipeline, opts RunOptions) outcome.Pipeline {
-	dir := p.Source
-	if opts.Source != "" {
-		dir = opts.Source
-	}
+	dir := cmp.Or(opts.Source, p.Source)
 	op := outcome.Pipeline{ID: p.ID, SourcePath: dir, Destinations: []outcome.Destination{}}
 	// Bytes are hashed only if a destination has something to write (see
 	// contentCheck): a no-op rerun reads no source bytes.
@@ -127,11 +114,7 @@ func (a *App) runPipeline(ctx context.Context, cfg *config.Config, p *config.Pip
 		var ve *bundle.ValidationError
 		if errors.As(err, &ve) && errors.Is(err, fs.ErrNotExist) {
 			// The directory does not exist: say where its path comes from.
-			file := cfg.File
-			if file == "" {
-				file = "the configuration"
-			}
-			ve.Hint = fmt.Sprintf("check the source of pipeline %s in %s", p.ID, file)
+			ve.Hint = fmt.Sprintf("check the source of pipeline %s in %s", p.ID, cmp.Or(cfg.File, "the configuration"))
 			if opts.Source != "" {
 				ve.Hint = "check --source"
 			}
