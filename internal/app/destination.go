@@ -164,13 +164,12 @@ func (dr *destinationRun) check(ctx context.Context, in plan.Input, pl *plan.Pla
 // is at the root r. Only a plan that takes no lock (which recovers it)
 // needs to look, and only after a partial read.
 func (dr *destinationRun) pending(ctx context.Context, r *Root) (bool, error) {
-	if r.Partial && !r.Pending {
-		var err error
-		if r.Pending, err = journalPresent(ctx, dr.st); err != nil {
-			return false, err
-		}
+	if !r.Partial || r.Pending {
+		return r.Pending, nil
 	}
-	return r.Pending, nil
+	var err error
+	r.Pending, err = journalPresent(ctx, dr.st)
+	return r.Pending, err
 }
 
 // refusal is a plan refused before any change: nothing was applied.

@@ -187,11 +187,10 @@ func (a *App) openMaintRoot(ctx context.Context, t *maintTarget, write bool) (*m
 	// No copy under the lock on a store that rewrites in place (local
 	// disk): see readMaintCatalog.
 	keepCopy := !write || !st.Properties().Rewrite
-	if m.state, m.version, m.cat, err = readMaintCatalog(ctx, st, keepCopy); err != nil {
-		m.close()
-		return nil, err
+	if m.state, m.version, m.cat, err = readMaintCatalog(ctx, st, keepCopy); err == nil {
+		m.pending, err = journalPresent(ctx, st)
 	}
-	if m.pending, err = journalPresent(ctx, st); err != nil {
+	if err != nil {
 		m.close()
 		return nil, err
 	}

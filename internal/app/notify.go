@@ -96,7 +96,9 @@ func (a *App) deliver(ctx context.Context, cfg *config.Config, ev notify.Event) 
 	if encErr != nil {
 		encErr = fmt.Errorf("encode the notification body: %w", encErr)
 	}
-	sender := a.webhookSender()
+	// Its own http.Client (the default transport, so proxy variables apply;
+	// no shared client is modified), notify's default timeout and attempts.
+	sender := &notify.Sender{Client: &http.Client{}, UserAgent: "distributor/" + a.Version}
 	out := make([]outcome.Notification, 0, len(targets))
 	for _, n := range targets {
 		rn := outcome.Notification{ID: n.ID, Event: ev.Name, Status: notify.StatusSent}
@@ -127,13 +129,6 @@ func (a *App) send(ctx context.Context, sender *notify.Sender, n config.Notifica
 		t.Secret = []byte(secret)
 	}
 	return sender.Send(ctx, t, event, body)
-}
-
-// webhookSender returns the sender for this run's notifications, with its
-// own http.Client (the default transport, so proxy variables apply; no
-// shared client is modified) and notify's default timeout and attempts.
-func (a *App) webhookSender() *notify.Sender {
-	return &notify.Sender{Client: &http.Client{}, UserAgent: "distributor/" + a.Version}
 }
 
 func (a *App) getenv(name string) string {

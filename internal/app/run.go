@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/bundle"
@@ -167,7 +168,10 @@ func reportBundle(op *outcome.Pipeline, runs []*destinationRun, bad error) {
 		return
 	}
 	err := sourceErr(op.SourcePath, bad)
-	if wrote(op.Destinations) {
+	wrote := slices.ContainsFunc(op.Destinations, func(d outcome.Destination) bool {
+		return d.Applied.Created+d.Applied.Overwritten+d.Applied.Deleted > 0
+	})
+	if wrote {
 		op.Warnings = append(op.Warnings, err.Error()+"; destinations published before it was found keep what they published")
 		return
 	}
@@ -189,16 +193,6 @@ func reportBundle(op *outcome.Pipeline, runs []*destinationRun, bad error) {
 			}
 		}
 	}
-}
-
-// wrote reports whether any destination applied a change.
-func wrote(ds []outcome.Destination) bool {
-	for _, d := range ds {
-		if c := d.Applied; c.Created+c.Overwritten+c.Deleted > 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // contentCheck keeps what a run knows of a shallowly loaded bundle's

@@ -7,7 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,7 +40,7 @@ func (a *App) checkHost(cfg *config.Config, pipelines []*config.Pipeline, rep *r
 	badTemplate := map[string]bool{}
 	seen := map[string]bool{}
 	if cfg.MetricsFile != "" {
-		if dir := filepath.Dir(cfg.MetricsFile); !isDir(dir) {
+		if dir := filepath.Dir(cfg.MetricsFile); !isDir(dir) { // following links
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("metrics_file %s: directory %s does not exist: a run cannot write its metrics there (create it, or fix metrics_file)",
 				cfg.MetricsFile, dir))
 		}
@@ -60,8 +60,12 @@ func (a *App) checkHost(cfg *config.Config, pipelines []*config.Pipeline, rep *r
 			if !ok {
 				continue
 			}
-			for _, f := range d.LocalFiles {
-				checkFile(rep, d, f.Field, f.Path)
+			for _, f := range d.LocalFiles { // each must be readable
+				if file, err := os.Open(f.Path); err != nil {
+					problem(rep, fmt.Sprintf("destination %s: %s %s: %v", d.ID, f.Field, f.Path, unwrapPath(err)))
+				} else {
+					file.Close()
+				}
 			}
 			if d.Markdown.Template != "" {
 				if err := render.CheckTemplate(d.Markdown.Template); err != nil {
@@ -75,16 +79,6 @@ func (a *App) checkHost(cfg *config.Config, pipelines []*config.Pipeline, rep *r
 		problem(rep, m+" (run exits 2 until it is set)")
 	}
 	return badTemplate
-}
-
-// checkFile reports a file the destination needs that cannot be read.
-func checkFile(rep *report.Validate, d *config.Destination, field, file string) {
-	f, err := os.Open(file)
-	if err != nil {
-		problem(rep, fmt.Sprintf("destination %s: %s %s: %v", d.ID, field, file, unwrapPath(err)))
-		return
-	}
-	f.Close()
 }
 
 // unwrapPath drops the path an *fs.PathError repeats.
@@ -200,13 +194,8 @@ func sameRoot(p *config.Pipeline, x, y *config.Destination, root, px, py string,
 // intersect returns the paths in both a and b, sorted.
 func intersect(a, b []string) []string {
 	in := setOf(a)
-	var out []string
-	for _, s := range b {
-		if in[s] {
-			out = append(out, s)
-		}
-	}
-	sort.Strings(out)
+	out := slices.DeleteFunc(slices.Clone(b), func(s string) bool { return !in[s] })
+	slices.Sort(out)
 	return out
 }
 
@@ -218,7 +207,6 @@ func examples(paths []string, n int) string {
 	return fmt.Sprintf("%s and %d more", strings.Join(paths[:n], ", "), len(paths)-n)
 }
 
-// isDir reports whether p is a directory (following links).
 func isDir(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
