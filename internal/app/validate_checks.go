@@ -97,17 +97,6 @@ type rootID struct {
 	path   string
 }
 
-func destinationRoot(d *config.Destination, vars config.Vars) (rootID, bool) {
-	root, err := config.Expand(d.Path, vars)
-	if err != nil {
-		return rootID{}, false
-	}
-	if b, _ := registry.Lookup(d.Backend); b.Path == storage.PathLocal {
-		root = strings.ReplaceAll(root, `\`, "/") // a Windows path
-	}
-	return rootID{config.Location(d), path.Clean("/" + root)}, true
-}
-
 // within reports whether inner lies strictly inside outer.
 func within(outer, inner string) bool {
 	if outer == "/" {
@@ -137,15 +126,15 @@ func checkOverlaps(cfg *config.Config, pipelines []*config.Pipeline, m *bundle.M
 			if m != nil {
 				vars.SourceID, vars.SourceCreated = m.ID, m.Created
 			}
-			r, ok := destinationRoot(d, vars)
-			if !ok {
+			root, err := config.Expand(d.Path, vars)
+			prefix, perr := config.Expand(d.Paths.Prefix, vars)
+			if err != nil || perr != nil {
 				continue
 			}
-			prefix, err := config.Expand(d.Paths.Prefix, vars)
-			if err != nil {
-				continue
+			if b, _ := registry.Lookup(d.Backend); b.Path == storage.PathLocal {
+				root = strings.ReplaceAll(root, `\`, "/") // a Windows path
 			}
-			ds = append(ds, dest{d, r, prefix})
+			ds = append(ds, dest{d, rootID{config.Location(d), path.Clean("/" + root)}, prefix})
 		}
 		for i := range ds {
 			for j := i + 1; j < len(ds); j++ {
@@ -156,14 +145,13 @@ func checkOverlaps(cfg *config.Config, pipelines []*config.Pipeline, m *bundle.M
 				switch {
 				case x.root.path == y.root.path:
 					sameRoot(p, x.d, y.d, x.root.path, x.prefix, y.prefix, planned, rep)
-				case within(x.root.path, y.root.path), within(y.root.path, x.root.path):
-					outer, inner := x, y
-					if within(y.root.path, x.root.path) {
-						outer, inner = y, x
-					}
+				case within(y.root.path, x.root.path):
+					x, y = y, x // x is the outer one
+					fallthrough
+				case within(x.root.path, y.root.path):
 					rep.Warnings = append(rep.Warnings, fmt.Sprintf(
 						"pipeline %s: the root of destination %s (%s) is inside the root of destination %s (%s): runs to %s see %s's files, catalog and lock as unmanaged content, and a planned path there fails with fail_unmanaged; prefer roots side by side",
-						p.ID, inner.d.ID, inner.root.path, outer.d.ID, outer.root.path, outer.d.ID, inner.d.ID))
+						p.ID, y.d.ID, y.root.path, x.d.ID, x.root.path, x.d.ID, y.d.ID))
 				}
 			}
 		}
