@@ -166,9 +166,9 @@ func mergeListing(ctx context.Context, st storage.Store, c *maintCatalog, fn fun
 		}
 		return nil
 	}
-	// unrecorded reports the listing entries before path ("": all of them).
-	unrecorded := func(path string) error {
-		for cur != nil && (path == "" || cur.Path < path) {
+	// unrecorded reports the listing entries before o (nil: all of them).
+	unrecorded := func(o *catalog.Output) error {
+		for cur != nil && (o == nil || cur.Path < o.Path) {
 			if err := fn(nil, cur); err != nil {
 				return err
 			}
@@ -183,7 +183,7 @@ func mergeListing(ctx context.Context, st storage.Store, c *maintCatalog, fn fun
 	}
 	if c != nil {
 		err := c.each(ctx, func(o *catalog.Output) error {
-			if err := unrecorded(o.Path); err != nil {
+			if err := unrecorded(o); err != nil {
 				return err
 			}
 			if cur == nil || cur.Path != o.Path {
@@ -198,7 +198,7 @@ func mergeListing(ctx context.Context, st storage.Store, c *maintCatalog, fn fun
 			return err
 		}
 	}
-	return unrecorded("")
+	return unrecorded(nil)
 }
 
 // listObjects is the root's listing of objects as a sequence; a failed
