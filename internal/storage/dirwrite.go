@@ -27,9 +27,13 @@ type DirFS interface {
 	// beside p. deferred: the write is a Put or Stage, whose durability
 	// a store may defer to Sync.
 	Temp(ctx context.Context, p string, deferred bool) (DirTemp, error)
-	// Current returns the Version of the object at p, "" if there is
-	// none.
-	Current(ctx context.Context, p string) (Version, error)
+	// OpenFile opens the regular file at p for reading (the store's
+	// Open): a missing path, one that is not a regular file or one below
+	// something that is not a plain directory yields an error matching
+	// ErrNotExist (ErrNotObject too for an entry that is not a regular
+	// file). whole: the caller reads the file to its end (ReadVersioned,
+	// a compare), so the store may read ahead.
+	OpenFile(ctx context.Context, p string, whole bool) (io.ReadCloser, error)
 	// CanLink reports whether an exclusive create may try DirTemp.Link
 	// (it can still fail with errors.ErrUnsupported).
 	CanLink(ctx context.Context) bool
@@ -127,41 +131,56 @@ func (d *DirWriter) Put(ctx context.Context, p string, r io.Reader, size int64, 
 func (d *DirWriter) put(ctx context.Context, p string, r io.Reader, size int64, exclusive bool) error {
 	d.writes.RLock()
 	defer d.writes.RUnlock()
-	t, err := d.begin(ctx, p, size, true)
+	t, err := d.copied(ctx, p, r, size, exclusive)
 	if err != nil {
 		return err
 	}
 	defer t.Done(ctx)
-	if err := d.copy(ctx, t, r, size); err != nil {
-		return err
-	}
-	if err := t.Close(exclusive); err != nil {
-		return err
-	}
 	return publish(ctx, t, exclusive)
 }
 
-// begin checks a write and creates its temporary file, under ctx.Err (the
-// fence): creating it may create its missing parent directories, which
-// are changes to the root. The copy into it then only checks Cancelled.
-func (d *DirWriter) begin(ctx context.Context, p string, size int64, deferred bool) (DirTemp, error) {
+// check checks a write of size bytes to p, and then ctx.Err (the fence):
+// creating the temporary file may create its missing parent directories,
+// which are changes to the root. The copy into it then only checks
+// Cancelled.
+func check(ctx context.Context, p string, size int64) error {
 	if err := CheckPath(p); err != nil {
-		return nil, err
+		return err
 	}
 	if size < 0 {
-		return nil, fmt.Errorf("negative size %d", size)
+		return fmt.Errorf("negative size %d", size)
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return d.FS.Temp(ctx, p, deferred)
+	return ctx.Err()
 }
 
-func (d *DirWriter) copy(ctx context.Context, dst io.Writer, src io.Reader, size int64) error {
-	if d.Copy != nil {
-		return d.Copy(ctx, dst, src, size)
+// written is a new, closed temporary file beside p that fill wrote; the
+// caller calls Done. deferred and newName: see DirFS.Temp, DirTemp.Close.
+func (d *DirWriter) written(ctx context.Context, p string, deferred, newName bool, fill func(io.Writer) error) (DirTemp, error) {
+	t, err := d.FS.Temp(ctx, p, deferred)
+	if err != nil {
+		return nil, err
 	}
-	return CopyExact(ctx, dst, src, size)
+	if err = fill(t); err == nil {
+		err = t.Close(newName)
+	}
+	if err != nil {
+		t.Done(ctx)
+		return nil, err
+	}
+	return t, nil
+}
+
+// copied is written for a Put or Stage: size bytes of r, copied with
+// d.Copy. The caller holds d.writes.
+func (d *DirWriter) copied(ctx context.Context, p string, r io.Reader, size int64, newName bool) (DirTemp, error) {
+	if err := check(ctx, p, size); err != nil {
+		return nil, err
+	}
+	copy := d.Copy
+	if copy == nil {
+		copy = CopyExact
+	}
+	return d.written(ctx, p, true, newName, func(w io.Writer) error { return copy(ctx, w, r, size) })
 }
 
 // publish gives the closed temporary file t the target's name, unless ctx
@@ -197,13 +216,7 @@ func publish(ctx context.Context, t DirTemp, exclusive bool) error {
 // failing source and a context done before the commit leave the object as
 // it was, and no temporary file.
 func (d *DirWriter) putIf(ctx context.Context, p string, src *DigestSource, ifVersion Version) error {
-	if err := CheckPath(p); err != nil {
-		return err
-	}
-	if src.Size() < 0 {
-		return fmt.Errorf("negative size %d", src.Size())
-	}
-	if err := ctx.Err(); err != nil {
+	if err := check(ctx, p, src.Size()); err != nil {
 		return err
 	}
 	d.writes.RLock()
@@ -214,7 +227,7 @@ func (d *DirWriter) putIf(ctx context.Context, p string, src *DigestSource, ifVe
 	d.cas.Lock()
 	defer d.cas.Unlock()
 	if d.CompareFirst {
-		cur, err := d.FS.Current(ctx, p)
+		cur, err := d.current(ctx, p)
 		if err != nil {
 			return err
 		}
@@ -244,7 +257,7 @@ func (d *DirWriter) swapWhileWriting(ctx context.Context, p string, src *DigestS
 	}
 	compared := make(chan current, 1)
 	go func() {
-		v, err := d.FS.Current(cctx, p)
+		v, err := d.current(cctx, p)
 		compared <- current{v, err}
 	}()
 	t, werr := d.writeTemp(ctx, p, src)
@@ -272,18 +285,7 @@ func (d *DirWriter) swapWhileWriting(ctx context.Context, p string, src *DigestS
 
 // writeTemp is src in a new, closed temporary file; the caller calls Done.
 func (d *DirWriter) writeTemp(ctx context.Context, p string, src *DigestSource) (DirTemp, error) {
-	t, err := d.FS.Temp(ctx, p, false)
-	if err != nil {
-		return nil, err
-	}
-	if err = src.CopyTo(ctx, t); err == nil {
-		err = t.Close(true)
-	}
-	if err != nil {
-		t.Done(ctx)
-		return nil, err
-	}
-	return t, nil
+	return d.written(ctx, p, false, true, func(w io.Writer) error { return src.CopyTo(ctx, w) })
 }
 
 // errNoLink is createOnce's error when the file system cannot link.
@@ -347,15 +349,8 @@ func (d *DirWriter) Stage(ctx context.Context, p string, r io.Reader, size int64
 func (d *DirWriter) stage(ctx context.Context, p string, r io.Reader, size int64, create bool) (*dirStaged, error) {
 	d.writes.RLock()
 	defer d.writes.RUnlock()
-	t, err := d.begin(ctx, p, size, true)
+	t, err := d.copied(ctx, p, r, size, create)
 	if err != nil {
-		return nil, err
-	}
-	if err = d.copy(ctx, t, r, size); err == nil {
-		err = t.Close(create)
-	}
-	if err != nil {
-		t.Done(ctx)
 		return nil, err
 	}
 	t.Detach()

@@ -81,22 +81,13 @@ func (s *Store) rewriteIf(ctx context.Context, p string, ifVersion storage.Versi
 	return w.Rename(ctx)
 }
 
-// Current implements storage.DirFS.
-func (d dirFS) Current(ctx context.Context, p string) (storage.Version, error) {
+// OpenFile implements storage.DirFS.
+func (d dirFS) OpenFile(ctx context.Context, p string, _ bool) (io.ReadCloser, error) {
 	f, err := d.open(ctx, p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
-	}
 	if err != nil {
-		return "", err
+		return nil, err // a nil *os.File is no nil io.ReadCloser
 	}
-	defer f.Close()
-	// Streamed: a large catalog is hashed without holding a second copy.
-	h := sha256.New()
-	if _, err := io.Copy(h, storage.ContextReader(ctx, f)); err != nil {
-		return "", err
-	}
-	return storage.DigestVersion(h), nil
+	return f, nil
 }
 
 // CreateNew implements storage.DirFS: the exclusive create for file

@@ -301,33 +301,15 @@ func (s *Store) Get(ctx context.Context, p string) ([]byte, storage.Version, err
 	return data, storage.ContentVersion(data), nil
 }
 
-// ReadVersioned implements storage.Store: it streams a regular file to fn,
-// hashing the bytes as they pass, and drains what fn leaves unread, so the
-// Version ("sha256:<hex>") is that of the whole content fn was shown. The
-// reader fn gets fails once ctx is done. A missing path, a directory, a
-// symbolic link or a path below one yields an error matching
-// storage.ErrNotExist (ErrNotObject too for an entry that is not a regular
-// file) before fn is called.
+// ReadVersioned implements storage.Store (see storage.DirWriter): the
+// Version is "sha256:<hex>", as Get's.
 func (s *Store) ReadVersioned(ctx context.Context, p string, fn func(io.Reader) error) (storage.Version, error) {
-	f, err := s.open(ctx, p)
-	if err != nil {
-		return "", s.errorf("read", p, err)
-	}
-	defer f.Close()
-	// The version of every run's catalog read, hundreds of MB for a large
-	// root: hashed on another core while fn decodes.
-	return storage.ReadDigested(ctx, f, fn, func(err error) error { return s.errorf("read", p, err) })
+	return s.dw.ReadVersioned(ctx, p, fn)
 }
 
-// Open implements storage.Store: it opens a regular file for reading. A
-// missing path, a directory, a symbolic link or a path below one yields an
-// error matching storage.ErrNotExist.
+// Open implements storage.Store: it opens a regular file for reading.
 func (s *Store) Open(ctx context.Context, p string) (io.ReadCloser, error) {
-	f, err := s.open(ctx, p)
-	if err != nil {
-		return nil, s.errorf("open", p, err)
-	}
-	return f, nil
+	return s.dw.Open(ctx, p)
 }
 
 func (s *Store) open(ctx context.Context, p string) (*os.File, error) {

@@ -1,45 +1,70 @@
-// What storage.DirWriter's compare-and-swap and exclusive create need of
-// SFTP.
+// What storage.DirWriter's reads, compare-and-swap and exclusive create
+// need of SFTP.
 
 package sftp
 
 import (
+	"bufio"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 
-	"github.com/distributor-dev/distributor/internal/parhash"
 	"github.com/distributor-dev/distributor/internal/storage"
 	sftplib "github.com/pkg/sftp"
 )
 
-// Current implements storage.DirFS.
-func (d dirFS) Current(ctx context.Context, p string) (storage.Version, error) {
+// readBuffer is the read size of a file read whole (ReadVersioned, the
+// compare of PutIfVersion): the client splits a read this large into concurrent
+// requests, so a large object streams at the link's speed.
+const readBuffer = 1 << 20
+
+// bufferedReader reads f, of size bytes, in reads of up to readBuffer
+// bytes, and no larger than the file needs (a small file takes one
+// request).
+func bufferedReader(f io.Reader, size int64) io.Reader {
+	return bufio.NewReaderSize(f, int(min(max(size+1, 4096), readBuffer)))
+}
+
+// ReadVersioned implements storage.Store (see storage.DirWriter): the
+// Version is "sha256:<hex>", as Get's.
+func (s *Store) ReadVersioned(ctx context.Context, p string, fn func(io.Reader) error) (storage.Version, error) {
+	return s.dw.ReadVersioned(ctx, p, fn)
+}
+
+// OpenFile implements storage.DirFS: each Read checks ctx, and Close
+// stops watching it. A file read whole is read readBuffer bytes at a
+// time; an Open's reader reads what its caller asks for.
+func (d dirFS) OpenFile(ctx context.Context, p string, whole bool) (io.ReadCloser, error) {
 	c, err := d.client(ctx)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	defer watch(ctx, c)()
+	stop := watch(ctx, c)
 	f, size, err := d.openSized(c, p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
-	}
 	if err != nil {
-		return "", err
+		stop()
+		return nil, err
 	}
-	defer f.Close()
-	// Streamed: a large catalog is hashed without holding a second copy,
-	// on another core while the next bytes arrive.
-	h := parhash.New(sha256.New())
-	defer h.Close()
-	if _, err := io.Copy(h, storage.ContextReader(ctx, bufferedReader(f, size))); err != nil {
-		return "", err
+	r := io.Reader(f)
+	if whole {
+		r = bufferedReader(f, size)
 	}
-	return storage.SumVersion(h.Sum()), nil
+	return &reader{Reader: storage.ContextReader(ctx, r), f: f, stop: stop}, nil
+}
+
+// reader is the io.ReadCloser OpenFile returns.
+type reader struct {
+	io.Reader
+	f    *sftplib.File
+	stop func()
+}
+
+func (r *reader) Close() error {
+	r.stop()
+	return r.f.Close()
 }
 
 // CreateNew implements storage.DirFS, the exclusive create of a server

@@ -59,7 +59,6 @@
 package sftp
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -296,40 +295,6 @@ func (s *Store) get(ctx context.Context, p string) ([]byte, error) {
 	return io.ReadAll(storage.ContextReader(ctx, f))
 }
 
-// readBuffer is the read size of ReadVersioned and of the compare of
-// PutIfVersion: the client splits a read this large into concurrent
-// requests, so a large object streams at the link's speed.
-const readBuffer = 1 << 20
-
-// bufferedReader reads f, of size bytes, in reads of up to readBuffer
-// bytes (the client sends concurrent requests for a large read), and no
-// larger than the file needs (a small file takes one request).
-func bufferedReader(f io.Reader, size int64) io.Reader {
-	return bufio.NewReaderSize(f, int(min(max(size+1, 4096), readBuffer)))
-}
-
-// ReadVersioned implements storage.Store: it streams a regular file to fn,
-// hashing the bytes as they pass, and drains what fn leaves unread, so the
-// Version ("sha256:<hex>", as Get's) is that of the whole content fn was
-// shown. The reader fn gets fails once ctx is done. A missing path, a
-// directory, a symbolic link or a path below a file yields an error
-// matching storage.ErrNotExist (ErrNotObject too for an entry that is not a
-// regular file) before fn is called.
-func (s *Store) ReadVersioned(ctx context.Context, p string, fn func(io.Reader) error) (storage.Version, error) {
-	c, err := s.client(ctx)
-	if err != nil {
-		return "", s.errorf("read", p, err)
-	}
-	defer watch(ctx, c)()
-	f, size, err := s.openSized(c, p)
-	if err != nil {
-		return "", s.errorf("read", p, err)
-	}
-	defer f.Close()
-	// Hashed on another core while fn decodes.
-	return storage.ReadDigested(ctx, bufferedReader(f, size), fn, func(err error) error { return s.errorf("read", p, err) })
-}
-
 // openSized opens the regular file at p for reading and returns its size.
 func (s *Store) openSized(c *conn, p string) (*sftplib.File, int64, error) {
 	if _, err := s.lstat(c, p); err != nil {
@@ -406,32 +371,9 @@ func (s *Store) belowFile(c *conn, p string, err error) bool {
 }
 
 // Open implements storage.Store: it opens a regular file for streaming
-// reads. A missing path, a directory, a symbolic link or a path below a
-// file yields an error matching storage.ErrNotExist. Each Read checks ctx.
+// reads. Each Read checks ctx.
 func (s *Store) Open(ctx context.Context, p string) (io.ReadCloser, error) {
-	c, err := s.client(ctx)
-	if err != nil {
-		return nil, s.errorf("open", p, err)
-	}
-	stop := watch(ctx, c)
-	f, _, err := s.openSized(c, p)
-	if err != nil {
-		stop()
-		return nil, s.errorf("open", p, err)
-	}
-	return &reader{Reader: storage.ContextReader(ctx, f), f: f, stop: stop}, nil
-}
-
-// reader is the io.ReadCloser Open returns.
-type reader struct {
-	io.Reader
-	f    *sftplib.File
-	stop func()
-}
-
-func (r *reader) Close() error {
-	r.stop()
-	return r.f.Close()
+	return s.dw.Open(ctx, p)
 }
 
 // Stat implements storage.Store: it describes a regular file. A missing
