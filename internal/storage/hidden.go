@@ -47,3 +47,23 @@ var errNotDir = errors.New("not a directory")
 func (e *HiddenError) Missing(op string) error {
 	return &fs.PathError{Op: op, Path: e.Dir, Err: fmt.Errorf("%w (%v)", ErrNotExist, e)}
 }
+
+// NotObject is the error of the reader op for the store path p, whose
+// Lstat fi is not a regular file: it matches ErrNotObject and ErrNotExist.
+func NotObject(op, p string, fi fs.FileInfo) error {
+	return &fs.PathError{Op: op, Path: p, Err: fmt.Errorf("%w: %w (a %s is not an object)", ErrNotObject, ErrNotExist, FileKind(fi))}
+}
+
+// FileKind names what fi describes: "directory", "regular file",
+// "symbolic link" or "special file".
+func FileKind(fi fs.FileInfo) string {
+	switch {
+	case fi.IsDir():
+		return "directory"
+	case fi.Mode().IsRegular():
+		return "regular file"
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return "symbolic link"
+	}
+	return "special file"
+}

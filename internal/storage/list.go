@@ -7,8 +7,9 @@ import (
 	"strings"
 )
 
-// CallbackError carries an error returned by a List callback through an
-// adapter's walk, so that List can return it to the caller unchanged.
+// CallbackError carries an error returned by a List (or RewriteIf)
+// callback through an adapter's walk, so that List can return it to the
+// caller unchanged.
 type CallbackError struct{ Err error }
 
 func (e *CallbackError) Error() string { return e.Err.Error() }

@@ -5,13 +5,11 @@ package local
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"io"
 	"io/fs"
 	"os"
 
-	"github.com/distributor-dev/distributor/internal/parhash"
 	"github.com/distributor-dev/distributor/internal/storage"
 )
 
@@ -21,21 +19,11 @@ import (
 // under the same lock and with the same durability as PutIfVersion's
 // compare-and-swap.
 func (s *Store) RewriteIf(ctx context.Context, p string, ifVersion storage.Version, fn func(cur io.Reader, w io.Writer) error) error {
-	err := s.rewriteIf(ctx, p, ifVersion, fn)
-	var fnErr *rewriteFnError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &fnErr):
-		return fnErr.err
-	}
-	return s.errorf("rewrite-if", p, err)
+	// fn's own error comes back as it is, as a List callback's does.
+	return storage.ListResult(s.rewriteIf(ctx, p, ifVersion, fn), func(err error) error {
+		return s.errorf("rewrite-if", p, err)
+	})
 }
-
-// rewriteFnError carries the callback's error through rewriteIf unchanged.
-type rewriteFnError struct{ err error }
-
-func (e *rewriteFnError) Error() string { return e.err.Error() }
 
 func (s *Store) rewriteIf(ctx context.Context, p string, ifVersion storage.Version, fn func(cur io.Reader, w io.Writer) error) error {
 	if err := storage.CheckPath(p); err != nil {
@@ -60,16 +48,16 @@ func (s *Store) rewriteIf(ctx context.Context, p string, ifVersion storage.Versi
 	defer w.Done(ctx)
 	// The digest of the current bytes is computed on another core while
 	// fn works.
-	sum := parhash.New(sha256.New())
-	defer sum.Close()
-	r := storage.ContextReader(ctx, io.TeeReader(cur, sum))
-	if err := fn(r, w.f); err != nil {
-		return &rewriteFnError{err}
-	}
-	if _, err := io.Copy(io.Discard, r); err != nil {
+	v, err := storage.ReadDigested(ctx, cur, func(r io.Reader) error {
+		if err := fn(r, w.f); err != nil {
+			return &storage.CallbackError{Err: err}
+		}
+		return nil
+	}, func(err error) error { return err })
+	if err != nil {
 		return err
 	}
-	if err := storage.CheckVersion(storage.SumVersion(sum.Sum()), ifVersion); err != nil {
+	if err := storage.CheckVersion(v, ifVersion); err != nil {
 		return err
 	}
 	if err := w.Close(false); err != nil {

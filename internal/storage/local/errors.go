@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
+
+	"github.com/distributor-dev/distributor/internal/storage"
 )
 
 // hintError is an error whose message says what went wrong in the
@@ -65,7 +67,7 @@ func (s *Store) rootError(verb string, err error) error {
 	case serr == nil && !fi.IsDir():
 		return &hintError{root: true, err: err, msg: fmt.Sprintf(
 			"local %s: the configured root is a %s, not a directory: set the destination's path to a directory (a missing one is created), or move the file out of the way",
-			s.path, fileKind(fi))}
+			s.path, storage.FileKind(fi))}
 	case errors.Is(err, syscall.ENOTDIR):
 		return &hintError{root: true, err: err, msg: fmt.Sprintf(
 			"local %s: a parent of the configured root is a file, not a directory: set the destination's path to a directory, or move that file out of the way",
@@ -80,17 +82,6 @@ func (s *Store) rootError(verb string, err error) error {
 			s.path, currentUser())}
 	}
 	return fmt.Errorf("local %s: %s root: %w", s.path, verb, err)
-}
-
-// fileKind names what a non-directory is.
-func fileKind(fi fs.FileInfo) string {
-	switch {
-	case fi.Mode().IsRegular():
-		return "regular file"
-	case fi.Mode()&fs.ModeSymlink != 0:
-		return "symbolic link"
-	}
-	return "special file"
 }
 
 // existingParent is the nearest directory above p that exists.

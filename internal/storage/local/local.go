@@ -156,13 +156,7 @@ func (s *Store) Sync(ctx context.Context) error {
 	if files {
 		// One syncfs flushes every file and directory of the file system
 		// holding the root: what `sync -f` does after a cp.
-		f, err := root.Open(".")
-		if err != nil {
-			return s.errorf("sync", ".", err)
-		}
-		err = syncfs(f)
-		f.Close()
-		if err != nil {
+		if err := syncAt(root, ".", syncfs); err != nil {
 			return s.errorf("sync", ".", err)
 		}
 		return nil
@@ -178,20 +172,25 @@ func (s *Store) Sync(ctx context.Context) error {
 		if name == "" {
 			name = "."
 		}
-		f, err := root.Open(name)
+		err := syncAt(root, name, (*os.File).Sync)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // removed since (a Delete pruned it)
 		}
 		if err != nil {
 			return s.errorf("sync", d, err)
 		}
-		err = f.Sync()
-		f.Close()
-		if err != nil {
-			return s.errorf("sync", d, err)
-		}
 	}
 	return nil
+}
+
+// syncAt opens name below root and calls sync on it.
+func syncAt(root *os.Root, name string, sync func(*os.File) error) error {
+	f, err := root.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return sync(f)
 }
 
 // openRoot returns the opened root, opening it on first use. When the
@@ -261,28 +260,20 @@ func (s *Store) errorf(op, p string, err error) error {
 	return fmt.Errorf("local %s: %s %s: %w", s.path, op, p, s.explain(op, p, err))
 }
 
-// Put implements storage.Store. It writes exactly size bytes from r to a
-// temporary file next to the target, fsyncs it, renames it over the target
-// and fsyncs the directory. If r fails, yields more or fewer than size bytes,
-// or ctx is cancelled (checked between reads; a Read blocked in r is not
-// interrupted), the temporary file is removed and the old object, or none,
-// remains. Missing parent directories are created (mode 0755); the file
-// gets mode 0644. A symbolic link at the target is replaced, not followed.
-//
-// With PutCreate the complete temporary file gets the name only if it is
-// free (renameat2 with RENAME_NOREPLACE, else link(2): either fails if the
-// name exists, and the error then matches storage.ErrPrecondition). On a
-// file system with neither it looks first, then renames (safe under the
-// destination lock). With PutIfVersion see storage.DirWriter: the compare
-// reads the current file before anything is written, and where hard links
-// fail the exclusive create is an O_EXCL create written in place.
+// Put implements storage.Store with storage.DirWriter (see the package
+// documentation); ctx is checked between reads (a Read blocked in r is not
+// interrupted). With PutCreate the complete temporary file gets the name
+// only if it is free: renameat2 with RENAME_NOREPLACE, else link(2), else
+// a look and then the rename (safe under the destination lock). With
+// PutIfVersion the compare reads the current file before anything is
+// written, and where hard links fail the exclusive create is an O_EXCL
+// create written in place.
 func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
 	return s.dw.Put(ctx, p, r, size, opts)
 }
 
 // Get implements storage.Store: it reads a regular file whole and returns
-// its Version ("sha256:<hex>"). A missing path, a directory, a symbolic link
-// or a path below one yields an error matching storage.ErrNotExist.
+// its Version ("sha256:<hex>").
 func (s *Store) Get(ctx context.Context, p string) ([]byte, storage.Version, error) {
 	f, err := s.open(ctx, p)
 	if err != nil {
@@ -319,7 +310,7 @@ func (s *Store) open(ctx context.Context, p string) (*os.File, error) {
 	}
 	defer c.close()
 	if !fi.Mode().IsRegular() {
-		return nil, notObject(p, fi)
+		return nil, storage.NotObject("open", p, fi)
 	}
 	f, err := c.parent().OpenFile(c.base(), os.O_RDONLY, 0)
 	if err != nil {
@@ -329,7 +320,7 @@ func (s *Store) open(ctx context.Context, p string) (*os.File, error) {
 	if fi, err = f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		f.Close()
 		if err == nil {
-			err = notObject(p, fi)
+			err = storage.NotObject("open", p, fi)
 		}
 		return nil, err
 	}
@@ -364,21 +355,7 @@ func (s *Store) lstat(ctx context.Context, p string) (*chain, fs.FileInfo, error
 	return c, fi, nil
 }
 
-// notObject is the error for an existing entry that is not a regular file.
-func notObject(p string, fi fs.FileInfo) error {
-	kind := "special file"
-	switch {
-	case fi.IsDir():
-		kind = "directory"
-	case fi.Mode()&fs.ModeSymlink != 0:
-		kind = "symbolic link"
-	}
-	return &fs.PathError{Op: "open", Path: p, Err: fmt.Errorf("%w: %w (a %s is not an object)", storage.ErrNotObject, fs.ErrNotExist, kind)}
-}
-
-// Stat implements storage.Store: it describes a regular file. A missing
-// path, a directory, a symbolic link or a path below one yields an error
-// matching storage.ErrNotExist.
+// Stat implements storage.Store: it describes a regular file.
 func (s *Store) Stat(ctx context.Context, p string) (storage.Info, error) {
 	c, fi, err := s.lstat(ctx, p)
 	if err != nil {
@@ -386,19 +363,15 @@ func (s *Store) Stat(ctx context.Context, p string) (storage.Info, error) {
 	}
 	c.close()
 	if !fi.Mode().IsRegular() {
-		return storage.Info{}, s.errorf("stat", p, notObject(p, fi))
+		return storage.Info{}, s.errorf("stat", p, storage.NotObject("open", p, fi))
 	}
 	return storage.Info{Path: p, Size: fi.Size(), ModTime: fi.ModTime()}, nil
 }
 
 // Delete implements storage.Store. It removes the regular file or symbolic
-// link (never its target) at p and fsyncs its directory; a missing path, a
-// directory or a path below a symbolic link is left alone without error.
-// Directories left empty are then removed, deepest first, up to but never
-// including the root and never one that was there before this store first
-// wrote below it (a rollback that removes the file a write put into an
-// empty directory leaves that directory as it found it); best effort: a
-// directory that cannot be removed is left.
+// link (never its target) at p and fsyncs its directory, then prunes the
+// directories left empty (see Store.prune); a missing path, a directory or
+// a path below a symbolic link is left alone without error.
 func (s *Store) Delete(ctx context.Context, p string) error {
 	if err := s.delete(ctx, p); err != nil {
 		return s.errorf("delete", p, err)

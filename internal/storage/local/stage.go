@@ -29,13 +29,9 @@ func (s *Store) ListPage(_ context.Context, prefix string, _ int) ([]storage.Inf
 // storage.IsTransient (a root on a network file system can see them).
 func (s *Store) IsTransient(err error) bool { return storage.IsTransient(err) }
 
-// Stage implements storage.Store: the first half of Put (PutReplace or
-// PutCreate): exactly size bytes of r are written to a temporary file next to
-// the target and fsynced (a deferred store leaves a new name's fsync to
-// Sync, as Put does), creating missing parent directories. Commit renames
-// (or hard-links) it into place and makes the name durable as Put does;
-// Abort removes it and the directories Stage created that are empty. No
-// file descriptor stays open between Stage and Commit.
+// Stage implements storage.Store with storage.DirWriter: the temporary
+// file is written and synced as Put's, and no file descriptor stays open
+// between Stage and Commit.
 func (s *Store) Stage(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Staged, error) {
 	return s.dw.Stage(ctx, p, r, size, opts)
 }

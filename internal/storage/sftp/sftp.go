@@ -271,8 +271,7 @@ func notObject(p, why string) error {
 }
 
 // Get implements storage.Store: it reads a regular file whole and returns
-// its Version ("sha256:<hex>"). A missing path, a directory, a symbolic
-// link or a path below a file yields an error matching storage.ErrNotExist.
+// its Version ("sha256:<hex>").
 func (s *Store) Get(ctx context.Context, p string) ([]byte, storage.Version, error) {
 	data, err := s.get(ctx, p)
 	if err != nil {
@@ -340,16 +339,10 @@ func (s *Store) lstat(c *conn, p string) (fs.FileInfo, error) {
 		}
 		return nil, err
 	}
-	switch {
-	case fi.Mode().IsRegular():
-		return fi, nil
-	case fi.IsDir():
-		return nil, notObject(p, "a directory is not an object")
-	case fi.Mode()&fs.ModeSymlink != 0:
-		return nil, notObject(p, "a symbolic link is not an object")
-	default:
-		return nil, notObject(p, "a special file is not an object")
+	if !fi.Mode().IsRegular() {
+		return nil, storage.NotObject("stat", p, fi)
 	}
+	return fi, nil
 }
 
 // belowFile reports whether err, of a request on the store path p, is
@@ -376,9 +369,7 @@ func (s *Store) Open(ctx context.Context, p string) (io.ReadCloser, error) {
 	return s.dw.Open(ctx, p)
 }
 
-// Stat implements storage.Store: it describes a regular file. A missing
-// path, a directory, a symbolic link or a path below a file yields an error
-// matching storage.ErrNotExist.
+// Stat implements storage.Store: it describes a regular file.
 func (s *Store) Stat(ctx context.Context, p string) (storage.Info, error) {
 	info, err := s.stat(ctx, p)
 	if err != nil {
@@ -404,12 +395,9 @@ func (s *Store) stat(ctx context.Context, p string) (storage.Info, error) {
 }
 
 // Delete implements storage.Store. It removes the regular file or symbolic
-// link (never its target) at p; a missing path, a directory or a path below
-// a symbolic link or a file is left alone without error. Directories left
-// empty are then removed, deepest first, up to but never including the
-// root and never one that was there before this store first wrote below it
-// (a rollback that removes the file a write put into an empty directory
-// leaves that directory as it found it); best effort.
+// link (never its target) at p, then prunes the directories left empty
+// (see Store.prune); a missing path, a directory or a path below a
+// symbolic link or a file is left alone without error.
 func (s *Store) Delete(ctx context.Context, p string) error {
 	if err := s.delete(ctx, p); err != nil {
 		return s.errorf("delete", p, err)

@@ -29,13 +29,9 @@ func (s *Store) RemoveCreatedRoot(context.Context) (bool, error) {
 	return false, storage.Unsupported(s, "remove-created-root", "")
 }
 
-// Stage implements storage.Store: the first half of Put (PutReplace or
-// PutCreate): the temporary file is written in the target's directory,
-// fsynced where the server can, and closed. Commit is the rename (or hard
-// link) Put ends with; Abort removes the temporary file and the
-// directories Stage created that are empty. No remote file handle stays
-// open between Stage and Commit; the Commit uses the store's current
-// connection.
+// Stage implements storage.Store with storage.DirWriter: no remote file
+// handle stays open between Stage and Commit, which uses the store's
+// current connection.
 func (s *Store) Stage(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Staged, error) {
 	return s.dw.Stage(ctx, p, r, size, opts)
 }

@@ -20,19 +20,13 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage"
 )
 
-// Put implements storage.Store: see the package documentation. If r fails,
-// yields more or fewer than size bytes, or ctx is cancelled, the temporary
-// file is removed and the old object, or none, remains.
-//
-// With PutCreate the complete temporary file is hard-linked to the name
-// (hardlink@openssh.com refuses a taken name: the error then matches
-// storage.ErrPrecondition). A server without that extension gets a look,
-// then the rename (safe under the destination lock); so does a server that
-// announces it but answers the link with SSH_FX_OP_UNSUPPORTED (see
-// conn.linkUnsupported). With PutIfVersion, see storage.DirWriter: the
-// current object is read and hashed while the new one is uploaded, and
-// the exclusive create of a server that cannot link is an O_EXCL create of
-// the target written in place (CreateNew).
+// Put implements storage.Store with storage.DirWriter (see the package
+// documentation). With PutCreate the complete temporary file is
+// hard-linked to the name (hardlink@openssh.com refuses a taken name); a
+// server without that extension, or one that announces it but answers
+// SSH_FX_OP_UNSUPPORTED (see conn.linkUnsupported), gets a look, then the
+// rename (safe under the destination lock). With PutIfVersion the current
+// object is read and hashed while the new one is uploaded.
 func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
 	return s.dw.Put(ctx, p, r, size, opts)
 }
