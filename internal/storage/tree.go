@@ -156,7 +156,7 @@ func SweepTree(ctx context.Context, t Tree, opts SweepOptions) ([]string, error)
 	if opts.Dirs == nil {
 		var root TreeDir
 		if root, err = t.OpenDir(ctx, ""); err == nil && root != nil {
-			_, err = sw.tree(ctx, root, "")
+			_, err = sw.tree(ctx, root, "", true)
 			root.Close()
 		}
 	} else {
@@ -195,12 +195,17 @@ func (sw *treeSweep) take(ctx context.Context, d TreeDir, rel, name string, size
 	return nil
 }
 
-// tree sweeps d, whose store path is rel ("" or ending in "/"), and
-// everything below it, and returns how many temporary files it found.
-func (sw *treeSweep) tree(ctx context.Context, d TreeDir, rel string) (int, error) {
-	fis, err := d.Entries(ctx, "")
+// tree sweeps d, whose store path is rel ("" or ending in "/"), and with
+// deep everything below it, and returns how many temporary files it
+// found. Without deep it reads only the temporary files' entries.
+func (sw *treeSweep) tree(ctx context.Context, d TreeDir, rel string, deep bool) (int, error) {
+	prefix := TempPrefix
+	if deep {
+		prefix = ""
+	}
+	fis, err := d.Entries(ctx, prefix)
 	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
+		return 0, nil // removed meanwhile
 	}
 	if err != nil {
 		return 0, err
@@ -213,6 +218,9 @@ func (sw *treeSweep) tree(ctx context.Context, d TreeDir, rel string) (int, erro
 		name := fi.Name()
 		switch {
 		case fi.IsDir():
+			if !deep {
+				continue
+			}
 			sub, err := d.Sub(ctx, name)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
@@ -220,7 +228,7 @@ func (sw *treeSweep) tree(ctx context.Context, d TreeDir, rel string) (int, erro
 			if err != nil {
 				return count, err
 			}
-			n, err := sw.tree(ctx, sub, rel+name+"/")
+			n, err := sw.tree(ctx, sub, rel+name+"/", true)
 			sub.Close()
 			count += n
 			if err != nil {
@@ -251,25 +259,9 @@ func (sw *treeSweep) dir(ctx context.Context, p string) error {
 	if p != "" {
 		rel = p + "/"
 	}
-	fis, err := d.Entries(ctx, TempPrefix)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil // removed meanwhile
-	}
-	if err != nil {
-		return err
-	}
-	count := 0
-	for _, fi := range fis {
-		if !strings.HasPrefix(fi.Name(), TempPrefix) || fi.IsDir() {
-			continue
-		}
-		if err := sw.take(ctx, d, rel, fi.Name(), fi.Size()); err != nil {
-			return err
-		}
-		count++
-	}
-	if count > 0 && !sw.opts.DryRun && p != "" {
+	count, err := sw.tree(ctx, d, rel, false)
+	if err == nil && count > 0 && !sw.opts.DryRun && p != "" {
 		sw.t.PruneDir(ctx, p, true)
 	}
-	return nil
+	return err
 }

@@ -62,24 +62,22 @@ func (s *Store) explain(op, p string, err error) error {
 // rootError translates the failure to open or create the root directory.
 // Its message names the store, so callers return it as it is.
 func (s *Store) rootError(verb string, err error) error {
+	hint := func(format string, args ...any) error {
+		return &hintError{root: true, err: err, msg: fmt.Sprintf("local %s: "+format, append([]any{s.path}, args...)...)}
+	}
 	fi, serr := os.Stat(s.path)
 	switch {
 	case serr == nil && !fi.IsDir():
-		return &hintError{root: true, err: err, msg: fmt.Sprintf(
-			"local %s: the configured root is a %s, not a directory: set the destination's path to a directory (a missing one is created), or move the file out of the way",
-			s.path, storage.FileKind(fi))}
+		return hint("the configured root is a %s, not a directory: set the destination's path to a directory (a missing one is created), or move the file out of the way",
+			storage.FileKind(fi))
 	case errors.Is(err, syscall.ENOTDIR):
-		return &hintError{root: true, err: err, msg: fmt.Sprintf(
-			"local %s: a parent of the configured root is a file, not a directory: set the destination's path to a directory, or move that file out of the way",
-			s.path)}
+		return hint("a parent of the configured root is a file, not a directory: set the destination's path to a directory, or move that file out of the way")
 	case errors.Is(err, fs.ErrPermission) && verb == "create":
-		return &hintError{root: true, err: err, msg: fmt.Sprintf(
-			"local %s: create root: permission denied: %s lacks write and search (w and x) permission on %s, where the root is to be created; create the root for that user, or grant it (chown or chmod), or run distributor as a user that has it",
-			s.path, currentUser(), existingParent(s.path))}
+		return hint("create root: permission denied: %s lacks write and search (w and x) permission on %s, where the root is to be created; create the root for that user, or grant it (chown or chmod), or run distributor as a user that has it",
+			currentUser(), existingParent(s.path))
 	case errors.Is(err, fs.ErrPermission):
-		return &hintError{root: true, err: err, msg: fmt.Sprintf(
-			"local %s: open root: permission denied: %s lacks read and search (r and x) permission on the root, or search (x) permission on a directory above it; grant it (chown or chmod) or run distributor as a user that has it",
-			s.path, currentUser())}
+		return hint("open root: permission denied: %s lacks read and search (r and x) permission on the root, or search (x) permission on a directory above it; grant it (chown or chmod) or run distributor as a user that has it",
+			currentUser())
 	}
 	return fmt.Errorf("local %s: %s root: %w", s.path, verb, err)
 }

@@ -67,15 +67,12 @@ func (t tree) OpenDir(_ context.Context, p string) (storage.TreeDir, error) {
 }
 
 // PruneDir implements storage.Tree (see Store.removeDir and Store.prune).
-func (t tree) PruneDir(_ context.Context, p string, parents bool) {
-	root, err := t.s.openRoot(false)
-	if err != nil || root == nil {
+func (t tree) PruneDir(ctx context.Context, p string, parents bool) {
+	d, _ := t.OpenDir(ctx, p)
+	if d == nil {
 		return
 	}
-	c, err := readChain(root, p+"/x")
-	if err != nil {
-		return
-	}
+	c := d.(*dir).c
 	defer c.close()
 	if parents {
 		t.s.prune(c, false)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -192,21 +193,15 @@ func (h *hostKeys) algorithms(addr string) []string {
 		return nil
 	}
 	var algos []string
-	seen := map[string]bool{}
-	add := func(a ...string) {
-		for _, x := range a {
-			if !seen[x] {
-				seen[x] = true
-				algos = append(algos, x)
-			}
-		}
-	}
 	for _, k := range ke.Want {
-		switch t := k.Key.Type(); t {
-		case ssh.KeyAlgoRSA:
-			add(ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256, ssh.KeyAlgoRSA)
-		default:
-			add(t)
+		want := []string{k.Key.Type()}
+		if want[0] == ssh.KeyAlgoRSA {
+			want = []string{ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256, ssh.KeyAlgoRSA}
+		}
+		for _, a := range want {
+			if !slices.Contains(algos, a) {
+				algos = append(algos, a)
+			}
 		}
 	}
 	return algos
