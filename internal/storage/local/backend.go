@@ -16,7 +16,7 @@ func Backend() storage.Backend {
 		Summary:    "local disk",
 		Path:       storage.PathLocal,
 		Jobs:       4,
-		Properties: storage.Properties{Stage: true, Rewrite: true, CreatesRoot: true, Directories: true},
+		Properties: properties,
 		Open:       openStore,
 	}
 }

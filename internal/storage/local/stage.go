@@ -13,11 +13,12 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage"
 )
 
-// Properties implements storage.Store: local disk stages (a rename or a
-// hard link makes a staged file visible).
-func (s *Store) Properties() storage.Properties {
-	return storage.Properties{Stage: true, Rewrite: true, CreatesRoot: true, Directories: true}
-}
+// properties: local disk stages (a rename or a hard link makes a staged
+// file visible), rewrites in one pass and creates its root.
+var properties = storage.Properties{Stage: true, Rewrite: true, CreatesRoot: true, Directories: true}
+
+// Properties implements storage.Store.
+func (s *Store) Properties() storage.Properties { return properties }
 
 // ListPage implements storage.Store: local disk lists no pages (List
 // reads a directory tree without a request per page).

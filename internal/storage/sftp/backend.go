@@ -25,7 +25,7 @@ func Backend() storage.Backend {
 		Path:       storage.PathServer,
 		Jobs:       8,
 		Remote:     true,
-		Properties: storage.Properties{Stage: true, Directories: true},
+		Properties: properties,
 		Schema:     schema,
 		Decode:     decodeBlock,
 		Open:       openStore,

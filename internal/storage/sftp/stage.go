@@ -7,11 +7,12 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage"
 )
 
-// Properties implements storage.Store: SFTP stages (a rename or a hard link
-// makes a staged file visible).
-func (s *Store) Properties() storage.Properties {
-	return storage.Properties{Stage: true, Directories: true}
-}
+// properties: SFTP stages (a rename or a hard link makes a staged file
+// visible).
+var properties = storage.Properties{Stage: true, Directories: true}
+
+// Properties implements storage.Store.
+func (s *Store) Properties() storage.Properties { return properties }
 
 // RewriteIf implements storage.Store: SFTP does not rewrite (see
 // Properties.Rewrite).
