@@ -4,7 +4,9 @@ package local
 
 import (
 	"io/fs"
+	"maps"
 	"os"
+	"slices"
 	"sync"
 )
 
@@ -96,9 +98,7 @@ func (d *dirCache) add(key string, h *dirHandle) *dirHandle {
 func (d *dirCache) forget() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for _, h := range d.m {
-		d.retired = append(d.retired, h)
-	}
+	d.retired = slices.AppendSeq(d.retired, maps.Values(d.m))
 	clear(d.m)
 }
 
@@ -106,10 +106,7 @@ func (d *dirCache) forget() {
 func (d *dirCache) close() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for _, h := range d.m {
-		h.close()
-	}
-	for _, h := range d.retired {
+	for _, h := range slices.AppendSeq(d.retired, maps.Values(d.m)) {
 		h.close()
 	}
 	clear(d.m)

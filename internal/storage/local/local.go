@@ -45,6 +45,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -138,10 +139,7 @@ func NewDeferred(root string) (*Store, error) {
 // fsync (see NewDeferred). It does nothing on a store made by New.
 func (s *Store) Sync(ctx context.Context) error {
 	s.dirtyMu.Lock()
-	dirs := make([]string, 0, len(s.dirty))
-	for d := range s.dirty {
-		dirs = append(dirs, d)
-	}
+	dirs := slices.Collect(maps.Keys(s.dirty))
 	clear(s.dirty)
 	files := s.unsyncedFiles
 	s.unsyncedFiles = false

@@ -139,11 +139,7 @@ type Store struct {
 
 	// book holds the directories (server paths, below the root) this
 	// store's writes created or found in place, which decide what a
-	// cleanup may remove: an Abort or a failed Stage removes those its
-	// writes made once it leaves them empty (staged writes share
-	// directories, and the one that created a directory may be undone
-	// before the others); a Delete or a sweep never removes one found in
-	// place.
+	// cleanup may remove (dirs.go).
 	book storage.DirBook
 
 	// dw writes (Put, Stage) through the shared protocol (write.go).

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net"
 	"os"
 	"path"
@@ -412,11 +413,7 @@ func (s *Store) forgetParents(p string) {
 func (s *Store) forgetDirs(dir string) {
 	s.dirMu.Lock()
 	defer s.dirMu.Unlock()
-	for d := range s.dirs {
-		if d == dir || strings.HasPrefix(d, dir+"/") {
-			delete(s.dirs, d)
-		}
-	}
+	maps.DeleteFunc(s.dirs, func(d string, _ bool) bool { return d == dir || strings.HasPrefix(d, dir+"/") })
 }
 
 // removeDirs removes the given directories, innermost first, while they are
