@@ -2,12 +2,9 @@ package storage
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"io"
 	"io/fs"
-
-	"github.com/distributor-dev/distributor/internal/parhash"
 )
 
 // Open is Store.Open on the DirFS.
@@ -43,10 +40,5 @@ func (d *DirWriter) current(ctx context.Context, p string) (Version, error) {
 	defer f.Close()
 	// Streamed: a large catalog is hashed without holding a second copy,
 	// on another core while the next bytes arrive.
-	h := parhash.New(sha256.New())
-	defer h.Close()
-	if _, err := io.Copy(h, ContextReader(ctx, f)); err != nil {
-		return "", err
-	}
-	return SumVersion(h.Sum()), nil
+	return ReadDigested(ctx, f, func(io.Reader) error { return nil }, func(err error) error { return err })
 }
