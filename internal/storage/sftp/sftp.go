@@ -269,25 +269,16 @@ func notObject(p, why string) error {
 // Get implements storage.Store: it reads a regular file whole and returns
 // its Version ("sha256:<hex>").
 func (s *Store) Get(ctx context.Context, p string) ([]byte, storage.Version, error) {
-	data, err := s.get(ctx, p)
+	f, err := s.dw.FS.OpenFile(ctx, p, false)
+	if err != nil {
+		return nil, "", s.errorf("get", p, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
 	if err != nil {
 		return nil, "", s.errorf("get", p, err)
 	}
 	return data, storage.ContentVersion(data), nil
-}
-
-func (s *Store) get(ctx context.Context, p string) ([]byte, error) {
-	c, err := s.client(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer watch(ctx, c)()
-	f, _, err := s.openSized(c, p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(storage.ContextReader(ctx, f))
 }
 
 // openSized opens the regular file at p for reading and returns its size.
