@@ -5,18 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"hash"
 	"io"
 
 	"github.com/distributor-dev/distributor/internal/parhash"
 )
-
-// DigestVersion is the Version of content whose sha256 h holds, as stores
-// that version objects by their content (local disk, SFTP) give it:
-// "sha256:" and the lowercase hex digest.
-func DigestVersion(h hash.Hash) Version {
-	return SumVersion(h.Sum(nil))
-}
 
 // DigestSource is the content of a streamed conditional write on a store
 // whose Versions are content digests: exactly Size bytes of a reader,
@@ -58,12 +50,13 @@ func (src *DigestSource) CopyTo(ctx context.Context, w io.Writer) error {
 // Version is the Version of the content the last complete copy wrote.
 func (src *DigestSource) Version() Version { return src.v }
 
-// SumVersion is the Version of content whose sha256 digest is sum (see
-// DigestVersion).
+// SumVersion is the Version of content whose sha256 digest is sum, as
+// stores that version objects by their content (local disk, SFTP) give it:
+// "sha256:" and the lowercase hex digest.
 func SumVersion(sum []byte) Version { return Version("sha256:" + hex.EncodeToString(sum)) }
 
 // ContentVersion is the Version of data on a store that versions objects
-// by their content (see DigestVersion).
+// by their content (see SumVersion).
 func ContentVersion(data []byte) Version {
 	sum := sha256.Sum256(data)
 	return SumVersion(sum[:])

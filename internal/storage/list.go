@@ -32,16 +32,6 @@ func ListResult(err error, wrap func(error) error) error {
 	}
 }
 
-// EmitEmptyDir reports the empty directory rel (a store path ending in a
-// slash) to the List callback fn (see Store.List), wrapping fn's error in a
-// CallbackError.
-func EmitEmptyDir(rel string, fn func(Info) error) error {
-	if err := fn(Info{Path: rel, Dir: true}); err != nil {
-		return &CallbackError{Err: err}
-	}
-	return nil
-}
-
 // SortListing sorts the objects an object store listed by path, byte-wise
 // (the List contract's order, which a server's may not be), and refuses a
 // listing that names a path twice: such a listing cannot be trusted.

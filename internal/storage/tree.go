@@ -95,7 +95,10 @@ func listDir(ctx context.Context, d TreeDir, rel, filter string, below bool, fn 
 		return err
 	}
 	if below && len(fis) == 0 {
-		return EmitEmptyDir(rel, fn)
+		if err := fn(Info{Path: rel, Dir: true}); err != nil {
+			return &CallbackError{Err: err}
+		}
+		return nil
 	}
 	entries := make([]treeEntry, 0, len(fis))
 	for _, fi := range fis {
