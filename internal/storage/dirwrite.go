@@ -163,6 +163,12 @@ func (d *DirWriter) written(ctx context.Context, p string, deferred, newName boo
 	if err = fill(t); err == nil {
 		err = t.Close(newName)
 	}
+	if err == nil {
+		// The fence again: a process paused between check and the create
+		// resumes past its lease, after its successor swept the root, and
+		// nothing would remove the file but this write (its own name).
+		err = ctx.Err()
+	}
 	if err != nil {
 		t.Done(ctx)
 		return nil, err
