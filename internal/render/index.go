@@ -52,25 +52,21 @@ func IndexEntries(d *config.Destination, recs []IndexRecord) []IndexEntry {
 		src  PageSource
 		best *IndexRecord
 	}
+	// rank orders candidate pages: a generated index.html (fewest segments
+	// first), another generated output, any other output.
+	rank := func(r *IndexRecord) (int, int) {
+		switch {
+		case r.Kind == KindGenerated && path.Base(r.Path) == "index.html":
+			return 0, strings.Count(r.Path, "/")
+		case r.Kind == KindGenerated:
+			return 1, 0
+		}
+		return 2, 0
+	}
 	better := func(a, b *IndexRecord) bool { // a is a better primary page than b
-		rank := func(r *IndexRecord) int {
-			switch {
-			case r.Kind == KindGenerated && path.Base(r.Path) == "index.html":
-				return 0
-			case r.Kind == KindGenerated:
-				return 1
-			}
-			return 2
-		}
-		if ra, rb := rank(a), rank(b); ra != rb {
-			return ra < rb
-		}
-		if rank(a) == 0 {
-			if sa, sb := strings.Count(a.Path, "/"), strings.Count(b.Path, "/"); sa != sb {
-				return sa < sb
-			}
-		}
-		return a.Path < b.Path
+		ra, sa := rank(a)
+		rb, sb := rank(b)
+		return cmp.Or(cmp.Compare(ra, rb), cmp.Compare(sa, sb), strings.Compare(a.Path, b.Path)) < 0
 	}
 	groups := map[string]*group{}
 	for i := range recs {

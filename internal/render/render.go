@@ -272,16 +272,15 @@ func filterFiles(files []bundle.File, pub config.Publish) (selected []bundle.Fil
 		}
 	}
 	sort.Strings(excluded)
-	for _, l := range []struct {
-		name     string
-		patterns []string
-	}{{"publish.include", pub.Include}, {"publish.exclude", pub.Exclude}} {
-		for _, pat := range l.patterns {
+	unused := func(name string, patterns []string) {
+		for _, pat := range patterns {
 			if !used[pat] {
-				warnings = append(warnings, fmt.Sprintf("%s pattern %q matches no file of the bundle", l.name, pat))
+				warnings = append(warnings, fmt.Sprintf("%s pattern %q matches no file of the bundle", name, pat))
 			}
 		}
 	}
+	unused("publish.include", pub.Include)
+	unused("publish.exclude", pub.Exclude)
 	return selected, excluded, warnings
 }
 
@@ -378,10 +377,7 @@ func primaryIndex(outs []Output, prefix string) int {
 			first = i
 		}
 	}
-	if first >= 0 {
-		return first
-	}
-	return 0
+	return max(first, 0)
 }
 
 // loadTemplate parses the custom page template file, or returns the built-in
@@ -391,10 +387,10 @@ func loadTemplate(file string) (*template.Template, error) {
 		return builtinPage, nil
 	}
 	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, fmt.Errorf("markdown.template %s: %w", file, err)
+	var t *template.Template
+	if err == nil {
+		t, err = template.New(filepath.Base(file)).Parse(string(data))
 	}
-	t, err := template.New(filepath.Base(file)).Parse(string(data))
 	if err != nil {
 		return nil, fmt.Errorf("markdown.template %s: %w", file, err)
 	}
