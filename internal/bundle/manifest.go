@@ -204,12 +204,7 @@ func (m *Manifest) validate(checkDigest bool) []ManifestProblem {
 	index := make(map[string]int, len(m.Files)) // valid path -> first index
 	for i, f := range m.Files {
 		if err := cleanpath.CheckUnreserved(f.Path); err != nil {
-			reason := err.Error()
-			var ce *cleanpath.Error
-			if errors.As(err, &ce) {
-				reason = ce.Reason
-			}
-			fileProb(i, "path", quoteValue(f.Path), reason)
+			fileProb(i, "path", quoteValue(f.Path), pathReason(err))
 		} else if f.Path == ManifestName {
 			fileProb(i, "path", quoteValue(f.Path), "is the manifest itself, which must not be listed")
 		} else if j, dup := index[f.Path]; dup {
@@ -245,6 +240,14 @@ func (m *Manifest) validate(checkDigest bool) []ManifestProblem {
 		}
 	}
 	return probs
+}
+
+// pathReason is the reason of a cleanpath error, without the path.
+func pathReason(err error) string {
+	if ce, ok := errors.AsType[*cleanpath.Error](err); ok {
+		return ce.Reason
+	}
+	return err.Error()
 }
 
 func unsupportedVersion(v int64) string {

@@ -91,9 +91,8 @@ func (e *pathError) Unwrap() error { return e.err }
 // ioReason describes an I/O error without repeating the path that the
 // caller already names.
 func ioReason(what string, err error) *pathError {
-	var pe *fs.PathError
 	inner := err
-	if errors.As(err, &pe) {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
 		inner = pe.Err
 	}
 	return &pathError{reason: what + ": " + inner.Error(), err: err}

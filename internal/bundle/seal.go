@@ -126,12 +126,7 @@ func sealCandidates(ctx context.Context, root *os.Root) ([]string, []Problem, er
 			return nil
 		}
 		if err := cleanpath.CheckUnreserved(p); err != nil {
-			reason := err.Error()
-			var ce *cleanpath.Error
-			if errors.As(err, &ce) {
-				reason = "cannot be listed: path " + ce.Reason
-			}
-			problems = append(problems, Problem{Path: p, Reason: reason})
+			problems = append(problems, Problem{Path: p, Reason: "cannot be listed: path " + pathReason(err)})
 			return nil
 		}
 		paths = append(paths, p)

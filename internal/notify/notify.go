@@ -231,8 +231,7 @@ func (s *Sender) attempt(ctx context.Context, client *http.Client, t Target, eve
 // stripURL drops the URL from a *url.Error: the URL's path or query may hold
 // a token.
 func stripURL(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
+	if ue, ok := errors.AsType[*url.Error](err); ok {
 		return ue.Err
 	}
 	return err

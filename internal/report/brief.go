@@ -165,15 +165,13 @@ type layers struct {
 func decompose(err error) layers {
 	var b layers
 	for e := err; ; {
-		var ue *url.Error
-		if errors.As(e, &ue) {
+		if ue, ok := errors.AsType[*url.Error](e); ok {
 			b.network = true
 			if u, perr := url.Parse(ue.URL); perr == nil && b.host == "" {
 				b.host = u.Host
 			}
 		}
-		var oe *net.OpError
-		if errors.As(e, &oe) {
+		if oe, ok := errors.AsType[*net.OpError](e); ok {
 			b.network = true
 			if oe.Addr != nil && b.host == "" {
 				b.host = oe.Addr.String()
