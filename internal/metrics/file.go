@@ -1,11 +1,6 @@
 package metrics
 
-import (
-	"fmt"
-	"strings"
-
-	"github.com/distributor-dev/distributor/internal/atomicfile"
-)
+import "strings"
 
 // parse reads the series of a previous metrics file, by destination;
 // lines it does not know (another writer's, a comment) are dropped.
@@ -70,13 +65,4 @@ func labelValues(s string) map[string]string {
 		s = strings.TrimPrefix(rest[i+1:], ",")
 	}
 	return out
-}
-
-// replace writes data to path atomically, through a temporary file whose
-// name node_exporter's collector ignores (it does not end in .prom).
-func replace(path string, data []byte) error {
-	if err := atomicfile.Write(path, ".distributor-metrics-*.tmp", data); err != nil {
-		return fmt.Errorf("metrics file %s: %w", path, err)
-	}
-	return nil
 }

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/distributor-dev/distributor/internal/atomicfile"
 	"github.com/distributor-dev/distributor/internal/outcome"
 	"github.com/distributor-dev/distributor/internal/plan"
 )
@@ -96,8 +97,12 @@ func Write(path, version string, samples []Sample) error {
 	if err != nil && !os.IsNotExist(err) {
 		return fmt.Errorf("metrics file %s: %w", path, err)
 	}
-	prev := parse(old)
-	return replace(path, render(version, samples, prev))
+	// The temporary file's name does not end in .prom, so node_exporter's
+	// collector ignores it.
+	if err := atomicfile.Write(path, ".distributor-metrics-*.tmp", render(version, samples, parse(old))); err != nil {
+		return fmt.Errorf("metrics file %s: %w", path, err)
+	}
+	return nil
 }
 
 // family is one metric of the file: its name, help and how a sample

@@ -128,14 +128,6 @@ type Notification struct {
 	Error  string
 }
 
-// Planned returns the plan's counts (zero when there is no plan).
-func (d *Destination) Planned() plan.Counts {
-	if d.Plan == nil {
-		return plan.Counts{}
-	}
-	return d.Plan.Counts()
-}
-
 // Action returns the plan's action ("" when there is no plan).
 func (d *Destination) Action() plan.Action {
 	if d.Plan == nil {
@@ -145,12 +137,15 @@ func (d *Destination) Action() plan.Action {
 }
 
 // Counts returns what a report shows as the destination's counts: what a
-// dry run would do, otherwise what was applied.
+// dry run would do (the plan's counts), otherwise what was applied.
 func (d *Destination) Counts() plan.Counts {
-	if d.Status == Planned {
-		return d.Planned()
+	switch {
+	case d.Status != Planned:
+		return d.Applied
+	case d.Plan == nil:
+		return plan.Counts{}
 	}
-	return d.Applied
+	return d.Plan.Counts()
 }
 
 // AppliedCounts counts the items of p whose path is in done (the paths

@@ -87,10 +87,7 @@ func IndexEntries(d *config.Destination, recs []IndexRecord) []IndexEntry {
 	out := make([]IndexEntry, 0, len(groups))
 	for _, g := range groups {
 		e := IndexEntry{Source: g.src, Path: g.best.Path, URL: outputURL(d.Links, g.best.Path)}
-		e.Href = e.URL
-		if e.Href == "" {
-			e.Href = relativeHref(path.Dir(d.Index.Path), g.best.Path, d.Links.Pretty)
-		}
+		e.Href = cmp.Or(e.URL, relativeHref(path.Dir(d.Index.Path), g.best.Path, d.Links.Pretty))
 		out = append(out, e)
 	}
 	slices.SortFunc(out, func(a, b IndexEntry) int {
@@ -137,16 +134,10 @@ func Index(d *config.Destination, entries []IndexEntry) ([]Output, error) {
 	if d.Index == nil {
 		return nil, nil
 	}
-	title := d.Index.Title
-	if title == "" {
-		title = d.ID
-	}
+	title := cmp.Or(d.Index.Title, d.ID)
 	feedHref := ""
 	if d.Index.Feed != "" {
-		feedHref = outputURL(d.Links, d.Index.Feed)
-		if feedHref == "" {
-			feedHref = relativeHref(path.Dir(d.Index.Path), d.Index.Feed, false)
-		}
+		feedHref = cmp.Or(outputURL(d.Links, d.Index.Feed), relativeHref(path.Dir(d.Index.Path), d.Index.Feed, false))
 	}
 	var frag bytes.Buffer
 	if err := indexFragment.Execute(&frag, struct {

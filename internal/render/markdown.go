@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"fmt"
 	"html/template"
@@ -224,10 +225,7 @@ func (t *docTransformer) Transform(doc *ast.Document, reader text.Reader, pc par
 			if info.title == "" {
 				info.title = text
 			}
-			base := headingID(text)
-			if base == "" {
-				base = "heading"
-			}
+			base := cmp.Or(headingID(text), "heading")
 			id := base
 			for i := 1; used[id]; i++ {
 				id = base + "-" + strconv.Itoa(i)

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"errors"
 	"net"
 	"net/url"
@@ -42,11 +43,7 @@ func Brief(err error) string {
 	full := err.Error()
 	s, b := shorten(err)
 	if b.network && !strings.Contains(s, "next ") {
-		host := b.host
-		if host == "" {
-			host = "the server"
-		}
-		s += "; check that " + host + " is up and reachable from here, then rerun"
+		s += "; check that " + cmp.Or(b.host, "the server") + " is up and reachable from here, then rerun"
 	}
 	if s == full {
 		return s

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"sort"
@@ -264,10 +265,7 @@ func WriteStateText(w io.Writer, s *StateShow) {
 	fmt.Fprintln(tw, "PATH\tOWNER\tKIND\tSIZE\tUPDATED\tURL")
 	for i := range outs {
 		o := &outs[i]
-		url := o.URL
-		if url == "" {
-			url = "-"
-		}
+		url := cmp.Or(o.URL, "-")
 		n := o.Size
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", o.Path, owner(o.PipelineID, o.DestinationID), o.Kind, size(&n),
 			catalog.FormatTime(o.UpdatedAt), url)
