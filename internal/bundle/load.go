@@ -136,12 +136,7 @@ func (b *Bundle) Verify(ctx context.Context) error {
 // (OpenVerified) verifies the rest with it.
 func (b *Bundle) VerifyFiles(ctx context.Context, include func(path string) bool) error {
 	m := b.Manifest
-	m.Files = nil
-	for _, f := range b.Manifest.Files {
-		if include(f.Path) {
-			m.Files = append(m.Files, f)
-		}
-	}
+	m.Files = slices.DeleteFunc(slices.Clone(m.Files), func(f File) bool { return !include(f.Path) })
 	if len(m.Files) == 0 {
 		return nil
 	}
@@ -194,12 +189,10 @@ func load(ctx context.Context, dir string, hash bool) (*Bundle, error) {
 		// Shallow: a file the walk saw as a regular file of the listed size
 		// needs no further look; anything else gets the full check, which
 		// names the precise problem.
-		check = &Manifest{}
-		for _, f := range m.Files {
-			if size, ok := sizes[f.Path]; !ok || size != f.Size {
-				check.Files = append(check.Files, f)
-			}
-		}
+		check = &Manifest{Files: slices.DeleteFunc(slices.Clone(m.Files), func(f File) bool {
+			size, ok := sizes[f.Path]
+			return ok && size == f.Size
+		})}
 	}
 	fileProblems, err := checkFiles(ctx, root, abs, check, hash)
 	if err != nil {
