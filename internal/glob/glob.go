@@ -16,6 +16,7 @@ package glob
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -44,10 +45,5 @@ func Match(pattern, p string) bool {
 
 // Any reports whether p matches one of patterns.
 func Any(patterns []string, p string) bool {
-	for _, pat := range patterns {
-		if Match(pat, p) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(patterns, func(pat string) bool { return Match(pat, p) })
 }

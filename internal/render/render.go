@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -302,12 +303,7 @@ func sourceSelection(source string) (copyMD, copyAssets bool, err error) {
 // checkRenames reports the first (by key) paths.rename entry whose key is not
 // a bundle file or whose target is not a clean path.
 func checkRenames(p config.Paths, m *bundle.Manifest) error {
-	keys := make([]string, 0, len(p.Rename))
-	for k := range p.Rename {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(p.Rename)) {
 		at := "paths.rename"
 		if line := p.RenameLines[k]; line > 0 {
 			at = fmt.Sprintf("paths.rename (config line %d)", line)

@@ -22,17 +22,12 @@ const briefHint = " (-v or --output json: the whole error)"
 // where, why and what next, in about BriefMax bytes. Any other error is
 // err.Error() unchanged.
 //
-// Each wrapping layer of err (fmt.Errorf with one %w) adds text around the
-// message it wraps. Brief keeps a layer's leading text only when it says
-// something the outer layers did not, drops the request line of an
-// *url.Error (the method and the whole URL: the server's address is kept),
-// shortens URLs to their host, and drops long parenthesised asides (each
-// earlier attempt's failure, the paths a cleanup left), keeping the short
-// ones ("(gave up after 4 attempts)"). Of a long trailing account it keeps
-// the clauses that say what comes next; a message that names no next step
-// gets one (check the server). If it is still too long its middle is cut.
-// It ends by saying where the whole error is: -v logs it, --output json
-// has it as error_detail.
+// Of each wrapping layer (fmt.Errorf with one %w) Brief keeps the leading
+// text only when the outer layers did not say it, drops an *url.Error's
+// request line, and shortens URLs, long asides and a long trailing
+// account (shorten's helpers say how); a message that names no next step
+// gets one, one still too long loses its middle, and a shortened one ends
+// by saying where the whole error is (-v, --output json's error_detail).
 func Brief(err error) string {
 	if err == nil {
 		return ""

@@ -48,8 +48,7 @@ func WriteRunText(w io.Writer, r *Run) {
 
 func writeDestination(w io.Writer, dryRun bool, d *Destination) {
 	writeDestinationHeader(w, d)
-	failed := d.Status == StatusFailed
-	if failed && len(d.Outputs) > 0 {
+	if d.Status == StatusFailed && len(d.Outputs) > 0 {
 		fmt.Fprintf(w, "    plan:\n")
 	}
 	writeOutputs(w, d.Outputs)
