@@ -218,18 +218,17 @@ func atomFeed(d *config.Destination, title string, entries []IndexEntry) ([]byte
 	doc := atomFeedDoc{ID: self, Title: title, Author: atomPerson{Name: title}, Generator: "distributor",
 		Links: []atomLink{{Rel: "self", Type: "application/atom+xml", Href: self},
 			{Rel: "alternate", Type: "text/html", Href: outputURL(d.Links, d.Index.Path)}}}
-	const stamp = "2006-01-02T15:04:05Z07:00"
 	updated := time.Unix(0, 0).UTC()
 	if len(entries) > 0 {
 		updated = entries[0].Source.Created.UTC()
 	}
-	doc.Updated = updated.Format(stamp)
+	doc.Updated = updated.Format(time.RFC3339)
 	n := d.Index.FeedEntries
 	if n <= 0 {
 		n = config.DefaultFeedEntries
 	}
 	for _, e := range entries[:min(n, len(entries))] {
-		doc.Entries = append(doc.Entries, atomEntry{ID: e.URL, Title: e.Source.ID, Updated: e.Source.Created.UTC().Format(stamp),
+		doc.Entries = append(doc.Entries, atomEntry{ID: e.URL, Title: e.Source.ID, Updated: e.Source.Created.UTC().Format(time.RFC3339),
 			Links:   []atomLink{{Rel: "alternate", Type: "text/html", Href: e.URL}},
 			Summary: fmt.Sprintf("%s, created %s (%s)", e.Source.ID, e.Source.Created.UTC().Format("2006-01-02 15:04 UTC"), e.Source.Digest)})
 	}
