@@ -41,7 +41,9 @@ type cachedDir struct {
 	dev, ino uint64
 }
 
-func newFileOpener(dir string) *fileOpener { return &fileOpener{dir: dir} }
+func newFileOpener(dir string) *fileOpener {
+	return &fileOpener{dir: dir, dirs: map[string]*cachedDir{}}
+}
 
 // open opens the clean bundle path p, or returns ok false when the fast
 // path does not apply (the caller then uses openRegular).
@@ -93,9 +95,6 @@ func (o *fileOpener) open(p string) (f *os.File, ok bool) {
 			case len(o.dirs) >= maxOpenDirs:
 				temp = append(temp, nd)
 			default:
-				if o.dirs == nil {
-					o.dirs = map[string]*cachedDir{}
-				}
 				o.dirs[key] = nd
 			}
 			d = nd
