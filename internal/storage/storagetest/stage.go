@@ -1,6 +1,7 @@
 package storagetest
 
 import (
+	"context"
 	"errors"
 	"io"
 	"strings"
@@ -23,6 +24,7 @@ var stageTests = []struct {
 	{"StageCreateCommitFailsWhenTaken", testStageCreateTaken},
 	{"StageBadReaderLeavesNothing", testStageBadReader},
 	{"StageCommitOnce", testStageCommitOnce},
+	{"StageFenceLapsedLeavesNothing", testStageFenceLapsed},
 }
 
 // createOpts are the PutOptions of a write that only creates, if create.
@@ -205,5 +207,40 @@ func testStageCommitOnce(t *testing.T, s storage.Store) {
 		t.Errorf("second Commit succeeded")
 	}
 	wantContent(t, s, "once.txt", "2")
+	wantNoTemp(t, s)
+}
+
+// lapsesAfter is a context whose Err turns into errLapsed after n calls
+// that passed, as the lock's fenced context does for a process paused
+// right after a check and resumed past its lease.
+type lapsesAfter struct {
+	context.Context
+	n int
+}
+
+var errLapsed = errors.New("fence lapsed")
+
+func (c *lapsesAfter) Err() error {
+	if c.n == 0 {
+		return errLapsed
+	}
+	c.n--
+	return nil
+}
+
+// testStageFenceLapsed: a stage whose fence lapses after the check before
+// its temporary object's create fails with the fence's error and leaves
+// no temporary object: the lock's next holder swept the root before this
+// one was made, and nothing else would remove it.
+func testStageFenceLapsed(t *testing.T, s storage.Store) {
+	needStage(t, s)
+	ctx := &lapsesAfter{Context: t.Context(), n: 1}
+	g, err := s.Stage(ctx, "fence/f.txt", strings.NewReader("new"), 3, storage.PutOptions{})
+	if !errors.Is(err, errLapsed) {
+		if g != nil {
+			g.Abort(t.Context())
+		}
+		t.Fatalf("Stage under a fence that lapsed during it: %v, want the fence's error", err)
+	}
 	wantNoTemp(t, s)
 }
