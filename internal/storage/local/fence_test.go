@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/distributor-dev/distributor/internal/storage"
@@ -56,43 +55,5 @@ func TestLapsedFenceCreatesNoParent(t *testing.T) {
 	}
 	if _, err := os.Lstat(src.dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the parent directory exists after the refused write (%v)", err)
-	}
-}
-
-// lapsesAfter is a context whose fence lapses after its first n Err
-// calls: a process paused right after a check passed, resumed past its
-// lease (its successor has swept the root by then).
-type lapsesAfter struct {
-	context.Context
-	n int
-}
-
-func (c *lapsesAfter) Err() error {
-	if c.n == 0 {
-		return errLapsed
-	}
-	c.n--
-	return nil
-}
-
-// TestFenceLapsedDuringStageLeavesNoTemp: a stage whose fence lapses
-// between the check before its temporary file's create and the end of its
-// copy fails and removes that file (its own, by its unique name): no
-// successor's sweep will come after it (TestPausedWriterResumedAfterTakeover
-// found such a file left at the root).
-func TestFenceLapsedDuringStageLeavesNoTemp(t *testing.T) {
-	root := t.TempDir()
-	s := newStore(t, root)
-	put(t, s, "d/old.txt", "old")
-	ctx := &lapsesAfter{Context: t.Context(), n: 1}
-	g, err := s.Stage(ctx, "d/f.txt", strings.NewReader("new"), 3, storage.PutOptions{})
-	if !errors.Is(err, errLapsed) {
-		if g != nil {
-			g.Abort(t.Context())
-		}
-		t.Fatalf("stage whose fence lapsed during the copy: %v, want the fence's error", err)
-	}
-	for _, name := range strayEntries(t, filepath.Join(root, "d"), "old.txt") {
-		t.Errorf("%s is in the directory after the refused stage", name)
 	}
 }
