@@ -210,7 +210,8 @@ func (p *canonParser) str(name string, dst *string, more bool, memo *string) boo
 	return p.end(more)
 }
 
-// optStr parses a member Encode omits when empty.
+// optStr parses an optional member: absent is "", present must be
+// non-empty (Encode omits empty ones).
 func (p *canonParser) optStr(name string, dst *string) bool {
 	if !bytes.HasPrefix(p.b, []byte(name)) {
 		*dst = ""

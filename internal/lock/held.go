@@ -140,7 +140,7 @@ func (k *Lock) Renew(ctx context.Context) error { return k.renew(ctx, nil) }
 
 // SetIntent renews the lease with a record that carries intent (nil:
 // none) instead: the holder's change differs from the one it locked with.
-// It fails as Renew does.
+// Like every change of the root it is fenced: it fails as Renew does.
 func (k *Lock) SetIntent(ctx context.Context, intent []byte) error {
 	return k.renew(ctx, func(i *Info) { i.Intent = intent })
 }

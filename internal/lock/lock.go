@@ -59,8 +59,8 @@ type Info struct {
 	// operators and `distributor unlock`; takeover never trusts it.
 	ExpiresAt time.Time `json:"expires_at"`
 	LeaseMS   int64     `json:"lease_ms,omitempty"` // the holder's lease in milliseconds
-	// Renewals counts the holder's renewals, so that every renewal changes
-	// the record.
+	// Renewals counts the holder's renewals: every renewal changes the
+	// record, so waiters can tell a live holder from a silent one.
 	Renewals int64 `json:"renewals,omitempty"`
 	// Intent, when set, is the holder's intent journal, carried instead of
 	// .distributor.journal (docs/design.md, "The 10-request design").

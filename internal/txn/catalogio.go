@@ -238,7 +238,8 @@ func currentCatalog(ctx context.Context, st storage.Store, paths map[string]bool
 		if err == nil {
 			return nil
 		}
-		// Not a valid sorted catalog: hash the rest, then look again below.
+		// Not a valid sorted catalog: hash the rest (the tee saw what
+		// the scan read), then look again below.
 		unsorted = errors.Is(err, catalog.ErrUnsorted)
 		recorded = map[string]*catalog.Output{}
 		_, err = io.Copy(sum, r)

@@ -520,9 +520,9 @@ func encodeJournal(ch *Change, runID, command string, started time.Time) ([]byte
 	return journal.Encode(j)
 }
 
-// dropJournal removes the journal once the root is settled; if that fails,
-// the next writer finds the catalog committed and only removes the journal.
-// An intent in the lock record goes with the record (End).
+// dropJournal removes the journal once the root is settled; if that fails
+// (or the fence lapsed), the next writer finds the catalog committed and
+// only removes the journal. An intent in the lock record goes with the record (End).
 func (t *Txn) dropJournal() {
 	if t.intentLive {
 		t.intentLive = false

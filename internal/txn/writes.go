@@ -18,7 +18,8 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage"
 )
 
-// stageAll stages every write, up to Jobs at once. On failure the caller
+// stageAll stages every write, up to Jobs at once, each under the fence
+// (send). On failure the caller
 // aborts every staged write (unstaged).
 func (a *attempt) stageAll(ctx context.Context) error {
 	t, ch := a.t, a.ch
@@ -37,7 +38,8 @@ func (a *attempt) stageAll(ctx context.Context) error {
 	}, func(int) {})
 }
 
-// putAll puts every write, phase by phase, recording them in a.written.
+// putAll puts every write, phase by phase, each under the fence (send),
+// recording them in a.written.
 func (a *attempt) putAll(ctx context.Context) error {
 	t, ch := a.t, a.ch
 	return a.byPhase(ctx, func(ctx context.Context, k int) error {
@@ -175,8 +177,8 @@ func (t *Txn) sync(ctx context.Context) error {
 }
 
 // each runs fn for items 0..n-1 on up to Jobs goroutines and calls ok, one
-// call at a time, for each item fn completed; every fn checks the fence
-// before its change. After the first error it starts no new item and
+// call at a time, for each item fn completed; every fn must check the
+// fence before its change. After the first error it starts no new item and
 // returns that error once those in flight are done: it does not cancel
 // them, since a cancelled request may still complete on a server and the
 // cleanup must know what landed. Only ctx (a signal, a fence) cancels them.
