@@ -87,7 +87,10 @@ func IndexEntries(d *config.Destination, recs []IndexRecord) []IndexEntry {
 	out := make([]IndexEntry, 0, len(groups))
 	for _, g := range groups {
 		e := IndexEntry{Source: g.src, Path: g.best.Path, URL: outputURL(d.Links, g.best.Path)}
-		e.Href = cmp.Or(e.URL, relativeHref(path.Dir(d.Index.Path), g.best.Path, d.Links.Pretty))
+		e.Href = e.URL
+		if e.Href == "" { // relativeHref only then: it needs d.Index
+			e.Href = relativeHref(path.Dir(d.Index.Path), g.best.Path, d.Links.Pretty)
+		}
 		out = append(out, e)
 	}
 	slices.SortFunc(out, func(a, b IndexEntry) int {
