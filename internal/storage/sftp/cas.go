@@ -35,7 +35,7 @@ func (s *Store) ReadVersioned(ctx context.Context, p string, fn func(io.Reader) 
 }
 
 // OpenFile implements storage.DirFS: each Read checks ctx, and Close
-// stops watching it. A file read whole is read readBuffer bytes at a
+// stops watching it once the file is closed. A file read whole is read readBuffer bytes at a
 // time; an Open's reader reads what its caller asks for.
 func (d dirFS) OpenFile(ctx context.Context, p string, whole bool) (io.ReadCloser, error) {
 	c, err := d.client(ctx)
@@ -62,9 +62,12 @@ type reader struct {
 	stop func()
 }
 
+// Close closes the file, and then stops the watch: a close request a
+// stalled server does not answer is cut abortGrace after a cancel too.
 func (r *reader) Close() error {
+	err := r.f.Close()
 	r.stop()
-	return r.f.Close()
+	return err
 }
 
 // CreateNew implements storage.DirFS, the exclusive create of a server
