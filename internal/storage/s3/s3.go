@@ -155,9 +155,11 @@ func (s *Store) init(opts Options) error {
 type api struct{ s *Store }
 
 // Put sends one PutObject, with the condition of the package
-// documentation. A PutCreate above the part size goes up in parts, and not
-// every server enforces the condition on completing a multipart upload; a
-// PutIfVersion is never a multipart upload, so the server checks it.
+// documentation; a PutCreate sends If-None-Match: * too, whose 412 is
+// storage.ErrPrecondition. A PutCreate above the part size goes up in
+// parts, and not every server enforces the condition on completing a
+// multipart upload; a PutIfVersion is never a multipart upload, so the
+// server checks it.
 func (a api) Put(ctx context.Context, key string, w objstore.Write) (storage.Version, error) {
 	md := w.Metadata
 	// minio-go's streaming signature sends an empty body as chunked
