@@ -288,8 +288,8 @@ func (r *Root) lookUp(ctx context.Context, req planRequest) error {
 				return err
 			}
 			// Something that is not an object stands at p: unmanaged
-			// content at a planned path, listed as List lists an empty
-			// directory. What lies below is reported too.
+			// content at a planned path, listed as List lists it. What
+			// lies below is reported too.
 			found(storage.Info{Path: p + "/", Dir: true})
 			return below(ctx, p+"/", p)
 		})

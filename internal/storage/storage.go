@@ -58,9 +58,9 @@ type Info struct {
 	// reading it; "" where it does not (local disk, SFTP: their Version is
 	// a content digest).
 	Version Version
-	// Dir marks an empty directory (see Store.List): not an object, its
-	// Path ends in a slash ("a/b/") and it has no Size, ModTime or
-	// Version.
+	// Dir marks an entry that is not an object (see Store.List): an empty
+	// directory, a symbolic link or a special file. Its Path ends in a
+	// slash ("a/b/") and it has no Size, ModTime or Version.
 	Dir bool
 }
 
@@ -141,10 +141,10 @@ type Store interface {
 	// Stores with directories (Properties.Directories) also call fn, with
 	// Info.Dir set and a Path ending in a slash (so that it sorts where
 	// its contents would), for every directory strictly below the one
-	// prefix names that holds no entry at all: nothing else would show
-	// that a path is taken by one (a planned file path where an empty
-	// directory stands is unmanaged content). Callers that want objects
-	// only skip them.
+	// prefix names that holds no entry at all, and for every symbolic
+	// link and special file (never followed): nothing else would show
+	// that a path is taken by one (a planned file path where one stands
+	// is unmanaged content). Callers that want objects only skip them.
 	List(ctx context.Context, prefix string, fn func(Info) error) error
 
 	// Delete removes the object at path. Deleting a missing object is not an

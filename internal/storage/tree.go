@@ -50,9 +50,10 @@ type TreeDir interface {
 // ListTree is Store.List on a Tree: every regular file whose path starts
 // with prefix, in byte-wise order of the full path (a directory sorts as
 // its name plus a slash, the common prefix of everything below it), and
-// every empty directory strictly below the one prefix names (Info.Dir).
-// Symbolic links, special files and temporary files are skipped, and so is
-// anything removed while it walks. prefix's directory part must be a clean
+// as Info.Dir entries every empty directory strictly below the one prefix
+// names and every symbolic link and special file (never followed: each
+// takes a path without being an object). Temporary files are skipped, and
+// so is anything removed while it walks. prefix's directory part must be a clean
 // path (else ErrInvalidPath). An error of fn comes back in a CallbackError
 // (see ListResult).
 func ListTree(ctx context.Context, t Tree, prefix string, fn func(Info) error) error {
@@ -106,10 +107,9 @@ func listDir(ctx context.Context, d TreeDir, rel, filter string, below bool, fn 
 		if strings.HasPrefix(name, TempPrefix) || !strings.HasPrefix(name+"/", filter) {
 			continue
 		}
-		switch {
-		case fi.Mode().IsRegular() && strings.HasPrefix(name, filter):
+		if fi.Mode().IsRegular() {
 			entries = append(entries, treeEntry{key: name, fi: fi})
-		case fi.IsDir():
+		} else {
 			entries = append(entries, treeEntry{key: name + "/", fi: fi})
 		}
 	}
@@ -119,7 +119,11 @@ func listDir(ctx context.Context, d TreeDir, rel, filter string, below bool, fn 
 			return err
 		}
 		if !e.fi.IsDir() {
-			if err := fn(Info{Path: rel + e.key, Size: e.fi.Size(), ModTime: e.fi.ModTime()}); err != nil {
+			info := Info{Path: rel + e.key, Dir: true}
+			if e.fi.Mode().IsRegular() {
+				info = Info{Path: rel + e.key, Size: e.fi.Size(), ModTime: e.fi.ModTime()}
+			}
+			if err := fn(info); err != nil {
 				return &CallbackError{Err: err}
 			}
 			continue
