@@ -715,6 +715,8 @@ func hostileCommands(w *hostileWS, kind hostileKind) []hostileCmd {
 			cmd(conflict, "run", "--dry-run"),
 			cmd(refused, "reconcile-state", "--pipeline", "reports", "--destination", "site", "--all-owners"),
 			cmd(refused, "prune", "--pipeline", "reports", "--destination", "site", "--apply"),
+			cmd(refused, "verify", "--pipeline", "reports", "--destination", "site"),
+			cmd([]string{"state ", ".distributor.json at"}, "state", "show", "--pipeline", "reports", "--destination", "site"),
 		}
 	}
 }

@@ -113,8 +113,9 @@ type Store interface {
 	// metadata (Properties.Metadata); the others ignore it.
 	Put(ctx context.Context, path string, r io.Reader, size int64, opts PutOptions) (Version, error)
 
-	// Get reads a small object whole and returns its current Version.
-	// A missing object yields an error matching ErrNotExist.
+	// Get reads a small object whole and returns its current Version; an
+	// empty object's data is empty but not nil (catalog.Read takes nil for
+	// no file). A missing object yields an error matching ErrNotExist.
 	Get(ctx context.Context, path string) ([]byte, Version, error)
 
 	// ReadVersioned streams the object at path to fn and returns the Version

@@ -218,6 +218,9 @@ func testPutNew(t *testing.T, s storage.Store) {
 func testZeroLength(t *testing.T, s storage.Store) {
 	put(t, s, "empty", "")
 	wantContent(t, s, "empty", "")
+	if data, _ := get(t, s, "empty"); data == nil {
+		t.Error("Get of an empty object returned nil data, which reads as no object")
+	}
 	if info := stat(t, s, "empty"); info.Size != 0 {
 		t.Errorf("Stat size = %d, want 0", info.Size)
 	}
