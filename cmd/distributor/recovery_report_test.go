@@ -87,47 +87,76 @@ func killMidPublish(t *testing.T, cfg, root string) removals {
 // recorded); the next run removes them and reports, in JSON and in text,
 // exactly how many files of each kind and how many bytes it removed.
 func TestRecoveryReportsWhatItRemoved(t *testing.T) {
-	dir := t.TempDir()
-	writeBigBundle(t, filepath.Join(dir, "b"), 4, 20<<20)
-	cfg := filepath.Join(dir, "distributor.yaml")
-	if err := os.WriteFile(cfg, []byte("pipelines:\n  - {id: p, source: b, destinations: [site]}\n"+
-		"destinations:\n  - {id: site, backend: local, path: www}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	root := filepath.Join(dir, "www")
-	limit := testtime.Scale(time.Minute)
-
+	cfg, root := recoveryFixture(t)
 	want := killMidPublish(t, cfg, root)
-	code, out := runProc(t, "the run after the kill (JSON)", limit, "run", "--config", cfg, "--output", "json")
-	if code != 0 {
-		t.Fatalf("the run after the kill: status %d\n%s", code, out)
-	}
 	var doc struct {
 		Pipelines []struct {
-			Destinations []struct {
-				Recovered *struct {
-					Removed      int   `json:"removed"`
-					RemovedBytes int64 `json:"removed_bytes"`
-				} `json:"recovered"`
-				TempSwept *struct {
-					Files int   `json:"files"`
-					Bytes int64 `json:"bytes"`
-				} `json:"temp_swept"`
-			} `json:"destinations"`
+			Destinations []recoveryDoc `json:"destinations"`
 		} `json:"pipelines"`
 	}
-	// The JSON document is the first line that starts with "{" (the logs
-	// share the output).
-	start := strings.Index(out, "{\n")
-	if start < 0 {
-		t.Fatalf("no JSON document in the output:\n%s", out)
+	decodeRecoveryRun(t, &doc, "run", "--config", cfg, "--output", "json")
+	doc.Pipelines[0].Destinations[0].check(t, want)
+	auditRoot(t, root)
+
+	want = killMidPublish(t, cfg, root)
+	wantRecoveryText(t, want, "run", "--config", cfg)
+	auditRoot(t, root)
+}
+
+// TestMaintenanceReportsRecovery (spec section 8): prune --apply and
+// reconcile-state on a root a killed run left say, as run does, what their
+// recovery removed, in JSON and in text.
+func TestMaintenanceReportsRecovery(t *testing.T) {
+	cfg, root := recoveryFixture(t)
+	for _, args := range [][]string{
+		{"prune", "--pipeline", "p", "--destination", "site", "--apply", "--config", cfg},
+		{"reconcile-state", "--pipeline", "p", "--destination", "site", "--config", cfg},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			want := killMidPublish(t, cfg, root)
+			var doc recoveryDoc
+			decodeRecoveryRun(t, &doc, append(args, "--output", "json")...)
+			doc.check(t, want)
+			auditRoot(t, root)
+
+			want = killMidPublish(t, cfg, root)
+			wantRecoveryText(t, want, args...)
+			auditRoot(t, root)
+		})
 	}
-	if err := json.NewDecoder(strings.NewReader(out[start:])).Decode(&doc); err != nil {
-		t.Fatalf("the JSON document: %v\n%s", err, out)
+}
+
+// recoveryFixture writes a configuration publishing a bundle of four
+// 20 MiB files to the local root it returns (with a retention policy, for
+// prune).
+func recoveryFixture(t *testing.T) (cfg, root string) {
+	dir := t.TempDir()
+	writeBigBundle(t, filepath.Join(dir, "b"), 4, 20<<20)
+	cfg = filepath.Join(dir, "distributor.yaml")
+	if err := os.WriteFile(cfg, []byte("pipelines:\n  - {id: p, source: b, destinations: [site]}\n"+
+		"destinations:\n  - {id: site, backend: local, path: www, retention: {prune: {older_than: 1d}}}\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	d := doc.Pipelines[0].Destinations[0]
+	return cfg, filepath.Join(dir, "www")
+}
+
+// recoveryDoc is what a document says of a recovery.
+type recoveryDoc struct {
+	Recovered *struct {
+		Removed      int   `json:"removed"`
+		RemovedBytes int64 `json:"removed_bytes"`
+	} `json:"recovered"`
+	TempSwept *struct {
+		Files int   `json:"files"`
+		Bytes int64 `json:"bytes"`
+	} `json:"temp_swept"`
+}
+
+// check compares what d says was removed with want.
+func (d recoveryDoc) check(t *testing.T, want removals) {
+	t.Helper()
 	if d.Recovered == nil || d.TempSwept == nil {
-		t.Fatalf("the JSON report has recovered %v, temp_swept %v; want both\n%s", d.Recovered, d.TempSwept, out)
+		t.Fatalf("the JSON report has recovered %v, temp_swept %v; want both", d.Recovered, d.TempSwept)
 	}
 	if d.Recovered.Removed != want.files || d.Recovered.RemovedBytes != want.fileBytes {
 		t.Errorf("recovered: removed %d (%d B), want %d (%d B)", d.Recovered.Removed, d.Recovered.RemovedBytes, want.files, want.fileBytes)
@@ -135,12 +164,34 @@ func TestRecoveryReportsWhatItRemoved(t *testing.T) {
 	if d.TempSwept.Files != want.temps || d.TempSwept.Bytes != want.tempBytes {
 		t.Errorf("temp_swept: %d (%d B), want %d (%d B)", d.TempSwept.Files, d.TempSwept.Bytes, want.temps, want.tempBytes)
 	}
-	auditRoot(t, root)
+}
 
-	want = killMidPublish(t, cfg, root)
-	code, out = runProc(t, "the run after the kill (text)", limit, "run", "--config", cfg)
+// decodeRecoveryRun runs the command args, which recovers a root a killed
+// run left, and decodes its JSON document into doc.
+func decodeRecoveryRun(t *testing.T, doc any, args ...string) {
+	t.Helper()
+	code, out := runProc(t, args[0]+" after the kill (JSON)", testtime.Scale(time.Minute), args...)
 	if code != 0 {
-		t.Fatalf("the run after the kill: status %d\n%s", code, out)
+		t.Fatalf("%s after the kill: status %d\n%s", args[0], code, out)
+	}
+	// The JSON document is the first line that starts with "{" (the logs
+	// share the output).
+	start := strings.Index(out, "{\n")
+	if start < 0 {
+		t.Fatalf("no JSON document in the output:\n%s", out)
+	}
+	if err := json.NewDecoder(strings.NewReader(out[start:])).Decode(doc); err != nil {
+		t.Fatalf("the JSON document: %v\n%s", err, out)
+	}
+}
+
+// wantRecoveryText runs the command args, which recovers a root a killed
+// run left, and checks that its text output says what it removed.
+func wantRecoveryText(t *testing.T, want removals, args ...string) {
+	t.Helper()
+	code, out := runProc(t, args[0]+" after the kill (text)", testtime.Scale(time.Minute), args...)
+	if code != 0 {
+		t.Fatalf("%s after the kill: status %d\n%s", args[0], code, out)
 	}
 	for _, line := range []string{
 		fmt.Sprintf("removed %d file(s) it created (", want.files),
@@ -155,7 +206,6 @@ func TestRecoveryReportsWhatItRemoved(t *testing.T) {
 	if want.files > 0 && !strings.Contains(out, fmt.Sprintf("(%d B), dropped", want.fileBytes)) {
 		t.Errorf("the output does not say the %d B of the removed outputs:\n%s", want.fileBytes, out)
 	}
-	auditRoot(t, root)
 }
 
 // tempBytes returns the size of the temporary files in the directory root.

@@ -200,6 +200,15 @@ func (a *App) openMaintRoot(ctx context.Context, t *maintTarget, write bool) (*m
 	return m, refuseState(t.head.Command, st.String(), t.owner, m.state)
 }
 
+// recovery is what beginning the command's transaction recovered and
+// swept (nothing for a command that does not write).
+func (m *maintRoot) recovery() report.RootRecovery {
+	if m.tx == nil {
+		return report.RootRecovery{}
+	}
+	return report.RecoveryOf(recoverySummary(m.tx.Recovery), len(m.tx.Swept), m.tx.SweptBytes)
+}
+
 // maintFailed records err as the failure of a command's report and logs it.
 func (a *App) maintFailed(f *report.Failure, t *maintTarget, err error) {
 	f.Fail(err)

@@ -187,7 +187,7 @@ func (a *App) Prune(ctx context.Context, cfg *config.Config, opts PruneOptions) 
 	m, err := a.openMaintRoot(ctx, t, opts.Apply)
 	if m != nil {
 		defer m.close()
-		rep.Root, rep.State, rep.Warnings = m.store.String(), string(m.state.Status), m.warnings
+		rep.Root, rep.State, rep.Warnings, rep.RootRecovery = m.store.String(), string(m.state.Status), m.warnings, m.recovery()
 	}
 	if err != nil {
 		return fail(err)

@@ -39,7 +39,7 @@ func (a *App) ReconcileState(ctx context.Context, cfg *config.Config, opts Recon
 	m, err := a.openMaintRoot(ctx, t, !opts.DryRun)
 	if m != nil {
 		defer m.close()
-		rep.Root, rep.State, rep.Warnings = m.store.String(), string(m.state.Status), m.warnings
+		rep.Root, rep.State, rep.Warnings, rep.RootRecovery = m.store.String(), string(m.state.Status), m.warnings, m.recovery()
 	}
 	if err != nil {
 		return fail(err)

@@ -103,6 +103,7 @@ type Prune struct {
 	// Warnings are things the operator should know that did not make the
 	// command fail (such as a dead writer's journal at the root).
 	Warnings []string `json:"warnings,omitempty"`
+	RootRecovery
 	Failure
 }
 
@@ -128,6 +129,7 @@ type ReconcileState struct {
 	TempFiles []string `json:"temp_files"`
 	// Warnings: as in Prune.
 	Warnings []string `json:"warnings,omitempty"`
+	RootRecovery
 	Failure
 }
 

@@ -60,6 +60,7 @@ func writeWarnings(w io.Writer, warnings []string) {
 // publication with its outputs and what happened to them, and the outcome.
 func WritePruneText(w io.Writer, p *Prune) {
 	who := writeHead(w, &p.Target, dryRunMark(p.DryRun), p.Warnings)
+	p.RootRecovery.write(w, "  ", false)
 	fmt.Fprintf(w, "  policy   publications older than %s (every output updated before %s), never the %d newest\n",
 		p.Policy.OlderThan, p.Policy.Cutoff, p.Policy.KeepMin)
 	if p.State == string(catalog.StatusNone) && p.Error == nil {
@@ -124,6 +125,7 @@ func writePrunePublications(w io.Writer, p *Prune) {
 // whose files are missing, the unmanaged paths, and what was done.
 func WriteReconcileText(w io.Writer, r *ReconcileState) {
 	who := writeHead(w, &r.Target, dryRunMark(r.DryRun), r.Warnings)
+	r.RootRecovery.write(w, "  ", false)
 	if r.State == string(catalog.StatusNone) && r.Error == nil {
 		fmt.Fprintf(w, "  %s, no record to check\n", noCatalogNote)
 	} else if r.State == string(catalog.StatusCatalog) {

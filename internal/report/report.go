@@ -76,10 +76,17 @@ type Destination struct {
 	// a real run recovers it before it plans, and a dry run plans from the
 	// state that recovery leaves.
 	RecoveryPending bool `json:"recovery_pending,omitempty"`
-	// Recovered is what this run's recovery of such a journal did.
+	RootRecovery
+}
+
+// RootRecovery is what a writing command (run, prune --apply,
+// reconcile-state) did, once it held the root's lock, of what dead runs
+// left.
+type RootRecovery struct {
+	// Recovered is what its recovery of a dead run's journal did.
 	Recovered *Recovery `json:"recovered,omitempty"`
-	// TempSwept is what this run removed of the temporary files that
-	// interrupted writes left, once it held the root's lock.
+	// TempSwept is what it removed of the temporary files that
+	// interrupted writes left.
 	TempSwept *Removal `json:"temp_swept,omitempty"`
 }
 

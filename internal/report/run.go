@@ -57,17 +57,25 @@ func DestinationOf(d *outcome.Destination) Destination {
 		}
 	}
 	rd.Error, rd.ErrorDetail = Errors(d.Err)
-	if r := d.Recovered; r != nil {
-		rd.Recovered = &Recovery{DeadRun: r.RunID, Committed: r.Committed, RolledForward: r.RolledForward,
-			Removed: r.Removed, RemovedBytes: r.RemovedBytes, Dropped: r.Dropped, Left: r.Left}
-	}
-	if d.TempSwept > 0 {
-		rd.TempSwept = &Removal{Files: d.TempSwept, Bytes: d.TempSweptBytes}
-	}
+	rd.RootRecovery = RecoveryOf(d.Recovered, d.TempSwept, d.TempSweptBytes)
 	for _, n := range d.Notifications {
 		rd.Notifications = append(rd.Notifications, Notification(n))
 	}
 	return rd
+}
+
+// RecoveryOf is the RootRecovery of a recovery (nil for none) and of
+// swept temporary files of sweptBytes in all.
+func RecoveryOf(r *outcome.Recovery, swept int, sweptBytes int64) RootRecovery {
+	var rr RootRecovery
+	if r != nil {
+		rr.Recovered = &Recovery{DeadRun: r.RunID, Committed: r.Committed, RolledForward: r.RolledForward,
+			Removed: r.Removed, RemovedBytes: r.RemovedBytes, Dropped: r.Dropped, Left: r.Left}
+	}
+	if swept > 0 {
+		rr.TempSwept = &Removal{Files: swept, Bytes: sweptBytes}
+	}
+	return rr
 }
 
 func outputsOf(pl *plan.Plan) []Output {

@@ -86,12 +86,7 @@ func writeDestinationHeader(w io.Writer, d *Destination) {
 	if d.Action != "" {
 		fmt.Fprintf(w, "    state %s -> %s\n", d.State, d.Action)
 	}
-	if line := recoveryLine(d.Recovered, d.RecoveryPending); line != "" {
-		fmt.Fprintf(w, "    %s\n", line)
-	}
-	if s := d.TempSwept; s != nil {
-		fmt.Fprintf(w, "    removed %d temporary file(s) that interrupted writes left: %s\n", s.Files, bytesLine(s.Bytes))
-	}
+	d.RootRecovery.write(w, "    ", d.RecoveryPending)
 	for _, warn := range d.Warnings {
 		fmt.Fprintf(w, "    warning: %s\n", warn)
 	}
@@ -288,6 +283,17 @@ func first(s []string, n int) []string {
 
 func indentLines(s, indent string) string {
 	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+indent)
+}
+
+// write writes, indented, what the recovery did (or, pending, will do)
+// and the temporary files swept.
+func (r *RootRecovery) write(w io.Writer, indent string, pending bool) {
+	if line := recoveryLine(r.Recovered, pending); line != "" {
+		fmt.Fprintf(w, "%s%s\n", indent, line)
+	}
+	if s := r.TempSwept; s != nil {
+		fmt.Fprintf(w, "%sremoved %d temporary file(s) that interrupted writes left: %s\n", indent, s.Files, bytesLine(s.Bytes))
+	}
 }
 
 // recoveryLine says what recovering a dead run's journal did (or, pending,
