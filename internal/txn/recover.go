@@ -100,8 +100,13 @@ func (r *Recovery) LogPaths(logger *slog.Logger, root string) {
 //   - a replace whose bytes are not in place did not happen: nothing to do;
 //   - a delete whose file is gone: its record is dropped.
 //
-// If the catalog changed since the dead run read it, that run committed
-// it (it describes its writes): only the journal is removed.
+// If the catalog changed since the dead run read it, that run wrote it,
+// but not necessarily as its final commit: a run whose requests a signal
+// cut short records its partial result and keeps the journal, and a cut
+// request may land after that (docs/design.md, "Requests cut short"). So
+// the rules apply to the journaled ops the catalog does not record as
+// done (a write recorded with other bytes, a delete still recorded): none
+// for a final commit, whose journal is only removed.
 func Recover(ctx context.Context, st storage.Store, fence func() error, now time.Time) (*Recovery, error) {
 	data, _, err := st.Get(ctx, journal.Name)
 	if errors.Is(err, storage.ErrNotExist) {
@@ -122,9 +127,15 @@ func Recover(ctx context.Context, st storage.Store, fence func() error, now time
 	if err != nil {
 		return nil, err
 	}
+	ops := j.Ops
 	if string(ver) != j.BaseVersion {
-		rec.Committed = true
-	} else if err := rollForward(ctx, st, fence, state, ver, j, now, rec); err != nil {
+		ops = nil
+		if state.Status == catalog.StatusCatalog { // (anything else is not the dead run's)
+			ops = unsettled(j.Ops, state.Catalog.Index())
+		}
+		rec.Committed = len(ops) == 0
+	}
+	if err := rollForward(ctx, st, fence, state, ver, ops, now, rec); err != nil {
 		return nil, err
 	}
 	if err := fence(); err != nil {
@@ -136,8 +147,24 @@ func Recover(ctx context.Context, st storage.Store, fence func() error, now time
 	return rec, nil
 }
 
+// unsettled returns the ops of a journal whose outcome a catalog idx does
+// not record: a write whose record names other bytes (or is missing), a
+// delete whose record is still there.
+func unsettled(ops []journal.Op, idx map[string]*catalog.Output) []journal.Op {
+	return slices.DeleteFunc(slices.Clone(ops), func(op journal.Op) bool {
+		r := idx[op.Path]
+		if op.Op == journal.OpDelete {
+			return r == nil
+		}
+		return r != nil && r.SHA256 == op.SHA256 && r.Size == op.Size
+	})
+}
+
 func rollForward(ctx context.Context, st storage.Store, fence func() error, state catalog.State, ver storage.Version,
-	j *journal.Journal, now time.Time, rec *Recovery) error {
+	ops []journal.Op, now time.Time, rec *Recovery) error {
+	if len(ops) == 0 {
+		return nil
+	}
 	var next *catalog.Catalog
 	if state.Status == catalog.StatusCatalog {
 		next = state.Catalog.Clone()
@@ -148,7 +175,7 @@ func rollForward(ctx context.Context, st storage.Store, fence func() error, stat
 	idx := next.Index()
 	var keep []catalog.Output
 	drop := map[string]bool{}
-	for _, op := range j.Ops {
+	for _, op := range ops {
 		switch op.Op {
 		case journal.OpWrite:
 			sum, size, err := HashObject(ctx, st, op.Path)
