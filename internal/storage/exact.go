@@ -4,7 +4,17 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync"
+	"time"
 )
+
+// AnswerGrace is how long a request whose body went out whole may still
+// wait for its answer after its context ended (a signal, a lapsed fence):
+// the server may store it, and only its answer says whether it did, so a
+// writer that cut it at once could not tell what its root holds. Past
+// this the request is cut and its outcome stays unknown (docs/design.md,
+// "Requests cut short").
+const AnswerGrace = 2 * time.Second
 
 // ExactReader yields exactly size bytes of a reader and fails, without
 // yielding the last bytes, if the reader has fewer or more, fails, or its
@@ -17,6 +27,10 @@ type ExactReader struct {
 	left int64
 	read int64
 	err  error
+	// whole: the last byte was handed on, while ctx was alive; mu orders
+	// that against Whole.
+	mu    sync.Mutex
+	whole bool
 }
 
 // NewExactReader returns an ExactReader of size bytes of r. For size 0 it
@@ -37,6 +51,15 @@ func NewExactReader(ctx context.Context, r io.Reader, size int64) (*ExactReader,
 // Err returns the failure of the reader (or its context), nil if none:
 // the cause of a failed upload, whatever the client made of it.
 func (e *ExactReader) Err() error { return e.err }
+
+// Whole reports whether the reader handed on its last byte (the server may
+// hold the whole body). Once it returned false after the context ended,
+// the reader never hands on its last byte.
+func (e *ExactReader) Whole() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.whole
+}
 
 // Left returns how many bytes have not been read yet.
 func (e *ExactReader) Left() int64 { return e.left }
@@ -83,5 +106,11 @@ func (e *ExactReader) checkEnd() error {
 	case err != io.EOF:
 		return fmt.Errorf("after %d bytes: %w", e.read, err)
 	}
-	return e.ctx.Err()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.ctx.Err(); err != nil {
+		return err
+	}
+	e.whole = true
+	return nil
 }

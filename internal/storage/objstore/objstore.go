@@ -238,7 +238,7 @@ func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64, opts
 		return "", err
 	}
 	w.Body = er
-	v, err := s.c.Put(ctx, s.Key(p), w)
+	v, err := s.send(ctx, s.Key(p), w)
 	switch {
 	case er.Err() != nil:
 		return "", er.Err() // the reader's failure is the cause, whatever the client made of it
@@ -254,6 +254,29 @@ func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64, opts
 		return "", fmt.Errorf("the server returned no %s", s.cfg.VersionName)
 	}
 	return v, nil
+}
+
+// send is the client's Put of w under a context that ctx cancels at once
+// only while the body is incomplete, when the server cannot store it. Once
+// the last byte went out, a done ctx waits up to storage.AnswerGrace for
+// the answer, so that the writer knows what its root holds rather than
+// leave a request that may still land after it settled (docs/design.md,
+// "Requests cut short").
+func (s *Store) send(ctx context.Context, key string, w Write) (storage.Version, error) {
+	rctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancel(nil)
+	stop := context.AfterFunc(ctx, func() {
+		if !w.Body.Whole() {
+			cancel(context.Cause(ctx))
+			return
+		}
+		t := time.AfterFunc(storage.AnswerGrace, func() {
+			cancel(fmt.Errorf("%w (no answer within %v of it)", context.Cause(ctx), storage.AnswerGrace))
+		})
+		context.AfterFunc(rctx, func() { t.Stop() })
+	})
+	defer stop()
+	return s.c.Put(rctx, key, w)
 }
 
 // cutShort returns the error of a conditional write whose connection

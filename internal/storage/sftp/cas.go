@@ -63,7 +63,7 @@ type reader struct {
 }
 
 // Close closes the file, and then stops the watch: a close request a
-// stalled server does not answer is cut abortGrace after a cancel too.
+// stalled server does not answer is cut storage.AnswerGrace after a cancel too.
 func (r *reader) Close() error {
 	err := r.f.Close()
 	r.stop()

@@ -17,6 +17,8 @@ import (
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
 	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/distributor-dev/distributor/internal/storage"
 )
 
 // Extensions of the SFTP protocol the store uses (OpenSSH's names).
@@ -478,12 +480,9 @@ func (s *Store) client(ctx context.Context) (*conn, error) {
 	return c, nil
 }
 
-// abortGrace is how long an operation may go on after its context is
-// cancelled before the store closes the connection under it.
-const abortGrace = 2 * time.Second
-
 // watch arranges for c to be closed if ctx is cancelled and the operation
-// has not finished abortGrace later (pkg/sftp requests cannot be cancelled
+// has not finished storage.AnswerGrace later (its answer says what the
+// server did) (pkg/sftp requests cannot be cancelled
 // one by one). Operations on other goroutines then fail too, and the next
 // call reconnects. The returned stop ends the watch.
 func watch(ctx context.Context, c *conn) (stop func()) {
@@ -496,7 +495,7 @@ func watch(ctx context.Context, c *conn) (stop func()) {
 		mu.Lock()
 		defer mu.Unlock()
 		if !done {
-			timer = time.AfterFunc(abortGrace, func() { c.close() })
+			timer = time.AfterFunc(storage.AnswerGrace, func() { c.close() })
 		}
 	})
 	return func() {

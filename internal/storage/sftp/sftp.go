@@ -54,7 +54,7 @@
 // committing request (the rename, link or remove), Put checks it between
 // 1 MiB chunks, List between directories and Open's reader on every Read.
 // SFTP requests cannot be cancelled one by one: when a context is cancelled
-// and the call is still blocked abortGrace later, the store closes the
+// and the call is still blocked storage.AnswerGrace later, the store closes the
 // connection (other calls in flight fail; the next call reconnects).
 package sftp
 
