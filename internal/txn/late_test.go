@@ -2,6 +2,7 @@ package txn
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -133,5 +134,18 @@ func TestLateReplaceAfterPartialCommit(t *testing.T) {
 	}
 	if got := tx.Recovery.RolledForward; !slices.Equal(got, []string{"b.txt"}) {
 		t.Errorf("rolled forward %v, want [b.txt]", got)
+	}
+}
+
+// TestRecoveryNamesWhyItStopped: a recovery cut short by its context says
+// why the context ended (a lapsed lease, a signal), not only "context
+// canceled".
+func TestRecoveryNamesWhyItStopped(t *testing.T) {
+	_, st := newRoot(t)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(errors.New("the lease lapsed"))
+	_, err := Recover(ctx, st, nil, now)
+	if err == nil || !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "the lease lapsed") {
+		t.Errorf("recover under a cancelled context: %v; want context canceled naming its cause", err)
 	}
 }

@@ -108,6 +108,11 @@ func (r *Recovery) LogPaths(logger *slog.Logger, root string) {
 // done (a write recorded with other bytes, a delete still recorded): none
 // for a final commit, whose journal is only removed.
 func Recover(ctx context.Context, st storage.Store, fence func() error, now time.Time) (*Recovery, error) {
+	rec, err := recoverRoot(ctx, st, fence, now)
+	return rec, withCause(ctx, err)
+}
+
+func recoverRoot(ctx context.Context, st storage.Store, fence func() error, now time.Time) (*Recovery, error) {
 	data, _, err := st.Get(ctx, journal.Name)
 	if errors.Is(err, storage.ErrNotExist) {
 		return nil, nil

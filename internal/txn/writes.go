@@ -221,13 +221,16 @@ func (t *Txn) each(ctx context.Context, n int, fn func(context.Context, int) err
 	if firstErr != nil {
 		return firstErr
 	}
-	if err := ctx.Err(); err != nil {
-		if cause := context.Cause(ctx); cause != nil && cause != err {
-			return fmt.Errorf("%w (%w)", err, cause)
-		}
-		return err
+	return withCause(ctx, ctx.Err())
+}
+
+// withCause adds to err, of work that ctx cut short, why ctx ended (a
+// signal, a lapsed lease, a lost lock), unless err says it already.
+func withCause(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); err != nil && cause != nil && !errors.Is(err, cause) {
+		return fmt.Errorf("%w (%w)", err, cause)
 	}
-	return nil
+	return err
 }
 
 // phases groups the indexes of ws by Write.Phase, lowest phase first,
