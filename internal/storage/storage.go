@@ -286,6 +286,11 @@ type Properties struct {
 	// by the server rather than by this process, so a writer must prove
 	// once per run that the server enforces them (spec section 6).
 	ServerConditions bool
+	// Remote: requests go to a server over a network, so one whose call
+	// returned cut short (a cancelled context) may still take effect
+	// after (SFTP, object stores); a local call's effect is known when it
+	// returns.
+	Remote bool
 }
 
 // Unsupported is the error of a method that st's Properties rule out

@@ -9,9 +9,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/journal"
+	"github.com/distributor-dev/distributor/internal/lock"
 	"github.com/distributor-dev/distributor/internal/storage"
 )
 
@@ -38,6 +40,14 @@ func (s *lateStore) Put(ctx context.Context, p string, r io.Reader, size int64, 
 	s.held = data
 	s.mu.Unlock()
 	return "", fmt.Errorf("put %s: %w", p, context.Canceled)
+}
+
+// Properties implements storage.Store: the store is remote, as only a
+// remote one can apply a request after its call returned.
+func (s *lateStore) Properties() storage.Properties {
+	p := s.Store.Properties()
+	p.Remote = true
+	return p
 }
 
 func (s *lateStore) land(t *testing.T) {
@@ -147,5 +157,56 @@ func TestRecoveryNamesWhyItStopped(t *testing.T) {
 	_, err := Recover(ctx, st, nil, now)
 	if err == nil || !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "the lease lapsed") {
 		t.Errorf("recover under a cancelled context: %v; want context canceled naming its cause", err)
+	}
+}
+
+// opens counts the Opens (hashes) of each path.
+type opens struct {
+	storage.Store
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (o *opens) Open(ctx context.Context, p string) (io.ReadCloser, error) {
+	o.mu.Lock()
+	o.n[p]++
+	o.mu.Unlock()
+	return o.Store.Open(ctx, p)
+}
+
+// TestSignalSettlesOnlyWhatWentOut: a signal in the middle of the writes
+// leaves the writes that never went out unchecked (nothing of them landed:
+// hashing them is what made an interrupted run's cleanup run out of time),
+// and on local disk, where a call's effect is known when it returns, the
+// settled root keeps no journal for requests that might still land.
+func TestSignalSettlesOnlyWhatWentOut(t *testing.T) {
+	_, base := newRoot(t)
+	cnt := &opens{Store: base, n: map[string]int{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st := &hooked{Store: cnt, before: func(op, p string) error {
+		if p == "c.txt" {
+			cancel() // the signal, as c.txt goes out
+		}
+		return nil
+	}}
+	tx, err := Begin(ctx, Options{Store: st, Command: "run", Lock: lock.Locker{Lease: time.Hour, Wait: time.Second},
+		Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.End()
+	files := map[string]string{}
+	for _, p := range []string{"a.txt", "b.txt", "c.txt", "d.txt", "e.txt"} {
+		files[p] = p + " bytes"
+	}
+	res, err := tx.Apply(change(files))
+	if err == nil || res.JournalKept || strings.Contains(err.Error(), "may still land") {
+		t.Fatalf("apply: %v (journal kept %v); want a settled root without a journal", err, res.JournalKept)
+	}
+	for _, p := range []string{"d.txt", "e.txt"} {
+		if cnt.n[p] > 0 {
+			t.Errorf("%s, never written, was read %d time(s) by the cleanup", p, cnt.n[p])
+		}
 	}
 }

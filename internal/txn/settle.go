@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/storage"
@@ -17,8 +18,11 @@ type attempt struct {
 	t  *Txn
 	ch *Change
 	// written and deleted hold the paths whose write or delete returned
-	// success (filled by each's ok).
+	// success (filled by each's ok); started those whose request went out
+	// (a write or delete never started changed nothing: settle skips it).
 	written, deleted map[string]bool
+	mu               sync.Mutex
+	started          map[string]bool
 	// catalogUnsure: the catalog write failed other than by its
 	// precondition, so it may have landed.
 	catalogUnsure bool
@@ -28,6 +32,24 @@ type attempt struct {
 	// recorded holds, during settle, the current catalog's records of the
 	// paths this attempt created.
 	recorded map[string]*catalog.Output
+}
+
+// start records that the write or delete of p is about to go out.
+func (a *attempt) start(p string) {
+	a.mu.Lock()
+	a.started[p] = true
+	a.mu.Unlock()
+}
+
+// unanswered reports whether a write or delete went out and did not
+// return success: on a remote store it may still take effect.
+func (a *attempt) unanswered() bool {
+	for p := range a.started {
+		if !a.written[p] && !a.deleted[p] {
+			return true
+		}
+	}
+	return false
 }
 
 // done lists, sorted, the paths whose write or delete returned success.
@@ -54,7 +76,7 @@ func (a *attempt) settle(cause error) (*Result, error) {
 	defer cancel()
 	var doubts []string // why the journal must stay
 	doubt := func(format string, args ...any) { doubts = append(doubts, fmt.Sprintf(format, args...)) }
-	if cutShort(cause) {
+	if cutShort(cause) && t.st.Properties().Remote && a.unanswered() {
 		doubt("requests cut short may still land") // the next writer looks
 	}
 
@@ -121,6 +143,9 @@ func (a *attempt) settleWrites(ctx context.Context, res *Result, doubt func(stri
 	var done []string
 	for i := range a.ch.Writes {
 		w := &a.ch.Writes[i]
+		if !a.started[w.Path] {
+			continue // never sent: nothing of it landed
+		}
 		if a.written[w.Path] && w.Existed {
 			done = append(done, w.Path) // a replace cannot be undone: record it
 			continue
@@ -167,8 +192,10 @@ func (a *attempt) settleWrites(ctx context.Context, res *Result, doubt func(stri
 func (a *attempt) settleDeletes(ctx context.Context, doubt func(string, ...any)) []string {
 	var done []string
 	for _, p := range a.ch.Deletes {
-		if a.deleted[p] {
-			done = append(done, p)
+		if a.deleted[p] || !a.started[p] {
+			if a.deleted[p] {
+				done = append(done, p)
+			}
 			continue
 		}
 		_, err := a.t.st.Stat(ctx, p)

@@ -422,7 +422,7 @@ func (t *Txn) Apply(ch *Change) (*Result, error) {
 		}
 		return res, fmt.Errorf("%w; no output was changed", err)
 	}
-	a := &attempt{t: t, ch: ch, written: map[string]bool{}, deleted: map[string]bool{}}
+	a := &attempt{t: t, ch: ch, written: map[string]bool{}, deleted: map[string]bool{}, started: map[string]bool{}}
 	var err error
 	if ch.Staged && len(ch.Writes) > 0 && t.st.Properties().Stage {
 		if err = a.stageAll(ctx); err != nil {
@@ -438,6 +438,7 @@ func (t *Txn) Apply(ch *Change) (*Result, error) {
 			if err := t.lk.Fence(); err != nil {
 				return err
 			}
+			a.start(p)
 			if err := t.st.Delete(ctx, p); err != nil {
 				return fmt.Errorf("delete %s: %w", p, err)
 			}

@@ -45,6 +45,7 @@ func (a *attempt) putAll(ctx context.Context) error {
 	return a.byPhase(ctx, func(ctx context.Context, k int) error {
 		w := &ch.Writes[k]
 		return a.send(ctx, w, func(r io.Reader) error {
+			a.start(w.Path)
 			_, err := t.st.Put(ctx, w.Path, r, w.Size, w.putOptions())
 			return err
 		})
@@ -59,6 +60,7 @@ func (a *attempt) commitAll(ctx context.Context) error {
 		if err := t.lk.Fence(); err != nil {
 			return err
 		}
+		a.start(ch.Writes[k].Path)
 		if err := a.staged[k].Commit(ctx); err != nil {
 			return fmt.Errorf("write %s: %w", ch.Writes[k].Path, err)
 		}
@@ -121,7 +123,7 @@ func (a *attempt) unstaged(cause error) (*Result, error) {
 				"the lock's next holder settles the root from this run's intent journal"}
 	}
 	left := a.abortStaged()
-	if cutShort(cause) {
+	if cutShort(cause) && t.st.Properties().Remote {
 		// A staging request cut short may still land on a remote server
 		// after this, as a temporary file: the journal stays, so that the
 		// next writer sweeps the whole tree.

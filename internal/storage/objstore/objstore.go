@@ -573,7 +573,7 @@ func (s *Store) Sync(context.Context) error { return nil }
 // happens to the writer), listings come in bounded pages, objects keep
 // their metadata, and the server enforces the conditions. No staging: an
 // object store has no cheap rename, and a write is atomic already.
-var Properties = storage.Properties{AtomicSmallWrites: true, ListPages: true, Metadata: true, ServerConditions: true}
+var Properties = storage.Properties{AtomicSmallWrites: true, ListPages: true, Metadata: true, ServerConditions: true, Remote: true}
 
 // Properties implements storage.Store (see the variable Properties).
 func (s *Store) Properties() storage.Properties { return Properties }

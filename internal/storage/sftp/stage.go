@@ -9,7 +9,7 @@ import (
 
 // properties: SFTP stages (a rename or a hard link makes a staged file
 // visible).
-var properties = storage.Properties{Stage: true, Directories: true}
+var properties = storage.Properties{Stage: true, Directories: true, Remote: true}
 
 // Properties implements storage.Store.
 func (s *Store) Properties() storage.Properties { return properties }
