@@ -71,21 +71,24 @@ func TestSIGTERMRounds(t *testing.T) {
 }
 
 // sigtermBundle is the bundle name (x, y or z) of n files of size bytes:
-// of every four, one has the same bytes in the three bundles, one other
-// bytes in each, one the same bytes in x and y but others in z, and one
+// of every six, one has the same bytes in the three bundles, one other
+// bytes in each, three the same bytes in two of the bundles and others in
+// the third (xy, yz, xz: whichever bundle a round interrupts, the one that
+// completes it publishes some files with the bytes the interrupted run
+// replaced, which a record left naming them would make it skip), and one
 // is a path of this bundle only.
 func sigtermBundle(name string, n, size int) map[string]string {
 	fs := map[string]string{}
 	for j := 0; j < n; j++ {
 		p, v := fmt.Sprintf("d%d/f%03d.txt", j%5, j), name
-		switch j % 4 {
+		switch pair := []string{"", "", "xy", "yz", "xz"}; j % 6 {
 		case 0:
 			v = "xyz"
-		case 2:
-			if name != "z" {
-				v = "xy"
+		case 2, 3, 4:
+			if strings.Contains(pair[j%6], name) {
+				v = pair[j%6]
 			}
-		case 3:
+		case 5:
 			p = fmt.Sprintf("d%d/only-%s-%03d.txt", j%5, name, j)
 		}
 		head := fmt.Sprintf("file %d, version %s\n", j, v)
