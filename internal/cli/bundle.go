@@ -90,23 +90,26 @@ DIR that the manifest does not list are reported as warnings.`,
 			rep := report.BundleVerify{Command: "bundle verify", Dir: dir, Valid: true,
 				Problems: []report.BundleProblem{}, Warnings: []string{}}
 			b, err := bundle.Load(cmd.Context(), dir)
-			if err != nil {
-				rep.Valid = false
-				var ve *bundle.ValidationError
-				if errors.As(err, &ve) {
-					for _, p := range ve.Problems {
-						rep.Problems = append(rep.Problems, report.BundleProblem{Path: p.Path, Reason: p.Reason})
-					}
-					rep.Hint = ve.Hint
-				} else {
-					rep.Problems = append(rep.Problems, report.BundleProblem{Reason: err.Error()})
+			var unlisted []string
+			var ve *bundle.ValidationError
+			switch {
+			case errors.As(err, &ve):
+				rep.Valid, rep.Hint, unlisted = false, ve.Hint, ve.Unlisted
+				for _, p := range ve.Problems {
+					rep.Problems = append(rep.Problems, report.BundleProblem{Path: p.Path, Reason: p.Reason})
 				}
-			} else {
+			case err != nil:
+				rep.Valid = false
+				rep.Problems = append(rep.Problems, report.BundleProblem{Reason: err.Error()})
+			default:
 				m := b.Manifest
 				rep.ID, rep.Digest, rep.Created, rep.Files = m.ID, m.Digest, catalog.FormatTime(m.Created), len(m.Files)
-				for _, u := range b.Unlisted {
-					rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: not listed in the manifest (ignored)", u))
-				}
+				unlisted = b.Unlisted
+			}
+			// Files the manifest does not list, also beside an invalid
+			// bundle's problems: one may be the file meant to be listed.
+			for _, u := range unlisted {
+				rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: not listed in the manifest (ignored)", u))
 			}
 			return g.finish(rep, !rep.Valid, func() { report.WriteBundleVerifyText(g.env.Stdout, &rep) })
 		},
