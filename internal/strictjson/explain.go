@@ -16,8 +16,8 @@ import (
 
 // Error is a strict-decoding error described the way distributor reports
 // problems with a document: which field, which value, what is wrong, where.
-// Unmarshal and UnmarshalDecode return it; Describe and Explain build it
-// from other errors of a strict read (a Decoder's ReadToken, ReadValue).
+// Unmarshal returns it; Explain builds it from other errors of a strict
+// read (a Decoder's ReadToken, ReadValue).
 type Error struct {
 	// Field is the offending member's path, such as "files[3].size"; empty
 	// for the document as a whole (a syntax error outside any value).

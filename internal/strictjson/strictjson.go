@@ -36,36 +36,12 @@ func Unmarshal(data []byte, v any) error {
 
 // NewDecoder returns a strict streaming decoder reading from r, for
 // documents too large to hold whole (the catalog): read tokens with
-// ReadToken and decode values in place with UnmarshalDecode.
+// ReadToken and values with ReadValue (Explain describes their errors).
 func NewDecoder(r io.Reader) *jsontext.Decoder {
 	return jsontext.NewDecoder(r, options())
-}
-
-// UnmarshalDecode decodes the next JSON value of dec into v, strictly. A
-// decoding error is an *Error naming the field and the byte offset.
-func UnmarshalDecode(dec *jsontext.Decoder, v any) error {
-	return Describe(json.UnmarshalDecode(dec, v, options()))
 }
 
 // ErrInvalidText is matched (errors.Is) by errors about the text itself
 // rather than its structure: invalid UTF-8 and unpaired surrogate escapes,
 // which a lenient reader would silently repair to U+FFFD.
 var ErrInvalidText = errors.New("not valid Unicode")
-
-// Describe rewrites a decoding error of this package's decoders as an
-// *Error naming its field (see Explain, which with the input says more);
-// other errors (a stream's I/O errors) and nil are returned as they are.
-func Describe(err error) error {
-	var se *json.SemanticError
-	var xe *jsontext.SyntacticError
-	var e *Error
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &e):
-		return err
-	case errors.As(err, &se), errors.As(err, &xe), errors.Is(err, io.ErrUnexpectedEOF):
-		return Explain(err, nil)
-	}
-	return err
-}

@@ -1,8 +1,13 @@
 package strictjson
 
 import (
+	"errors"
+	"io"
 	"strings"
 	"testing"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 type doc struct {
@@ -73,4 +78,28 @@ func TestDescribeNamesTheField(t *testing.T) {
 			t.Errorf("%s: got %v, want prefix %q", in, err, want)
 		}
 	}
+}
+
+// UnmarshalDecode decodes the next JSON value of dec into v, strictly. A
+// decoding error is an *Error naming the field and the byte offset.
+func UnmarshalDecode(dec *jsontext.Decoder, v any) error {
+	return Describe(json.UnmarshalDecode(dec, v, options()))
+}
+
+// Describe rewrites a decoding error of this package's decoders as an
+// *Error naming its field (see Explain, which with the input says more);
+// other errors (a stream's I/O errors) and nil are returned as they are.
+func Describe(err error) error {
+	var se *json.SemanticError
+	var xe *jsontext.SyntacticError
+	var e *Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &e):
+		return err
+	case errors.As(err, &se), errors.As(err, &xe), errors.Is(err, io.ErrUnexpectedEOF):
+		return Explain(err, nil)
+	}
+	return err
 }
