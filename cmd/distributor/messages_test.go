@@ -315,3 +315,14 @@ func TestMessageUnlockUnreachable(t *testing.T) {
 		t.Errorf("exit %d\n%s%s\nwant exit 1 and FAILED: %s", code, out, errs, want)
 	}
 }
+
+// --config naming a directory says so and names the file to give, instead
+// of read's "is a directory".
+func TestMessageConfigIsADirectory(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := execEnv(t, nil, "run", "--config", dir)
+	want := fmt.Sprintf("distributor: %s (from --config) is a directory, not a configuration file: name the file (e.g. %s)\n", dir, filepath.Join(dir, "distributor.yaml"))
+	if code != 2 || errs != want {
+		t.Errorf("exit %d, stderr %q\nwant exit 2, stderr %q (stdout %q)", code, errs, want, out)
+	}
+}

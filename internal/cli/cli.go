@@ -11,6 +11,8 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -254,9 +256,13 @@ func (g *globals) loadConfig() (*config.Config, error) {
 	g.configPath = path
 	cfg, err := config.LoadEnv(path, g.env.Getenv)
 	if err != nil {
+		where := path + " (" + g.configSource() + ")"
+		if fi, serr := os.Stat(path); serr == nil && fi.IsDir() {
+			return nil, usageErr("%s is a directory, not a configuration file: name the file (e.g. %s)", where, filepath.Join(path, config.DefaultFile))
+		}
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, usageErr("configuration file %s (%s) does not exist: name one with --config FILE or $%s, "+
-				"or write a starter configuration with 'distributor config init'", path, g.configSource(), config.EnvConfig)
+			return nil, usageErr("configuration file %s does not exist: name one with --config FILE or $%s, "+
+				"or write a starter configuration with 'distributor config init'", where, config.EnvConfig)
 		}
 		return nil, &exitError{code: ExitUsage, err: err}
 	}
