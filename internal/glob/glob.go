@@ -16,7 +16,6 @@ package glob
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -41,9 +40,4 @@ func Validate(pattern string) error {
 func Match(pattern, p string) bool {
 	ok, err := doublestar.Match(pattern, p)
 	return err == nil && ok
-}
-
-// Any reports whether p matches one of patterns.
-func Any(patterns []string, p string) bool {
-	return slices.ContainsFunc(patterns, func(pat string) bool { return Match(pat, p) })
 }

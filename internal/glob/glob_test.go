@@ -61,9 +61,3 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
-
-func TestAny(t *testing.T) {
-	if !Any([]string{"*.css", "**/*.png"}, "i/a.png") || Any([]string{"*.css"}, "i/a.css") || Any(nil, "a") {
-		t.Error("Any")
-	}
-}
