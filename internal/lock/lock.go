@@ -87,11 +87,12 @@ type HeldError struct {
 	Root   string
 	Holder Info
 	Waited time.Duration
-	// Silent is how long the record had not changed when the wait ended
-	// (0: the holder is renewing); TakeoverAfter, how long it must stay
-	// unchanged before a waiter takes it over.
-	Silent        time.Duration
-	TakeoverAfter time.Duration
+	// Silent is how long this waiter had seen the record unchanged when
+	// the wait ended (0: it changed at the last look), at most the wait;
+	// RenewEvery, how often the holder changes it when it renews;
+	// TakeoverAfter, how long it must stay unchanged before a waiter takes
+	// it over.
+	Silent, RenewEvery, TakeoverAfter time.Duration
 	// ExpiredByHolderClock: the record's lease end, by the holder's wall
 	// clock, is past by this process's clock.
 	ExpiredByHolderClock bool
@@ -101,8 +102,9 @@ func (e *HeldError) Error() string {
 	msg := fmt.Sprintf("%s is locked by %s; gave up after waiting %s", e.Root, e.Holder, e.Waited.Round(time.Second))
 	switch {
 	case e.Silent > 0:
-		msg += fmt.Sprintf(" (the holder has not renewed for %s; a waiting run takes the lock over after watching it unchanged for %s)",
-			e.Silent.Round(time.Second), e.TakeoverAfter.Round(time.Second))
+		msg += fmt.Sprintf(" (this run saw its record unchanged for the last %s; the holder changes it every %s when it renews, "+
+			"and a waiting run takes the lock over after watching it unchanged for %s)",
+			e.Silent.Round(time.Second), e.RenewEvery.Round(time.Second), e.TakeoverAfter.Round(time.Second))
 	case e.ExpiredByHolderClock:
 		msg += fmt.Sprintf(" (its lease looks expired by the holder's clock, but a run trusts no other host's clock: "+
 			"with --lock-timeout longer than %s it watches the lock and takes it over if it stays unchanged)", e.TakeoverAfter.Round(time.Second))
@@ -249,7 +251,7 @@ func (l *Locker) Acquire(ctx context.Context, command string) (*Lock, error) {
 		}
 		if l.NoWait || waited >= l.Wait {
 			return nil, &HeldError{Root: l.Store.String(), Holder: held.info, Waited: waited,
-				Silent: held.silent, TakeoverAfter: l.takeoverAfter(held.info),
+				Silent: held.silent, RenewEvery: held.info.lease(l.Lease) / 4, TakeoverAfter: l.takeoverAfter(held.info),
 				ExpiredByHolderClock: !held.info.ExpiresAt.IsZero() && l.Now().After(held.info.ExpiresAt)}
 		}
 		select {

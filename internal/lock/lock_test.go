@@ -111,6 +111,39 @@ func TestAcquireReleaseAndHeldError(t *testing.T) {
 	}
 }
 
+// TestHeldErrorSaysWhatTheSilenceMeans: a waiter that gives up after
+// watching a live holder for less than its renewal interval says how long
+// it saw the record unchanged next to how often the holder renews, not
+// that the holder stopped renewing.
+func TestHeldErrorSaysWhatTheSilenceMeans(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	c := &clock{t: time.Now()}
+	hl := locker(st, "web1", 10, c)
+	hl.Lease = time.Minute // renews every 15s
+	holder, err := hl.Acquire(ctx, "run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Release(ctx)
+	w := locker(st, "web2", 20, c)
+	w.Lease, w.Now, w.Mono, w.Wait, w.Poll = time.Minute, time.Now, SystemClock, 1500*time.Millisecond, 50*time.Millisecond
+	_, err = w.Acquire(ctx, "run")
+	var held *HeldError
+	if !errors.As(err, &held) {
+		t.Fatalf("waiter: %v, want HeldError", err)
+	}
+	if held.Silent <= 0 || held.Silent > held.Waited {
+		t.Errorf("Silent %s, want more than 0 and at most the wait, %s", held.Silent, held.Waited)
+	}
+	want := fmt.Sprintf("; gave up after waiting %s (this run saw its record unchanged for the last %s; the holder changes it every 15s when it renews, "+
+		"and a waiting run takes the lock over after watching it unchanged for 1m30s); if that run is gone, 'distributor unlock' removes the lock",
+		held.Waited.Round(time.Second), held.Silent.Round(time.Second))
+	if !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "not renewed") {
+		t.Errorf("error:\n%v\nwant it to contain\n%s", err, want)
+	}
+}
+
 func TestWaitsForRelease(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t)
