@@ -48,3 +48,58 @@ func TestBundleVerifyInvalidKeepsUnlistedWarning(t *testing.T) {
 		t.Errorf("valid bundle: exit %d\n%s", code, out)
 	}
 }
+
+// -q is for cron: nothing on stdout when every destination succeeded,
+// the whole report when anything failed; --output json is unchanged.
+func TestQuietPrintsOnlyFailures(t *testing.T) {
+	w := newHostileWS(t, false)
+	code, out, errs := execEnv(t, nil, "run", "--config", w.conf, "-q")
+	if code != 0 || out != "" || errs != "" {
+		t.Fatalf("run -q that succeeds: exit %d, stdout %q, stderr %q; want exit 0 and nothing", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(w.root, "daily", "index.html")); err != nil {
+		t.Fatalf("run -q did not publish: %v", err)
+	}
+	for _, args := range [][]string{{"validate"}, {"verify"}, {"reconcile-state", "--dry-run"}, {"prune", "--dry-run"}} {
+		if code, out, errs := execEnv(t, nil, append(append(args, "--config", w.conf), "-q")...); code != 0 || out != "" || errs != "" {
+			t.Errorf("%s -q that succeeds: exit %d, stdout %q, stderr %q; want exit 0 and nothing", args[0], code, out, errs)
+		}
+	}
+	if code, out, _ := execEnv(t, nil, "state", "show", "--config", w.conf, "-q"); code != 0 || !strings.HasPrefix(out, "catalog of ") {
+		t.Errorf("state show -q: exit %d, stdout %q; want the catalog (what was asked for)", code, out)
+	}
+
+	// A mistyped rename fails the run: -q prints exactly the report a run
+	// without -q prints.
+	w.editConfig(t, "rename: {report.md: index.md}", "rename: {reprot.md: index.md}")
+	code, full, _ := execEnv(t, nil, "run", "--config", w.conf, "--dry-run")
+	if code != 1 {
+		t.Fatalf("dry run with a mistyped rename: exit %d, want 1\n%s", code, full)
+	}
+	code, out, errs = execEnv(t, nil, "run", "--config", w.conf, "--dry-run", "-q")
+	if code != 1 || out != full || !strings.Contains(errs, `level=ERROR msg="destination failed"`) {
+		t.Errorf("run -q that fails: exit %d, stderr %q, stdout:\n%s\nwant exit 1, the error logged and the whole report:\n%s", code, errs, out, full)
+	}
+	if !strings.Contains(out, `FAILED: paths.rename (config line 12): "reprot.md" is not a file of the bundle; did you mean "report.md"?`) {
+		t.Errorf("the report does not say why:\n%s", out)
+	}
+
+	// JSON: one document, with -q as without.
+	for _, q := range []string{"-q", "--log-level=warn"} {
+		code, out, _ := execEnv(t, nil, "run", "--config", w.conf, "--dry-run", "--output", "json", q)
+		var doc struct {
+			Command string `json:"command"`
+			Summary struct {
+				Failed int `json:"failed"`
+			} `json:"summary"`
+		}
+		if err := json.Unmarshal([]byte(out), &doc); code != 1 || err != nil || doc.Command != "run" || doc.Summary.Failed != 1 {
+			t.Errorf("run --output json %s: exit %d, %v, %+v\n%s", q, code, err, doc, out)
+		}
+	}
+	w.editConfig(t, "rename: {report.md: index.md}", "rename: {report.md: index.md}")
+	code, out, _ = execEnv(t, nil, "run", "--config", w.conf, "--output", "json", "-q")
+	if code != 0 || !strings.HasPrefix(out, "{\n  \"command\": \"run\"") {
+		t.Errorf("run --output json -q that succeeds: exit %d, want the document:\n%s", code, out)
+	}
+}

@@ -79,7 +79,7 @@ type globals struct {
 	output     string
 	logLevel   string
 	verbose    bool // -v: --log-level info
-	quiet      bool // -q: --log-level error
+	quiet      bool // -q: --log-level error, and text reports only of failures
 	progress   string
 	lockWait   time.Duration
 	lockLease  time.Duration // lockLease and lockSkew tune fencing (docs/design.md)
@@ -213,7 +213,7 @@ The configuration is read from --config, else $DISTRIBUTOR_CONFIG, else
 	pf.StringVar(&g.output, "output", "text", "output format: text or json (json prints one document on stdout)")
 	pf.StringVar(&g.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn or error (info and debug log each destination's progress)")
 	pf.BoolVarP(&g.verbose, "verbose", "v", false, "log progress and details on stderr: --log-level info")
-	pf.BoolVarP(&g.quiet, "quiet", "q", false, "log only errors on stderr: --log-level error")
+	pf.BoolVarP(&g.quiet, "quiet", "q", false, "log only errors on stderr (--log-level error), and print a command's text report only when it fails (exit status not 0); --output json is unchanged")
 	pf.StringVar(&g.progress, "progress", "auto", "progress display on stderr: auto (only on a terminal), always or never")
 	pf.DurationVar(&g.lockWait, "lock-timeout", 2*time.Minute, "how long a writing command waits for a destination root locked by another run; 0 fails at once")
 	pf.DurationVar(&g.lockLease, "lock-lease", lock.DefaultLease, "lease of the lock a writing command holds: renewed every quarter, and the writer stops changing the root if it could not renew for three quarters of it")
@@ -319,19 +319,30 @@ func (g *globals) printJSON(v any) error {
 	return nil
 }
 
-// finish prints a command's document as JSON or, through text, as text,
-// and makes the command exit 1 when failed (the document says why).
+// finish prints a command's report as JSON or, through text, as text,
+// and makes the command exit 1 when failed (the report says why). With -q
+// the text report is printed only when the command failed, so that cron
+// mails nothing but failures; JSON is always printed.
 func (g *globals) finish(doc any, failed bool, text func()) error {
-	if g.output == "json" {
-		if err := g.printJSON(doc); err != nil {
-			return err
-		}
-	} else {
-		text()
+	if g.quiet && !failed {
+		text = func() {}
+	}
+	if err := g.show(doc, text); err != nil {
+		return err
 	}
 	if failed {
 		return errSilentFailure
 	}
+	return nil
+}
+
+// show prints doc as JSON or, through text, as text: the answer of a
+// command that asks for something (its version), which -q does not hide.
+func (g *globals) show(doc any, text func()) error {
+	if g.output == "json" {
+		return g.printJSON(doc)
+	}
+	text()
 	return nil
 }
 

@@ -24,7 +24,7 @@ json it prints {"command": "version", "version": ..., "commit": ...}.`,
   distributor version --output json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.finish(versionDoc{Command: "version", Version: g.env.Version, Commit: g.env.Commit}, false, func() {
+			return g.show(versionDoc{Command: "version", Version: g.env.Version, Commit: g.env.Commit}, func() {
 				fmt.Fprintf(g.env.Stdout, "distributor %s\n", versionString(g.env))
 			})
 		},
