@@ -36,8 +36,9 @@ type IndexRecord struct {
 type IndexEntry struct {
 	Source PageSource
 	// Path is the primary page's output path; URL its public URL ("" without
-	// links.base_url); Href the link the index page uses (the URL, or a
-	// path relative to the index page).
+	// links.base_url), which the feed uses; Href the link the index page
+	// uses: a path relative to the index page, so that a copy of the root
+	// (a local preview, a mirror) links within itself.
 	Path, URL, Href string
 }
 
@@ -46,7 +47,7 @@ type IndexEntry struct {
 // feed aside), newest first (ties by id, then digest). An entry's page is
 // the source's primary output as the catalog can tell it: the generated
 // "index.html" with the fewest segments, else the first generated output,
-// else the first output, by path.
+// else the first output, by path. d.Index must be set.
 func IndexEntries(d *config.Destination, recs []IndexRecord) []IndexEntry {
 	type group struct {
 		src  PageSource
@@ -85,13 +86,10 @@ func IndexEntries(d *config.Destination, recs []IndexRecord) []IndexEntry {
 		}
 	}
 	out := make([]IndexEntry, 0, len(groups))
+	dir := path.Dir(d.Index.Path)
 	for _, g := range groups {
-		e := IndexEntry{Source: g.src, Path: g.best.Path, URL: outputURL(d.Links, g.best.Path)}
-		e.Href = e.URL
-		if e.Href == "" { // relativeHref only then: it needs d.Index
-			e.Href = relativeHref(path.Dir(d.Index.Path), g.best.Path, d.Links.Pretty)
-		}
-		out = append(out, e)
+		out = append(out, IndexEntry{Source: g.src, Path: g.best.Path, URL: outputURL(d.Links, g.best.Path),
+			Href: relativeHref(dir, g.best.Path, d.Links.Pretty)})
 	}
 	slices.SortFunc(out, func(a, b IndexEntry) int {
 		if c := b.Source.Created.Compare(a.Source.Created); c != 0 {
@@ -132,7 +130,9 @@ var indexFragment = template.Must(template.New("index").Parse(`<h1>{{.Title}}</h
 // its Atom feed from entries (IndexEntries), as pure functions of entries and
 // d. The page is the list in the Markdown pages' template, titled
 // index.title (default: the destination id), with the newest report as its
-// Source and the listed reports as its Index.
+// Source and the listed reports as its Index. Like the Markdown pages, it
+// links relatively (a preview of the root stays in it); the feed uses
+// links.base_url's absolute URLs, as Atom requires.
 func Index(d *config.Destination, entries []IndexEntry) ([]Output, error) {
 	if d.Index == nil {
 		return nil, nil
@@ -140,7 +140,7 @@ func Index(d *config.Destination, entries []IndexEntry) ([]Output, error) {
 	title := cmp.Or(d.Index.Title, d.ID)
 	feedHref := ""
 	if d.Index.Feed != "" {
-		feedHref = cmp.Or(outputURL(d.Links, d.Index.Feed), relativeHref(path.Dir(d.Index.Path), d.Index.Feed, false))
+		feedHref = relativeHref(path.Dir(d.Index.Path), d.Index.Feed, false)
 	}
 	var frag bytes.Buffer
 	if err := indexFragment.Execute(&frag, struct {

@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"encoding/xml"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -49,20 +50,24 @@ func TestIndexEntries(t *testing.T) {
 		irec("feed.xml", "archive", KindGenerated, TransformFeed, s21),
 	}
 	got := IndexEntries(d, recs)
+	// The page links relatively, also with a base_url (URL is the feed's).
 	want := []IndexEntry{
-		{Source: s21, Path: "special/y.csv", URL: "https://r.example.com/air/special/y.csv", Href: "https://r.example.com/air/special/y.csv"},
-		{Source: s20, Path: "2026-06-20/a.html", URL: "https://r.example.com/air/2026-06-20/a.html", Href: "https://r.example.com/air/2026-06-20/a.html"},
-		{Source: s19, Path: "2026-06-19/index.html", URL: "https://r.example.com/air/2026-06-19/", Href: "https://r.example.com/air/2026-06-19/"},
+		{Source: s21, Path: "special/y.csv", URL: "https://r.example.com/air/special/y.csv", Href: "special/y.csv"},
+		{Source: s20, Path: "2026-06-20/a.html", URL: "https://r.example.com/air/2026-06-20/a.html", Href: "2026-06-20/a.html"},
+		{Source: s19, Path: "2026-06-19/index.html", URL: "https://r.example.com/air/2026-06-19/", Href: "2026-06-19/"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("entries (-want +got):\n%s", diff)
 	}
-	// Without base_url the index links relatively, from its own directory.
+	// From the index page's own directory; without base_url, no URL.
 	d.Links.BaseURL = ""
 	d.Index.Path = "archive/index.html"
 	got = IndexEntries(d, recs)
 	if hrefs := []string{got[0].Href, got[1].Href, got[2].Href}; !cmp.Equal(hrefs, []string{"../special/y.csv", "../2026-06-20/a.html", "../2026-06-19/"}) {
 		t.Errorf("relative hrefs %v", hrefs)
+	}
+	if got[0].URL != "" {
+		t.Errorf("URL %q without links.base_url", got[0].URL)
 	}
 }
 
@@ -111,8 +116,8 @@ func TestIndexPageAndFeed(t *testing.T) {
 	page := string(outs[0].Content)
 	for _, want := range []string{
 		"<!doctype html>", `<meta name="viewport"`, "<title>Air &lt;quality&gt;</title>", "<h1>Air &lt;quality&gt;</h1>",
-		`<a href="https://r.example.com/air/2026-06-21/">air.daily</a> <time datetime="2026-06-21T06:00:00Z">2026-06-21 06:00 UTC</time>`,
-		`<a href="https://r.example.com/air/feed.xml" type="application/atom+xml">Atom feed</a>`, "3 reports, newest first.",
+		`<a href="2026-06-21/">air.daily</a> <time datetime="2026-06-21T06:00:00Z">2026-06-21 06:00 UTC</time>`,
+		`<a href="feed.xml" type="application/atom+xml">Atom feed</a>`, "3 reports, newest first.",
 		// The footer describes the archive, not the newest report's source.
 		"<footer>\n<p>Archive of 3 reports, 2026-06-19 to 2026-06-21</p>\n</footer>",
 	} {
@@ -125,6 +130,9 @@ func TestIndexPageAndFeed(t *testing.T) {
 	}
 	if strings.Index(page, "2026-06-21/") > strings.Index(page, "2026-06-19/") {
 		t.Error("index page is not newest first")
+	}
+	if strings.Contains(page, "https://") {
+		t.Errorf("index page links absolutely:\n%s", page)
 	}
 	checkAtom(t, outs[1].Content, 2)
 
@@ -145,6 +153,42 @@ func TestIndexPageAndFeed(t *testing.T) {
 	}
 	if got := string(outs[0].Content); !strings.HasPrefix(got, "<t>Air &lt;quality&gt;</t><h1>") || !strings.HasSuffix(got, "<p>index.html</p>") {
 		t.Errorf("custom template index:\n%s", got)
+	}
+}
+
+// TestIndexLinksRelativeFeedAbsolute: with links.base_url the index page
+// still links relatively from its own directory, so that a preview of the
+// root sends no reader to production, while every link of the Atom feed
+// stays absolute (RFC 4287 ids and a feed read out of context).
+func TestIndexLinksRelativeFeedAbsolute(t *testing.T) {
+	d := indexDest()
+	d.Index.Path, d.Index.Feed = "archive/index.html", "archive/feed.xml"
+	outs, err := Index(d, IndexEntries(d, []IndexRecord{
+		irec("2026-06-19/index.html", "archive", KindGenerated, TransformMarkdown, src("air.daily", 19)),
+		irec("archive/2026-06-20/report.html", "archive", KindGenerated, TransformMarkdown, src("air.daily", 20)),
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hrefs := regexp.MustCompile(`href="([^"]*)"`)
+	var got []string
+	for _, m := range hrefs.FindAllStringSubmatch(string(outs[0].Content), -1) {
+		got = append(got, m[1])
+	}
+	if want := []string{"feed.xml", "2026-06-20/report.html", "../2026-06-19/"}; !cmp.Equal(got, want) {
+		t.Errorf("index page hrefs %q, want %q", got, want)
+	}
+	got = nil
+	for _, m := range hrefs.FindAllStringSubmatch(string(outs[1].Content), -1) {
+		got = append(got, m[1])
+	}
+	want := []string{"https://r.example.com/air/archive/feed.xml", "https://r.example.com/air/archive/",
+		"https://r.example.com/air/archive/2026-06-20/report.html", "https://r.example.com/air/2026-06-19/"}
+	if !cmp.Equal(got, want) {
+		t.Errorf("feed hrefs %q, want %q", got, want)
+	}
+	if !bytes.Contains(outs[1].Content, []byte("<id>https://r.example.com/air/2026-06-19/</id>")) {
+		t.Errorf("feed entry ids are not absolute:\n%s", outs[1].Content)
 	}
 }
 
