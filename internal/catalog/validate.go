@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 
+	"github.com/distributor-dev/distributor/internal/bundle"
 	"github.com/distributor-dev/distributor/internal/cleanpath"
 )
 
@@ -27,23 +28,9 @@ func isName(s string, max int, upper bool) bool {
 	return true
 }
 
-// IsDigest reports whether s is "sha256:" followed by 64 lowercase hex digits.
-func IsDigest(s string) bool {
-	const prefix = "sha256:"
-	if len(s) != len(prefix)+64 || s[:len(prefix)] != prefix {
-		return false
-	}
-	for i := len(prefix); i < len(s); i++ {
-		if !lowerHex[s[i]] {
-			return false
-		}
-	}
-	return true
-}
-
-// lowerHex marks the bytes 0-9 and a-f.
-var lowerHex = [256]bool{'0': true, '1': true, '2': true, '3': true, '4': true, '5': true, '6': true, '7': true,
-	'8': true, '9': true, 'a': true, 'b': true, 'c': true, 'd': true, 'e': true, 'f': true}
+// IsDigest reports whether s is "sha256:" followed by 64 lowercase hex
+// digits, the form of a bundle's digests and file hashes.
+func IsDigest(s string) bool { return bundle.CheckSHA256(s) == nil }
 
 // field names outputs[i] in messages, formatted only when a message is.
 type field int
