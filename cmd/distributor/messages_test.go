@@ -20,6 +20,7 @@ import (
 
 	"github.com/distributor-dev/distributor/internal/cli"
 	"github.com/distributor-dev/distributor/internal/report"
+	"github.com/distributor-dev/distributor/internal/storage/s3/s3test"
 )
 
 // Messages name what to do (issue 22): each test sets up the situation an
@@ -230,7 +231,7 @@ func TestMessageNetworkFailure(t *testing.T) {
 	}{
 		{"s3, retries exhausted", fmt.Sprintf("    backend: s3\n    s3: {bucket: reports, region: us-east-1, endpoint: \"http://%s\", path_style: true}\n", addr),
 			fmt.Sprintf(`Get "http://%s/reports/www/.distributor.json"`, addr),
-			fmt.Sprintf("read .distributor.json at s3://reports/www: dial tcp %s: connect: connection refused (gave up after 4 attempts); check that %s is up and reachable from here, then rerun (-v or --output json: the whole error)", addr, addr)},
+			fmt.Sprintf("s3://reports/www: read .distributor.json: dial tcp %s: connect: connection refused (gave up after 4 attempts); check that %s is up and reachable from here, then rerun (-v or --output json: the whole error)", addr, addr)},
 		{"sftp", fmt.Sprintf("    backend: sftp\n    sftp: {host: %s, port: %s, user: publisher, identity_file: %s, known_hosts_file: %s}\n", host, port, key, filepath.Join(w.dir, "known_hosts")),
 			"",
 			fmt.Sprintf("sftp://publisher@%s/www: connect: dial tcp %s: connect: connection refused; check that %s is up and reachable from here, then rerun (-v or --output json: the whole error)", addr, addr, addr)},
@@ -324,5 +325,18 @@ func TestMessageConfigIsADirectory(t *testing.T) {
 	want := fmt.Sprintf("distributor: %s (from --config) is a directory, not a configuration file: name the file (e.g. %s)\n", dir, filepath.Join(dir, "distributor.yaml"))
 	if code != 2 || errs != want {
 		t.Errorf("exit %d, stderr %q\nwant exit 2, stderr %q (stdout %q)", code, errs, want, out)
+	}
+}
+
+// A store's error names the root and the file once (the catalog read adds
+// neither again): a bucket that does not exist on versitygw.
+func TestMessageRootNamedOnce(t *testing.T) {
+	srv := s3test.Versitygw(t)
+	w := newHostileWS(t, false)
+	w.editConfig(t, "    backend: local\n", fmt.Sprintf("    backend: s3\n    s3: {bucket: no-such-bucket, region: %s, endpoint: %q, path_style: true}\n", srv.Region, srv.URL))
+	code, out, errs := execEnv(t, srv.Env, "run", "--config", w.conf)
+	want := "s3://no-such-bucket/www: read .distributor.json: NoSuchBucket: The specified bucket does not exist. (HTTP 404); the bucket does not exist"
+	if code != 1 || failedLine(t, out) != want {
+		t.Errorf("exit %d\n%s%s\nwant exit 1 and FAILED: %s", code, out, errs, want)
 	}
 }

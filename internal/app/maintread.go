@@ -104,7 +104,7 @@ func streamCatalog(ctx context.Context, st storage.Store, keepCopy bool, visit f
 	case errors.Is(err, storage.ErrNotExist) && !errors.Is(err, storage.ErrNotObject):
 		return catalog.State{Status: catalog.StatusNone}, "", nil, nil
 	case err != nil && !errors.Is(err, storage.ErrNotObject):
-		return catalog.State{}, "", nil, fmt.Errorf("read %s at %s: %w", catalog.FileName, st, err)
+		return catalog.State{}, "", nil, err // the store's error names the root and the file
 	}
 	// Legacy, future, invalid or unsorted: classify the whole document.
 	s, ver, err := txn.ReadCatalog(ctx, st)

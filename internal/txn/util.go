@@ -49,7 +49,7 @@ func ReadCatalog(ctx context.Context, st storage.Store) (catalog.State, storage.
 	case errors.Is(err, storage.ErrNotExist):
 		return catalog.Read(nil), "", nil
 	case err != nil:
-		return catalog.State{}, "", fmt.Errorf("read %s at %s: %w", catalog.FileName, st, err)
+		return catalog.State{}, "", err // the store's error names the root and the file
 	}
 	return catalog.Read(data), ver, nil
 }
