@@ -179,7 +179,7 @@ func (m *Manifest) validate(checkDigest bool) []ManifestProblem {
 		add("schema_version", strconv.Itoa(m.SchemaVersion), unsupportedVersion(int64(m.SchemaVersion)))
 	}
 	if err := ValidateID(m.ID); err != nil {
-		add("id", quoteValue(m.ID), err.Error())
+		add("id", strictjson.Quote(m.ID), err.Error())
 	}
 	if m.Created.IsZero() {
 		add("created", "", "missing (or the zero time 0001-01-01T00:00:00Z)")
@@ -188,7 +188,7 @@ func (m *Manifest) validate(checkDigest bool) []ManifestProblem {
 	}
 	digestOK := true
 	if err := CheckSHA256(m.Digest); err != nil {
-		add("digest", quoteValue(m.Digest), err.Error())
+		add("digest", strictjson.Quote(m.Digest), err.Error())
 		digestOK = false
 	}
 	if len(m.Files) == 0 {
@@ -204,16 +204,16 @@ func (m *Manifest) validate(checkDigest bool) []ManifestProblem {
 	index := make(map[string]int, len(m.Files)) // valid path -> first index
 	for i, f := range m.Files {
 		if err := cleanpath.CheckUnreserved(f.Path); err != nil {
-			fileProb(i, "path", quoteValue(f.Path), pathReason(err))
+			fileProb(i, "path", strictjson.Quote(f.Path), pathReason(err))
 		} else if f.Path == ManifestName {
-			fileProb(i, "path", quoteValue(f.Path), "is the manifest itself, which must not be listed")
+			fileProb(i, "path", strictjson.Quote(f.Path), "is the manifest itself, which must not be listed")
 		} else if j, dup := index[f.Path]; dup {
-			fileProb(i, "path", quoteValue(f.Path), fmt.Sprintf("duplicate of files[%d].path", j))
+			fileProb(i, "path", strictjson.Quote(f.Path), fmt.Sprintf("duplicate of files[%d].path", j))
 		} else {
 			index[f.Path] = i
 		}
 		if err := CheckSHA256(f.SHA256); err != nil {
-			fileProb(i, "sha256", quoteValue(f.SHA256), err.Error())
+			fileProb(i, "sha256", strictjson.Quote(f.SHA256), err.Error())
 		}
 		if f.Size < 0 {
 			fileProb(i, "size", strconv.FormatInt(f.Size, 10), "must not be negative")
@@ -229,14 +229,14 @@ func (m *Manifest) validate(checkDigest bool) []ManifestProblem {
 				continue
 			}
 			if j, ok := index[f.Path[:k]]; ok {
-				fileProb(i, "path", quoteValue(f.Path), fmt.Sprintf("its parent %q is listed as a file (files[%d])", f.Path[:k], j))
+				fileProb(i, "path", strictjson.Quote(f.Path), fmt.Sprintf("its parent %q is listed as a file (files[%d])", f.Path[:k], j))
 				break
 			}
 		}
 	}
 	if digestOK && filesOK && checkDigest {
 		if want := ComputeDigest(m.Files); m.Digest != want {
-			add("digest", quoteValue(m.Digest), "does not match the listed files (computed "+want+")")
+			add("digest", strictjson.Quote(m.Digest), "does not match the listed files (computed "+want+")")
 		}
 	}
 	return probs
@@ -255,19 +255,6 @@ func unsupportedVersion(v int64) string {
 		return fmt.Sprintf("unsupported schema version (this distributor reads version %d only)", SchemaVersion)
 	}
 	return fmt.Sprintf("must be %d", SchemaVersion)
-}
-
-// quoteValue Go-quotes s for an error message, shortening long values.
-func quoteValue(s string) string {
-	const max = 96
-	if len(s) <= max {
-		return strconv.Quote(s)
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return strconv.Quote(s[:cut]) + fmt.Sprintf("…(%d bytes)", len(s))
 }
 
 // EncodeManifest validates m (a wrapped *ManifestError if invalid) and

@@ -135,7 +135,7 @@ func (p *refParser) unknown(where string, u jsontext.Value) {
 		return
 	}
 	for _, name := range slices.Sorted(maps.Keys(members)) {
-		p.problems = append(p.problems, ManifestProblem{Field: where, Reason: "unknown field " + quoteValue(name)})
+		p.problems = append(p.problems, ManifestProblem{Field: where, Reason: "unknown field " + strictjson.Quote(name)})
 	}
 }
 
@@ -182,7 +182,7 @@ func (p *refParser) manifest(w *refManifest) *Manifest {
 		if s, ok := p.str("created", w.Created); ok {
 			t, err := parseRFC3339(s)
 			if err != nil {
-				p.add("created", quoteValue(s), "is not an RFC 3339 timestamp such as 2026-06-19T12:00:00Z")
+				p.add("created", strictjson.Quote(s), "is not an RFC 3339 timestamp such as 2026-06-19T12:00:00Z")
 			} else {
 				m.Created = t.UTC()
 			}

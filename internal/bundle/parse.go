@@ -192,7 +192,7 @@ func (p *parser) object(f field, names []string, null bool, read func(k int) err
 	}
 	slices.Sort(unknown)
 	for _, name := range unknown {
-		p.problems = append(p.problems, keyedProblem{len(names), ManifestProblem{Field: f.String(), Reason: "unknown field " + quoteValue(name)}})
+		p.problems = append(p.problems, keyedProblem{len(names), ManifestProblem{Field: f.String(), Reason: "unknown field " + strictjson.Quote(name)}})
 	}
 	mine := p.problems[start:]
 	slices.SortStableFunc(mine, func(a, b keyedProblem) int { return a.member - b.member })
@@ -239,7 +239,7 @@ func (p *parser) read(m *Manifest, name string) error {
 		}
 		t, perr := parseRFC3339(s)
 		if perr != nil {
-			p.add(name, quoteValue(s), "is not an RFC 3339 timestamp such as 2026-06-19T12:00:00Z")
+			p.add(name, strictjson.Quote(s), "is not an RFC 3339 timestamp such as 2026-06-19T12:00:00Z")
 		} else {
 			m.Created = t.UTC()
 		}

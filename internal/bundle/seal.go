@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/cleanpath"
+	"github.com/distributor-dev/distributor/internal/strictjson"
 )
 
 // sealTempPrefix starts the name of the temporary file Seal writes next to
@@ -29,7 +30,7 @@ const sealTempPrefix = cleanpath.ReservedPrefix + "-seal-"
 // 0000-9999 and a directory without files are errors too.
 func Seal(ctx context.Context, dir, id string, created time.Time) (*Manifest, error) {
 	if err := ValidateID(id); err != nil {
-		return nil, fmt.Errorf("seal bundle %s: id %s: %w", dir, quoteValue(id), err)
+		return nil, fmt.Errorf("seal bundle %s: id %s: %w", dir, strictjson.Quote(id), err)
 	}
 	created = created.UTC().Truncate(time.Second)
 	if y := created.Year(); y < 0 || y > 9999 {

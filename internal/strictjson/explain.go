@@ -170,7 +170,7 @@ func describeSemantic(e *Error, se *json.SemanticError) {
 	switch {
 	case errors.Is(se.Err, json.ErrUnknownName):
 		e.Field = Field(se.JSONPointer.Parent())
-		e.Reason = "unknown field " + quote(se.JSONPointer.LastToken())
+		e.Reason = "unknown field " + Quote(se.JSONPointer.LastToken())
 		return
 	case errors.Is(se.Err, strconv.ErrRange):
 		e.Value, e.Reason = string(se.JSONValue), "is out of range"
@@ -216,7 +216,7 @@ func Field(p jsontext.Pointer) string {
 			}
 			b.WriteString(tok)
 		default:
-			b.WriteString("[" + quote(tok) + "]")
+			b.WriteString("[" + Quote(tok) + "]")
 		}
 	}
 	return b.String()
@@ -235,8 +235,8 @@ func LineColumn(data []byte, off int64) (line, col int) {
 // maxShown bounds a value shown in a message, in bytes.
 const maxShown = 96
 
-// quote Go-quotes s, shortened when long.
-func quote(s string) string {
+// Quote Go-quotes s for a message, shortened when long.
+func Quote(s string) string {
 	if len(s) <= maxShown {
 		return strconv.Quote(s)
 	}
@@ -254,7 +254,7 @@ func showLiteral(lit []byte) string {
 	if utf8.Valid(lit) && len(lit) <= maxShown {
 		return string(lit)
 	}
-	return quote(string(lit[1 : len(lit)-1]))
+	return Quote(string(lit[1 : len(lit)-1]))
 }
 
 // stringAt finds the JSON string literal (quotes included) that contains
