@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // Edit is a change to a catalog, small next to it: the records to put (at
@@ -36,7 +37,7 @@ func (e *Edit) sorted() ([]Output, []string, error) {
 
 // ApplyTo streams base (nil: none) through e and writes the result to w in
 // Encode's layout, validating every record of base. A base that is not a
-// valid sorted catalog fails (ErrUnsorted for an unsorted one).
+// valid sorted catalog fails (ErrUnsorted for an unsorted one: use Apply).
 // It returns the number of records written.
 func (e *Edit) ApplyTo(base io.Reader, w io.Writer) (int, error) { return e.apply(base, w, false) }
 
@@ -117,4 +118,25 @@ func (m *merger) finish() (int, error) {
 		}
 	}
 	return m.enc.n, m.enc.Close()
+}
+
+// Apply returns e applied to c (nil: none), in memory.
+func (c *Catalog) Apply(e *Edit) (*Catalog, error) {
+	put, del, err := e.sorted()
+	if err != nil {
+		return nil, err
+	}
+	n := &Catalog{SchemaVersion: SchemaVersion, DistributorVersion: e.Header.DistributorVersion,
+		CreatedAt: e.Header.CreatedAt, UpdatedAt: e.Header.UpdatedAt}
+	if c != nil && !e.Fresh {
+		for _, o := range c.Outputs {
+			_, isPut := slices.BinarySearchFunc(put, o.Path, func(p Output, path string) int { return strings.Compare(p.Path, path) })
+			if _, isDel := slices.BinarySearch(del, o.Path); !isPut && !isDel {
+				n.Outputs = append(n.Outputs, o)
+			}
+		}
+	}
+	n.Outputs = append(n.Outputs, put...)
+	sort.Slice(n.Outputs, func(i, j int) bool { return n.Outputs[i].Path < n.Outputs[j].Path })
+	return n, nil
 }
