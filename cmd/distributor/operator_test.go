@@ -103,3 +103,63 @@ func TestQuietPrintsOnlyFailures(t *testing.T) {
 		t.Errorf("run --output json -q that succeeds: exit %d, want the document:\n%s", code, out)
 	}
 }
+
+// verify on a mistyped root found no catalog and said "nothing to verify",
+// exit 0: a monitoring job took it for healthy. Now it fails naming the
+// root; a catalog that records none of the owner's outputs passes, saying
+// so.
+func TestVerifyRootWithoutCatalog(t *testing.T) {
+	w := newHostileWS(t, true) // published to www
+	w.editConfig(t, "path: www", "path: wwww")
+	typo := filepath.Join(w.dir, "wwww")
+	code, out, errs := execEnv(t, nil, "verify", "--config", w.conf)
+	want := "verify reports/site at " + typo + " (outputs of reports/site)\n" +
+		"  FAILED: no catalog (.distributor.json) found at " + typo + ", which is empty or does not exist: " +
+		"nothing is managed there, so there is nothing to verify; did you mean another path? " +
+		"(check the destination's path, --pipeline and --destination, or publish first with `distributor run`)\n"
+	if code != 1 || out != want || !strings.Contains(errs, `level=ERROR msg="verify failed"`) {
+		t.Errorf("exit %d, stderr %q, stdout:\n%s\nwant exit 1, stdout:\n%s", code, errs, out, want)
+	}
+
+	// A root that holds files but no catalog says so.
+	w.write(t, "wwww/index.html", "<p>by hand</p>\n")
+	if _, out, _ := execEnv(t, nil, "verify", "--config", w.conf); !strings.Contains(out, ", which holds files but none that distributor published: ") {
+		t.Errorf("a root with unmanaged files only:\n%s", out)
+	}
+
+	// The JSON document still comes out, one of it.
+	code, out, _ = execEnv(t, nil, "verify", "--config", w.conf, "--output", "json")
+	var doc struct {
+		Command string  `json:"command"`
+		Root    string  `json:"root"`
+		State   string  `json:"state"`
+		OK      int     `json:"ok"`
+		Error   *string `json:"error"`
+	}
+	dec := json.NewDecoder(strings.NewReader(out))
+	if err := dec.Decode(&doc); err != nil || dec.More() {
+		t.Fatalf("not one JSON document: %v\n%s", err, out)
+	}
+	if code != 1 || doc.Command != "verify" || doc.Root != typo || doc.State != "none" || doc.OK != 0 || doc.Error == nil ||
+		!strings.HasPrefix(*doc.Error, "no catalog (.distributor.json) found at "+typo+", which holds files") {
+		t.Errorf("--output json: exit %d, %+v", code, doc)
+	}
+
+	// A catalog with outputs of other owners only: exit 0, and it says
+	// nothing was verified.
+	w.write(t, "distributor.yaml", strings.Replace(hostileConfig, "destinations: [site]", "destinations: [site]\n  - id: nightly\n    source: bundle\n    destinations: [other]", 1)+`  - id: other
+    backend: local
+    path: www
+    paths: {prefix: other/}
+`)
+	code, out, errs = execEnv(t, nil, "verify", "--config", w.conf, "--pipeline", "nightly", "--destination", "other")
+	want = "verify nightly/other at " + w.root + " (outputs of nightly/other)\n" +
+		"  0 ok, 0 missing, 0 corrupt\n" +
+		"  ok, but nothing was verified: the catalog records no output of nightly/other (--all-owners checks every owner's)\n"
+	if code != 0 || out != want || errs != "" {
+		t.Errorf("exit %d, stderr %q, stdout:\n%s\nwant exit 0, stdout:\n%s", code, errs, out, want)
+	}
+	if code, out, _ := execEnv(t, nil, "verify", "--config", w.conf, "--pipeline", "nightly", "--destination", "other", "--all-owners"); code != 0 || !strings.Contains(out, "  3 ok, 0 missing, 0 corrupt\n") {
+		t.Errorf("--all-owners: exit %d\n%s", code, out)
+	}
+}

@@ -2,7 +2,10 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"path"
+	"strings"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/config"
@@ -52,7 +55,9 @@ func (a *App) Verify(ctx context.Context, cfg *config.Config, opts VerifyOptions
 	}
 	rep.TempFiles = append(rep.TempFiles, temps...)
 	if m.cat == nil {
-		return rep, nil // nothing is managed here: nothing to verify
+		// Nothing is managed here: most likely a mistyped root, which must
+		// not pass for a healthy one.
+		return fail(noCatalogError(ctx, m.store, m.pending))
 	}
 	res, err := a.audit(ctx, t, m, opts)
 	if err != nil {
@@ -68,6 +73,35 @@ func (a *App) Verify(ctx context.Context, cfg *config.Config, opts VerifyOptions
 		a.Logger.Info("corrupt output", "path", cr.Path, "expected", cr.Expected, "actual", cr.Actual)
 	}
 	return rep, nil
+}
+
+// noCatalogError is verify's failure on a root without a catalog (state
+// none): it names the root, says whether anything is there, and asks
+// whether another path was meant; or, when a dead run's journal is
+// pending there, that its recovery comes first.
+func noCatalogError(ctx context.Context, st storage.Store, pending bool) error {
+	if pending {
+		return fmt.Errorf("no catalog (%s) found at %s yet: a dead run's intent journal is pending there, so nothing was verified; "+
+			"one `distributor run` (or `distributor reconcile-state`) on this destination recovers the root, then run verify again",
+			catalog.FileName, st)
+	}
+	what := "which is empty or does not exist"
+	errFound := errors.New("found")
+	err := st.List(ctx, "", func(i storage.Info) error {
+		if strings.HasPrefix(path.Base(strings.TrimSuffix(i.Path, "/")), ".distributor") {
+			return nil // reserved names: a lock, a temporary file
+		}
+		return errFound
+	})
+	switch {
+	case errors.Is(err, errFound):
+		what = "which holds files but none that distributor published"
+	case err != nil:
+		what = "which could not be listed"
+	}
+	return fmt.Errorf("no catalog (%s) found at %s, %s: nothing is managed there, so there is nothing to verify; "+
+		"did you mean another path? (check the destination's path, --pipeline and --destination, or publish first with `distributor run`)",
+		catalog.FileName, st, what)
 }
 
 // audit checks the selected records of m's catalog against storage,

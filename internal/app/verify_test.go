@@ -58,7 +58,8 @@ func TestVerifyStates(t *testing.T) {
 	f := newMT(t)
 	ctx := context.Background()
 	rep, err := f.app().Verify(ctx, f.cfg, app.VerifyOptions{MaintOptions: mtOpts(alphaA)})
-	if err != nil || rep.Failed() || rep.State != "none" || rep.OK != 0 {
+	// No catalog: a mistyped root must not look healthy.
+	if err != nil || !rep.Failed() || rep.State != "none" || rep.OK != 0 || !strings.HasPrefix(mtDeref(rep.Error), "no catalog (.distributor.json) found at "+f.root+", which is empty or does not exist:") {
 		t.Fatalf("none: %+v %v", rep, err)
 	}
 	mtWrite(t, f.root, catalog.FileName, `{"schema_version": 1}`)

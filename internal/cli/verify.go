@@ -35,9 +35,11 @@ size (bitrot, an in-place edit of the same length): its "ok" means present
 with the right size, not intact. Use it for a frequent cheap check and run
 a full verify regularly.
 
-Exit status: 0 every checked output is intact (also when the root has no
-catalog yet); 1 an output is missing or corrupt, the root could not be read,
-or its state is legacy, invalid or future; 2 a usage or configuration error.`,
+Exit status: 0 every checked output is intact (also when the catalog
+records none of the owner's, which the report says); 1 an output is missing
+or corrupt, the root has no catalog (a mistyped path must not look healthy),
+the root could not be read, or its state is legacy, invalid or future; 2 a
+usage or configuration error.`,
 		Example: `  distributor verify --pipeline weather.daily --destination latest
   distributor verify --pipeline weather.daily --destination latest \
     --all-owners --output json

@@ -188,10 +188,6 @@ func WriteVerifyText(w io.Writer, v *Verify) {
 		scope += "; --quick: presence and sizes only, contents not read"
 	}
 	writeHead(w, &v.Target, " ("+scope+")", v.Warnings)
-	if v.State == string(catalog.StatusNone) && v.Error == nil {
-		fmt.Fprintf(w, "  %s, nothing to verify\n", noCatalogNote)
-		return
-	}
 	upTo(w, v.Missing, "missing output(s)", func(m Record) {
 		fmt.Fprintf(w, "  MISSING  %s  (%s): recorded, not in storage\n", m.Path, owner(m.PipelineID, m.DestinationID))
 	})
@@ -206,6 +202,14 @@ func WriteVerifyText(w io.Writer, v *Verify) {
 	writeTempFiles(w, v.TempFiles, "the next run, prune --apply or reconcile-state removes them")
 	fmt.Fprintf(w, "  %d ok, %d missing, %d corrupt\n", v.OK, len(v.Missing), len(v.Corrupt))
 	if !v.Failed() {
+		if v.OK == 0 {
+			whose := "of " + owner(v.PipelineID, v.DestinationID) + " (--all-owners checks every owner's)"
+			if v.AllOwners {
+				whose = "at all"
+			}
+			fmt.Fprintf(w, "  ok, but nothing was verified: the catalog records no output %s\n", whose)
+			return
+		}
 		if v.Quick {
 			fmt.Fprintf(w, "  ok: every checked output is present with its recorded size (contents not compared: run verify without --quick for that)\n")
 			return
