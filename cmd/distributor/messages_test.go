@@ -340,3 +340,27 @@ func TestMessageRootNamedOnce(t *testing.T) {
 		t.Errorf("exit %d\n%s%s\nwant exit 1 and FAILED: %s", code, out, errs, want)
 	}
 }
+
+// GCS without credentials (no anonymous, no GOOGLE_APPLICATION_CREDENTIALS,
+// no gcloud file, no metadata server) says that none was found, what was
+// tried and how to give one, in one attempt, instead of a network hint.
+// The metadata server is a closed port on 127.0.0.1 (GCE_METADATA_HOST,
+// which the metadata client reads from the process environment), and so
+// is the API: nothing leaves loopback.
+func TestMessageGCSNoCredentials(t *testing.T) {
+	w := newHostileWS(t, false)
+	home, metadata := t.TempDir(), closedPort(t)
+	t.Setenv("GCE_METADATA_HOST", metadata)
+	w.editConfig(t, "    backend: local\n", fmt.Sprintf("    backend: gcs\n    gcs: {bucket: reports, endpoint: \"http://%s\"}\n", closedPort(t)))
+	code, out, errs := execEnv(t, map[string]string{"HOME": home, "GCE_METADATA_HOST": metadata}, "run", "--config", w.conf)
+	want := fmt.Sprintf("gs://reports/www: read .distributor.json: no Google credentials found (tried GOOGLE_APPLICATION_CREDENTIALS: not set; "+
+		"no gcloud file %s; the metadata server %s: dial tcp %s: connect: connection refused): "+
+		"set GOOGLE_APPLICATION_CREDENTIALS to a credentials file, run `gcloud auth application-default login`, or set anonymous: true for an emulator",
+		filepath.Join(home, ".config", "gcloud", "application_default_credentials.json"), metadata, metadata)
+	if code != 1 || failedLine(t, out) != want {
+		t.Errorf("exit %d\n%s%s\nwant exit 1 and FAILED: %s", code, out, errs, want)
+	}
+	if strings.Contains(errs, "retrying") {
+		t.Errorf("a missing credential was retried:\n%s", errs)
+	}
+}

@@ -163,7 +163,7 @@ func parseEndpoint(endpoint string) (api, upload string, err error) {
 // order of the package documentation, reading the environment through
 // getenv. Token requests go through hc.
 func defaultCredentials(getenv func(string) string, hc *http.Client) (oauth2.TokenSource, error) {
-	file := getenv("GOOGLE_APPLICATION_CREDENTIALS")
+	file, adc := getenv("GOOGLE_APPLICATION_CREDENTIALS"), "no gcloud file (neither CLOUDSDK_CONFIG nor HOME is set)"
 	if file == "" {
 		dir := getenv("CLOUDSDK_CONFIG")
 		switch {
@@ -175,10 +175,14 @@ func defaultCredentials(getenv func(string) string, hc *http.Client) (oauth2.Tok
 		}
 		if f := filepath.Join(dir, "application_default_credentials.json"); dir != "" && fileExists(f) {
 			file = f
+		} else if dir != "" {
+			adc = "no gcloud file " + f
 		}
 	}
 	if file == "" {
-		return google.ComputeTokenSource("", scope), nil
+		// The metadata client reads GCE_METADATA_HOST from the process
+		// environment: getenv, but in tests.
+		return metadataSource{google.ComputeTokenSource("", scope), adc, cmp.Or(getenv("GCE_METADATA_HOST"), "169.254.169.254")}, nil
 	}
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -198,6 +202,30 @@ func defaultCredentials(getenv func(string) string, hc *http.Client) (oauth2.Tok
 		return nil, fmt.Errorf("credentials %s: %w", file, err)
 	}
 	return creds.TokenSource, nil
+}
+
+var errNoCredentials = errors.New("no Google credentials found")
+
+// metadataSource is the metadata server's token source, tried when
+// GOOGLE_APPLICATION_CREDENTIALS and gcloud's file (adc) found nothing.
+// Its failure says what was tried and how to give credentials, the
+// server's answer as text: not a network failure to retry or report.
+type metadataSource struct {
+	oauth2.TokenSource
+	adc, host string
+}
+
+func (m metadataSource) Token() (*oauth2.Token, error) {
+	tok, err := m.TokenSource.Token()
+	if err == nil {
+		return tok, nil
+	}
+	if ue, ok := errors.AsType[*url.Error](err); ok {
+		err = ue.Err
+	}
+	return nil, fmt.Errorf("%w (tried GOOGLE_APPLICATION_CREDENTIALS: not set; %s; the metadata server %s: %s): set GOOGLE_APPLICATION_CREDENTIALS "+
+		"to a credentials file, run `gcloud auth application-default login`, or set anonymous: true for an emulator",
+		errNoCredentials, m.adc, m.host, strings.TrimPrefix(err.Error(), "oauth2/google: "))
 }
 
 func fileExists(name string) bool {
@@ -285,8 +313,12 @@ func (s *Store) getJSON(ctx context.Context, u string, v any) error {
 // means are the storage errors that answers with these statuses stand for.
 var means = map[int]error{http.StatusNotFound: storage.ErrNotExist, http.StatusPreconditionFailed: storage.ErrPrecondition}
 
-// explainToken adds what to do to a failure to get a token.
+// explainToken adds what to do to a failure to get a token, or finds
+// metadataSource's, which says it already.
 func explainToken(err error) error {
+	if ue, ok := errors.AsType[*url.Error](err); ok && errors.Is(err, errNoCredentials) {
+		return ue.Err // no request went out: not a network failure
+	}
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) || strings.Contains(err.Error(), "oauth2/google") {
 		return fmt.Errorf("%w; no usable Application Default Credentials: set GOOGLE_APPLICATION_CREDENTIALS, "+
