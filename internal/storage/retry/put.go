@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"slices"
 	"sync"
 
 	"github.com/distributor-dev/distributor/internal/storage"
@@ -241,7 +242,7 @@ func (s *Store) settleNew(c *call, size int64, sums [][]byte, perr error) error 
 	for {
 		sum, n, err := s.digest(c.ctx, c.path)
 		switch {
-		case err == nil && n == size && containsSum(sums, sum):
+		case err == nil && n == size && slices.ContainsFunc(sums, func(s []byte) bool { return bytes.Equal(s, sum) }):
 			return nil // an earlier attempt landed
 		case err == nil, errors.Is(err, storage.ErrNotExist): // ErrNotObject too
 			// Another entry holds the name (or held it until just now).
@@ -278,15 +279,6 @@ func (s *Store) digest(ctx context.Context, path string) ([]byte, int64, error) 
 		return nil, 0, fmt.Errorf("read back %s: %w", path, err)
 	}
 	return h.Sum(nil), n, nil
-}
-
-func containsSum(sums [][]byte, sum []byte) bool {
-	for _, s := range sums {
-		if bytes.Equal(s, sum) {
-			return true
-		}
-	}
-	return false
 }
 
 // putIf is Put with PutIfVersion (see the package documentation).
