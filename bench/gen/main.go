@@ -25,9 +25,9 @@ import (
 	"bufio"
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -74,26 +74,31 @@ func writeRandom(path string, size int64, rng *rand.ChaCha8, buf []byte) (string
 	if err != nil {
 		return "", err
 	}
-	h := sha256.New()
 	w := bufio.NewWriterSize(f, len(buf))
+	sum, err := random(w, size, rng, buf)
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return sum, err
+}
+
+// random writes size pseudo-random bytes from rng to w and returns their
+// sha256 in catalog form.
+func random(w io.Writer, size int64, rng *rand.ChaCha8, buf []byte) (string, error) {
+	h := sha256.New()
 	for left := size; left > 0; {
 		n := min(int64(len(buf)), left)
 		rng.Read(buf[:n])
 		h.Write(buf[:n])
 		if _, err := w.Write(buf[:n]); err != nil {
-			f.Close()
 			return "", err
 		}
 		left -= n
 	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return "", err
-	}
-	if err := f.Close(); err != nil {
-		return "", err
-	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+	return bundle.FormatSHA256(h.Sum(nil)), nil
 }
 
 func genBundle(args []string) error {
@@ -145,7 +150,7 @@ func genRoot(args []string) error {
 	fileWidth := max(7, len(fmt.Sprint(max(*outputs-1, 0))))
 	rng := rand.NewChaCha8([32]byte{42})
 	buf := make([]byte, max(*size, 1))
-	src := catalog.Source{ID: "bench.seed", Digest: "sha256:" + hex.EncodeToString(make([]byte, 32)), Created: created}
+	src := catalog.Source{ID: "bench.seed", Digest: bundle.FormatSHA256(make([]byte, 32)), Created: created}
 	// The catalog is written record by record with the streaming encoder
 	// (the same bytes as catalog.Encode), so memory stays flat at any size.
 	tmp := filepath.Join(*dir, catalog.FileName+".gen-tmp")
@@ -163,19 +168,12 @@ func genRoot(args []string) error {
 		p := fmt.Sprintf("d%0*d/f%0*d.bin", dirWidth, i / *perDir, fileWidth, i)
 		var sum string
 		if *files {
-			if sum, err = writeRandom(filepath.Join(*dir, filepath.FromSlash(p)), *size, rng, buf); err != nil {
-				return err
-			}
+			sum, err = writeRandom(filepath.Join(*dir, filepath.FromSlash(p)), *size, rng, buf)
 		} else {
-			// The same bytes writeRandom would write, hashed only.
-			h := sha256.New()
-			for left := *size; left > 0; {
-				n := min(int64(len(buf)), left)
-				rng.Read(buf[:n])
-				h.Write(buf[:n])
-				left -= n
-			}
-			sum = "sha256:" + hex.EncodeToString(h.Sum(nil))
+			sum, err = random(io.Discard, *size, rng, buf) // the same bytes, hashed only
+		}
+		if err != nil {
+			return err
 		}
 		o := catalog.Output{Path: p, PipelineID: *pipeline, DestinationID: *destination,
 			Source: src, Kind: catalog.KindSource, SHA256: sum, Size: *size, CreatedAt: created, UpdatedAt: created}
