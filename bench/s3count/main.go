@@ -25,13 +25,14 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
 	"os"
 	"os/signal"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -109,28 +110,15 @@ func (c *counter) snapshot(reset bool, mark string) Counts {
 	if reset {
 		c.total, c.byMethod, c.byOp = 0, map[string]int{}, map[string]int{}
 	} else {
-		s.ByMethod, s.ByOp = clone(c.byMethod), clone(c.byOp)
+		s.ByMethod, s.ByOp = maps.Clone(c.byMethod), maps.Clone(c.byOp)
 	}
 	return s
-}
-
-func clone(m map[string]int) map[string]int {
-	n := make(map[string]int, len(m))
-	for k, v := range m {
-		n[k] = v
-	}
-	return n
 }
 
 // String formats counts on one line: "total=N GET=a PUT=b ...".
 func (s Counts) String() string {
 	out := fmt.Sprintf("total=%d", s.Total)
-	keys := make([]string, 0, len(s.ByOp))
-	for k := range s.ByOp {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(s.ByOp)) {
 		out += fmt.Sprintf(" %q=%d", k, s.ByOp[k])
 	}
 	return out
