@@ -17,6 +17,7 @@ import (
 	"sync"
 
 	"github.com/distributor-dev/distributor/internal/parhash"
+	"github.com/distributor-dev/distributor/internal/storage"
 )
 
 // openRegular opens the bundle file p (a clean path) below root for reading,
@@ -71,20 +72,6 @@ func openFailed(what string, err error) *pathError {
 	return ioReason(what, err)
 }
 
-// ctxReader fails reads once ctx is done, so hashing a large file stops
-// promptly on cancellation.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
-}
-
 // hashBuf is the copy buffer size used when hashing files.
 const hashBuf = 256 << 10
 
@@ -93,7 +80,7 @@ const hashBuf = 256 << 10
 // context's error.
 func hashFile(ctx context.Context, f *os.File, buf []byte) (sum string, n int64, reason string, err error) {
 	h := sha256.New()
-	n, err = io.CopyBuffer(h, ctxReader{ctx, f}, buf)
+	n, err = io.CopyBuffer(h, storage.ContextReader(ctx, f), buf) // stops promptly on cancellation
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return "", n, "", ctx.Err()
