@@ -111,7 +111,7 @@ func TestDecodeFull(t *testing.T) {
 					RenameLines: map[string]int{"report.md": 16, "data/raw.csv": 16},
 				},
 				Markdown:  Markdown{Template: filepath.Join(dir, "report.html.tmpl"), RawHTML: true},
-				Links:     Links{BaseURL: "https://reports.example.com/weather/latest/", Pretty: true},
+				Links:     Links{BaseURL: "https://reports.example.com/weather/latest/", Pretty: true, Missing: MissingWarn},
 				Retention: &Retention{Prune: &Prune{OlderThan: 30 * 24 * time.Hour, KeepMin: 5}},
 				Line:      7,
 			},
@@ -122,6 +122,7 @@ func TestDecodeFull(t *testing.T) {
 				Workflow: WorkflowAdditive,
 				Publish:  Publish{HTML: true, Source: SourceAssets},
 				Paths:    Paths{Prefix: "{source_date}/"},
+				Links:    Links{Missing: MissingWarn},
 				Settings: &s3.Options{Bucket: "reports", Region: "us-east-1", Endpoint: "http://127.0.0.1:9000", PathStyle: true},
 				Line:     28,
 			},
@@ -131,6 +132,7 @@ func TestDecodeFull(t *testing.T) {
 				Path:      "/var/www/reports/{source_id}",
 				Workflow:  WorkflowReplacement,
 				Publish:   Publish{HTML: false, Source: SourceNone},
+				Links:     Links{Missing: MissingWarn},
 				Retention: &Retention{Prune: &Prune{OlderThan: 36 * time.Hour}},
 				Settings: &sftp.Options{
 					Host:           "web1.example.com",
@@ -198,6 +200,7 @@ func TestDecodeDefaults(t *testing.T) {
 		Path:     filepath.Join(dir, "out"),
 		Workflow: WorkflowAdditive,
 		Publish:  Publish{HTML: true, Source: SourceAssets},
+		Links:    Links{Missing: MissingWarn},
 		Line:     6,
 	}
 	if diff := cmp.Diff(want, got.Destinations[0]); diff != "" {
@@ -319,6 +322,8 @@ func TestDecodeErrors(t *testing.T) {
 		{"bad base_url scheme", dest("    links:\n      base_url: ftp://example.com/x/\n"), 10, "destinations[0].links.base_url", `must be an absolute http:// or https:// URL`, 0},
 		{"relative base_url", dest("    links: {base_url: /reports/}\n"), 9, "destinations[0].links.base_url", `must be an absolute http:// or https:// URL`, 0},
 		{"base_url with query", dest("    links: {base_url: \"https://e.com/?a=1\"}\n"), 9, "destinations[0].links.base_url", `must not have a query or fragment`, 0},
+		{"bad links.missing", dest("    links: {missing: error}\n"), 9, "destinations[0].links.missing", `"error" is not one of warn, fail`, 0},
+		{"misplaced missing", dest("    missing: fail\n"), 9, "destinations[0]", `it belongs in the links block (links.missing)`, 0},
 		{"bad duration unit", dest("    retention:\n      prune:\n        older_than: 30x\n"), 11, "destinations[0].retention.prune.older_than", `unknown unit "x"`, 0},
 		{"duration without unit", dest("    retention:\n      prune:\n        older_than: 30\n"), 11, "destinations[0].retention.prune.older_than", `missing unit after 30`, 0},
 		{"zero duration", dest("    retention: {prune: {older_than: 0d}}\n"), 9, "destinations[0].retention.prune.older_than", `must be greater than zero`, 0},

@@ -75,16 +75,17 @@ var (
 	publishFields      = []string{"html", "source", "include", "exclude"}
 	pathsFields        = []string{"prefix", "rename"}
 	markdownFields     = []string{"template", "raw_html"}
-	linksFields        = []string{"base_url", "pretty"}
+	linksFields        = []string{"base_url", "pretty", "missing"}
 	retentionFields    = []string{"prune"}
 	pruneFields        = []string{"older_than", "keep_min"}
 	notificationFields = []string{"id", "webhook", "on"}
 	webhookFields      = []string{"url", "secret_env"}
 
-	backends  = registry.Names()
-	workflows = []string{WorkflowAdditive, WorkflowReplacement}
-	sources   = []string{SourceAll, SourceAssets, SourceNone}
-	events    = []string{EventPublished, EventSkipped, EventFailed}
+	backends     = registry.Names()
+	workflows    = []string{WorkflowAdditive, WorkflowReplacement}
+	sources      = []string{SourceAll, SourceAssets, SourceNone}
+	missingModes = []string{MissingWarn, MissingFail}
+	events       = []string{EventPublished, EventSkipped, EventFailed}
 )
 
 // legacyDestinationFields were part of earlier destination-state designs.
@@ -95,7 +96,7 @@ var legacyDestinationFields = []string{"state", "reconciliation", "takeover", "t
 var misplacedDestinationFields = withBackendFields(map[string]string{
 	"html": "publish", "prefix": "paths", "rename": "paths",
 	"template": "markdown", "raw_html": "markdown",
-	"base_url": "links", "pretty": "links",
+	"base_url": "links", "pretty": "links", "missing": "links",
 	"prune": "retention", "older_than": "retention.prune", "keep_min": "retention.prune",
 })
 

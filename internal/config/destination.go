@@ -85,25 +85,7 @@ func (d *decoder) destination(n *yaml.Node, field string, seen map[string]int) (
 		dst.Markdown.RawHTML = d.boolean(mo, "raw_html", false)
 	}
 
-	if lo := d.sub(o, "links", linksFields, nil); lo != nil {
-		if s, v, ok := d.str(lo, "base_url", false); ok && s != "" {
-			f := join(lo.path, "base_url")
-			if u, err := httpURL(s); err != nil {
-				d.add(v.Line, f, "%v", err)
-			} else if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(s, "#") {
-				d.add(v.Line, f, "%q must not have a query or fragment", s)
-			} else if u.User != nil {
-				d.add(v.Line, f, "%q must not contain credentials", s)
-			} else if d.noPlaceholder(s, v, f) {
-				if !strings.HasSuffix(s, "/") {
-					s += "/"
-				}
-				dst.Links.BaseURL = s
-			}
-		}
-		dst.Links.Pretty = d.boolean(lo, "pretty", false)
-	}
-
+	dst.Links = d.links(o)
 	dst.Headers = d.headers(o, be, known)
 	dst.Index = d.index(o, dst.Links)
 
@@ -116,6 +98,33 @@ func (d *decoder) destination(n *yaml.Node, field string, seen map[string]int) (
 
 	d.backendBlocks(o, &dst, backendNode)
 	return dst, true
+}
+
+// links decodes a destination's links block.
+func (d *decoder) links(o *object) Links {
+	l := Links{Missing: MissingWarn}
+	lo := d.sub(o, "links", linksFields, nil)
+	if lo == nil {
+		return l
+	}
+	if s, v, ok := d.str(lo, "base_url", false); ok && s != "" {
+		f := join(lo.path, "base_url")
+		if u, err := httpURL(s); err != nil {
+			d.add(v.Line, f, "%v", err)
+		} else if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(s, "#") {
+			d.add(v.Line, f, "%q must not have a query or fragment", s)
+		} else if u.User != nil {
+			d.add(v.Line, f, "%q must not contain credentials", s)
+		} else if d.noPlaceholder(s, v, f) {
+			if !strings.HasSuffix(s, "/") {
+				s += "/"
+			}
+			l.BaseURL = s
+		}
+	}
+	l.Pretty = d.boolean(lo, "pretty", false)
+	l.Missing = d.enum(lo, "missing", missingModes, MissingWarn)
+	return l
 }
 
 func (d *decoder) paths(o *object) Paths {

@@ -149,7 +149,7 @@ func TestSchemaMatchesDecoder(t *testing.T) {
 	text := string(Schema())
 	for _, want := range []string{
 		jsonString(t, enumOf(backends)), jsonString(t, enumOf(workflows)),
-		jsonString(t, enumOf(sources)), jsonString(t, enumOf(events)),
+		jsonString(t, enumOf(sources)), jsonString(t, enumOf(events)), jsonString(t, enumOf(missingModes)),
 		jsonString(t, slugRE.String()), jsonString(t, envNameRE.String()),
 	} {
 		if !strings.Contains(compact(t, text), want) {
@@ -315,6 +315,7 @@ destinations:
 		"prefix without slash":        local + "    paths: {prefix: tomorrow}\n",
 		"unknown placeholder":         local + "    paths: {prefix: \"{date}/\"}\n",
 		"bad base_url":                local + "    links: {base_url: \"ftp://example.com/\"}\n",
+		"bad links.missing":           local + "    links: {missing: ignore}\n",
 		"bad duration":                local + "    retention: {prune: {older_than: 30days}}\n",
 		"prune without older_than":    local + "    retention: {prune: {keep_min: 3}}\n",
 		"negative keep_min":           local + "    retention: {prune: {older_than: 1d, keep_min: -1}}\n",

@@ -15,6 +15,13 @@ const (
 	SourceNone   = "none"
 )
 
+// links.missing values: what a link or image of a rendered page whose
+// target the destination does not publish does.
+const (
+	MissingWarn = "warn" // a warning in validate and run (the default)
+	MissingFail = "fail" // validate and run fail for the destination
+)
+
 // Notification events.
 const (
 	EventPublished = "published"
@@ -134,10 +141,14 @@ type Markdown struct {
 	RawHTML  bool
 }
 
-// Links configures output URLs.
+// Links configures output URLs and what broken links in pages do.
 type Links struct {
 	BaseURL string // "" when outputs get no URL; otherwise ends with "/"
 	Pretty  bool
+	// Missing is MissingWarn (also "") or MissingFail: what a link or
+	// image of a rendered page does whose target lies in the publication
+	// but is nothing the destination publishes.
+	Missing string
 }
 
 // Retention is the destination's retention policy.

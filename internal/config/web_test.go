@@ -121,3 +121,21 @@ func TestDecodeWebErrors(t *testing.T) {
 		t.Errorf("index paths at different roots: %v", err)
 	}
 }
+
+// TestDecodeLinksMissing: links.missing is warn unless set, with or
+// without base_url.
+func TestDecodeLinksMissing(t *testing.T) {
+	for doc, want := range map[string]Links{
+		minimal:                                  {Missing: MissingWarn},
+		minimal + "    links: {missing: fail}\n": {Missing: MissingFail},
+		minimal + "    links: {base_url: \"https://r.example.com\", missing: warn}\n": {BaseURL: "https://r.example.com/", Missing: MissingWarn},
+	} {
+		cfg, err := Decode([]byte(doc), "c.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.Destinations[0].Links; got != want {
+			t.Errorf("links %+v, want %+v\n%s", got, want, doc)
+		}
+	}
+}

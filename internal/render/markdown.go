@@ -36,7 +36,10 @@ var docKey = parser.NewContextKey()
 type docInfo struct {
 	sourcePath string // bundle path of the Markdown source
 	outputPath string // its HTML output path
-	title      string // set by the transformer: text of the first non-empty heading
+	// Set by the transformer: the text of the first non-empty heading and
+	// the links and images that point at nothing published.
+	title  string
+	broken []BrokenLink
 }
 
 // mdRenderer renders the Markdown sources of one Plan call.
@@ -49,8 +52,8 @@ type mdRenderer struct {
 
 // newRenderer builds the Markdown converter and parses the page template
 // once for one Plan call. htmlOut maps every rendered Markdown source path to
-// its output path.
-func newRenderer(d *config.Destination, htmlOut map[string]string, m *bundle.Manifest) (*mdRenderer, error) {
+// its output path; targets is what other links may point at.
+func newRenderer(d *config.Destination, htmlOut map[string]string, targets *linkTargets, m *bundle.Manifest) (*mdRenderer, error) {
 	page, err := loadTemplate(d.Markdown.Template)
 	if err != nil {
 		return nil, err
@@ -65,7 +68,7 @@ func newRenderer(d *config.Destination, htmlOut map[string]string, m *bundle.Man
 		goldmark.WithExtensions(extension.GFM, extension.Footnote),
 		goldmark.WithParserOptions(
 			parser.WithASTTransformers(util.Prioritized(
-				&docTransformer{htmlOut: htmlOut, rawHTMLShown: !d.Markdown.RawHTML}, 1000)),
+				&docTransformer{htmlOut: htmlOut, targets: targets, rawHTMLShown: !d.Markdown.RawHTML}, 1000)),
 		),
 		goldmark.WithRendererOptions(ropts...),
 	)
@@ -78,16 +81,18 @@ func newRenderer(d *config.Destination, htmlOut map[string]string, m *bundle.Man
 }
 
 // renderFile reads the Markdown source f from bundle directory dir, checks it
-// against its manifest entry and renders the page for output path out.
-func (r *mdRenderer) renderFile(dir string, f bundle.File, out string) ([]byte, error) {
+// against its manifest entry and renders the page for output path out. It
+// returns the page and the page's broken links.
+func (r *mdRenderer) renderFile(dir string, f bundle.File, out string) ([]byte, []BrokenLink, error) {
 	src, err := readVerified(dir, f)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	body, title, err := r.convert(src, f.Path, out)
+	body, info, err := r.convert(src, f.Path, out)
 	if err != nil {
-		return nil, fmt.Errorf("render %q: %w", f.Path, err)
+		return nil, nil, fmt.Errorf("render %q: %w", f.Path, err)
 	}
+	title := info.title
 	if title == "" {
 		base := path.Base(f.Path)
 		title = base[:len(base)-len(markdownExt(base))]
@@ -96,26 +101,26 @@ func (r *mdRenderer) renderFile(dir string, f bundle.File, out string) ([]byte, 
 	data := PageData{Title: title, Content: template.HTML(body), Source: r.source, Path: out}
 	if err := r.page.Execute(&buf, data); err != nil {
 		if r.tmplName != "" {
-			return nil, fmt.Errorf("render %q: markdown.template %s: %w", f.Path, r.tmplName, err)
+			return nil, nil, fmt.Errorf("render %q: markdown.template %s: %w", f.Path, r.tmplName, err)
 		}
-		return nil, fmt.Errorf("render %q: built-in page template: %w", f.Path, err)
+		return nil, nil, fmt.Errorf("render %q: built-in page template: %w", f.Path, err)
 	}
-	return buf.Bytes(), nil
+	return buf.Bytes(), info.broken, nil
 }
 
 // convert renders Markdown src (bundle path sourcePath, output path out) to
-// an HTML fragment and returns it with the text of its first non-empty
-// heading.
-func (r *mdRenderer) convert(src []byte, sourcePath, out string) ([]byte, string, error) {
+// an HTML fragment and returns it with what the transformer found (the
+// first non-empty heading's text, the broken links).
+func (r *mdRenderer) convert(src []byte, sourcePath, out string) ([]byte, *docInfo, error) {
 	info := &docInfo{sourcePath: sourcePath, outputPath: out}
 	pc := parser.NewContext()
 	pc.Set(docKey, info)
 	doc := r.md.Parser().Parse(text.NewReader(src), parser.WithContext(pc))
 	var buf bytes.Buffer
 	if err := r.md.Renderer().Render(&buf, src, doc); err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
-	return buf.Bytes(), info.title, nil
+	return buf.Bytes(), info, nil
 }
 
 // readVerified reads bundle file f from dir, checking its size and sha256
@@ -199,11 +204,13 @@ func headingID(text string) string {
 }
 
 // docTransformer finishes a parsed document: it gives headings unique ids
-// derived from their text, records the title, and rewrites relative links and
+// derived from their text, records the title, rewrites relative links and
 // images that point at Markdown files of the bundle to their HTML outputs,
-// relative to the linking page's output path.
+// relative to the linking page's output path, and records the other
+// relative ones that point at nothing published.
 type docTransformer struct {
 	htmlOut      map[string]string // Markdown source path -> HTML output path
+	targets      *linkTargets      // what the other links may point at
 	rawHTMLShown bool              // raw HTML is escaped, so it shows as text
 }
 
@@ -233,17 +240,19 @@ func (t *docTransformer) Transform(doc *ast.Document, reader text.Reader, pc par
 			used[id] = true
 			n.SetAttributeString("id", []byte(id))
 		case *ast.Link:
-			t.rewrite(&n.Destination, info)
+			t.link(n, &n.Destination, false, info, src)
 		case *ast.Image:
-			t.rewrite(&n.Destination, info)
+			t.link(n, &n.Destination, true, info, src)
 		}
 		return ast.WalkContinue, nil
 	})
 }
 
-// rewrite rewrites the destination of a link or image found in the document
-// described by info when it points at a Markdown file of the bundle.
-func (t *docTransformer) rewrite(dest *[]byte, info *docInfo) {
+// link handles the link or image n (destination *dest, source src) of the
+// document described by info: a relative one to a Markdown file of the
+// bundle is rewritten to point at its HTML output, another relative one
+// that points at nothing published is recorded in info.broken.
+func (t *docTransformer) link(n ast.Node, dest *[]byte, image bool, info *docInfo, src []byte) {
 	// Resolve backslash escapes and entities as the HTML renderer would.
 	d := string(util.ResolveEntityNames(util.ResolveNumericReferences(util.UnescapePunctuations(*dest))))
 	if d == "" || d[0] == '/' || d[0] == '#' || d[0] == '?' || hasScheme(d) {
@@ -253,18 +262,20 @@ func (t *docTransformer) rewrite(dest *[]byte, info *docInfo) {
 	if i := strings.IndexAny(d, "?#"); i >= 0 {
 		p, tail = d[:i], d[i:]
 	}
-	if p == "" || strings.HasSuffix(p, "/") {
-		return
-	}
+	dir := p == "" || strings.HasSuffix(p, "/")
 	if u, err := url.PathUnescape(p); err == nil {
 		p = u
 	}
-	target := path.Join(path.Dir(info.sourcePath), p)
-	out, ok := t.htmlOut[target]
-	if !ok {
+	if out, ok := t.htmlOut[path.Join(path.Dir(info.sourcePath), p)]; ok && !dir {
+		*dest = []byte(escapeRelPath(relPath(info.outputPath, out)) + tail)
 		return
 	}
-	*dest = []byte(escapeRelPath(relPath(info.outputPath, out)) + tail)
+	if t.targets == nil {
+		return
+	}
+	if why := t.targets.check(info, p); why != "" {
+		info.broken = append(info.broken, BrokenLink{Source: info.sourcePath, Line: lineOf(n, src), Image: image, Target: d, Reason: why})
+	}
 }
 
 // hasScheme reports whether the URL reference d starts with a scheme

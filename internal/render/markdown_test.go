@@ -17,7 +17,7 @@ func fragment(t *testing.T, src string, rawHTML bool) string {
 	t.Helper()
 	d := dest()
 	d.Markdown.RawHTML = rawHTML
-	r, err := newRenderer(d, map[string]string{"doc.md": "doc.html"}, &bundle.Manifest{ID: "x"})
+	r, err := newRenderer(d, map[string]string{"doc.md": "doc.html"}, nil, &bundle.Manifest{ID: "x"})
 	if err != nil {
 		t.Fatal(err)
 	}

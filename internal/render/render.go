@@ -131,8 +131,15 @@ func Plan(ctx context.Context, b *bundle.Bundle, d *config.Destination, prefix s
 		return nil, fmt.Errorf("destination %q: %w", d.ID, err)
 	}
 	if d.Publish.HTML {
-		if err := renderPages(ctx, b, d, outs); err != nil {
+		broken, err := renderPages(ctx, b, d, outs, prefix)
+		if err != nil {
 			return nil, err
+		}
+		if len(broken) > 0 && d.Links.Missing == config.MissingFail {
+			return nil, &BrokenLinksError{Links: broken}
+		}
+		for _, l := range broken {
+			warnings = append(warnings, l.String())
 		}
 	}
 
@@ -213,35 +220,40 @@ func sortOutputs(outs []planned) error {
 }
 
 // renderPages renders the generated outputs of outs, rewriting links
-// between Markdown files to their HTML outputs.
-func renderPages(ctx context.Context, b *bundle.Bundle, d *config.Destination, outs []planned) error {
+// between Markdown files to their HTML outputs. It returns the pages'
+// broken links (see linkTargets.check), by source path and line.
+func renderPages(ctx context.Context, b *bundle.Bundle, d *config.Destination, outs []planned, prefix string) ([]BrokenLink, error) {
 	htmlOut := make(map[string]string) // Markdown source path -> its HTML output path
 	for _, p := range outs {
 		if p.out.Kind == KindGenerated {
 			htmlOut[p.out.SourcePath] = p.out.Path
 		}
 	}
-	r, err := newRenderer(d, htmlOut, &b.Manifest)
+	r, err := newRenderer(d, htmlOut, newLinkTargets(d, outs, prefix, &b.Manifest), &b.Manifest)
 	if err != nil {
-		return fmt.Errorf("destination %q: %w", d.ID, err)
+		return nil, fmt.Errorf("destination %q: %w", d.ID, err)
 	}
+	var broken []BrokenLink
 	for i := range outs {
 		o := &outs[i].out
 		if o.Kind != KindGenerated {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
-			return err
+			return nil, err
 		}
-		content, err := r.renderFile(b.Dir, outs[i].file, o.Path)
+		content, bl, err := r.renderFile(b.Dir, outs[i].file, o.Path)
 		if err != nil {
-			return fmt.Errorf("destination %q: %w", d.ID, err)
+			return nil, fmt.Errorf("destination %q: %w", d.ID, err)
 		}
 		o.Content = content
 		o.SHA256 = sha256Digest(content)
 		o.Size = int64(len(content))
+		broken = append(broken, bl...)
 	}
-	return nil
+	// Pages come by output path; a reader fixes them by source.
+	slices.SortStableFunc(broken, func(x, y BrokenLink) int { return strings.Compare(x.Source, y.Source) })
+	return broken, nil
 }
 
 // filterFiles applies publish.include and publish.exclude to the bundle's
