@@ -163,3 +163,79 @@ func TestVerifyRootWithoutCatalog(t *testing.T) {
 		t.Errorf("--all-owners: exit %d\n%s", code, out)
 	}
 }
+
+// validate without --source accepted a mistyped paths.rename key although
+// the configured bundle was there, and the run failed on it. Now it plans
+// that bundle as --source does; one that cannot be loaded yet is a note.
+func TestValidatePlansConfiguredSource(t *testing.T) {
+	w := newHostileWS(t, false)
+	w.editConfig(t, "rename: {report.md: index.md}", "rename: {reprot.md: index.md}")
+	digest := readDigest(t, w.bundle)
+	code, out, errs := execEnv(t, nil, "validate", "--config", w.conf)
+	want := "configuration " + w.conf + ": 1 problem(s) (1 pipeline(s), 1 destination(s))\n" +
+		"pipeline reports: source " + w.bundle + ": reports.daily (" + digest + ")\n" +
+		"  reports -> site: 0 output(s) at " + w.root + "\n" +
+		`problem: pipeline reports, destination site: paths.rename (config line 12): "reprot.md" is not a file of the bundle; did you mean "report.md"?` + "\n" +
+		"invalid\n"
+	if code != 1 || out != want || errs != "" {
+		t.Errorf("exit %d, stderr %q, stdout:\n%s\nwant exit 1, stdout:\n%s", code, errs, out, want)
+	}
+	// The problem is the run's failure, word for word.
+	_, runOut, _ := execEnv(t, nil, "run", "--config", w.conf, "--dry-run")
+	if got := failedLine(t, runOut); !strings.Contains(out, got) {
+		t.Errorf("run fails with %q, which validate does not report", got)
+	}
+	// --source checks the same, as before.
+	if code, srcOut, _ := execEnv(t, nil, "validate", "--config", w.conf, "--source", w.bundle); code != 1 ||
+		srcOut != strings.Replace(want, "pipeline reports: source ", "source ", 1) {
+		t.Errorf("--source: exit %d\n%s", code, srcOut)
+	}
+
+	// The bundle is being written (no manifest yet): a note, exit 0.
+	if err := os.Rename(filepath.Join(w.bundle, "manifest.json"), filepath.Join(w.dir, "manifest.json")); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = execEnv(t, nil, "validate", "--config", w.conf)
+	want = "configuration " + w.conf + ": ok (1 pipeline(s), 1 destination(s))\n" +
+		"note: pipeline reports: the configured source could not be loaded, so its outputs were not planned " +
+		"(a bundle is often written just before the run): source bundle " + w.bundle + ": manifest.json: missing " +
+		"(to write it, seal the bundle: distributor bundle seal " + w.bundle + " --id ID)\n"
+	if code != 0 || out != want || errs != "" {
+		t.Errorf("no manifest yet: exit %d, stderr %q, stdout:\n%s\nwant exit 0, stdout:\n%s", code, errs, out, want)
+	}
+	code, out, _ = execEnv(t, nil, "validate", "--config", w.conf, "--output", "json")
+	var doc struct {
+		Valid    bool     `json:"valid"`
+		Problems []string `json:"problems"`
+		Notes    []string `json:"notes"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 || !doc.Valid || len(doc.Problems) != 0 || len(doc.Notes) != 1 ||
+		!strings.HasPrefix(doc.Notes[0], "pipeline reports: the configured source could not be loaded") {
+		t.Errorf("--output json: exit %d, %v, %+v\n%s", code, err, doc, out)
+	}
+
+	// Not there at all: the warning it always was, and no note.
+	if err := os.RemoveAll(w.bundle); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = execEnv(t, nil, "validate", "--config", w.conf)
+	want = "configuration " + w.conf + ": ok (1 pipeline(s), 1 destination(s))\n" +
+		"warning: pipeline reports: source " + w.bundle + " does not exist (yet): a run fails for this pipeline until a bundle is written there\n"
+	if code != 0 || out != want {
+		t.Errorf("no bundle: exit %d, stdout:\n%s\nwant exit 0, stdout:\n%s", code, out, want)
+	}
+}
+
+// readDigest returns the digest of dir/manifest.json.
+func readDigest(t *testing.T, dir string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct{ Digest string }
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m.Digest
+}

@@ -2,7 +2,9 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/distributor-dev/distributor/internal/bundle"
@@ -18,9 +20,11 @@ type ValidateOptions struct {
 	Source   string // "" = configuration only
 }
 
-// Validate checks a loaded configuration and, with a source, that bundle and
-// the outputs it would produce at every selected destination. It touches no
-// storage.
+// Validate checks a loaded configuration and the outputs a bundle would
+// produce at every selected destination: the --source bundle for every
+// pipeline, or else each pipeline's configured source when it can be read
+// (a note says when it cannot: producers often write it just before the
+// run). It touches no storage.
 func (a *App) Validate(ctx context.Context, cfg *config.Config, opts ValidateOptions) (*report.Validate, error) {
 	rep := &report.Validate{Command: "validate", Config: cfg.File, Valid: true,
 		Pipelines: len(cfg.Pipelines), Destinations: len(cfg.Destinations), Problems: []string{}, Outputs: []report.ValidateOutputs{}}
@@ -32,58 +36,147 @@ func (a *App) Validate(ctx context.Context, cfg *config.Config, opts ValidateOpt
 		}
 		pipelines = []*config.Pipeline{p}
 	}
-	badTemplate := a.checkHost(cfg, pipelines, rep)
-	if opts.Source == "" {
-		checkOverlaps(cfg, pipelines, nil, nil, rep)
-		return rep, nil
-	}
-	b, err := bundle.Load(ctx, opts.Source)
-	if err != nil {
-		problem(rep, sourceErr(opts.Source, err).Error())
-		checkOverlaps(cfg, pipelines, nil, nil, rep)
-		return rep, nil
-	}
-	planned := map[destKey][]string{}
-	m := b.Manifest
-	rep.Source = &report.Source{Path: b.Dir, ID: m.ID, Digest: m.Digest, Created: catalog.FormatTime(m.Created)}
-	for _, u := range b.Unlisted {
-		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s is in the bundle directory but not in its manifest: ignored", u))
-	}
-	for _, p := range pipelines {
-		for _, id := range p.Destinations {
-			d, _ := cfg.Destination(id)
-			if badTemplate[d.ID] {
-				continue // reported once, by checkHost
+	v := &validation{cfg: cfg, rep: rep, badTemplate: a.checkHost(cfg, pipelines, rep),
+		manifests: map[string]*bundle.Manifest{}, planned: map[destKey][]string{}}
+	if opts.Source != "" {
+		if b := v.load(ctx, opts.Source); b != nil {
+			rep.Source = sourceOf(b)
+			for _, p := range pipelines {
+				v.plan(ctx, p, b)
 			}
-			vars := config.Vars{PipelineID: p.ID, DestinationID: d.ID, SourceID: m.ID, SourceCreated: m.Created}
-			vo := report.ValidateOutputs{PipelineID: p.ID, DestinationID: d.ID}
-			root, err := config.Expand(d.Path, vars)
-			if err == nil {
-				vo.Root = root
-				var prefix string
-				prefix, err = config.Expand(d.Paths.Prefix, vars)
-				if err == nil {
-					var res *render.Result
-					res, err = render.Plan(ctx, b, d, prefix)
-					if err == nil {
-						vo.Outputs = len(res.Outputs)
-						vo.PrimaryURL = res.PrimaryURL
-						paths := make([]string, len(res.Outputs))
-						for i, o := range res.Outputs {
-							paths[i] = o.Path
-						}
-						planned[destKey{p.ID, d.ID}] = paths
-					}
-				}
-			}
-			if err != nil {
-				problem(rep, fmt.Sprintf("pipeline %s, destination %s: %v", p.ID, d.ID, err))
-			}
-			rep.Outputs = append(rep.Outputs, vo)
 		}
+	} else if err := v.configuredSources(ctx, pipelines); err != nil {
+		return nil, err
 	}
-	checkOverlaps(cfg, pipelines, &m, planned, rep)
+	checkOverlaps(cfg, pipelines, v.manifests, v.planned, rep)
 	return rep, nil
+}
+
+// validation is what Validate gathers: the report, the destinations whose
+// template is broken, and per pipeline the manifest of the bundle planned
+// (by id) and the paths planned at each destination.
+type validation struct {
+	cfg         *config.Config
+	rep         *report.Validate
+	badTemplate map[string]bool
+	manifests   map[string]*bundle.Manifest
+	planned     map[destKey][]string
+}
+
+// load loads the bundle dir for --source; one that cannot be loaded is a
+// problem.
+func (v *validation) load(ctx context.Context, dir string) *bundle.Bundle {
+	b, err := bundle.Load(ctx, dir)
+	v.warnUnlisted("", b, err)
+	if err != nil {
+		problem(v.rep, sourceErr(dir, err).Error())
+		return nil
+	}
+	return b
+}
+
+// warnUnlisted warns of the files that the loaded bundle b, or the bundle
+// Load refused with err, holds but its manifest does not list: also beside
+// an invalid bundle's problems, as one may be the file meant to be listed.
+// who ("" or "pipeline P: ") starts each warning.
+func (v *validation) warnUnlisted(who string, b *bundle.Bundle, err error) {
+	var unlisted []string
+	var ve *bundle.ValidationError
+	switch {
+	case errors.As(err, &ve):
+		unlisted = ve.Unlisted
+	case b != nil:
+		unlisted = b.Unlisted
+	}
+	for _, u := range unlisted {
+		v.rep.Warnings = append(v.rep.Warnings, fmt.Sprintf("%s%s is in the bundle directory but not in its manifest: ignored", who, u))
+	}
+}
+
+// configuredSources plans each pipeline's configured source bundle as
+// --source does, when it can be read. One that does not exist was warned
+// of by checkHost; one that cannot be loaded (being written, not sealed
+// yet) is a note, as a run reads the bundle there at its own time. Only
+// the context's end is an error.
+func (v *validation) configuredSources(ctx context.Context, pipelines []*config.Pipeline) error {
+	type loaded struct {
+		b   *bundle.Bundle
+		err error
+	}
+	cache := map[string]loaded{} // by directory: pipelines sharing one read it once
+	for _, p := range pipelines {
+		if _, err := os.Stat(p.Source); err != nil {
+			continue // checkHost warned
+		}
+		l, ok := cache[p.Source]
+		if !ok {
+			l.b, l.err = bundle.Load(ctx, p.Source)
+			if ctx.Err() != nil {
+				return fmt.Errorf("validate pipeline %s: %w", p.ID, context.Cause(ctx))
+			}
+			cache[p.Source] = l
+		}
+		v.warnUnlisted("pipeline "+p.ID+": ", l.b, l.err)
+		if l.err != nil {
+			v.rep.Notes = append(v.rep.Notes, fmt.Sprintf("pipeline %s: the configured source could not be loaded, so its outputs were not planned "+
+				"(a bundle is often written just before the run): %v", p.ID, sourceErr(p.Source, l.err)))
+			continue
+		}
+		v.rep.Sources = append(v.rep.Sources, report.ValidateSource{PipelineID: p.ID, Source: *sourceOf(l.b)})
+		v.plan(ctx, p, l.b)
+	}
+	return nil
+}
+
+// plan plans bundle b's outputs at every destination of pipeline p; a
+// destination's failure (a mistyped rename, colliding outputs) is a
+// problem.
+func (v *validation) plan(ctx context.Context, p *config.Pipeline, b *bundle.Bundle) {
+	m := b.Manifest
+	v.manifests[p.ID] = &m
+	for _, id := range p.Destinations {
+		d, _ := v.cfg.Destination(id)
+		if v.badTemplate[d.ID] {
+			continue // reported once, by checkHost
+		}
+		vars := config.Vars{PipelineID: p.ID, DestinationID: d.ID, SourceID: m.ID, SourceCreated: m.Created}
+		vo := report.ValidateOutputs{PipelineID: p.ID, DestinationID: d.ID}
+		res, err := planAt(ctx, b, d, vars, &vo)
+		if err != nil {
+			problem(v.rep, fmt.Sprintf("pipeline %s, destination %s: %v", p.ID, d.ID, err))
+		} else {
+			paths := make([]string, len(res.Outputs))
+			for i, o := range res.Outputs {
+				paths[i] = o.Path
+			}
+			v.planned[destKey{p.ID, d.ID}] = paths
+		}
+		v.rep.Outputs = append(v.rep.Outputs, vo)
+	}
+}
+
+// planAt expands d's root and prefix with vars into vo and plans b there.
+func planAt(ctx context.Context, b *bundle.Bundle, d *config.Destination, vars config.Vars, vo *report.ValidateOutputs) (*render.Result, error) {
+	root, err := config.Expand(d.Path, vars)
+	if err != nil {
+		return nil, err
+	}
+	vo.Root = root
+	prefix, err := config.Expand(d.Paths.Prefix, vars)
+	if err != nil {
+		return nil, err
+	}
+	res, err := render.Plan(ctx, b, d, prefix)
+	if err != nil {
+		return nil, err
+	}
+	vo.Outputs, vo.PrimaryURL = len(res.Outputs), res.PrimaryURL
+	return res, nil
+}
+
+func sourceOf(b *bundle.Bundle) *report.Source {
+	m := b.Manifest
+	return &report.Source{Path: b.Dir, ID: m.ID, Digest: m.Digest, Created: catalog.FormatTime(m.Created)}
 }
 
 // sourceErr wraps the error of a source bundle that could not be loaded or

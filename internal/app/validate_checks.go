@@ -107,10 +107,12 @@ func within(outer, inner string) bool {
 
 // checkOverlaps finds destinations of one pipeline that publish to the same
 // root with overlapping outputs (each run would take them over from the
-// other): exactly with a manifest m and the planned paths, else by
-// paths.prefix. Nested roots get a warning.
-func checkOverlaps(cfg *config.Config, pipelines []*config.Pipeline, m *bundle.Manifest, planned map[destKey][]string, rep *report.Validate) {
+// other): exactly with the manifest of the bundle planned for the pipeline
+// (manifests, by pipeline id) and the planned paths, else by paths.prefix.
+// Nested roots get a warning.
+func checkOverlaps(cfg *config.Config, pipelines []*config.Pipeline, manifests map[string]*bundle.Manifest, planned map[destKey][]string, rep *report.Validate) {
 	for _, p := range pipelines {
+		m := manifests[p.ID]
 		type dest struct {
 			d      *config.Destination
 			root   rootID

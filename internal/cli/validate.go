@@ -28,10 +28,14 @@ storage, it then checks what a run of the selected pipelines needs:
   - each pipeline's source directory (a warning when missing: producers
     often write it just before the run).
 
-With --source it also validates that bundle against its manifest and plans
-its outputs for every destination of the pipeline (or of every pipeline),
+It then validates each pipeline's configured source bundle against its
+manifest and plans its outputs for every destination of the pipeline,
 which catches rename typos, outputs that collide within a destination, and
 the exact output paths two destinations of a pipeline would both publish.
+A source that exists but cannot be loaded (not sealed yet, or being
+written) is a note, not a problem: the run reads it at its own time. With
+--source, that bundle is checked and planned instead, for every selected
+pipeline, and one that cannot be loaded is a problem.
 
 Exit status: 0 valid (warnings allowed); 1 a problem: the bundle or its
 outputs are invalid, destinations overlap, or this host lacks a file or
@@ -61,7 +65,7 @@ variable the configuration needs; 2 the configuration is invalid.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.Pipeline, "pipeline", "", "check only this pipeline")
-	f.StringVar(&opts.Source, "source", "", "also validate this bundle directory and plan its outputs")
+	f.StringVar(&opts.Source, "source", "", "validate and plan this bundle directory instead of the pipelines' configured sources")
 	registerIDCompletions(g, cmd)
 	return cmd
 }

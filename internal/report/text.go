@@ -211,8 +211,14 @@ func WriteValidateText(w io.Writer, v *Validate) {
 	if v.Source != nil {
 		fmt.Fprintf(w, "source %s: %s (%s)\n", v.Source.Path, v.Source.ID, v.Source.Digest)
 	}
+	for _, s := range v.Sources {
+		fmt.Fprintf(w, "pipeline %s: source %s: %s (%s)\n", s.PipelineID, s.Path, s.ID, s.Digest)
+	}
 	for _, warn := range v.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+	for _, n := range v.Notes {
+		fmt.Fprintf(w, "note: %s\n", indentLines(n, "  "))
 	}
 	for _, o := range v.Outputs {
 		if o.Root != "" {

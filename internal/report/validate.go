@@ -2,15 +2,29 @@ package report
 
 // Validate is the document `distributor validate` prints.
 type Validate struct {
-	Command      string            `json:"command"`
-	Config       string            `json:"config"`
-	Valid        bool              `json:"valid"`
-	Pipelines    int               `json:"pipelines"`
-	Destinations int               `json:"destinations"`
-	Source       *Source           `json:"source,omitempty"`
-	Outputs      []ValidateOutputs `json:"outputs"`
-	Problems     []string          `json:"problems"`
-	Warnings     []string          `json:"warnings,omitempty"`
+	Command      string `json:"command"`
+	Config       string `json:"config"`
+	Valid        bool   `json:"valid"`
+	Pipelines    int    `json:"pipelines"`
+	Destinations int    `json:"destinations"`
+	// Source is the --source bundle, planned for every pipeline.
+	Source *Source `json:"source,omitempty"`
+	// Sources are, without --source, the pipelines' configured source
+	// bundles that could be read, and planned.
+	Sources  []ValidateSource  `json:"sources,omitempty"`
+	Outputs  []ValidateOutputs `json:"outputs"`
+	Problems []string          `json:"problems"`
+	Warnings []string          `json:"warnings,omitempty"`
+	// Notes say what was not checked and why, such as a configured source
+	// bundle that cannot be read yet; they are not problems.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// ValidateSource is a pipeline's configured source bundle that validate
+// read and planned.
+type ValidateSource struct {
+	PipelineID string `json:"pipeline_id"`
+	Source
 }
 
 // ValidateOutputs summarises what a bundle would publish at one destination.
