@@ -20,6 +20,7 @@ import (
 
 	"github.com/distributor-dev/distributor/internal/cli"
 	"github.com/distributor-dev/distributor/internal/report"
+	"github.com/distributor-dev/distributor/internal/storage/azure/azuretest"
 	"github.com/distributor-dev/distributor/internal/storage/s3/s3test"
 )
 
@@ -362,5 +363,23 @@ func TestMessageGCSNoCredentials(t *testing.T) {
 	}
 	if strings.Contains(errs, "retrying") {
 		t.Errorf("a missing credential was retried:\n%s", errs)
+	}
+}
+
+// Azure on Azurite's http:// endpoint with no connection string, key or
+// SAS says that no credential was found and what was tried, instead of the
+// SDK's refusal to send a token over http (the https:// case:
+// azure.TestNoCredentialHTTPS).
+func TestMessageAzureNoCredential(t *testing.T) {
+	srv := azuretest.Azurite(t)
+	w := newHostileWS(t, false)
+	w.editConfig(t, "    backend: local\n", fmt.Sprintf("    backend: azure\n    azure: {account: %s, container: %s, endpoint: %q}\n", srv.Account, srv.Container, srv.Endpoint))
+	code, out, errs := execEnv(t, nil, "run", "--config", w.conf)
+	want := fmt.Sprintf("azure://%s/%s/www: no Azure credential found (tried AZURE_STORAGE_CONNECTION_STRING, AZURE_STORAGE_KEY and AZURE_STORAGE_SAS_TOKEN: not set; "+
+		"Microsoft Entra ID: not used with an http:// endpoint, whose requests would carry its token unencrypted): "+
+		"set AZURE_STORAGE_KEY (Azurite: its account key), AZURE_STORAGE_SAS_TOKEN or AZURE_STORAGE_CONNECTION_STRING, or use an https:// endpoint (see docs/backends.md)",
+		srv.Account, srv.Container)
+	if code != 1 || failedLine(t, out) != want {
+		t.Errorf("exit %d\n%s%s\nwant exit 1 and FAILED: %s", code, out, errs, want)
 	}
 }

@@ -1,10 +1,14 @@
 package azure
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 )
@@ -61,11 +65,35 @@ func newClient(account, endpoint, cont string, getenv func(string) string, opts 
 		}
 		return container.NewClientWithNoCredential(containerURL+"?"+sas, opts)
 	}
+	tried := "no Azure credential found (tried " + envConnectionString + ", " + envKey + " and " + envSAS + ": not set; Microsoft Entra ID: "
+	if strings.HasPrefix(strings.ToLower(endpoint), "http:") {
+		return nil, fmt.Errorf("%snot used with an http:// endpoint, whose requests would carry its token unencrypted): set %s "+
+			"(Azurite: its account key), %s or %s, or use an https:// endpoint (see docs/backends.md)", tried, envKey, envSAS, envConnectionString)
+	}
 	cred, err := azidentity.NewDefaultAzureCredential(&azidentity.DefaultAzureCredentialOptions{ClientOptions: opts.ClientOptions})
 	if err != nil {
-		return nil, fmt.Errorf("no %s, %s or %s, and Microsoft Entra ID: %w", envConnectionString, envKey, envSAS, err)
+		return nil, fmt.Errorf("%s%w)", tried, err)
 	}
-	return container.NewClient(containerURL, cred, opts)
+	return container.NewClient(containerURL, entraID{cred, tried}, opts)
+}
+
+// entraID is DefaultAzureCredential, its failure on one line and, when
+// it found no credential, saying what was tried.
+type entraID struct {
+	*azidentity.DefaultAzureCredential
+	tried string
+}
+
+func (c entraID) GetToken(ctx context.Context, o policy.TokenRequestOptions) (azcore.AccessToken, error) {
+	tok, err := c.DefaultAzureCredential.GetToken(ctx, o)
+	if err != nil {
+		msg := strings.NewReplacer(":\n\t", ": ", "\n\t\t", " ", "\n\t", "; ", "\n", " ").Replace(err.Error())
+		if !errors.As(err, new(*azidentity.AuthenticationFailedError)) {
+			msg = c.tried + msg + "): set one of them, or sign in to Microsoft Entra ID (see docs/backends.md)"
+		}
+		err = &redacted{msg: msg, err: err} // wraps the SDK's error: not retried
+	}
+	return tok, err
 }
 
 // withoutQuery returns u without its query (a SAS) and trailing "/".

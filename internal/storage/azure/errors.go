@@ -52,7 +52,8 @@ func explain(err error) error {
 	return e
 }
 
-// redacted is an error whose message had a URL's query taken out.
+// redacted is an error with its own message over the one it wraps: a URL's
+// query taken out, or the lines of Microsoft Entra ID's account joined.
 type redacted struct {
 	msg string
 	err error
