@@ -19,9 +19,9 @@ import (
 	"github.com/distributor-dev/distributor/internal/plan"
 	"github.com/distributor-dev/distributor/internal/report"
 	"github.com/distributor-dev/distributor/internal/storage"
-	"github.com/distributor-dev/distributor/internal/storage/faultstore"
 	"github.com/distributor-dev/distributor/internal/storage/local"
 	"github.com/distributor-dev/distributor/internal/storage/storagetest"
+	"github.com/distributor-dev/distributor/internal/testutil/faultstore"
 	"github.com/distributor-dev/distributor/internal/txn"
 )
 

@@ -14,7 +14,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/report"
 	"github.com/distributor-dev/distributor/internal/storage"
-	"github.com/distributor-dev/distributor/internal/storage/faultstore"
+	"github.com/distributor-dev/distributor/internal/testutil/faultstore"
 )
 
 const indexYAML = `pipelines:

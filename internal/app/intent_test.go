@@ -16,8 +16,8 @@ import (
 	"github.com/distributor-dev/distributor/internal/lock"
 	"github.com/distributor-dev/distributor/internal/report"
 	"github.com/distributor-dev/distributor/internal/storage"
-	"github.com/distributor-dev/distributor/internal/storage/faultstore"
 	"github.com/distributor-dev/distributor/internal/storage/local"
+	"github.com/distributor-dev/distributor/internal/testutil/faultstore"
 )
 
 // TestKilledRunRecoveredFromItsLockRecord: a run killed after its output

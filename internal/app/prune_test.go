@@ -12,8 +12,8 @@ import (
 	"github.com/distributor-dev/distributor/internal/journal"
 	"github.com/distributor-dev/distributor/internal/report"
 	"github.com/distributor-dev/distributor/internal/storage"
-	"github.com/distributor-dev/distributor/internal/storage/faultstore"
 	"github.com/distributor-dev/distributor/internal/storage/storagetest"
+	"github.com/distributor-dev/distributor/internal/testutil/faultstore"
 )
 
 // TestSelectPrune: the unit of retention is the publication (one owner's

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/distributor-dev/distributor/internal/storage"
-	"github.com/distributor-dev/distributor/internal/storage/faultstore"
 	"github.com/distributor-dev/distributor/internal/storage/local"
+	"github.com/distributor-dev/distributor/internal/testutil/faultstore"
 )
 
 // TestSyncAndSweepPassThrough: a wrapper no longer hides Sync and
