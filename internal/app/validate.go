@@ -150,6 +150,9 @@ func (v *validation) plan(ctx context.Context, p *config.Pipeline, b *bundle.Bun
 				paths[i] = o.Path
 			}
 			v.planned[destKey{p.ID, d.ID}] = paths
+			for _, w := range res.Warnings { // broken links, filter patterns that match nothing
+				v.rep.Warnings = append(v.rep.Warnings, fmt.Sprintf("pipeline %s, destination %s: %s", p.ID, d.ID, w))
+			}
 		}
 		v.rep.Outputs = append(v.rep.Outputs, vo)
 	}
