@@ -180,10 +180,10 @@ type cliResult struct {
 func distributor(t *testing.T, dir string, args ...string) cliResult {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := cli.Execute(t.Context(), append([]string{"--config", filepath.Join(dir, "distributor.yaml")}, args...), cli.Env{
+	code := cli.Execute(t.Context(), append([]string{"--config", filepath.Join(dir, "distributor.yaml")}, args...), wide(cli.Env{
 		Stdout: &stdout, Stderr: &stderr, Version: "test",
 		Getenv: os.Getenv, // credentials (AWS_*), as the real binary reads them
-	})
+	}))
 	return cliResult{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }
 

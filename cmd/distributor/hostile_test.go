@@ -800,7 +800,7 @@ func TestHostileControl(t *testing.T) {
 func hostileExec(t *testing.T, args ...string) (int, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := cli.Execute(context.Background(), args, cli.Env{Stdout: &stdout, Stderr: &stderr, Version: "test"})
+	code := cli.Execute(context.Background(), args, wide(cli.Env{Stdout: &stdout, Stderr: &stderr, Version: "test"}))
 	text := stdout.String()
 	if slices.Contains(args, "json") && stdout.Len() > 0 {
 		var doc any

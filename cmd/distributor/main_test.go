@@ -7,7 +7,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,6 +41,7 @@ func TestScripts(t *testing.T) {
 			"status":  cmdStatus,
 			"jsondoc": cmdJSONDoc,
 			"sleep":   cmdSleep,
+			"report":  cmdReport,
 		},
 	})
 }
@@ -66,6 +69,42 @@ func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("%s exited with status %d, want %d", args[1], got, want)
 	}
 }
+
+// cmdReport runs "report [-count=N] PATTERN": stdout, read as a text
+// report that is fitted to 80 columns, must match PATTERN (N times; with
+// !, not at all), where each space (or " +") of the pattern matches any run
+// of white space, the line breaks of wrapped text and their indentation
+// included. Where a line breaks depends on the length of $WORK, so a
+// pattern that spans a path must not depend on it.
+func cmdReport(ts *testscript.TestScript, neg bool, args []string) {
+	count := -1
+	if len(args) == 2 && strings.HasPrefix(args[0], "-count=") {
+		n, err := strconv.Atoi(strings.TrimPrefix(args[0], "-count="))
+		if err != nil || neg {
+			ts.Fatalf("report: bad %s", args[0])
+		}
+		count, args = n, args[1:]
+	}
+	if len(args) != 1 {
+		ts.Fatalf("usage: report [-count=N] PATTERN")
+	}
+	re, err := regexp.Compile("(?m)" + spaceRun.ReplaceAllString(args[0], `\s+`))
+	if err != nil {
+		ts.Fatalf("report: %v", err)
+	}
+	n := len(re.FindAllString(ts.ReadFile("stdout"), -1))
+	switch {
+	case count >= 0 && n != count:
+		ts.Fatalf("%d matches for `%s` in the report on stdout, want %d", n, args[0], count)
+	case count < 0 && n == 0 && !neg:
+		ts.Fatalf("no match for `%s` in the report on stdout", args[0])
+	case n > 0 && neg:
+		ts.Fatalf("unexpected match for `%s` in the report on stdout", args[0])
+	}
+}
+
+// spaceRun is a run of spaces in a pattern, each maybe repeated (" +").
+var spaceRun = regexp.MustCompile(`( \+?)+`)
 
 // cmdSleep runs "sleep DURATION": it waits, so that what a script published
 // before becomes older than a retention policy's older_than.

@@ -34,8 +34,8 @@ import (
 func execEnv(t *testing.T, env map[string]string, args ...string) (int, string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := cli.Execute(context.Background(), args, cli.Env{Stdout: &stdout, Stderr: &stderr, Version: "test",
-		Getenv: func(k string) string { return env[k] }})
+	code := cli.Execute(context.Background(), args, wide(cli.Env{Stdout: &stdout, Stderr: &stderr, Version: "test",
+		Getenv: func(k string) string { return env[k] }}))
 	return code, stdout.String(), stderr.String()
 }
 
@@ -143,8 +143,7 @@ func TestMessageUnwritableRoot(t *testing.T) {
 	if err := os.Mkdir(w.root, 0o555); err != nil {
 		t.Fatal(err)
 	}
-	var out []byte
-	var name string
+	var got, name string
 	if os.Geteuid() == 0 {
 		setpriv, err := exec.LookPath("setpriv")
 		if err != nil {
@@ -162,19 +161,20 @@ func TestMessageUnwritableRoot(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		cmd := exec.Command(setpriv, "--reuid="+nobody.Uid, "--regid="+nobody.Gid, "--clear-groups", exe, "run", "--config", w.conf)
+		// JSON: the text report on a pipe wraps at 80 columns.
+		cmd := exec.Command(setpriv, "--reuid="+nobody.Uid, "--regid="+nobody.Gid, "--clear-groups", exe, "run", "--config", w.conf, "--output", "json")
 		cmd.Env = append(os.Environ(), "DISTRIBUTOR_TEST_AS_MAIN=1", "DISTRIBUTOR_CONFIG=")
-		out, _ = cmd.Output()
+		out, _ := cmd.Output()
+		got = destinationError(t, out)
 	} else {
 		u, err := user.Current()
 		if err != nil {
 			t.Fatal(err)
 		}
 		name = u.Username
-		_, o, _ := execEnv(t, nil, "run", "--config", w.conf)
-		out = []byte(o)
+		_, out, _ := execEnv(t, nil, "run", "--config", w.conf)
+		got = failedLine(t, out)
 	}
-	got := failedLine(t, string(out))
 	want := fmt.Sprintf("create .distributor.lock: local %s: put-if .distributor.lock: permission denied: user %s (uid ", w.root, name)
 	wantEnd := fmt.Sprintf(") lacks write and search (w and x) permission on the directory %s; grant it (chown or chmod) or run distributor as a user that has it", w.root)
 	if !strings.HasPrefix(got, want) || !strings.HasSuffix(got, wantEnd) {

@@ -173,7 +173,7 @@ func TestValidatePlansConfiguredSource(t *testing.T) {
 	digest := readDigest(t, w.bundle)
 	code, out, errs := execEnv(t, nil, "validate", "--config", w.conf)
 	want := "configuration " + w.conf + ": 1 problem(s) (1 pipeline(s), 1 destination(s))\n" +
-		"pipeline reports: source " + w.bundle + ": reports.daily (" + digest + ")\n" +
+		"pipeline reports: source reports.daily\n  " + w.bundle + "\n  " + digest + "\n" +
 		"  reports -> site: 0 output(s) at " + w.root + "\n" +
 		`problem: pipeline reports, destination site: paths.rename (config line 12): "reprot.md" is not a file of the bundle; did you mean "report.md"?` + "\n" +
 		"invalid\n"

@@ -199,11 +199,11 @@ func wantRecoveryText(t *testing.T, want removals, args ...string) {
 		fmt.Sprintf("(%d B)", want.tempBytes),
 		fmt.Sprintf("temp_swept=%d temp_swept_bytes=%d", want.temps, want.tempBytes),
 	} {
-		if !strings.Contains(out, line) {
+		if !wrappedContains(out, line) {
 			t.Errorf("the output does not say %q:\n%s", line, out)
 		}
 	}
-	if want.files > 0 && !strings.Contains(out, fmt.Sprintf("(%d B), dropped", want.fileBytes)) {
+	if want.files > 0 && !wrappedContains(out, fmt.Sprintf("(%d B), dropped", want.fileBytes)) {
 		t.Errorf("the output does not say the %d B of the removed outputs:\n%s", want.fileBytes, out)
 	}
 }

@@ -115,7 +115,7 @@ destinations:
 	// The destination's error names the signal as the cause of the
 	// cancellation, and so does the closing line.
 	for _, want := range []string{"FAILED: waiting for the lock", "): interrupted by SIGTERM", "distributor: interrupted by SIGTERM: stopped"} {
-		if !strings.Contains(out, want) {
+		if !wrappedContains(out, want) {
 			t.Errorf("the output does not say %q", want)
 		}
 	}

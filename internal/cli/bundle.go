@@ -65,7 +65,7 @@ distributor (.distributor*) are refused.`,
 			rep := report.BundleSeal{Command: "bundle seal", Dir: dir, Manifest: filepath.Join(dir, bundle.ManifestName),
 				ID: m.ID, Digest: m.Digest, Created: catalog.FormatTime(m.Created), Files: len(m.Files)}
 			return g.finish(rep, false, func() {
-				fmt.Fprintf(g.env.Stdout, "sealed %s: %d file(s), id %s, digest %s\n", rep.Manifest, rep.Files, rep.ID, rep.Digest)
+				report.WriteLine(g.env.Stdout, g.width(), "sealed %s: %d file(s), id %s\n  digest %s", rep.Manifest, rep.Files, rep.ID, rep.Digest)
 			})
 		},
 	}
@@ -111,7 +111,7 @@ DIR that the manifest does not list are reported as warnings.`,
 			for _, u := range unlisted {
 				rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: not listed in the manifest (ignored)", u))
 			}
-			return g.finish(rep, !rep.Valid, func() { report.WriteBundleVerifyText(g.env.Stdout, &rep) })
+			return g.finish(rep, !rep.Valid, func() { report.WriteBundleVerifyText(g.env.Stdout, &rep, g.width()) })
 		},
 	}
 }

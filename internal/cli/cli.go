@@ -86,7 +86,7 @@ type globals struct {
 	lockSkew   time.Duration
 	logger     *slog.Logger
 	level      slog.Level // logger's
-	columns    int        // the width help is wrapped to; 0 is defaultColumns
+	columns    int        // the width help and text reports fit; 0 is defaultColumns
 }
 
 // Execute runs the CLI with args (without the program name) and returns the
@@ -195,8 +195,8 @@ The configuration is read from --config, else $DISTRIBUTOR_CONFIG, else
 	// Flag descriptions are wrapped to the help's width.
 	root.SetUsageTemplate(strings.NewReplacer(
 		"Usage:{{if .Runnable}}", "Usage:{{if and .Runnable (not .HasAvailableSubCommands)}}",
-		".LocalFlags.FlagUsages ", fmt.Sprintf(".LocalFlags.FlagUsagesWrapped %d ", g.helpColumns()),
-		".InheritedFlags.FlagUsages ", fmt.Sprintf(".InheritedFlags.FlagUsagesWrapped %d ", g.helpColumns()),
+		".LocalFlags.FlagUsages ", fmt.Sprintf(".LocalFlags.FlagUsagesWrapped %d ", g.width()),
+		".InheritedFlags.FlagUsages ", fmt.Sprintf(".InheritedFlags.FlagUsagesWrapped %d ", g.width()),
 	).Replace(root.UsageTemplate()))
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		msg := flagValueMessage(err)

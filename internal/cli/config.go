@@ -11,6 +11,7 @@ import (
 
 	"github.com/distributor-dev/distributor/internal/atomicfile"
 	"github.com/distributor-dev/distributor/internal/config"
+	"github.com/distributor-dev/distributor/internal/report"
 )
 
 func newConfigCmd(g *globals) *cobra.Command {
@@ -114,7 +115,7 @@ Exit status: 0 written; 1 the file could not be written; 2 the file exists
 			}
 			abs, _ := filepath.Abs(path)
 			return g.finish(configInitDoc{Command: "config init", Path: abs, Replaced: exists}, false, func() {
-				fmt.Fprintf(g.env.Stdout, "wrote %s: check it with 'distributor validate --config %s'\n", abs, path)
+				report.WriteLine(g.env.Stdout, g.width(), "wrote %s: check it with 'distributor validate --config %s'", abs, path)
 			})
 		},
 	}

@@ -10,9 +10,10 @@ const (
 	minColumns     = 40
 )
 
-// helpColumns is the width help is wrapped to: on a terminal its width
-// (env.TerminalWidth, else $COLUMNS; at least minColumns), otherwise
-// defaultColumns, so that help piped to a file is the same everywhere.
+// helpColumns is the width help and text reports are fitted to: on a
+// terminal its width (env.TerminalWidth, else $COLUMNS; at least
+// minColumns), otherwise defaultColumns, so that output piped to a file is
+// the same everywhere.
 func helpColumns(env Env) int {
 	if env.IsTerminal == nil || !env.IsTerminal(env.Stdout) {
 		return defaultColumns
@@ -30,8 +31,8 @@ func helpColumns(env Env) int {
 	return max(n, minColumns)
 }
 
-// helpColumns is the width of this command line's help.
-func (g *globals) helpColumns() int {
+// width is the width of this command line's help and text reports.
+func (g *globals) width() int {
 	if g.columns == 0 {
 		return defaultColumns
 	}

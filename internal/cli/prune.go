@@ -51,7 +51,7 @@ catalog write failed, or the root's state is legacy, invalid or future;
 		},
 	}
 	maintCommand(g, cmd, &opts, &opts.MaintOptions, (*app.App).Prune, func(rep *report.Prune) error {
-		return lockHeldStatus(g.finish(rep, rep.Failed(), func() { report.WritePruneText(g.env.Stdout, rep) }), rep.Cause)
+		return lockHeldStatus(g.finish(rep, rep.Failed(), func() { report.WritePruneText(g.env.Stdout, rep, g.width()) }), rep.Cause)
 	})
 	f := cmd.Flags()
 	f.BoolVar(&dryRun, "dry-run", false, "list the outputs the policy selects; delete nothing")

@@ -34,7 +34,7 @@ usage or configuration error.`,
     --all-owners`,
 	}
 	maintCommand(g, cmd, &opts, &opts.MaintOptions, (*app.App).ReconcileState, func(rep *report.ReconcileState) error {
-		return lockHeldStatus(g.finish(rep, rep.Failed(), func() { report.WriteReconcileText(g.env.Stdout, rep) }), rep.Cause)
+		return lockHeldStatus(g.finish(rep, rep.Failed(), func() { report.WriteReconcileText(g.env.Stdout, rep, g.width()) }), rep.Cause)
 	})
 	f := cmd.Flags()
 	f.BoolVar(&opts.AllOwners, "all-owners", false, "check every owner's records at the root, not just this pipeline/destination's")

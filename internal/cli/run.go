@@ -123,7 +123,7 @@ func newRunCmd(g *globals) *cobra.Command {
 				}
 			}
 			rep := report.RunOf(o)
-			err = g.finish(rep, rep.Failed(), func() { report.WriteRunText(g.env.Stdout, rep) })
+			err = g.finish(rep, rep.Failed(), func() { report.WriteRunText(g.env.Stdout, rep, g.width()) })
 			return lockHeldStatus(err, onlyLockHeld(o))
 		},
 	}

@@ -33,7 +33,10 @@ func newStateShowCmd(g *globals) *cobra.Command {
 		Short: "Print the catalog of a destination root",
 		Long: `show reads .distributor.json at the root of destination D of pipeline P and
 prints every output it records, whoever owns it: path, owner
-(pipeline/destination), kind, size, updated_at and url, as a table.
+(pipeline/destination), kind, size, updated_at and url, as a table that
+fits the terminal (80 columns on a pipe): narrower, it leaves out the url,
+numbers the owners, leaves out the kind and cuts paths in the middle, in
+that order, saying so.
 
 With --output json it prints the state document itself, exactly as stored,
 or null when the root has no catalog yet (state none); when the state cannot
@@ -48,7 +51,7 @@ usage or configuration error.`,
 	}
 	maintCommand(g, cmd, &opts, &opts, (*app.App).ShowState, func(s *report.StateShow) error {
 		if g.output != "json" {
-			report.WriteStateText(g.env.Stdout, s)
+			report.WriteStateText(g.env.Stdout, s, g.width())
 			return nil
 		}
 		out := s.Raw

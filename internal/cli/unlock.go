@@ -30,7 +30,7 @@ configuration error.`,
   distributor unlock --pipeline weather.daily --destination latest --force`,
 	}
 	maintCommand(g, cmd, &opts, &opts.MaintOptions, (*app.App).Unlock, func(rep *report.Unlock) error {
-		return g.finish(rep, rep.Error != nil, func() { report.WriteUnlockText(g.env.Stdout, rep) })
+		return g.finish(rep, rep.Error != nil, func() { report.WriteUnlockText(g.env.Stdout, rep, g.width()) })
 	})
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "remove the lock even if its holder looks alive")
 	return cmd

@@ -53,7 +53,7 @@ usage or configuration error.`,
 		return a.Verify(ctx, cfg, opts)
 	}
 	maintCommand(g, cmd, &opts, &opts.MaintOptions, verify, func(rep *report.Verify) error {
-		return g.finish(rep, rep.Failed(), func() { report.WriteVerifyText(g.env.Stdout, rep) })
+		return g.finish(rep, rep.Failed(), func() { report.WriteVerifyText(g.env.Stdout, rep, g.width()) })
 	})
 	cmd.Flags().BoolVar(&opts.AllOwners, "all-owners", false, "verify every owner's outputs at the root, not just this pipeline/destination's")
 	cmd.Flags().BoolVar(&opts.Quick, "quick", false, "check only that each output is present with its recorded size (no content read; misses same-size changes)")

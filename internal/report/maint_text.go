@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
-	"text/tabwriter"
+	"strconv"
+	"strings"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
 )
@@ -56,13 +58,16 @@ func writeWarnings(w io.Writer, warnings []string) {
 	}
 }
 
-// WritePruneText renders a prune for a human: the policy, every selected
-// publication with its outputs and what happened to them, and the outcome.
-func WritePruneText(w io.Writer, p *Prune) {
+// WritePruneText renders a prune for a human, fitted to width columns: the
+// policy, every selected publication with its outputs and what happened to
+// them, and the outcome.
+func WritePruneText(out io.Writer, p *Prune, width int) {
+	w := newFitter(out, width)
+	defer w.flush()
 	who := writeHead(w, &p.Target, dryRunMark(p.DryRun), p.Warnings)
 	p.RootRecovery.write(w, "  ", false)
-	fmt.Fprintf(w, "  policy   publications older than %s (every output updated before %s), never the %d newest\n",
-		p.Policy.OlderThan, p.Policy.Cutoff, p.Policy.KeepMin)
+	fmt.Fprintf(w, "  policy   publications older than %s, never the %d newest\n", p.Policy.OlderThan, p.Policy.KeepMin)
+	fmt.Fprintf(w, "           (old enough: every output updated before %s)\n", p.Policy.Cutoff)
 	if p.State == string(catalog.StatusNone) && p.Error == nil {
 		fmt.Fprintf(w, "  %s, nothing to prune\n", noCatalogNote)
 		return
@@ -72,7 +77,7 @@ func WritePruneText(w io.Writer, p *Prune) {
 	}
 	writePrunePublications(w, p)
 	for _, r := range p.Rebuilt {
-		fmt.Fprintf(w, "    %-12s %s  (no longer links the deleted publications)\n", "rebuilt", r)
+		w.pathLine(fmt.Sprintf("    %-12s ", "rebuilt"), r, "  (no longer links the deleted publications)")
 	}
 	switch {
 	case p.Error != nil:
@@ -91,7 +96,7 @@ func WritePruneText(w io.Writer, p *Prune) {
 
 // writePrunePublications lists the selected publications, each with its
 // paths and what happened to them, up to maxPathsText paths in all.
-func writePrunePublications(w io.Writer, p *Prune) {
+func writePrunePublications(w *fitter, p *Prune) {
 	deleted := make(map[string]bool, len(p.Deleted))
 	for _, d := range p.Deleted {
 		deleted[d.Path] = true
@@ -102,7 +107,7 @@ func writePrunePublications(w io.Writer, p *Prune) {
 			moreLine(w, len(p.Publications)-i, "selected publication(s)")
 			return
 		}
-		fmt.Fprintf(w, "    publication %s (created %s, last updated %s): %d output(s)\n", pub.Source.ID, pub.Source.Created, pub.UpdatedAt, len(pub.Paths))
+		fmt.Fprintf(w, "    publication %s: %d output(s)\n      created %s, last updated %s\n", pub.Source.ID, len(pub.Paths), pub.Source.Created, pub.UpdatedAt)
 		for j, path := range pub.Paths {
 			if shown >= maxPathsText {
 				fmt.Fprintf(w, "      ... and %d more output(s) of this publication\n", len(pub.Paths)-j)
@@ -115,15 +120,18 @@ func writePrunePublications(w io.Writer, p *Prune) {
 			case !p.DryRun:
 				op = "kept"
 			}
-			fmt.Fprintf(w, "      %-12s %s\n", op, path)
+			w.pathLine(fmt.Sprintf("      %-12s ", op), path, "")
 			shown++
 		}
 	}
 }
 
-// WriteReconcileText renders a reconcile-state for a human: the records
-// whose files are missing, the unmanaged paths, and what was done.
-func WriteReconcileText(w io.Writer, r *ReconcileState) {
+// WriteReconcileText renders a reconcile-state for a human, fitted to
+// width columns: the records whose files are missing, the unmanaged paths,
+// and what was done.
+func WriteReconcileText(out io.Writer, r *ReconcileState, width int) {
+	w := newFitter(out, width)
+	defer w.flush()
 	who := writeHead(w, &r.Target, dryRunMark(r.DryRun), r.Warnings)
 	r.RootRecovery.write(w, "  ", false)
 	if r.State == string(catalog.StatusNone) && r.Error == nil {
@@ -147,11 +155,11 @@ func WriteReconcileText(w io.Writer, r *ReconcileState) {
 		case r.DryRun:
 			what = "file gone, record would be removed"
 		}
-		fmt.Fprintf(w, "    missing    %s  (%s): %s\n", m.Path, owner(m.PipelineID, m.DestinationID), what)
+		w.pathLine("    missing    ", m.Path, fmt.Sprintf("  (%s): %s", owner(m.PipelineID, m.DestinationID), what))
 	})
 	if n := len(r.Unmanaged); n > 0 {
 		fmt.Fprintf(w, "  %d unmanaged path(s) (in storage, recorded nowhere; left alone, not adopted):\n", n)
-		upTo(w, r.Unmanaged, "", func(u string) { fmt.Fprintf(w, "    unmanaged  %s\n", u) })
+		upTo(w, r.Unmanaged, "", func(u string) { w.pathLine("    unmanaged  ", u, "") })
 	}
 	writeTempFiles(w, r.TempFiles, map[bool]string{true: "would be removed", false: "removed"}[r.DryRun])
 	switch {
@@ -169,17 +177,20 @@ func WriteReconcileText(w io.Writer, r *ReconcileState) {
 
 // writeTempFiles lists the temporary files interrupted writes left (a few,
 // then a count), saying what happens to them.
-func writeTempFiles(w io.Writer, temps []string, what string) {
+func writeTempFiles(w *fitter, temps []string, what string) {
 	if len(temps) == 0 {
 		return
 	}
 	fmt.Fprintf(w, "  %d temporary file(s) left by interrupted writes (%s):\n", len(temps), what)
-	upTo(w, temps, "", func(p string) { fmt.Fprintf(w, "    temp       %s\n", p) })
+	upTo(w, temps, "", func(p string) { w.pathLine("    temp       ", p, "") })
 }
 
-// WriteVerifyText renders a verify for a human: every problem with its
-// expected and actual content, then the counts and what to do.
-func WriteVerifyText(w io.Writer, v *Verify) {
+// WriteVerifyText renders a verify for a human, fitted to width columns:
+// every problem with its expected and actual content, then the counts and
+// what to do.
+func WriteVerifyText(out io.Writer, v *Verify, width int) {
+	w := newFitter(out, width)
+	defer w.flush()
 	scope := "outputs of " + owner(v.PipelineID, v.DestinationID)
 	if v.AllOwners {
 		scope = "outputs of every owner"
@@ -189,11 +200,12 @@ func WriteVerifyText(w io.Writer, v *Verify) {
 	}
 	writeHead(w, &v.Target, " ("+scope+")", v.Warnings)
 	upTo(w, v.Missing, "missing output(s)", func(m Record) {
-		fmt.Fprintf(w, "  MISSING  %s  (%s): recorded, not in storage\n", m.Path, owner(m.PipelineID, m.DestinationID))
+		w.pathLine("  MISSING  ", m.Path, fmt.Sprintf("  (%s): recorded, not in storage", owner(m.PipelineID, m.DestinationID)))
 	})
 	upTo(w, v.Corrupt, "corrupt output(s)", func(c VerifyCorrupt) {
-		fmt.Fprintf(w, "  CORRUPT  %s  (%s)\n", c.Path, owner(c.PipelineID, c.DestinationID))
-		fmt.Fprintf(w, "             expected %s\n             found    %s\n", c.Expected, c.Actual)
+		w.pathLine("  CORRUPT  ", c.Path, fmt.Sprintf("  (%s)", owner(c.PipelineID, c.DestinationID)))
+		w.digestLine("    expected ", c.Expected)
+		w.digestLine("    found    ", c.Actual)
 	})
 	if v.Error != nil {
 		fmt.Fprintf(w, "  FAILED: %s\n", indentLines(*v.Error, "    "))
@@ -202,40 +214,56 @@ func WriteVerifyText(w io.Writer, v *Verify) {
 	writeTempFiles(w, v.TempFiles, "the next run, prune --apply or reconcile-state removes them")
 	fmt.Fprintf(w, "  %d ok, %d missing, %d corrupt\n", v.OK, len(v.Missing), len(v.Corrupt))
 	if !v.Failed() {
-		if v.OK == 0 {
-			whose := "of " + owner(v.PipelineID, v.DestinationID) + " (--all-owners checks every owner's)"
-			if v.AllOwners {
-				whose = "at all"
-			}
-			fmt.Fprintf(w, "  ok, but nothing was verified: the catalog records no output %s\n", whose)
-			return
-		}
-		if v.Quick {
-			fmt.Fprintf(w, "  ok: every checked output is present with its recorded size (contents not compared: run verify without --quick for that)\n")
-			return
-		}
-		fmt.Fprintf(w, "  ok: every checked output matches its recorded sha256 and size\n")
+		writeVerifyOK(w, v)
 		return
 	}
 	fmt.Fprintf(w, "  FAILED: %d problem(s)\n", len(v.Missing)+len(v.Corrupt))
 	if v.RecoveryPending {
-		fmt.Fprintf(w, "  a dead run's intent journal is pending at this root: these problems may be its unfinished work.\n")
-		fmt.Fprintf(w, "  One `distributor run` (or `distributor reconcile-state`) on this destination recovers the root\n")
-		fmt.Fprintf(w, "  first; run verify again after it. Only for problems that remain then:\n")
+		fmt.Fprintf(w, "  a dead run's intent journal is pending at this root: these problems may be its unfinished work. "+
+			"One `distributor run` (or `distributor reconcile-state`) on this destination recovers the root first; "+
+			"run verify again after it. Only for problems that remain then:\n")
 	}
 	if len(v.Missing) > 0 {
-		fmt.Fprintf(w, "  missing: `distributor run --rewrite` writes again every output its bundle still produces (a plain\n")
-		fmt.Fprintf(w, "           run trusts the catalog and does not look for recorded files); `distributor reconcile-state`\n")
-		fmt.Fprintf(w, "           drops the records of the others\n")
+		fmt.Fprintf(w, "  missing: `distributor run --rewrite` writes again every output its bundle still produces "+
+			"(a plain run trusts the catalog and does not look for recorded files); "+
+			"`distributor reconcile-state` drops the records of the others\n")
 	}
 	if len(v.Corrupt) > 0 {
 		fmt.Fprintf(w, "  corrupt: restore the file, or `distributor run --rewrite` writes it again\n")
 	}
 }
 
+// writeVerifyOK ends the report of a verify that found no problem.
+func writeVerifyOK(w io.Writer, v *Verify) {
+	switch {
+	case v.OK == 0 && v.AllOwners:
+		fmt.Fprintf(w, "  ok, but nothing was verified: the catalog records no output at all\n")
+	case v.OK == 0:
+		fmt.Fprintf(w, "  ok, but nothing was verified: the catalog records no output of %s (--all-owners checks every owner's)\n",
+			owner(v.PipelineID, v.DestinationID))
+	case v.Quick:
+		fmt.Fprintf(w, "  ok: every checked output is present with its recorded size (contents not compared: run verify without --quick for that)\n")
+	default:
+		fmt.Fprintf(w, "  ok: every checked output matches its recorded sha256 and size\n")
+	}
+}
+
+// digestLine writes label and content ("sha256:<hex> (<size> bytes)", or a
+// size alone), the digest cut in its middle so that the line fits.
+func (f *fitter) digestLine(label, content string) {
+	digest, rest, _ := strings.Cut(content, " ")
+	if rest != "" {
+		rest = " " + rest
+	}
+	fmt.Fprintf(f, "%s%s%s\n", label, elide(digest, f.room(runeLen(label+rest))), rest)
+}
+
 // WriteStateText renders a catalog as a table: path, owner, kind, size,
-// updated_at and url of every output, every owner's.
-func WriteStateText(w io.Writer, s *StateShow) {
+// updated_at and url of every output, every owner's, fitted to width
+// columns (0: no limit; see stateTable).
+func WriteStateText(out io.Writer, s *StateShow, width int) {
+	w := newFitter(out, width)
+	defer w.flush()
 	for _, warn := range s.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", indentLines(warn, "  "))
 	}
@@ -253,28 +281,74 @@ func WriteStateText(w io.Writer, s *StateShow) {
 	fmt.Fprintf(w, "  created %s, updated %s\n", catalog.FormatTime(c.CreatedAt), catalog.FormatTime(c.UpdatedAt))
 	outs := append([]catalog.Output(nil), c.Outputs...)
 	sort.Slice(outs, func(i, j int) bool { return outs[i].Path < outs[j].Path })
-	mine, owners := 0, map[string]bool{}
+	mine, owners := 0, []string{}
 	for i := range outs {
-		o := &outs[i]
-		if owner(o.PipelineID, o.DestinationID) == who {
+		switch ow := owner(outs[i].PipelineID, outs[i].DestinationID); {
+		case ow == who:
 			mine++
-		} else {
-			owners[owner(o.PipelineID, o.DestinationID)] = true
+		case !slices.Contains(owners, ow):
+			owners = append(owners, ow)
 		}
 	}
 	fmt.Fprintf(w, "  %d output(s): %d of %s, %d of %d other owner(s)\n", len(c.Outputs), mine, who, len(c.Outputs)-mine, len(owners))
 	if len(c.Outputs) == 0 {
 		return
 	}
-	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PATH\tOWNER\tKIND\tSIZE\tUPDATED\tURL")
-	for i := range outs {
-		o := &outs[i]
-		url := cmp.Or(o.URL, "-")
-		n := o.Size
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", o.Path, owner(o.PipelineID, o.DestinationID), o.Kind, size(&n),
-			catalog.FormatTime(o.UpdatedAt), url)
+	if mine > 0 {
+		owners = append(owners, who)
 	}
-	tw.Flush()
+	slices.Sort(owners)
+	t, notes := stateTable(outs, owners, width)
+	for _, n := range notes {
+		fmt.Fprintf(w, "  %s\n", n)
+	}
+	fmt.Fprintln(w)
+	t.write(w, width)
+}
+
+// stateTable is the table of outs, whose owners are owners (sorted), and
+// the notes that go before it. To fit width it leaves out the url, then
+// names the owners by number (or, when there is only one, leaves them
+// out), then leaves out the kind, and cuts paths in their middle.
+func stateTable(outs []catalog.Output, owners []string, width int) (*table, []string) {
+	build := func(key func(string) string) *table {
+		t := newTable([]string{"PATH", "OWNER", "KIND", "SIZE", "UPDATED", "URL"}, []int{minPath, 0, 0, 0, 0, 0})
+		for i := range outs {
+			o := &outs[i]
+			n := o.Size
+			t.add(o.Path, key(owner(o.PipelineID, o.DestinationID)), o.Kind, size(&n), catalog.FormatTime(o.UpdatedAt), cmp.Or(o.URL, "-"))
+		}
+		return t
+	}
+	var left, notes []string
+	t := build(func(o string) string { return o })
+	noURL := !t.fits(width, false)
+	if noURL {
+		t.drop(5)
+		left = append(left, "URL")
+	}
+	if !t.fits(width, false) {
+		// Owners by number, listed above the table; one owner, not at all.
+		t = build(func(o string) string { return strconv.Itoa(slices.Index(owners, o) + 1) })
+		if noURL {
+			t.drop(5)
+		}
+		if len(owners) == 1 {
+			t.drop(1)
+			notes = append(notes, "every output is "+owners[0]+"'s")
+		}
+		for i, o := range owners {
+			if len(owners) > 1 {
+				notes = append(notes, fmt.Sprintf("owner %d: %s", i+1, o))
+			}
+		}
+	}
+	if !t.fits(width, true) {
+		t.drop(2)
+		left = append(left, "KIND")
+	}
+	if len(left) > 0 {
+		notes = append(notes, fmt.Sprintf("left out to fit %d columns: %s (--output json has them)", width, strings.Join(left, ", ")))
+	}
+	return t, notes
 }

@@ -8,14 +8,17 @@ import (
 	"github.com/distributor-dev/distributor/internal/plan"
 )
 
-// WriteRunText renders a run for a human: per destination the action, every
-// path that changes, the counters, the URL and any error; then a summary.
-// Unchanged paths are counted, not listed.
-func WriteRunText(w io.Writer, r *Run) {
+// WriteRunText renders a run for a human, fitted to width columns (0: no
+// limit): per destination the action, every path that changes, the
+// counters, the URL and any error; then a summary. Unchanged paths are
+// counted, not listed.
+func WriteRunText(out io.Writer, r *Run, width int) {
+	w := newFitter(out, width)
+	defer w.flush()
 	for _, p := range r.Pipelines {
 		fmt.Fprintf(w, "pipeline %s\n", p.PipelineID)
-		if p.Source != nil && p.Source.ID != "" {
-			fmt.Fprintf(w, "  source   %s (%s, created %s)\n           %s\n", p.Source.ID, p.Source.Digest, p.Source.Created, p.Source.Path)
+		if s := p.Source; s != nil && s.ID != "" {
+			fmt.Fprintf(w, "  source   %s  (created %s)\n           %s\n           %s\n", s.ID, s.Created, s.Path, s.Digest)
 		} else if p.Source != nil {
 			fmt.Fprintf(w, "  source   %s\n", p.Source.Path)
 		}
@@ -46,7 +49,7 @@ func WriteRunText(w io.Writer, r *Run) {
 	}
 }
 
-func writeDestination(w io.Writer, dryRun bool, d *Destination) {
+func writeDestination(w *fitter, dryRun bool, d *Destination) {
 	writeDestinationHeader(w, d)
 	if d.Status == StatusFailed && len(d.Outputs) > 0 {
 		fmt.Fprintf(w, "    plan:\n")
@@ -97,7 +100,7 @@ func writeDestinationHeader(w io.Writer, d *Destination) {
 
 // writeOutputs lists the changed outputs (at most maxPathsText, then
 // counts by op) and counts the unchanged ones.
-func writeOutputs(w io.Writer, outputs []Output) {
+func writeOutputs(w *fitter, outputs []Output) {
 	unchanged, listed := 0, 0
 	more := map[string]int{} // changes past maxPathsText, by op
 	for _, o := range outputs {
@@ -110,7 +113,7 @@ func writeOutputs(w io.Writer, outputs []Output) {
 			continue
 		}
 		listed++
-		fmt.Fprintf(w, "    %-10s %s%s\n", o.Op, o.Path, outputDetail(o))
+		w.pathLine(fmt.Sprintf("    %-10s ", o.Op), o.Path, outputDetail(o))
 	}
 	if len(more) > 0 {
 		n, parts := 0, []string{}
@@ -147,10 +150,10 @@ func outputDetail(o Output) string {
 
 // writeUnmanaged lists the unmanaged paths that blocked the plan, or
 // counts those left alone.
-func writeUnmanaged(w io.Writer, d *Destination) {
+func writeUnmanaged(w *fitter, d *Destination) {
 	if plan.Action(d.Action) == plan.FailUnmanaged {
 		upTo(w, d.Unmanaged, "blocked path(s)", func(u string) {
-			fmt.Fprintf(w, "    %-10s %s  (exists, not managed: left untouched)\n", "blocked", u)
+			w.pathLine(fmt.Sprintf("    %-10s ", "blocked"), u, "  (exists, not managed: left untouched)")
 		})
 	} else if len(d.Unmanaged) > 0 {
 		fmt.Fprintf(w, "    %d unmanaged path(s) at the root left alone: %s\n", len(d.Unmanaged), strings.Join(first(d.Unmanaged, 5), ", "))
@@ -201,18 +204,20 @@ func writeNotes(w io.Writer, d *Destination) {
 	}
 }
 
-// WriteValidateText renders a validate result.
-func WriteValidateText(w io.Writer, v *Validate) {
+// WriteValidateText renders a validate result, fitted to width columns.
+func WriteValidateText(out io.Writer, v *Validate, width int) {
+	w := newFitter(out, width)
+	defer w.flush()
 	verdict := "ok"
 	if !v.Valid {
 		verdict = fmt.Sprintf("%d problem(s)", len(v.Problems))
 	}
 	fmt.Fprintf(w, "configuration %s: %s (%d pipeline(s), %d destination(s))\n", v.Config, verdict, v.Pipelines, v.Destinations)
-	if v.Source != nil {
-		fmt.Fprintf(w, "source %s: %s (%s)\n", v.Source.Path, v.Source.ID, v.Source.Digest)
+	if s := v.Source; s != nil {
+		fmt.Fprintf(w, "source %s\n  %s\n  %s\n", s.ID, s.Path, s.Digest)
 	}
 	for _, s := range v.Sources {
-		fmt.Fprintf(w, "pipeline %s: source %s: %s (%s)\n", s.PipelineID, s.Path, s.ID, s.Digest)
+		fmt.Fprintf(w, "pipeline %s: source %s\n  %s\n  %s\n", s.PipelineID, s.ID, s.Path, s.Digest)
 	}
 	for _, warn := range v.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)
@@ -237,13 +242,16 @@ func WriteValidateText(w io.Writer, v *Validate) {
 	}
 }
 
-// WriteBundleVerifyText renders a bundle verification.
-func WriteBundleVerifyText(w io.Writer, v *BundleVerify) {
+// WriteBundleVerifyText renders a bundle verification, fitted to width
+// columns.
+func WriteBundleVerifyText(out io.Writer, v *BundleVerify, width int) {
+	w := newFitter(out, width)
+	defer w.flush()
 	for _, warn := range v.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
 	if v.Valid {
-		fmt.Fprintf(w, "%s: valid bundle %s, %d file(s), digest %s\n", v.Dir, v.ID, v.Files, v.Digest)
+		fmt.Fprintf(w, "%s: valid bundle %s, %d file(s)\n  digest %s\n", v.Dir, v.ID, v.Files, v.Digest)
 		return
 	}
 	fmt.Fprintf(w, "%s: invalid bundle, %d problem(s):\n", v.Dir, len(v.Problems))

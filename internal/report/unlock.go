@@ -26,8 +26,10 @@ type LockHolder struct {
 	ExpiresAt string `json:"expires_at"`
 }
 
-// WriteUnlockText renders an unlock result.
-func WriteUnlockText(w io.Writer, u *Unlock) {
+// WriteUnlockText renders an unlock result, fitted to width columns.
+func WriteUnlockText(out io.Writer, u *Unlock, width int) {
+	w := newFitter(out, width)
+	defer w.flush()
 	fmt.Fprintf(w, "root %s (pipeline %s, destination %s)\n", u.Root, u.PipelineID, u.DestinationID)
 	if !u.Locked {
 		if u.Error != nil { // the lock could not even be read

@@ -1,0 +1,317 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// Text reports fit the width they are written for (80 columns, or the
+// terminal's): a report writes its lines through a fitter, which wraps
+// prose at spaces and cuts a word too long for any line in its middle; the
+// lines that list paths cut the path instead (pathLine), so that each
+// entry keeps one line; the state table leaves out and narrows columns.
+// --output json has everything whole.
+
+// minPath is the fewest runes a path is cut to so that its line fits.
+const minPath = 24
+
+// maxLabel is the longest first part of a line that fitLine keeps with
+// the part after it.
+const maxLabel = 12
+
+// ellipsis marks where elide cut a string.
+const ellipsis = "…"
+
+// fitter writes lines to w, fitting each one to width runes (0: as they
+// are). A line longer than that is wrapped at spaces; its continuation
+// lines are indented two more columns than it.
+type fitter struct {
+	w     io.Writer
+	width int
+	line  []byte // the line written so far, without its newline
+	err   error
+}
+
+// newFitter returns a fitter of w to width runes (0: no limit).
+func newFitter(w io.Writer, width int) *fitter { return &fitter{w: w, width: width} }
+
+// Write writes every complete line of p, fitted; an incomplete one waits
+// for its end (or flush).
+func (f *fitter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 && f.err == nil {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			f.line = append(f.line, p...)
+			break
+		}
+		f.line = append(f.line, p[:i]...)
+		f.emit()
+		p = p[i+1:]
+	}
+	if f.err != nil {
+		return 0, f.err
+	}
+	return n, nil
+}
+
+// flush writes the last line if it has no newline.
+func (f *fitter) flush() {
+	if len(f.line) > 0 && f.err == nil {
+		for i, l := range fitLine(string(f.line), f.width) {
+			if i > 0 {
+				l = "\n" + l
+			}
+			_, f.err = io.WriteString(f.w, l)
+		}
+		f.line = f.line[:0]
+	}
+}
+
+// emit writes the pending line, fitted, each part with its newline.
+func (f *fitter) emit() {
+	var b strings.Builder
+	for _, l := range fitLine(string(f.line), f.width) {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	_, f.err = io.WriteString(f.w, b.String())
+	f.line = f.line[:0]
+}
+
+// pathLine writes prefix, path and suffix as one line, path cut in its
+// middle so that the line fits f's width. When the suffix leaves fewer
+// than minPath runes for the path, the path is cut to fit after prefix
+// alone and the fitter wraps the suffix.
+func (f *fitter) pathLine(prefix, path, suffix string) {
+	if f.width > 0 {
+		room := f.width - runeLen(prefix) - runeLen(suffix)
+		if room < minPath {
+			room = f.width - runeLen(prefix)
+		}
+		path = elide(path, max(room, minPath))
+	}
+	fmt.Fprintf(f, "%s%s%s\n", prefix, path, suffix)
+}
+
+// room is the runes left on a line of f after used runes, or -1 when f
+// fits nothing (elide then keeps the whole string).
+func (f *fitter) room(used int) int {
+	if f.width <= 0 {
+		return -1
+	}
+	return max(f.width-used, minPath)
+}
+
+func runeLen(s string) int { return utf8.RuneCountInString(s) }
+
+// elide returns s, cut in its middle to n runes (an ellipsis standing for
+// what was cut) when it is longer; n < 3 (or below 0: no limit) keeps s.
+// The end keeps the larger half: the file name of a path, the last digits
+// of a digest.
+func elide(s string, n int) string {
+	if n < 3 || runeLen(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	head := (n - 1) / 2
+	tail := n - 1 - head
+	return string(r[:head]) + ellipsis + string(r[len(r)-tail:])
+}
+
+// fitLine wraps line to width runes, the continuation lines indented two
+// columns more than line. It breaks first where the line's parts are two
+// or more spaces apart (a path, then its details), then at single spaces
+// within a part too long for a line; a word longer than a line can hold is
+// cut in its middle. A line that fits, or width 0, is returned as it is.
+func fitLine(line string, width int) []string {
+	if width <= 0 || runeLen(line) <= width {
+		return []string{line}
+	}
+	text := strings.TrimLeft(line, " ")
+	indent := line[:len(line)-len(text)]
+	cont := indent + "  "
+	if runeLen(cont) > width/2 {
+		cont = indent // deep lines continue where they start
+	}
+	parts := splitSpaces(text, 2)
+	if len(parts) > 1 && runeLen(parts[0].text) <= maxLabel {
+		// A label ("source", "create", "MISSING") stays with what it
+		// labels, and the lines that continue it start under that.
+		if hang := indent + strings.Repeat(" ", runeLen(parts[0].text+parts[0].sep)); runeLen(hang) <= width/2 {
+			cont = hang
+		}
+		parts[1].text = parts[0].text + parts[0].sep + parts[1].text
+		parts = parts[1:]
+	}
+	l := &lineFill{width: width, cont: cont, cur: indent, n: runeLen(indent), empty: true}
+	for _, part := range parts {
+		if !l.empty && !l.fits(part.text) {
+			l.newLine()
+		}
+		if l.fits(part.text) {
+			l.add(part.text, part.sep)
+			continue
+		}
+		words := splitSpaces(part.text, 1)
+		for i, w := range words {
+			sep := w.sep
+			if i == len(words)-1 {
+				sep = part.sep
+			}
+			l.word(w.text, sep)
+		}
+	}
+	return append(l.out, strings.TrimRight(l.cur, " "))
+}
+
+// lineFill is the state of fitLine: the lines done and the one being
+// filled (n runes, empty when it holds no word yet).
+type lineFill struct {
+	width int
+	cont  string
+	out   []string
+	cur   string
+	n     int
+	empty bool
+}
+
+func (l *lineFill) fits(s string) bool { return l.n+runeLen(s) <= l.width }
+
+func (l *lineFill) add(s, sep string) {
+	l.cur += s + sep
+	l.n += runeLen(s) + runeLen(sep)
+	l.empty = false
+}
+
+func (l *lineFill) newLine() {
+	l.out = append(l.out, strings.TrimRight(l.cur, " "))
+	l.cur, l.n, l.empty = l.cont, runeLen(l.cont), true
+}
+
+// word adds one word, on a new line when it does not fit this one; a word
+// that fits no line is cut, where it stands when this line leaves it
+// nearly as much room as a new one would.
+func (l *lineFill) word(w, sep string) {
+	room, fresh := l.width-l.n, l.width-runeLen(l.cont)
+	if !l.empty && !l.fits(w) && (runeLen(w) <= fresh || 4*room < 3*fresh) {
+		l.newLine()
+	}
+	if !l.fits(w) {
+		w = elide(w, l.width-l.n)
+	}
+	l.add(w, sep)
+}
+
+// spaced is a piece of text and the spaces that follow it.
+type spaced struct{ text, sep string }
+
+// splitSpaces splits s (without leading spaces) where at least n spaces
+// follow one another, keeping those spaces as each piece's sep.
+func splitSpaces(s string, n int) []spaced {
+	var out []spaced
+	gap := strings.Repeat(" ", n)
+	for s != "" {
+		i := strings.Index(s, gap)
+		if i < 0 {
+			return append(out, spaced{s, ""})
+		}
+		rest := strings.TrimLeft(s[i:], " ")
+		out = append(out, spaced{s[:i], s[i : len(s)-len(rest)]})
+		s = rest
+	}
+	return out
+}
+
+// table is a text table that fits a width: its cells padded to their
+// column's width, two spaces apart. Columns can be left out (drop) and the
+// ones with a minimum narrowed to it, their cells cut in the middle.
+type table struct {
+	heads []string
+	rows  [][]string
+	min   []int  // the narrowest each column may be cut to; 0: never cut
+	gone  []bool // the columns left out
+}
+
+func newTable(heads []string, min []int) *table {
+	return &table{heads: heads, min: min, gone: make([]bool, len(heads))}
+}
+
+func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
+
+// drop leaves column i out.
+func (t *table) drop(i int) { t.gone[i] = true }
+
+// widths returns each column's width: its widest cell, or with narrow
+// its minimum where it has one; 0 for a column left out.
+func (t *table) widths(narrow bool) []int {
+	ws := make([]int, len(t.heads))
+	for i, h := range t.heads {
+		if t.gone[i] {
+			continue
+		}
+		ws[i] = runeLen(h)
+		for _, r := range t.rows {
+			ws[i] = max(ws[i], runeLen(r[i]))
+		}
+		if narrow && t.min[i] > 0 {
+			ws[i] = min(ws[i], t.min[i])
+		}
+	}
+	return ws
+}
+
+// total is the width of a line of columns ws.
+func (t *table) total(ws []int) int {
+	n, cols := 0, 0
+	for i, w := range ws {
+		if !t.gone[i] {
+			n += w
+			cols++
+		}
+	}
+	return n + 2*max(cols-1, 0)
+}
+
+// fits reports whether the table fits width at its full widths, or with
+// narrow at its columns' minimums; any table fits width 0.
+func (t *table) fits(width int, narrow bool) bool {
+	return width <= 0 || t.total(t.widths(narrow)) <= width
+}
+
+// write writes the table, narrowing the widest column that can be
+// narrowed, one rune at a time, until it fits width (or none can be).
+func (t *table) write(w io.Writer, width int) {
+	ws := t.widths(false)
+	for width > 0 && t.total(ws) > width {
+		widest := -1
+		for i, cw := range ws {
+			if !t.gone[i] && t.min[i] > 0 && cw > t.min[i] && (widest < 0 || cw > ws[widest]) {
+				widest = i
+			}
+		}
+		if widest < 0 {
+			break
+		}
+		ws[widest]--
+	}
+	for _, r := range append([][]string{t.heads}, t.rows...) {
+		var b strings.Builder
+		for i, c := range r {
+			if !t.gone[i] {
+				c = elide(c, ws[i])
+				b.WriteString(c + strings.Repeat(" ", ws[i]-runeLen(c)+2))
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+}
+
+// WriteLine writes one line (format and args as for fmt.Fprintf, without
+// the newline) to w, fitted to width columns (0: no limit).
+func WriteLine(w io.Writer, width int, format string, args ...any) {
+	fmt.Fprintf(newFitter(w, width), format+"\n", args...)
+}
