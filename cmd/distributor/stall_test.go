@@ -135,7 +135,7 @@ func TestSignalDuringStalledUpload(t *testing.T) {
 			if code := next.wait(t, "the next run", testtime.Scale(time.Minute)); code != 0 {
 				t.Fatalf("the next run: status %d\n%s", code, next.output())
 			}
-			if !strings.Contains(next.output(), "recovered the root from a dead run's intent journal first") {
+			if !wrappedContains(next.output(), "recovered the root from a dead run's intent journal first") {
 				t.Errorf("the next run does not say it recovered the root:\n%s", next.output())
 			}
 			c := auditCatalog(t, srv.store, false)
