@@ -22,6 +22,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/report"
 	"github.com/distributor-dev/distributor/internal/storage/azure/azuretest"
 	"github.com/distributor-dev/distributor/internal/storage/s3/s3test"
+	"github.com/distributor-dev/distributor/internal/storage/sftp/sftptest"
 )
 
 // Messages name what to do (issue 22): each test sets up the situation an
@@ -288,10 +289,11 @@ func TestMessageNetworkFailure(t *testing.T) {
 	}
 }
 
-// writeSSHKey writes an unencrypted OpenSSH private key to path.
-func writeSSHKey(t *testing.T, path string) {
+// writeSSHKey writes an unencrypted OpenSSH private key to path and
+// returns its public key.
+func writeSSHKey(t *testing.T, path string) ssh.PublicKey {
 	t.Helper()
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,6 +304,11 @@ func writeSSHKey(t *testing.T, path string) {
 	if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	key, err := ssh.NewPublicKey(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
 }
 
 // unlock that cannot read the lock says why, in brief, instead of "not
@@ -381,5 +388,39 @@ func TestMessageAzureNoCredential(t *testing.T) {
 		srv.Account, srv.Container)
 	if code != 1 || failedLine(t, out) != want {
 		t.Errorf("exit %d\n%s%s\nwant exit 1 and FAILED: %s", code, out, errs, want)
+	}
+}
+
+// sftpBlock is the destination fields of an sftp root /www at addr.
+func sftpBlock(t *testing.T, addr, user, key, knownHosts, extra string) string {
+	t.Helper()
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("    backend: sftp\n    sftp: {host: %s, port: %s, user: %s, identity_file: %s, known_hosts_file: %s%s}\n", host, port, user, key, knownHosts, extra)
+}
+
+// An SSH login that the server refuses (OpenSSH's sshd of
+// scripts/test-servers, offered a key it does not know) names the login,
+// the key and agent offered and what to do, in the style of the
+// known_hosts message, once (not retried).
+func TestMessageSSHLoginRefused(t *testing.T) {
+	l := sftptest.SSHD(t).FreshRoot(t)
+	w := newHostileWS(t, false)
+	key := filepath.Join(w.dir, "id_ed25519")
+	pub := writeSSHKey(t, key)
+	addr := net.JoinHostPort(l.Host, fmt.Sprint(l.Port))
+	w.write(t, "distributor.yaml", strings.Replace(hostileConfig, "    backend: local\n    path: www\n",
+		sftpBlock(t, addr, l.User, key, l.KnownHosts, "")+"    path: "+l.Root+"\n", 1))
+	code, out, errs := execEnv(t, nil, "run", "--config", w.conf)
+	want := fmt.Sprintf("sftp://%[1]s@%[2]s%[3]s: connect: login as %[1]s@%[2]s refused: the server accepted none of the keys offered "+
+		"(identity_file %[4]s, ssh-ed25519 %[5]s; no ssh agent: SSH_AUTH_SOCK is not set); add the public key to ~/.ssh/authorized_keys of %[1]s "+
+		"on the server (ssh-keygen -y -f %[4]s prints it), or set identity_file to a key it accepts", l.User, addr, l.Root, key, ssh.FingerprintSHA256(pub))
+	if code != 1 || failedLine(t, out) != want {
+		t.Errorf("exit %d\n%s%s\nwant exit 1 and FAILED: %s", code, out, errs, want)
+	}
+	if strings.Contains(errs, "retrying") {
+		t.Errorf("a refused login was retried:\n%s", errs)
 	}
 }

@@ -155,9 +155,10 @@ func newRoot(g *globals) *cobra.Command {
 		Use:   "distributor",
 		Short: "Publish report bundles to web servers and object stores, safely",
 		Long: `distributor publishes source bundles (a directory with manifest.json) to local
-disk, SFTP servers and S3-compatible storage. It records every path it manages
-in the catalog .distributor.json at each destination root and never overwrites
-or deletes content it does not manage unless told to with --force.
+disk, SFTP servers, S3-compatible storage, Google Cloud Storage and Azure Blob
+Storage. It records every path it manages in the catalog .distributor.json at
+each destination root and never overwrites or deletes content it does not
+manage unless told to with --force.
 
 The configuration is read from --config, else $DISTRIBUTOR_CONFIG, else
 ./distributor.yaml.`,
@@ -361,8 +362,12 @@ func mapAppError(err error) error {
 
 // noArgs is cobra.NoArgs with a friendlier message.
 func noArgs(cmd *cobra.Command, args []string) error {
-	if len(args) > 0 {
-		return usageErr("%s takes no arguments, got %q (see 'distributor %s --help')", cmd.CommandPath(), args, cmd.Name())
+	if len(args) == 0 {
+		return nil
 	}
-	return nil
+	hint := ""
+	if len(args) == 1 && cmd.Flags().Lookup("pipeline") != nil {
+		hint = "; to name a pipeline: --pipeline " + args[0]
+	}
+	return usageErr("%s takes no arguments, got %q%s (see 'distributor %s --help')", cmd.CommandPath(), args, hint, cmd.Name())
 }

@@ -2,7 +2,6 @@ package sftp
 
 import (
 	"errors"
-	"strings"
 
 	sftplib "github.com/pkg/sftp"
 	"golang.org/x/crypto/ssh/knownhosts"
@@ -41,10 +40,7 @@ func sshRefused(err error) bool {
 		hostKey *HostKeyError
 		keyErr  *knownhosts.KeyError
 		revoked *knownhosts.RevokedError
+		auth    *authError
 	)
-	if errors.As(err, &hostKey) || errors.As(err, &keyErr) || errors.As(err, &revoked) {
-		return true
-	}
-	// golang.org/x/crypto/ssh has no type for a refused authentication.
-	return strings.Contains(err.Error(), "ssh: unable to authenticate")
+	return errors.As(err, &hostKey) || errors.As(err, &keyErr) || errors.As(err, &revoked) || errors.As(err, &auth)
 }

@@ -212,41 +212,63 @@ func (h *hostKeys) algorithms(addr string) []string {
 // probeKey is an ed25519 public key (32 zero bytes) that no server uses.
 var probeKey = ed25519.PublicKey(make([]byte, ed25519.PublicKeySize))
 
-// authMethods returns the public-key authentication from the identity file
-// and the agent. The agent connection, if any, is returned for closing once
-// the handshake is over.
-func authMethods(opts *Options, signer ssh.Signer) ([]ssh.AuthMethod, net.Conn, error) {
-	var agentConn net.Conn
-	var ag agent.ExtendedAgent
-	if opts.AgentSocket != "" {
-		c, err := net.Dial("unix", opts.AgentSocket)
-		if err != nil {
-			if signer == nil {
-				return nil, nil, fmt.Errorf("connect to ssh agent (SSH_AUTH_SOCK): %w", err)
-			}
-		} else {
-			agentConn, ag = c, agent.NewClient(c)
-		}
-	}
-	if signer == nil && ag == nil {
-		return nil, nil, errors.New("no way to authenticate: set identity_file, or run an ssh agent (SSH_AUTH_SOCK)")
-	}
-	cb := func() ([]ssh.Signer, error) {
-		var signers []ssh.Signer
-		if signer != nil {
-			signers = append(signers, signer)
-		}
-		if ag != nil {
-			s, err := ag.Signers()
-			if err != nil && len(signers) == 0 {
-				return nil, fmt.Errorf("ssh agent: %w", err)
-			}
-			signers = append(signers, s...)
-		}
-		return signers, nil
-	}
-	return []ssh.AuthMethod{ssh.PublicKeysCallback(cb)}, agentConn, nil
+// login is the public-key authentication from the identity file and the
+// agent: the keys, what they are (for a refused login's message) and the
+// agent connection, if any, to close once the handshake is over.
+type login struct {
+	keys    []ssh.Signer
+	offered []string
+	agent   net.Conn
 }
+
+func authMethods(opts *Options, signer ssh.Signer) (*login, error) {
+	l := &login{}
+	if signer != nil {
+		l.keys = []ssh.Signer{signer}
+		l.offered = []string{fmt.Sprintf("identity_file %s, %s %s", opts.IdentityFile, signer.PublicKey().Type(), ssh.FingerprintSHA256(signer.PublicKey()))}
+	}
+	if opts.AgentSocket == "" {
+		l.offered = append(l.offered, "no ssh agent: SSH_AUTH_SOCK is not set")
+	} else if c, err := net.Dial("unix", opts.AgentSocket); err != nil {
+		if signer == nil {
+			return nil, fmt.Errorf("connect to ssh agent (SSH_AUTH_SOCK): %w", err)
+		}
+		l.offered = append(l.offered, fmt.Sprintf("not the ssh agent at %s: %v", opts.AgentSocket, err))
+	} else {
+		l.agent = c
+		keys, err := agent.NewClient(c).Signers()
+		if err != nil && signer == nil {
+			c.Close()
+			return nil, fmt.Errorf("ssh agent: %w", err)
+		}
+		l.keys = append(l.keys, keys...)
+		l.offered = append(l.offered, fmt.Sprintf("the %d key(s) of the ssh agent at %s", len(keys), opts.AgentSocket))
+	}
+	if signer == nil && l.agent == nil {
+		return nil, errors.New("no way to authenticate: set identity_file, or run an ssh agent (SSH_AUTH_SOCK)")
+	}
+	return l, nil
+}
+
+// authError is a login that the server refused: it accepted none of the
+// keys offered. (golang.org/x/crypto/ssh has no type for it.)
+type authError struct {
+	user, addr, identityFile string
+	offered                  []string
+	err                      error
+}
+
+func (e *authError) Error() string {
+	var keygen string
+	if e.identityFile != "" {
+		keygen = " (ssh-keygen -y -f " + e.identityFile + " prints it)"
+	}
+	return fmt.Sprintf("login as %s@%s refused: the server accepted none of the keys offered (%s); add the public key to "+
+		"~/.ssh/authorized_keys of %s on the server%s, or set identity_file to a key it accepts",
+		e.user, e.addr, strings.Join(e.offered, "; "), e.user, keygen)
+}
+
+func (e *authError) Unwrap() error { return e.err }
 
 // loadIdentity reads an unencrypted private key. An encrypted key is
 // usable only through the agent: with an agent configured it is skipped
@@ -282,12 +304,12 @@ var errDialTimeout = errors.New("dial timeout")
 // half-way through the handshake) fails the dial when either ends. The
 // connection then gets its keepalive (see keepalive).
 func (s *Store) dial(ctx context.Context) (*conn, error) {
-	methods, agentConn, err := authMethods(&s.opts, s.signer)
+	login, err := authMethods(&s.opts, s.signer)
 	if err != nil {
 		return nil, err
 	}
-	if agentConn != nil {
-		defer agentConn.Close()
+	if login.agent != nil {
+		defer login.agent.Close()
 	}
 	parent := ctx
 	ctx, cancel := context.WithTimeoutCause(ctx, s.opts.DialTimeout, errDialTimeout)
@@ -305,7 +327,7 @@ func (s *Store) dial(ctx context.Context) (*conn, error) {
 		nc.SetDeadline(dl)
 	}
 	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
-	c, err := s.handshake(nc, methods)
+	c, err := s.handshake(nc, login)
 	if !stop() || err != nil {
 		if c != nil {
 			c.close()
@@ -427,15 +449,17 @@ func (c *conn) await(reply <-chan error, timeout time.Duration) bool {
 }
 
 // handshake runs the SSH handshake and starts the SFTP session on nc.
-func (s *Store) handshake(nc *progressConn, methods []ssh.AuthMethod) (*conn, error) {
+func (s *Store) handshake(nc *progressConn, l *login) (*conn, error) {
 	cfg := &ssh.ClientConfig{
 		User:              s.opts.User,
-		Auth:              methods,
+		Auth:              []ssh.AuthMethod{ssh.PublicKeys(l.keys...)},
 		HostKeyCallback:   s.hostKeys.check,
 		HostKeyAlgorithms: s.hostKeys.algorithms(s.addr),
 	}
 	cc, chans, reqs, err := ssh.NewClientConn(nc, s.addr, cfg)
-	if err != nil {
+	if err != nil && strings.Contains(err.Error(), "ssh: unable to authenticate") {
+		return nil, &authError{user: s.opts.User, addr: s.addr, identityFile: s.opts.IdentityFile, offered: l.offered, err: err}
+	} else if err != nil {
 		return nil, err
 	}
 	client := ssh.NewClient(cc, chans, reqs)
