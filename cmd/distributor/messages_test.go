@@ -391,7 +391,8 @@ func TestMessageAzureNoCredential(t *testing.T) {
 	}
 }
 
-// sftpBlock is the destination fields of an sftp root /www at addr.
+// sftpBlock is the backend fields of an sftp destination at addr, without
+// its path.
 func sftpBlock(t *testing.T, addr, user, key, knownHosts, extra string) string {
 	t.Helper()
 	host, port, err := net.SplitHostPort(addr)
@@ -422,5 +423,51 @@ func TestMessageSSHLoginRefused(t *testing.T) {
 	}
 	if strings.Contains(errs, "retrying") {
 		t.Errorf("a refused login was retried:\n%s", errs)
+	}
+}
+
+// A server that accepts the TCP connection and never speaks fails the
+// dial within sftp.dial_timeout, saying so in one line that names the
+// address and the check to make (no "i/o timeout" of the read cut short).
+func TestMessageSSHNoGreeting(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []net.Conn
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c) // held open, silent
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-done
+		for _, c := range held {
+			c.Close()
+		}
+	})
+	w := newHostileWS(t, false)
+	key := filepath.Join(w.dir, "id_ed25519")
+	writeSSHKey(t, key)
+	w.write(t, "known_hosts", "")
+	addr := ln.Addr().String()
+	w.write(t, "distributor.yaml", strings.Replace(hostileConfig, "    backend: local\n    path: www\n",
+		sftpBlock(t, addr, "publisher", key, filepath.Join(w.dir, "known_hosts"), ", dial_timeout: 1s")+"    path: /www\n", 1))
+	code, out, errs := execEnv(t, nil, "run", "--config", w.conf, "--output", "json")
+	want := fmt.Sprintf("sftp://publisher@%[1]s/www: connect: SSH handshake with %[1]s: the server accepted the connection but sent no SSH greeting "+
+		"within 1s (dial timeout); check that %[1]s is an SSH server", addr)
+	var doc runDoc
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Pipelines) != 1 || len(doc.Pipelines[0].Destinations) != 1 {
+		t.Fatalf("exit %d, json: %v\n%s%s", code, err, out, errs)
+	}
+	if got := doc.Pipelines[0].Destinations[0].Error; code != 1 || got == nil || *got != want {
+		t.Errorf("exit %d, error %v\nwant exit 1 and error %s", code, got, want)
 	}
 }

@@ -290,6 +290,13 @@ func cutMiddle(s string, n int) string {
 	if i := strings.IndexByte(t, ' '); i >= 0 && i < tail/2 {
 		t = t[i+1:]
 	}
+	// An aside goes whole or stays whole: no parenthesis left unmatched.
+	for strings.Count(h, "(") > strings.Count(h, ")") {
+		h = strings.TrimRight(h[:strings.LastIndexByte(h, '(')], " ")
+	}
+	for strings.Count(t, ")") > strings.Count(t, "(") {
+		t = strings.TrimLeft(t[strings.IndexByte(t, ')')+1:], " ")
+	}
 	return h + mark + t
 }
 

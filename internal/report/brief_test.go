@@ -1,6 +1,7 @@
 package report
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -60,6 +61,24 @@ func TestBriefCutsTheMiddle(t *testing.T) {
 	if len(got) > BriefMax || !strings.HasPrefix(got, "layer29: ") || !strings.Contains(got, " ... ") ||
 		!strings.HasSuffix(got, "; check that 127.0.0.1:9000 is up and reachable from here, then rerun (-v or --output json: the whole error)") {
 		t.Errorf("%d bytes: %s", len(got), got)
+	}
+}
+
+// A cut through an aside takes all of it: the SSH handshake that timed
+// out left "... i/o timeout); check that" with its "(" cut away.
+func TestBriefCutsNoAsideInTwo(t *testing.T) {
+	op := &net.OpError{Op: "read", Net: "tcp", Source: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 45802},
+		Addr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 39123}, Err: os.ErrDeadlineExceeded}
+	err := fmt.Errorf("sftp://root@127.0.0.1:39123/tmp/www: connect: %w",
+		fmt.Errorf("SSH handshake with 127.0.0.1:39123: no answer within 30s (dial timeout): %w (%w)", context.DeadlineExceeded,
+			fmt.Errorf("ssh: handshake failed: %w", op)))
+	got := Brief(err)
+	if want := "sftp://root@127.0.0.1:39123/tmp/www: connect: SSH handshake with 127.0.0.1:39123: no answer ... ; check that 127.0.0.1:39123 " +
+		"is up and reachable from here, then rerun (-v or --output json: the whole error)"; got != want {
+		t.Errorf("Brief:\n got  %s\n want %s", got, want)
+	}
+	if strings.Count(got, "(") != strings.Count(got, ")") {
+		t.Errorf("unmatched parentheses in %d bytes: %s", len(got), got)
 	}
 }
 

@@ -317,7 +317,7 @@ func (s *Store) dial(ctx context.Context) (*conn, error) {
 	var d net.Dialer
 	raw, err := d.DialContext(ctx, "tcp", s.addr)
 	if err != nil {
-		return nil, s.dialError(parent, ctx, "TCP connect to", err)
+		return nil, s.dialError(parent, ctx, "TCP connect to", err, false)
 	}
 	nc := &progressConn{Conn: raw, start: time.Now()}
 	// The handshake and the SFTP init honour ctx through the deadline
@@ -333,7 +333,7 @@ func (s *Store) dial(ctx context.Context) (*conn, error) {
 			c.close()
 		}
 		nc.Close()
-		return nil, s.dialError(parent, ctx, "SSH handshake with", err)
+		return nil, s.dialError(parent, ctx, "SSH handshake with", err, nc.lastRead.Load() == 0)
 	}
 	// From here on the keepalive bounds the wait for the server.
 	nc.SetDeadline(time.Time{})
@@ -347,14 +347,17 @@ func (s *Store) dial(ctx context.Context) (*conn, error) {
 
 // dialError describes a dial step that failed with err (or nil) because
 // ctx, the dial's context derived from parent, ended: it says whether the
-// dial timeout ran out (matching context.DeadlineExceeded) or the caller's
-// context ended (wrapping that context's error). Any other failure err is
-// returned as it is.
-func (s *Store) dialError(parent, ctx context.Context, step string, err error) error {
+// dial timeout ran out (matching context.DeadlineExceeded; silent: the
+// server sent no byte) or the caller's context ended (wrapping that
+// context's error). Any other failure err is returned as it is.
+func (s *Store) dialError(parent, ctx context.Context, step string, err error, silent bool) error {
 	var why error
 	switch {
 	case parent.Err() != nil:
 		why = context.Cause(parent)
+	case silent && (errors.Is(context.Cause(ctx), errDialTimeout) || errors.Is(err, os.ErrDeadlineExceeded)):
+		// The read the deadline cut says nothing more.
+		return fmt.Errorf("%s %s: %w", step, s.addr, noGreeting{s.addr, s.opts.DialTimeout})
 	case errors.Is(context.Cause(ctx), errDialTimeout), errors.Is(err, os.ErrDeadlineExceeded):
 		// The connection's deadline is the dial's: it may pass just
 		// before ctx notices.
@@ -369,6 +372,20 @@ func (s *Store) dialError(parent, ctx context.Context, step string, err error) e
 	}
 	return fmt.Errorf("%s %s: %w (%w)", step, s.addr, why, err)
 }
+
+// noGreeting is a server that accepted the TCP connection and sent no byte
+// within the dial timeout. It matches context.DeadlineExceeded, as any
+// dial timeout does.
+type noGreeting struct {
+	addr    string
+	timeout time.Duration
+}
+
+func (e noGreeting) Error() string {
+	return fmt.Sprintf("the server accepted the connection but sent no SSH greeting within %s (dial timeout); check that %s is an SSH server", e.timeout, e.addr)
+}
+
+func (noGreeting) Unwrap() error { return context.DeadlineExceeded }
 
 // progressConn is the TCP connection under an SSH connection. It records
 // when bytes last came from the server: any byte proves the server alive.
