@@ -58,12 +58,13 @@ func startHold(t *testing.T, target string) *holdProxy {
 }
 
 // arm holds the next write of the object whose name ends in "/"+name until
-// release returns.
-func (h *holdProxy) arm(name string, release func(h *holdProxy)) {
+// release returns; release gets the channel catalogDone closes.
+func (h *holdProxy) arm(name string, release func(catalogDone <-chan struct{})) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.held, h.release = name, func() { release(h) }
 	h.got, h.forwarded, h.catalogDone = make(chan struct{}), make(chan struct{}), make(chan struct{})
+	catalogDone := h.catalogDone
+	h.held, h.release = name, func() { release(catalogDone) }
 }
 
 // writes reports whether r (with body) writes the object whose name ends
@@ -178,11 +179,11 @@ func answerScenario(t *testing.T, srv netServer, late bool) {
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	hp.arm("c.txt", func(h *holdProxy) {
+	hp.arm("c.txt", func(catalogDone <-chan struct{}) {
 		cancel() // the signal, once the server has the upload's last byte
 		if late {
 			select { // until the run recorded its partial result
-			case <-h.catalogDone:
+			case <-catalogDone:
 			case <-time.After(10 * time.Second):
 				t.Error("the cancelled run wrote no catalog within 10s")
 			}
