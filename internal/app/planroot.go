@@ -1,13 +1,17 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/journal"
@@ -395,40 +399,17 @@ func parentDir(p string) string {
 // parallel runs the functions on up to jobs goroutines and returns the
 // first error; after it, no new function starts.
 func parallel(ctx context.Context, jobs int, work []func(context.Context) error) error {
-	if jobs < 1 {
-		jobs = 1
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg    sync.WaitGroup
-		once  sync.Once
-		first error
-		next  = make(chan func(context.Context) error)
-	)
-	for range min(jobs, len(work)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for fn := range next {
-				if err := fn(ctx); err != nil {
-					once.Do(func() { first = err; cancel() })
+	g, gctx := errgroup.WithContext(ctx)
+	var next atomic.Int64
+	for range min(max(jobs, 1), len(work)) {
+		g.Go(func() error {
+			for i := int(next.Add(1) - 1); i < len(work) && gctx.Err() == nil; i = int(next.Add(1) - 1) {
+				if err := work[i](gctx); err != nil {
+					return err
 				}
 			}
-		}()
+			return nil
+		})
 	}
-feed:
-	for _, fn := range work {
-		select {
-		case next <- fn:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	if first == nil {
-		first = ctx.Err()
-	}
-	return first
+	return cmp.Or(g.Wait(), ctx.Err())
 }

@@ -14,7 +14,9 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/distributor-dev/distributor/internal/parhash"
 	"github.com/distributor-dev/distributor/internal/storage"
@@ -239,26 +241,20 @@ func checkFiles(ctx context.Context, root *os.Root, abs string, m *Manifest, has
 	// problems are reported in manifest order whatever finishes first.
 	workers := min(max(8, runtime.GOMAXPROCS(0)), len(m.Files))
 	reasons := make([]string, len(m.Files))
-	next := make(chan int)
-	var wg sync.WaitGroup
+	var (
+		g    errgroup.Group
+		next atomic.Int64
+	)
 	for range workers {
-		wg.Go(func() {
+		g.Go(func() error {
 			buf := make([]byte, hashBuf)
-			for i := range next {
+			for i := int(next.Add(1) - 1); i < len(m.Files) && ctx.Err() == nil; i = int(next.Add(1) - 1) {
 				reasons[i] = checkFile(ctx, root, m.Files[i], buf, hash)
 			}
+			return nil
 		})
 	}
-feed:
-	for i := range m.Files {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
+	g.Wait()
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("bundle %s: %w", abs, err)
 	}

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/distributor-dev/distributor/internal/storage"
 )
 
@@ -186,11 +188,10 @@ func (t *Txn) sync(ctx context.Context) error {
 // cleanup must know what landed. Only ctx (a signal, a fence) cancels them.
 func (t *Txn) each(ctx context.Context, n int, fn func(context.Context, int) error, ok func(int)) error {
 	var (
-		mu       sync.Mutex
-		firstErr error
-		failed   atomic.Bool
-		next     atomic.Int64
-		wg       sync.WaitGroup
+		g      errgroup.Group // not WithContext: a failure cancels nothing
+		mu     sync.Mutex
+		failed atomic.Bool
+		next   atomic.Int64
 	)
 	// Jobs workers take the next item until none is left: no goroutine or
 	// channel hand-off per item, which many small files would pay for in
@@ -198,30 +199,21 @@ func (t *Txn) each(ctx context.Context, n int, fn func(context.Context, int) err
 	// ctx is done (storage.Cancelled): fn checks the fence itself, and
 	// ctx.Err would read the fence's clock once more per item.
 	for range min(t.opts.Jobs, n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for !failed.Load() && storage.Cancelled(ctx) == nil {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				err := fn(ctx, i)
-				mu.Lock()
-				switch {
-				case err != nil && firstErr == nil:
-					firstErr = err
+		g.Go(func() error {
+			for i := int(next.Add(1) - 1); i < n && !failed.Load() && storage.Cancelled(ctx) == nil; i = int(next.Add(1) - 1) {
+				if err := fn(ctx, i); err != nil {
 					failed.Store(true)
-				case err == nil:
-					ok(i)
+					return err
 				}
+				mu.Lock()
+				ok(i)
 				mu.Unlock()
 			}
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
-	if firstErr != nil {
-		return firstErr
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	return withCause(ctx, ctx.Err())
 }
