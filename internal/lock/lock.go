@@ -33,6 +33,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/distributor-dev/distributor/internal/backoff"
 	"github.com/distributor-dev/distributor/internal/journal"
 	"github.com/distributor-dev/distributor/internal/storage"
 )
@@ -254,10 +255,8 @@ func (l *Locker) Acquire(ctx context.Context, command string) (*Lock, error) {
 				Silent: held.silent, RenewEvery: held.info.lease(l.Lease) / 4, TakeoverAfter: l.takeoverAfter(held.info),
 				ExpiredByHolderClock: !held.info.ExpiresAt.IsZero() && l.Now().After(held.info.ExpiresAt)}
 		}
-		select {
-		case <-ctx.Done():
+		if backoff.Sleep(ctx, l.Poll) != nil {
 			return nil, fmt.Errorf("waiting for the lock of %s held by %s: %w", l.Store.String(), held.info, context.Cause(ctx))
-		case <-time.After(l.Poll):
 		}
 	}
 }

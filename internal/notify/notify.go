@@ -100,12 +100,10 @@ type Sender struct {
 	Backoff func(retry int) time.Duration
 }
 
-// DefaultBackoff waits 1s before the first retry and doubles each time.
+// DefaultBackoff waits 1s before the first retry and doubles each time, up
+// to 64s.
 func DefaultBackoff(retry int) time.Duration {
-	if retry < 1 {
-		retry = 1
-	}
-	return time.Second << min(retry-1, 6)
+	return backoff.Policy{Base: time.Second, Max: 64 * time.Second}.Wait(retry)
 }
 
 // Error is a delivery that failed after its last attempt.

@@ -183,16 +183,7 @@ func (s *Store) reserve(k int) (time.Duration, bool) {
 	if left <= 0 {
 		return 0, false
 	}
-	ceil := s.opts.Base
-	for i := 1; i < k && ceil < s.opts.Max; i++ {
-		ceil *= 2
-	}
-	ceil = min(ceil, s.opts.Max)
-	f := s.opts.Rand()
-	if f < 0 || f >= 1 {
-		f = 0
-	}
-	d := min(time.Duration(f*float64(ceil)), left)
+	d := min(backoff.Policy{Base: s.opts.Base, Max: s.opts.Max, Jitter: s.opts.Rand}.Wait(k), left)
 	s.waited += d
 	return d, true
 }
