@@ -28,10 +28,6 @@ func isName(s string, max int, upper bool) bool {
 	return true
 }
 
-// IsDigest reports whether s is "sha256:" followed by 64 lowercase hex
-// digits, the form of a bundle's digests and file hashes.
-func IsDigest(s string) bool { return bundle.CheckSHA256(s) == nil }
-
 // field names outputs[i] in messages, formatted only when a message is.
 type field int
 
@@ -81,7 +77,7 @@ func validateOutput(o *Output, f field, add func(string, ...any)) {
 	if !isName(o.Source.ID, 128, true) {
 		add("%s.source.id: %q is not a source id", f, o.Source.ID)
 	}
-	if !IsDigest(o.Source.Digest) {
+	if bundle.CheckSHA256(o.Source.Digest) != nil {
 		add("%s.source.digest: %q is not sha256:<64 lowercase hex>", f, o.Source.Digest)
 	}
 	if o.Source.Created.IsZero() {
@@ -114,7 +110,7 @@ func validateOutput(o *Output, f field, add func(string, ...any)) {
 			add("%s.url: %q is not an absolute http(s) URL", f, o.URL)
 		}
 	}
-	if !IsDigest(o.SHA256) {
+	if bundle.CheckSHA256(o.SHA256) != nil {
 		add("%s.sha256: %q is not sha256:<64 lowercase hex>", f, o.SHA256)
 	}
 	if o.Size < 0 {

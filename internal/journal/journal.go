@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/distributor-dev/distributor/internal/bundle"
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/strictjson"
 )
@@ -82,7 +83,7 @@ func Decode(data []byte) (*Journal, error) {
 	}
 	for i, op := range j.Ops {
 		switch {
-		case op.Op == OpWrite && (op.Record == nil || !catalog.IsDigest(op.SHA256) || op.Size < 0):
+		case op.Op == OpWrite && (op.Record == nil || bundle.CheckSHA256(op.SHA256) != nil || op.Size < 0):
 			return nil, fmt.Errorf("decode journal: ops[%d] (%s): write without a valid record, sha256 and size", i, op.Path)
 		case op.Op != OpWrite && op.Op != OpDelete:
 			return nil, fmt.Errorf("decode journal: ops[%d]: unknown op %q", i, op.Op)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/distributor-dev/distributor/internal/bundle"
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/storage"
 )
@@ -35,7 +36,7 @@ func HashObject(ctx context.Context, st storage.Store, path string) (string, int
 	if err != nil {
 		return "", 0, fmt.Errorf("read %s: %w", path, err)
 	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), n, nil
+	return bundle.FormatSHA256(h.Sum(nil)), n, nil
 }
 
 // ReadCatalog reads a root's catalog and classifies it; one that is not a
