@@ -13,7 +13,8 @@
 //	}
 //
 // The suite checks only what the storage.Store contract promises, so it runs
-// unchanged against local disk, SFTP and S3. Backend-specific behaviour
+// unchanged against every backend, directory stores and object stores
+// alike. Backend-specific behaviour
 // (symbolic links, file modes, pruning of empty directories) belongs in the
 // adapter's own tests.
 //
