@@ -1,10 +1,16 @@
-// Package storage defines the small interface every destination backend
-// (local disk, SFTP, S3) implements, and the errors its methods return.
+// Package storage is the contract between the engine and the destination
+// backends: the Store interface every backend implements, the errors its
+// methods return, the Backend description each backend package exports,
+// and the helpers both kinds of backend or the engine use (path rules,
+// error classes, listing results). The backends live in its subpackages
+// (see package storage/registry for the list); what only the directory
+// stores share is package storage/dirstore, what only the object stores
+// share is package storage/objstore.
 //
 // A Store is rooted: every path is a clean, relative, slash-separated path
 // below the destination root. Stores know nothing of catalogs, workflows or
 // ownership; that policy lives above this package. This package imports no
-// other internal package but internal/parhash.
+// other internal package.
 package storage
 
 import (
@@ -151,7 +157,7 @@ type Store interface {
 	// Delete removes the object at path. Deleting a missing object is not an
 	// error. Implementations may remove directories left empty below the
 	// root, but never one that was there before this store first wrote
-	// below it (see DirBook): rolling back a file written into an empty
+	// below it (see dirstore.Book): rolling back a file written into an empty
 	// directory leaves the directory as the store found it.
 	Delete(ctx context.Context, path string) error
 
@@ -243,6 +249,31 @@ type Store interface {
 
 	// Close releases the store's resources.
 	Close() error
+}
+
+// CallbackError carries an error returned by a List (or RewriteIf)
+// callback through an adapter's walk, so that List can return it to the
+// caller unchanged.
+type CallbackError struct{ Err error }
+
+func (e *CallbackError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the callback's error.
+func (e *CallbackError) Unwrap() error { return e.Err }
+
+// ListResult is what an adapter's List returns for the error err of its
+// walk: the callback's own error unchanged (List contract), any other
+// error through wrap (which adds the store and the prefix), nil for nil.
+func ListResult(err error, wrap func(error) error) error {
+	var ce *CallbackError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ce):
+		return ce.Err
+	default:
+		return wrap(err)
+	}
 }
 
 // ErrNoStaging is returned (wrapped) by Store.Stage on a store that

@@ -96,7 +96,7 @@ func headers(m storage.Metadata) *blob.HTTPHeaders {
 // Put Block List carrying h and cond. The block IDs start with a random
 // prefix: a concurrent writer of the same blob stages other blocks, and a
 // commit names only its own.
-func (s *Store) putBlocks(ctx context.Context, bb *blockblob.Client, er *storage.ExactReader, size int64,
+func (s *Store) putBlocks(ctx context.Context, bb *blockblob.Client, er *objstore.ExactReader, size int64,
 	h *blob.HTTPHeaders, cond *blob.AccessConditions) error {
 	var upload [16]byte
 	rand.Read(upload[:8])
@@ -137,7 +137,7 @@ func isConditionFailed(err error, ifVersion storage.Version) bool {
 // and rewinds it before a retry) only before its first byte is read: a
 // streamed body is sent once.
 type onceBody struct {
-	er      *storage.ExactReader
+	er      *objstore.ExactReader
 	size    int64
 	pos     int64 // where a seek put it, before reading
 	started bool

@@ -1,4 +1,4 @@
-// The one-pass rewrite and what storage.DirWriter's compare-and-swap and
+// The one-pass rewrite and what dirstore.Writer's compare-and-swap and
 // exclusive create need of local disk.
 
 package local
@@ -11,6 +11,7 @@ import (
 	"os"
 
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/dirstore"
 )
 
 // RewriteIf implements storage.Store: it reads the current file, hashing
@@ -35,7 +36,7 @@ func (s *Store) rewriteIf(ctx context.Context, p string, ifVersion storage.Versi
 	defer s.dw.HoldCAS()()
 	cur, err := s.open(ctx, p)
 	if errors.Is(err, fs.ErrNotExist) {
-		return storage.CheckVersion("", ifVersion)
+		return dirstore.CheckVersion("", ifVersion)
 	}
 	if err != nil {
 		return err
@@ -48,7 +49,7 @@ func (s *Store) rewriteIf(ctx context.Context, p string, ifVersion storage.Versi
 	defer w.Done(ctx)
 	// The digest of the current bytes is computed on another core while
 	// fn works.
-	v, err := storage.ReadDigested(ctx, cur, func(r io.Reader) error {
+	v, err := dirstore.ReadDigested(ctx, cur, func(r io.Reader) error {
 		if err := fn(r, w.f); err != nil {
 			return &storage.CallbackError{Err: err}
 		}
@@ -57,7 +58,7 @@ func (s *Store) rewriteIf(ctx context.Context, p string, ifVersion storage.Versi
 	if err != nil {
 		return err
 	}
-	if err := storage.CheckVersion(v, ifVersion); err != nil {
+	if err := dirstore.CheckVersion(v, ifVersion); err != nil {
 		return err
 	}
 	if err := w.Close(false); err != nil {
@@ -69,7 +70,7 @@ func (s *Store) rewriteIf(ctx context.Context, p string, ifVersion storage.Versi
 	return w.Rename(ctx)
 }
 
-// OpenFile implements storage.DirFS.
+// OpenFile implements dirstore.FS.
 func (d dirFS) OpenFile(ctx context.Context, p string, _ bool) (io.ReadCloser, error) {
 	f, err := d.open(ctx, p)
 	if err != nil {
@@ -78,10 +79,10 @@ func (d dirFS) OpenFile(ctx context.Context, p string, _ bool) (io.ReadCloser, e
 	return f, nil
 }
 
-// CreateNew implements storage.DirFS: the exclusive create for file
+// CreateNew implements dirstore.FS: the exclusive create for file
 // systems without hard links, O_EXCL on the target, then the content in
 // place.
-func (d dirFS) CreateNew(ctx context.Context, p string, src *storage.DigestSource) error {
+func (d dirFS) CreateNew(ctx context.Context, p string, src *dirstore.DigestSource) error {
 	root, err := d.openRoot(true)
 	if err != nil {
 		return err
@@ -99,7 +100,7 @@ func (d dirFS) CreateNew(ctx context.Context, p string, src *storage.DigestSourc
 	return d.syncDirs(c, false)
 }
 
-func createExclusive(ctx context.Context, dir *os.Root, base string, src *storage.DigestSource) error {
+func createExclusive(ctx context.Context, dir *os.Root, base string, src *dirstore.DigestSource) error {
 	f, err := dir.OpenFile(base, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
 	if err != nil {
 		return err

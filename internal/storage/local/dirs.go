@@ -1,5 +1,5 @@
 // Which directories a cleanup may remove: those this store created, never
-// one it found in place when it wrote below it (see storage.DirBook).
+// one it found in place when it wrote below it (see dirstore.Book).
 
 package local
 
@@ -19,7 +19,7 @@ func (s *Store) noteDirs(c *chain) {
 
 // prune removes the chain's directories that are now empty, deepest
 // first, stopping at the first that is not, that cannot be removed, or
-// that this store may not remove (storage.DirBook.MayRemove), never
+// that this store may not remove (dirstore.Book.MayRemove), never
 // removing the root: the directories a Delete or a sweep leaves empty. A
 // concurrent Put that loses its fresh directory here retries (see begin).
 // With madeOnly, the cleanup of a failed or aborted write, only those this
@@ -37,7 +37,7 @@ func (s *Store) prune(c *chain, madeOnly bool) {
 
 // removeDir removes the directory dir (a store path), the entry name of
 // parent, if it is empty and this store may remove it
-// (storage.DirBook.MayRemove), and reports whether it did.
+// (dirstore.Book.MayRemove), and reports whether it did.
 func (s *Store) removeDir(parent *os.Root, name, dir string) bool {
 	if !s.book.MayRemove(dir) {
 		return false

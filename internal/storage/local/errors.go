@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"syscall"
 
-	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/dirstore"
 )
 
 // hintError is an error whose message says what went wrong in the
@@ -69,7 +69,7 @@ func (s *Store) rootError(verb string, err error) error {
 	switch {
 	case serr == nil && !fi.IsDir():
 		return hint("the configured root is a %s, not a directory: set the destination's path to a directory (a missing one is created), or move the file out of the way",
-			storage.FileKind(fi))
+			dirstore.FileKind(fi))
 	case errors.Is(err, syscall.ENOTDIR):
 		return hint("a parent of the configured root is a file, not a directory: set the destination's path to a directory, or move that file out of the way")
 	case errors.Is(err, fs.ErrPermission) && verb == "create":

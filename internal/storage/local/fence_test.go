@@ -39,7 +39,7 @@ func (w *watching) Read(p []byte) (int, error) {
 
 // TestLapsedFenceCreatesNoParent: a write under a lapsed fence changes
 // nothing at the root, not even for a moment the parent directory its
-// temporary file would need (DirWriter.begin checks ctx.Err, not only
+// temporary file would need (dirstore.Writer.begin checks ctx.Err, not only
 // Done; the refused write's cleanup would remove it again, too late for a
 // successor that saw it).
 func TestLapsedFenceCreatesNoParent(t *testing.T) {

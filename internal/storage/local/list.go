@@ -9,19 +9,20 @@ import (
 	"strings"
 
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/dirstore"
 )
 
-// List implements storage.Store with storage.ListTree, never following a
+// List implements storage.Store with dirstore.ListTree, never following a
 // symbolic link. Regular files whose names the store cannot address (say,
 // containing a backslash) are still reported; the other methods reject
 // such paths with storage.ErrInvalidPath.
 func (s *Store) List(ctx context.Context, prefix string, fn func(storage.Info) error) error {
-	return storage.ListResult(storage.ListTree(ctx, tree{s}, prefix, fn), func(err error) error {
+	return storage.ListResult(dirstore.ListTree(ctx, tree{s}, prefix, fn), func(err error) error {
 		return fmt.Errorf("local %s: list %q: %w", s.path, prefix, s.explain("list", prefix, err))
 	})
 }
 
-// SweepTemp implements storage.Store with storage.SweepTree, never
+// SweepTemp implements storage.Store with dirstore.SweepTree, never
 // following a symbolic link. It waits for this Store's in-flight writes,
 // but cannot see other processes' writes: call it (without DryRun) only
 // while holding the destination lock, as part of crash recovery.
@@ -35,20 +36,20 @@ func (s *Store) SweepTemp(ctx context.Context, opts storage.SweepOptions) ([]str
 
 func (s *Store) sweepTemp(ctx context.Context, opts storage.SweepOptions) ([]string, error) {
 	defer s.dw.Exclusive()()
-	found, err := storage.SweepTree(ctx, tree{s}, opts)
+	found, err := dirstore.SweepTree(ctx, tree{s}, opts)
 	if len(found) > 0 && !opts.DryRun {
 		s.dirs.forget() // it may have pruned directories
 	}
 	return found, err
 }
 
-// tree is the store's directory tree as storage.ListTree and
-// storage.SweepTree walk it.
+// tree is the store's directory tree as dirstore.ListTree and
+// dirstore.SweepTree walk it.
 type tree struct{ s *Store }
 
-// OpenDir implements storage.Tree: the directory is reached as a
+// OpenDir implements dirstore.Tree: the directory is reached as a
 // reader's chain reaches it (no symbolic link, plain directories).
-func (t tree) OpenDir(_ context.Context, p string) (storage.TreeDir, error) {
+func (t tree) OpenDir(_ context.Context, p string) (dirstore.TreeDir, error) {
 	root, err := t.s.openRoot(false)
 	if err != nil || root == nil {
 		return nil, err
@@ -66,7 +67,7 @@ func (t tree) OpenDir(_ context.Context, p string) (storage.TreeDir, error) {
 	return &dir{r: c.parent(), c: c}, nil
 }
 
-// PruneDir implements storage.Tree (see Store.removeDir and Store.prune).
+// PruneDir implements dirstore.Tree (see Store.removeDir and Store.prune).
 func (t tree) PruneDir(ctx context.Context, p string, parents bool) {
 	d, _ := t.OpenDir(ctx, p)
 	if d == nil {
@@ -91,7 +92,7 @@ type dir struct {
 	owned bool
 }
 
-// Entries implements storage.TreeDir.
+// Entries implements dirstore.TreeDir.
 func (d *dir) Entries(_ context.Context, prefix string) ([]fs.FileInfo, error) {
 	f, err := d.r.Open(".")
 	if err != nil {
@@ -119,8 +120,8 @@ func (d *dir) Entries(_ context.Context, prefix string) ([]fs.FileInfo, error) {
 	return fis, nil
 }
 
-// Sub implements storage.TreeDir.
-func (d *dir) Sub(_ context.Context, name string) (storage.TreeDir, error) {
+// Sub implements dirstore.TreeDir.
+func (d *dir) Sub(_ context.Context, name string) (dirstore.TreeDir, error) {
 	r, err := d.r.OpenRoot(name)
 	if err != nil {
 		return nil, err
@@ -128,10 +129,10 @@ func (d *dir) Sub(_ context.Context, name string) (storage.TreeDir, error) {
 	return &dir{r: r, owned: true}, nil
 }
 
-// Remove implements storage.TreeDir.
+// Remove implements dirstore.TreeDir.
 func (d *dir) Remove(_ context.Context, name string) error { return d.r.Remove(name) }
 
-// Close implements storage.TreeDir.
+// Close implements dirstore.TreeDir.
 func (d *dir) Close() {
 	switch {
 	case d.c != nil:

@@ -53,6 +53,7 @@ import (
 	"sync"
 
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/dirstore"
 )
 
 const (
@@ -70,13 +71,13 @@ type Store struct {
 	closed bool
 	// book holds the directories this store's writes created or found in
 	// place, which decide what a cleanup may remove (dirs.go).
-	book storage.DirBook
+	book dirstore.Book
 	// madeRoot lists the directories this store created for its root,
 	// the root first (see RemoveCreatedRoot).
 	madeRoot []string
 
 	// dw writes (Put, Stage) through the shared protocol (temp.go).
-	dw storage.DirWriter
+	dw dirstore.Writer
 
 	// deferDirSync: Put leaves directory fsyncs to Sync (see NewDeferred).
 	deferDirSync bool
@@ -111,7 +112,7 @@ func New(root string) (*Store, error) {
 		return nil, fmt.Errorf("local %s: root must be an absolute path", root)
 	}
 	s := &Store{path: filepath.Clean(root)}
-	s.dw = storage.DirWriter{FS: dirFS{s}, Copy: s.copyExact, CompareFirst: true}
+	s.dw = dirstore.Writer{FS: dirFS{s}, Copy: s.copyExact, CompareFirst: true}
 	if _, err := s.openRoot(false); err != nil {
 		return nil, err
 	}
@@ -258,7 +259,7 @@ func (s *Store) errorf(op, p string, err error) error {
 	return fmt.Errorf("local %s: %s %s: %w", s.path, op, p, s.explain(op, p, err))
 }
 
-// Put implements storage.Store with storage.DirWriter (see the package
+// Put implements storage.Store with dirstore.Writer (see the package
 // documentation); ctx is checked between reads (a Read blocked in r is not
 // interrupted). With PutCreate the complete temporary file gets the name
 // only if it is free: renameat2 with RENAME_NOREPLACE, else link(2), else
@@ -287,10 +288,10 @@ func (s *Store) Get(ctx context.Context, p string) ([]byte, storage.Version, err
 		return nil, "", s.errorf("get", p, err)
 	}
 	data = buf.Bytes()
-	return data, storage.ContentVersion(data), nil
+	return data, dirstore.ContentVersion(data), nil
 }
 
-// ReadVersioned implements storage.Store (see storage.DirWriter): the
+// ReadVersioned implements storage.Store (see dirstore.Writer): the
 // Version is "sha256:<hex>", as Get's.
 func (s *Store) ReadVersioned(ctx context.Context, p string, fn func(io.Reader) error) (storage.Version, error) {
 	return s.dw.ReadVersioned(ctx, p, fn)
@@ -308,7 +309,7 @@ func (s *Store) open(ctx context.Context, p string) (*os.File, error) {
 	}
 	defer c.close()
 	if !fi.Mode().IsRegular() {
-		return nil, storage.NotObject("open", p, fi)
+		return nil, dirstore.NotObject("open", p, fi)
 	}
 	f, err := c.parent().OpenFile(c.base(), os.O_RDONLY, 0)
 	if err != nil {
@@ -318,7 +319,7 @@ func (s *Store) open(ctx context.Context, p string) (*os.File, error) {
 	if fi, err = f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		f.Close()
 		if err == nil {
-			err = storage.NotObject("open", p, fi)
+			err = dirstore.NotObject("open", p, fi)
 		}
 		return nil, err
 	}
@@ -361,7 +362,7 @@ func (s *Store) Stat(ctx context.Context, p string) (storage.Info, error) {
 	}
 	c.close()
 	if !fi.Mode().IsRegular() {
-		return storage.Info{}, s.errorf("stat", p, storage.NotObject("open", p, fi))
+		return storage.Info{}, s.errorf("stat", p, dirstore.NotObject("open", p, fi))
 	}
 	return storage.Info{Path: p, Size: fi.Size(), ModTime: fi.ModTime()}, nil
 }

@@ -7,7 +7,7 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/dirstore"
 )
 
 // chain is the sequence of directories leading to the final segment of a
@@ -44,7 +44,7 @@ func (c *chain) close() {
 // opened as a nested os.Root (which, in the worst case of a concurrent
 // swap, still cannot leave the store root). With create, missing
 // directories are made with mode 0755. Errors: fs.ErrNotExist (wrapped) for
-// a missing parent when !create, *storage.HiddenError for a parent that is
+// a missing parent when !create, *dirstore.HiddenError for a parent that is
 // not a directory. Readers and Delete walk without a cache (readChain).
 //
 // Writers walk through the directory cache d: each directory found there
@@ -133,7 +133,7 @@ func openLevel(cur *os.Root, segs []string, i int, create bool) (next *os.Root, 
 	if err != nil {
 		return nil, nil, made, err
 	}
-	if err := storage.CheckDir(strings.Join(segs[:i+1], "/"), fi); err != nil {
+	if err := dirstore.CheckDir(strings.Join(segs[:i+1], "/"), fi); err != nil {
 		return nil, nil, made, err
 	}
 	next, err = cur.OpenRoot(seg)
@@ -145,7 +145,7 @@ func openLevel(cur *os.Root, segs []string, i int, create bool) (next *os.Root, 
 // fs.ErrNotExist.
 func readChain(root *os.Root, p string) (*chain, error) {
 	c, _, err := walkChain(root, p, false, nil)
-	if h := (*storage.HiddenError)(nil); errors.As(err, &h) {
+	if h := (*dirstore.HiddenError)(nil); errors.As(err, &h) {
 		return nil, h.Missing("open")
 	}
 	return c, err

@@ -30,7 +30,7 @@ func (s *Store) ListPage(_ context.Context, prefix string, _ int) ([]storage.Inf
 // storage.IsTransient (a root on a network file system can see them).
 func (s *Store) IsTransient(err error) bool { return storage.IsTransient(err) }
 
-// Stage implements storage.Store with storage.DirWriter: the temporary
+// Stage implements storage.Store with dirstore.Writer: the temporary
 // file is written and synced as Put's, and no file descriptor stays open
 // between Stage and Commit.
 func (s *Store) Stage(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Staged, error) {
@@ -88,7 +88,7 @@ func (s *Store) RemoveCreatedRoot(context.Context) (bool, error) {
 	return true, nil
 }
 
-// copyExact is storage.CopyExact through a buffer of up to stageBuf
+// copyExact is dirstore.CopyExact through a buffer of up to stageBuf
 // bytes: a file that fits takes one read to fill the buffer, one to see
 // the end of input, and one write (where io.CopyN makes 32 KiB reads and
 // writes). It stops once ctx is done (storage.Cancelled: no fence check

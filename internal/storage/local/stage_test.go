@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/dirstore"
 	"github.com/distributor-dev/distributor/internal/storage/local"
 )
 
@@ -76,7 +77,7 @@ func TestStagedWritesAfterPrune(t *testing.T) {
 // moves away (and replaces) between a stage and its commit is not
 // published into: the commit checks that each cached directory is still
 // the one at its path, walks the path again, finds no temporary file
-// there and fails with storage.ErrTempVanished; nothing appears at the
+// there and fails with dirstore.ErrTempVanished; nothing appears at the
 // path, and the moved directory is not written to by later stages.
 func TestStagedCommitRechecksItsDirectory(t *testing.T) {
 	root := t.TempDir()
@@ -90,7 +91,7 @@ func TestStagedCommitRechecksItsDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := g.Commit(t.Context())
-	if !errors.Is(err, storage.ErrTempVanished) {
+	if !errors.Is(err, dirstore.ErrTempVanished) {
 		t.Fatalf("commit after the directory moved: %v, want ErrTempVanished", err)
 	}
 	if _, err := os.Lstat(filepath.Join(root, "d", "x")); !errors.Is(err, fs.ErrNotExist) {

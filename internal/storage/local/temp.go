@@ -1,4 +1,4 @@
-// The temporary file every write goes through (storage.DirTemp): created
+// The temporary file every write goes through (dirstore.Temp): created
 // beside its target, synced, then renamed or linked into place.
 
 package local
@@ -14,20 +14,21 @@ import (
 	"strings"
 
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/dirstore"
 )
 
-// dirFS is the store as storage.DirWriter writes to it.
+// dirFS is the store as dirstore.Writer writes to it.
 type dirFS struct{ *Store }
 
-// Wrap implements storage.DirFS.
+// Wrap implements dirstore.FS.
 func (d dirFS) Wrap(op, p string, err error) error { return d.errorf(op, p, err) }
 
-// CanLink implements storage.DirFS: whether a file system can link is
+// CanLink implements dirstore.FS: whether a file system can link is
 // known only once it refuses (Link).
 func (dirFS) CanLink(context.Context) bool { return true }
 
-// Temp implements storage.DirFS (see begin).
-func (d dirFS) Temp(_ context.Context, p string, deferred bool) (storage.DirTemp, error) {
+// Temp implements dirstore.FS (see begin).
+func (d dirFS) Temp(_ context.Context, p string, deferred bool) (dirstore.Temp, error) {
 	w, err := d.begin(p)
 	if err != nil {
 		return nil, err
@@ -119,7 +120,7 @@ func createTemp(dir *os.Root) (*os.File, string, error) {
 	return nil, "", errors.New("cannot create a unique temporary file")
 }
 
-// Write implements storage.DirTemp. Every writebackChunk bytes it starts
+// Write implements dirstore.Temp. Every writebackChunk bytes it starts
 // their write-out (startWriteback), without waiting for it.
 func (w *tempWriter) Write(b []byte) (int, error) {
 	n, err := w.f.Write(b)
@@ -131,7 +132,7 @@ func (w *tempWriter) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// Close implements storage.DirTemp. A deferred store skips the file's own
+// Close implements dirstore.Temp. A deferred store skips the file's own
 // fsync when the name is new (Sync then flushes the file system at once):
 // a crash before Sync can only leave a new, unrecorded name, which
 // recovery removes. Replacing an existing name always fsyncs first, so the
@@ -163,7 +164,7 @@ func (w *tempWriter) Close(newName bool) error {
 	return err
 }
 
-// Rename implements storage.DirTemp.
+// Rename implements dirstore.Temp.
 func (w *tempWriter) Rename(context.Context) error {
 	if err := w.c.parent().Rename(w.tmp, w.c.base()); err != nil {
 		return w.vanished(err)
@@ -174,17 +175,17 @@ func (w *tempWriter) Rename(context.Context) error {
 
 // vanished is err, of a rename or link that found no temporary file (it
 // is not looked up before: that would cost every commit a system call),
-// as storage.ErrTempVanished.
+// as dirstore.ErrTempVanished.
 func (w *tempWriter) vanished(err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, lerr := w.c.parent().Lstat(w.tmp); errors.Is(lerr, fs.ErrNotExist) {
-			return fmt.Errorf("%w (%v)", storage.ErrTempVanished, lerr)
+			return fmt.Errorf("%w (%v)", dirstore.ErrTempVanished, lerr)
 		}
 	}
 	return err
 }
 
-// Link implements storage.DirTemp: one renameat2(RENAME_NOREPLACE) where
+// Link implements dirstore.Temp: one renameat2(RENAME_NOREPLACE) where
 // the platform and the file system have it, else a hard link, after which
 // the temporary name is removed. A taken name (even by a dangling symbolic
 // link) fails both.
@@ -212,7 +213,7 @@ func (w *tempWriter) Link(context.Context) error {
 	return w.vanished(err)
 }
 
-// Exists implements storage.DirTemp.
+// Exists implements dirstore.Temp.
 func (w *tempWriter) Exists(context.Context) (bool, error) {
 	_, err := w.c.parent().Lstat(w.c.base())
 	return err == nil, nil
@@ -242,7 +243,7 @@ func (s *Store) syncDirs(c *chain, deferred bool) error {
 	return nil
 }
 
-// Detach implements storage.DirTemp: no descriptor stays open between
+// Detach implements dirstore.Temp: no descriptor stays open between
 // Stage and Commit.
 func (w *tempWriter) Detach() {
 	w.made = slices.Clone(w.c.dirty)
@@ -250,7 +251,7 @@ func (w *tempWriter) Detach() {
 	w.c = nil
 }
 
-// Attach implements storage.DirTemp: the target's directory chain is
+// Attach implements dirstore.Temp: the target's directory chain is
 // opened again (through the directory cache, creating nothing).
 func (w *tempWriter) Attach(context.Context) error {
 	root, err := w.s.openRoot(false)
@@ -258,7 +259,7 @@ func (w *tempWriter) Attach(context.Context) error {
 		return err
 	}
 	if root == nil {
-		return fmt.Errorf("%w (the root directory is gone)", storage.ErrTempVanished)
+		return fmt.Errorf("%w (the root directory is gone)", dirstore.ErrTempVanished)
 	}
 	c, h, err := walkChain(root, w.p, false, &w.s.dirs)
 	if err != nil {
@@ -269,7 +270,7 @@ func (w *tempWriter) Attach(context.Context) error {
 	return nil
 }
 
-// Done implements storage.DirTemp (see Store.prune).
+// Done implements dirstore.Temp (see Store.prune).
 func (w *tempWriter) Done(context.Context) error {
 	if w.f != nil {
 		w.f.Close()

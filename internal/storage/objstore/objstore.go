@@ -4,7 +4,8 @@
 // listing rules (keys ending in "/" and temporary objects are skipped, the
 // listing is sorted and checked), bounded pages, reads whose Version is
 // that of the bytes streamed, exact-size writes with their conditions,
-// and the sweep of the incomplete uploads a dead writer left.
+// and the sweep of the incomplete uploads a dead writer left. (The
+// directory stores share package storage/dirstore instead.)
 //
 // The store's path p is the key Prefix+"/"+p (or p for an empty Prefix).
 // Paths must be clean relative slash-separated paths none of whose
@@ -50,7 +51,7 @@ type Upload struct {
 // Write is one upload for Client.Put.
 type Write struct {
 	// Body yields exactly Size bytes, and fails the request otherwise.
-	Body *storage.ExactReader
+	Body *ExactReader
 	Size int64
 	// Mode and IfVersion are the write's condition (see storage.Put).
 	Mode      storage.PutMode
@@ -231,9 +232,9 @@ func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64, opts
 		}
 		r, w.Metadata = rs, storage.Metadata{}
 	}
-	w.Metadata.ContentType = cmp.Or(w.Metadata.ContentType, storage.ContentType(p))
+	w.Metadata.ContentType = cmp.Or(w.Metadata.ContentType, ContentType(p))
 	w.ExpectContinue = w.Mode == storage.PutIfVersion && size >= ExpectContinueMin
-	er, err := storage.NewExactReader(ctx, r, size)
+	er, err := NewExactReader(ctx, r, size)
 	if err != nil {
 		return "", err
 	}
@@ -437,7 +438,7 @@ func (s *Store) list(ctx context.Context, prefix string, fn func(storage.Info) e
 	if _, err := s.c.List(ctx, s.Key(prefix), 0, s.collect(&infos)); err != nil {
 		return err
 	}
-	infos, err := storage.SortListing(infos)
+	infos, err := sortListing(infos)
 	if err != nil {
 		return err
 	}
@@ -480,7 +481,7 @@ func (s *Store) listPage(ctx context.Context, prefix string, max int) ([]storage
 	for _, o := range objs[:min(len(objs), max)] {
 		add(o)
 	}
-	infos, err = storage.SortListing(infos)
+	infos, err = sortListing(infos)
 	return infos, complete, err
 }
 

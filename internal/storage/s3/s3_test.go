@@ -24,6 +24,7 @@ import (
 	"github.com/minio/minio-go/v7"
 
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/objstore"
 	"github.com/distributor-dev/distributor/internal/storage/storagetest"
 )
 
@@ -234,7 +235,7 @@ func TestContentType(t *testing.T) {
 		"noext":           "application/octet-stream",
 		"x.unknown-thing": "application/octet-stream",
 	} {
-		if got := storage.ContentType(p); got != want {
+		if got := objstore.ContentType(p); got != want {
 			t.Errorf("ContentType(%q) = %q, want %q", p, got, want)
 		}
 	}

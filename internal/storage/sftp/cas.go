@@ -1,4 +1,4 @@
-// What storage.DirWriter's reads, compare-and-swap and exclusive create
+// What dirstore.Writer's reads, compare-and-swap and exclusive create
 // need of SFTP.
 
 package sftp
@@ -13,6 +13,7 @@ import (
 	"os"
 
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/dirstore"
 	sftplib "github.com/pkg/sftp"
 )
 
@@ -28,13 +29,13 @@ func bufferedReader(f io.Reader, size int64) io.Reader {
 	return bufio.NewReaderSize(f, int(min(max(size+1, 4096), readBuffer)))
 }
 
-// ReadVersioned implements storage.Store (see storage.DirWriter): the
+// ReadVersioned implements storage.Store (see dirstore.Writer): the
 // Version is "sha256:<hex>", as Get's.
 func (s *Store) ReadVersioned(ctx context.Context, p string, fn func(io.Reader) error) (storage.Version, error) {
 	return s.dw.ReadVersioned(ctx, p, fn)
 }
 
-// OpenFile implements storage.DirFS: each Read checks ctx, and Close
+// OpenFile implements dirstore.FS: each Read checks ctx, and Close
 // stops watching it once the file is closed. A file read whole is read readBuffer bytes at a
 // time; an Open's reader reads what its caller asks for.
 func (d dirFS) OpenFile(ctx context.Context, p string, whole bool) (io.ReadCloser, error) {
@@ -70,12 +71,12 @@ func (r *reader) Close() error {
 	return err
 }
 
-// CreateNew implements storage.DirFS, the exclusive create of a server
+// CreateNew implements dirstore.FS, the exclusive create of a server
 // without a usable hardlink@openssh.com (see conn.linkUnsupported): O_EXCL
 // on the target, then the content in place. The exclusion probe's second
 // create goes through it too, so a server that ignores O_EXCL is refused
 // before a writer trusts it.
-func (d dirFS) CreateNew(ctx context.Context, p string, src *storage.DigestSource) error {
+func (d dirFS) CreateNew(ctx context.Context, p string, src *dirstore.DigestSource) error {
 	c, err := d.client(ctx)
 	if err != nil {
 		return err

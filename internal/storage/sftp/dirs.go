@@ -1,5 +1,5 @@
 // Which directories a cleanup may remove: those this store created, never
-// one it found in place when it wrote below it (see storage.DirBook).
+// one it found in place when it wrote below it (see dirstore.Book).
 
 package sftp
 
@@ -19,7 +19,7 @@ func (s *Store) noteDir(dir string, made bool) {
 // root: with madeOnly (the cleanup of a failed or aborted write) only
 // those its writes created, otherwise (a Delete, a sweep) any but one that
 // was there before this store wrote below it
-// (storage.DirBook.MayRemove).
+// (dirstore.Book.MayRemove).
 func (s *Store) prune(c *conn, dir string, madeOnly bool) {
 	for d := dir; s.below(d); d = path.Dir(d) {
 		if !s.removeDir(c, d, madeOnly) {

@@ -11,9 +11,10 @@ import (
 	"strings"
 
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/dirstore"
 )
 
-// List implements storage.Store with storage.ListTree, never following a
+// List implements storage.Store with dirstore.ListTree, never following a
 // symbolic link.
 func (s *Store) List(ctx context.Context, prefix string, fn func(storage.Info) error) error {
 	return storage.ListResult(s.list(ctx, prefix, fn), func(err error) error {
@@ -27,10 +28,10 @@ func (s *Store) list(ctx context.Context, prefix string, fn func(storage.Info) e
 		return err
 	}
 	defer watch(ctx, c)()
-	return storage.ListTree(ctx, tree{s, c}, prefix, fn)
+	return dirstore.ListTree(ctx, tree{s, c}, prefix, fn)
 }
 
-// SweepTemp implements storage.Store with storage.SweepTree, never
+// SweepTemp implements storage.Store with dirstore.SweepTree, never
 // following a symbolic link. It waits for this Store's in-flight writes,
 // but cannot see other processes' writes: call it (without DryRun) only
 // while holding the destination lock, as part of crash recovery.
@@ -52,22 +53,22 @@ func (s *Store) sweepTemp(ctx context.Context, opts storage.SweepOptions) ([]str
 	}
 	defer watch(ctx, c)()
 	defer s.dw.Exclusive()()
-	return storage.SweepTree(ctx, tree{s, c}, opts)
+	return dirstore.SweepTree(ctx, tree{s, c}, opts)
 }
 
 // tree is the store's directory tree on the connection c, as
-// storage.ListTree and storage.SweepTree walk it.
+// dirstore.ListTree and dirstore.SweepTree walk it.
 type tree struct {
 	s *Store
 	c *conn
 }
 
-// OpenDir implements storage.Tree: the directory and its parents must be
+// OpenDir implements dirstore.Tree: the directory and its parents must be
 // plain directories (checked with Lstat, never following a link).
-func (t tree) OpenDir(_ context.Context, p string) (storage.TreeDir, error) {
+func (t tree) OpenDir(_ context.Context, p string) (dirstore.TreeDir, error) {
 	if p != "" {
 		err := t.s.checkParents(t.c, p+"/x") // p itself and its parents
-		if h := (*storage.HiddenError)(nil); errors.As(err, &h) || errors.Is(err, fs.ErrNotExist) || t.s.belowFile(t.c, p+"/x", err) {
+		if h := (*dirstore.HiddenError)(nil); errors.As(err, &h) || errors.Is(err, fs.ErrNotExist) || t.s.belowFile(t.c, p+"/x", err) {
 			return nil, nil
 		}
 		if err != nil {
@@ -77,7 +78,7 @@ func (t tree) OpenDir(_ context.Context, p string) (storage.TreeDir, error) {
 	return dir{t.c, t.s.full(p)}, nil
 }
 
-// PruneDir implements storage.Tree (see Store.removeDir and Store.prune).
+// PruneDir implements dirstore.Tree (see Store.removeDir and Store.prune).
 func (t tree) PruneDir(_ context.Context, p string, parents bool) {
 	if parents {
 		t.s.prune(t.c, t.s.full(p), false)
@@ -92,7 +93,7 @@ type dir struct {
 	path string
 }
 
-// Entries implements storage.TreeDir: READDIR returns each entry's own
+// Entries implements dirstore.TreeDir: READDIR returns each entry's own
 // attributes (lstat's), so links are seen as links and never followed.
 func (d dir) Entries(ctx context.Context, prefix string) ([]fs.FileInfo, error) {
 	fis, err := d.c.sftp.ReadDirContext(ctx, d.path)
@@ -104,15 +105,15 @@ func (d dir) Entries(ctx context.Context, prefix string) ([]fs.FileInfo, error) 
 	}), nil
 }
 
-// Sub implements storage.TreeDir.
-func (d dir) Sub(_ context.Context, name string) (storage.TreeDir, error) {
+// Sub implements dirstore.TreeDir.
+func (d dir) Sub(_ context.Context, name string) (dirstore.TreeDir, error) {
 	return dir{d.c, path.Join(d.path, name)}, nil
 }
 
-// Remove implements storage.TreeDir.
+// Remove implements dirstore.TreeDir.
 func (d dir) Remove(_ context.Context, name string) error {
 	return d.c.sftp.Remove(path.Join(d.path, name))
 }
 
-// Close implements storage.TreeDir.
+// Close implements dirstore.TreeDir.
 func (dir) Close() {}

@@ -75,6 +75,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/dirstore"
 )
 
 // Options configure a Store. The sftp package reads no environment
@@ -140,10 +141,10 @@ type Store struct {
 	// book holds the directories (server paths, below the root) this
 	// store's writes created or found in place, which decide what a
 	// cleanup may remove (dirs.go).
-	book storage.DirBook
+	book dirstore.Book
 
 	// dw writes (Put, Stage) through the shared protocol (write.go).
-	dw storage.DirWriter
+	dw dirstore.Writer
 }
 
 var _ storage.Store = (*Store)(nil)
@@ -278,7 +279,7 @@ func (s *Store) Get(ctx context.Context, p string) ([]byte, storage.Version, err
 	if err != nil {
 		return nil, "", s.errorf("get", p, err)
 	}
-	return data, storage.ContentVersion(data), nil
+	return data, dirstore.ContentVersion(data), nil
 }
 
 // openSized opens the regular file at p for reading and returns its size.
@@ -327,7 +328,7 @@ func (s *Store) lstat(c *conn, p string) (fs.FileInfo, error) {
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, storage.NotObject("stat", p, fi)
+		return nil, dirstore.NotObject("stat", p, fi)
 	}
 	return fi, nil
 }
@@ -402,7 +403,7 @@ func (s *Store) delete(ctx context.Context, p string) error {
 	}
 	defer watch(ctx, c)()
 	if err := s.checkParents(c, p); err != nil {
-		if h := (*storage.HiddenError)(nil); errors.As(err, &h) || errors.Is(err, fs.ErrNotExist) {
+		if h := (*dirstore.HiddenError)(nil); errors.As(err, &h) || errors.Is(err, fs.ErrNotExist) {
 			return nil // nothing below a link (or a file) is touched
 		}
 		return err
@@ -432,7 +433,7 @@ func (s *Store) delete(ctx context.Context, p string) error {
 // every parent directory of the store path p (each segment but the last)
 // is a plain directory, and remembers those it verified. A missing parent
 // yields an error matching fs.ErrNotExist, one that is not a plain
-// directory a *storage.HiddenError.
+// directory a *dirstore.HiddenError.
 func (s *Store) checkParents(c *conn, p string) error {
 	_, err := s.walkParents(c, p, false)
 	return err
@@ -441,7 +442,7 @@ func (s *Store) checkParents(c *conn, p string) error {
 // readerError maps an error of checkParents for a reader: a missing parent,
 // or one that is not a plain directory, makes p missing.
 func readerError(p string, err error) error {
-	if h := (*storage.HiddenError)(nil); errors.As(err, &h) {
+	if h := (*dirstore.HiddenError)(nil); errors.As(err, &h) {
 		return h.Missing("stat")
 	}
 	if errors.Is(err, fs.ErrNotExist) {

@@ -30,7 +30,7 @@ func (s *Store) RemoveCreatedRoot(context.Context) (bool, error) {
 	return false, storage.Unsupported(s, "remove-created-root", "")
 }
 
-// Stage implements storage.Store with storage.DirWriter: no remote file
+// Stage implements storage.Store with dirstore.Writer: no remote file
 // handle stays open between Stage and Commit, which uses the store's
 // current connection.
 func (s *Store) Stage(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Staged, error) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/dirstore"
 	"github.com/distributor-dev/distributor/internal/storage/storagetest"
 )
 
@@ -70,7 +71,7 @@ func TestSymlinkedParentNeverFollowed(t *testing.T) {
 			wantRefused("Put", err)
 			_, err = storage.PutIf(ctx, s, p, []byte("pwned"), "")
 			wantRefused("PutIf(create)", err)
-			if _, err := storage.PutIf(ctx, s, p, []byte("pwned"), storage.ContentVersion([]byte("outside x"))); !errors.Is(err, storage.ErrPrecondition) {
+			if _, err := storage.PutIf(ctx, s, p, []byte("pwned"), dirstore.ContentVersion([]byte("outside x"))); !errors.Is(err, storage.ErrPrecondition) {
 				t.Errorf("PutIf(%q, version): got %v, want ErrPrecondition (absent)", p, err)
 			}
 			wantMissing := func(method string, err error) {

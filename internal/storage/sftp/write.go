@@ -19,9 +19,10 @@ import (
 	sftplib "github.com/pkg/sftp"
 
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/dirstore"
 )
 
-// Put implements storage.Store with storage.DirWriter (see the package
+// Put implements storage.Store with dirstore.Writer (see the package
 // documentation). With PutCreate the complete temporary file is
 // hard-linked to the name (hardlink@openssh.com refuses a taken name); a
 // server without that extension, or one that announces it but answers
@@ -32,15 +33,15 @@ func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64, opts
 	return s.dw.Put(ctx, p, r, size, opts)
 }
 
-// dirFS is the store as storage.DirWriter writes to it. Each call takes
+// dirFS is the store as dirstore.Writer writes to it. Each call takes
 // the store's current connection (reconnecting if it broke) and watches
 // its context (see watch).
 type dirFS struct{ *Store }
 
-// Wrap implements storage.DirFS.
+// Wrap implements dirstore.FS.
 func (d dirFS) Wrap(op, p string, err error) error { return d.errorf(op, p, err) }
 
-// CanLink implements storage.DirFS: the server offers
+// CanLink implements dirstore.FS: the server offers
 // hardlink@openssh.com (see conn.canLink). Without a connection it says
 // yes: Temp then fails with the connection's error.
 func (d dirFS) CanLink(ctx context.Context) bool {
@@ -48,8 +49,8 @@ func (d dirFS) CanLink(ctx context.Context) bool {
 	return err != nil || c.canLink()
 }
 
-// Temp implements storage.DirFS (see begin).
-func (d dirFS) Temp(ctx context.Context, p string, _ bool) (storage.DirTemp, error) {
+// Temp implements dirstore.FS (see begin).
+func (d dirFS) Temp(ctx context.Context, p string, _ bool) (dirstore.Temp, error) {
 	c, err := d.client(ctx)
 	if err != nil {
 		return nil, err
@@ -78,13 +79,13 @@ type tempWriter struct {
 	published bool          // tmp no longer exists under its name
 }
 
-// Write implements storage.DirTemp.
+// Write implements dirstore.Temp.
 func (w *tempWriter) Write(b []byte) (int, error) { return w.f.Write(b) }
 
 // ReadFrom lets io.Copy upload with the client's concurrent writes.
 func (w *tempWriter) ReadFrom(r io.Reader) (int64, error) { return w.f.ReadFrom(r) }
 
-// Close implements storage.DirTemp: fsync (where the server can), then
+// Close implements dirstore.Temp: fsync (where the server can), then
 // close.
 func (w *tempWriter) Close(bool) error {
 	var err error
@@ -98,7 +99,7 @@ func (w *tempWriter) Close(bool) error {
 	return err
 }
 
-// Rename implements storage.DirTemp: posix-rename@openssh.com replaces
+// Rename implements dirstore.Temp: posix-rename@openssh.com replaces
 // any object at the target.
 func (w *tempWriter) Rename(context.Context) error {
 	if err := w.c.sftp.PosixRename(w.tmp, w.target); err != nil {
@@ -108,7 +109,7 @@ func (w *tempWriter) Rename(context.Context) error {
 	return nil
 }
 
-// Link implements storage.DirTemp with hardlink@openssh.com, which fails
+// Link implements dirstore.Temp with hardlink@openssh.com, which fails
 // if any entry has the name. SFTP v3 reports that as a generic failure:
 // Link looks. If the name exists, it is taken; if the look fails too (the
 // connection dropped), that is the error (it may be transient, the
@@ -140,7 +141,7 @@ func (w *tempWriter) Link(ctx context.Context) error {
 		}
 		if _, terr := c.sftp.Lstat(w.tmp); errors.Is(terr, fs.ErrNotExist) {
 			w.s.forgetParents(w.p) // the sweep may have pruned the directories too
-			return fmt.Errorf("%w (%v)", storage.ErrTempVanished, err)
+			return fmt.Errorf("%w (%v)", dirstore.ErrTempVanished, err)
 		}
 		if attempt == 5 || errors.Is(err, fs.ErrPermission) {
 			return fmt.Errorf("hard-link into place: %w", err)
@@ -151,7 +152,7 @@ func (w *tempWriter) Link(ctx context.Context) error {
 	}
 }
 
-// Exists implements storage.DirTemp.
+// Exists implements dirstore.Temp.
 func (w *tempWriter) Exists(context.Context) (bool, error) {
 	_, err := w.c.sftp.Lstat(w.target)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -160,7 +161,7 @@ func (w *tempWriter) Exists(context.Context) (bool, error) {
 	return err == nil, err
 }
 
-// Detach implements storage.DirTemp: no remote file handle stays open
+// Detach implements dirstore.Temp: no remote file handle stays open
 // between Stage and Commit. The cleanup of a staged write prunes the
 // directories the store made rather than removing those it made itself
 // (staged writes share them: whichever is undone last removes them).
@@ -169,7 +170,7 @@ func (w *tempWriter) Detach() {
 	w.stop, w.staged = nil, true
 }
 
-// Attach implements storage.DirTemp: the commit uses the store's current
+// Attach implements dirstore.Temp: the commit uses the store's current
 // connection.
 func (w *tempWriter) Attach(ctx context.Context) error {
 	c, err := w.s.client(ctx)
@@ -180,7 +181,7 @@ func (w *tempWriter) Attach(ctx context.Context) error {
 	return nil
 }
 
-// Done implements storage.DirTemp (see cleanup).
+// Done implements dirstore.Temp (see cleanup).
 func (w *tempWriter) Done(ctx context.Context) error {
 	w.cleanup(ctx)
 	if w.stop != nil {
@@ -344,7 +345,7 @@ func (s *Store) walkParents(c *conn, p string, create bool) ([]string, error) {
 		if err != nil {
 			return created, fmt.Errorf("directory %s: %w", rel, err)
 		}
-		if err := storage.CheckDir(rel, fi); err != nil {
+		if err := dirstore.CheckDir(rel, fi); err != nil {
 			return created, err
 		}
 		if create {

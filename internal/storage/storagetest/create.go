@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/dirstore"
 )
 
 // TempCreate describes an adapter whose exclusive create (PutIf with the
@@ -40,7 +41,7 @@ type TempCreate struct {
 
 // WithTempCreate lets the suite test that exclusive creates survive the
 // lock holder's SweepTemp removing their temporary files before they are
-// linked (storage.ErrTempVanished, storage.CreateAttempts). Without it
+// linked (dirstore.ErrTempVanished, dirstore.CreateAttempts). Without it
 // those tests are skipped.
 func WithTempCreate(tc TempCreate) Option {
 	return func(c *config) { c.tempCreate = &tc }
@@ -127,7 +128,7 @@ func testExclusiveCreateSurvivesSweep(t *testing.T, waiter storage.Store, tc *Te
 }
 
 // testExclusiveCreateGivesUp: a temporary file swept every time fails the
-// create after storage.CreateAttempts attempts, with an error that is
+// create after dirstore.CreateAttempts attempts, with an error that is
 // neither a failed condition nor a missing object, and leaves nothing
 // behind.
 func testExclusiveCreateGivesUp(t *testing.T, waiter storage.Store, tc *TempCreate) {
@@ -140,11 +141,11 @@ func testExclusiveCreateGivesUp(t *testing.T, waiter storage.Store, tc *TempCrea
 			t.Error(err)
 		}
 	})
-	if err == nil || errors.Is(err, storage.ErrPrecondition) || errors.Is(err, storage.ErrNotExist) || !errors.Is(err, storage.ErrTempVanished) {
+	if err == nil || errors.Is(err, storage.ErrPrecondition) || errors.Is(err, storage.ErrNotExist) || !errors.Is(err, dirstore.ErrTempVanished) {
 		t.Fatalf("PutIf: got %v, want the vanished temporary file error", err)
 	}
-	if attempts != storage.CreateAttempts {
-		t.Errorf("%d attempts, want %d", attempts, storage.CreateAttempts)
+	if attempts != dirstore.CreateAttempts {
+		t.Errorf("%d attempts, want %d", attempts, dirstore.CreateAttempts)
 	}
 	if left := DirEntries(t, tc.Dir(waiter)); len(left) > 0 {
 		t.Errorf("left on disk: %q", left)

@@ -1,9 +1,16 @@
-package storage
+// What a store derives from keys: an object's Content-Type from its
+// extension, and the order of a listing.
+
+package objstore
 
 import (
+	"fmt"
 	"mime"
 	"path"
+	"slices"
 	"strings"
+
+	"github.com/distributor-dev/distributor/internal/storage"
 )
 
 // webTypes are the Content-Types of common web files, fixed here so
@@ -60,4 +67,20 @@ func ContentType(p string) string {
 		}
 	}
 	return "application/octet-stream"
+}
+
+// sortListing sorts the objects an object store listed by path, byte-wise
+// (the List contract's order, which a server's may not be), and refuses a
+// listing that names a path twice: such a listing cannot be trusted.
+func sortListing(infos []storage.Info) ([]storage.Info, error) {
+	byPath := func(a, b storage.Info) int { return strings.Compare(a.Path, b.Path) }
+	if !slices.IsSortedFunc(infos, byPath) { // servers mostly list in order: one pass checks it
+		slices.SortFunc(infos, byPath)
+	}
+	for i := 1; i < len(infos); i++ {
+		if infos[i].Path == infos[i-1].Path {
+			return nil, fmt.Errorf("the server listed %q twice: the listing cannot be trusted", infos[i].Path)
+		}
+	}
+	return infos, nil
 }

@@ -1,4 +1,4 @@
-package storage
+package dirstore
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/distributor-dev/distributor/internal/parhash"
+	"github.com/distributor-dev/distributor/internal/storage"
 )
 
 // DigestSource is the content of a streamed conditional write on a store
@@ -17,12 +18,7 @@ import (
 type DigestSource struct {
 	r    io.ReadSeeker
 	size int64
-	v    Version // of the last complete copy
-}
-
-// NewDigestSource returns the source of size bytes of r.
-func NewDigestSource(r io.ReadSeeker, size int64) *DigestSource {
-	return &DigestSource{r: r, size: size}
+	v    storage.Version // of the last complete copy
 }
 
 // Size is the number of bytes a copy writes.
@@ -48,16 +44,18 @@ func (src *DigestSource) CopyTo(ctx context.Context, w io.Writer) error {
 }
 
 // Version is the Version of the content the last complete copy wrote.
-func (src *DigestSource) Version() Version { return src.v }
+func (src *DigestSource) Version() storage.Version { return src.v }
 
-// SumVersion is the Version of content whose sha256 digest is sum, as
-// stores that version objects by their content (local disk, SFTP) give it:
+// SumVersion is the Version of content whose sha256 digest is sum, as the
+// directory stores, which version objects by their content, give it:
 // "sha256:" and the lowercase hex digest.
-func SumVersion(sum []byte) Version { return Version("sha256:" + hex.EncodeToString(sum)) }
+func SumVersion(sum []byte) storage.Version {
+	return storage.Version("sha256:" + hex.EncodeToString(sum))
+}
 
 // ContentVersion is the Version of data on a store that versions objects
 // by their content (see SumVersion).
-func ContentVersion(data []byte) Version {
+func ContentVersion(data []byte) storage.Version {
 	sum := sha256.Sum256(data)
 	return SumVersion(sum[:])
 }
@@ -68,10 +66,10 @@ func ContentVersion(data []byte) Version {
 // large catalog is decoded and hashed at once), drains what fn leaves
 // unread and returns the Version of all of r. An error of fn is returned
 // as is, with no Version; a read error after fn is wrapped by wrap.
-func ReadDigested(ctx context.Context, r io.Reader, fn func(io.Reader) error, wrap func(error) error) (Version, error) {
+func ReadDigested(ctx context.Context, r io.Reader, fn func(io.Reader) error, wrap func(error) error) (storage.Version, error) {
 	h := parhash.New(sha256.New())
 	defer h.Close()
-	cr := ContextReader(ctx, io.TeeReader(r, h))
+	cr := storage.ContextReader(ctx, io.TeeReader(r, h))
 	if err := fn(cr); err != nil {
 		return "", err
 	}
@@ -81,18 +79,36 @@ func ReadDigested(ctx context.Context, r io.Reader, fn func(io.Reader) error, wr
 	return SumVersion(h.Sum()), nil
 }
 
-// ContextReader returns a reader of r whose every Read fails once ctx is
-// done (a Read already blocked in r is not interrupted).
-func ContextReader(ctx context.Context, r io.Reader) io.Reader { return &ctxReader{ctx, r} }
+// CopyChunk is how many bytes CopyExact copies between context checks.
+const CopyChunk = 1 << 20
 
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (r *ctxReader) Read(p []byte) (int, error) {
-	if err := r.ctx.Err(); err != nil {
-		return 0, err
+// CopyExact copies exactly size bytes from src to dst, checking ctx between
+// chunks of CopyChunk bytes, and then checks that src has nothing more. It
+// is the body of a directory store's Put (Writer.Copy's default): a reader
+// that fails, ends early or yields more than size bytes makes it fail, so
+// the Put fails and publishes nothing.
+func CopyExact(ctx context.Context, dst io.Writer, src io.Reader, size int64) error {
+	var done int64
+	for done < size {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n, err := io.CopyN(dst, src, min(CopyChunk, size-done))
+		done += n
+		if err == io.EOF {
+			return fmt.Errorf("short input: got %d of %d bytes", done, size)
+		}
+		if err != nil {
+			return fmt.Errorf("after %d of %d bytes: %w", done, size, err)
+		}
 	}
-	return r.r.Read(p)
+	var extra [1]byte
+	n, err := io.ReadFull(src, extra[:])
+	switch {
+	case n > 0:
+		return fmt.Errorf("input is longer than %d bytes", size)
+	case err != io.EOF:
+		return fmt.Errorf("after %d of %d bytes: %w", size, size, err)
+	}
+	return ctx.Err()
 }

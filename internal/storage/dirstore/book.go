@@ -1,8 +1,8 @@
-package storage
+package dirstore
 
 import "sync"
 
-// DirBook is what a store with directories (Properties.Directories)
+// Book is what a store with directories (storage.Properties.Directories)
 // knows of the directories its writes reached, so that its cleanups
 // remove only directories it created (spec section 6: cleanup removes
 // only what the run provably wrote, directories included). It notes the
@@ -21,16 +21,16 @@ import "sync"
 // races between a cleanup and a write).
 //
 // Keys are the store's own names for directories (store paths, or server
-// paths). The zero DirBook is empty and ready; it is safe for concurrent
+// paths). The zero Book is empty and ready; it is safe for concurrent
 // use.
-type DirBook struct {
+type Book struct {
 	mu          sync.Mutex
 	made, found map[string]bool
 }
 
 // Note records that a write walked through the directory dir, creating
 // it when made.
-func (b *DirBook) Note(dir string, made bool) {
+func (b *Book) Note(dir string, made bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.made == nil {
@@ -45,7 +45,7 @@ func (b *DirBook) Note(dir string, made bool) {
 
 // Made reports whether a write of the store created dir: the cleanup of
 // a failed or aborted write removes only such directories (when empty).
-func (b *DirBook) Made(dir string) bool {
+func (b *Book) Made(dir string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.made[dir]
@@ -54,7 +54,7 @@ func (b *DirBook) Made(dir string) bool {
 // MayRemove reports whether a Delete or a sweep may remove dir once it is
 // empty: the store created it, or none of its writes reached it (a
 // directory emptied of files an earlier run wrote).
-func (b *DirBook) MayRemove(dir string) bool {
+func (b *Book) MayRemove(dir string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.made[dir] || !b.found[dir]

@@ -1,10 +1,30 @@
-// The write protocol of stores with directories (local disk, SFTP),
-// written once: a temporary file beside the target, renamed over it or
-// given its name only if free (Put, PutCreate, the exclusive create of
-// PutIfVersion), compare-and-swap, and staged writes, over the small
-// DirFS interface each such store implements.
-
-package storage
+// Package dirstore is the kit of the directory stores: the backends whose
+// root is a directory on a file system, on this machine or on a server
+// (local disk, SFTP), where objects are files and their parents
+// directories. It holds, written once, what such a store's storage.Store
+// needs beyond its file system; the object stores share package objstore
+// instead.
+//
+//   - Writer is Put, Stage, Open and ReadVersioned over the small FS
+//     interface: a temporary file (Temp) beside the target, renamed over
+//     it or linked to its name only if that is free, compare-and-swap on
+//     content digests (DigestSource, ContentVersion), and the exclusive
+//     create that starts over when a sweep removes its temporary file
+//     (ErrTempVanished).
+//   - ListTree and SweepTree are List and SweepTemp over the Tree
+//     interface: the byte-wise listing, and the search for temporary files.
+//   - Book records which directories the store's writes created, so that
+//     its cleanups remove only those.
+//   - HiddenError, CheckDir and NotObject say what a path below a symbolic
+//     link or a file, or an entry that is not a regular file, is to the
+//     storage contract.
+//
+// A directory store over another remote file system implements FS, Temp,
+// Tree and TreeDir on its connection and hands Put, Stage, Open,
+// ReadVersioned, List and SweepTemp to these; the rest of its Store (Get,
+// Stat, Delete, its connection) stays its own. Its Versions are content
+// digests ("sha256:<hex>", see SumVersion).
+package dirstore
 
 import (
 	"context"
@@ -13,28 +33,29 @@ import (
 	"io"
 	"io/fs"
 	"sync"
+
+	"github.com/distributor-dev/distributor/internal/storage"
 )
 
-// DirFS is the file system of a store with directories, as DirWriter
-// writes to it.
-type DirFS interface {
+// FS is the file system of a directory store, as Writer writes to it.
+type FS interface {
 	fmt.Stringer
 	// Wrap wraps err, the failure of the operation op on the store path
 	// p, with the store's name (and, where the store has them, hints).
 	Wrap(op, p string, err error) error
 	// Temp creates the missing parent directories of the store path p
-	// (noting them in the store's DirBook) and a new temporary file
+	// (noting them in the store's Book) and a new temporary file
 	// beside p. deferred: the write is a Put or Stage, whose durability
 	// a store may defer to Sync.
-	Temp(ctx context.Context, p string, deferred bool) (DirTemp, error)
-	// OpenFile opens the regular file at p for reading (the store's
-	// Open): a missing path, one that is not a regular file or one below
-	// something that is not a plain directory yields an error matching
-	// ErrNotExist (ErrNotObject too for an entry that is not a regular
-	// file). whole: the caller reads the file to its end (ReadVersioned,
-	// a compare), so the store may read ahead.
+	Temp(ctx context.Context, p string, deferred bool) (Temp, error)
+	// OpenFile opens the regular file at p for reading (the store's Open): a
+	// missing path, one that is not a regular file or one below something
+	// that is not a plain directory yields an error matching
+	// storage.ErrNotExist (storage.ErrNotObject too for an entry that is not
+	// a regular file). whole: the caller reads the file to its end
+	// (ReadVersioned, a compare), so the store may read ahead.
 	OpenFile(ctx context.Context, p string, whole bool) (io.ReadCloser, error)
-	// CanLink reports whether an exclusive create may try DirTemp.Link
+	// CanLink reports whether an exclusive create may try Temp.Link
 	// (it can still fail with errors.ErrUnsupported).
 	CanLink(ctx context.Context) bool
 	// CreateNew is the exclusive create of a file system that cannot
@@ -43,9 +64,9 @@ type DirFS interface {
 	CreateNew(ctx context.Context, p string, src *DigestSource) error
 }
 
-// DirTemp is a temporary file beside its target. Done ends every write
+// Temp is a temporary file beside its target. Done ends every write
 // and every Attach.
-type DirTemp interface {
+type Temp interface {
 	io.Writer
 	// Close makes the bytes written durable (as the store promises) and
 	// closes the file; newName: the file is published only under a name
@@ -69,15 +90,16 @@ type DirTemp interface {
 	Attach(ctx context.Context) error
 	// Done removes the temporary file unless it was published, and then
 	// the directories the store's writes created that are empty now
-	// (DirBook.Made), and releases what the write holds. Its error is
+	// (Book.Made), and releases what the write holds. Its error is
 	// that of the removal (a missing file is none).
 	Done(ctx context.Context) error
 }
 
-// DirWriter is Put and Stage of a store with directories on its DirFS.
+// Writer is Put and Stage (and Open, ReadVersioned) of a directory store
+// on its FS.
 // The zero value with FS set is ready; it is safe for concurrent use.
-type DirWriter struct {
-	FS DirFS
+type Writer struct {
+	FS FS
 	// Copy copies exactly size bytes of a Put or Stage (CopyExact if
 	// nil).
 	Copy func(ctx context.Context, dst io.Writer, src io.Reader, size int64) error
@@ -92,43 +114,43 @@ type DirWriter struct {
 
 // Exclusive waits for the writes in flight and holds off new ones (a
 // sweep) until the returned func is called.
-func (d *DirWriter) Exclusive() (unlock func()) {
+func (d *Writer) Exclusive() (unlock func()) {
 	d.writes.Lock()
 	return d.writes.Unlock
 }
 
 // HoldCAS holds writes and compare-and-swaps off as a compare-and-swap
 // does (a rewrite) until the returned func is called.
-func (d *DirWriter) HoldCAS() (unlock func()) {
+func (d *Writer) HoldCAS() (unlock func()) {
 	d.writes.RLock()
 	d.cas.Lock()
 	return func() { d.cas.Unlock(); d.writes.RUnlock() }
 }
 
-// Put is Store.Put: with PutReplace the temporary file is renamed over
+// Put is storage.Store.Put: with PutReplace the temporary file is renamed over
 // the target; with PutCreate it takes the name only if it is free
 // (Link; on a file system that cannot link, a look and then the rename,
-// safe under the destination lock), else ErrPrecondition; with
+// safe under the destination lock), else storage.ErrPrecondition; with
 // PutIfVersion, see putIf.
-func (d *DirWriter) Put(ctx context.Context, p string, r io.Reader, size int64, opts PutOptions) (Version, error) {
-	if opts.Mode == PutIfVersion {
-		rs, err := Seekable(r)
+func (d *Writer) Put(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
+	if opts.Mode == storage.PutIfVersion {
+		rs, err := storage.Seekable(r)
 		if err != nil {
 			return "", d.FS.Wrap("put-if", p, err)
 		}
-		src := NewDigestSource(rs, size)
+		src := &DigestSource{r: rs, size: size}
 		if err := d.putIf(ctx, p, src, opts.Version); err != nil {
 			return "", d.FS.Wrap("put-if", p, err)
 		}
 		return src.Version(), nil
 	}
-	if err := d.put(ctx, p, r, size, opts.Mode == PutCreate); err != nil {
+	if err := d.put(ctx, p, r, size, opts.Mode == storage.PutCreate); err != nil {
 		return "", d.FS.Wrap(opts.Mode.Op(), p, err)
 	}
 	return "", nil
 }
 
-func (d *DirWriter) put(ctx context.Context, p string, r io.Reader, size int64, exclusive bool) error {
+func (d *Writer) put(ctx context.Context, p string, r io.Reader, size int64, exclusive bool) error {
 	d.writes.RLock()
 	defer d.writes.RUnlock()
 	t, err := d.copied(ctx, p, r, size, exclusive)
@@ -142,9 +164,9 @@ func (d *DirWriter) put(ctx context.Context, p string, r io.Reader, size int64, 
 // check checks a write of size bytes to p, and then ctx.Err (the fence):
 // creating the temporary file may create its missing parent directories,
 // which are changes to the root. The copy into it then only checks
-// Cancelled.
+// storage.Cancelled.
 func check(ctx context.Context, p string, size int64) error {
-	if err := CheckPath(p); err != nil {
+	if err := storage.CheckPath(p); err != nil {
 		return err
 	}
 	if size < 0 {
@@ -154,8 +176,8 @@ func check(ctx context.Context, p string, size int64) error {
 }
 
 // written is a new, closed temporary file beside p that fill wrote; the
-// caller calls Done. deferred and newName: see DirFS.Temp, DirTemp.Close.
-func (d *DirWriter) written(ctx context.Context, p string, deferred, newName bool, fill func(io.Writer) error) (DirTemp, error) {
+// caller calls Done. deferred and newName: see FS.Temp, Temp.Close.
+func (d *Writer) written(ctx context.Context, p string, deferred, newName bool, fill func(io.Writer) error) (Temp, error) {
 	t, err := d.FS.Temp(ctx, p, deferred)
 	if err != nil {
 		return nil, err
@@ -178,7 +200,7 @@ func (d *DirWriter) written(ctx context.Context, p string, deferred, newName boo
 
 // copied is written for a Put or Stage: size bytes of r, copied with
 // d.Copy. The caller holds d.writes.
-func (d *DirWriter) copied(ctx context.Context, p string, r io.Reader, size int64, newName bool) (DirTemp, error) {
+func (d *Writer) copied(ctx context.Context, p string, r io.Reader, size int64, newName bool) (Temp, error) {
 	if err := check(ctx, p, size); err != nil {
 		return nil, err
 	}
@@ -191,7 +213,7 @@ func (d *DirWriter) copied(ctx context.Context, p string, r io.Reader, size int6
 
 // publish gives the closed temporary file t the target's name, unless ctx
 // is done: renamed over it, or when exclusive only if the name is free.
-func publish(ctx context.Context, t DirTemp, exclusive bool) error {
+func publish(ctx context.Context, t Temp, exclusive bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -209,7 +231,7 @@ func publish(ctx context.Context, t DirTemp, exclusive bool) error {
 		}
 	}
 	if errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("%w: an entry exists", ErrPrecondition)
+		return fmt.Errorf("%w: an entry exists", storage.ErrPrecondition)
 	}
 	return err
 }
@@ -217,11 +239,11 @@ func publish(ctx context.Context, t DirTemp, exclusive bool) error {
 // putIf is Put with PutIfVersion: with the zero Version an exclusive
 // create, else the new content renamed over the object if the current
 // content has ifVersion. The compare and the rename are two steps: calls
-// on this DirWriter are serialised, but between processes this is safe
+// on this Writer are serialised, but between processes this is safe
 // only because writers hold the destination lock. A failed condition, a
 // failing source and a context done before the commit leave the object as
 // it was, and no temporary file.
-func (d *DirWriter) putIf(ctx context.Context, p string, src *DigestSource, ifVersion Version) error {
+func (d *Writer) putIf(ctx context.Context, p string, src *DigestSource, ifVersion storage.Version) error {
 	if err := check(ctx, p, src.Size()); err != nil {
 		return err
 	}
@@ -254,11 +276,11 @@ func (d *DirWriter) putIf(ctx context.Context, p string, src *DigestSource, ifVe
 // is written to a temporary file beside it (both directions of a
 // connection at once: a large catalog costs one transfer time, not two),
 // then compares and renames.
-func (d *DirWriter) swapWhileWriting(ctx context.Context, p string, src *DigestSource, ifVersion Version) error {
+func (d *Writer) swapWhileWriting(ctx context.Context, p string, src *DigestSource, ifVersion storage.Version) error {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type current struct {
-		v   Version
+		v   storage.Version
 		err error
 	}
 	compared := make(chan current, 1)
@@ -290,8 +312,52 @@ func (d *DirWriter) swapWhileWriting(ctx context.Context, p string, src *DigestS
 }
 
 // writeTemp is src in a new, closed temporary file; the caller calls Done.
-func (d *DirWriter) writeTemp(ctx context.Context, p string, src *DigestSource) (DirTemp, error) {
+func (d *Writer) writeTemp(ctx context.Context, p string, src *DigestSource) (Temp, error) {
 	return d.written(ctx, p, false, true, func(w io.Writer) error { return src.CopyTo(ctx, w) })
+}
+
+// CheckVersion is the compare step of a compare-and-swap: it returns nil if
+// cur, the Version of the current object ("" if there is none), is want, and
+// otherwise an error matching storage.ErrPrecondition that says what was
+// found.
+func CheckVersion(cur, want storage.Version) error {
+	switch {
+	case cur == want:
+		return nil
+	case cur == "":
+		return fmt.Errorf("%w: object is absent, want version %s", storage.ErrPrecondition, want)
+	default:
+		return fmt.Errorf("%w: version is %s, want %s", storage.ErrPrecondition, cur, want)
+	}
+}
+
+// CreateAttempts bounds how many temporary files an exclusive create
+// (PutIfVersion with the zero Version, by a Store that writes a temporary
+// file and links it into place) writes when a sweep keeps removing them
+// before they are linked.
+const CreateAttempts = 5
+
+// ErrTempVanished reports that the temporary file of an exclusive create was
+// gone when it was to be linked into place: the destination lock's holder
+// swept it (see storage.Store.SweepTemp), or pruned its directory. It does
+// not match storage.ErrNotExist: the object was not missing, the temporary
+// file was.
+var ErrTempVanished = errors.New("the temporary file was removed before it was linked into place (swept by the destination lock's holder?)")
+
+// RetryVanished calls create, one attempt at an exclusive create through a
+// temporary file, until it returns anything but an error matching
+// ErrTempVanished, at most CreateAttempts times: each attempt writes a new
+// temporary file.
+func RetryVanished(create func() error) error {
+	for attempt := 1; ; attempt++ {
+		err := create()
+		if !errors.Is(err, ErrTempVanished) {
+			return err
+		}
+		if attempt == CreateAttempts {
+			return fmt.Errorf("%d attempts: %w", attempt, err)
+		}
+	}
 }
 
 // errNoLink is createOnce's error when the file system cannot link.
@@ -304,7 +370,7 @@ var errNoLink = errors.New("the file system cannot hard-link")
 // vanishes before it is linked (the destination lock's holder swept it),
 // it starts over with a new one (RetryVanished). A file system that
 // cannot link gets FS.CreateNew.
-func (d *DirWriter) create(ctx context.Context, p string, src *DigestSource) error {
+func (d *Writer) create(ctx context.Context, p string, src *DigestSource) error {
 	if d.FS.CanLink(ctx) {
 		err := RetryVanished(func() error { return d.createOnce(ctx, p, src) })
 		if !errors.Is(err, errNoLink) {
@@ -314,12 +380,12 @@ func (d *DirWriter) create(ctx context.Context, p string, src *DigestSource) err
 	}
 	err := d.FS.CreateNew(ctx, p, src)
 	if errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("%w: object exists", ErrPrecondition)
+		return fmt.Errorf("%w: object exists", storage.ErrPrecondition)
 	}
 	return err
 }
 
-func (d *DirWriter) createOnce(ctx context.Context, p string, src *DigestSource) error {
+func (d *Writer) createOnce(ctx context.Context, p string, src *DigestSource) error {
 	t, err := d.writeTemp(ctx, p, src)
 	if err != nil {
 		return err
@@ -331,28 +397,64 @@ func (d *DirWriter) createOnce(ctx context.Context, p string, src *DigestSource)
 	err = t.Link(ctx)
 	switch {
 	case errors.Is(err, fs.ErrExist):
-		return fmt.Errorf("%w: object exists", ErrPrecondition)
+		return fmt.Errorf("%w: object exists", storage.ErrPrecondition)
 	case errors.Is(err, errors.ErrUnsupported):
 		return fmt.Errorf("%w: %w", errNoLink, err)
 	}
 	return err
 }
 
-// Stage is Store.Stage (PutReplace or PutCreate): the temporary file is
+// Open is storage.Store.Open on the FS.
+func (d *Writer) Open(ctx context.Context, p string) (io.ReadCloser, error) {
+	f, err := d.FS.OpenFile(ctx, p, false)
+	if err != nil {
+		return nil, d.FS.Wrap("open", p, err)
+	}
+	return f, nil
+}
+
+// ReadVersioned is storage.Store.ReadVersioned on the FS: the file is hashed
+// on another core while fn decodes (every run reads its catalog, hundreds
+// of MB for a large root), and what fn leaves unread is drained.
+func (d *Writer) ReadVersioned(ctx context.Context, p string, fn func(io.Reader) error) (storage.Version, error) {
+	f, err := d.FS.OpenFile(ctx, p, true)
+	if err != nil {
+		return "", d.FS.Wrap("read", p, err)
+	}
+	defer f.Close()
+	return ReadDigested(ctx, f, fn, func(err error) error { return d.FS.Wrap("read", p, err) })
+}
+
+// current returns the Version of the object at p, "" if there is none.
+func (d *Writer) current(ctx context.Context, p string) (storage.Version, error) {
+	f, err := d.FS.OpenFile(ctx, p, true)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	// Streamed: a large catalog is hashed without holding a second copy,
+	// on another core while the next bytes arrive.
+	return ReadDigested(ctx, f, func(io.Reader) error { return nil }, func(err error) error { return err })
+}
+
+// Stage is storage.Store.Stage (PutReplace or PutCreate): the temporary file is
 // written and closed, then detached until Commit publishes it as Put
 // would, or Abort removes it.
-func (d *DirWriter) Stage(ctx context.Context, p string, r io.Reader, size int64, opts PutOptions) (Staged, error) {
-	if opts.Mode == PutIfVersion {
-		return nil, Unsupported(d.FS, "stage", p)
+func (d *Writer) Stage(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Staged, error) {
+	if opts.Mode == storage.PutIfVersion {
+		return nil, storage.Unsupported(d.FS, "stage", p)
 	}
-	g, err := d.stage(ctx, p, r, size, opts.Mode == PutCreate)
+	g, err := d.stage(ctx, p, r, size, opts.Mode == storage.PutCreate)
 	if err != nil {
 		return nil, d.FS.Wrap("stage", p, err)
 	}
 	return g, nil
 }
 
-func (d *DirWriter) stage(ctx context.Context, p string, r io.Reader, size int64, create bool) (*dirStaged, error) {
+func (d *Writer) stage(ctx context.Context, p string, r io.Reader, size int64, create bool) (*staged, error) {
 	d.writes.RLock()
 	defer d.writes.RUnlock()
 	t, err := d.copied(ctx, p, r, size, create)
@@ -360,12 +462,12 @@ func (d *DirWriter) stage(ctx context.Context, p string, r io.Reader, size int64
 		return nil, err
 	}
 	t.Detach()
-	return &dirStaged{d: d, t: t, p: p, create: create}, nil
+	return &staged{d: d, t: t, p: p, create: create}, nil
 }
 
-type dirStaged struct {
-	d      *DirWriter
-	t      DirTemp
+type staged struct {
+	d      *Writer
+	t      Temp
 	p      string
 	create bool
 
@@ -378,7 +480,7 @@ var errStagedDone = errors.New("staged write already committed or aborted")
 // Commit implements Staged: the rename or the exclusive link of Put or
 // PutCreate. Whatever its outcome, the temporary file is gone afterwards
 // (unless the connection is).
-func (g *dirStaged) Commit(ctx context.Context) error {
+func (g *staged) Commit(ctx context.Context) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.done {
@@ -400,7 +502,7 @@ func (g *dirStaged) Commit(ctx context.Context) error {
 // Abort implements Staged: it removes the temporary file and the
 // directories the store's writes created that are now empty. Aborting a
 // committed write does nothing; so does aborting one that a sweep removed.
-func (g *dirStaged) Abort(ctx context.Context) error {
+func (g *staged) Abort(ctx context.Context) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.done {

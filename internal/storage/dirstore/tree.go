@@ -1,17 +1,79 @@
-// The walks of stores with directories (local disk, SFTP), written once:
-// List's byte-ordered listing and SweepTemp's search for temporary files,
-// over the small Tree interface each such store implements.
-
-package storage
+package dirstore
 
 import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"slices"
 	"strings"
+
+	"github.com/distributor-dev/distributor/internal/storage"
 )
+
+// HiddenError marks a path whose parent, on a directory store, is not a
+// plain directory: a symbolic link, a regular file, a device... Readers
+// treat such a path as missing (see Missing), Delete leaves it alone,
+// writers refuse it.
+type HiddenError struct {
+	Dir     string // the offending parent, relative to the root
+	Symlink bool
+}
+
+// CheckDir checks that fi, the Lstat of the directory dir (a store path),
+// is a plain directory; if not it returns a *HiddenError.
+func CheckDir(dir string, fi fs.FileInfo) error {
+	if fi.IsDir() && fi.Mode()&fs.ModeSymlink == 0 {
+		return nil
+	}
+	return &HiddenError{Dir: dir, Symlink: fi.Mode()&fs.ModeSymlink != 0}
+}
+
+func (e *HiddenError) Error() string {
+	if e.Symlink {
+		return fmt.Sprintf("%s is a symbolic link (never followed)", e.Dir)
+	}
+	return fmt.Sprintf("%s is not a directory", e.Dir)
+}
+
+// Unwrap makes a symbolic link in the way an invalid path (it could lead
+// outside the root) and any other non-directory a plain ENOTDIR-like error.
+func (e *HiddenError) Unwrap() error {
+	if e.Symlink {
+		return storage.ErrInvalidPath
+	}
+	return errNotDir
+}
+
+var errNotDir = errors.New("not a directory")
+
+// Missing is the error of the reader op for a path below the parent: one
+// that matches storage.ErrNotExist (not storage.ErrInvalidPath) and says why.
+func (e *HiddenError) Missing(op string) error {
+	return &fs.PathError{Op: op, Path: e.Dir, Err: fmt.Errorf("%w (%v)", storage.ErrNotExist, e)}
+}
+
+// NotObject is the error of the reader op for the store path p, whose Lstat
+// fi is not a regular file: it matches storage.ErrNotObject and
+// storage.ErrNotExist.
+func NotObject(op, p string, fi fs.FileInfo) error {
+	return &fs.PathError{Op: op, Path: p, Err: fmt.Errorf("%w: %w (a %s is not an object)", storage.ErrNotObject, storage.ErrNotExist, FileKind(fi))}
+}
+
+// FileKind names what fi describes: "directory", "regular file",
+// "symbolic link" or "special file".
+func FileKind(fi fs.FileInfo) string {
+	switch {
+	case fi.IsDir():
+		return "directory"
+	case fi.Mode().IsRegular():
+		return "regular file"
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return "symbolic link"
+	}
+	return "special file"
+}
 
 // Tree is a store's tree of directories, as ListTree and SweepTree walk it.
 type Tree interface {
@@ -21,7 +83,7 @@ type Tree interface {
 	// not a plain directory.
 	OpenDir(ctx context.Context, dir string) (TreeDir, error)
 	// PruneDir removes the directory dir (a store path, never "") if it
-	// is empty and the store may remove it (DirBook.MayRemove); with
+	// is empty and the store may remove it (Book.MayRemove); with
 	// parents, then each of its parents the same way, deepest first,
 	// stopping at the first it leaves (never the root). Best effort.
 	PruneDir(ctx context.Context, dir string, parents bool)
@@ -47,17 +109,17 @@ type TreeDir interface {
 	Close()
 }
 
-// ListTree is Store.List on a Tree: every regular file whose path starts
-// with prefix, in byte-wise order of the full path (a directory sorts as
-// its name plus a slash, the common prefix of everything below it), and
+// ListTree is storage.Store.List on a Tree: every regular file whose path
+// starts with prefix, in byte-wise order of the full path (a directory sorts
+// as its name plus a slash, the common prefix of everything below it), and
 // as Info.Dir entries every empty directory strictly below the one prefix
-// names and every symbolic link and special file (never followed: each
-// takes a path without being an object). Temporary files are skipped, and
-// so is anything removed while it walks. prefix's directory part must be a clean
-// path (else ErrInvalidPath). An error of fn comes back in a CallbackError
-// (see ListResult).
-func ListTree(ctx context.Context, t Tree, prefix string, fn func(Info) error) error {
-	dir, filter, err := SplitPrefix(prefix)
+// names and every symbolic link and special file (never followed: each takes
+// a path without being an object). Temporary files are skipped, and so is
+// anything removed while it walks. prefix's directory part must be a clean
+// path (else storage.ErrInvalidPath). An error of fn comes back in a
+// storage.CallbackError (see storage.ListResult).
+func ListTree(ctx context.Context, t Tree, prefix string, fn func(storage.Info) error) error {
+	dir, filter, err := storage.SplitPrefix(prefix)
 	if err != nil {
 		return err
 	}
@@ -87,7 +149,7 @@ type treeEntry struct {
 // only entries whose key starts with filter, and recurses into
 // directories. With below (d is strictly below the listed prefix) an empty
 // d is reported as an Info with Dir set.
-func listDir(ctx context.Context, d TreeDir, rel, filter string, below bool, fn func(Info) error) error {
+func listDir(ctx context.Context, d TreeDir, rel, filter string, below bool, fn func(storage.Info) error) error {
 	fis, err := d.Entries(ctx, "")
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // removed while walking
@@ -96,15 +158,15 @@ func listDir(ctx context.Context, d TreeDir, rel, filter string, below bool, fn 
 		return err
 	}
 	if below && len(fis) == 0 {
-		if err := fn(Info{Path: rel, Dir: true}); err != nil {
-			return &CallbackError{Err: err}
+		if err := fn(storage.Info{Path: rel, Dir: true}); err != nil {
+			return &storage.CallbackError{Err: err}
 		}
 		return nil
 	}
 	entries := make([]treeEntry, 0, len(fis))
 	for _, fi := range fis {
 		name := fi.Name()
-		if strings.HasPrefix(name, TempPrefix) || !strings.HasPrefix(name+"/", filter) {
+		if strings.HasPrefix(name, storage.TempPrefix) || !strings.HasPrefix(name+"/", filter) {
 			continue
 		}
 		if fi.Mode().IsRegular() {
@@ -119,12 +181,12 @@ func listDir(ctx context.Context, d TreeDir, rel, filter string, below bool, fn 
 			return err
 		}
 		if !e.fi.IsDir() {
-			info := Info{Path: rel + e.key, Dir: true}
+			info := storage.Info{Path: rel + e.key, Dir: true}
 			if e.fi.Mode().IsRegular() {
-				info = Info{Path: rel + e.key, Size: e.fi.Size(), ModTime: e.fi.ModTime()}
+				info = storage.Info{Path: rel + e.key, Size: e.fi.Size(), ModTime: e.fi.ModTime()}
 			}
 			if err := fn(info); err != nil {
-				return &CallbackError{Err: err}
+				return &storage.CallbackError{Err: err}
 			}
 			continue
 		}
@@ -144,15 +206,15 @@ func listDir(ctx context.Context, d TreeDir, rel, filter string, below bool, fn 
 	return nil
 }
 
-// SweepTree is Store.SweepTemp on a Tree: it finds the temporary files
+// SweepTree is storage.Store.SweepTemp on a Tree: it finds the temporary files
 // below the root (opts.Dirs nil) or directly in the directories opts.Dirs
 // and, unless opts.DryRun, removes them and prunes the directories this
 // leaves empty (Tree.PruneDir). A directory of opts.Dirs that is missing,
 // or is (or lies below) something else than a plain directory, is skipped.
 // It returns the store paths found, sorted (on an error, those found so
 // far). The caller holds off its own writes meanwhile.
-func SweepTree(ctx context.Context, t Tree, opts SweepOptions) ([]string, error) {
-	dirs, err := CheckSweepDirs(opts.Dirs)
+func SweepTree(ctx context.Context, t Tree, opts storage.SweepOptions) ([]string, error) {
+	dirs, err := storage.CheckSweepDirs(opts.Dirs)
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +242,7 @@ func SweepTree(ctx context.Context, t Tree, opts SweepOptions) ([]string, error)
 // treeSweep collects (and unless DryRun removes) temporary files.
 type treeSweep struct {
 	t     Tree
-	opts  SweepOptions
+	opts  storage.SweepOptions
 	found []string // store paths
 }
 
@@ -197,7 +259,7 @@ func (sw *treeSweep) take(ctx context.Context, d TreeDir, rel, name string, size
 	}
 	sw.found = append(sw.found, rel+name)
 	if sw.opts.Found != nil {
-		sw.opts.Found(Info{Path: rel + name, Size: size})
+		sw.opts.Found(storage.Info{Path: rel + name, Size: size})
 	}
 	return nil
 }
@@ -206,7 +268,7 @@ func (sw *treeSweep) take(ctx context.Context, d TreeDir, rel, name string, size
 // deep everything below it, and returns how many temporary files it
 // found. Without deep it reads only the temporary files' entries.
 func (sw *treeSweep) tree(ctx context.Context, d TreeDir, rel string, deep bool) (int, error) {
-	prefix := TempPrefix
+	prefix := storage.TempPrefix
 	if deep {
 		prefix = ""
 	}
@@ -244,7 +306,7 @@ func (sw *treeSweep) tree(ctx context.Context, d TreeDir, rel string, deep bool)
 			if n > 0 && !sw.opts.DryRun {
 				sw.t.PruneDir(ctx, rel+name, false) // if this sweep emptied it
 			}
-		case strings.HasPrefix(name, TempPrefix):
+		case strings.HasPrefix(name, storage.TempPrefix):
 			if err := sw.take(ctx, d, rel, name, fi.Size()); err != nil {
 				return count, err
 			}
