@@ -85,7 +85,9 @@ func cmdDocsServer(ts *testscript.TestScript, neg bool, args []string) {
 		doc, real := serverBlock(kind, block, prefix)
 		d[kind] = block
 		st.exact = st.exact && len(doc) == len(real)
-		st.roots = append(st.roots, [2]string{real, doc})
+		// The root as the report prints it, then as validate does (the path
+		// alone).
+		st.roots = append(st.roots, [2]string{real, doc}, [2]string{prefix + "/", ""})
 		ts.Defer(func() { emptyPrefix(kind, prefix) })
 	}
 	out, err := yaml.Marshal(cfg)
