@@ -1,15 +1,11 @@
 package cli
 
 import (
-	"errors"
-	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/distributor-dev/distributor/internal/bundle"
-	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor"
 	"github.com/distributor-dev/distributor/internal/report"
 )
 
@@ -44,7 +40,7 @@ distributor (.distributor*) are refused.`,
 			if id == "" {
 				return usageErr("bundle seal needs --id (the bundle id, e.g. weather.tomorrow)")
 			}
-			if err := bundle.ValidateID(id); err != nil {
+			if err := distributor.CheckBundleID(id); err != nil {
 				return usageErr("--id %q: %v", id, err)
 			}
 			t := time.Now().UTC()
@@ -57,13 +53,10 @@ distributor (.distributor*) are refused.`,
 					return usageErr("--created %q: year outside 0000-9999", created)
 				}
 			}
-			m, err := bundle.Seal(cmd.Context(), args[0], id, t)
+			rep, err := distributor.SealBundle(cmd.Context(), args[0], id, t)
 			if err != nil {
 				return &exitError{code: ExitFailed, err: err}
 			}
-			dir, _ := filepath.Abs(args[0])
-			rep := report.BundleSeal{Command: "bundle seal", Dir: dir, Manifest: filepath.Join(dir, bundle.ManifestName),
-				ID: m.ID, Digest: m.Digest, Created: catalog.FormatTime(m.Created), Files: len(m.Files)}
 			return g.finish(rep, false, func() {
 				report.WriteLine(g.env.Stdout, g.width(), "sealed %s: %d file(s), id %s\n  digest %s", rep.Manifest, rep.Files, rep.ID, rep.Digest)
 			})
@@ -86,32 +79,8 @@ DIR that the manifest does not list are reported as warnings.`,
   distributor bundle verify ./out --output json`,
 		Args: oneDir("bundle verify takes exactly one DIR argument, got %d"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, _ := filepath.Abs(args[0])
-			rep := report.BundleVerify{Command: "bundle verify", Dir: dir, Valid: true,
-				Problems: []report.BundleProblem{}, Warnings: []string{}}
-			b, err := bundle.Load(cmd.Context(), dir)
-			var unlisted []string
-			var ve *bundle.ValidationError
-			switch {
-			case errors.As(err, &ve):
-				rep.Valid, rep.Hint, unlisted = false, ve.Hint, ve.Unlisted
-				for _, p := range ve.Problems {
-					rep.Problems = append(rep.Problems, report.BundleProblem{Path: p.Path, Reason: p.Reason})
-				}
-			case err != nil:
-				rep.Valid = false
-				rep.Problems = append(rep.Problems, report.BundleProblem{Reason: err.Error()})
-			default:
-				m := b.Manifest
-				rep.ID, rep.Digest, rep.Created, rep.Files = m.ID, m.Digest, catalog.FormatTime(m.Created), len(m.Files)
-				unlisted = b.Unlisted
-			}
-			// Files the manifest does not list, also beside an invalid
-			// bundle's problems: one may be the file meant to be listed.
-			for _, u := range unlisted {
-				rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: not listed in the manifest (ignored)", u))
-			}
-			return g.finish(rep, !rep.Valid, func() { report.WriteBundleVerifyText(g.env.Stdout, &rep, g.width()) })
+			rep := distributor.VerifyBundle(cmd.Context(), args[0])
+			return g.finish(rep, !rep.Valid, func() { report.WriteBundleVerifyText(g.env.Stdout, rep, g.width()) })
 		},
 	}
 }

@@ -19,9 +19,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/distributor-dev/distributor/internal/app"
+	// The command line links every backend (see package registry).
+	"github.com/distributor-dev/distributor"
+	_ "github.com/distributor-dev/distributor/backend/all"
 	"github.com/distributor-dev/distributor/internal/config"
-	"github.com/distributor-dev/distributor/internal/lock"
 	"github.com/distributor-dev/distributor/internal/report"
 )
 
@@ -217,8 +218,8 @@ The configuration is read from --config, else $DISTRIBUTOR_CONFIG, else
 	pf.BoolVarP(&g.quiet, "quiet", "q", false, "log only errors on stderr (--log-level error), and print a command's text report only when it fails (exit status not 0); --output json is unchanged")
 	pf.StringVar(&g.progress, "progress", "auto", "progress display on stderr: auto (only on a terminal), always or never")
 	pf.DurationVar(&g.lockWait, "lock-timeout", 2*time.Minute, "how long a writing command waits for a destination root locked by another run; 0 fails at once")
-	pf.DurationVar(&g.lockLease, "lock-lease", lock.DefaultLease, "lease of the lock a writing command holds: renewed every quarter, and the writer stops changing the root if it could not renew for three quarters of it")
-	pf.DurationVar(&g.lockSkew, "lock-skew-allowance", lock.DefaultSkewAllowance, "how much longer than the holder's lease a waiting command watches a silent lock before it takes it over")
+	pf.DurationVar(&g.lockLease, "lock-lease", distributor.DefaultLockLease, "lease of the lock a writing command holds: renewed every quarter, and the writer stops changing the root if it could not renew for three quarters of it")
+	pf.DurationVar(&g.lockSkew, "lock-skew-allowance", distributor.DefaultLockSkewAllowance, "how much longer than the holder's lease a waiting command watches a silent lock before it takes it over")
 	root.AddCommand(newRunCmd(g), newValidateCmd(g), newBundleCmd(g), newPruneCmd(g), newReconcileCmd(g), newVerifyCmd(g), newStateCmd(g), newUnlockCmd(g), newConfigCmd(g), newVersionCmd(g), newCompletionCmd(g, root))
 	root.SetHelpCommand(newHelpCmd(root))
 	return groupCommand(g, root)
@@ -249,13 +250,13 @@ func (g *globals) setup() error {
 
 // loadConfig resolves and loads the configuration; any problem is exit 2.
 // An invalid file's error wraps its *config.Error.
-func (g *globals) loadConfig() (*config.Config, error) {
+func (g *globals) loadConfig() (*distributor.Config, error) {
 	path, err := config.Resolve(g.config, g.env.Getenv)
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
 	g.configPath = path
-	cfg, err := config.LoadEnv(path, g.env.Getenv)
+	cfg, err := distributor.LoadConfigEnv(path, g.env.Getenv)
 	if err != nil {
 		where := path + " (" + g.configSource() + ")"
 		if fi, serr := os.Stat(path); serr == nil && fi.IsDir() {
@@ -281,10 +282,11 @@ func (g *globals) configSource() string {
 	return "the default without --config or $" + config.EnvConfig
 }
 
-// app builds the App for a command: its logger, lock timeout and the
-// progress display (--progress), which then also carries the log lines and
-// logs the transfers at --log-level info and debug.
-func (g *globals) app() *app.App {
+// session is what a command passes the library: its logger, the progress
+// display (--progress) as the event callback, which then also carries the
+// log lines and logs the transfers at --log-level info and debug, and the
+// lock's timing.
+func (g *globals) session() (*slog.Logger, func(distributor.Event), distributor.Tuning) {
 	logger := g.logger
 	progress := newProgress(g.progress, g.env)
 	if progress != nil {
@@ -296,17 +298,14 @@ func (g *globals) app() *app.App {
 		}
 		progress.log = logger
 	}
-	a := app.New(g.env.Version, logger)
-	if progress != nil {
-		a.Progress = progress
-	}
-	a.Getenv = g.env.Getenv
-	a.LockTimeout = g.lockWait
+	t := distributor.Tuning{LockTimeout: g.lockWait, LockLease: g.lockLease, LockSkewAllowance: g.lockSkew, Version: g.env.Version}
 	if g.lockWait == 0 {
-		a.LockTimeout = -1 // do not wait
+		t.LockTimeout = -1 // do not wait
 	}
-	a.LockLease, a.LockSkewAllowance = g.lockLease, g.lockSkew
-	return a
+	if progress == nil {
+		return logger, nil, t
+	}
+	return logger, progress.event, t
 }
 
 // printJSON writes one JSON document to stdout.
@@ -349,11 +348,11 @@ func (g *globals) show(doc any, text func()) error {
 
 // mapAppError turns use-case errors into exit statuses.
 func mapAppError(err error) error {
-	var ue *app.UsageError
+	var ue *distributor.UsageError
 	if errors.As(err, &ue) {
 		return &exitError{code: ExitUsage, err: err}
 	}
-	var he *lock.HeldError
+	var he *distributor.LockHeldError
 	if errors.As(err, &he) {
 		return &exitError{code: ExitLocked, err: err}
 	}

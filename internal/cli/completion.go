@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/distributor-dev/distributor/internal/config"
+	"github.com/distributor-dev/distributor"
 )
 
 // completionShells are the shells `distributor completion` writes scripts for.
@@ -84,7 +84,7 @@ func registerGlobalCompletions(root *cobra.Command) {
 // it has them) with the ids of the configuration. Errors loading the
 // configuration complete nothing.
 func registerIDCompletions(g *globals, cmd *cobra.Command) {
-	complete := func(flag string, ids func(*config.Config) []string) {
+	complete := func(flag string, ids func(*distributor.Config) []string) {
 		if cmd.Flags().Lookup(flag) == nil {
 			return
 		}
@@ -96,18 +96,13 @@ func registerIDCompletions(g *globals, cmd *cobra.Command) {
 			return ids(cfg), cobra.ShellCompDirectiveNoFileComp
 		})
 	}
-	complete("pipeline", func(c *config.Config) (ids []string) {
-		for _, p := range c.Pipelines {
+	complete("pipeline", func(c *distributor.Config) (ids []string) {
+		for _, p := range c.Pipelines() {
 			ids = append(ids, p.ID)
 		}
 		return ids
 	})
-	complete("destination", func(c *config.Config) (ids []string) {
-		for _, d := range c.Destinations {
-			ids = append(ids, d.ID)
-		}
-		return ids
-	})
+	complete("destination", (*distributor.Config).Destinations)
 	if cmd.Flags().Lookup("source") != nil {
 		_ = cmd.MarkFlagDirname("source")
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
-	"github.com/distributor-dev/distributor/internal/app"
+	"github.com/distributor-dev/distributor"
 	"github.com/distributor-dev/distributor/internal/report"
 )
 
@@ -27,7 +27,7 @@ func newProgress(mode string, env Env) *progressDisplay {
 	return &progressDisplay{out: env.Stderr, terminal: terminal}
 }
 
-// progressDisplay implements app.Progress with mpb bars on out (stderr;
+// progressDisplay shows the library's events (see event) with mpb bars on out (stderr;
 // nil: none): one bar per destination while its files are written. It is
 // also the log writer (see Write), so log lines appear above the bars. With
 // log set it logs the writes as docs/cli.md says (-v), only after releasing
@@ -60,7 +60,17 @@ type destinationBar struct {
 // logProgressEvery bounds how often a destination's progress is logged.
 const logProgressEvery = 10 * time.Second
 
-var _ app.Progress = (*progressDisplay)(nil)
+// event dispatches one of the library's progress events.
+func (d *progressDisplay) event(e distributor.Event) {
+	switch e.Kind {
+	case distributor.EventStart:
+		d.Start(e.Task, e.Files, e.Bytes)
+	case distributor.EventDone:
+		d.Done(e.Task, e.Path, e.Bytes)
+	case distributor.EventFinish:
+		d.Finish(e.Task)
+	}
+}
 
 // refreshNonTerminal is how often `--progress always` appends a frame to an
 // output that is not a terminal: often enough to follow a long transfer,

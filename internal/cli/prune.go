@@ -6,14 +6,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/distributor-dev/distributor/internal/app"
-	"github.com/distributor-dev/distributor/internal/config"
-	"github.com/distributor-dev/distributor/internal/lock"
+	"github.com/distributor-dev/distributor"
 	"github.com/distributor-dev/distributor/internal/report"
 )
 
 func newPruneCmd(g *globals) *cobra.Command {
-	var opts app.PruneOptions
+	var opts distributor.PruneOptions
 	var dryRun bool
 	cmd := &cobra.Command{
 		Use:   "prune --dry-run|--apply [--pipeline P] [--destination D]",
@@ -50,7 +48,11 @@ catalog write failed, or the root's state is legacy, invalid or future;
 			return nil
 		},
 	}
-	maintCommand(g, cmd, &opts, &opts.MaintOptions, (*app.App).Prune, func(rep *report.Prune) error {
+	prune := func(ctx context.Context, cfg *distributor.Config) (*report.Prune, error) {
+		opts.Logger, _, opts.Tuning = g.session()
+		return distributor.Prune(ctx, cfg, opts)
+	}
+	maintCommand(g, cmd, &opts.Root, prune, func(rep *report.Prune) error {
 		return lockHeldStatus(g.finish(rep, rep.Failed(), func() { report.WritePruneText(g.env.Stdout, rep, g.width()) }), rep.Cause)
 	})
 	f := cmd.Flags()
@@ -60,26 +62,26 @@ catalog write failed, or the root's state is legacy, invalid or future;
 }
 
 // maintCommand completes cmd, a maintenance command: no arguments, the
-// flags every one shares (into mo, part of opts), and a RunE that loads the
-// configuration, runs use with opts and shows its report.
-func maintCommand[O, R any](g *globals, cmd *cobra.Command, opts *O, mo *app.MaintOptions,
-	use func(*app.App, context.Context, *config.Config, O) (R, error), show func(R) error) {
+// flags every one shares (into root, part of the command's options), and a
+// RunE that loads the configuration, runs use and shows its report.
+func maintCommand[R any](g *globals, cmd *cobra.Command, root *distributor.Root,
+	use func(context.Context, *distributor.Config) (R, error), show func(R) error) {
 	cmd.Args = noArgs
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		cfg, err := g.loadConfig()
 		if err != nil {
 			return err
 		}
-		rep, err := use(g.app(), cmd.Context(), cfg, *opts)
+		rep, err := use(cmd.Context(), cfg)
 		if err != nil {
 			return mapMaintError(err)
 		}
 		return show(rep)
 	}
 	f := cmd.Flags()
-	f.StringVar(&mo.Pipeline, "pipeline", "", "the pipeline whose destination root to work on (default: the only pipeline, or the only one publishing to --destination)")
-	f.StringVar(&mo.Destination, "destination", "", "the destination of that pipeline (default: the pipeline's only destination)")
-	f.StringVar(&mo.Source, "source", "", "bundle directory whose manifest fills {source_*} placeholders of the destination path (default: the pipeline's configured source)")
+	f.StringVar(&root.Pipeline, "pipeline", "", "the pipeline whose destination root to work on (default: the only pipeline, or the only one publishing to --destination)")
+	f.StringVar(&root.Destination, "destination", "", "the destination of that pipeline (default: the pipeline's only destination)")
+	f.StringVar(&root.Source, "source", "", "bundle directory whose manifest fills {source_*} placeholders of the destination path (default: the pipeline's configured source)")
 	registerIDCompletions(g, cmd) // also marks --source a directory
 }
 
@@ -87,7 +89,7 @@ func maintCommand[O, R any](g *globals, cmd *cobra.Command, opts *O, mo *app.Mai
 // but ExitLocked when it failed because another writer held the root's
 // lock past the wait (cause).
 func lockHeldStatus(err, cause error) error {
-	var he *lock.HeldError
+	var he *distributor.LockHeldError
 	if err != nil && errors.As(cause, &he) {
 		return errLockHeld
 	}
@@ -102,7 +104,7 @@ func mapMaintError(err error) error {
 	if errors.As(err, &ee) {
 		return err // the command's own
 	}
-	var ce *app.ConfigError
+	var ce *distributor.ConfigError
 	if errors.As(err, &ce) {
 		return &exitError{code: ExitUsage, err: err}
 	}

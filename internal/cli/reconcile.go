@@ -1,14 +1,16 @@
 package cli
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
-	"github.com/distributor-dev/distributor/internal/app"
+	"github.com/distributor-dev/distributor"
 	"github.com/distributor-dev/distributor/internal/report"
 )
 
 func newReconcileCmd(g *globals) *cobra.Command {
-	var opts app.ReconcileOptions
+	var opts distributor.ReconcileOptions
 	cmd := &cobra.Command{
 		Use:   "reconcile-state [--pipeline P] [--destination D]",
 		Short: "Drop records of files that are gone; report unmanaged files",
@@ -33,7 +35,11 @@ usage or configuration error.`,
   distributor reconcile-state --pipeline weather.daily --destination latest \
     --all-owners`,
 	}
-	maintCommand(g, cmd, &opts, &opts.MaintOptions, (*app.App).ReconcileState, func(rep *report.ReconcileState) error {
+	reconcile := func(ctx context.Context, cfg *distributor.Config) (*report.ReconcileState, error) {
+		opts.Logger, _, opts.Tuning = g.session()
+		return distributor.ReconcileState(ctx, cfg, opts)
+	}
+	maintCommand(g, cmd, &opts.Root, reconcile, func(rep *report.ReconcileState) error {
 		return lockHeldStatus(g.finish(rep, rep.Failed(), func() { report.WriteReconcileText(g.env.Stdout, rep, g.width()) }), rep.Cause)
 	})
 	f := cmd.Flags()

@@ -1,15 +1,9 @@
 package cli
 
 import (
-	"errors"
-
 	"github.com/spf13/cobra"
 
-	"github.com/distributor-dev/distributor/internal/app"
-	"github.com/distributor-dev/distributor/internal/config"
-	"github.com/distributor-dev/distributor/internal/lock"
-	"github.com/distributor-dev/distributor/internal/metrics"
-	"github.com/distributor-dev/distributor/internal/outcome"
+	"github.com/distributor-dev/distributor"
 	"github.com/distributor-dev/distributor/internal/report"
 	"github.com/distributor-dev/distributor/internal/storage/registry"
 )
@@ -64,9 +58,9 @@ destinations the run did not touch keep their series from the previous
 file.`
 
 func newRunCmd(g *globals) *cobra.Command {
-	var opts app.RunOptions
+	var opts distributor.RunOptions
+	var pipeline string
 	var maxDeletes int
-	var metricsFile string
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Validate bundles, plan and publish them to their destinations",
@@ -94,41 +88,31 @@ func newRunCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			a := g.app()
-			// Webhook secrets are checked before anything is published: a
-			// missing one is a configuration error (exit 2). A dry run
-			// sends no notification, so it only warns.
-			if err := a.CheckNotifications(cfg); err != nil {
-				if !opts.DryRun {
-					return mapAppError(err)
-				}
-				g.logger.Warn("notifications are not ready: a real run would exit 2", "err", err)
-			}
 			if cmd.Flags().Changed("max-deletes") {
 				opts.MaxDeletes = &maxDeletes
 			}
-			o, err := a.Publish(cmd.Context(), cfg, opts)
-			if err != nil {
-				return mapAppError(err)
+			if pipeline != "" {
+				opts.Pipelines = []string{pipeline}
 			}
 			// --metrics-file wins over metrics_file; --metrics-file ''
 			// writes none.
 			if !cmd.Flags().Changed("metrics-file") {
-				metricsFile = cfg.MetricsFile
+				opts.MetricsFile = cfg.MetricsFile()
 			}
-			if metricsFile != "" && !opts.DryRun {
-				samples := metrics.FromRun(o, selectedDestinations(cfg, opts.Destination))
-				if err := metrics.Write(metricsFile, g.env.Version, samples); err != nil {
-					g.logger.Warn("the metrics file was not written (the run's exit status is unchanged)", "err", err)
-				}
+			opts.Logger, opts.OnEvent, opts.Tuning = g.session()
+			rep, err := distributor.Run(cmd.Context(), cfg, opts)
+			if err != nil {
+				return mapAppError(err)
 			}
-			rep := report.RunOf(o)
 			err = g.finish(rep, rep.Failed(), func() { report.WriteRunText(g.env.Stdout, rep, g.width()) })
-			return lockHeldStatus(err, onlyLockHeld(o))
+			if err != nil && rep.LockHeld {
+				return errLockHeld
+			}
+			return err
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.Pipeline, "pipeline", "", "publish only this pipeline")
+	f.StringVar(&pipeline, "pipeline", "", "publish only this pipeline")
 	f.StringVar(&opts.Destination, "destination", "", "publish only to this destination")
 	f.StringVar(&opts.Source, "source", "", "publish this bundle directory instead of the pipeline's source (needs --pipeline when more than one pipeline is configured)")
 	f.BoolVar(&opts.DryRun, "dry-run", false, "plan and report; write nothing")
@@ -136,51 +120,8 @@ func newRunCmd(g *globals) *cobra.Command {
 	f.IntVar(&maxDeletes, "max-deletes", 0, "abort before any change if a destination's plan deletes more than this many outputs (overrides max_deletes)")
 	f.IntVar(&opts.Jobs, "jobs", 0, "transfers at once per destination; 0 is the backend's default ("+registry.JobsDefaults()+")")
 	f.BoolVar(&opts.AllowEmpty, "allow-empty", false, "let a replacement that plans no outputs delete this owner's outputs")
-	f.StringVar(&metricsFile, "metrics-file", "", "after the run (never a dry run), write its metrics to this file in Prometheus text format, replacing it atomically (for node_exporter's textfile collector: name it *.prom); overrides metrics_file, '' writes none")
+	f.StringVar(&opts.MetricsFile, "metrics-file", "", "after the run (never a dry run), write its metrics to this file in Prometheus text format, replacing it atomically (for node_exporter's textfile collector: name it *.prom); overrides metrics_file, '' writes none")
 	f.BoolVar(&opts.Rewrite, "rewrite", false, "write every planned output even when unchanged (re-applies S3 headers rules)")
 	registerIDCompletions(g, cmd)
 	return cmd
-}
-
-// selectedDestinations lists, for a pipeline, the destinations a run with
-// the --destination filter only (or "") selects.
-func selectedDestinations(cfg *config.Config, only string) func(string) []string {
-	return func(pipeline string) []string {
-		p, ok := cfg.Pipeline(pipeline)
-		if !ok {
-			return nil
-		}
-		var out []string
-		for _, id := range p.Destinations {
-			if only == "" || id == only {
-				out = append(out, id)
-			}
-		}
-		return out
-	}
-}
-
-// onlyLockHeld returns the failure of the run when every failure is a
-// *lock.HeldError, nil otherwise.
-func onlyLockHeld(o *outcome.Run) error {
-	var held error
-	for _, p := range o.Pipelines {
-		if p.Err != nil {
-			return nil
-		}
-		for _, d := range p.Destinations {
-			if d.Plan != nil && d.Plan.Action.Failed() {
-				return nil
-			}
-			if d.Status != outcome.Failed {
-				continue
-			}
-			var he *lock.HeldError
-			if !errors.As(d.Err, &he) {
-				return nil
-			}
-			held = d.Err
-		}
-	}
-	return held
 }

@@ -2,11 +2,12 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
-	"github.com/distributor-dev/distributor/internal/app"
+	"github.com/distributor-dev/distributor"
 	"github.com/distributor-dev/distributor/internal/report"
 )
 
@@ -27,7 +28,7 @@ See docs/state.md for the format.`,
 }
 
 func newStateShowCmd(g *globals) *cobra.Command {
-	var opts app.MaintOptions
+	var opts distributor.ShowOptions
 	cmd := &cobra.Command{
 		Use:   "show [--pipeline P] [--destination D] [--source DIR]",
 		Short: "Print the catalog of a destination root",
@@ -49,7 +50,11 @@ usage or configuration error.`,
   distributor state show --pipeline weather.daily --destination latest \
     --output json | jq '.outputs[].path'`,
 	}
-	maintCommand(g, cmd, &opts, &opts, (*app.App).ShowState, func(s *report.StateShow) error {
+	show := func(ctx context.Context, cfg *distributor.Config) (*report.StateShow, error) {
+		opts.Logger, _, _ = g.session()
+		return distributor.ShowState(ctx, cfg, opts)
+	}
+	maintCommand(g, cmd, &opts.Root, show, func(s *report.StateShow) error {
 		if g.output != "json" {
 			report.WriteStateText(g.env.Stdout, s, g.width())
 			return nil

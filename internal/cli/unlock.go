@@ -1,14 +1,16 @@
 package cli
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
-	"github.com/distributor-dev/distributor/internal/app"
+	"github.com/distributor-dev/distributor"
 	"github.com/distributor-dev/distributor/internal/report"
 )
 
 func newUnlockCmd(g *globals) *cobra.Command {
-	var opts app.UnlockOptions
+	var opts distributor.UnlockOptions
 	cmd := &cobra.Command{
 		Use:   "unlock [--pipeline P] [--destination D] [--force]",
 		Short: "Remove a destination root's lock left by a run that is gone",
@@ -29,7 +31,11 @@ configuration error.`,
 		Example: `  distributor unlock --pipeline weather.daily --destination latest
   distributor unlock --pipeline weather.daily --destination latest --force`,
 	}
-	maintCommand(g, cmd, &opts, &opts.MaintOptions, (*app.App).Unlock, func(rep *report.Unlock) error {
+	unlock := func(ctx context.Context, cfg *distributor.Config) (*report.Unlock, error) {
+		opts.Logger, _, _ = g.session()
+		return distributor.Unlock(ctx, cfg, opts)
+	}
+	maintCommand(g, cmd, &opts.Root, unlock, func(rep *report.Unlock) error {
 		return g.finish(rep, rep.Error != nil, func() { report.WriteUnlockText(g.env.Stdout, rep, g.width()) })
 	})
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "remove the lock even if its holder looks alive")

@@ -5,12 +5,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/distributor-dev/distributor/internal/app"
+	"github.com/distributor-dev/distributor"
 	"github.com/distributor-dev/distributor/internal/report"
 )
 
 func newValidateCmd(g *globals) *cobra.Command {
-	var opts app.ValidateOptions
+	var opts distributor.ValidateOptions
 	cmd := &cobra.Command{
 		Use:   "validate",
 		Short: "Check the configuration (and a bundle); touches no storage",
@@ -56,7 +56,8 @@ variable the configuration needs; 2 the configuration is invalid.`,
 				}
 				return err
 			}
-			rep, err := g.app().Validate(cmd.Context(), cfg, opts)
+			opts.Logger, _, _ = g.session()
+			rep, err := distributor.Validate(cmd.Context(), cfg, opts)
 			if err != nil {
 				return mapAppError(err)
 			}

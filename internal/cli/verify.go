@@ -5,14 +5,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/distributor-dev/distributor/internal/app"
-	"github.com/distributor-dev/distributor/internal/config"
+	"github.com/distributor-dev/distributor"
 	"github.com/distributor-dev/distributor/internal/report"
 	"github.com/distributor-dev/distributor/internal/storage/registry"
 )
 
 func newVerifyCmd(g *globals) *cobra.Command {
-	var opts app.VerifyOptions
+	var opts distributor.VerifyOptions
 	cmd := &cobra.Command{
 		Use:   "verify [--pipeline P] [--destination D] [--quick]",
 		Short: "Re-hash managed outputs and compare them with the catalog",
@@ -46,13 +45,14 @@ usage or configuration error.`,
   distributor verify --pipeline weather.daily --destination latest --quick
   distributor verify --pipeline weather.daily --destination archive --jobs 16`,
 	}
-	verify := func(a *app.App, ctx context.Context, cfg *config.Config, opts app.VerifyOptions) (*report.Verify, error) {
+	verify := func(ctx context.Context, cfg *distributor.Config) (*report.Verify, error) {
 		if opts.Jobs < 0 {
 			return nil, usageErr("--jobs %d: must be 1 or more", opts.Jobs)
 		}
-		return a.Verify(ctx, cfg, opts)
+		opts.Logger, opts.OnEvent, _ = g.session()
+		return distributor.Verify(ctx, cfg, opts)
 	}
-	maintCommand(g, cmd, &opts, &opts.MaintOptions, verify, func(rep *report.Verify) error {
+	maintCommand(g, cmd, &opts.Root, verify, func(rep *report.Verify) error {
 		return g.finish(rep, rep.Failed(), func() { report.WriteVerifyText(g.env.Stdout, rep, g.width()) })
 	})
 	cmd.Flags().BoolVar(&opts.AllOwners, "all-owners", false, "verify every owner's outputs at the root, not just this pipeline/destination's")

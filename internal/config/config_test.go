@@ -679,7 +679,7 @@ func TestClosest(t *testing.T) {
 		{"ret", ""},             // too short to be taken for a prefix
 	}
 	for _, tt := range tests {
-		if got := Closest(tt.in, destinationFields); got != tt.want {
+		if got := Closest(tt.in, destinationFields()); got != tt.want {
 			t.Errorf("Closest(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}

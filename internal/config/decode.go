@@ -11,7 +11,6 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/distributor-dev/distributor/internal/storage/registry"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -71,7 +70,6 @@ const nodeBudget = 1 << 20
 var (
 	rootFields         = []string{"pipelines", "destinations", "notifications", "metrics_file"}
 	pipelineFields     = []string{"id", "source", "destinations"}
-	destinationFields  = append([]string{"id", "backend", "path", "workflow", "max_deletes", "single_writer", "publish", "paths", "markdown", "links", "headers", "index", "retention"}, blockNames()...)
 	publishFields      = []string{"html", "source", "include", "exclude"}
 	pathsFields        = []string{"prefix", "rename"}
 	markdownFields     = []string{"template", "raw_html"}
@@ -81,7 +79,6 @@ var (
 	notificationFields = []string{"id", "webhook", "on"}
 	webhookFields      = []string{"url", "secret_env"}
 
-	backends     = registry.Names()
 	workflows    = []string{WorkflowAdditive, WorkflowReplacement}
 	sources      = []string{SourceAll, SourceAssets, SourceNone}
 	missingModes = []string{MissingWarn, MissingFail}
@@ -91,14 +88,27 @@ var (
 // legacyDestinationFields were part of earlier destination-state designs.
 var legacyDestinationFields = []string{"state", "reconciliation", "takeover", "transfer"}
 
+// What depends on the linked backends is computed when asked: backends
+// register in their packages' initialisers, which may run after this
+// package's (see package registry).
+
+// destinationFields are a destination's members: the fixed ones and a
+// block per linked backend that has one.
+func destinationFields() []string {
+	return append([]string{"id", "backend", "path", "workflow", "max_deletes", "single_writer", "publish", "paths",
+		"markdown", "links", "headers", "index", "retention"}, blockNames()...)
+}
+
 // misplacedDestinationFields maps a field written directly in a destination
 // to the blocks it belongs in ("s3|gcs").
-var misplacedDestinationFields = withBackendFields(map[string]string{
-	"html": "publish", "prefix": "paths", "rename": "paths",
-	"template": "markdown", "raw_html": "markdown",
-	"base_url": "links", "pretty": "links", "missing": "links",
-	"prune": "retention", "older_than": "retention.prune", "keep_min": "retention.prune",
-})
+func misplacedDestinationFields() map[string]string {
+	return withBackendFields(map[string]string{
+		"html": "publish", "prefix": "paths", "rename": "paths",
+		"template": "markdown", "raw_html": "markdown",
+		"base_url": "links", "pretty": "links", "missing": "links",
+		"prune": "retention", "older_than": "retention.prune", "keep_min": "retention.prune",
+	})
+}
 
 // fixedBlocks are the destination blocks every backend shares.
 var fixedBlocks = []string{"publish", "paths", "markdown", "links", "retention", "retention.prune"}

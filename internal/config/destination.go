@@ -16,7 +16,7 @@ func destinationHint(name string) string {
 	if slices.Contains(legacyDestinationFields, name) {
 		return fmt.Sprintf("field %q is no longer supported: ownership is recorded in the catalog; use workflow: additive or workflow: replacement", name)
 	}
-	return misplacedHint(misplacedDestinationFields, name)
+	return misplacedHint(misplacedDestinationFields(), name)
 }
 
 // misplacedHint says which blocks a field written one level too high
@@ -35,7 +35,7 @@ func misplacedHint(misplaced map[string]string, name string) string {
 }
 
 func (d *decoder) destination(n *yaml.Node, field string, seen map[string]int) (Destination, bool) {
-	o := d.object(n, field, destinationFields, destinationHint)
+	o := d.object(n, field, destinationFields(), destinationHint)
 	if o == nil {
 		return Destination{}, false
 	}
@@ -43,9 +43,9 @@ func (d *decoder) destination(n *yaml.Node, field string, seen map[string]int) (
 
 	backend, backendNode, ok := d.str(o, "backend", false)
 	if backendNode == nil {
-		d.required(o, "backend", registry.List(backends, "or"))
+		d.required(o, "backend", registry.List(registry.Names(), "or"))
 	}
-	if ok && d.oneOf(backend, backendNode, join(field, "backend"), backends) {
+	if ok && d.oneOf(backend, backendNode, join(field, "backend"), registry.Names()) {
 		dst.Backend = backend
 	}
 	be, known := registry.Lookup(dst.Backend)

@@ -114,7 +114,7 @@ func TestSchemaMatchesDecoder(t *testing.T) {
 		t.Errorf("top level: additionalProperties must be false")
 	}
 	blocks := map[string][]string{
-		"pipeline": pipelineFields, "destination": destinationFields, "publish": publishFields,
+		"pipeline": pipelineFields, "destination": destinationFields(), "publish": publishFields,
 		"paths": pathsFields, "markdown": markdownFields, "links": linksFields,
 		"retention": retentionFields, "prune": pruneFields,
 		"notification": notificationFields, "webhook": webhookFields,
@@ -148,7 +148,7 @@ func TestSchemaMatchesDecoder(t *testing.T) {
 
 	text := string(Schema())
 	for _, want := range []string{
-		jsonString(t, enumOf(backends)), jsonString(t, enumOf(workflows)),
+		jsonString(t, enumOf(registry.Names())), jsonString(t, enumOf(workflows)),
 		jsonString(t, enumOf(sources)), jsonString(t, enumOf(events)), jsonString(t, enumOf(missingModes)),
 		jsonString(t, slugRE.String()), jsonString(t, envNameRE.String()),
 	} {

@@ -16,6 +16,10 @@ type Run struct {
 	FinishedAt         string     `json:"finished_at"`
 	Pipelines          []Pipeline `json:"pipelines"`
 	Summary            Summary    `json:"summary"`
+	// LockHeld: the run failed, and only because roots were locked by
+	// other writers past the lock timeout (the command line's exit status
+	// 11: try again later). Not part of the document.
+	LockHeld bool `json:"-"`
 }
 
 // Pipeline is one pipeline's part of a run.

@@ -1,32 +1,68 @@
-// Package registry lists the storage backends this build supports: the
-// one place that names them (as restic's internal/backend/all does). The
-// configuration decodes a destination's block, and the commands open its
-// store, through the storage.Backend found here; a new backend is a
-// package exporting its storage.Backend and one line in All.
+// Package registry lists the storage backends this program links: local
+// disk always, and each other backend once its public package
+// (github.com/distributor-dev/distributor/backend/NAME) is imported, as a
+// database/sql driver registers itself. The configuration decodes a
+// destination's block, and the commands open its store, through the
+// storage.Backend found here. The command line links every backend through
+// one list, backend/all (as restic's internal/backend/all); a program that
+// imports only the library publishes to local disk and links no cloud SDK,
+// SSH or FTP code.
+//
+// Registration happens in package initialisers, before main runs; after
+// that the list only changes if a program registers a backend of its own.
 package registry
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/distributor-dev/distributor/internal/storage"
-	"github.com/distributor-dev/distributor/internal/storage/azure"
-	"github.com/distributor-dev/distributor/internal/storage/gcs"
 	"github.com/distributor-dev/distributor/internal/storage/local"
-	"github.com/distributor-dev/distributor/internal/storage/s3"
-	"github.com/distributor-dev/distributor/internal/storage/sftp"
 )
 
-// All returns the backends in the order messages, help and the
+// order is the order messages, help and the configuration's schema list the
+// backends in; a backend not named here comes after these, by name.
+var order = []string{"local", "sftp", "ftp", "s3", "gcs", "azure"}
+
+var (
+	mu       sync.RWMutex
+	backends = []storage.Backend{local.Backend()}
+)
+
+// Register adds b to the backends this program links. Registering a second
+// backend of the same name is a programming error and panics, as
+// database/sql.Register does.
+func Register(b storage.Backend) {
+	mu.Lock()
+	defer mu.Unlock()
+	if slices.ContainsFunc(backends, func(o storage.Backend) bool { return o.Name == b.Name }) {
+		panic("registry: backend " + b.Name + " registered twice")
+	}
+	backends = append(backends, b)
+	slices.SortStableFunc(backends, func(x, y storage.Backend) int {
+		if c := rank(x.Name) - rank(y.Name); c != 0 {
+			return c
+		}
+		return strings.Compare(x.Name, y.Name)
+	})
+}
+
+// rank is a backend's place in order, len(order) when it is not there.
+func rank(name string) int {
+	if i := slices.Index(order, name); i >= 0 {
+		return i
+	}
+	return len(order)
+}
+
+// All returns the registered backends in the order messages, help and the
 // configuration's schema list them.
 func All() []storage.Backend {
-	return []storage.Backend{
-		local.Backend(),
-		sftp.Backend(),
-		s3.Backend(),
-		gcs.Backend(),
-		azure.Backend(),
-	}
+	mu.RLock()
+	defer mu.RUnlock()
+	return slices.Clone(backends)
 }
 
 // Lookup returns the backend named name.

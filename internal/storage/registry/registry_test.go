@@ -1,9 +1,12 @@
-package registry
+package registry_test
 
 import (
 	"encoding/json"
 	"slices"
 	"testing"
+
+	_ "github.com/distributor-dev/distributor/backend/all"
+	. "github.com/distributor-dev/distributor/internal/storage/registry"
 )
 
 // TestBackendsAreComplete: every backend has a unique name, a title, a
@@ -60,4 +63,20 @@ func TestBackendsAreComplete(t *testing.T) {
 	if got := List([]string{"a", "b", "c"}, "or"); got != "a, b or c" {
 		t.Errorf("List = %q", got)
 	}
+}
+
+// TestOrderAndDuplicates: backends list in the documented order whatever
+// order their packages registered in, and a second registration of a name
+// panics.
+func TestOrderAndDuplicates(t *testing.T) {
+	if got := Names(); !slices.Equal(got, []string{"local", "sftp", "s3", "gcs", "azure"}) {
+		t.Errorf("Names = %v", got)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("registering local twice did not panic")
+		}
+	}()
+	b, _ := Lookup("local")
+	Register(b)
 }

@@ -1,0 +1,16 @@
+// Package all enables every storage backend distributor has: import it for
+// its side effect, as the command line does.
+//
+//	import _ "github.com/distributor-dev/distributor/backend/all"
+//
+// Local disk is always there; this adds SFTP, S3, Google Cloud Storage and
+// Azure Blob Storage. A program that publishes to one of them only imports
+// that backend's package instead, and links less.
+package all
+
+import (
+	_ "github.com/distributor-dev/distributor/backend/azure"
+	_ "github.com/distributor-dev/distributor/backend/gcs"
+	_ "github.com/distributor-dev/distributor/backend/s3"
+	_ "github.com/distributor-dev/distributor/backend/sftp"
+)

@@ -1,0 +1,281 @@
+package distributor
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/distributor-dev/distributor/internal/app"
+	"github.com/distributor-dev/distributor/internal/config"
+	"github.com/distributor-dev/distributor/internal/lock"
+	"github.com/distributor-dev/distributor/internal/metrics"
+	"github.com/distributor-dev/distributor/internal/outcome"
+	"github.com/distributor-dev/distributor/internal/report"
+)
+
+// The documents the commands return (spec section 8, docs/cli.md): the
+// JSON the command line prints with --output json, field for field.
+type (
+	RunReport       = report.Run
+	ValidateReport  = report.Validate
+	PruneReport     = report.Prune
+	VerifyReport    = report.Verify
+	ReconcileReport = report.ReconcileState
+	StateReport     = report.StateShow
+	UnlockReport    = report.Unlock
+)
+
+// RunOptions are the inputs of Run, as `distributor run` takes them.
+type RunOptions struct {
+	// Pipelines selects the pipelines to publish (none: every one).
+	Pipelines []string
+	// Destination publishes only to this destination ("" every one of the
+	// selected pipelines).
+	Destination string
+	// Source publishes this bundle directory instead of the pipeline's
+	// configured source (needs exactly one pipeline).
+	Source string
+	// DryRun plans and reports; nothing is written and no webhook called.
+	DryRun bool
+	// Force replaces everything under one destination root, unmanaged
+	// files included (needs one pipeline and Destination).
+	Force bool
+	// MaxDeletes, when set, overrides every destination's max_deletes.
+	MaxDeletes *int
+	// AllowEmpty lets a replacement that plans no outputs delete this
+	// owner's outputs.
+	AllowEmpty bool
+	// Jobs is how many transfers run at once per destination (0: the
+	// backend's default).
+	Jobs int
+	// Rewrite writes every planned output even when its bytes are
+	// unchanged (to re-apply headers rules).
+	Rewrite bool
+	// MetricsFile, when set, is where a real run writes its metrics in
+	// Prometheus text format (the configuration's metrics_file is not
+	// read here: pass cfg.MetricsFile() for it). A file that cannot be
+	// written is a warning in the log.
+	MetricsFile string
+	Logger      *slog.Logger
+	// OnEvent receives progress, from several goroutines at once.
+	OnEvent func(Event)
+	Tuning
+}
+
+// Run publishes the selected pipelines to each of their destinations, as
+// `distributor run` does: destinations are independent, and the report
+// says per destination what was planned and what was applied. Webhooks
+// are called after each destination of a real run; a webhook whose
+// secret_env is unset is a *UsageError before anything is published (a
+// dry run only warns).
+func Run(ctx context.Context, cfg *Config, opts RunOptions) (*RunReport, error) {
+	a := session(cfg, opts.Logger, opts.OnEvent, opts.Tuning)
+	if err := a.CheckNotifications(cfg.c); err != nil {
+		if !opts.DryRun {
+			return nil, err
+		}
+		a.Logger.Warn("notifications are not ready: a real run would exit 2", "err", err)
+	}
+	ao := app.RunOptions{Destination: opts.Destination, Source: opts.Source, DryRun: opts.DryRun, Force: opts.Force,
+		MaxDeletes: opts.MaxDeletes, AllowEmpty: opts.AllowEmpty, Jobs: opts.Jobs, Rewrite: opts.Rewrite}
+	if len(opts.Pipelines) > 1 && (opts.Source != "" || opts.Force) {
+		return nil, &UsageError{Msg: "Source and Force need exactly one pipeline"}
+	}
+	var o *outcome.Run
+	for i := 0; i == 0 || i < len(opts.Pipelines); i++ {
+		if len(opts.Pipelines) > 0 {
+			ao.Pipeline = opts.Pipelines[i]
+		}
+		one, err := a.Publish(ctx, cfg.c, ao)
+		if err != nil {
+			return nil, err
+		}
+		if o == nil {
+			o = one
+		} else {
+			o.Pipelines, o.FinishedAt = append(o.Pipelines, one.Pipelines...), one.FinishedAt
+		}
+	}
+	if opts.MetricsFile != "" && !opts.DryRun {
+		samples := metrics.FromRun(o, selected(cfg.c, opts.Destination))
+		if err := metrics.Write(opts.MetricsFile, a.Version, samples); err != nil {
+			a.Logger.Warn("the metrics file was not written (the run's exit status is unchanged)", "err", err)
+		}
+	}
+	rep := report.RunOf(o)
+	rep.LockHeld = onlyLockHeld(o)
+	return rep, nil
+}
+
+// selected lists, for a pipeline, the destinations a run with the
+// destination filter only (or "") selects.
+func selected(cfg *config.Config, only string) func(string) []string {
+	return func(pipeline string) []string {
+		p, ok := cfg.Pipeline(pipeline)
+		if !ok {
+			return nil
+		}
+		var out []string
+		for _, id := range p.Destinations {
+			if only == "" || id == only {
+				out = append(out, id)
+			}
+		}
+		return out
+	}
+}
+
+// onlyLockHeld reports whether the run failed and every failure was a
+// root another writer held past the lock timeout.
+func onlyLockHeld(o *outcome.Run) bool {
+	held := false
+	for _, p := range o.Pipelines {
+		if p.Err != nil {
+			return false
+		}
+		for _, d := range p.Destinations {
+			if d.Plan != nil && d.Plan.Action.Failed() {
+				return false
+			}
+			if d.Status != outcome.Failed {
+				continue
+			}
+			var he *lock.HeldError
+			if !errors.As(d.Err, &he) {
+				return false
+			}
+			held = true
+		}
+	}
+	return held
+}
+
+// ValidateOptions are the inputs of Validate.
+type ValidateOptions struct {
+	// Pipeline checks only this pipeline ("" every one).
+	Pipeline string
+	// Source checks and plans this bundle directory instead of the
+	// pipelines' configured sources.
+	Source string
+	Logger *slog.Logger
+}
+
+// Validate checks what a run of the selected pipelines needs without
+// touching any storage, as `distributor validate` does: overlapping
+// destinations, files and variables the configuration names, and each
+// bundle planned against every destination. Problems are in the report
+// (Valid false); warnings do not make it invalid.
+func Validate(ctx context.Context, cfg *Config, opts ValidateOptions) (*ValidateReport, error) {
+	return session(cfg, opts.Logger, nil, Tuning{}).Validate(ctx, cfg.c,
+		app.ValidateOptions{Pipeline: opts.Pipeline, Source: opts.Source})
+}
+
+// Root selects the destination root a maintenance call works on.
+type Root struct {
+	// Pipeline is the owner's pipeline ("": the only pipeline, or the
+	// only one publishing to Destination).
+	Pipeline string
+	// Destination is one of the pipeline's destinations ("": its only
+	// one).
+	Destination string
+	// Source is a bundle directory whose manifest fills the {source_*}
+	// placeholders of the destination's path ("": the pipeline's
+	// configured source).
+	Source string
+}
+
+func (r Root) maint() app.MaintOptions {
+	return app.MaintOptions{Pipeline: r.Pipeline, Destination: r.Destination, Source: r.Source}
+}
+
+// PruneOptions are the inputs of Prune.
+type PruneOptions struct {
+	Root
+	// Apply deletes the publications the retention.prune policy selects
+	// (otherwise they are only listed).
+	Apply  bool
+	Logger *slog.Logger
+	Tuning
+}
+
+// Prune applies the destination's retention.prune policy, as `distributor
+// prune` does: whole publications (one source identity's outputs) older
+// than the policy's age, keeping the newest ones it names.
+func Prune(ctx context.Context, cfg *Config, opts PruneOptions) (*PruneReport, error) {
+	return session(cfg, opts.Logger, nil, opts.Tuning).Prune(ctx, cfg.c,
+		app.PruneOptions{MaintOptions: opts.maint(), Apply: opts.Apply})
+}
+
+// VerifyOptions are the inputs of Verify.
+type VerifyOptions struct {
+	Root
+	// AllOwners verifies every owner's outputs at the root.
+	AllOwners bool
+	// Jobs is how many outputs are read and hashed at once (0: the
+	// backend's default).
+	Jobs int
+	// Quick checks only that each output is listed with its recorded
+	// size, reading no content.
+	Quick   bool
+	Logger  *slog.Logger
+	OnEvent func(Event)
+}
+
+// Verify reads every managed output back from storage and compares its
+// sha256 and size with its record, as `distributor verify` does; it
+// writes nothing and takes no lock. rep.Failed() when an output is
+// missing or corrupt, or the root has no catalog.
+func Verify(ctx context.Context, cfg *Config, opts VerifyOptions) (*VerifyReport, error) {
+	if opts.Jobs < 0 {
+		return nil, &UsageError{Msg: "Jobs must be 0 (the backend's default) or more"}
+	}
+	return session(cfg, opts.Logger, opts.OnEvent, Tuning{}).Verify(ctx, cfg.c,
+		app.VerifyOptions{MaintOptions: opts.maint(), AllOwners: opts.AllOwners, Jobs: opts.Jobs, Quick: opts.Quick})
+}
+
+// ReconcileOptions are the inputs of ReconcileState.
+type ReconcileOptions struct {
+	Root
+	// AllOwners checks every owner's records, not just the selected one's.
+	AllOwners bool
+	// DryRun reports without rewriting the catalog.
+	DryRun bool
+	Logger *slog.Logger
+	Tuning
+}
+
+// ReconcileState drops the catalog records whose file is gone and reports
+// the unmanaged paths, as `distributor reconcile-state` does. It deletes
+// no file and adopts nothing.
+func ReconcileState(ctx context.Context, cfg *Config, opts ReconcileOptions) (*ReconcileReport, error) {
+	return session(cfg, opts.Logger, nil, opts.Tuning).ReconcileState(ctx, cfg.c,
+		app.ReconcileOptions{MaintOptions: opts.maint(), AllOwners: opts.AllOwners, DryRun: opts.DryRun})
+}
+
+// ShowOptions are the inputs of ShowState.
+type ShowOptions struct {
+	Root
+	Logger *slog.Logger
+}
+
+// ShowState reads a root's catalog, as `distributor state show` does; the
+// report's Raw holds the catalog's bytes as stored (nil when the root has
+// none).
+func ShowState(ctx context.Context, cfg *Config, opts ShowOptions) (*StateReport, error) {
+	return session(cfg, opts.Logger, nil, Tuning{}).ShowState(ctx, cfg.c, opts.maint())
+}
+
+// UnlockOptions are the inputs of Unlock.
+type UnlockOptions struct {
+	Root
+	// Force removes a lock whose holder looks alive.
+	Force  bool
+	Logger *slog.Logger
+}
+
+// Unlock removes a root's stale lock, as `distributor unlock` does (the
+// next writer recovers what its holder left).
+func Unlock(ctx context.Context, cfg *Config, opts UnlockOptions) (*UnlockReport, error) {
+	return session(cfg, opts.Logger, nil, Tuning{}).Unlock(ctx, cfg.c,
+		app.UnlockOptions{MaintOptions: opts.maint(), Force: opts.Force})
+}

@@ -1,0 +1,242 @@
+// Package distributor publishes source bundles (a directory of reports with
+// a manifest.json) to local disk, SFTP servers and object stores, and keeps
+// at each destination root a catalog, .distributor.json, of every path it
+// manages, so that it never overwrites or deletes what it does not own.
+// The command line distributor is one client of this package; a report
+// producer written in Go is another, without a subprocess.
+//
+// A program loads a configuration (the YAML file the command line reads,
+// described in the project's README), then calls one function per command:
+//
+//	cfg, err := distributor.LoadConfig("distributor.yaml")
+//	if err != nil {
+//		return err // a *ConfigFileError lists every problem with its line
+//	}
+//	rep, err := distributor.Run(ctx, cfg, distributor.RunOptions{
+//		Pipelines: []string{"weather.daily"},
+//		Logger:    slog.Default(),
+//	})
+//	if err != nil {
+//		return err // options that do not fit the configuration
+//	}
+//	if rep.Failed() {
+//		// a destination failed: rep says which and why
+//	}
+//
+// Each function returns the document the matching command prints with
+// --output json (RunReport, PruneReport, ...; their fields carry the JSON
+// names of docs/cli.md): everything that happened, failures included, is
+// in the document. The error is only for a call that could not start:
+// options that do not fit together or the configuration (*UsageError,
+// *ConfigError), or, for the maintenance commands, a root that could not
+// be opened.
+//
+// Nothing here prints, reads flags or os.Args, or keeps global state
+// beyond the list of linked backends. Logs go to the options' Logger (none
+// when nil) and progress to OnEvent. Every function takes a context: its
+// cancellation stops the work at the next safe point, leaving every root
+// truthful (the recovery guarantees of docs/operations.md hold as for a
+// signal to the command line).
+//
+// # Backends
+//
+// Local disk is always linked. Every other backend is a package that a
+// program imports for its side effect, as a database/sql driver:
+//
+//	import _ "github.com/distributor-dev/distributor/backend/s3"
+//
+// (backend/sftp, backend/s3, backend/gcs, backend/azure, or backend/all
+// for every one, as the command line does). A program that imports none
+// links no cloud SDK and no SSH code; a destination whose backend is not
+// linked is a configuration problem naming the backends that are.
+package distributor
+
+import (
+	"cmp"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"time"
+
+	"github.com/distributor-dev/distributor/internal/app"
+	"github.com/distributor-dev/distributor/internal/config"
+	"github.com/distributor-dev/distributor/internal/lock"
+)
+
+// Config is a loaded and validated configuration: pipelines, destinations
+// and notifications. It is read-only and safe to share between calls.
+type Config struct {
+	c      *config.Config
+	getenv func(string) string
+}
+
+// ConfigFileError is a configuration that failed validation: its Problems
+// each name the file, line and field.
+type ConfigFileError = config.Error
+
+// UsageError is a call whose options do not fit together or do not fit
+// the configuration (an unknown pipeline, --force without a destination).
+// The command line exits 2 for it.
+type UsageError = app.UsageError
+
+// ConfigError is a configuration that cannot serve the requested command,
+// such as Prune without a retention.prune policy (exit status 2).
+type ConfigError = app.ConfigError
+
+// LockHeldError is a destination root locked by another live writer past
+// the lock timeout (the command line's exit status 11: try again later).
+type LockHeldError = lock.HeldError
+
+// DefaultConfigFile is the configuration file's name when none is given.
+const DefaultConfigFile = config.DefaultFile
+
+// LoadConfig reads and validates the configuration file at path. ${VAR} in
+// its values, and the credentials its backends look for, read the process
+// environment.
+func LoadConfig(path string) (*Config, error) { return LoadConfigEnv(path, os.Getenv) }
+
+// LoadConfigEnv is LoadConfig with the environment read through getenv
+// (for ${VAR}, webhook secrets and backend credentials) instead of the
+// process's.
+func LoadConfigEnv(path string, getenv func(string) string) (*Config, error) {
+	c, err := config.LoadEnv(path, getenv)
+	if err != nil {
+		return nil, err
+	}
+	return &Config{c: c, getenv: getenv}, nil
+}
+
+// ParseConfig validates a configuration held in memory, as if it were the
+// file distributor.yaml in dir: relative paths in it resolve against dir,
+// and messages name that file.
+func ParseConfig(data []byte, dir string) (*Config, error) {
+	c, err := config.DecodeEnv(data, filepath.Join(dir, config.DefaultFile), os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	return &Config{c: c, getenv: os.Getenv}, nil
+}
+
+// File is the configuration file's absolute path.
+func (c *Config) File() string { return c.c.File }
+
+// MetricsFile is the Prometheus text file a real run writes its metrics to
+// (metrics_file), or "".
+func (c *Config) MetricsFile() string { return c.c.MetricsFile }
+
+// Pipeline is one pipeline of a configuration as a caller sees it.
+type Pipeline struct {
+	ID           string
+	Source       string   // the bundle directory, absolute
+	Destinations []string // destination ids, in the configuration's order
+}
+
+// Pipelines lists the configuration's pipelines in its order.
+func (c *Config) Pipelines() []Pipeline {
+	out := make([]Pipeline, len(c.c.Pipelines))
+	for i, p := range c.c.Pipelines {
+		out[i] = Pipeline{ID: p.ID, Source: p.Source, Destinations: append([]string(nil), p.Destinations...)}
+	}
+	return out
+}
+
+// Destinations lists the configuration's destination ids in its order.
+func (c *Config) Destinations() []string {
+	out := make([]string, len(c.c.Destinations))
+	for i, d := range c.c.Destinations {
+		out[i] = d.ID
+	}
+	return out
+}
+
+// EventKind says what an Event reports.
+type EventKind int
+
+// The events of a transfer or a check, in the order they come for one task.
+const (
+	// EventStart: a task begins; Files and Bytes say how much it will do.
+	EventStart EventKind = iota + 1
+	// EventDone: one output was written (run, prune) or checked (verify);
+	// Path names it and Bytes is its size or the bytes read.
+	EventDone
+	// EventFinish: the task ended, whatever happened.
+	EventFinish
+)
+
+// Event is progress: a run's writes to one destination, or a verify's
+// checks, are one task named by Task ("weather.daily -> latest").
+type Event struct {
+	Kind  EventKind
+	Task  string
+	Path  string
+	Files int
+	Bytes int64
+}
+
+// Tuning holds what a program rarely sets: the lock's timing and the
+// version recorded in documents. Its zero value is the defaults.
+type Tuning struct {
+	// LockTimeout is how long a writing call waits for a root another
+	// writer holds (0: 2 minutes; negative: fail at once).
+	LockTimeout time.Duration
+	// LockLease is the lease of the lock a writer holds, renewed every
+	// quarter (0: 1 minute; see docs/design.md, Fencing).
+	LockLease time.Duration
+	// LockSkewAllowance is how much longer than a holder's lease a waiter
+	// watches a silent lock before taking it over (0: the default).
+	LockSkewAllowance time.Duration
+	// Version is recorded as distributor_version in documents and locks
+	// ("": this module's version as the program was built with it).
+	Version string
+}
+
+// session builds the use cases' App for one call.
+func session(cfg *Config, logger *slog.Logger, onEvent func(Event), t Tuning) *app.App {
+	a := app.New(cmp.Or(t.Version, moduleVersion()), logger)
+	if cfg != nil && cfg.getenv != nil {
+		a.Getenv = cfg.getenv
+	}
+	a.LockTimeout, a.LockLease, a.LockSkewAllowance = t.LockTimeout, t.LockLease, t.LockSkewAllowance
+	if onEvent != nil {
+		a.Progress = events(onEvent)
+	}
+	return a
+}
+
+// events adapts OnEvent to the use cases' progress interface.
+type events func(Event)
+
+func (f events) Start(task string, files int, bytes int64) {
+	f(Event{Kind: EventStart, Task: task, Files: files, Bytes: bytes})
+}
+func (f events) Done(task, path string, bytes int64) {
+	f(Event{Kind: EventDone, Task: task, Path: path, Bytes: bytes})
+}
+func (f events) Finish(task string) { f(Event{Kind: EventFinish, Task: task}) }
+
+// moduleVersion is this module's version in the program's build
+// information: "(devel)" inside this repository, a tag such as v1.2.0 in a
+// program that requires it, "dev" without build information.
+func moduleVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
+	}
+	const path = "github.com/distributor-dev/distributor"
+	if bi.Main.Path == path {
+		return bi.Main.Version
+	}
+	for _, m := range bi.Deps {
+		if m.Path == path {
+			return m.Version
+		}
+	}
+	return "dev"
+}
+
+// The lock's default timing (Tuning's zero values).
+const (
+	DefaultLockLease         = lock.DefaultLease
+	DefaultLockSkewAllowance = lock.DefaultSkewAllowance
+)
