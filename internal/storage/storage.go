@@ -1,11 +1,9 @@
 // Package storage is the contract between the engine and the destination
 // backends: the Store interface every backend implements, the errors its
-// methods return, the Backend description each backend package exports,
-// and the helpers both kinds of backend or the engine use (path rules,
-// error classes, listing results). The backends live in its subpackages
-// (see package storage/registry for the list); what only the directory
-// stores share is package storage/dirstore, what only the object stores
-// share is package storage/objstore.
+// methods return, the Backend each backend package describes itself with,
+// and the helpers both kinds of backend or the engine use. The backends are
+// its subpackages (listed in storage/registry); the directory stores share
+// storage/dirstore, the object stores storage/objstore.
 //
 // A Store is rooted: every path is a clean, relative, slash-separated path
 // below the destination root. Stores know nothing of catalogs, workflows or

@@ -1,6 +1,3 @@
-// What a store derives from keys: an object's Content-Type from its
-// extension, and the order of a listing.
-
 package objstore
 
 import (

@@ -4,8 +4,7 @@
 // listing rules (keys ending in "/" and temporary objects are skipped, the
 // listing is sorted and checked), bounded pages, reads whose Version is
 // that of the bytes streamed, exact-size writes with their conditions,
-// and the sweep of the incomplete uploads a dead writer left. (The
-// directory stores share package storage/dirstore instead.)
+// and the sweep of the incomplete uploads a dead writer left.
 //
 // The store's path p is the key Prefix+"/"+p (or p for an empty Prefix).
 // Paths must be clean relative slash-separated paths none of whose
