@@ -115,7 +115,7 @@ func (r *Root) Close() {
 // names, and reads the lock only when one is listed.
 func journalPresent(ctx context.Context, st storage.Store) (bool, error) {
 	if st.Properties().ListPages {
-		infos, complete, err := st.ListPage(ctx, txn.ReservedPrefix, reservedPage)
+		infos, complete, err := st.ListPage(ctx, txn.ReservedPrefix, txn.ReservedPage)
 		if err != nil {
 			return false, fmt.Errorf("list %s* at %s: %w", txn.ReservedPrefix, st, err)
 		}
@@ -152,9 +152,6 @@ func recordOrJournal(ctx context.Context, st storage.Store) (bool, error) {
 	}
 	return false, fmt.Errorf("stat %s at %s: %w", journal.Name, st, err)
 }
-
-// reservedPage bounds journalPresent's listing of the reserved names.
-const reservedPage = 100
 
 // scanCatalog streams the catalog, keeping the records req needs; any
 // other document, or an unsorted catalog, is read whole.

@@ -110,10 +110,10 @@ type Txn struct {
 // journal, probe objects.
 const ReservedPrefix = ".distributor."
 
-// reservedPage bounds Begin's listing of the reserved names: with more
-// (leftover claims or probe objects) Begin reads the lock back and looks
-// for a journal one request each instead.
-const reservedPage = 100
+// ReservedPage bounds a listing of the reserved names (Begin's, a plan's
+// journal lookup): with more (leftover claims or probe objects) the lock
+// is read back and the journal looked up one request each instead.
+const ReservedPage = 100
 
 // CatalogVersion returns the catalog's Version as Begin saw it under the
 // lock ("" for none) and true, when Begin's one listing of the reserved
@@ -169,7 +169,7 @@ func Begin(ctx context.Context, opts Options) (*Txn, error) {
 	var readBack probe.ReadBack
 	if opts.Store.Properties().ListPages {
 		readBack = func(ctx context.Context, name string, own []byte, v storage.Version) (bool, error) {
-			infos, complete, err := opts.Store.ListPage(ctx, ReservedPrefix, reservedPage)
+			infos, complete, err := opts.Store.ListPage(ctx, ReservedPrefix, ReservedPage)
 			if err == nil && complete {
 				seen := make(map[string]storage.Info, len(infos))
 				for _, i := range infos {
