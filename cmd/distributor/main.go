@@ -1,6 +1,7 @@
 // Command distributor publishes source bundles to local disk, SFTP servers
-// and S3-compatible storage under a catalog that records what it manages.
-// See README.md and docs/ for the full story.
+// and object stores under a catalog that records what it manages: the
+// command line over the library (the module's root package), linking every
+// backend. See README.md and docs/ for the full story.
 package main
 
 import (

@@ -1,5 +1,6 @@
-// Package app holds distributor's use cases; commands in internal/cli parse
-// flags into options and make one call here.
+// Package app holds distributor's use cases, the engine behind the public
+// library (the module's root package): each of its functions makes one call
+// here.
 package app
 
 import (
