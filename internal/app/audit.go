@@ -142,13 +142,9 @@ func auditRecords(ctx context.Context, st storage.Store, sel []auditRecord, quic
 	if quick {
 		jobs = 1 // nothing to wait for
 	}
-	work := make([]func(context.Context) error, len(sel))
-	for k := range sel {
-		work[k] = func(ctx context.Context) error { return check(ctx, k) }
-	}
 	// After the first failure the others' reads end early (parallel
 	// cancels them): their errors are not the cause.
-	failed := parallel(ctx, jobs, work) != nil
+	failed := parallel(ctx, jobs, len(sel), check) != nil
 	var cancelled error
 	for k, v := range verdicts {
 		switch {

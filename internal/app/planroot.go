@@ -276,32 +276,28 @@ func (r *Root) lookUp(ctx context.Context, req planRequest) error {
 		}
 		return false, err
 	}
-	work := make([]func(context.Context) error, 0, len(paths)+len(parents))
-	for _, p := range paths {
-		work = append(work, func(ctx context.Context) error {
-			if !req.props.Directories {
-				// One listing of the prefix finds the object and anything
-				// below it.
-				return below(ctx, p, p)
-			}
-			dir, err := stat(ctx, p)
-			if err != nil || !dir {
-				return err
-			}
-			// Something that is not an object stands at p: unmanaged
-			// content at a planned path, listed as List lists it. What
-			// lies below is reported too.
-			found(storage.Info{Path: p + "/", Dir: true})
-			return below(ctx, p+"/", p)
-		})
-	}
-	for _, d := range parents {
-		work = append(work, func(ctx context.Context) error {
-			_, err := stat(ctx, d)
+	err := parallel(ctx, req.jobs, len(paths)+len(parents), func(ctx context.Context, i int) error {
+		if i >= len(paths) {
+			_, err := stat(ctx, parents[i-len(paths)])
 			return err
-		})
-	}
-	if err := parallel(ctx, req.jobs, work); err != nil {
+		}
+		p := paths[i]
+		if !req.props.Directories {
+			// One listing of the prefix finds the object and anything
+			// below it.
+			return below(ctx, p, p)
+		}
+		dir, err := stat(ctx, p)
+		if err != nil || !dir {
+			return err
+		}
+		// Something that is not an object stands at p: unmanaged content
+		// at a planned path, listed as List lists it. What lies below is
+		// reported too.
+		found(storage.Info{Path: p + "/", Dir: true})
+		return below(ctx, p+"/", p)
+	})
+	if err != nil {
 		return fmt.Errorf("look up planned paths at %s: %w", r.Store, err)
 	}
 	return nil
@@ -330,39 +326,37 @@ func (r *Root) cover(ctx context.Context, jobs int, paths []string, found func(s
 		groups[c] = append(groups[c], p)
 	}
 	var mu sync.Mutex
-	work := make([]func(context.Context) error, 0, len(prefixes))
-	for _, c := range prefixes {
-		work = append(work, func(ctx context.Context) error {
-			infos, complete, err := r.Store.ListPage(ctx, c, coverPage)
-			if err == nil && complete {
-				want := map[string]bool{}
-				for _, p := range groups[c] {
-					want[p] = true
-					for d := parentDir(p); d != "" && !r.recordedDirs[d]; d = parentDir(d) {
-						want[d] = true
-					}
+	failed := parallel(ctx, jobs, len(prefixes), func(ctx context.Context, k int) error {
+		c := prefixes[k]
+		infos, complete, err := r.Store.ListPage(ctx, c, coverPage)
+		if err == nil && complete {
+			want := map[string]bool{}
+			for _, p := range groups[c] {
+				want[p] = true
+				for d := parentDir(p); d != "" && !r.recordedDirs[d]; d = parentDir(d) {
+					want[d] = true
 				}
-				for _, info := range infos {
-					if want[info.Path] {
-						found(info)
-						continue
-					}
-					for _, p := range groups[c] {
-						if strings.HasPrefix(info.Path, p+"/") {
-							found(info)
-							break
-						}
-					}
-				}
-				return nil
 			}
-			mu.Lock()
-			restPaths = append(restPaths, groups[c]...)
-			mu.Unlock()
+			for _, info := range infos {
+				if want[info.Path] {
+					found(info)
+					continue
+				}
+				for _, p := range groups[c] {
+					if strings.HasPrefix(info.Path, p+"/") {
+						found(info)
+						break
+					}
+				}
+			}
 			return nil
-		})
-	}
-	if parallel(ctx, jobs, work) != nil {
+		}
+		mu.Lock()
+		restPaths = append(restPaths, groups[c]...)
+		mu.Unlock()
+		return nil
+	})
+	if failed != nil {
 		return paths, unrecordedParents(paths, r.recordedDirs) // the key-by-key lookups report the error
 	}
 	return restPaths, unrecordedParents(restPaths, r.recordedDirs)
@@ -393,15 +387,16 @@ func parentDir(p string) string {
 	return ""
 }
 
-// parallel runs the functions on up to jobs goroutines and returns the
-// first error; after it, no new function starts.
-func parallel(ctx context.Context, jobs int, work []func(context.Context) error) error {
+// parallel runs fn for items 0..n-1 on up to jobs goroutines and returns
+// the first error; after it, no new item starts and ctx is cancelled for
+// those in flight.
+func parallel(ctx context.Context, jobs, n int, fn func(context.Context, int) error) error {
 	g, gctx := errgroup.WithContext(ctx)
 	var next atomic.Int64
-	for range min(max(jobs, 1), len(work)) {
+	for range min(max(jobs, 1), n) {
 		g.Go(func() error {
-			for i := int(next.Add(1) - 1); i < len(work) && gctx.Err() == nil; i = int(next.Add(1) - 1) {
-				if err := work[i](gctx); err != nil {
+			for i := int(next.Add(1) - 1); i < n && gctx.Err() == nil; i = int(next.Add(1) - 1) {
+				if err := fn(gctx, i); err != nil {
 					return err
 				}
 			}
