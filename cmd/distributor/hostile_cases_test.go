@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -127,20 +128,33 @@ func mergeBomb() string {
 	return b.String()
 }
 
+// hostileCases are all the cases: bundles, configurations, then catalogs.
 func hostileCases() []hostileCase {
-	bc := func(name string, setup func(*testing.T, *hostileWS), want ...string) hostileCase {
-		return hostileCase{name: "bundle/" + name, kind: badBundle, setup: setup, want: append([]string{"manifest.json"}, want...)}
-	}
-	// bf is a problem with one listed file rather than the manifest.
-	bf := func(name string, setup func(*testing.T, *hostileWS), want ...string) hostileCase {
-		return hostileCase{name: "bundle/" + name, kind: badBundle, setup: setup, want: want}
-	}
-	cc := func(name string, setup func(*testing.T, *hostileWS), want ...string) hostileCase {
-		return hostileCase{name: "config/" + name, kind: badConfig, setup: setup, want: append([]string{"distributor.yaml"}, want...)}
-	}
-	sc := func(name string, setup func(*testing.T, *hostileWS), want ...string) hostileCase {
-		return hostileCase{name: "catalog/" + name, kind: badCatalog, setup: setup, want: want}
-	}
+	return slices.Concat(hostileBundlePathCases(), hostileBundleCases(), hostileConfigCases(), hostileCatalogCases())
+}
+
+// bc is a bundle case: a problem with the manifest.
+func bc(name string, setup func(*testing.T, *hostileWS), want ...string) hostileCase {
+	return hostileCase{name: "bundle/" + name, kind: badBundle, setup: setup, want: append([]string{"manifest.json"}, want...)}
+}
+
+// bf is a problem with one listed file rather than the manifest.
+func bf(name string, setup func(*testing.T, *hostileWS), want ...string) hostileCase {
+	return hostileCase{name: "bundle/" + name, kind: badBundle, setup: setup, want: want}
+}
+
+// cc is a configuration case.
+func cc(name string, setup func(*testing.T, *hostileWS), want ...string) hostileCase {
+	return hostileCase{name: "config/" + name, kind: badConfig, setup: setup, want: append([]string{"distributor.yaml"}, want...)}
+}
+
+// sc is a catalog case.
+func sc(name string, setup func(*testing.T, *hostileWS), want ...string) hostileCase {
+	return hostileCase{name: "catalog/" + name, kind: badCatalog, setup: setup, want: want}
+}
+
+// hostileBundlePathCases: bundles listing a path that must be refused.
+func hostileBundlePathCases() []hostileCase {
 	deep := strings.Repeat("abcd/", 300) + "x.txt" // 300 segments, 1505 bytes
 	return []hostileCase{
 		// ---- bundles: paths ----
@@ -183,7 +197,13 @@ func hostileCases() []hostileCase {
 		}, `files[3].path "manifest.json": is the manifest itself`),
 		bc("parent listed as file", withEntry(mfile{path: "notes.txt/x", sha: sha256Of("x\n"), size: 2}), `files[3].path "notes.txt/x": its parent "notes.txt" is listed as a file (files[1])`),
 		bc("duplicate path key", withEntry(mfile{raw: `{"path": "x.txt", "sha256": "` + sha256Of("x\n") + `", "size": 2, "path": "../x"}`}), "files[3].path", "duplicate field"),
+	}
+}
 
+// hostileBundleCases: bad manifest documents, and files on disk that do
+// not match their manifest.
+func hostileBundleCases() []hostileCase {
+	return []hostileCase{
 		// ---- bundles: the document ----
 		bc("unknown field", withDoc(func(m *manifestDoc) { m.extra = `"publish": {"to": "/etc"}` }), `unknown field "publish"`),
 		bc("unknown file field", withEntry(mfile{raw: `{"path": "x.txt", "sha256": "` + sha256Of("x\n") + `", "size": 2, "mode": "0777"}`}), "files[3]", `unknown field "mode"`),
@@ -248,7 +268,12 @@ func hostileCases() []hostileCase {
 			w.symlink(t, filepath.Join(w.dir, "elsewhere"), "bundle/data")
 			w.manifest(t, manifestDoc{files: w.files(t)})
 		}, `data/chart.svg: parent directory "data" is a symlink`),
+	}
+}
 
+// hostileConfigCases: configurations that must be refused.
+func hostileConfigCases() []hostileCase {
+	return []hostileCase{
 		// ---- configuration ----
 		cc("unknown field", configEdit("    workflow: additive\n", "    workflow: additive\n    colour: red\n"), "distributor.yaml:10: destinations[0]", `"colour"`),
 		cc("unknown top-level field", configEdit("destinations:\n", "pipeline: {}\ndestinations:\n"), `"pipeline"`),
@@ -290,7 +315,12 @@ func hostileCases() []hostileCase {
 		cc("nested", configEdit("destinations: [site]", "destinations: "+nested(1000)), "pipelines[0].destinations"),
 		cc("sftp block on local", configEdit("    workflow: additive\n", "    workflow: additive\n    sftp: {host: example.com, user: u}\n"), "sftp"),
 		cc("placeholder in source", configEdit("source: bundle", "source: bundle/{source_id}"), "pipelines[0].source", "{source_id}"),
+	}
+}
 
+// hostileCatalogCases: damaged catalogs at a managed destination root.
+func hostileCatalogCases() []hostileCase {
+	return []hostileCase{
 		// ---- catalogs at the destination root ----
 		sc("invalid JSON", catalogText(`{"schema_version": 4, "outputs": [`), "invalid"),
 		sc("not JSON", catalogText("<html>oops</html>\n"), "not a JSON object"),
