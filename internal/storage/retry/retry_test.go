@@ -43,13 +43,15 @@ func get(t *testing.T, st storage.Store, p string) string {
 	return string(data)
 }
 
-// TestRetriedOps: every operation that is safe to repeat is retried after
-// transient failures, and then returns the wrapped Store's result.
-func TestRetriedOps(t *testing.T) {
-	tests := []struct {
-		op, name string // name: the subtest's, if not op
-		run      func(t *testing.T, s *Store) error
-	}{
+// retriedOp is an operation TestRetriedOps makes fail twice, transiently.
+type retriedOp struct {
+	op, name string // name: the subtest's, if not op
+	run      func(t *testing.T, s *Store) error
+}
+
+// retriedReads are the operations of TestRetriedOps that read.
+func retriedReads() []retriedOp {
+	return []retriedOp{
 		{"get", "", func(t *testing.T, s *Store) error {
 			data, v, err := s.Get(t.Context(), "a/x")
 			if err == nil && (string(data) != "x-data" || v == "") {
@@ -93,6 +95,13 @@ func TestRetriedOps(t *testing.T) {
 			}
 			return err
 		}},
+	}
+}
+
+// retriedWrites are the operations of TestRetriedOps that write, sync or
+// sweep.
+func retriedWrites() []retriedOp {
+	return []retriedOp{
 		{"delete", "", func(t *testing.T, s *Store) error {
 			if err := s.Delete(t.Context(), "a/x"); err != nil {
 				return err
@@ -146,6 +155,12 @@ func TestRetriedOps(t *testing.T) {
 			return nil
 		}},
 	}
+}
+
+// TestRetriedOps: every operation that is safe to repeat is retried after
+// transient failures, and then returns the wrapped Store's result.
+func TestRetriedOps(t *testing.T) {
+	tests := slices.Concat(retriedReads(), retriedWrites())
 	for _, tt := range tests {
 		t.Run(cmp.Or(tt.name, tt.op), func(t *testing.T) {
 			f, s, sl, log := setup(t)
