@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/distributor-dev/distributor"
 )
 
 // goTool runs the go command in dir and returns its stdout; stderr is
@@ -124,5 +126,18 @@ func write(t *testing.T, path, content string) {
 	}
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestUnlinkedBackend: a destination on a backend this program did not
+// link is refused with the import that links it, and its block is not
+// reported as an unknown field.
+func TestUnlinkedBackend(t *testing.T) {
+	_, err := distributor.ParseConfig([]byte("pipelines:\n  - {id: p, source: out, destinations: [d]}\n"+
+		"destinations:\n  - id: d\n    backend: s3\n    path: reports\n    s3: {bucket: reports}\n"), t.TempDir())
+	want := `distributor.yaml:5: destinations[0].backend: backend s3 is not linked into this program: ` +
+		`import _ "github.com/distributor-dev/distributor/backend/s3" (linked: local)`
+	if err == nil || !strings.HasSuffix(err.Error(), want) || strings.Count(err.Error(), "\n") != 0 {
+		t.Errorf("err = %v\nwant one problem ending %s", err, want)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/distributor-dev/distributor/internal/storage/registry"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -93,10 +94,11 @@ var legacyDestinationFields = []string{"state", "reconciliation", "takeover", "t
 // package's (see package registry).
 
 // destinationFields are a destination's members: the fixed ones and a
-// block per linked backend that has one.
+// block per backend that has one. An unlinked backend's block is accepted
+// and left undecoded: the backend's own problem says to link it.
 func destinationFields() []string {
 	return append([]string{"id", "backend", "path", "workflow", "max_deletes", "single_writer", "publish", "paths",
-		"markdown", "links", "headers", "index", "retention"}, blockNames()...)
+		"markdown", "links", "headers", "index", "retention"}, append(blockNames(), registry.Unlinked()...)...)
 }
 
 // misplacedDestinationFields maps a field written directly in a destination

@@ -45,7 +45,10 @@ func (d *decoder) destination(n *yaml.Node, field string, seen map[string]int) (
 	if backendNode == nil {
 		d.required(o, "backend", registry.List(registry.Names(), "or"))
 	}
-	if ok && d.oneOf(backend, backendNode, join(field, "backend"), registry.Names()) {
+	if ok && slices.Contains(registry.Unlinked(), backend) {
+		d.add(backendNode.Line, join(field, "backend"), "backend %s is not linked into this program: import _ %q (linked: %s)",
+			backend, "github.com/distributor-dev/distributor/backend/"+backend, strings.Join(registry.Names(), ", "))
+	} else if ok && d.oneOf(backend, backendNode, join(field, "backend"), registry.Names()) {
 		dst.Backend = backend
 	}
 	be, known := registry.Lookup(dst.Backend)

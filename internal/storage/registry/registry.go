@@ -22,9 +22,11 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage/local"
 )
 
-// order is the order messages, help and the configuration's schema list the
-// backends in; a backend not named here comes after these, by name.
-var order = []string{"local", "sftp", "ftp", "s3", "gcs", "azure"}
+// order names the backends this module provides (local, and a package
+// backend/NAME for each other), in the order messages, help and the
+// configuration's schema list them; a backend a program registers of its own
+// comes after these, by name.
+var order = []string{"local", "sftp", "s3", "gcs", "azure"}
 
 var (
 	mu       sync.RWMutex
@@ -55,6 +57,18 @@ func rank(name string) int {
 		return i
 	}
 	return len(order)
+}
+
+// Unlinked returns the backends this module provides that this program did
+// not link (their packages backend/NAME are not imported), in order.
+func Unlinked() []string {
+	var out []string
+	for _, name := range order {
+		if _, linked := Lookup(name); !linked {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // All returns the registered backends in the order messages, help and the
