@@ -52,7 +52,7 @@ build() {
   log "building fake-gcs-server $version (once; cached in $cache/bin)"
   # GOFLAGS/GOWORK from the caller must not leak into a foreign module build.
   if ! (cd "$cache" && GOFLAGS= GOWORK=off GOBIN="$cache/bin" \
-    go install "github.com/fsouza/fake-gcs-server@$version") >"$d/build.log" 2>&1; then
+    go install -ldflags="-s -w" "github.com/fsouza/fake-gcs-server@$version") >"$d/build.log" 2>&1; then
     log "building fake-gcs-server failed (see $d/build.log)"
     return 1
   fi
