@@ -10,16 +10,15 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage/objstore"
 )
 
-// Settings are the decoded `azure` block of a destination.
+// Settings are a destination's azure block, member by member (see
+// storage.DecodeBlock; schema.json describes them).
 type Settings struct {
-	Account   string
-	Container string
-	Endpoint  string
-	// DialTimeout, ResponseTimeout and IdleTimeout are the Options of
-	// the same names (0: the default).
-	DialTimeout     time.Duration
-	ResponseTimeout time.Duration
-	IdleTimeout     time.Duration
+	Account         string        `block:"account,required" pattern:"^[a-z0-9]{3,24}$"`
+	Container       string        `block:"container,required" pattern:"^([a-z0-9][a-z0-9-]{1,61}[a-z0-9]|\\$web|\\$root)$"`
+	Endpoint        string        `block:"endpoint,url" creds:"the environment: see docs/backends.md" query:"a SAS goes in AZURE_STORAGE_SAS_TOKEN"`
+	DialTimeout     time.Duration `block:"dial_timeout"`
+	ResponseTimeout time.Duration `block:"response_timeout"`
+	IdleTimeout     time.Duration `block:"idle_timeout"`
 }
 
 // Backend describes the azure backend to the configuration and the
@@ -33,7 +32,7 @@ var backend = storage.Backend{
 	Summary:    "a container in Azure Blob Storage",
 	Jobs:       8,
 	Remote:     true,
-	Fields:     []string{"account", "container", "endpoint", "dial_timeout", "response_timeout", "idle_timeout"},
+	Fields:     storage.BlockFields(Settings{}),
 	Needs:      "account and container",
 	Path:       storage.PathKey,
 	Properties: objstore.Properties,
@@ -43,13 +42,12 @@ var backend = storage.Backend{
 	Location:   location,
 }
 
-// decode reads the block into Settings, checking the names as New does.
+// decode reads the block into Settings, then checks the names as New does
+// (a container name has no "--" either, which its pattern lets through),
+// with New's messages, after the block's other problems as before.
 func decode(b storage.Block) any {
 	var s Settings
-	s.Account, _ = b.String("account", true)
-	s.Container, _ = b.String("container", true)
-	s.Endpoint = objstore.DecodeEndpoint(b, "the environment: see docs/backends.md", " (a SAS goes in AZURE_STORAGE_SAS_TOKEN)")
-	s.DialTimeout, s.ResponseTimeout, s.IdleTimeout = objstore.DecodeTimeouts(b)
+	storage.DecodeBlock(b, &s, nil)
 	if s.Account != "" {
 		if err := checkAccount(s.Account); err != nil {
 			b.Errorf("account", "%v", err)

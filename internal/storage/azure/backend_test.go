@@ -13,6 +13,7 @@ import (
 
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/azure"
+	"github.com/distributor-dev/distributor/internal/storage/blocktest"
 )
 
 // block is a storage.Block over a map, recording the problems reported.
@@ -169,4 +170,9 @@ func TestBackendDescriptor(t *testing.T) {
 	if azure.Backend().Name != "azure" || azure.Backend().Path != storage.PathKey || !azure.Backend().Properties.ServerConditions {
 		t.Errorf("descriptor %+v", azure.Backend())
 	}
+}
+
+// TestBlockSchema: schema.json says what the Settings struct says.
+func TestBlockSchema(t *testing.T) {
+	blocktest.CheckSchema(t, azure.Settings{}, azure.Backend().Schema, "backend.go")
 }

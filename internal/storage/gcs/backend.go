@@ -4,8 +4,8 @@ import (
 	"cmp"
 	"context"
 	_ "embed"
-	"regexp"
 	"strings"
+	"time"
 
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/objstore"
@@ -22,7 +22,7 @@ var backend = storage.Backend{
 	Summary:    "a Google Cloud Storage bucket",
 	Jobs:       8,
 	Remote:     true,
-	Fields:     []string{"bucket", "endpoint", "anonymous", "dial_timeout", "response_timeout", "idle_timeout"},
+	Fields:     storage.BlockFields(Block{}),
 	Needs:      "bucket",
 	Path:       storage.PathKey,
 	Properties: objstore.Properties,
@@ -43,44 +43,40 @@ var backend = storage.Backend{
 	},
 }
 
-// bucketRE is GCS's rule for bucket names: 3 to 63 characters of a-z,
-// 0-9, "-", "_" and "." (up to 222 with dots, each dot-separated part at
-// most 63), starting and ending with a letter or digit.
-var bucketRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$`)
+// Block is a destination's gcs block, member by member (see
+// storage.DecodeBlock; schema.json describes them); decode makes it an
+// *Options.
+type Block struct {
+	Bucket          string        `block:"bucket,required" pattern:"^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$" invalid:"bucket name: use 3 to 63 characters of a-z, 0-9, \"-\", \"_\" and \".\" (up to 222 with dots), starting and ending with a letter or digit"`
+	Endpoint        string        `block:"endpoint,url" creds:"Application Default Credentials"`
+	Anonymous       bool          `block:"anonymous"`
+	DialTimeout     time.Duration `block:"dial_timeout"`
+	ResponseTimeout time.Duration `block:"response_timeout"`
+	IdleTimeout     time.Duration `block:"idle_timeout"`
+}
 
 // decode reads a gcs block into an *Options.
 func decode(b storage.Block) any {
-	o := &Options{}
-	if name, ok := b.String("bucket", true); ok {
-		if !validBucket(name) {
-			b.Errorf("bucket", "%q is not a valid bucket name: use 3 to 63 characters of a-z, 0-9, \"-\", \"_\" and \".\" "+
-				"(up to 222 with dots), starting and ending with a letter or digit", name)
-		} else {
-			o.Bucket = name
-		}
-	}
-	if s := objstore.DecodeEndpoint(b, "Application Default Credentials", ""); s != "" {
-		if _, _, err := parseEndpoint(s); err != nil {
-			b.Errorf("endpoint", "%v", err)
-		} else {
-			o.Endpoint = s
-		}
-	}
-	o.Anonymous = b.Bool("anonymous", false)
-	o.DialTimeout, o.ResponseTimeout, o.IdleTimeout = objstore.DecodeTimeouts(b)
-	return o
+	k := &Block{}
+	storage.DecodeBlock(b, k, k.check)
+	return &Options{Bucket: k.Bucket, Endpoint: k.Endpoint, Anonymous: k.Anonymous,
+		DialTimeout: k.DialTimeout, ResponseTimeout: k.ResponseTimeout, IdleTimeout: k.IdleTimeout}
 }
 
-// validBucket reports whether name follows bucketRE and its length rules.
-func validBucket(name string) bool {
-	if !bucketRE.MatchString(name) || strings.Contains(name, "..") {
-		return false
-	}
-	if !strings.Contains(name, ".") {
-		return len(name) <= 63
-	}
-	for part := range strings.SplitSeq(name, ".") {
-		if part == "" || len(part) > 63 {
+// check checks what the bucket's pattern cannot say, that each of its
+// dot-separated parts has 1 to 63 characters, and that New can use the
+// endpoint.
+func (k *Block) check(b storage.Block, name string) bool {
+	switch name {
+	case "bucket":
+		for part := range strings.SplitSeq(k.Bucket, ".") {
+			if part == "" || len(part) > 63 {
+				return false
+			}
+		}
+	case "endpoint":
+		if _, _, err := parseEndpoint(k.Endpoint); err != nil {
+			b.Errorf("endpoint", "%v", err)
 			return false
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/blocktest"
 	"github.com/distributor-dev/distributor/internal/storage/gcs"
 )
 
@@ -94,4 +95,9 @@ func TestDecode(t *testing.T) {
 	if len(b.problems) > 0 {
 		t.Errorf("a dotted bucket name over 63 characters: %q", b.problems)
 	}
+}
+
+// TestBlockSchema: schema.json says what the Block struct says.
+func TestBlockSchema(t *testing.T) {
+	blocktest.CheckSchema(t, gcs.Block{}, gcs.Backend().Schema, "backend.go")
 }

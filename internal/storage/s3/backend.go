@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/objstore"
@@ -16,18 +17,17 @@ import (
 // *Options holding the block's fields, which ForRoot completes.
 func Backend() storage.Backend {
 	return storage.Backend{
-		Name:    "s3",
-		Title:   "S3",
-		Summary: "S3-compatible object storage",
-		Fields: []string{"bucket", "region", "endpoint", "path_style",
-			"dial_timeout", "response_timeout", "idle_timeout"},
+		Name:       "s3",
+		Title:      "S3",
+		Summary:    "S3-compatible object storage",
+		Fields:     storage.BlockFields(Block{}),
 		Needs:      "bucket",
 		Path:       storage.PathKey,
 		Jobs:       8,
 		Remote:     true,
 		Properties: objstore.Properties,
 		Schema:     schema,
-		Decode:     decodeBlock,
+		Decode:     decode,
 		Open:       openStore,
 		Location:   location,
 	}
@@ -68,61 +68,28 @@ func (o Options) ForRoot(root string, getenv func(string) string) Options {
 	return o
 }
 
-// decodeBlock reads an s3 block.
-func decodeBlock(b storage.Block) any {
-	o := &Options{}
-	if s, ok := b.String("bucket", true); ok {
-		if !validBucket(s) {
-			b.Errorf("bucket", "%q is not a valid bucket name: use 3 to 63 characters of a-z, 0-9, \".\" and \"-\", starting and ending with a letter or digit", s)
-		} else {
-			o.Bucket = s
-		}
-	}
-	if s, ok := b.String("region", false); ok && s != "" {
-		if !validRegion(s) {
-			b.Errorf("region", "%q is not a valid region name", s)
-		} else {
-			o.Region = s
-		}
-	}
-	o.Endpoint = objstore.DecodeEndpoint(b, "the AWS credential chain", "")
-	o.PathStyle = b.Bool("path_style", false)
-	o.DialTimeout, o.ResponseTimeout, o.IdleTimeout = objstore.DecodeTimeouts(b)
-	return o
+// Block is a destination's s3 block, member by member (see
+// storage.DecodeBlock; schema.json describes them); decode makes it an
+// *Options.
+type Block struct {
+	Bucket          string        `block:"bucket,required" pattern:"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$" invalid:"bucket name: use 3 to 63 characters of a-z, 0-9, \".\" and \"-\", starting and ending with a letter or digit"`
+	Region          string        `block:"region" pattern:"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$" invalid:"region name"`
+	Endpoint        string        `block:"endpoint,url" creds:"the AWS credential chain"`
+	PathStyle       bool          `block:"path_style"`
+	DialTimeout     time.Duration `block:"dial_timeout"`
+	ResponseTimeout time.Duration `block:"response_timeout"`
+	IdleTimeout     time.Duration `block:"idle_timeout"`
 }
 
-// validBucket matches the schema's bucket pattern,
-// ^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$, without "..", and refuses an IP
-// address. It is written out, not compiled: every start of the program
-// would pay for a regular expression.
-func validBucket(s string) bool {
-	if len(s) < 3 || len(s) > 63 || strings.Contains(s, "..") || net.ParseIP(s) != nil {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		ok := c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
-		if !ok && (i == 0 || i == len(s)-1 || c != '.' && c != '-') {
-			return false
-		}
-	}
-	return true
-}
-
-// validRegion matches the schema's region pattern,
-// ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$.
-func validRegion(s string) bool {
-	if len(s) < 1 || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-		if !ok && (i == 0 || c != '_' && c != '.' && c != '-') {
-			return false
-		}
-	}
-	return true
+// decode reads an s3 block; a bucket name must not have ".." nor be an IP
+// address either, which its pattern cannot say.
+func decode(b storage.Block) any {
+	k := &Block{}
+	storage.DecodeBlock(b, k, func(_ storage.Block, name string) bool {
+		return name != "bucket" || !strings.Contains(k.Bucket, "..") && net.ParseIP(k.Bucket) == nil
+	})
+	return &Options{Bucket: k.Bucket, Region: k.Region, Endpoint: k.Endpoint, PathStyle: k.PathStyle,
+		DialTimeout: k.DialTimeout, ResponseTimeout: k.ResponseTimeout, IdleTimeout: k.IdleTimeout}
 }
 
 // schema is the JSON Schema of the s3 block (storage.Backend.Schema).

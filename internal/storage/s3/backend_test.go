@@ -7,12 +7,20 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/distributor-dev/distributor/internal/storage/blocktest"
 )
 
-// TestBlockChecksMatchTheSchema: the hand-written bucket and region checks
-// accept exactly what the patterns of the block's schema accept (bucket
-// names also refuse ".." and IP addresses, which a pattern cannot say), on
-// edge cases and on random strings over a mixed alphabet.
+// TestBlockSchema: schema.json says what the Block struct says.
+func TestBlockSchema(t *testing.T) {
+	blocktest.CheckSchema(t, Block{}, Backend().Schema, "backend.go")
+}
+
+// TestBlockChecksMatchTheSchema: decoding accepts exactly the bucket and
+// region names that the patterns of the block's schema accept (bucket
+// names also refuse ".." and IP addresses, which a pattern cannot say; an
+// empty region is no region), on edge cases and on random strings over a
+// mixed alphabet.
 func TestBlockChecksMatchTheSchema(t *testing.T) {
 	var frag struct {
 		Properties map[string]struct {
@@ -28,25 +36,25 @@ func TestBlockChecksMatchTheSchema(t *testing.T) {
 		"10.0.0.1", "my.bucket", "my-.bucket"}
 	alphabet := []rune("aZ09._- é\n/A")
 	r := rand.New(rand.NewPCG(1, 2))
-	for range 20000 {
+	for range 2000 {
 		var b strings.Builder
 		for range r.IntN(70) {
 			b.WriteRune(alphabet[r.IntN(len(alphabet))])
 		}
 		inputs = append(inputs, b.String())
 	}
-	for _, c := range []struct {
-		field string
-		check func(string) bool
-		extra func(string) bool
-	}{
-		{"bucket", validBucket, func(s string) bool { return !strings.Contains(s, "..") && net.ParseIP(s) == nil }},
-		{"region", validRegion, func(string) bool { return true }},
-	} {
-		re := regexp.MustCompile(frag.Properties[c.field].Pattern)
-		for _, s := range inputs {
-			if got, want := c.check(s), re.MatchString(s) && c.extra(s); got != want {
-				t.Errorf("%s %q: the check says %v, the schema's pattern %v", c.field, s, got, want)
+	bucketRE := regexp.MustCompile(frag.Properties["bucket"].Pattern)
+	regionRE := regexp.MustCompile(frag.Properties["region"].Pattern)
+	for _, s := range inputs {
+		for field, want := range map[string]bool{
+			"bucket": bucketRE.MatchString(s) && !strings.Contains(s, "..") && net.ParseIP(s) == nil,
+			"region": s == "" || regionRE.MatchString(s),
+		} {
+			b := &blocktest.Map{Values: map[string]any{"bucket": "abc", field: s}}
+			o := decode(b).(*Options)
+			got := map[string]string{"bucket": o.Bucket, "region": o.Region}[field]
+			if ok := len(b.Problems) == 0; ok != want || ok && got != s {
+				t.Errorf("%s %q: decoding accepts it %v (%q, problems %q), the schema's pattern %v", field, s, ok, got, b.Problems, want)
 			}
 		}
 	}

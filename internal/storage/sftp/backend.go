@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/distributor-dev/distributor/internal/storage"
@@ -16,56 +17,57 @@ import (
 // an *Options without Root and AgentSocket, which Open fills in.
 func Backend() storage.Backend {
 	return storage.Backend{
-		Name:    "sftp",
-		Title:   "SFTP",
-		Summary: "an SFTP server",
-		Fields: []string{"host", "port", "user", "identity_file", "known_hosts_file",
-			"dial_timeout", "keepalive_interval", "keepalive_timeout"},
+		Name:       "sftp",
+		Title:      "SFTP",
+		Summary:    "an SFTP server",
+		Fields:     storage.BlockFields(Block{}),
 		Needs:      "host, user and known_hosts_file",
 		Path:       storage.PathServer,
 		Jobs:       8,
 		Remote:     true,
 		Properties: properties,
 		Schema:     schema,
-		Decode:     decodeBlock,
+		Decode:     decode,
 		Open:       openStore,
 		Location:   location,
 	}
 }
 
-// decodeBlock reads an sftp block. The port defaults to 22; the timeouts stay
-// 0 (New's defaults) unless set.
-func decodeBlock(b storage.Block) any {
-	o := &Options{Port: 22}
-	if h, ok := b.String("host", true); ok {
-		o.Host = checkHost(b, h)
+// Block is a destination's sftp block, member by member (see
+// storage.DecodeBlock; schema.json describes them); decode makes it an
+// *Options.
+type Block struct {
+	Host              string        `block:"host,required" min:"1" pattern:"^[^\\s/@]+$"`
+	Port              int           `block:"port" default:"22" min:"1" max:"65535" invalid:"a TCP port"`
+	User              string        `block:"user,required" min:"1" pattern:"^\\S+$"`
+	IdentityFile      string        `block:"identity_file,file"`
+	KnownHostsFile    string        `block:"known_hosts_file,required,file" why:"host keys are always verified"`
+	DialTimeout       time.Duration `block:"dial_timeout"`
+	KeepaliveInterval time.Duration `block:"keepalive_interval"`
+	KeepaliveTimeout  time.Duration `block:"keepalive_timeout"`
+}
+
+// decode reads an sftp block. The timeouts stay 0 (New's defaults) unless
+// set.
+func decode(b storage.Block) any {
+	k := &Block{}
+	storage.DecodeBlock(b, k, k.check)
+	return &Options{Host: k.Host, Port: k.Port, User: k.User, IdentityFile: k.IdentityFile, KnownHostsFile: k.KnownHostsFile,
+		DialTimeout: k.DialTimeout, KeepaliveInterval: k.KeepaliveInterval, KeepaliveTimeout: k.KeepaliveTimeout}
+}
+
+// check checks the host and the user name more strictly than their
+// patterns (any Unicode space or control character), and takes an IPv6
+// address out of its brackets.
+func (k *Block) check(b storage.Block, name string) bool {
+	switch {
+	case name == "host":
+		k.Host = checkHost(b, k.Host)
+	case name == "user" && (k.User == "" || strings.IndexFunc(k.User, spaceOrControl) >= 0):
+		b.Errorf("user", "%q is not a user name", k.User)
+		return false
 	}
-	if p, ok := b.Int("port"); ok {
-		if p < 1 || p > 65535 {
-			b.Errorf("port", "%d is not a TCP port (1 to 65535)", p)
-		} else {
-			o.Port = int(p)
-		}
-	}
-	if u, ok := b.String("user", true); ok {
-		if u == "" || strings.IndexFunc(u, spaceOrControl) >= 0 {
-			b.Errorf("user", "%q is not a user name", u)
-		} else {
-			o.User = u
-		}
-	}
-	if p, ok := b.String("identity_file", false); ok && p != "" {
-		o.IdentityFile = b.LocalPath("identity_file", p)
-	}
-	if !b.Has("known_hosts_file") {
-		b.Require("known_hosts_file", "host keys are always verified")
-	} else if p, ok := b.String("known_hosts_file", false); ok {
-		o.KnownHostsFile = b.LocalPath("known_hosts_file", p)
-	}
-	o.DialTimeout = b.Duration("dial_timeout")
-	o.KeepaliveInterval = b.Duration("keepalive_interval")
-	o.KeepaliveTimeout = b.Duration("keepalive_timeout")
-	return o
+	return true
 }
 
 // checkHost returns h without the brackets of an IPv6 address, or ""

@@ -1,0 +1,128 @@
+package storage
+
+import (
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// A backend states its block once, as a block struct: a field per member
+// in the documentation's order, tagged block:"NAME[,required][,file][,url]"
+// (file: a local file's path, Block.LocalPath; url: an http(s) URL without
+// credentials, query or fragment) and as needed why:"what a required
+// member is for", default:"22", min:"1" and max:"65535" (an int's range, a
+// string's minimum length), pattern:"^...$", invalid:"what a value out of
+// range or pattern is not" (without it, a pattern or minimum length is the
+// schema's only: the backend checks the value itself), and a url's
+// creds:"where credentials come from" and query:"where a query goes". Its
+// Go type says how a member is read: string, bool, int, time.Duration.
+// Backend.Fields and Decode derive from it. The descriptions live in
+// schema.json (Backend.Schema), which also keeps each object's key order,
+// so that `config schema` prints the same bytes; the backend's tests check
+// the rest of the file against the struct, and -update rewrites it
+// (package storage/blocktest).
+
+// BlockFields returns the member names of block struct v, in field order.
+func BlockFields(v any) []string {
+	var names []string
+	for f := range reflect.TypeOf(v).Fields() {
+		if name, _, _ := strings.Cut(f.Tag.Get("block"), ","); name != "" {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// DecodeBlock reads b into the block struct dst points to, member by
+// member, through b's methods, which report each problem. check, if not
+// nil, is called with a member's name once its value passed its tags and
+// is in *dst, to check what no tag says or rewrite the value; false sets
+// the field back to zero, refused with its invalid tag's message, or as
+// check reported it.
+func DecodeBlock(b Block, dst any, check func(b Block, name string) bool) {
+	for f, v := range reflect.ValueOf(dst).Elem().Fields() {
+		name, flags, _ := strings.Cut(f.Tag.Get("block"), ",")
+		if name == "" || !readMember(b, f, v, name, ","+flags+",") {
+			continue
+		}
+		invalid := f.Tag.Get("invalid")
+		if v.Kind() == reflect.String && invalid != "" && !matches(f.Tag.Get("pattern"), v.String()) ||
+			check != nil && !check(b, name) {
+			if invalid != "" {
+				b.Errorf(name, "%q is not a valid %s", v.String(), invalid)
+			}
+			v.SetZero()
+		}
+	}
+}
+
+// readMember reads member name into v, the value of field f (flags: its
+// block tag's, within commas); it reports whether it set a value.
+func readMember(b Block, f reflect.StructField, v reflect.Value, name, flags string) bool {
+	switch {
+	case f.Type == reflect.TypeFor[time.Duration]():
+		v.SetInt(int64(b.Duration(name)))
+		return v.Int() != 0
+	case v.Kind() == reflect.Bool:
+		v.SetBool(b.Bool(name, f.Tag.Get("default") == "true"))
+		return true
+	case v.Kind() == reflect.Int:
+		def, _ := strconv.ParseInt(f.Tag.Get("default"), 10, 64)
+		lo, _ := strconv.ParseInt(f.Tag.Get("min"), 10, 64)
+		hi, err := strconv.ParseInt(f.Tag.Get("max"), 10, 64)
+		n, ok := b.Int(name)
+		if ok && err == nil && (n < lo || n > hi) {
+			b.Errorf(name, "%d is not %s (%d to %d)", n, f.Tag.Get("invalid"), lo, hi)
+			ok = false
+		}
+		if !ok {
+			n = def
+		}
+		v.SetInt(n)
+		return ok
+	}
+	required := strings.Contains(flags, ",required,")
+	if why := f.Tag.Get("why"); why != "" && !b.Has(name) {
+		b.Require(name, why)
+		return false
+	}
+	s, ok := b.String(name, required)
+	switch {
+	case !ok || s == "" && !required:
+		return false
+	case strings.Contains(flags, ",file,"):
+		s = b.LocalPath(name, s)
+		ok = s != ""
+	case strings.Contains(flags, ",url,"):
+		ok = checkURL(b, f.Tag, name, s)
+	}
+	if ok {
+		v.SetString(s)
+	}
+	return ok
+}
+
+// checkURL checks that s, the value of url member name, is an http(s) URL
+// without credentials, query or fragment, reporting what it is not.
+func checkURL(b Block, tag reflect.StructTag, name, s string) bool {
+	u, ok := b.URL(name, s)
+	switch {
+	case !ok:
+	case u.User != nil:
+		b.Errorf(name, "%q must not contain credentials (they come from %s)", s, tag.Get("creds"))
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
+		b.Errorf(name, "%q must not have a query or fragment%s", s, strings.TrimSuffix(" ("+tag.Get("query")+")", " ()"))
+	default:
+		return true
+	}
+	return false
+}
+
+// matches reports whether s matches pattern. Compiling it here, not at
+// start, costs only the programs that decode the block.
+func matches(pattern, s string) bool {
+	ok, err := regexp.MatchString(pattern, s)
+	return ok && err == nil
+}
