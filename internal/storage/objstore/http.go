@@ -1,6 +1,6 @@
 // What the adapters share beside the Store: their HTTP transport, the
 // exact body of an upload, the statuses worth a retry, their error
-// responses, their configuration blocks.
+// responses.
 
 package objstore
 
@@ -14,7 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/deadline"
 )
 
@@ -54,34 +53,6 @@ func TransientStatus(status int) bool {
 		return true
 	}
 	return false
-}
-
-// DecodeEndpoint reads the optional "endpoint" field of b: a URL without
-// credentials (they come from creds), query or fragment (queryHint, if
-// any, says where a query belongs). It returns "" when the field is unset
-// or refused (b has the error then).
-func DecodeEndpoint(b storage.Block, creds, queryHint string) string {
-	s, ok := b.String("endpoint", false)
-	if !ok || s == "" {
-		return ""
-	}
-	u, ok := b.URL("endpoint", s)
-	switch {
-	case !ok:
-	case u.User != nil:
-		b.Errorf("endpoint", "%q must not contain credentials (they come from %s)", s, creds)
-	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
-		b.Errorf("endpoint", "%q must not have a query or fragment%s", s, queryHint)
-	default:
-		return s
-	}
-	return ""
-}
-
-// DecodeTimeouts reads the dial_timeout, response_timeout and
-// idle_timeout fields of b.
-func DecodeTimeouts(b storage.Block) (dial, response, idle time.Duration) {
-	return b.Duration("dial_timeout"), b.Duration("response_timeout"), b.Duration("idle_timeout")
 }
 
 // ParseEndpoint parses a server's URL: http or https, with a host, and no
