@@ -147,10 +147,9 @@ func (b *block) LocalPath(name, s string) string {
 		return ""
 	}
 	p, ok := b.d.localPath(s, v, f)
-	if !ok {
-		return ""
+	if ok {
+		b.dst.LocalFiles = append(b.dst.LocalFiles, LocalFile{Field: b.name + "." + name, Path: p})
 	}
-	b.dst.LocalFiles = append(b.dst.LocalFiles, LocalFile{Field: b.name + "." + name, Path: p})
 	return p
 }
 
@@ -158,9 +157,8 @@ func (b *block) URL(name, s string) (*url.URL, bool) {
 	u, err := httpURL(s)
 	if err != nil {
 		b.Errorf(name, "%v", err)
-		return nil, false
 	}
-	return u, true
+	return u, err == nil
 }
 
 func (b *block) Has(name string) bool { return b.d.value(b.o, name) != nil }

@@ -21,9 +21,8 @@ type Backend struct {
 	// Summary says in a few words where a root lives, for the schema's
 	// description of `backend` ("an SFTP server").
 	Summary string
-	// Fields are the members of the backend's configuration block, in
-	// the order the documentation lists them. A backend without a block
-	// (local disk) has none; then a destination must not have one.
+	// Fields are the members of the backend's block in their order, its
+	// block struct's (BlockFields); none: a destination has no block.
 	Fields []string
 	// Needs names what the block must contain, for the message when a
 	// destination with this backend has none ("host, user and
@@ -48,11 +47,11 @@ type Backend struct {
 	// it (as $defs.<Name>) and requires it exactly with the backend; its
 	// properties are exactly Fields, each with a description.
 	Schema string
-	// Decode reads the block (b) into the backend's settings, which Open
-	// and Location receive back unchanged. It reports every problem
-	// through b and returns what it could decode; the configuration is
-	// refused when b has any problem. Nil for a backend without Fields:
-	// its settings are nil.
+	// Decode reads the block (b) into the backend's settings (DecodeBlock
+	// of its block struct, and what no tag says), which Open and Location
+	// receive back unchanged. It reports every problem through b and
+	// returns what it could decode; the configuration is refused when b
+	// has any problem. Nil without Fields: the settings are nil.
 	Decode func(b Block) any
 	// Open opens the store of a destination: settings from Decode, root
 	// the destination's resolved path (see PathKind), env the process
@@ -85,7 +84,7 @@ const (
 )
 
 // Block is a backend's configuration block as the configuration decoder
-// presents it to Backend.Decode. Each read reports its own problems (a
+// presents it to Backend.Decode (and DecodeBlock). Each read reports its own problems (a
 // wrong type, a missing required member) with the file, line and field,
 // and returns ok false for them; Errorf reports a problem the backend
 // finds in a value it read. Names are the block's member names; a member

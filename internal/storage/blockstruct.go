@@ -9,20 +9,17 @@ import (
 )
 
 // A backend states its block once, as a block struct: a field per member
-// in the documentation's order, tagged block:"NAME[,required][,file][,url]"
-// (file: a local file's path, Block.LocalPath; url: an http(s) URL without
-// credentials, query or fragment) and as needed why:"what a required
-// member is for", default:"22", min:"1" and max:"65535" (an int's range, a
-// string's minimum length), pattern:"^...$", invalid:"what a value out of
-// range or pattern is not" (without it, a pattern or minimum length is the
-// schema's only: the backend checks the value itself), and a url's
-// creds:"where credentials come from" and query:"where a query goes". Its
-// Go type says how a member is read: string, bool, int, time.Duration.
-// Backend.Fields and Decode derive from it. The descriptions live in
-// schema.json (Backend.Schema), which also keeps each object's key order,
-// so that `config schema` prints the same bytes; the backend's tests check
-// the rest of the file against the struct, and -update rewrites it
-// (package storage/blocktest).
+// in the documented order, tagged block:"NAME[,required][,file][,url]"
+// (file: a local file's path; url: an http(s) URL without credentials,
+// query or fragment) and as needed why:"a required member's purpose",
+// default:"22", min:"1" and max:"65535" (an int's range, a string's least
+// length), pattern:"^...$", invalid:"what a value out of range or pattern
+// is not" (without it, the schema's only: the backend checks the value
+// itself), creds:"where a url's credentials come from" and query:"where
+// its query goes". Its Go type (string, bool, int, time.Duration) says
+// how a member is read. Backend.Fields and Decode derive from it; the
+// backend's tests check its schema.json (where the descriptions live)
+// against it and rewrite it with -update (package storage/blocktest).
 
 // BlockFields returns the member names of block struct v, in field order.
 func BlockFields(v any) []string {
@@ -37,10 +34,9 @@ func BlockFields(v any) []string {
 
 // DecodeBlock reads b into the block struct dst points to, member by
 // member, through b's methods, which report each problem. check, if not
-// nil, is called with a member's name once its value passed its tags and
-// is in *dst, to check what no tag says or rewrite the value; false sets
-// the field back to zero, refused with its invalid tag's message, or as
-// check reported it.
+// nil, gets each member whose value passed its tags and is in *dst, to
+// check what no tag says or rewrite it; false sets the field back to
+// zero, refused with its invalid tag's message, or as check reported.
 func DecodeBlock(b Block, dst any, check func(b Block, name string) bool) {
 	for f, v := range reflect.ValueOf(dst).Elem().Fields() {
 		name, flags, _ := strings.Cut(f.Tag.Get("block"), ",")
@@ -104,8 +100,8 @@ func readMember(b Block, f reflect.StructField, v reflect.Value, name, flags str
 	return ok
 }
 
-// checkURL checks that s, the value of url member name, is an http(s) URL
-// without credentials, query or fragment, reporting what it is not.
+// checkURL checks and reports that url member name's value s is an
+// http(s) URL without credentials, query or fragment.
 func checkURL(b Block, tag reflect.StructTag, name, s string) bool {
 	u, ok := b.URL(name, s)
 	switch {
@@ -120,8 +116,7 @@ func checkURL(b Block, tag reflect.StructTag, name, s string) bool {
 	return false
 }
 
-// matches reports whether s matches pattern. Compiling it here, not at
-// start, costs only the programs that decode the block.
+// matches compiles pattern when a block needs it, not at every start.
 func matches(pattern, s string) bool {
 	ok, err := regexp.MatchString(pattern, s)
 	return ok && err == nil

@@ -10,8 +10,8 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage/objstore"
 )
 
-// Settings are a destination's azure block, member by member (see
-// storage.DecodeBlock; schema.json describes them).
+// Settings are the azure block (see storage.DecodeBlock; schema.json
+// describes its members).
 type Settings struct {
 	Account         string        `block:"account,required" pattern:"^[a-z0-9]{3,24}$"`
 	Container       string        `block:"container,required" pattern:"^([a-z0-9][a-z0-9-]{1,61}[a-z0-9]|\\$web|\\$root)$"`
@@ -48,15 +48,11 @@ var backend = storage.Backend{
 func decode(b storage.Block) any {
 	var s Settings
 	storage.DecodeBlock(b, &s, nil)
-	if s.Account != "" {
-		if err := checkAccount(s.Account); err != nil {
-			b.Errorf("account", "%v", err)
-		}
+	if err := checkAccount(s.Account); err != nil && s.Account != "" {
+		b.Errorf("account", "%v", err)
 	}
-	if s.Container != "" {
-		if err := checkContainer(s.Container); err != nil {
-			b.Errorf("container", "%v", err)
-		}
+	if err := checkContainer(s.Container); err != nil && s.Container != "" {
+		b.Errorf("container", "%v", err)
 	}
 	return s
 }

@@ -43,9 +43,8 @@ var backend = storage.Backend{
 	},
 }
 
-// Block is a destination's gcs block, member by member (see
-// storage.DecodeBlock; schema.json describes them); decode makes it an
-// *Options.
+// Block is the gcs block (see storage.DecodeBlock; schema.json describes
+// its members); decode makes it an *Options.
 type Block struct {
 	Bucket          string        `block:"bucket,required" pattern:"^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$" invalid:"bucket name: use 3 to 63 characters of a-z, 0-9, \"-\", \"_\" and \".\" (up to 222 with dots), starting and ending with a letter or digit"`
 	Endpoint        string        `block:"endpoint,url" creds:"Application Default Credentials"`

@@ -68,9 +68,8 @@ func (o Options) ForRoot(root string, getenv func(string) string) Options {
 	return o
 }
 
-// Block is a destination's s3 block, member by member (see
-// storage.DecodeBlock; schema.json describes them); decode makes it an
-// *Options.
+// Block is the s3 block (see storage.DecodeBlock; schema.json describes
+// its members); decode makes it an *Options.
 type Block struct {
 	Bucket          string        `block:"bucket,required" pattern:"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$" invalid:"bucket name: use 3 to 63 characters of a-z, 0-9, \".\" and \"-\", starting and ending with a letter or digit"`
 	Region          string        `block:"region" pattern:"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$" invalid:"region name"`

@@ -33,9 +33,8 @@ func Backend() storage.Backend {
 	}
 }
 
-// Block is a destination's sftp block, member by member (see
-// storage.DecodeBlock; schema.json describes them); decode makes it an
-// *Options.
+// Block is the sftp block (see storage.DecodeBlock; schema.json describes
+// its members); decode makes it an *Options.
 type Block struct {
 	Host              string        `block:"host,required" min:"1" pattern:"^[^\\s/@]+$"`
 	Port              int           `block:"port" default:"22" min:"1" max:"65535" invalid:"a TCP port"`
@@ -56,28 +55,19 @@ func decode(b storage.Block) any {
 		DialTimeout: k.DialTimeout, KeepaliveInterval: k.KeepaliveInterval, KeepaliveTimeout: k.KeepaliveTimeout}
 }
 
-// check checks the host and the user name more strictly than their
-// patterns (any Unicode space or control character), and takes an IPv6
-// address out of its brackets.
+// check checks the user and host names more strictly than their patterns
+// (no Unicode space or control character; a host without user, port or
+// path), and takes an IPv6 address out of its brackets.
 func (k *Block) check(b storage.Block, name string) bool {
-	switch {
-	case name == "host":
-		k.Host = checkHost(b, k.Host)
-	case name == "user" && (k.User == "" || strings.IndexFunc(k.User, spaceOrControl) >= 0):
-		b.Errorf("user", "%q is not a user name", k.User)
-		return false
-	}
-	return true
-}
-
-// checkHost returns h without the brackets of an IPv6 address, or ""
-// when it is not a host name or IP address (reported).
-func checkHost(b storage.Block, h string) string {
-	host := h
+	h, host := k.Host, k.Host
 	if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
 		host = host[1 : len(host)-1]
 	}
 	switch {
+	case name == "user" && (k.User == "" || strings.IndexFunc(k.User, spaceOrControl) >= 0):
+		b.Errorf("user", "%q is not a user name", k.User)
+	case name != "host":
+		return true
 	case host == "":
 		b.Errorf("host", "must not be empty")
 	case strings.IndexFunc(host, spaceOrControl) >= 0:
@@ -89,9 +79,10 @@ func checkHost(b storage.Block, h string) string {
 	case strings.Contains(host, ":") && net.ParseIP(host) == nil:
 		b.Errorf("host", "%q must be a host name or IP address; put the port in sftp.port", h)
 	default:
-		return host
+		k.Host = host
+		return true
 	}
-	return ""
+	return false
 }
 
 func spaceOrControl(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }
