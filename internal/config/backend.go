@@ -92,28 +92,21 @@ func (d *decoder) destinationPath(o *object, dst *Destination, be storage.Backen
 		dst.Path = s // backend invalid: already reported
 	case be.Path == storage.PathLocal:
 		dst.Path, _ = d.localPath(s, v, f)
+	case be.Path == storage.PathServer && s == "":
+		d.add(v.Line, f, "must not be empty")
+	case be.Path == storage.PathServer && !strings.HasPrefix(s, "/"):
+		d.add(v.Line, f, "%q must be an absolute path on the server (starting with /)", s)
+	case be.Path == storage.PathServer && strings.ContainsAny(s, "\\\x00"):
+		d.add(v.Line, f, "%q must not contain a backslash or NUL byte", s)
 	case be.Path == storage.PathServer:
-		switch {
-		case s == "":
-			d.add(v.Line, f, "must not be empty")
-		case !strings.HasPrefix(s, "/"):
-			d.add(v.Line, f, "%q must be an absolute path on the server (starting with /)", s)
-		case strings.ContainsAny(s, "\\\x00"):
-			d.add(v.Line, f, "%q must not contain a backslash or NUL byte", s)
-		default:
-			dst.Path = path.Clean(s)
-		}
-	case be.Path == storage.PathKey:
-		if strings.HasPrefix(s, "/") {
-			d.add(v.Line, f, "%q must be a key prefix without a leading /", s)
-			return
-		}
+		dst.Path = path.Clean(s)
+	case strings.HasPrefix(s, "/"): // PathKey from here on
+		d.add(v.Line, f, "%q must be a key prefix without a leading /", s)
+	default:
 		s = strings.TrimSuffix(s, "/")
-		if s != "" {
-			if err := cleanpath.Check(s); err != nil {
-				d.add(v.Line, f, "key prefix %q is not clean: %s", s, reason(err))
-				return
-			}
+		if err := cleanpath.Check(s); s != "" && err != nil {
+			d.add(v.Line, f, "key prefix %q is not clean: %s", s, reason(err))
+			return
 		}
 		dst.Path = s
 	}

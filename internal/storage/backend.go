@@ -100,18 +100,14 @@ type Block interface {
 	// Duration reads a positive duration such as "15s" or "2m" (units d,
 	// h, m, s); 0 when absent (the backend's default) or invalid.
 	Duration(name string) time.Duration
-	// LocalPath resolves s, the value of member name, as the path of a
-	// file on this machine, as a local destination path is ("~/",
-	// relative to the configuration file); "" when it is invalid.
-	// Placeholders are refused. Validation checks that the file can be
-	// read.
+	// LocalPath resolves s, member name's value, as a local destination
+	// path is ("~/", relative to the configuration file), refusing
+	// placeholders; "" when invalid. Validation checks that it can be read.
 	LocalPath(name, s string) string
-	// URL parses s, the value of member name, as an absolute http or
-	// https URL with a host; ok is false (and the problem reported) when
-	// it is not one.
+	// URL parses s, member name's value, as an absolute http(s) URL with
+	// a host; ok is false (and the problem reported) when it is not one.
 	URL(name, s string) (u *url.URL, ok bool)
-	// Has reports whether the block sets the member (to a value other
-	// than null).
+	// Has reports whether the block sets member name.
 	Has(name string) bool
 	// Require reports that the required member name is missing; why, if
 	// not "", says what it is for.

@@ -36,7 +36,8 @@ func BlockFields(v any) []string {
 // member, through b's methods, which report each problem. check, if not
 // nil, gets each member whose value passed its tags and is in *dst, to
 // check what no tag says or rewrite it; false sets the field back to
-// zero, refused with its invalid tag's message, or as check reported.
+// zero, refused with its invalid tag's message, or as check reported. A
+// pattern compiles only when a block has its member, not at every start.
 func DecodeBlock(b Block, dst any, check func(b Block, name string) bool) {
 	for f, v := range reflect.ValueOf(dst).Elem().Fields() {
 		name, flags, _ := strings.Cut(f.Tag.Get("block"), ",")
@@ -44,7 +45,7 @@ func DecodeBlock(b Block, dst any, check func(b Block, name string) bool) {
 			continue
 		}
 		invalid := f.Tag.Get("invalid")
-		if v.Kind() == reflect.String && invalid != "" && !matches(f.Tag.Get("pattern"), v.String()) ||
+		if v.Kind() == reflect.String && invalid != "" && !regexp.MustCompile(f.Tag.Get("pattern")).MatchString(v.String()) ||
 			check != nil && !check(b, name) {
 			if invalid != "" {
 				b.Errorf(name, "%q is not a valid %s", v.String(), invalid)
@@ -65,7 +66,6 @@ func readMember(b Block, f reflect.StructField, v reflect.Value, name, flags str
 		v.SetBool(b.Bool(name, f.Tag.Get("default") == "true"))
 		return true
 	case v.Kind() == reflect.Int:
-		def, _ := strconv.ParseInt(f.Tag.Get("default"), 10, 64)
 		lo, _ := strconv.ParseInt(f.Tag.Get("min"), 10, 64)
 		hi, err := strconv.ParseInt(f.Tag.Get("max"), 10, 64)
 		n, ok := b.Int(name)
@@ -74,7 +74,7 @@ func readMember(b Block, f reflect.StructField, v reflect.Value, name, flags str
 			ok = false
 		}
 		if !ok {
-			n = def
+			n, _ = strconv.ParseInt(f.Tag.Get("default"), 10, 64)
 		}
 		v.SetInt(n)
 		return ok
@@ -114,10 +114,4 @@ func checkURL(b Block, tag reflect.StructTag, name, s string) bool {
 		return true
 	}
 	return false
-}
-
-// matches compiles pattern when a block needs it, not at every start.
-func matches(pattern, s string) bool {
-	ok, err := regexp.MatchString(pattern, s)
-	return ok && err == nil
 }

@@ -83,7 +83,5 @@ func location(settings any) string {
 	return "azure:" + u + "/" + s.Container
 }
 
-// schema is the JSON Schema of the azure block (storage.Backend.Schema).
-//
 //go:embed schema.json
-var schema string
+var schema string // the block's JSON Schema (storage.Backend.Schema)

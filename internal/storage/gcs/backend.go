@@ -82,7 +82,5 @@ func (k *Block) check(b storage.Block, name string) bool {
 	return true
 }
 
-// schema is the JSON Schema of the gcs block (storage.Backend.Schema).
-//
 //go:embed schema.json
-var schema string
+var schema string // the block's JSON Schema (storage.Backend.Schema)

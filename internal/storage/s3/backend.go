@@ -91,7 +91,5 @@ func decode(b storage.Block) any {
 		DialTimeout: k.DialTimeout, ResponseTimeout: k.ResponseTimeout, IdleTimeout: k.IdleTimeout}
 }
 
-// schema is the JSON Schema of the s3 block (storage.Backend.Schema).
-//
 //go:embed schema.json
-var schema string
+var schema string // the block's JSON Schema (storage.Backend.Schema)

@@ -108,7 +108,5 @@ func location(settings any) string {
 	return fmt.Sprintf("sftp://%s@%s:%d", c.User, c.Host, c.Port)
 }
 
-// schema is the JSON Schema of the sftp block (storage.Backend.Schema).
-//
 //go:embed schema.json
-var schema string
+var schema string // the block's JSON Schema (storage.Backend.Schema)
