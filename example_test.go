@@ -2,6 +2,7 @@ package distributor_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -219,6 +220,30 @@ func ExampleVerifyBundle() {
 	// Output:
 	// valid: false
 	// data.csv
+}
+
+// A configuration is checked whole: every problem comes back at once, each
+// with its line and field, and a mistyped name with a suggestion.
+func ExampleParseConfig() {
+	_, err := distributor.ParseConfig([]byte(`
+pipelines:
+  - id: weather.daily
+    source: out
+    destinations: [site]
+destinations:
+  - id: site
+    backend: local
+    path: public
+    workflow: replace
+`), os.TempDir())
+	var cerr *distributor.ConfigFileError
+	if errors.As(err, &cerr) {
+		for _, p := range cerr.Problems {
+			fmt.Printf("line %d: %s: %s\n", p.Line, p.Field, p.Msg)
+		}
+	}
+	// Output:
+	// line 10: destinations[0].workflow: "replace" is not one of additive, replacement; did you mean "replacement"?
 }
 
 func ExampleLoadConfig() {
