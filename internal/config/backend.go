@@ -57,23 +57,19 @@ func (d *decoder) backendBlocks(o *object, dst *Destination, backendNode *yaml.N
 		switch {
 		case dst.Backend == name && !present:
 			d.add(backendNode.Line, f, "backend %s needs an %s block (with %s)", name, name, b.Needs)
-			continue
 		case dst.Backend != "" && dst.Backend != name && present:
 			d.add(o.keyLine(name), f, "only allowed with backend: %s (this destination's backend is %s)", name, dst.Backend)
-			continue
 		case !present:
-			continue
-		}
-		if d.value(o, name) == nil {
+		case d.value(o, name) == nil:
 			if dst.Backend == name {
 				d.add(o.keyLine(name), f, "is empty (it needs %s)", b.Needs)
 			}
-			continue
-		}
-		if bo := d.sub(o, name, b.Fields, nil); bo != nil {
-			settings := b.Decode(&block{d: d, o: bo, name: name, dst: dst})
-			if dst.Backend == name {
-				dst.Settings = settings
+		default:
+			if bo := d.sub(o, name, b.Fields, nil); bo != nil {
+				settings := b.Decode(&block{d: d, o: bo, name: name, dst: dst})
+				if dst.Backend == name {
+					dst.Settings = settings
+				}
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	_ "embed"
+	"slices"
 	"strings"
 	"time"
 
@@ -68,11 +69,7 @@ func decode(b storage.Block) any {
 func (k *Block) check(b storage.Block, name string) bool {
 	switch name {
 	case "bucket":
-		for part := range strings.SplitSeq(k.Bucket, ".") {
-			if part == "" || len(part) > 63 {
-				return false
-			}
-		}
+		return !slices.ContainsFunc(strings.Split(k.Bucket, "."), func(p string) bool { return p == "" || len(p) > 63 })
 	case "endpoint":
 		if _, _, err := parseEndpoint(k.Endpoint); err != nil {
 			b.Errorf("endpoint", "%v", err)
