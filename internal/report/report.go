@@ -68,7 +68,7 @@ type Destination struct {
 	// Reason explains a fail_* action or a destructive plan.
 	Reason string `json:"reason,omitempty"`
 	// Retries counts storage operations repeated after a transient failure
-	// (SFTP and S3), omitted when none were.
+	// (remote backends), omitted when none were.
 	Retries int `json:"retries,omitempty"`
 	// Excluded lists the bundle paths that publish.include/exclude
 	// filtered out, omitted when none were.

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Backend describes one storage family (local disk, SFTP, S3, ...) to the
+// Backend describes one storage family (local disk, SFTP, an object store) to the
 // configuration and the commands. Each backend package exports one with a
 // function Backend; the registry (package storage/registry) lists them,
 // and nothing outside the storage packages and that registry switches on a
