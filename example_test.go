@@ -46,6 +46,15 @@ destinations:
 	return cfg, dir
 }
 
+// published is workspace after a run: the bundle published to public/.
+func published() (*distributor.Config, string) {
+	cfg, dir := workspace()
+	if _, err := distributor.Run(context.Background(), cfg, distributor.RunOptions{}); err != nil {
+		log.Fatal(err)
+	}
+	return cfg, dir
+}
+
 func must(err error) {
 	if err != nil {
 		log.Fatal(err)
@@ -120,12 +129,9 @@ func ExampleValidate() {
 }
 
 func ExampleVerify() {
-	cfg, dir := workspace()
+	cfg, dir := published()
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
-	if _, err := distributor.Run(ctx, cfg, distributor.RunOptions{}); err != nil {
-		log.Fatal(err)
-	}
 	must(os.WriteFile(filepath.Join(dir, "public", "data.csv"), []byte("day,temp\nmon,99\n"), 0o644))
 	rep, err := distributor.Verify(ctx, cfg, distributor.VerifyOptions{})
 	if err != nil {
@@ -136,12 +142,9 @@ func ExampleVerify() {
 }
 
 func ExamplePrune() {
-	cfg, dir := workspace()
+	cfg, dir := published()
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
-	if _, err := distributor.Run(ctx, cfg, distributor.RunOptions{}); err != nil {
-		log.Fatal(err)
-	}
 	// keep_min: 1 keeps the only publication, however old.
 	rep, err := distributor.Prune(ctx, cfg, distributor.PruneOptions{Apply: true})
 	if err != nil {
@@ -152,12 +155,9 @@ func ExamplePrune() {
 }
 
 func ExampleReconcileState() {
-	cfg, dir := workspace()
+	cfg, dir := published()
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
-	if _, err := distributor.Run(ctx, cfg, distributor.RunOptions{}); err != nil {
-		log.Fatal(err)
-	}
 	must(os.Remove(filepath.Join(dir, "public", "data.csv")))
 	rep, err := distributor.ReconcileState(ctx, cfg, distributor.ReconcileOptions{})
 	if err != nil {
@@ -170,12 +170,9 @@ func ExampleReconcileState() {
 }
 
 func ExampleShowState() {
-	cfg, dir := workspace()
+	cfg, dir := published()
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
-	if _, err := distributor.Run(ctx, cfg, distributor.RunOptions{}); err != nil {
-		log.Fatal(err)
-	}
 	rep, err := distributor.ShowState(ctx, cfg, distributor.ShowOptions{Root: distributor.Root{Destination: "site"}})
 	if err != nil {
 		log.Fatal(err)
