@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -191,14 +192,66 @@ func TestParseManifestAcceptsEdgeCases(t *testing.T) {
 	}
 }
 
+// manifestErrCase is a manifest ParseManifest must refuse.
+type manifestErrCase struct {
+	name string
+	data string
+	want []string // fragments, each must appear in one problem line
+	n    int      // expected problem count (0: don't check)
+}
+
+// upperSum is sumOf("x") with its hex digits in upper case.
+func upperSum() string { return "sha256:" + strings.ToUpper(sumOf("x")[7:]) }
+
+// TestParseManifestErrors runs the cases of each topic in turn: the
+// header fields, the digest and the files list, the paths, then sizes,
+// hashes, duplicates and the JSON syntax.
 func TestParseManifestErrors(t *testing.T) {
-	upper := "sha256:" + strings.ToUpper(sumOf("x")[7:])
-	tests := []struct {
-		name string
-		data string
-		want []string // fragments, each must appear in one problem line
-		n    int      // expected problem count (0: don't check)
-	}{
+	tests := slices.Concat(manifestHeaderErrs(), manifestDigestAndFilesErrs(), manifestPathErrs(), manifestValueAndSyntaxErrs())
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := ParseManifest([]byte(tt.data))
+			if err == nil {
+				t.Fatalf("ParseManifest succeeded (%+v), want error; input:\n%s", m, tt.data)
+			}
+			if m != nil {
+				t.Errorf("ParseManifest returned a manifest along with error %v", err)
+			}
+			var me *ManifestError
+			if !errors.As(err, &me) {
+				t.Fatalf("error %T %v is not a *ManifestError", err, err)
+			}
+			var lines []string
+			for _, p := range me.Problems {
+				lines = append(lines, p.String())
+			}
+			for _, w := range tt.want {
+				found := false
+				for _, l := range lines {
+					if strings.Contains(l, w) {
+						found = true
+					}
+				}
+				if !found {
+					t.Errorf("no problem contains %q; problems:\n  %s", w, strings.Join(lines, "\n  "))
+				}
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Error() does not contain %q: %s", w, err)
+				}
+			}
+			if tt.n != 0 && len(me.Problems) != tt.n {
+				t.Errorf("got %d problems, want %d:\n  %s", len(me.Problems), tt.n, strings.Join(lines, "\n  "))
+			}
+			if len(me.Problems) > 1 && strings.Count(err.Error(), "\n") != len(me.Problems) {
+				t.Errorf("Error() should list one problem per line:\n%s", err)
+			}
+		})
+	}
+}
+
+// manifestHeaderErrs: schema_version, id and created.
+func manifestHeaderErrs() []manifestErrCase {
+	return []manifestErrCase{
 		{name: "schema_version 2", data: doc(func(s *docSpec) { s.Version = "2"; s.Extra = `"future_field": true` }),
 			want: []string{"schema_version 2: unsupported schema version"}, n: 1},
 		{name: "schema_version 0", data: doc(func(s *docSpec) { s.Version = "0" }),
@@ -241,6 +294,14 @@ func TestParseManifestErrors(t *testing.T) {
 			want: []string{"created: must be a string, got a number"}, n: 1},
 		{name: "missing created", data: doc(func(s *docSpec) { s.Omit = map[string]bool{"created": true} }),
 			want: []string{"created: missing"}, n: 1},
+	}
+}
+
+// manifestDigestAndFilesErrs: the digest, the files list, unknown fields and
+// file entries without their members.
+func manifestDigestAndFilesErrs() []manifestErrCase {
+	upper := upperSum()
+	return []manifestErrCase{
 		{name: "digest wrong algorithm", data: doc(func(s *docSpec) { s.Digest = `"md5:d41d8cd98f00b204e9800998ecf8427e"` }),
 			want: []string{`digest "md5:d41d8cd98f00b204e9800998ecf8427e": must start with "sha256:"`}, n: 1},
 		{name: "digest short", data: doc(func(s *docSpec) { s.Digest = `"sha256:abc"` }),
@@ -273,6 +334,12 @@ func TestParseManifestErrors(t *testing.T) {
 			want: []string{"files[0].path: missing"}, n: 1},
 		{name: "file missing sha256 and size", data: doc(rawFiles(`[{"path": "a"}]`)),
 			want: []string{"files[0].sha256: missing", "files[0].size: missing"}, n: 2},
+	}
+}
+
+// manifestPathErrs: file paths that must be refused.
+func manifestPathErrs() []manifestErrCase {
+	return []manifestErrCase{
 		{name: "traversal", data: doc(withPath("../x")),
 			want: []string{`files[0].path "../x": has a ".." segment`}, n: 1},
 		{name: "inner traversal", data: doc(withPath("a/../b")),
@@ -311,6 +378,14 @@ func TestParseManifestErrors(t *testing.T) {
 			want: []string{`files[0].path "manifest.json": is the manifest itself`}, n: 1},
 		{name: "file and its parent", data: doc(func(s *docSpec) { s.Files[0].Path = "img" }),
 			want: []string{`files[1].path "img/a.png": its parent "img" is listed as a file (files[0])`}, n: 1},
+	}
+}
+
+// manifestValueAndSyntaxErrs: sizes, file hashes, duplicate keys, invalid
+// JSON, and all problems reported together.
+func manifestValueAndSyntaxErrs() []manifestErrCase {
+	upper := upperSum()
+	return []manifestErrCase{
 		{name: "negative size", data: doc(func(s *docSpec) { s.Files[1].Size = -1 }),
 			want: []string{"files[1].size -1: must not be negative"}, n: 1},
 		{name: "fractional size", data: doc(rawA("1.5", "")),
@@ -352,45 +427,6 @@ func TestParseManifestErrors(t *testing.T) {
 			"files[1].size -5: must not be negative",
 			`unknown field "extra"`,
 		}, n: 5},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			m, err := ParseManifest([]byte(tt.data))
-			if err == nil {
-				t.Fatalf("ParseManifest succeeded (%+v), want error; input:\n%s", m, tt.data)
-			}
-			if m != nil {
-				t.Errorf("ParseManifest returned a manifest along with error %v", err)
-			}
-			var me *ManifestError
-			if !errors.As(err, &me) {
-				t.Fatalf("error %T %v is not a *ManifestError", err, err)
-			}
-			var lines []string
-			for _, p := range me.Problems {
-				lines = append(lines, p.String())
-			}
-			for _, w := range tt.want {
-				found := false
-				for _, l := range lines {
-					if strings.Contains(l, w) {
-						found = true
-					}
-				}
-				if !found {
-					t.Errorf("no problem contains %q; problems:\n  %s", w, strings.Join(lines, "\n  "))
-				}
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("Error() does not contain %q: %s", w, err)
-				}
-			}
-			if tt.n != 0 && len(me.Problems) != tt.n {
-				t.Errorf("got %d problems, want %d:\n  %s", len(me.Problems), tt.n, strings.Join(lines, "\n  "))
-			}
-			if len(me.Problems) > 1 && strings.Count(err.Error(), "\n") != len(me.Problems) {
-				t.Errorf("Error() should list one problem per line:\n%s", err)
-			}
-		})
 	}
 }
 
