@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -105,12 +106,52 @@ func TestLoadRelativeDir(t *testing.T) {
 	}
 }
 
+// loadProblemCase is a broken bundle and the problems Load must report.
+type loadProblemCase struct {
+	name  string
+	setup func(t *testing.T, dir string) // breaks a valid bundle of sample
+	want  []Problem
+}
+
+// TestLoadProblems runs the cases of each topic in turn: listed files
+// that do not match, symlinks, then all problems together and the
+// manifest itself.
 func TestLoadProblems(t *testing.T) {
-	tests := []struct {
-		name  string
-		setup func(t *testing.T, dir string) // breaks a valid bundle of sample
-		want  []Problem
-	}{
+	tests := slices.Concat(loadFileProblems(), loadSymlinkProblems(), loadManifestProblems())
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := newBundle(t, sample)
+			tt.setup(t, dir)
+			b, err := Load(context.Background(), dir)
+			if err == nil {
+				t.Fatalf("Load succeeded (%+v), want problems", b)
+			}
+			var ve *ValidationError
+			if !errors.As(err, &ve) {
+				t.Fatalf("error %T %v is not a *ValidationError", err, err)
+			}
+			if ve.Dir != dir {
+				t.Errorf("Dir = %q, want %q", ve.Dir, dir)
+			}
+			if diff := cmp.Diff(tt.want, ve.Problems); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+			for _, p := range tt.want {
+				if !strings.Contains(err.Error(), p.String()) {
+					t.Errorf("Error() does not contain %q:\n%s", p, err)
+				}
+			}
+			if !strings.Contains(err.Error(), dir) {
+				t.Errorf("Error() does not name the directory: %s", err)
+			}
+		})
+	}
+}
+
+// loadFileProblems: listed files with the wrong size or hash, missing, or
+// not a regular file.
+func loadFileProblems() []loadProblemCase {
+	return []loadProblemCase{
 		{
 			name:  "size lie",
 			setup: func(t *testing.T, dir string) { writeFiles(t, dir, map[string]string{"report.md": "# Tomorrow"}) },
@@ -148,6 +189,12 @@ func TestLoadProblems(t *testing.T) {
 			},
 			want: []Problem{{"empty.txt", "is a directory, not a regular file"}},
 		},
+	}
+}
+
+// loadSymlinkProblems: symlinked files and parent directories.
+func loadSymlinkProblems() []loadProblemCase {
+	return []loadProblemCase{
 		{
 			name: "symlink file",
 			setup: func(t *testing.T, dir string) {
@@ -187,6 +234,13 @@ func TestLoadProblems(t *testing.T) {
 			},
 			want: []Problem{{"a/b/c.txt", `parent directory "a/b" is a symlink`}},
 		},
+	}
+}
+
+// loadManifestProblems: all problems together, then a missing, symlinked
+// or invalid manifest.
+func loadManifestProblems() []loadProblemCase {
+	return []loadProblemCase{
 		{
 			name: "all problems together",
 			setup: func(t *testing.T, dir string) {
@@ -230,34 +284,6 @@ func TestLoadProblems(t *testing.T) {
 				{"manifest.json", `files[0].path "../x": has a ".." segment`},
 			},
 		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			dir := newBundle(t, sample)
-			tt.setup(t, dir)
-			b, err := Load(context.Background(), dir)
-			if err == nil {
-				t.Fatalf("Load succeeded (%+v), want problems", b)
-			}
-			var ve *ValidationError
-			if !errors.As(err, &ve) {
-				t.Fatalf("error %T %v is not a *ValidationError", err, err)
-			}
-			if ve.Dir != dir {
-				t.Errorf("Dir = %q, want %q", ve.Dir, dir)
-			}
-			if diff := cmp.Diff(tt.want, ve.Problems); diff != "" {
-				t.Errorf("problems (-want +got):\n%s", diff)
-			}
-			for _, p := range tt.want {
-				if !strings.Contains(err.Error(), p.String()) {
-					t.Errorf("Error() does not contain %q:\n%s", p, err)
-				}
-			}
-			if !strings.Contains(err.Error(), dir) {
-				t.Errorf("Error() does not name the directory: %s", err)
-			}
-		})
 	}
 }
 
