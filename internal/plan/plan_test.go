@@ -3,6 +3,7 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -55,19 +56,73 @@ func ops(p *Plan) map[string]Op {
 	return m
 }
 
+// actionCase is an input to plan, with the plan it must make.
+type actionCase struct {
+	name      string
+	in        Input
+	action    Action
+	ops       map[string]Op
+	unmanaged []string
+	retained  int
+	catalog   bool
+}
+
+// TestActions runs the cases of each topic in turn: roots without a
+// catalog and unmanaged collisions, updates of a catalog root, then
+// invalid, future and legacy state and --force.
 func TestActions(t *testing.T) {
 	// b.txt is owned by me with the same bytes but an old source identity.
 	base := cat(rec("a.html", me, newSrc, 1, 10), rec("b.txt", me, oldSrc, 2, 20), rec("z.txt", you, oldSrc, 9, 90))
 	full := map[string]int64{"a.html": 10, "b.txt": 20, "z.txt": 90}
-	cases := []struct {
-		name      string
-		in        Input
-		action    Action
-		ops       map[string]Op
-		unmanaged []string
-		retained  int
-		catalog   bool
-	}{
+	cases := slices.Concat(actionNewRootCases(base), actionCatalogRootCases(base, full), actionOtherStateCases(base, full))
+	seen := map[Action]bool{}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := Make(tc.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen[p.Action] = true
+			if p.Action != tc.action {
+				t.Fatalf("action %s (%s), want %s", p.Action, p.Reason, tc.action)
+			}
+			if diff := cmp.Diff(tc.ops, ops(p)); diff != "" {
+				t.Errorf("ops (-want +got):\n%s", diff)
+			}
+			if tc.unmanaged != nil {
+				if diff := cmp.Diff(tc.unmanaged, p.Unmanaged); diff != "" {
+					t.Errorf("unmanaged (-want +got):\n%s", diff)
+				}
+			}
+			if p.Retained != tc.retained {
+				t.Errorf("retained %d, want %d", p.Retained, tc.retained)
+			}
+			if (p.Edit != nil) != tc.catalog {
+				t.Errorf("catalog to write: %v, want %v", p.Edit != nil, tc.catalog)
+			}
+			if p.Edit != nil {
+				if err := catalog.Validate(resulting(t, tc.in, p.Edit)); err != nil {
+					t.Errorf("planned catalog is invalid: %v", err)
+				}
+				checkCatalogMatchesItems(t, tc.in, p)
+			}
+			checkStreamingPlanAgrees(t, tc.in, p)
+			if p.Action.Failed() && p.Reason == "" {
+				t.Errorf("fail action without a reason")
+			}
+		})
+	}
+	for _, a := range Actions {
+		if !seen[a] {
+			t.Errorf("no case covers action %s", a)
+		}
+	}
+}
+
+// actionNewRootCases: publish_new, the fail_unmanaged collisions, and what
+// is no collision.
+func actionNewRootCases(base catalog.State) []actionCase {
+	return []actionCase{
 		{
 			name:   "publish_new into empty root",
 			in:     input(catalog.State{Status: catalog.StatusNone}, nil, Additive, out("a.html", 1, 10)),
@@ -122,6 +177,13 @@ func TestActions(t *testing.T) {
 			}(),
 			action: ForceReplace, ops: map[string]Op{"a.html": OpCreate, "x.txt": OpDelete}, catalog: true,
 		},
+	}
+}
+
+// actionCatalogRootCases: skip_same, upsert_additive and replace_catalog
+// in a catalog root, ownership moves and unmanaged content left alone.
+func actionCatalogRootCases(base catalog.State, full map[string]int64) []actionCase {
+	return []actionCase{
 		{
 			name:   "skip_same when every output is recorded, identical and present",
 			in:     input(cat(rec("a.html", me, newSrc, 1, 10)), map[string]int64{"a.html": 10}, Additive, out("a.html", 1, 10)),
@@ -182,6 +244,13 @@ func TestActions(t *testing.T) {
 			in:     input(base, map[string]int64{"a.html": 10, "b.txt": 20, "z.txt": 90, "hand.txt": 1, ".distributor.journal": 3}, Replacement, out("a.html", 1, 10), out("b.txt", 2, 20)),
 			action: ReplaceCatalog, ops: map[string]Op{"a.html": OpUnchanged, "b.txt": OpUpdate}, unmanaged: []string{"hand.txt"}, retained: 1, catalog: true,
 		},
+	}
+}
+
+// actionOtherStateCases: fail_conflict on invalid or future state, legacy
+// roots, and force_replace.
+func actionOtherStateCases(base catalog.State, full map[string]int64) []actionCase {
+	return []actionCase{
 		{
 			name:   "fail_conflict on invalid state",
 			in:     input(catalog.State{Status: catalog.StatusInvalid, Problem: errors.New("not a JSON object")}, full, Additive, out("a.html", 1, 10)),
@@ -220,48 +289,6 @@ func TestActions(t *testing.T) {
 			}(),
 			action: ForceReplace, ops: map[string]Op{"a.html": OpOverwrite, "b.txt": OpDelete, "z.txt": OpDelete}, catalog: true,
 		},
-	}
-	seen := map[Action]bool{}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			p, err := Make(tc.in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			seen[p.Action] = true
-			if p.Action != tc.action {
-				t.Fatalf("action %s (%s), want %s", p.Action, p.Reason, tc.action)
-			}
-			if diff := cmp.Diff(tc.ops, ops(p)); diff != "" {
-				t.Errorf("ops (-want +got):\n%s", diff)
-			}
-			if tc.unmanaged != nil {
-				if diff := cmp.Diff(tc.unmanaged, p.Unmanaged); diff != "" {
-					t.Errorf("unmanaged (-want +got):\n%s", diff)
-				}
-			}
-			if p.Retained != tc.retained {
-				t.Errorf("retained %d, want %d", p.Retained, tc.retained)
-			}
-			if (p.Edit != nil) != tc.catalog {
-				t.Errorf("catalog to write: %v, want %v", p.Edit != nil, tc.catalog)
-			}
-			if p.Edit != nil {
-				if err := catalog.Validate(resulting(t, tc.in, p.Edit)); err != nil {
-					t.Errorf("planned catalog is invalid: %v", err)
-				}
-				checkCatalogMatchesItems(t, tc.in, p)
-			}
-			checkStreamingPlanAgrees(t, tc.in, p)
-			if p.Action.Failed() && p.Reason == "" {
-				t.Errorf("fail action without a reason")
-			}
-		})
-	}
-	for _, a := range Actions {
-		if !seen[a] {
-			t.Errorf("no case covers action %s", a)
-		}
 	}
 }
 
