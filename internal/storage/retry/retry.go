@@ -143,13 +143,6 @@ func (s *Store) Retries() int {
 	return s.retries
 }
 
-// Waited returns the part of the retry budget spent so far.
-func (s *Store) Waited() time.Duration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.waited
-}
-
 // Unwrap returns the wrapped Store.
 func (s *Store) Unwrap() storage.Store { return s.Store }
 
