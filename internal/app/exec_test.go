@@ -61,7 +61,7 @@ func writeConfig(t *testing.T, dir, name, yaml string) *config.Config {
 	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Load(path)
+	cfg, err := config.LoadEnv(path, os.Getenv)
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", name, err, yaml)
 	}

@@ -76,7 +76,7 @@ func newMT(t *testing.T) *mtFixture {
 	if err := os.WriteFile(path, []byte(mtConfig), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Load(path)
+	cfg, err := config.LoadEnv(path, os.Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -110,7 +110,7 @@ destinations:
 notifications:
 ` + notifications
 	cfgPath := filepath.Join(dir, "distributor.yaml")
-	cfg, err := config.Decode([]byte(yaml), cfgPath)
+	cfg, err := config.DecodeEnv([]byte(yaml), cfgPath, os.Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}

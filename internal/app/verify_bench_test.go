@@ -30,7 +30,7 @@ func seedVerifyRoot(b *testing.B, root string, n, size int) *config.Config {
 	if err := os.WriteFile(cfgPath, []byte(strings.Replace(verifyYAML, "path: www", "path: "+root, 1)), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	cfg, err := config.Load(cfgPath)
+	cfg, err := config.LoadEnv(cfgPath, os.Getenv)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -15,9 +15,6 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Load is LoadEnv with the process environment.
-func Load(path string) (*Config, error) { return LoadEnv(path, os.Getenv) }
-
 // LoadEnv reads the configuration file at path and decodes it with
 // DecodeEnv. A file that cannot be read gives a wrapped *fs.PathError.
 func LoadEnv(path string, getenv func(string) string) (*Config, error) {
@@ -27,9 +24,6 @@ func LoadEnv(path string, getenv func(string) string) (*Config, error) {
 	}
 	return DecodeEnv(data, path, getenv)
 }
-
-// Decode is DecodeEnv with the process environment.
-func Decode(data []byte, file string) (*Config, error) { return DecodeEnv(data, file, os.Getenv) }
 
 // DecodeEnv parses and validates a configuration, strictly: every problem
 // is in one *Error, with no partial Config. Messages name file as given;
