@@ -230,106 +230,141 @@ destinations:
 func TestHeaders(t *testing.T) {
 	for _, b := range headersBackends {
 		t.Run(b.name, func(t *testing.T) {
-			root := b.open(t)
-			f := newFixture(t, "additive") // its bundle directories; the configurations come below
-			f.bundle("mine", "mine.one", map[string]string{
-				"report.md": "# Report\n", "style.css": "body{}", "img/chart.svg": "<svg/>",
-				"data/today.csv": "a,b\n1,2\n", "notes.txt": "plain",
-			})
-			counter := &requestCounter{byMethod: map[string]int{}}
-			block := root.block(countingGateway(t, root.endpoint, counter))
-			a := f.app(nil)
-			if root.getenv != nil {
-				a.Getenv = root.getenv
-			}
-			run := func(cfg *config.Config, rewrite bool) *report.Destination {
-				t.Helper()
-				rep, err := a.Run(t.Context(), cfg, RunOptions{Pipeline: "mine", Rewrite: rewrite})
-				if err != nil {
-					t.Fatal(err)
-				}
-				d := &rep.Pipelines[0].Destinations[0]
-				if d.Status != report.StatusOK {
-					t.Fatalf("run: %s %v", d.Status, *d.Error)
-				}
-				return d
-			}
-			expect := func(p, cacheControl, contentType, disposition string) {
-				t.Helper()
-				h := root.head(t, p)
-				if got := h.CacheControl; got != cacheControl {
-					t.Errorf("%s: Cache-Control %q, want %q", p, got, cacheControl)
-				}
-				if got := h.ContentType; got != contentType {
-					t.Errorf("%s: Content-Type %q, want %q", p, got, contentType)
-				}
-				if got := h.ContentDisposition; got != disposition {
-					t.Errorf("%s: Content-Disposition %q, want %q", p, got, disposition)
-				}
-			}
+			h := newHeadersRun(t, b.open(t))
 			const rules = `      - {match: "**/*.html", cache_control: no-cache}
       - {match: "**/*.{css,js,png,svg}", cache_control: "public, max-age=31536000, immutable"}
       - {match: "**/*.csv", content_type: "text/csv; charset=utf-8", content_disposition: attachment}
       - {match: "**", cache_control: "max-age=60"}
 `
-			// A no-op rerun without rules, for the request count.
-			plain := headersConfig(t, f, block, "")
-			run(plain, false)
-			counter.take()
-			if d := run(plain, false); d.Action != "skip_same" {
-				t.Fatalf("rerun: %s", d.Action)
-			}
-			noopPlain := counter.take()
-
-			cfg := headersConfig(t, f, block, rules)
-			// Rules changed, bytes did not: nothing is rewritten.
-			if d := run(cfg, false); d.Action != "skip_same" {
-				t.Fatalf("rules alone: %s, want skip_same", d.Action)
-			}
-			if got := counter.take(); fmt.Sprint(got) != fmt.Sprint(noopPlain) {
-				t.Errorf("no-op rerun with rules sent %v, without %v", got, noopPlain)
-			}
-			expect("style.css", "", "text/css; charset=utf-8", "")
-			// --rewrite applies them.
-			d := run(cfg, true)
-			if d.Action != "upsert_additive" || d.Counts.Overwritten != 5 {
-				t.Fatalf("rewrite: %s %+v", d.Action, d.Counts)
-			}
-			expect("index.html", "no-cache", "text/html; charset=utf-8", "")
-			expect("style.css", "public, max-age=31536000, immutable", "text/css; charset=utf-8", "")
-			expect("img/chart.svg", "public, max-age=31536000, immutable", "image/svg+xml", "")
-			expect("data/today.csv", "", "text/csv; charset=utf-8", "attachment")
-			expect("notes.txt", "max-age=60", "text/plain; charset=utf-8", "")
-			// A no-op rerun with rules sends exactly what one without does.
-			counter.take()
-			if d := run(cfg, false); d.Action != "skip_same" {
-				t.Fatalf("rerun: %s", d.Action)
-			}
-			noop := counter.take()
-			if fmt.Sprint(noop) != fmt.Sprint(noopPlain) || noop["PUT"] != 0 || noop["DELETE"] != 0 {
-				t.Errorf("no-op rerun with rules sent %v, without rules %v", noop, noopPlain)
-			}
-			t.Logf("a no-op rerun sends %v", noop)
-
-			// Changed rules plus --rewrite re-apply; a new bundle applies the
-			// rules to what it writes without --rewrite.
-			cfg = headersConfig(t, f, block, `      - {match: "*.css", cache_control: "max-age=5"}
-`)
-			run(cfg, true)
-			expect("notes.txt", "", "text/plain; charset=utf-8", "")
-			expect("style.css", "max-age=5", "text/css; charset=utf-8", "")
-			expect("index.html", "", "text/html; charset=utf-8", "")
-			f.bundle("mine", "mine.two", map[string]string{"report.md": "# Report 2\n", "style.css": "body{color:red}"})
-			cfg = headersConfig(t, f, block, `      - {match: "*.css", cache_control: "max-age=7"}
-      - {match: "*.html", cache_control: "no-store"}
-`)
-			run(cfg, false)
-			expect("style.css", "max-age=7", "text/css; charset=utf-8", "")
-			expect("index.html", "no-store", "text/html; charset=utf-8", "")
-			// notes.txt (no longer in the bundle, kept by additive) is as the
-			// last --rewrite left it: no rule matched it then, so it has no
-			// Cache-Control any more.
-			expect("notes.txt", "", "text/plain; charset=utf-8", "")
+			noopPlain := h.noopWithoutRules(t)
+			cfg := headersConfig(t, h.f, h.block, rules)
+			h.rulesAloneRewriteNothing(t, cfg, noopPlain)
+			h.rewriteApplies(t, cfg, noopPlain)
+			h.changedRulesAndNewBundle(t)
 		})
 	}
+}
+
+// headersRun is TestHeaders on one backend: its root, the fixture with
+// bundle mine, the app, and the counter of the requests the app sends
+// through the gateway that block names.
+type headersRun struct {
+	root    headersRoot
+	f       *fixture
+	a       *App
+	block   string
+	counter *requestCounter
+}
+
+func newHeadersRun(t *testing.T, root headersRoot) *headersRun {
+	f := newFixture(t, "additive") // its bundle directories; the configurations come below
+	f.bundle("mine", "mine.one", map[string]string{
+		"report.md": "# Report\n", "style.css": "body{}", "img/chart.svg": "<svg/>",
+		"data/today.csv": "a,b\n1,2\n", "notes.txt": "plain",
+	})
+	counter := &requestCounter{byMethod: map[string]int{}}
+	block := root.block(countingGateway(t, root.endpoint, counter))
+	a := f.app(nil)
+	if root.getenv != nil {
+		a.Getenv = root.getenv
+	}
+	return &headersRun{root: root, f: f, a: a, block: block, counter: counter}
+}
+
+// run runs pipeline mine with cfg, which must succeed.
+func (h *headersRun) run(t *testing.T, cfg *config.Config, rewrite bool) *report.Destination {
+	t.Helper()
+	rep, err := h.a.Run(t.Context(), cfg, RunOptions{Pipeline: "mine", Rewrite: rewrite})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &rep.Pipelines[0].Destinations[0]
+	if d.Status != report.StatusOK {
+		t.Fatalf("run: %s %v", d.Status, *d.Error)
+	}
+	return d
+}
+
+// expect checks the headers object p carries.
+func (h *headersRun) expect(t *testing.T, p, cacheControl, contentType, disposition string) {
+	t.Helper()
+	o := h.root.head(t, p)
+	if got := o.CacheControl; got != cacheControl {
+		t.Errorf("%s: Cache-Control %q, want %q", p, got, cacheControl)
+	}
+	if got := o.ContentType; got != contentType {
+		t.Errorf("%s: Content-Type %q, want %q", p, got, contentType)
+	}
+	if got := o.ContentDisposition; got != disposition {
+		t.Errorf("%s: Content-Disposition %q, want %q", p, got, disposition)
+	}
+}
+
+// noopWithoutRules publishes without rules and returns the requests of a
+// no-op rerun, for the request count.
+func (h *headersRun) noopWithoutRules(t *testing.T) map[string]int {
+	plain := headersConfig(t, h.f, h.block, "")
+	h.run(t, plain, false)
+	h.counter.take()
+	if d := h.run(t, plain, false); d.Action != "skip_same" {
+		t.Fatalf("rerun: %s", d.Action)
+	}
+	return h.counter.take()
+}
+
+// rulesAloneRewriteNothing: rules changed, bytes did not: nothing is
+// rewritten.
+func (h *headersRun) rulesAloneRewriteNothing(t *testing.T, cfg *config.Config, noopPlain map[string]int) {
+	if d := h.run(t, cfg, false); d.Action != "skip_same" {
+		t.Fatalf("rules alone: %s, want skip_same", d.Action)
+	}
+	if got := h.counter.take(); fmt.Sprint(got) != fmt.Sprint(noopPlain) {
+		t.Errorf("no-op rerun with rules sent %v, without %v", got, noopPlain)
+	}
+	h.expect(t, "style.css", "", "text/css; charset=utf-8", "")
+}
+
+// rewriteApplies: --rewrite applies the rules; a no-op rerun with rules
+// then sends exactly what one without does.
+func (h *headersRun) rewriteApplies(t *testing.T, cfg *config.Config, noopPlain map[string]int) {
+	d := h.run(t, cfg, true)
+	if d.Action != "upsert_additive" || d.Counts.Overwritten != 5 {
+		t.Fatalf("rewrite: %s %+v", d.Action, d.Counts)
+	}
+	h.expect(t, "index.html", "no-cache", "text/html; charset=utf-8", "")
+	h.expect(t, "style.css", "public, max-age=31536000, immutable", "text/css; charset=utf-8", "")
+	h.expect(t, "img/chart.svg", "public, max-age=31536000, immutable", "image/svg+xml", "")
+	h.expect(t, "data/today.csv", "", "text/csv; charset=utf-8", "attachment")
+	h.expect(t, "notes.txt", "max-age=60", "text/plain; charset=utf-8", "")
+	h.counter.take()
+	if d := h.run(t, cfg, false); d.Action != "skip_same" {
+		t.Fatalf("rerun: %s", d.Action)
+	}
+	noop := h.counter.take()
+	if fmt.Sprint(noop) != fmt.Sprint(noopPlain) || noop["PUT"] != 0 || noop["DELETE"] != 0 {
+		t.Errorf("no-op rerun with rules sent %v, without rules %v", noop, noopPlain)
+	}
+	t.Logf("a no-op rerun sends %v", noop)
+}
+
+// changedRulesAndNewBundle: changed rules plus --rewrite re-apply; a new
+// bundle applies the rules to what it writes without --rewrite.
+func (h *headersRun) changedRulesAndNewBundle(t *testing.T) {
+	cfg := headersConfig(t, h.f, h.block, `      - {match: "*.css", cache_control: "max-age=5"}
+`)
+	h.run(t, cfg, true)
+	h.expect(t, "notes.txt", "", "text/plain; charset=utf-8", "")
+	h.expect(t, "style.css", "max-age=5", "text/css; charset=utf-8", "")
+	h.expect(t, "index.html", "", "text/html; charset=utf-8", "")
+	h.f.bundle("mine", "mine.two", map[string]string{"report.md": "# Report 2\n", "style.css": "body{color:red}"})
+	cfg = headersConfig(t, h.f, h.block, `      - {match: "*.css", cache_control: "max-age=7"}
+      - {match: "*.html", cache_control: "no-store"}
+`)
+	h.run(t, cfg, false)
+	h.expect(t, "style.css", "max-age=7", "text/css; charset=utf-8", "")
+	h.expect(t, "index.html", "no-store", "text/html; charset=utf-8", "")
+	// notes.txt (no longer in the bundle, kept by additive) is as the
+	// last --rewrite left it: no rule matched it then, so it has no
+	// Cache-Control any more.
+	h.expect(t, "notes.txt", "", "text/plain; charset=utf-8", "")
 }
