@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/local"
 	"github.com/distributor-dev/distributor/internal/storage/storagetest"
 )
 
@@ -59,9 +60,23 @@ func symlink(t *testing.T, target, link string) {
 }
 
 func TestSymlinksNeverLeadOutsideTheRoot(t *testing.T) {
-	ctx := t.Context()
+	root, outside := symlinkedRoot(t)
+	before := snapshot(t, outside)
+	s := newStore(t, root)
+	symlinkParentsRefused(t, s, root)
+	symlinksListedNotFollowed(t, s)
+	finalSymlinkSegments(t, s, root)
+	if after := snapshot(t, outside); !maps.Equal(before, after) {
+		t.Errorf("the directory outside the root changed:\nbefore %q\n after %q", before, after)
+	}
+}
+
+// symlinkedRoot makes a root beside a directory outside it, with symbolic
+// links in the root to outside (absolute, relative, nested), to inside the
+// root, to a file outside, and dangling ones.
+func symlinkedRoot(t *testing.T) (root, outside string) {
 	base := t.TempDir()
-	root, outside := filepath.Join(base, "root"), filepath.Join(base, "outside")
+	root, outside = filepath.Join(base, "root"), filepath.Join(base, "outside")
 	storagetest.WriteFile(t, filepath.Join(outside, "secret"), "top secret")
 	storagetest.WriteFile(t, filepath.Join(outside, "sub", "file"), "sub file")
 	storagetest.WriteFile(t, filepath.Join(outside, storage.TempPrefix+"not-ours"), "not ours")
@@ -75,11 +90,13 @@ func TestSymlinksNeverLeadOutsideTheRoot(t *testing.T) {
 	symlink(t, filepath.Join(outside, "secret"), filepath.Join(root, "secretlink3"))
 	symlink(t, filepath.Join(outside, "not-yet"), filepath.Join(root, "dangling"))
 	symlink(t, filepath.Join(outside, "not-yet2"), filepath.Join(root, "dangling2"))
-	before := snapshot(t, outside)
-	s := newStore(t, root)
+	return root, outside
+}
 
-	// Paths through a symbolic link parent: refused for writes, missing for
-	// reads and deletes.
+// symlinkParentsRefused: paths through a symbolic link parent are refused
+// for writes, missing for reads and deletes.
+func symlinkParentsRefused(t *testing.T, s *local.Store, root string) {
+	ctx := t.Context()
 	for _, p := range []string{
 		"out/x", "out/secret", "out/sub/file", "out/new/deep/x", "out/" + storage.TempPrefix[:5],
 		"rel/x", "rel/secret", "d/out/secret", "d/out/x", "in/g", "in/f",
@@ -121,9 +138,12 @@ func TestSymlinksNeverLeadOutsideTheRoot(t *testing.T) {
 	if !exists(filepath.Join(root, "real", "f")) {
 		t.Error("Delete through an inside symlink removed real/f")
 	}
+}
 
-	// List never follows a symbolic link: it reports each as an entry
-	// that is not an object.
+// symlinksListedNotFollowed: List never follows a symbolic link: it
+// reports each as an entry that is not an object; nor does SweepTemp.
+func symlinksListedNotFollowed(t *testing.T, s *local.Store) {
+	ctx := t.Context()
 	wantList(t, s, "", "d/out/", "dangling/", "dangling2/", "in/", "out/", "real/f", "rel/", "secretlink/", "secretlink2/", "secretlink3/")
 	wantList(t, s, "out/")
 	wantList(t, s, "in/")
@@ -136,7 +156,13 @@ func TestSymlinksNeverLeadOutsideTheRoot(t *testing.T) {
 			t.Errorf("SweepTemp(%+v) = %q, %v; want nothing", opts, found, err)
 		}
 	}
+}
 
+// finalSymlinkSegments: a symbolic link as the final segment is not an
+// object, but its name is taken for an exclusive create, Put replaces the
+// link itself, and Delete removes the link, not its target.
+func finalSymlinkSegments(t *testing.T, s *local.Store, root string) {
+	ctx := t.Context()
 	// A symbolic link as the final segment is not an object...
 	for _, p := range []string{"secretlink", "dangling", "out", "in"} {
 		if _, err := s.Stat(ctx, p); !errors.Is(err, storage.ErrNotExist) {
@@ -168,10 +194,6 @@ func TestSymlinksNeverLeadOutsideTheRoot(t *testing.T) {
 	}
 	if exists(filepath.Join(root, "secretlink3")) {
 		t.Error("Delete left the symbolic link")
-	}
-
-	if after := snapshot(t, outside); !maps.Equal(before, after) {
-		t.Errorf("the directory outside the root changed:\nbefore %q\n after %q", before, after)
 	}
 }
 
