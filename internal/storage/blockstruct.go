@@ -14,16 +14,15 @@ import (
 // query or fragment) and as needed why:"a required member's purpose",
 // default:"22", min:"1" and max:"65535" (an int's range, a string's least
 // length), pattern:"^...$", invalid:"what a value out of range or pattern
-// is not" (without it, the schema's only: the backend checks the value
-// itself), creds:"where a url's credentials come from" and query:"where
-// its query goes". Its Go type (string, bool, int, time.Duration) says
-// how a member is read. Backend.Fields and Decode derive from it; the
-// backend's tests check its schema.json (where the descriptions live)
-// against it and rewrite it with -update (package storage/blocktest).
+// is not" (without it, the schema's only: the backend checks the value),
+// creds:"where a url's credentials come from", query:"where its query
+// goes". The Go type (string, bool, int, time.Duration) says how a member
+// is read. Backend.Fields and Decode derive from it. schema.json stays a
+// file for its descriptions and key order (`config schema` prints its
+// bytes); tests check the rest against the struct, -update rewrites it.
 
 // BlockFields returns the member names of block struct v, in field order.
-func BlockFields(v any) []string {
-	var names []string
+func BlockFields(v any) (names []string) {
 	for f := range reflect.TypeOf(v).Fields() {
 		if name, _, _ := strings.Cut(f.Tag.Get("block"), ","); name != "" {
 			names = append(names, name)
@@ -92,26 +91,16 @@ func readMember(b Block, f reflect.StructField, v reflect.Value, name, flags str
 		s = b.LocalPath(name, s)
 		ok = s != ""
 	case strings.Contains(flags, ",url,"):
-		ok = checkURL(b, f.Tag, name, s)
+		u, isURL := b.URL(name, s)
+		ok = isURL && u.User == nil && u.RawQuery == "" && !u.ForceQuery && u.Fragment == ""
+		if isURL && u.User != nil {
+			b.Errorf(name, "%q must not contain credentials (they come from %s)", s, f.Tag.Get("creds"))
+		} else if isURL && !ok {
+			b.Errorf(name, "%q must not have a query or fragment%s", s, strings.TrimSuffix(" ("+f.Tag.Get("query")+")", " ()"))
+		}
 	}
 	if ok {
 		v.SetString(s)
 	}
 	return ok
-}
-
-// checkURL checks and reports that url member name's value s is an
-// http(s) URL without credentials, query or fragment.
-func checkURL(b Block, tag reflect.StructTag, name, s string) bool {
-	u, ok := b.URL(name, s)
-	switch {
-	case !ok:
-	case u.User != nil:
-		b.Errorf(name, "%q must not contain credentials (they come from %s)", s, tag.Get("creds"))
-	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
-		b.Errorf(name, "%q must not have a query or fragment%s", s, strings.TrimSuffix(" ("+tag.Get("query")+")", " ()"))
-	default:
-		return true
-	}
-	return false
 }

@@ -46,8 +46,7 @@ type Block struct {
 	KeepaliveTimeout  time.Duration `block:"keepalive_timeout"`
 }
 
-// decode reads an sftp block. The timeouts stay 0 (New's defaults) unless
-// set.
+// decode reads an sftp block; timeouts not set stay 0, New's defaults.
 func decode(b storage.Block) any {
 	k := &Block{}
 	storage.DecodeBlock(b, k, k.check)
