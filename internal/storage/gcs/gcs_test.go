@@ -18,6 +18,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage/gcs/gcstest"
 	"github.com/distributor-dev/distributor/internal/storage/probe"
 	"github.com/distributor-dev/distributor/internal/storage/storagetest"
+	"github.com/distributor-dev/distributor/internal/testutil/probetest"
 	"github.com/distributor-dev/distributor/internal/txn"
 )
 
@@ -196,7 +197,7 @@ func TestEmulatorHost(t *testing.T) {
 // passes.
 func TestProofRefusesIgnoredConditions(t *testing.T) {
 	srv := gcstest.FakeGCS(t)
-	if err := probe.Exclusion(t.Context(), srv.Open(t, gcstest.Prefix(t))); err != nil {
+	if err := probetest.Exclusion(t.Context(), srv.Open(t, gcstest.Prefix(t))); err != nil {
 		t.Fatalf("proof on fake-gcs-server: %v", err)
 	}
 	for _, tc := range []struct {
@@ -210,7 +211,7 @@ func TestProofRefusesIgnoredConditions(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			prefix := gcstest.Prefix(t)
 			st := srv.DropConditions(t, tc.drop).Open(t, prefix)
-			err := probe.Exclusion(t.Context(), st)
+			err := probetest.Exclusion(t.Context(), st)
 			var ue *probe.UnenforcedError
 			if !errors.As(err, &ue) || ue.Capability != tc.want {
 				t.Fatalf("proof behind the gateway: %v; want an UnenforcedError for %q", err, tc.want)

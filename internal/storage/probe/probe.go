@@ -10,23 +10,17 @@
 //
 // The proof works through the storage.Store interface only. A writer makes
 // it on the lock object it has just created (Object: three requests, see
-// lock.Lock.ProveExclusion), so it costs no scratch object; Exclusion makes
-// it on a uniquely named object in the reserved namespace
-// (.distributor.probe-<random>) that it removes again (five requests).
+// lock.Lock.ProveExclusion), so it costs no scratch object.
 package probe
 
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 
 	"github.com/distributor-dev/distributor/internal/storage"
 )
-
-// NamePrefix starts the name of every probe object at a root.
-const NamePrefix = ".distributor.probe-"
 
 // Capabilities that a probe proves.
 const (
@@ -54,32 +48,6 @@ const (
 	mismatch  storage.Version = "\"00000000000000000000000000000000\""
 	mismatch2 storage.Version = "\"11111111111111111111111111111111\""
 )
-
-// Exclusion proves that st enforces exclusive creates and version-conditioned
-// writes on a scratch object it creates and removes again (five requests).
-// It returns nil when it does, an *UnenforcedError when the server
-// accepted a write it had to refuse, and another error when the probe itself
-// could not run (the server is unreachable, permissions).
-//
-// A writer that holds a lock object proves the same on that object instead
-// (see Object, and lock.Lock.ProveExclusion): three requests, no scratch
-// object.
-func Exclusion(ctx context.Context, st storage.Store) (err error) {
-	name := NamePrefix + rand.Text()
-	first := []byte("distributor probe: exclusive create " + name + "\n")
-	v, err := storage.PutIf(ctx, st, name, first, "")
-	if err != nil {
-		return fmt.Errorf("probe %s: create %s: %w", st, name, err)
-	}
-	defer func() {
-		if derr := st.Delete(context.WithoutCancel(ctx), name); derr != nil && err == nil {
-			err = fmt.Errorf("probe %s: remove %s: %w", st, name, derr)
-		}
-	}()
-	return Object(ctx, st, name, first, v, func(tag string) []byte {
-		return []byte("distributor probe: " + tag + "\n")
-	}, nil)
-}
 
 // Tags that Object passes to its mark function, one per refused write.
 const (

@@ -1,4 +1,4 @@
-package probe
+package probe_test
 
 import (
 	"context"
@@ -9,8 +9,10 @@ import (
 
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/local"
+	"github.com/distributor-dev/distributor/internal/storage/probe"
 	"github.com/distributor-dev/distributor/internal/storage/s3/s3test"
 	"github.com/distributor-dev/distributor/internal/storage/storagetest"
+	"github.com/distributor-dev/distributor/internal/testutil/probetest"
 )
 
 // fakeS3 serves gofakes3 in process; strip removes the conditional-write
@@ -55,17 +57,17 @@ func TestExclusion(t *testing.T) {
 	}{
 		{"local", localStore, ""},
 		{"s3 gofakes3", func(t *testing.T) storage.Store { return fakeS3(t) }, ""},
-		{"s3 dropping If-None-Match", func(t *testing.T) storage.Store { return fakeS3(t, "If-None-Match") }, ExclusiveCreate},
-		{"s3 dropping If-Match", func(t *testing.T) storage.Store { return fakeS3(t, "If-Match") }, CompareAndSwap},
+		{"s3 dropping If-None-Match", func(t *testing.T) storage.Store { return fakeS3(t, "If-None-Match") }, probe.ExclusiveCreate},
+		{"s3 dropping If-Match", func(t *testing.T) storage.Store { return fakeS3(t, "If-Match") }, probe.CompareAndSwap},
 		{"store ignoring exclusive create", func(t *testing.T) storage.Store {
 			return &liar{Store: localStore(t), ignoreCreate: true}
-		}, ExclusiveCreate},
-		{"store ignoring versions", func(t *testing.T) storage.Store { return &liar{Store: localStore(t), ignoreMatch: true} }, CompareAndSwap},
+		}, probe.ExclusiveCreate},
+		{"store ignoring versions", func(t *testing.T) storage.Store { return &liar{Store: localStore(t), ignoreMatch: true} }, probe.CompareAndSwap},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := tc.open(t)
-			err := Exclusion(context.Background(), st)
-			var ue *UnenforcedError
+			err := probetest.Exclusion(context.Background(), st)
+			var ue *probe.UnenforcedError
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("probe of a server that enforces conditions: %v", err)
@@ -89,7 +91,7 @@ func TestExclusion(t *testing.T) {
 // setup starts.
 func TestExclusionVersitygw(t *testing.T) {
 	st := s3test.Versitygw(t).Open(t, "probe-test")
-	if err := Exclusion(context.Background(), st); err != nil {
+	if err := probetest.Exclusion(context.Background(), st); err != nil {
 		t.Fatalf("versitygw: %v", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage/probe"
 	"github.com/distributor-dev/distributor/internal/storage/sftp/sftptest"
 	"github.com/distributor-dev/distributor/internal/storage/storagetest"
+	"github.com/distributor-dev/distributor/internal/testutil/probetest"
 )
 
 // Servers that announce more than they do, as rclone serve sftp was seen
@@ -85,7 +86,7 @@ func TestHardlinkUnsupportedFallsBack(t *testing.T) {
 	if data, _, err := s.Get(ctx, "x/lock"); err != nil || string(data) != "one" {
 		t.Errorf("Get = %q, %v; want \"one\"", data, err)
 	}
-	if err := probe.Exclusion(ctx, s); err != nil {
+	if err := probetest.Exclusion(ctx, s); err != nil {
 		t.Errorf("probe: %v", err)
 	}
 
@@ -115,7 +116,7 @@ func TestHardlinkUnsupportedFallsBack(t *testing.T) {
 func TestIgnoredExclusiveRefusedByProbe(t *testing.T) {
 	srv := newQuirkyServer(t, sftptest.Quirks{HardlinkUnsupported: true, IgnoreExclusive: true})
 	s := open(t, srv.options())
-	err := probe.Exclusion(t.Context(), s)
+	err := probetest.Exclusion(t.Context(), s)
 	var ue *probe.UnenforcedError
 	if !errors.As(err, &ue) || ue.Capability != probe.ExclusiveCreate {
 		t.Fatalf("probe: %v, want an *probe.UnenforcedError for %q", err, probe.ExclusiveCreate)
@@ -134,7 +135,7 @@ func TestIgnoredExclusiveRefusedByProbe(t *testing.T) {
 func TestIgnoredExclusiveWithHardlink(t *testing.T) {
 	srv := newQuirkyServer(t, sftptest.Quirks{IgnoreExclusive: true})
 	s := open(t, srv.options())
-	if err := probe.Exclusion(t.Context(), s); err != nil {
+	if err := probetest.Exclusion(t.Context(), s); err != nil {
 		t.Errorf("probe: %v", err)
 	}
 }
