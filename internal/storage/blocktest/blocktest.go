@@ -102,7 +102,7 @@ func Generate(v any, src string, old []byte) ([]byte, error) {
 	}
 	var out bytes.Buffer
 	if err := json.Indent(&out, []byte(encode(doc)), "", "  "); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("the generated schema: %w", err)
 	}
 	out.WriteByte('\n')
 	return out.Bytes(), nil
@@ -151,7 +151,7 @@ func property(f reflect.StructField, flags, doc string) (object, error) {
 		p = append(p, member{"minLength", m.val})
 	}
 	if _, err := regexp.Compile(pattern); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("field %s: %w", f.Name, err)
 	}
 	if pattern != "" {
 		p = append(p, member{"pattern", pattern})
@@ -164,7 +164,7 @@ func property(f reflect.StructField, flags, doc string) (object, error) {
 func fieldDocs(src, typeName string) (map[string]string, error) {
 	file, err := parser.ParseFile(token.NewFileSet(), src, nil, parser.ParseComments)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reading the doc comments: %w", err)
 	}
 	var docs map[string]string
 	ast.Inspect(file, func(n ast.Node) bool {
