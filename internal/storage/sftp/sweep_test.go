@@ -23,86 +23,12 @@ import (
 // local backend.
 func TestSymlinkedParentNeverFollowed(t *testing.T) {
 	servers(t, func(t *testing.T, opts Options) {
-		ctx := t.Context()
-		root, outside := opts.Root, t.TempDir()
-		for name, data := range map[string]string{
-			"x": "outside x", "sub/y": "outside y", "lock": "outside lock",
-			storage.TempPrefix + "not-ours": "not ours", "sub/" + storage.TempPrefix + "not-ours": "not ours",
-		} {
-			storagetest.WriteFile(t, filepath.Join(outside, name), data)
-		}
-		// The directories first exist, written through a store...
-		first := open(t, opts)
-		for _, p := range []string{"d0/x", "d0/sub/y", "d0/lock", "d1/x", "file"} {
-			put(t, first, p, "inside "+p)
-		}
-		first.Close()
-		// ...then someone replaces them by links out of the root.
-		for _, d := range []string{"d0", "d1"} {
-			if err := os.RemoveAll(filepath.Join(root, d)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := os.Symlink(outside, filepath.Join(root, "d0")); err != nil {
-			t.Fatal(err)
-		}
-		rel, err := filepath.Rel(root, outside)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Symlink(rel, filepath.Join(root, "d1")); err != nil {
-			t.Fatal(err)
-		}
+		root := opts.Root
+		outside := linkParentsOutside(t, opts)
 		before := storagetest.DirSnapshot(t, outside)
 		s := open(t, opts) // a new process: it never saw d0 or d1 as directories
-
-		for _, p := range []string{"d0/x", "d0/sub/y", "d0/lock", "d0/new", "d0/sub/new/deep", "d1/x", "d1/sub/y"} {
-			dir, _, _ := strings.Cut(p, "/")
-			if err := s.Delete(ctx, p); err != nil {
-				t.Errorf("Delete(%q): %v", p, err)
-			}
-			wantRefused := func(method string, err error) {
-				t.Helper()
-				if !errors.Is(err, storage.ErrInvalidPath) || !strings.Contains(err.Error(), dir+" is a symbolic link (never followed)") {
-					t.Errorf("%s(%q): got %v, want ErrInvalidPath: %s is a symbolic link (never followed)", method, p, err, dir)
-				}
-			}
-			_, err := s.Put(ctx, p, strings.NewReader("pwned"), 5, storage.PutOptions{})
-			wantRefused("Put", err)
-			_, err = storage.PutIf(ctx, s, p, []byte("pwned"), "")
-			wantRefused("PutIf(create)", err)
-			if _, err := storage.PutIf(ctx, s, p, []byte("pwned"), dirstore.ContentVersion([]byte("outside x"))); !errors.Is(err, storage.ErrPrecondition) {
-				t.Errorf("PutIf(%q, version): got %v, want ErrPrecondition (absent)", p, err)
-			}
-			wantMissing := func(method string, err error) {
-				t.Helper()
-				if !errors.Is(err, storage.ErrNotExist) || errors.Is(err, storage.ErrInvalidPath) {
-					t.Errorf("%s(%q): got %v, want ErrNotExist", method, p, err)
-				}
-			}
-			_, _, err = s.Get(ctx, p)
-			wantMissing("Get", err)
-			_, err = s.Stat(ctx, p)
-			wantMissing("Stat", err)
-			r, err := s.Open(ctx, p)
-			if err == nil {
-				r.Close()
-			}
-			wantMissing("Open", err)
-		}
-		for _, o := range []storage.SweepOptions{
-			{},
-			{DryRun: true},
-			{Dirs: []string{"d0", "d0/sub", "d1", "d1/sub"}},
-			{Dirs: []string{"d0", "d0/sub"}, DryRun: true},
-		} {
-			if found, err := s.SweepTemp(ctx, o); len(found) != 0 || err != nil {
-				t.Errorf("SweepTemp(%+v) = %q, %v; want nothing", o, found, err)
-			}
-		}
-		if got := list(t, s, ""); !slices.Equal(got, []string{"d0/", "d1/", "file"}) { // the links, not followed
-			t.Errorf("List = %q", got)
-		}
+		linkedParentsRefused(t, s)
+		linksUnfollowed(t, s)
 		if after := storagetest.DirSnapshot(t, outside); !maps.Equal(before, after) {
 			t.Errorf("the directory outside the root changed:\nbefore %q\n after %q", before, after)
 		}
@@ -111,26 +37,125 @@ func TestSymlinkedParentNeverFollowed(t *testing.T) {
 				t.Errorf("%s is no longer the link: %v, %v", d, fi, err)
 			}
 		}
-
-		// Below a regular file: missing for readers, left alone by Delete,
-		// refused by writers (not as an invalid path).
-		if err := s.Delete(ctx, "file/x"); err != nil {
-			t.Errorf("Delete(file/x): %v", err)
-		}
-		if _, _, err := s.Get(ctx, "file/x"); !errors.Is(err, storage.ErrNotExist) {
-			t.Errorf("Get(file/x): got %v, want ErrNotExist", err)
-		}
-		_, err = s.Put(ctx, "file/x", strings.NewReader("x"), 1, storage.PutOptions{})
-		if err == nil || errors.Is(err, storage.ErrInvalidPath) || !strings.Contains(err.Error(), "file is not a directory") {
-			t.Errorf("Put(file/x): got %v, want file is not a directory", err)
-		}
-		if found, err := s.SweepTemp(ctx, storage.SweepOptions{Dirs: []string{"file"}}); len(found) != 0 || err != nil {
-			t.Errorf("SweepTemp(file) = %q, %v", found, err)
-		}
-		if data, _, err := s.Get(ctx, "file"); err != nil || string(data) != "inside file" {
-			t.Errorf("Get(file) = %q, %v", data, err)
-		}
+		belowFileRefused(t, s)
 	})
+}
+
+// linkParentsOutside writes files of the same names outside the root and
+// inside it (d0, d1 and file, through a store), then replaces d0 and d1
+// by symbolic links to outside (absolute and relative), and returns outside.
+func linkParentsOutside(t *testing.T, opts Options) string {
+	root, outside := opts.Root, t.TempDir()
+	for name, data := range map[string]string{
+		"x": "outside x", "sub/y": "outside y", "lock": "outside lock",
+		storage.TempPrefix + "not-ours": "not ours", "sub/" + storage.TempPrefix + "not-ours": "not ours",
+	} {
+		storagetest.WriteFile(t, filepath.Join(outside, name), data)
+	}
+	// The directories first exist, written through a store...
+	first := open(t, opts)
+	for _, p := range []string{"d0/x", "d0/sub/y", "d0/lock", "d1/x", "file"} {
+		put(t, first, p, "inside "+p)
+	}
+	first.Close()
+	// ...then someone replaces them by links out of the root.
+	for _, d := range []string{"d0", "d1"} {
+		if err := os.RemoveAll(filepath.Join(root, d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "d0")); err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(root, outside)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(rel, filepath.Join(root, "d1")); err != nil {
+		t.Fatal(err)
+	}
+	return outside
+}
+
+// linkedParentsRefused: below d0 and d1, Delete leaves everything alone,
+// writers refuse the path as a symbolic link, readers find nothing.
+func linkedParentsRefused(t *testing.T, s *Store) {
+	ctx := t.Context()
+	for _, p := range []string{"d0/x", "d0/sub/y", "d0/lock", "d0/new", "d0/sub/new/deep", "d1/x", "d1/sub/y"} {
+		dir, _, _ := strings.Cut(p, "/")
+		if err := s.Delete(ctx, p); err != nil {
+			t.Errorf("Delete(%q): %v", p, err)
+		}
+		wantRefused := func(method string, err error) {
+			t.Helper()
+			if !errors.Is(err, storage.ErrInvalidPath) || !strings.Contains(err.Error(), dir+" is a symbolic link (never followed)") {
+				t.Errorf("%s(%q): got %v, want ErrInvalidPath: %s is a symbolic link (never followed)", method, p, err, dir)
+			}
+		}
+		_, err := s.Put(ctx, p, strings.NewReader("pwned"), 5, storage.PutOptions{})
+		wantRefused("Put", err)
+		_, err = storage.PutIf(ctx, s, p, []byte("pwned"), "")
+		wantRefused("PutIf(create)", err)
+		if _, err := storage.PutIf(ctx, s, p, []byte("pwned"), dirstore.ContentVersion([]byte("outside x"))); !errors.Is(err, storage.ErrPrecondition) {
+			t.Errorf("PutIf(%q, version): got %v, want ErrPrecondition (absent)", p, err)
+		}
+		wantMissing := func(method string, err error) {
+			t.Helper()
+			if !errors.Is(err, storage.ErrNotExist) || errors.Is(err, storage.ErrInvalidPath) {
+				t.Errorf("%s(%q): got %v, want ErrNotExist", method, p, err)
+			}
+		}
+		_, _, err = s.Get(ctx, p)
+		wantMissing("Get", err)
+		_, err = s.Stat(ctx, p)
+		wantMissing("Stat", err)
+		r, err := s.Open(ctx, p)
+		if err == nil {
+			r.Close()
+		}
+		wantMissing("Open", err)
+	}
+}
+
+// linksUnfollowed: SweepTemp finds nothing below the links, List reports
+// the links themselves.
+func linksUnfollowed(t *testing.T, s *Store) {
+	ctx := t.Context()
+	for _, o := range []storage.SweepOptions{
+		{},
+		{DryRun: true},
+		{Dirs: []string{"d0", "d0/sub", "d1", "d1/sub"}},
+		{Dirs: []string{"d0", "d0/sub"}, DryRun: true},
+	} {
+		if found, err := s.SweepTemp(ctx, o); len(found) != 0 || err != nil {
+			t.Errorf("SweepTemp(%+v) = %q, %v; want nothing", o, found, err)
+		}
+	}
+	if got := list(t, s, ""); !slices.Equal(got, []string{"d0/", "d1/", "file"}) { // the links, not followed
+		t.Errorf("List = %q", got)
+	}
+}
+
+// belowFileRefused: below a regular file, paths are missing for readers,
+// left alone by Delete, refused by writers (not as an invalid path).
+func belowFileRefused(t *testing.T, s *Store) {
+	ctx := t.Context()
+	if err := s.Delete(ctx, "file/x"); err != nil {
+		t.Errorf("Delete(file/x): %v", err)
+	}
+	if _, _, err := s.Get(ctx, "file/x"); !errors.Is(err, storage.ErrNotExist) {
+		t.Errorf("Get(file/x): got %v, want ErrNotExist", err)
+	}
+	_, err := s.Put(ctx, "file/x", strings.NewReader("x"), 1, storage.PutOptions{})
+	if err == nil || errors.Is(err, storage.ErrInvalidPath) || !strings.Contains(err.Error(), "file is not a directory") {
+		t.Errorf("Put(file/x): got %v, want file is not a directory", err)
+	}
+	if found, err := s.SweepTemp(ctx, storage.SweepOptions{Dirs: []string{"file"}}); len(found) != 0 || err != nil {
+		t.Errorf("SweepTemp(file) = %q, %v", found, err)
+	}
+	if data, _, err := s.Get(ctx, "file"); err != nil || string(data) != "inside file" {
+		t.Errorf("Get(file) = %q, %v", data, err)
+	}
 }
 
 // dropReader yields size zero bytes; once it has yielded after bytes it
