@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -14,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/distributor-dev/distributor/internal/app"
 	"github.com/distributor-dev/distributor/internal/bundle"
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/storage"
@@ -77,31 +77,55 @@ func auditRoot(t *testing.T, root string) *catalog.Catalog {
 func auditCatalog(t *testing.T, st storage.Store, noneOK bool) *catalog.Catalog {
 	t.Helper()
 	ctx := context.Background()
-	r, err := app.ReadRoot(ctx, st)
+	var listed []string // before the catalog is read, as a writer lists
+	if err := st.List(ctx, "", func(info storage.Info) error {
+		if !info.Dir {
+			listed = append(listed, info.Path)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	state, _, err := txn.ReadCatalog(ctx, st)
 	if err != nil {
 		t.Fatal(err)
 	}
 	switch {
-	case r.State.Status == catalog.StatusNone && noneOK:
-		r.State.Catalog = &catalog.Catalog{}
-	case r.State.Status != catalog.StatusCatalog:
-		t.Fatalf("state %s: %v", r.State.Status, r.State.Problem)
+	case state.Status == catalog.StatusNone && noneOK:
+		state.Catalog = &catalog.Catalog{}
+	case state.Status != catalog.StatusCatalog:
+		t.Fatalf("state %s: %v", state.Status, state.Problem)
 	}
-	c := r.State.Catalog
-	audit, err := app.Audit(ctx, st, c, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !audit.Truthful() {
-		t.Fatalf("catalog not truthful: %d missing, %d corrupt (first: %v %v)", len(audit.Missing), len(audit.Corrupt), first(audit.Missing), first(audit.Corrupt))
+	c := state.Catalog
+	if missing, corrupt := audit(t, st, c); len(missing)+len(corrupt) > 0 {
+		t.Fatalf("catalog not truthful: %d missing, %d corrupt (first: %v %v)", len(missing), len(corrupt), first(missing), first(corrupt))
 	}
 	idx := c.Index()
-	for p := range r.Listing {
+	for _, p := range listed {
 		if !strings.HasPrefix(p, ".distributor") && idx[p] == nil {
 			t.Fatalf("orphan %s: in storage, not recorded", p)
 		}
 	}
 	return c
+}
+
+// audit re-hashes every output of c from st, one at a time, and returns
+// in catalog order the paths of those missing and the records whose
+// sha256 or size differ, with what st holds. A read error fails t.
+func audit(t *testing.T, st storage.Store, c *catalog.Catalog) (missing, corrupt []string) {
+	t.Helper()
+	for _, o := range c.Outputs {
+		sum, size, err := txn.HashObject(context.Background(), st, o.Path)
+		switch {
+		case errors.Is(err, storage.ErrNotExist):
+			missing = append(missing, o.Path)
+		case err != nil:
+			t.Fatal(err)
+		case sum != o.SHA256 || size != o.Size:
+			corrupt = append(corrupt, fmt.Sprintf("%s: %s (%d bytes), recorded %s (%d bytes)", o.Path, sum, size, o.SHA256, o.Size))
+		}
+	}
+	return missing, corrupt
 }
 
 func first[T any](s []T) any {
@@ -240,20 +264,19 @@ func TestConcurrentWriters(t *testing.T) {
 				}
 			}
 			ctx := context.Background()
-			r, err := app.ReadRoot(ctx, be.store)
+			state, _, err := txn.ReadCatalog(ctx, be.store)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.State.Status != catalog.StatusCatalog {
-				t.Fatalf("state %s: %v", r.State.Status, r.State.Problem)
+			if state.Status != catalog.StatusCatalog {
+				t.Fatalf("state %s: %v", state.Status, state.Problem)
 			}
-			c := r.State.Catalog
+			c := state.Catalog
 			if len(c.Outputs) != writers*files {
 				t.Fatalf("%d records, want %d: a catalog update was lost", len(c.Outputs), writers*files)
 			}
-			audit, err := app.Audit(ctx, be.store, c, nil)
-			if err != nil || !audit.Truthful() {
-				t.Fatalf("catalog not truthful: %+v %v", audit, err)
+			if missing, corrupt := audit(t, be.store, c); len(missing)+len(corrupt) > 0 {
+				t.Fatalf("catalog not truthful: missing %v, corrupt %v", missing, corrupt)
 			}
 			t.Logf("%s: %d concurrent writer processes, %d records kept", b.name, writers, len(c.Outputs))
 		})

@@ -6,7 +6,6 @@ package app
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"time"
@@ -102,31 +101,6 @@ type Root struct {
 	// recordedDirs, on S3, holds the parent keys of planned paths below
 	// which the catalog records an output (see lookUp).
 	recordedDirs map[string]bool
-}
-
-// ReadRoot reads a root's catalog state and lists it.
-func ReadRoot(ctx context.Context, st storage.Store) (*Root, error) {
-	r := &Root{Store: st, Listing: map[string]int64{}, ReadAt: time.Now()}
-	// List first: if a writer commits before the catalog is read, its
-	// listing entry is older than the version read, so catalogUnchanged
-	// sees a change (the safe direction).
-	err := st.List(ctx, "", func(info storage.Info) error {
-		if info.Dir {
-			return nil // maintenance looks at objects only
-		}
-		r.Listing[info.Path] = info.Size
-		if info.Path == catalog.FileName {
-			r.CatalogInfo = info
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", st, err)
-	}
-	if r.State, r.Version, err = txn.ReadCatalog(ctx, st); err != nil {
-		return nil, err
-	}
-	return r, nil
 }
 
 // logFailure logs err in brief as an error, and whole, when longer, at info

@@ -27,9 +27,6 @@ type AuditResult struct {
 	Corrupt []Corrupt
 }
 
-// Truthful reports whether every audited record matched storage.
-func (r *AuditResult) Truthful() bool { return len(r.Missing) == 0 && len(r.Corrupt) == 0 }
-
 // AuditOptions tune an audit.
 type AuditOptions struct {
 	Jobs int // outputs read and hashed at once (0 or 1: one at a time)
@@ -37,24 +34,6 @@ type AuditOptions struct {
 	// bytes read for it (0 when only sizes are compared), from any
 	// goroutine.
 	Checked func(path string, read int64)
-}
-
-// Audit re-hashes, from storage, every output of c that keep selects (nil
-// selects all) and compares sha256 and size with its record, one output
-// at a time. Missing and Corrupt are in catalog order; the first read
-// error stops the audit and is returned.
-func Audit(ctx context.Context, st storage.Store, c *catalog.Catalog, keep func(*catalog.Output) bool) (*AuditResult, error) {
-	records := func(fn func(o *catalog.Output, l *listed) error) error {
-		for i := range c.Outputs {
-			if o := &c.Outputs[i]; keep == nil || keep(o) {
-				if err := fn(o, nil); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
-	return auditStream(ctx, st, records, false, AuditOptions{})
 }
 
 // auditBatch is how many records an audit checks at a time, in parallel:

@@ -2,11 +2,14 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/report"
+	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/txn"
 )
 
 // This file holds what only tests use.
@@ -31,4 +34,50 @@ func (a *App) Run(ctx context.Context, cfg *config.Config, opts RunOptions) (*re
 		return nil, err
 	}
 	return report.RunOf(o), nil
+}
+
+// Truthful reports whether every audited record matched storage.
+func (r *AuditResult) Truthful() bool { return len(r.Missing) == 0 && len(r.Corrupt) == 0 }
+
+// Audit re-hashes, from storage, every output of c that keep selects (nil
+// selects all) and compares sha256 and size with its record, one output
+// at a time. Missing and Corrupt are in catalog order; the first read
+// error stops the audit and is returned.
+func Audit(ctx context.Context, st storage.Store, c *catalog.Catalog, keep func(*catalog.Output) bool) (*AuditResult, error) {
+	records := func(fn func(o *catalog.Output, l *listed) error) error {
+		for i := range c.Outputs {
+			if o := &c.Outputs[i]; keep == nil || keep(o) {
+				if err := fn(o, nil); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return auditStream(ctx, st, records, false, AuditOptions{})
+}
+
+// ReadRoot reads a root's catalog state and lists it.
+func ReadRoot(ctx context.Context, st storage.Store) (*Root, error) {
+	r := &Root{Store: st, Listing: map[string]int64{}, ReadAt: time.Now()}
+	// List first: if a writer commits before the catalog is read, its
+	// listing entry is older than the version read, so catalogUnchanged
+	// sees a change (the safe direction).
+	err := st.List(ctx, "", func(info storage.Info) error {
+		if info.Dir {
+			return nil // maintenance looks at objects only
+		}
+		r.Listing[info.Path] = info.Size
+		if info.Path == catalog.FileName {
+			r.CatalogInfo = info
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", st, err)
+	}
+	if r.State, r.Version, err = txn.ReadCatalog(ctx, st); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
