@@ -159,13 +159,42 @@ func TestPausedWriterResumedAfterTakeover(t *testing.T) {
 }
 
 func pausedWriter(t *testing.T, local bool, be backend) {
-	const files = 200
+	began := time.Now()
+	w := newPausedRun(t, local, be)
+	a, paused := w.startAndPauseA(t)
+	outB := w.takeOverWithB(t, paused)
+	outA := w.resumeA(t, a)
+	defer func() {
+		if t.Failed() {
+			t.Logf("A's output (plan lines left out):\n%s\nB's output (plan lines left out):\n%s", withoutPlan(outA), withoutPlan(outB))
+		}
+	}()
+	w.rootHoldsB(t)
+	t.Logf("paused writer fenced out; root verified in %s overall", time.Since(began).Round(time.Millisecond))
+}
+
+// pausedFiles is how many files each writer of pausedWriter publishes.
+const pausedFiles = 200
+
+// pausedRun is pausedWriter's scenario on one backend: the root, the
+// configuration, B's bundle, and the lease and allowance both writers use.
+type pausedRun struct {
+	local       bool
+	st          storage.Store
+	dir, cfg    string
+	b3          map[string]string
+	lease, skew string
+	takeover    time.Duration // how long B must at least wait: lease + allowance
+}
+
+// newPausedRun writes bundles b2 (A's) and b3 (B's, the same paths and
+// sizes with other bytes) and a configuration publishing to be.
+func newPausedRun(t *testing.T, local bool, be backend) *pausedRun {
+	const files = pausedFiles
 	// The lease and allowance grow with the test-wide time factor;
 	// takeover is how long B must at least wait: lease + allowance.
 	leaseD, skewD := testtime.Scale(2*time.Second), testtime.Scale(time.Second)
 	lease, skew, takeover := leaseD.String(), skewD.String(), leaseD+skewD
-	began := time.Now()
-	ctx := t.Context()
 	st := be.store
 	dir := t.TempDir()
 	b2, b3 := map[string]string{}, map[string]string{}
@@ -181,7 +210,28 @@ func pausedWriter(t *testing.T, local bool, be backend) {
 	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return &pausedRun{local: local, st: st, dir: dir, cfg: cfg, b3: b3, lease: lease, skew: skew, takeover: takeover}
+}
 
+// outputs counts the objects at the root that are not distributor's own.
+func (w *pausedRun) outputs(t *testing.T) int {
+	n := 0
+	if err := w.st.List(t.Context(), "", func(i storage.Info) error {
+		if !strings.HasPrefix(i.Path, ".distributor") {
+			n++
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// startAndPauseA starts A, publishing b2 one file at a time, and pauses it
+// (SIGSTOP) once its journal exists and its first output is in place.
+func (w *pausedRun) startAndPauseA(t *testing.T) (*proc, time.Time) {
+	const files = pausedFiles
+	ctx, st, dir, cfg := t.Context(), w.st, w.dir, w.cfg
 	// journalExists looks for the intent journal at the root: the journal
 	// or, where a run's intent travels in its lock record, that record with
 	// an intent, once A writes its outputs (before that, A may not have
@@ -190,23 +240,10 @@ func pausedWriter(t *testing.T, local bool, be backend) {
 		t.Helper()
 		return intentPending(t, ctx, st)
 	}
-	outputs := func() int {
-		n := 0
-		if err := st.List(ctx, "", func(i storage.Info) error {
-			if !strings.HasPrefix(i.Path, ".distributor") {
-				n++
-			}
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	outputs := func() int { return w.outputs(t) }
 
-	// A: publishes b2, one file at a time; paused once its journal exists
-	// and its first output is in place.
 	a := startProc(t, command(t, "run", "--config", cfg, "--pipeline", "p", "--source", filepath.Join(dir, "b2"),
-		"--jobs", "1", "--lock-lease", lease, "--lock-skew-allowance", skew))
+		"--jobs", "1", "--lock-lease", w.lease, "--lock-skew-allowance", w.skew))
 	deadline := time.Now().Add(15 * time.Second)
 	for !journalExists() || outputs() == 0 {
 		if a.exited() {
@@ -215,7 +252,7 @@ func pausedWriter(t *testing.T, local bool, be backend) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no %s at the root 15s after A started\n%s", journal.Name, a.kill())
 		}
-		if !local {
+		if !w.local {
 			continue // a round trip per look is pause enough
 		}
 		time.Sleep(200 * time.Microsecond)
@@ -232,35 +269,37 @@ func pausedWriter(t *testing.T, local bool, be backend) {
 	written := outputs() // A's outputs in place when it was paused
 	t.Logf("A paused %s after it started, with its journal and %d of its %d files at the root",
 		paused.Sub(a.start).Round(time.Millisecond), written, files)
+	return a, paused
+}
 
-	// B: publishes b3 at the same paths; it must wait A's lease out, take
-	// the lock over, recover A's journal and commit.
-	code, outB := runProc(t, "B", 40*time.Second, "run", "--config", cfg, "--pipeline", "p", "--source", filepath.Join(dir, "b3"),
-		"--lock-lease", lease, "--lock-skew-allowance", skew, "--lock-timeout", "30s")
+// takeOverWithB runs B, publishing b3 at the same paths: it must wait A's
+// lease out, take the lock over, recover A's journal and commit. It
+// returns B's output.
+func (w *pausedRun) takeOverWithB(t *testing.T, paused time.Time) string {
+	code, outB := runProc(t, "B", 40*time.Second, "run", "--config", w.cfg, "--pipeline", "p", "--source", filepath.Join(w.dir, "b3"),
+		"--lock-lease", w.lease, "--lock-skew-allowance", w.skew, "--lock-timeout", "30s")
 	tookB := time.Since(paused)
 	if code != 0 {
-		t.Fatalf("B: exit %d, want 0 (take over A's lock after %s and recover its journal)\n%s", code, takeover, outB)
+		t.Fatalf("B: exit %d, want 0 (take over A's lock after %s and recover its journal)\n%s", code, w.takeover, outB)
 	}
-	if tookB < takeover {
-		t.Errorf("B committed %s after A was paused: before A's lease + skew allowance (%s) ran out", tookB.Round(time.Millisecond), takeover)
+	if tookB < w.takeover {
+		t.Errorf("B committed %s after A was paused: before A's lease + skew allowance (%s) ran out", tookB.Round(time.Millisecond), w.takeover)
 	}
 	if !strings.Contains(outB, "recovered") {
 		t.Errorf("B does not report that it recovered A's journal:\n%s", outB)
 	}
 	t.Logf("B took the lock over and committed %s after A was paused", tookB.Round(time.Millisecond))
+	return outB
+}
 
-	// A resumes: it lost its lock, so it must fail without touching the
-	// root, and say so.
+// resumeA resumes A (SIGCONT): it lost its lock, so it must fail without
+// touching the root, and say so. It returns A's output.
+func (w *pausedRun) resumeA(t *testing.T, a *proc) string {
 	if err := a.cmd.Process.Signal(sigCont); err != nil {
 		t.Fatalf("SIGCONT A: %v", err)
 	}
 	codeA := a.wait(t, "A after SIGCONT", 20*time.Second)
 	outA := a.output()
-	defer func() {
-		if t.Failed() {
-			t.Logf("A's output (plan lines left out):\n%s\nB's output (plan lines left out):\n%s", withoutPlan(outA), withoutPlan(outB))
-		}
-	}()
 	if codeA == 0 {
 		t.Errorf("A exited 0 after it lost its lock\n%s", outA)
 	}
@@ -272,8 +311,13 @@ func pausedWriter(t *testing.T, local bool, be backend) {
 		!strings.Contains(lower, "lost the lock") && !strings.Contains(lower, "lost its lock") {
 		t.Errorf("A's failure does not say it lost (or could not renew) its lock:\n%s", outA)
 	}
+	return outA
+}
 
-	// The root holds exactly B's publication.
+// rootHoldsB: the root holds exactly B's publication.
+func (w *pausedRun) rootHoldsB(t *testing.T) {
+	const files = pausedFiles
+	ctx, st, cfg, local := t.Context(), w.st, w.cfg, w.local
 	code, out := runProc(t, "verify", 30*time.Second, "verify", "--config", cfg, "--pipeline", "p", "--destination", "d", "--output", "json")
 	if code != 0 {
 		t.Errorf("verify: exit %d, want 0\n%s", code, out)
@@ -287,7 +331,7 @@ func pausedWriter(t *testing.T, local bool, be backend) {
 	}
 	got := objects(t, st) // no lock, no journal: exactly B's files and the catalog
 	want := map[string]string{}
-	for p, c := range b3 {
+	for p, c := range w.b3 {
 		want[p] = c
 	}
 	for p := range got {
@@ -315,7 +359,6 @@ func pausedWriter(t *testing.T, local bool, be backend) {
 	if len(c.Outputs) != files {
 		t.Errorf("the catalog records %d outputs, want %d", len(c.Outputs), files)
 	}
-	t.Logf("paused writer fenced out; root verified in %s overall", time.Since(began).Round(time.Millisecond))
 }
 
 // withoutPlan drops the per-file lines of a run's text report.
@@ -353,14 +396,31 @@ func withoutPlan(out string) string {
 // host), sweep the temporary file and publish, leaving a truthful catalog
 // and no temporary file.
 func TestKillAtLockAndJournalCreation(t *testing.T) {
+	strace := straceOrSkip(t)
+	// A run's intent travels in its lock record while it encodes to at
+	// most txn.IntentCap bytes: the journal case publishes enough files
+	// for its intent to be written to the journal object.
+	for _, tc := range []killCase{{"lock", lock.Name, 1, 20}, {"journal", journal.Name, 2, 400}} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := killedRun(t, strace, tc)
+			k.checkKilledState(t)
+			k.nextRunTakesOver(t)
+		})
+	}
+}
+
+// killAt returns strace's arguments that kill the traced process at the
+// first linkat onto name (the base name the local store links).
+func killAt(name string) []string {
+	return []string{"-f", "-qq", "-o", "/dev/null", "-P", name, "-e", "trace=linkat,renameat2", "-e", "inject=linkat,renameat2:signal=KILL:when=1"}
+}
+
+// straceOrSkip returns strace's path, or skips (fails under CI) where
+// strace is missing or cannot trace and inject.
+func straceOrSkip(t *testing.T) string {
 	strace, err := exec.LookPath("strace")
 	if err != nil {
 		skipUnlessCI(t, "strace is not installed (Debian package strace; scripts/test installs it as root): cannot inject faults")
-	}
-	// killAt returns strace's arguments that kill the traced process at the
-	// first linkat onto name (the base name the local store links).
-	killAt := func(name string) []string {
-		return []string{"-f", "-qq", "-o", "/dev/null", "-P", name, "-e", "trace=linkat,renameat2", "-e", "inject=linkat,renameat2:signal=KILL:when=1"}
 	}
 	// strace must be able to trace and to inject here (ptrace may be
 	// forbidden, the strace too old for -e inject): `distributor --version`
@@ -371,118 +431,135 @@ func TestKillAtLockAndJournalCreation(t *testing.T) {
 	if out, err := probe.CombinedOutput(); err != nil {
 		skipUnlessCI(t, fmt.Sprintf("strace cannot trace processes or inject faults in this environment (ptrace restricted?): %v\n%s", err, out))
 	}
+	return strace
+}
 
-	// A run's intent travels in its lock record while it encodes to at
-	// most txn.IntentCap bytes: the journal case publishes enough files
-	// for its intent to be written to the journal object.
-	for _, tc := range []struct {
-		name   string
-		target string // the file whose creation is killed
-		n      int    // its linkat's rank in the run
-		files  int
-	}{{"lock", lock.Name, 1, 20}, {"journal", journal.Name, 2, 400}} {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			files := map[string]string{}
-			for i := 0; i < tc.files; i++ {
-				files[fmt.Sprintf("d%d/f%03d.txt", i%3, i)] = fmt.Sprintf("file %03d\n", i)
-			}
-			src := filepath.Join(dir, "a")
-			writeBundle(t, src, "bundle.a", files)
-			cfg := filepath.Join(dir, "distributor.yaml")
-			conf := "pipelines:\n  - {id: p, source: a, destinations: [site]}\ndestinations:\n  - {id: site, backend: local, path: www, workflow: replacement}\n"
-			if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			root := filepath.Join(dir, "www")
+// killCase is a file whose creation TestKillAtLockAndJournalCreation kills.
+type killCase struct {
+	name   string
+	target string // the file whose creation is killed
+	n      int    // its linkat's rank in the run
+	files  int
+}
 
-			run := command(t, "run", "--config", cfg, "--pipeline", "p", "--source", src)
-			sc := exec.Command(strace, append(killAt(tc.target), append([]string{run.Path}, run.Args[1:]...)...)...)
-			// A relative -P name is also resolved against strace's working
-			// directory: one without such a file.
-			sc.Env, sc.Dir = run.Env, dir
-			p := startProc(t, sc)
-			p.wait(t, "strace run", 30*time.Second)
-			// strace ends itself with the signal that killed its tracee.
-			if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-				t.Fatalf("the run was not killed at the linkat onto %s (%s): it does not create the %s with linkat\n%s",
-					tc.target, p.cmd.ProcessState, tc.name, p.output())
-			}
+// killRun is a run killed at the creation of its case's file: its bundle,
+// configuration and root.
+type killRun struct {
+	tc             killCase
+	cfg, src, root string
+	files          map[string]string
+}
 
-			// The state the kill left shows which file was being created, and
-			// that it was the run's first (lock) or second (journal) linkat:
-			// nothing, or only the lock, was linked before.
-			entries, err := os.ReadDir(root)
-			if err != nil {
-				t.Fatalf("root after the kill: %v", err)
-			}
-			var names, temps []string
-			for _, e := range entries {
-				names = append(names, e.Name())
-				if storage.IsTemp(e.Name()) {
-					temps = append(temps, e.Name())
-				}
-			}
-			wantNames := 1
-			if tc.n == 2 {
-				wantNames = 2
-				if !slices.Contains(names, lock.Name) {
-					t.Fatalf("killed at linkat #2: no %s at the root (%q)", lock.Name, names)
-				}
-				data, err := os.ReadFile(filepath.Join(root, lock.Name))
-				var info lock.Info
-				if err != nil || json.Unmarshal(data, &info) != nil || info.Command != "run" || info.PID == 0 {
-					t.Fatalf("killed at linkat #2: %s is not a lock record of the run (%v): %q", lock.Name, err, data)
-				}
-			}
-			if len(temps) != 1 || len(names) != wantNames {
-				t.Fatalf("killed at linkat #%d: root holds %q, want %d entries, one temporary file", tc.n, names, wantNames)
-			}
-			if slices.Contains(names, journal.Name) || (tc.n == 1 && slices.Contains(names, lock.Name)) {
-				t.Fatalf("killed at linkat #%d: root holds %q: the linkat was not the %s's", tc.n, names, tc.name)
-			}
-			data, err := os.ReadFile(filepath.Join(root, temps[0]))
-			if err != nil {
-				t.Fatal(err)
-			}
-			switch tc.n {
-			case 1:
-				var info lock.Info
-				if err := json.Unmarshal(data, &info); err != nil || info.ID == "" || info.Command != "run" {
-					t.Fatalf("the temporary file %s is not a lock record (%v): %q", temps[0], err, data)
-				}
-			case 2:
-				j, err := journal.Decode(data)
-				if err != nil || len(j.Ops) != len(files) {
-					t.Fatalf("the temporary file %s is not the run's journal (%v): %q", temps[0], err, data)
-				}
-			}
-			t.Logf("killed at the linkat creating the %s (linkat #%d of the run): root holds %q", tc.name, tc.n, names)
+// killedRun publishes a bundle of tc.files files under strace, which kills
+// the run at its linkat onto tc.target.
+func killedRun(t *testing.T, strace string, tc killCase) *killRun {
+	dir := t.TempDir()
+	files := map[string]string{}
+	for i := 0; i < tc.files; i++ {
+		files[fmt.Sprintf("d%d/f%03d.txt", i%3, i)] = fmt.Sprintf("file %03d\n", i)
+	}
+	src := filepath.Join(dir, "a")
+	writeBundle(t, src, "bundle.a", files)
+	cfg := filepath.Join(dir, "distributor.yaml")
+	conf := "pipelines:\n  - {id: p, source: a, destinations: [site]}\ndestinations:\n  - {id: site, backend: local, path: www, workflow: replacement}\n"
+	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(dir, "www")
 
-			// The next run takes over at once and publishes.
-			code, out := runProc(t, "next run", 30*time.Second, "run", "--config", cfg, "--pipeline", "p", "--source", src, "--lock-timeout", "10s")
-			if code != 0 {
-				t.Fatalf("next run: exit %d, want 0\n%s", code, out)
-			}
-			var left []string
-			filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-				if err == nil && storage.IsTemp(d.Name()) {
-					left = append(left, p)
-				}
-				return err
-			})
-			if len(left) > 0 {
-				t.Errorf("temporary files left below the root: %q", left)
-			}
-			for _, name := range []string{lock.Name, journal.Name} {
-				if _, err := os.Lstat(filepath.Join(root, name)); !errors.Is(err, fs.ErrNotExist) {
-					t.Errorf("%s after the next run: %v", name, err)
-				}
-			}
-			if c := auditRoot(t, root); len(c.Outputs) != len(files) {
-				t.Errorf("the catalog records %d outputs, want %d", len(c.Outputs), len(files))
-			}
-		})
+	run := command(t, "run", "--config", cfg, "--pipeline", "p", "--source", src)
+	sc := exec.Command(strace, append(killAt(tc.target), append([]string{run.Path}, run.Args[1:]...)...)...)
+	// A relative -P name is also resolved against strace's working
+	// directory: one without such a file.
+	sc.Env, sc.Dir = run.Env, dir
+	p := startProc(t, sc)
+	p.wait(t, "strace run", 30*time.Second)
+	// strace ends itself with the signal that killed its tracee.
+	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("the run was not killed at the linkat onto %s (%s): it does not create the %s with linkat\n%s",
+			tc.target, p.cmd.ProcessState, tc.name, p.output())
+	}
+	return &killRun{tc: tc, cfg: cfg, src: src, root: root, files: files}
+}
+
+// checkKilledState: the state the kill left shows which file was being
+// created, and that it was the run's first (lock) or second (journal)
+// linkat: nothing, or only the lock, was linked before.
+func (k *killRun) checkKilledState(t *testing.T) {
+	tc, root, files := k.tc, k.root, k.files
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatalf("root after the kill: %v", err)
+	}
+	var names, temps []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+		if storage.IsTemp(e.Name()) {
+			temps = append(temps, e.Name())
+		}
+	}
+	wantNames := 1
+	if tc.n == 2 {
+		wantNames = 2
+		if !slices.Contains(names, lock.Name) {
+			t.Fatalf("killed at linkat #2: no %s at the root (%q)", lock.Name, names)
+		}
+		data, err := os.ReadFile(filepath.Join(root, lock.Name))
+		var info lock.Info
+		if err != nil || json.Unmarshal(data, &info) != nil || info.Command != "run" || info.PID == 0 {
+			t.Fatalf("killed at linkat #2: %s is not a lock record of the run (%v): %q", lock.Name, err, data)
+		}
+	}
+	if len(temps) != 1 || len(names) != wantNames {
+		t.Fatalf("killed at linkat #%d: root holds %q, want %d entries, one temporary file", tc.n, names, wantNames)
+	}
+	if slices.Contains(names, journal.Name) || (tc.n == 1 && slices.Contains(names, lock.Name)) {
+		t.Fatalf("killed at linkat #%d: root holds %q: the linkat was not the %s's", tc.n, names, tc.name)
+	}
+	data, err := os.ReadFile(filepath.Join(root, temps[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch tc.n {
+	case 1:
+		var info lock.Info
+		if err := json.Unmarshal(data, &info); err != nil || info.ID == "" || info.Command != "run" {
+			t.Fatalf("the temporary file %s is not a lock record (%v): %q", temps[0], err, data)
+		}
+	case 2:
+		j, err := journal.Decode(data)
+		if err != nil || len(j.Ops) != len(files) {
+			t.Fatalf("the temporary file %s is not the run's journal (%v): %q", temps[0], err, data)
+		}
+	}
+	t.Logf("killed at the linkat creating the %s (linkat #%d of the run): root holds %q", tc.name, tc.n, names)
+}
+
+// nextRunTakesOver: the next run takes over at once and publishes,
+// leaving no temporary file, lock or journal.
+func (k *killRun) nextRunTakesOver(t *testing.T) {
+	cfg, src, root, files := k.cfg, k.src, k.root, k.files
+	code, out := runProc(t, "next run", 30*time.Second, "run", "--config", cfg, "--pipeline", "p", "--source", src, "--lock-timeout", "10s")
+	if code != 0 {
+		t.Fatalf("next run: exit %d, want 0\n%s", code, out)
+	}
+	var left []string
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && storage.IsTemp(d.Name()) {
+			left = append(left, p)
+		}
+		return err
+	})
+	if len(left) > 0 {
+		t.Errorf("temporary files left below the root: %q", left)
+	}
+	for _, name := range []string{lock.Name, journal.Name} {
+		if _, err := os.Lstat(filepath.Join(root, name)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s after the next run: %v", name, err)
+		}
+	}
+	if c := auditRoot(t, root); len(c.Outputs) != len(files) {
+		t.Errorf("the catalog records %d outputs, want %d", len(c.Outputs), len(files))
 	}
 }
 
