@@ -359,6 +359,36 @@ func partitionFiles(version string) map[string]string {
 }
 
 func partitionScenario(t *testing.T, srv netServer) {
+	p := newPartitionRun(t, srv)
+	stallAt, aDone := p.startPartitionedA(t)
+	bAt, afterB := p.takeOverWithB(t, stallAt)
+	p.aEndsByItself(t, stallAt, bAt, aDone)
+	p.nothingChangedAfterB(t, afterB)
+}
+
+// partitionRun is partitionScenario on one server: the fixture with
+// bundles v0, v1 (A's) and v2 (B's), the proxy A goes through, both
+// configurations, and the root as the setup run left it.
+type partitionRun struct {
+	srv                 netServer
+	f                   *fixture
+	v2                  map[string]string
+	proxy               *faultproxy.Proxy
+	direct, partitioned *config.Config
+	r0                  *Root
+}
+
+// partitionResult is how writer A's run ended, and when.
+type partitionResult struct {
+	d   *report.Destination
+	err error
+	at  time.Time
+}
+
+// newPartitionRun publishes v0 first, so that A's writes replace files
+// (recovery rolls A's completed ones forward before B replaces them
+// again).
+func newPartitionRun(t *testing.T, srv netServer) *partitionRun {
 	ctx := t.Context()
 	f := newFixture(t, "replacement")
 	v2 := partitionFiles("v2")
@@ -369,8 +399,6 @@ func partitionScenario(t *testing.T, srv netServer) {
 	direct := netConfig(t, f.dir, "direct.yaml", srv.dest(t, srv.addr))
 	partitioned := netConfig(t, f.dir, "partitioned.yaml", srv.dest(t, proxy.Addr()))
 
-	// v0 is published first, so that A's writes replace files (recovery
-	// rolls A's completed ones forward before B replaces them again).
 	if d, err := runNet(ctx, netApp(f, srv), direct, "", 0); err != nil || d.Status != report.StatusOK {
 		t.Fatalf("setup run: %v %+v", err, d)
 	}
@@ -378,9 +406,15 @@ func partitionScenario(t *testing.T, srv netServer) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return &partitionRun{srv: srv, f: f, v2: v2, proxy: proxy, direct: direct, partitioned: partitioned, r0: r0}
+}
 
-	// A: jobs 1, through the proxy, which partitions it just before its
-	// 11th output: its journal exists and ten outputs are written.
+// startPartitionedA starts A: jobs 1, through the proxy, which partitions
+// it just before its 11th output: its journal exists and ten outputs are
+// written. It returns when the partition began, and where A's result
+// comes.
+func (p *partitionRun) startPartitionedA(t *testing.T) (time.Time, chan partitionResult) {
+	f, srv, proxy, partitioned := p.f, p.srv, p.proxy, p.partitioned
 	stalled := make(chan time.Time, 1)
 	a := netApp(f, srv)
 	a.Open = func(ctx context.Context, d *config.Destination, root string) (storage.Store, error) {
@@ -393,17 +427,12 @@ func partitionScenario(t *testing.T, srv netServer) {
 			stalled <- time.Now()
 		}}, nil
 	}
-	type result struct {
-		d   *report.Destination
-		err error
-		at  time.Time
-	}
-	aDone := make(chan result, 1)
+	aDone := make(chan partitionResult, 1)
 	aFinished := make(chan struct{})
 	go func() {
 		defer close(aFinished)
 		d, err := runNet(context.Background(), a, partitioned, filepath.Join(f.dir, "v1"), 1)
-		aDone <- result{d, err, time.Now()}
+		aDone <- partitionResult{d, err, time.Now()}
 	}()
 	// Whatever happens below, A is released and waited for before the
 	// servers stop.
@@ -426,13 +455,18 @@ func partitionScenario(t *testing.T, srv netServer) {
 	if !intentPending(t, srv.store) {
 		t.Fatalf("A's journal is not at the root when the partition begins (neither %s nor an intent in %s)", journal.Name, lock.Name)
 	}
+	return stallAt, aDone
+}
 
-	// B: direct, waits for the lock up to 20s.
+// takeOverWithB runs B: direct, it waits for the lock up to 20s, and must
+// take over after A's lease plus the allowance and recover A's journal.
+// It returns when B committed, and the root then.
+func (p *partitionRun) takeOverWithB(t *testing.T, stallAt time.Time) (time.Time, map[string]string) {
 	var logs logBuffer
-	b := netApp(f, srv)
+	b := netApp(p.f, p.srv)
 	b.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	b.LockTimeout = 20 * time.Second
-	d, err := runNet(ctx, b, direct, filepath.Join(f.dir, "v2"), 0)
+	d, err := runNet(t.Context(), b, p.direct, filepath.Join(p.f.dir, "v2"), 0)
 	bAt := time.Now()
 	if err != nil {
 		t.Fatal(err)
@@ -447,16 +481,19 @@ func partitionScenario(t *testing.T, srv netServer) {
 	if !strings.Contains(logs.String(), "recovered a root left by a dead run") {
 		t.Errorf("B did not recover A's journal; its log:\n%s", logs.String())
 	}
-	afterB := srv.snapshot(t)
+	return bAt, p.srv.snapshot(t)
+}
 
-	// A must end by itself, partitioned, and say it lost its lock.
-	var ar result
+// aEndsByItself: A must end by itself, partitioned, and say it lost its
+// lock.
+func (p *partitionRun) aEndsByItself(t *testing.T, stallAt, bAt time.Time, aDone chan partitionResult) {
+	var ar partitionResult
 	select {
 	case ar = <-aDone:
 	case <-time.After(time.Until(stallAt.Add(partitionedEnd))):
 		t.Errorf("A did not end by itself within %s of the partition; its goroutines:\n%s",
 			partitionedEnd, goroutinesIn(writerPackages...))
-		proxy.Heal()
+		p.proxy.Heal()
 		select {
 		case ar = <-aDone:
 		case <-time.After(30 * time.Second):
@@ -475,18 +512,21 @@ func partitionScenario(t *testing.T, srv netServer) {
 	default:
 		t.Logf("A: %s", *ar.d.Error)
 	}
+}
 
-	// Nothing changed since B's commit, even once the partition is over,
-	// and B's outputs are intact.
-	proxy.Heal()
-	if n := proxy.Active(); n != 0 {
+// nothingChangedAfterB: nothing changed since B's commit, even once the
+// partition is over, and B's outputs are intact.
+func (p *partitionRun) nothingChangedAfterB(t *testing.T, afterB map[string]string) {
+	srv := p.srv
+	p.proxy.Heal()
+	if n := p.proxy.Active(); n != 0 {
 		t.Errorf("%d connections through the proxy still open after A returned and the partition healed", n)
 	}
 	if after := srv.snapshot(t); !maps.Equal(afterB, after) {
 		t.Errorf("the root changed after B committed:\n%s", diffSnapshot(afterB, after))
 	}
-	c := storeInvariants(t, srv.store, nil, r0.State.Catalog, nil)
-	wantPublished(t, srv.store, c, v2)
+	c := storeInvariants(t, srv.store, nil, p.r0.State.Catalog, nil)
+	wantPublished(t, srv.store, c, p.v2)
 }
 
 func diffSnapshot(before, after map[string]string) string {
