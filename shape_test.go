@@ -27,22 +27,6 @@ const (
 	prodGoal    = 29000
 )
 
-// longTests are the test functions over maxFunc when this guard came, each
-// with its length then as a ceiling it must not pass. Split one, then drop
-// it here; nothing may join the list, and production code has no entries.
-var longTests = map[string]int{
-	"cmd/distributor/fencing_process_test.go:pausedWriter":                          159,
-	"cmd/distributor/fencing_process_test.go:TestKillAtLockAndJournalCreation":      133,
-	"internal/app/fencing_net_test.go:partitionScenario":                            130,
-	"internal/app/headers_test.go:TestHeaders":                                      106,
-	"internal/bundle/load_test.go:TestLoadProblems":                                 155,
-	"internal/bundle/manifest_test.go:TestParseManifestErrors":                      202,
-	"internal/config/config_test.go:TestDecodeErrors":                               137,
-	"internal/plan/plan_test.go:TestActions":                                        209,
-	"internal/storage/local/local_unix_test.go:TestSymlinksNeverLeadOutsideTheRoot": 116,
-	"internal/storage/sftp/sweep_test.go:TestSymlinkedParentNeverFollowed":          111,
-}
-
 // notProduction filters the production count the goal is measured with:
 //
 //	git ls-files '*.go' | grep -v '_test.go$' |
@@ -56,7 +40,7 @@ func TestCodeShape(t *testing.T) {
 		t.Fatal("no Go files found")
 	}
 	fset := token.NewFileSet()
-	prod, seen := 0, map[string]bool{}
+	prod := 0
 	for _, name := range files {
 		src, err := os.ReadFile(name)
 		if os.IsNotExist(err) {
@@ -96,17 +80,7 @@ func TestCodeShape(t *testing.T) {
 			if n <= maxFunc {
 				continue
 			}
-			key := name + ":" + funcName(fn)
-			if ceiling, ok := longTests[key]; ok && isTest && n <= ceiling {
-				seen[key] = true
-				continue
-			}
 			t.Errorf("%s:%d: %s has %d lines, more than %d", name, from, funcName(fn), n, maxFunc)
-		}
-	}
-	for key := range longTests {
-		if !seen[key] {
-			t.Logf("%s is no longer over %d lines (or grew past its ceiling): drop it from longTests", key, maxFunc)
 		}
 	}
 	t.Logf("production Go lines: %d (goal %d)", prod, prodGoal)
