@@ -39,6 +39,17 @@ func (r *ctxReader) Read(p []byte) (int, error) {
 	return r.r.Read(p)
 }
 
+// HashBuffer is how many bytes a hashing read asks of a store at a time,
+// each read with one check of the context (a clock read where it is a
+// lock's fence); dirstore's BenchmarkReadDigested holds it.
+const HashBuffer = 64 << 10
+
+// Hash writes r into h, HashBuffer bytes at a time, each read failing once
+// ctx is done, and returns how many bytes it hashed.
+func Hash(ctx context.Context, h io.Writer, r io.Reader) (int64, error) {
+	return io.CopyBuffer(h, ContextReader(ctx, r), make([]byte, HashBuffer))
+}
+
 // AnswerGrace is how long a request whose body went out whole may still
 // wait for its answer after its context ended (a signal, a lapsed fence):
 // the server may store it, and only its answer says whether it did, so a

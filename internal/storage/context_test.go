@@ -1,8 +1,11 @@
 package storage_test
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
+	"io"
 	"testing"
 
 	"github.com/distributor-dev/distributor/internal/storage"
@@ -44,5 +47,37 @@ func TestCancelledReadsNoErrWhileLive(t *testing.T) {
 	}
 	if err := storage.Cancelled(context.Background()); err != nil {
 		t.Fatalf("background context: %v", err)
+	}
+}
+
+// sizesReader records the size of every read asked of it.
+type sizesReader struct {
+	r     io.Reader
+	asked []int
+}
+
+func (s *sizesReader) Read(p []byte) (int, error) {
+	s.asked = append(s.asked, len(p))
+	return s.r.Read(p)
+}
+
+// TestHashReadsWholeBuffers: Hash asks its reader for HashBuffer bytes at
+// a time, with one context check each, and hashes every byte.
+func TestHashReadsWholeBuffers(t *testing.T) {
+	data := bytes.Repeat([]byte{7}, 3*storage.HashBuffer+5)
+	src := &sizesReader{r: bytes.NewReader(data)}
+	ctx := &countingCtx{Context: t.Context()}
+	h := sha256.New()
+	n, err := storage.Hash(ctx, h, src)
+	if want := sha256.Sum256(data); err != nil || n != int64(len(data)) || !bytes.Equal(h.Sum(nil), want[:]) {
+		t.Fatalf("Hash = %d, %v; sum %x, want %d bytes, %x", n, err, h.Sum(nil), len(data), want)
+	}
+	for i, size := range src.asked {
+		if size < storage.HashBuffer {
+			t.Errorf("read %d asked for %d bytes, want %d", i, size, storage.HashBuffer)
+		}
+	}
+	if ctx.errs != len(src.asked) || ctx.errs > 5 {
+		t.Errorf("%d context checks for %d reads of %d bytes", ctx.errs, len(src.asked), len(data))
 	}
 }

@@ -242,7 +242,7 @@ func currentCatalog(ctx context.Context, st storage.Store, paths map[string]bool
 		// the scan read), then look again below.
 		unsorted = errors.Is(err, catalog.ErrUnsorted)
 		recorded = map[string]*catalog.Output{}
-		_, err = io.Copy(sum, r)
+		_, err = storage.Hash(ctx, sum, r)
 		return err
 	})
 	switch {

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/distributor-dev/distributor/internal/bundle"
 	"github.com/distributor-dev/distributor/internal/catalog"
@@ -32,7 +31,7 @@ func HashObject(ctx context.Context, st storage.Store, path string) (string, int
 	}
 	defer rc.Close()
 	h := sha256.New()
-	n, err := io.Copy(h, rc)
+	n, err := storage.Hash(ctx, h, rc)
 	if err != nil {
 		return "", 0, fmt.Errorf("read %s: %w", path, err)
 	}

@@ -70,14 +70,14 @@ func ContentVersion(data []byte) storage.Version {
 func ReadDigested(ctx context.Context, r io.Reader, fn func(io.Reader) error, wrap func(error) error) (storage.Version, error) {
 	h := parhash.New(sha256.New())
 	defer h.Close()
-	cr := bufio.NewReaderSize(storage.ContextReader(ctx, io.TeeReader(r, h)), DigestBuffer)
+	cr := bufio.NewReaderSize(storage.ContextReader(ctx, io.TeeReader(r, h)), storage.HashBuffer)
 	if err := fn(cr); err != nil {
 		return "", err
 	}
 	// Discard drains through cr's buffer (io.Copy would hand io.Discard the
 	// reader below it, read 8 KiB at a time).
 	for {
-		if _, err := cr.Discard(DigestBuffer); err == io.EOF {
+		if _, err := cr.Discard(storage.HashBuffer); err == io.EOF {
 			break
 		} else if err != nil {
 			return "", wrap(err)
@@ -85,12 +85,6 @@ func ReadDigested(ctx context.Context, r io.Reader, fn func(io.Reader) error, wr
 	}
 	return SumVersion(h.Sum()), nil
 }
-
-// DigestBuffer is how many bytes ReadDigested asks of its reader at a
-// time, each read with one check of the context (a clock read where it is
-// a lock's fence), whatever sizes fn reads in; BenchmarkReadDigested holds
-// it.
-const DigestBuffer = 64 << 10
 
 // CopyChunk is how many bytes CopyExact copies between context checks.
 const CopyChunk = 1 << 20

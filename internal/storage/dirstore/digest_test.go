@@ -8,6 +8,7 @@ import (
 	"io"
 	"testing"
 
+	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/dirstore"
 )
 
@@ -35,7 +36,7 @@ func (s *sizesReader) Read(p []byte) (int, error) {
 }
 
 // TestReadDigestedReadsWholeBuffers: however small fn's reads, the store
-// is read DigestBuffer bytes at a time with one context check each, and
+// is read storage.HashBuffer bytes at a time with one context check each, and
 // the Version is the sha256 of every byte, also those fn left unread.
 func TestReadDigestedReadsWholeBuffers(t *testing.T) {
 	data := bytes.Repeat([]byte("0123456789abcdef"), 1<<16+7) // 1 MiB + 112 bytes
@@ -58,11 +59,11 @@ func TestReadDigestedReadsWholeBuffers(t *testing.T) {
 		t.Errorf("Version %q, want %q (%s)", v, want, hex.EncodeToString(sum[:]))
 	}
 	for i, n := range src.asked {
-		if n < dirstore.DigestBuffer {
-			t.Errorf("read %d of %d asked for %d bytes, want at least %d", i, len(src.asked), n, dirstore.DigestBuffer)
+		if n < storage.HashBuffer {
+			t.Errorf("read %d of %d asked for %d bytes, want at least %d", i, len(src.asked), n, storage.HashBuffer)
 		}
 	}
-	if most := len(data)/dirstore.DigestBuffer + 2; ctx.errs > most {
+	if most := len(data)/storage.HashBuffer + 2; ctx.errs > most {
 		t.Errorf("%d context checks for %d bytes, want at most %d", ctx.errs, len(data), most)
 	}
 }

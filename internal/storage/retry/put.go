@@ -274,7 +274,7 @@ func (s *Store) digest(ctx context.Context, path string) ([]byte, int64, error) 
 	}
 	defer rc.Close()
 	h := sha256.New()
-	n, err := io.Copy(h, storage.ContextReader(ctx, rc))
+	n, err := storage.Hash(ctx, h, rc)
 	if err != nil {
 		return nil, 0, fmt.Errorf("read back %s: %w", path, err)
 	}
@@ -316,7 +316,7 @@ func (s *Store) putIf(ctx context.Context, path string, in io.Reader, size int64
 			h := sha256.New()
 			var n int64
 			cur, err := s.Store.ReadVersioned(ctx, path, func(r io.Reader) (err error) {
-				n, err = io.Copy(h, storage.ContextReader(ctx, r))
+				n, err = storage.Hash(ctx, h, r)
 				return err
 			})
 			return cur, err == nil && n == size && bytes.Equal(h.Sum(nil), want), err
