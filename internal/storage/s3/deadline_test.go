@@ -58,18 +58,10 @@ func proxiedServers(t *testing.T, fn func(t *testing.T, opts Options, p *faultpr
 	})
 }
 
-// proxiedStores opens a store on each of proxiedServers, with its Options
-// adjusted by set (if not nil), for the partition tests of storagetest.
-func proxiedStores(set func(*Store)) storagetest.PartitionedStores {
-	return func(t *testing.T, fn func(t *testing.T, s storage.Store, p storagetest.Partition)) {
-		proxiedServers(t, func(t *testing.T, opts Options, p *faultproxy.Proxy) {
-			s := open(t, opts)
-			if set != nil {
-				set(s)
-			}
-			fn(t, s, p)
-		})
-	}
+// proxiedStores opens a store on each of proxiedServers, for the
+// partition tests of storagetest.
+func proxiedStores(t *testing.T, fn func(t *testing.T, s storage.Store, p storagetest.Partition)) {
+	proxiedServers(t, func(t *testing.T, opts Options, p *faultproxy.Proxy) { fn(t, open(t, opts), p) })
 }
 
 // TestStalledPutFails: a Put whose connection stops carrying bytes
@@ -77,7 +69,7 @@ func proxiedStores(set func(*Store)) storagetest.PartitionedStores {
 // fails within about the idle timeout instead of hanging, stores nothing,
 // and once the network heals the same Store works again.
 func TestStalledPutFails(t *testing.T) {
-	storagetest.StalledPut(t, proxiedStores(nil), 8<<20)
+	storagetest.StalledPut(t, proxiedStores, 8<<20)
 }
 
 // TestStalledReadsFail: Get and Stat whose server stops answering, and a
@@ -88,7 +80,7 @@ func TestStalledReadsFail(t *testing.T) {
 	// Larger than the socket buffers, so that a stall half-way through
 	// leaves most of it on the server's side.
 	const size = 32 << 20
-	storagetest.StalledReads(t, proxiedStores(func(s *Store) { s.partSize = 2 * size }), size) // one PUT
+	storagetest.StalledReads(t, proxiedStores, size)
 }
 
 // TestRefusedFailsFast: a server that refuses connections fails a call

@@ -101,9 +101,8 @@ const MaxPutIfSize = 5 << 30
 // concurrent use by multiple goroutines.
 type Store struct {
 	*objstore.Store
-	client   *minio.Client
-	bucket   string
-	partSize uint64 // of multipart uploads; 0: minio-go's (16 MiB, more above 156 GiB)
+	client *minio.Client
+	bucket string
 }
 
 var _ storage.Store = (*Store)(nil)
@@ -182,8 +181,6 @@ func (a api) Put(ctx context.Context, key string, w objstore.Write) (storage.Ver
 		if w.ExpectContinue {
 			ctx = context.WithValue(ctx, expectContinueKey{}, true)
 		}
-	} else {
-		opts.PartSize = a.s.partSize
 	}
 	info, err := a.s.client.PutObject(ctx, a.s.bucket, key, body, w.Size, opts)
 	if err != nil {

@@ -285,15 +285,14 @@ func (f *failAfter) Read(p []byte) (int, error) {
 }
 
 // TestFailedMultipartUploadIsAborted: an object larger than the part size
-// goes up in parts; a reader failing half-way leaves no object and no
-// incomplete upload.
+// (minio-go's, 16 MiB) goes up in parts; a reader failing half-way leaves
+// no object and no incomplete upload.
 func TestFailedMultipartUploadIsAborted(t *testing.T) {
 	servers(t, func(t *testing.T, opts Options) {
 		s := open(t, opts)
-		s.partSize = 5 << 20
 		ctx := t.Context()
 		put(t, s, "big", "old")
-		if _, err := s.Put(ctx, "big", &failAfter{n: 7 << 20}, 12<<20, storage.PutOptions{}); err == nil {
+		if _, err := s.Put(ctx, "big", &failAfter{n: 19 << 20}, 24<<20, storage.PutOptions{}); err == nil {
 			t.Fatal("Put with a failing reader succeeded")
 		}
 		if data, _, err := s.Get(ctx, "big"); err != nil || string(data) != "old" {
@@ -306,7 +305,7 @@ func TestFailedMultipartUploadIsAborted(t *testing.T) {
 			t.Errorf("incomplete upload left: %s %s", u.Key, u.UploadID)
 		}
 		// A multipart upload that completes is one object.
-		data := bytes.Repeat([]byte("0123456789abcdef"), (11<<20)/16)
+		data := bytes.Repeat([]byte("0123456789abcdef"), (17<<20)/16)
 		if _, err := s.Put(ctx, "big", struct{ io.Reader }{bytes.NewReader(data)}, int64(len(data)), storage.PutOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -479,7 +478,6 @@ func TestPutIfStreamOnePut(t *testing.T) {
 			return inner.RoundTrip(r)
 		})
 		s := open(t, opts)
-		s.partSize = 5 << 20
 		ctx := t.Context()
 		sent := func(what string, header string, want string) {
 			t.Helper()
