@@ -141,11 +141,19 @@ func (c *Config) Pipelines() []Pipeline {
 	return out
 }
 
-// Destinations lists the configuration's destination ids in its order.
-func (c *Config) Destinations() []string {
-	out := make([]string, len(c.c.Destinations))
+// Destination is one destination of a configuration as a caller sees it.
+type Destination struct {
+	ID       string
+	Backend  string // local, sftp, s3, gcs or azure
+	Path     string // the root as configured, {source_*} placeholders unexpanded
+	Workflow string // additive or replacement
+}
+
+// Destinations lists the configuration's destinations in its order.
+func (c *Config) Destinations() []Destination {
+	out := make([]Destination, len(c.c.Destinations))
 	for i, d := range c.c.Destinations {
-		out[i] = d.ID
+		out[i] = Destination{ID: d.ID, Backend: d.Backend, Path: d.Path, Workflow: d.Workflow}
 	}
 	return out
 }

@@ -243,6 +243,20 @@ destinations:
 	// line 10: destinations[0].workflow: "replace" is not one of additive, replacement; did you mean "replacement"?
 }
 
+func ExampleConfig_Destinations() {
+	cfg, dir := workspace()
+	defer os.RemoveAll(dir)
+	for _, p := range cfg.Pipelines() {
+		fmt.Println("pipeline", p.ID, "publishes to", p.Destinations)
+	}
+	for _, d := range cfg.Destinations() {
+		fmt.Println("destination", d.ID, "on", d.Backend, d.Workflow)
+	}
+	// Output:
+	// pipeline weather.daily publishes to [site]
+	// destination site on local additive
+}
+
 func ExampleLoadConfig() {
 	_, err := distributor.LoadConfig(filepath.Join(os.TempDir(), "no-such-dir", "distributor.yaml"))
 	fmt.Println(err != nil)

@@ -102,7 +102,12 @@ func registerIDCompletions(g *globals, cmd *cobra.Command) {
 		}
 		return ids
 	})
-	complete("destination", (*distributor.Config).Destinations)
+	complete("destination", func(c *distributor.Config) (ids []string) {
+		for _, d := range c.Destinations() {
+			ids = append(ids, d.ID)
+		}
+		return ids
+	})
 	if cmd.Flags().Lookup("source") != nil {
 		_ = cmd.MarkFlagDirname("source")
 	}
