@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/distributor-dev/distributor/internal/app"
+	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/lock"
 	"github.com/distributor-dev/distributor/internal/metrics"
@@ -24,6 +25,10 @@ type (
 	StateReport     = report.StateShow
 	UnlockReport    = report.Unlock
 )
+
+// StateOutput is one output a catalog records, as StateReport.Outputs
+// streams them (docs/state.md).
+type StateOutput = catalog.Output
 
 // RunOptions are the inputs of Run, as `distributor run` takes them.
 type RunOptions struct {
@@ -258,9 +263,12 @@ type ShowOptions struct {
 	Logger *slog.Logger
 }
 
-// ShowState reads a root's catalog, as `distributor state show` does; the
-// report's Raw holds the catalog's bytes as stored (nil when the root has
-// none).
+// ShowState reads a root's catalog, as `distributor state show` does, in
+// memory that does not grow with it: the report holds the catalog's top
+// fields (State "none" when the root has none), and streams its outputs in
+// path order (Outputs) and its bytes as stored (WriteRaw) from a copy of
+// what was read (a temporary file for a large catalog). Call its Close
+// when done.
 func ShowState(ctx context.Context, cfg *Config, opts ShowOptions) (*StateReport, error) {
 	return session(cfg, opts.Logger, nil, Tuning{}).ShowState(ctx, cfg.c, opts.maint())
 }

@@ -177,7 +177,16 @@ func ExampleShowState() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("state:", rep.State, "outputs:", len(rep.Catalog.Outputs))
+	defer rep.Close()
+	outputs := 0
+	err = rep.Outputs(func(o *distributor.StateOutput) error {
+		outputs++
+		return nil
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("state:", rep.State, "outputs:", outputs)
 	// Output: state: catalog outputs: 2
 }
 

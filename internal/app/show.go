@@ -3,18 +3,22 @@ package app
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/report"
+	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/txn"
 )
 
 // ShowState reads, for `distributor state show`, the catalog of the root
-// that a pipeline and one of its destinations select: every owner's
-// outputs and the stored document itself. State none is not an error;
-// legacy, invalid and future state are (exit 1), as are failures to open or
-// read the root. Invalid options are a *UsageError.
+// that a pipeline and one of its destinations select: its top fields, and
+// every owner's outputs and the stored document, which the report streams
+// (in memory that does not grow with the catalog) from a copy of the bytes
+// read, until its Close. State none is not an error; legacy, invalid and
+// future state are (exit 1), as are failures to open or read the root.
+// Invalid options are a *UsageError.
 func (a *App) ShowState(ctx context.Context, cfg *config.Config, opts MaintOptions) (*report.StateShow, error) {
 	t, err := resolveMaint(cfg, "state show", opts)
 	if err != nil {
@@ -25,31 +29,33 @@ func (a *App) ShowState(ctx context.Context, cfg *config.Config, opts MaintOptio
 		return nil, err
 	}
 	defer st.Close()
-	// The catalog, whole: state show prints every record.
-	state, version, err := txn.ReadCatalog(ctx, st)
+	// The bytes read are kept: the text table reads the records twice, and
+	// --output json prints them.
+	state, version, c, err := readMaintCatalog(ctx, st, true)
 	if err != nil {
 		return nil, err
 	}
 	if err := refuseShowState(st.String(), state); err != nil {
 		return nil, err
 	}
-	// The stored bytes, for --output json, at the version classified.
-	var raw []byte
-	if state.Status == catalog.StatusCatalog {
-		data, ver, err := st.Get(ctx, catalog.FileName)
-		if err != nil {
-			return nil, fmt.Errorf("read %s at %s: %w", catalog.FileName, st, err)
-		}
-		if ver != version {
-			return nil, fmt.Errorf("%s at %s changed while it was being read (a writer is at work): try again", catalog.FileName, st)
-		}
-		raw = data
-	}
-	rep := &report.StateShow{Target: t.head, State: string(state.Status), Catalog: state.Catalog, Raw: raw}
+	rep := &report.StateShow{Target: t.head, State: string(state.Status)}
 	rep.Root = st.String()
+	if c != nil {
+		src := &shownCatalog{ctx: ctx, root: rep.Root, c: c, raw: c.baseCopy()}
+		if src.raw == nil {
+			// Not sorted: c is a sorted copy, the stored bytes are read again.
+			if src.raw, err = spoolStored(ctx, st, version); err != nil {
+				c.close()
+				return nil, err
+			}
+		}
+		rep.SchemaVersion, rep.Header, rep.Count = catalog.SchemaVersion, c.Header, c.Count
+		rep.Stream(src)
+	}
 	// Logged too, for --output json, which prints the stored document alone.
 	pending, err := journalPresent(ctx, st)
 	if err != nil {
+		rep.Close()
 		return nil, err
 	}
 	if pending {
@@ -59,6 +65,61 @@ func (a *App) ShowState(ctx context.Context, cfg *config.Config, opts MaintOptio
 		}
 	}
 	return rep, nil
+}
+
+// spoolStored copies the root's catalog, which must still be at version,
+// into a Spool.
+func spoolStored(ctx context.Context, st storage.Store, version storage.Version) (*txn.Spool, error) {
+	data, ver, err := st.Get(ctx, catalog.FileName)
+	if err != nil {
+		return nil, fmt.Errorf("read %s at %s: %w", catalog.FileName, st, err)
+	}
+	if ver != version {
+		return nil, fmt.Errorf("%s at %s changed while it was being read (a writer is at work): try again", catalog.FileName, st)
+	}
+	raw := txn.NewSpool()
+	if _, err := raw.Write(data); err != nil {
+		raw.Close()
+		return nil, err
+	}
+	return raw, nil
+}
+
+// shownCatalog is a StateShow's catalog: its records stream from c, its
+// stored bytes from raw (c's copy, unless its records were not sorted).
+type shownCatalog struct {
+	ctx  context.Context
+	root string
+	c    *maintCatalog
+	raw  *txn.Spool
+}
+
+func (s *shownCatalog) Outputs(fn func(*catalog.Output) error) error {
+	var fnErr error
+	err := s.c.each(s.ctx, func(o *catalog.Output) error {
+		fnErr = fn(o)
+		return fnErr
+	})
+	if err != nil && fnErr == nil {
+		return fmt.Errorf("read the copy of %s at %s: %w", catalog.FileName, s.root, err)
+	}
+	return err
+}
+
+func (s *shownCatalog) WriteRaw(w io.Writer) error {
+	r, err := s.raw.Open()
+	if err == nil {
+		_, err = io.Copy(w, r)
+	}
+	return err
+}
+
+func (s *shownCatalog) Close() error {
+	if s.raw != s.c.copy {
+		s.raw.Close()
+	}
+	s.c.close()
+	return nil
 }
 
 // refuseShowState says which unreadable state a root holds (nil for none

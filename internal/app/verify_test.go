@@ -73,16 +73,18 @@ func TestShowState(t *testing.T) {
 	f := newMT(t)
 	ctx := context.Background()
 	s, err := f.app().ShowState(ctx, f.cfg, mtOpts(alphaA))
-	if err != nil || s.State != "none" || s.Catalog != nil || s.Raw != nil {
+	var raw strings.Builder
+	if err != nil || s.State != "none" || s.Count != 0 || s.WriteRaw(&raw) != nil || raw.Len() != 0 {
 		t.Fatalf("none: %+v %v", s, err)
 	}
 	f.mtStandard()
 	s, err = f.app().ShowState(ctx, f.cfg, mtOpts(betaB))
-	if err != nil || s.State != "catalog" || len(s.Catalog.Outputs) != 7 {
+	if err != nil || s.State != "catalog" || s.Count != 7 {
 		t.Fatalf("catalog: %+v %v", s, err)
 	}
-	if string(s.Raw) != storagetest.DirSnapshot(t, f.root)[catalog.FileName] {
-		t.Error("Raw is not the stored document")
+	defer s.Close()
+	if err := s.WriteRaw(&raw); err != nil || raw.String() != storagetest.DirSnapshot(t, f.root)[catalog.FileName] {
+		t.Errorf("WriteRaw does not write the stored document: %v", err)
 	}
 	for name, doc := range map[string]string{
 		"legacy": `{"schema_version": 2}`, "invalid": `[]`, "future": `{"schema_version": 99}`,

@@ -1,9 +1,9 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -55,21 +55,36 @@ usage or configuration error.`,
 		return distributor.ShowState(ctx, cfg, opts)
 	}
 	maintCommand(g, cmd, &opts.Root, show, func(s *report.StateShow) error {
+		defer s.Close()
 		if g.output != "json" {
-			report.WriteStateText(g.env.Stdout, s, g.width())
-			return nil
+			return report.WriteStateText(g.env.Stdout, s, g.width())
 		}
-		out := s.Raw
-		if out == nil {
-			out = []byte("null")
+		out := &lastByte{w: g.env.Stdout}
+		err := s.WriteRaw(out)
+		if err == nil && s.State != "catalog" {
+			_, err = io.WriteString(out, "null")
 		}
-		if !bytes.HasSuffix(out, []byte("\n")) {
-			out = append(out[:len(out):len(out)], '\n')
+		if err == nil && out.last != '\n' {
+			_, err = io.WriteString(out, "\n")
 		}
-		if _, err := g.env.Stdout.Write(out); err != nil {
+		if err != nil {
 			return fmt.Errorf("write JSON output: %w", err)
 		}
 		return nil
 	})
 	return cmd
+}
+
+// lastByte is a writer to w that remembers the last byte written.
+type lastByte struct {
+	w    io.Writer
+	last byte
+}
+
+func (l *lastByte) Write(p []byte) (int, error) {
+	n, err := l.w.Write(p)
+	if n > 0 {
+		l.last = p[n-1]
+	}
+	return n, err
 }

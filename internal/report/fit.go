@@ -228,19 +228,35 @@ func splitSpaces(s string, n int) []spaced {
 
 // table is a text table that fits a width: its cells padded to their
 // column's width, two spaces apart. Columns can be left out (drop) and the
-// ones with a minimum narrowed to it, their cells cut in the middle.
+// ones with a minimum narrowed to it, their cells cut in the middle. A
+// table too large to hold is measured row by row (grow), then written so
+// (writeRow).
 type table struct {
 	heads []string
 	rows  [][]string
 	min   []int  // the narrowest each column may be cut to; 0: never cut
 	gone  []bool // the columns left out
+	wide  []int  // each column's widest cell, its head's included
 }
 
 func newTable(heads []string, min []int) *table {
-	return &table{heads: heads, min: min, gone: make([]bool, len(heads))}
+	t := &table{heads: heads, min: min, gone: make([]bool, len(heads)), wide: make([]int, len(heads))}
+	t.grow(heads...)
+	return t
 }
 
-func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
+// add adds a row, kept for write.
+func (t *table) add(cells ...string) {
+	t.grow(cells...)
+	t.rows = append(t.rows, cells)
+}
+
+// grow widens the columns to a row's cells, without keeping them.
+func (t *table) grow(cells ...string) {
+	for i, c := range cells {
+		t.wide[i] = max(t.wide[i], runeLen(c))
+	}
+}
 
 // drop leaves column i out.
 func (t *table) drop(i int) { t.gone[i] = true }
@@ -249,14 +265,11 @@ func (t *table) drop(i int) { t.gone[i] = true }
 // its minimum where it has one; 0 for a column left out.
 func (t *table) widths(narrow bool) []int {
 	ws := make([]int, len(t.heads))
-	for i, h := range t.heads {
+	for i := range t.heads {
 		if t.gone[i] {
 			continue
 		}
-		ws[i] = runeLen(h)
-		for _, r := range t.rows {
-			ws[i] = max(ws[i], runeLen(r[i]))
-		}
+		ws[i] = t.wide[i]
 		if narrow && t.min[i] > 0 {
 			ws[i] = min(ws[i], t.min[i])
 		}
@@ -282,9 +295,9 @@ func (t *table) fits(width int, narrow bool) bool {
 	return width <= 0 || t.total(t.widths(narrow)) <= width
 }
 
-// write writes the table, narrowing the widest column that can be
-// narrowed, one rune at a time, until it fits width (or none can be).
-func (t *table) write(w io.Writer, width int) {
+// fit returns the columns' widths, the widest column that can be narrowed
+// narrowed one rune at a time until the table fits width (or none can be).
+func (t *table) fit(width int) []int {
 	ws := t.widths(false)
 	for width > 0 && t.total(ws) > width {
 		widest := -1
@@ -298,16 +311,27 @@ func (t *table) write(w io.Writer, width int) {
 		}
 		ws[widest]--
 	}
+	return ws
+}
+
+// write writes the table, its heads and rows, fitted to width (fit).
+func (t *table) write(w io.Writer, width int) {
+	ws := t.fit(width)
 	for _, r := range append([][]string{t.heads}, t.rows...) {
-		var b strings.Builder
-		for i, c := range r {
-			if !t.gone[i] {
-				c = elide(c, ws[i])
-				b.WriteString(c + strings.Repeat(" ", ws[i]-runeLen(c)+2))
-			}
-		}
-		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+		t.writeRow(w, ws, r)
 	}
+}
+
+// writeRow writes one line of cells in columns of widths ws.
+func (t *table) writeRow(w io.Writer, ws []int, cells []string) {
+	var b strings.Builder
+	for i, c := range cells {
+		if !t.gone[i] {
+			c = elide(c, ws[i])
+			b.WriteString(c + strings.Repeat(" ", ws[i]-runeLen(c)+2))
+		}
+	}
+	fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 }
 
 // WriteLine writes one line (format and args as for fmt.Fprintf, without

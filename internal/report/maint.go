@@ -1,6 +1,10 @@
 package report
 
-import "github.com/distributor-dev/distributor/internal/catalog"
+import (
+	"io"
+
+	"github.com/distributor-dev/distributor/internal/catalog"
+)
 
 // The documents of the maintenance commands (prune, reconcile-state, verify,
 // state show). Each works on one destination root, selected by a pipeline and
@@ -172,18 +176,64 @@ type Verify struct {
 // corrupt output.
 func (v *Verify) Failed() bool { return v.Error != nil || len(v.Missing) > 0 || len(v.Corrupt) > 0 }
 
-// StateShow is what `distributor state show` found at a root. With
-// --output json the command prints Raw (the stored state document itself,
-// or null when there is none); this type feeds the text table.
+// StateShow is what `distributor state show` found at a root: the
+// catalog's top fields here, its records and stored bytes streamed (Outputs,
+// WriteRaw) from a copy of what was read, which Close releases. With
+// --output json the command prints the stored document itself (null when
+// there is none); the text table reads the records twice.
 type StateShow struct {
 	Target `json:"-"`
 	// State is "none" or "catalog" (other states are errors).
 	State string `json:"-"`
-	// Catalog is set when State is "catalog".
-	Catalog *catalog.Catalog `json:"-"`
-	// Raw is the stored .distributor.json, nil for state none.
-	Raw []byte `json:"-"`
+	// SchemaVersion, Header (the distributor that last wrote it, when it
+	// was created and updated) and Count (its outputs) are the catalog's
+	// top fields, set when State is "catalog".
+	SchemaVersion int            `json:"-"`
+	Header        catalog.Header `json:"-"`
+	Count         int            `json:"-"`
 	// Warnings are things the operator should know (a dead writer's
 	// journal at the root); with --output json they are logged instead.
 	Warnings []string `json:"-"`
+	src      StateSource
+}
+
+// StateSource is where a StateShow streams its catalog from.
+type StateSource interface {
+	Outputs(fn func(*catalog.Output) error) error
+	WriteRaw(w io.Writer) error
+	Close() error
+}
+
+// Stream sets where s streams its records and stored bytes from.
+func (s *StateShow) Stream(src StateSource) { s.src = src }
+
+// Outputs calls fn for every output the catalog records, in path order,
+// each a fresh Output that fn may keep (none for state none); an error
+// from fn stops the pass and is returned as is. Each call reads the
+// records again, in memory that does not grow with the catalog.
+func (s *StateShow) Outputs(fn func(*catalog.Output) error) error {
+	if s.src == nil {
+		return nil
+	}
+	return s.src.Outputs(fn)
+}
+
+// WriteRaw writes the stored .distributor.json to w, exactly as it was
+// read (nothing for state none).
+func (s *StateShow) WriteRaw(w io.Writer) error {
+	if s.src == nil {
+		return nil
+	}
+	return s.src.WriteRaw(w)
+}
+
+// Close releases the copy that Outputs and WriteRaw read (for a large
+// catalog, a temporary file); they read nothing after it.
+func (s *StateShow) Close() error {
+	if s.src == nil {
+		return nil
+	}
+	err := s.src.Close()
+	s.src = nil
+	return err
 }

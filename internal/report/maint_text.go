@@ -1,11 +1,11 @@
 package report
 
 import (
+	"bufio"
 	"cmp"
 	"fmt"
 	"io"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -260,68 +260,99 @@ func (f *fitter) digestLine(label, content string) {
 
 // WriteStateText renders a catalog as a table: path, owner, kind, size,
 // updated_at and url of every output, every owner's, fitted to width
-// columns (0: no limit; see stateTable).
-func WriteStateText(out io.Writer, s *StateShow, width int) {
-	w := newFitter(out, width)
-	defer w.flush()
+// columns (0: no limit; see stateTable). The lines that need only the
+// catalog's top fields go out first; then one pass over the records
+// measures the columns and counts the owners' outputs, and a second writes
+// the rows. It returns the first error reading the records or writing out.
+func WriteStateText(out io.Writer, s *StateShow, width int) error {
+	b := bufio.NewWriter(out)
+	w := newFitter(b, width)
 	for _, warn := range s.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", indentLines(warn, "  "))
 	}
-	if s.Catalog == nil {
+	if s.State != string(catalog.StatusCatalog) {
 		fmt.Fprintf(w, "state none at %s: %s does not exist; nothing is managed here\n", s.Root, catalog.FileName)
-		return
+		return stateWritten(w, b, nil)
 	}
-	c := s.Catalog
-	who := owner(s.PipelineID, s.DestinationID)
-	head := fmt.Sprintf("catalog of %s (state catalog, schema %d", s.Root, c.SchemaVersion)
-	if c.DistributorVersion != "" {
-		head += ", written by distributor " + c.DistributorVersion
+	head := fmt.Sprintf("catalog of %s (state catalog, schema %d", s.Root, s.SchemaVersion)
+	if s.Header.DistributorVersion != "" {
+		head += ", written by distributor " + s.Header.DistributorVersion
 	}
 	fmt.Fprintln(w, head+")")
-	fmt.Fprintf(w, "  created %s, updated %s\n", catalog.FormatTime(c.CreatedAt), catalog.FormatTime(c.UpdatedAt))
-	outs := append([]catalog.Output(nil), c.Outputs...)
-	sort.Slice(outs, func(i, j int) bool { return outs[i].Path < outs[j].Path })
+	fmt.Fprintf(w, "  created %s, updated %s\n", catalog.FormatTime(s.Header.CreatedAt), catalog.FormatTime(s.Header.UpdatedAt))
+	if err := stateWritten(w, b, nil); err != nil {
+		return err
+	}
+	who := owner(s.PipelineID, s.DestinationID)
+	t := newTable([]string{"PATH", "OWNER", "KIND", "SIZE", "UPDATED", "URL"}, []int{minPath, 0, 0, 0, 0, 0})
 	mine, owners := 0, []string{}
-	for i := range outs {
-		switch ow := owner(outs[i].PipelineID, outs[i].DestinationID); {
+	err := s.Outputs(func(o *catalog.Output) error {
+		ow := owner(o.PipelineID, o.DestinationID)
+		switch {
 		case ow == who:
 			mine++
 		case !slices.Contains(owners, ow):
 			owners = append(owners, ow)
 		}
+		t.grow(stateCells(o, ow)...)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	fmt.Fprintf(w, "  %d output(s): %d of %s, %d of %d other owner(s)\n", len(c.Outputs), mine, who, len(c.Outputs)-mine, len(owners))
-	if len(c.Outputs) == 0 {
-		return
+	fmt.Fprintf(w, "  %d output(s): %d of %s, %d of %d other owner(s)\n", s.Count, mine, who, s.Count-mine, len(owners))
+	if s.Count == 0 {
+		return stateWritten(w, b, nil)
 	}
 	if mine > 0 {
 		owners = append(owners, who)
 	}
 	slices.Sort(owners)
-	t, notes := stateTable(outs, owners, width)
+	key, notes := stateTable(t, owners, width)
 	for _, n := range notes {
 		fmt.Fprintf(w, "  %s\n", n)
 	}
 	fmt.Fprintln(w)
-	t.write(w, width)
+	ws := t.fit(width)
+	t.writeRow(w, ws, t.heads)
+	err = s.Outputs(func(o *catalog.Output) error {
+		t.writeRow(w, ws, stateCells(o, key(owner(o.PipelineID, o.DestinationID))))
+		return w.err
+	})
+	return stateWritten(w, b, err)
 }
 
-// stateTable is the table of outs, whose owners are owners (sorted), and
-// the notes that go before it. To fit width it leaves out the url, then
-// names the owners by number (or, when there is only one, leaves them
-// out), then leaves out the kind, and cuts paths in their middle.
-func stateTable(outs []catalog.Output, owners []string, width int) (*table, []string) {
-	build := func(key func(string) string) *table {
-		t := newTable([]string{"PATH", "OWNER", "KIND", "SIZE", "UPDATED", "URL"}, []int{minPath, 0, 0, 0, 0, 0})
-		for i := range outs {
-			o := &outs[i]
-			n := o.Size
-			t.add(o.Path, key(owner(o.PipelineID, o.DestinationID)), o.Kind, size(&n), catalog.FormatTime(o.UpdatedAt), cmp.Or(o.URL, "-"))
-		}
-		return t
+// stateWritten flushes what WriteStateText wrote through w and b, and
+// returns err (reading the records), or else a failure to write.
+func stateWritten(w *fitter, b *bufio.Writer, err error) error {
+	w.flush()
+	if w.err == nil {
+		w.err = b.Flush()
 	}
+	switch {
+	case w.err != nil:
+		return fmt.Errorf("write the state table: %w", w.err)
+	case err != nil:
+		return err
+	}
+	return nil
+}
+
+// stateCells are an output's cells in the state table, its owner shown as
+// who.
+func stateCells(o *catalog.Output, who string) []string {
+	n := o.Size
+	return []string{o.Path, who, o.Kind, size(&n), catalog.FormatTime(o.UpdatedAt), cmp.Or(o.URL, "-")}
+}
+
+// stateTable fits t, the state table measured with its owners named, whose
+// owners are owners (sorted), to width, and returns how it shows an owner
+// and the notes that go before it. To fit width it leaves out the
+// url, then names the owners by number (or, when there is only one, leaves
+// them out), then leaves out the kind, and cuts paths in their middle.
+func stateTable(t *table, owners []string, width int) (func(string) string, []string) {
 	var left, notes []string
-	t := build(func(o string) string { return o })
+	key := func(o string) string { return o }
 	noURL := !t.fits(width, false)
 	if noURL {
 		t.drop(5)
@@ -329,10 +360,8 @@ func stateTable(outs []catalog.Output, owners []string, width int) (*table, []st
 	}
 	if !t.fits(width, false) {
 		// Owners by number, listed above the table; one owner, not at all.
-		t = build(func(o string) string { return strconv.Itoa(slices.Index(owners, o) + 1) })
-		if noURL {
-			t.drop(5)
-		}
+		key = func(o string) string { return strconv.Itoa(slices.Index(owners, o) + 1) }
+		t.wide[1] = max(runeLen(t.heads[1]), runeLen(key(owners[len(owners)-1])))
 		if len(owners) == 1 {
 			t.drop(1)
 			notes = append(notes, "every output is "+owners[0]+"'s")
@@ -350,5 +379,5 @@ func stateTable(outs []catalog.Output, owners []string, width int) (*table, []st
 	if len(left) > 0 {
 		notes = append(notes, fmt.Sprintf("left out to fit %d columns: %s (--output json has them)", width, strings.Join(left, ", ")))
 	}
-	return t, notes
+	return key, notes
 }
