@@ -228,12 +228,12 @@ func splitSpaces(s string, n int) []spaced {
 
 // table is a text table that fits a width: its cells padded to their
 // column's width, two spaces apart. Columns can be left out (drop) and the
-// ones with a minimum narrowed to it, their cells cut in the middle. A
-// table too large to hold is measured row by row (grow), then written so
-// (writeRow).
+// ones with a minimum narrowed to it, their cells cut in the middle. It
+// holds no rows: they are measured one by one (grow), then written one by
+// one (writeRow) in columns of fit's widths, so a table of a million rows
+// takes no more memory than one of ten.
 type table struct {
 	heads []string
-	rows  [][]string
 	min   []int  // the narrowest each column may be cut to; 0: never cut
 	gone  []bool // the columns left out
 	wide  []int  // each column's widest cell, its head's included
@@ -243,12 +243,6 @@ func newTable(heads []string, min []int) *table {
 	t := &table{heads: heads, min: min, gone: make([]bool, len(heads)), wide: make([]int, len(heads))}
 	t.grow(heads...)
 	return t
-}
-
-// add adds a row, kept for write.
-func (t *table) add(cells ...string) {
-	t.grow(cells...)
-	t.rows = append(t.rows, cells)
 }
 
 // grow widens the columns to a row's cells, without keeping them.
@@ -312,14 +306,6 @@ func (t *table) fit(width int) []int {
 		ws[widest]--
 	}
 	return ws
-}
-
-// write writes the table, its heads and rows, fitted to width (fit).
-func (t *table) write(w io.Writer, width int) {
-	ws := t.fit(width)
-	for _, r := range append([][]string{t.heads}, t.rows...) {
-		t.writeRow(w, ws, r)
-	}
 }
 
 // writeRow writes one line of cells in columns of widths ws.

@@ -77,8 +77,10 @@ func TestFitterPathLine(t *testing.T) {
 
 func TestTableFits(t *testing.T) {
 	tb := newTable([]string{"PATH", "KIND", "URL"}, []int{6, 0, 0})
-	tb.add("a/long/path/name.txt", "source", "https://example.com/a/long/path/name.txt")
-	tb.add("b.txt", "generated", "-")
+	rows := [][]string{{"a/long/path/name.txt", "source", "https://example.com/a/long/path/name.txt"}, {"b.txt", "generated", "-"}}
+	for _, r := range rows {
+		tb.grow(r...)
+	}
 	if tb.fits(40, false) {
 		t.Fatal("fits 40 columns with the url")
 	}
@@ -87,7 +89,10 @@ func TestTableFits(t *testing.T) {
 		t.Fatal("does not fit 40 columns without the url")
 	}
 	var b strings.Builder
-	tb.write(&b, 20)
+	ws := tb.fit(20)
+	for _, r := range append([][]string{tb.heads}, rows...) {
+		tb.writeRow(&b, ws, r)
+	}
 	want := "PATH       KIND\n" +
 		"a/lo….txt  source\n" +
 		"b.txt      generated\n"
