@@ -6,12 +6,9 @@ import (
 	"time"
 )
 
-// Backend describes one storage family (local disk, SFTP, an object store) to the
-// configuration and the commands. Each backend package exports one with a
-// function Backend; the registry (package storage/registry) lists them,
-// and nothing outside the storage packages and that registry switches on a
-// backend's name: what differs between backends is data here or a Store's
-// Properties.
+// Backend describes one storage family (local disk, SFTP, an object store) to
+// the configuration and the commands; storage/registry lists them. Nothing
+// else switches on a backend's name: what differs is data here or Properties.
 type Backend struct {
 	// Name is the value of a destination's `backend` field, and the name
 	// of its configuration block when Fields is not empty.
@@ -83,12 +80,10 @@ const (
 	PathKey
 )
 
-// Block is a backend's configuration block as the configuration decoder
-// presents it to Backend.Decode (and DecodeBlock). Each read reports its own problems (a
-// wrong type, a missing required member) with the file, line and field,
-// and returns ok false for them; Errorf reports a problem the backend
-// finds in a value it read. Names are the block's member names; a member
-// set to null counts as absent.
+// Block is a backend's configuration block as Backend.Decode (and
+// DecodeBlock) sees it. Each read reports its own problems (with file, line
+// and field) and returns ok false for them; Errorf reports a problem the
+// backend finds in a value. A member set to null counts as absent.
 type Block interface {
 	// String reads a member as a string (any YAML scalar, as written);
 	// required reports its absence.
@@ -107,11 +102,9 @@ type Block interface {
 	// URL parses s, member name's value, as an absolute http(s) URL with
 	// a host; ok is false (and the problem reported) when it is not one.
 	URL(name, s string) (u *url.URL, ok bool)
-	// Has reports whether the block sets member name.
 	Has(name string) bool
 	// Require reports that the required member name is missing; why, if
 	// not "", says what it is for.
 	Require(name, why string)
-	// Errorf reports a problem with the member name, at its line.
 	Errorf(name, format string, args ...any)
 }

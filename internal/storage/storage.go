@@ -1,14 +1,10 @@
 // Package storage is the contract between the engine and the destination
-// backends: the Store interface every backend implements, the errors its
-// methods return, the Backend each backend package describes itself with,
-// and the helpers both kinds of backend or the engine use. The backends are
-// its subpackages (listed in storage/registry); the directory stores share
-// storage/dirstore, the object stores storage/objstore.
+// backends (subpackages, listed in storage/registry): the Store interface,
+// its errors, the Backend description and shared helpers.
 //
 // A Store is rooted: every path is a clean, relative, slash-separated path
 // below the destination root. Stores know nothing of catalogs, workflows or
-// ownership; that policy lives above this package. This package imports no
-// other internal package.
+// ownership. This package imports no other internal package.
 package storage
 
 import (
@@ -34,12 +30,10 @@ var ErrNotExist = fs.ErrNotExist
 var ErrNotObject = errors.New("storage: not a regular object")
 
 // ErrPrecondition is returned (wrapped) by a conditional Put (PutCreate,
-// PutIfVersion) when the stored version does not match the expected one (or
-// the object exists when absence was required).
+// PutIfVersion) whose condition on the stored object does not hold.
 var ErrPrecondition = errors.New("storage: precondition failed")
 
-// ErrInvalidPath is returned (wrapped) for a path that is not a clean relative
-// path, or one that would leave the root.
+// ErrInvalidPath is returned (wrapped) for a path that is not clean and relative.
 var ErrInvalidPath = errors.New("storage: invalid path")
 
 // Version identifies one stored state of an object written with a
@@ -50,17 +44,13 @@ type Version string
 
 // Info describes one stored object.
 type Info struct {
-	// Path is the object's path relative to the root, slash-separated.
-	Path string
-	// Size is the object's size in bytes.
-	Size int64
-	// ModTime is the last modification time as the backend reports it.
+	Path    string // relative to the root, slash-separated
+	Size    int64
 	ModTime time.Time
-	// Version is the object's Version (see Version) where the backend
-	// reports it with Stat and List at no extra cost (S3: the ETag), so a
-	// caller can tell whether an object changed since it was read without
-	// reading it; "" where it does not (local disk, SFTP: their Version is
-	// a content digest).
+	// Version is set where the backend reports it with Stat and List at no
+	// extra cost (S3: the ETag), so a caller can tell whether an object
+	// changed without reading it; "" where it does not (local disk, SFTP:
+	// their Version is a content digest).
 	Version Version
 	// Dir marks an entry that is not an object (see Store.List): an empty
 	// directory, a symbolic link or a special file. Its Path ends in a
@@ -69,9 +59,8 @@ type Info struct {
 }
 
 // TempPrefix starts the base name of every temporary object a Store creates
-// while writing. Such objects are never returned by List. The name is inside
-// the reserved ".distributor" namespace, so it cannot collide with a bundle
-// path.
+// while writing; List never returns them. It is inside the reserved
+// ".distributor" namespace, so it cannot collide with a bundle path.
 const TempPrefix = ".distributor-tmp-"
 
 // IsTemp reports whether the final segment of p names a temporary object.
@@ -249,14 +238,12 @@ type Store interface {
 	Close() error
 }
 
-// CallbackError carries an error returned by a List (or RewriteIf)
-// callback through an adapter's walk, so that List can return it to the
-// caller unchanged.
+// CallbackError carries a List (or RewriteIf) callback's error through an
+// adapter's walk, so that List can return it unchanged.
 type CallbackError struct{ Err error }
 
 func (e *CallbackError) Error() string { return e.Err.Error() }
 
-// Unwrap returns the callback's error.
 func (e *CallbackError) Unwrap() error { return e.Err }
 
 // ListResult is what an adapter's List returns for the error err of its
@@ -274,10 +261,8 @@ func ListResult(err error, wrap func(error) error) error {
 	}
 }
 
-// ErrNoStaging is returned (wrapped) by Store.Stage on a store that
-// cannot stage (see Properties.Stage).
-// It matches errors.ErrUnsupported too, as every method a store's
-// Properties rule out does.
+// ErrNoStaging is returned (wrapped) by Store.Stage on a store without
+// Properties.Stage; it matches errors.ErrUnsupported too.
 var ErrNoStaging = fmt.Errorf("storage: staged writes are not supported by this backend: %w", errors.ErrUnsupported)
 
 // Properties are a store's capabilities, as data: the engine chooses its
@@ -322,10 +307,8 @@ type Properties struct {
 	Remote bool
 }
 
-// Unsupported is the error of a method that st's Properties rule out
-// (RewriteIf without Rewrite, ListPage without ListPages, ...): it names
-// the store, the operation and the path, and matches
-// errors.ErrUnsupported.
+// Unsupported is the error, matching errors.ErrUnsupported, of a method
+// that st's Properties rule out (RewriteIf without Rewrite, ...).
 func Unsupported(st fmt.Stringer, op, path string) error {
 	return fmt.Errorf("%s: %s %s: %w", st, op, path, errors.ErrUnsupported)
 }
@@ -387,7 +370,6 @@ func (m PutMode) Op() string {
 // PutOptions are the settings of one Put or Stage. The zero value
 // replaces, without metadata.
 type PutOptions struct {
-	// Mode says what the write may replace.
 	Mode PutMode
 	// Version is the Version the object must have for a PutIfVersion
 	// write; "" means it must be absent.

@@ -49,17 +49,12 @@ func IsPermanent(err error) bool {
 }
 
 // IsTransient is the part of Store.IsTransient that every adapter shares:
-// it reports whether err is a network-level failure that sending the same
-// request again may cure, and not IsPermanent. Transient are a connection
-// that broke or could not be made (io.EOF, io.ErrUnexpectedEOF,
-// net.ErrClosed, ECONNRESET, ECONNREFUSED, ECONNABORTED, EPIPE,
-// ETIMEDOUT, EHOSTUNREACH, ENETUNREACH, ENETDOWN, ENETRESET, any
-// *net.OpError), a timeout (a net.Error whose Timeout is true,
-// os.ErrDeadlineExceeded, context.DeadlineExceeded of an internal
-// deadline such as a dial timeout) and a DNS lookup that timed out or
-// failed temporarily. Anything else is final: when unsure, do not retry.
-// An adapter adds what its protocol says (an HTTP status, an SFTP status)
-// before it falls back to this.
+// it reports whether err, not IsPermanent, is a network-level failure that
+// sending the same request again may cure: a connection that broke or could
+// not be made (transientErrors, any *net.OpError), a timeout (including
+// context.DeadlineExceeded of an internal deadline such as a dial timeout),
+// a DNS lookup that timed out or failed temporarily. When unsure, do not
+// retry. An adapter checks its protocol's statuses before falling back to this.
 func IsTransient(err error) bool {
 	if err == nil || IsPermanent(err) {
 		return false
@@ -87,8 +82,7 @@ var permanentErrors = []error{
 	os.ErrClosed, fs.ErrPermission, fs.ErrExist, errors.ErrUnsupported, context.Canceled,
 }
 
-// transientErrors mean that the connection broke, could not be made or
-// timed out.
+// transientErrors mean that the connection broke, could not be made or timed out.
 var transientErrors = []error{
 	io.EOF, io.ErrUnexpectedEOF, net.ErrClosed, os.ErrDeadlineExceeded, context.DeadlineExceeded,
 	syscall.ECONNRESET, syscall.ECONNREFUSED, syscall.ECONNABORTED, syscall.EPIPE, syscall.ETIMEDOUT,
