@@ -1,7 +1,5 @@
 // Package plan decides what a run does at one destination root. Make is a
-// pure function of the planned outputs, the catalog state read from the
-// root, a listing of the root, the workflow and --force: it does no I/O and
-// is tested with tables.
+// pure function of its Input: it does no I/O and is tested with tables.
 package plan
 
 import (
@@ -77,11 +75,10 @@ type Input struct {
 	// records this plan needs (Wants) and the record count.
 	Known *Known
 	// Listing maps object paths in storage to their sizes: every object of
-	// the root, or when Partial only the entries looked up (Lookups). A
-	// path ending in a slash is an entry that is not an object, such as an
-	// empty directory (storage.Info.Dir): it blocks a planned path where
-	// it stands, and is neither deleted nor reported as unmanaged.
-	// Reserved (.distributor*) paths are ignored.
+	// the root, or when Partial only those looked up (Lookups). A path
+	// ending in "/" is not an object (an empty directory, storage.Info.Dir):
+	// it blocks a planned path there, and is neither deleted nor reported
+	// as unmanaged. Reserved (.distributor*) paths are ignored.
 	Listing map[string]int64
 	// Partial says Listing holds only what was looked up: a path the
 	// catalog records is then trusted to be in storage as recorded.
@@ -91,11 +88,9 @@ type Input struct {
 	// Rewrite (run --rewrite) writes every planned output again, to
 	// re-apply response metadata the catalog does not record: unchanged
 	// and record-only items become overwrites marked Rewrite.
-	Rewrite bool
-	// Now stamps new and changed records.
-	Now time.Time
-	// DistributorVersion is written into the catalog.
-	DistributorVersion string
+	Rewrite            bool
+	Now                time.Time // stamps new and changed records
+	DistributorVersion string    // written into the catalog
 }
 
 // Item is one path's operation.
@@ -109,8 +104,7 @@ type Item struct {
 	Rewrite bool
 }
 
-// Counts summarise a plan (spec section 8). "unchanged" includes record-only
-// updates: their bytes are not rewritten.
+// Counts summarise a plan (spec section 8); "unchanged" includes record-only updates.
 type Counts struct {
 	Created     int `json:"created"`
 	Overwritten int `json:"overwritten"`
@@ -146,10 +140,10 @@ func KnownFrom(c *catalog.Catalog) *Known {
 	return &Known{Header: c.Header(), Records: c.Index(), Count: len(c.Outputs)}
 }
 
-// Wants returns the filter of the records a plan of outputs for owner
-// needs, so that its memory follows the plan, not the catalog: records at
-// planned paths, at their parent directories or below them (collisions),
-// and for a replacement every record of owner (its deletes).
+// Wants filters the records a plan of outputs for owner needs, so its
+// memory follows the plan, not the catalog: records at planned paths, at
+// their parents or below them (collisions), and for a replacement every
+// record of owner (its deletes).
 func Wants(outputs []Output, owner catalog.Owner, workflow string) func(*catalog.Output) bool {
 	planned := make(map[string]bool, len(outputs))
 	dirs := map[string]bool{}
@@ -172,10 +166,9 @@ func Wants(outputs []Output, owner catalog.Owner, workflow string) func(*catalog
 	}
 }
 
-// Lookups returns what a plan over a valid catalog (known: its records at
-// the planned paths) looks up when it does not list the whole root, both
-// sorted, each once: the planned paths the catalog does not record (is
-// anything there?), and their parent directories (is a file in the way?).
+// Lookups returns, sorted and once each, what a plan over a valid catalog
+// (known) looks up instead of listing the whole root: the planned paths the
+// catalog does not record, and their parent directories (a file in the way?).
 func Lookups(outputs []Output, known *Known) (paths, parents []string) {
 	seen := map[string]bool{}
 	for i := range outputs {
@@ -228,9 +221,8 @@ func (p *Plan) with(ops ...Op) []Item {
 	return out
 }
 
-// Make computes the plan. It fails only for inputs that break its
-// preconditions (an unknown workflow, duplicate or unclean planned paths);
-// refusals are fail_* actions.
+// Make computes the plan. It fails only on broken preconditions (unknown
+// workflow, duplicate or unclean planned paths); refusals are fail_* actions.
 func Make(in Input) (*Plan, error) {
 	if in.Workflow != Additive && in.Workflow != Replacement {
 		return nil, fmt.Errorf("plan: unknown workflow %q", in.Workflow)
@@ -494,8 +486,7 @@ func collisions(planned map[string]*Output, listing map[string]int64, records ma
 	return out
 }
 
-// isDir reports whether listing path p is an entry that is not an object
-// (see Input.Listing).
+// isDir reports whether listing path p is not an object (see Input.Listing).
 func isDir(p string) bool { return strings.HasSuffix(p, "/") }
 
 func parent(p string) string {
@@ -528,9 +519,8 @@ func truncate(s []string, n int) []string {
 	return append(append([]string(nil), s[:n]...), fmt.Sprintf("and %d more", len(s)-n))
 }
 
-// CheckForceRoot refuses --force on a root too broad to wipe: "/" or a
-// top-level directory ("/srv"), or for a key prefix (keyPrefix) a whole
-// bucket.
+// CheckForceRoot refuses --force on a root too broad to wipe: "/", a
+// top-level directory ("/srv"), or with keyPrefix a whole bucket.
 func CheckForceRoot(keyPrefix bool, root string) error {
 	if keyPrefix {
 		if strings.Trim(root, "/") == "" {
@@ -550,10 +540,9 @@ func CheckForceRoot(keyPrefix bool, root string) error {
 	return nil
 }
 
-// Settle returns the edit whose catalog truthfully describes a root after
-// a failed attempt of plan p applied only the items in done (writes that
-// completed and were not rolled back, and completed deletes); nil when
-// done is empty.
+// Settle returns the edit whose catalog truthfully describes a root after a
+// failed attempt of p applied only done (writes completed and not rolled
+// back, completed deletes); nil when done is empty.
 func Settle(in Input, p *Plan, done []Item) *catalog.Edit {
 	if len(done) == 0 {
 		return nil
