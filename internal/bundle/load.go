@@ -77,9 +77,8 @@ func openFailed(what string, err error) *pathError {
 // hashBuf is the copy buffer size used when hashing files.
 const hashBuf = 256 << 10
 
-// hashFile streams f through SHA-256 and returns the formatted sum and the
-// number of bytes read, or the reason the file cannot be read; err is the
-// context's error.
+// hashFile returns f's formatted SHA-256 and length, or the reason it cannot
+// be read; err is the context's error.
 func hashFile(ctx context.Context, f *os.File, buf []byte) (sum string, n int64, reason string, err error) {
 	h := sha256.New()
 	n, err = io.CopyBuffer(h, storage.ContextReader(ctx, f), buf) // stops promptly on cancellation
@@ -92,16 +91,12 @@ func hashFile(ctx context.Context, f *os.File, buf []byte) (sum string, n int64,
 	return FormatSHA256(h.Sum(nil)), n, "", nil
 }
 
-// Load reads dir/manifest.json, parses it and checks the bundle against it
-// (docs/bundle.md): every listed file a regular file, no symlink on its path,
-// with the listed size and sha256, streamed. Regular files present but not
-// listed are returned, sorted, in Bundle.Unlisted.
-//
-// An invalid bundle is a *ValidationError listing every problem (those of
-// the manifest as "manifest.json"'s; a usable file list, say with a stale
-// digest, gets its files checked too) with a hint naming the next step; so
-// is a directory that does not exist (no hint, matching fs.ErrNotExist).
-// Other errors, the context's among them, are wrapped with the directory.
+// Load parses dir/manifest.json and checks the bundle against it
+// (docs/bundle.md): every listed file regular, no symlink on its path, of the
+// listed size and sha256. Unlisted regular files go, sorted, in Bundle.Unlisted.
+// An invalid bundle (a usable file list gets its files checked too) or a
+// missing directory (no hint, matching fs.ErrNotExist) is a *ValidationError
+// listing every problem; other errors are wrapped with the directory.
 func Load(ctx context.Context, dir string) (*Bundle, error) {
 	return load(ctx, dir, true)
 }
@@ -113,16 +108,14 @@ func LoadShallow(ctx context.Context, dir string) (*Bundle, error) {
 	return load(ctx, dir, false)
 }
 
-// Verify hashes every listed file and compares it with the manifest,
-// returning a *ValidationError listing every mismatch: what Load adds to
-// LoadShallow.
+// Verify hashes every listed file against the manifest (a *ValidationError
+// lists every mismatch): what Load adds to LoadShallow.
 func (b *Bundle) Verify(ctx context.Context) error {
 	return b.VerifyFiles(ctx, func(string) bool { return true })
 }
 
-// VerifyFiles is Verify for the listed files for which include returns
-// true: a caller that checks the other files' bytes as it copies them
-// (OpenVerified) verifies the rest with it.
+// VerifyFiles is Verify for the listed files include accepts (the others'
+// bytes being checked as they are copied, with OpenVerified).
 func (b *Bundle) VerifyFiles(ctx context.Context, include func(path string) bool) error {
 	m := b.Manifest
 	m.Files = slices.DeleteFunc(slices.Clone(m.Files), func(f File) bool { return !include(f.Path) })
@@ -236,9 +229,8 @@ func loadManifest(root *os.Root) (*Manifest, []Problem, error) {
 // checkFiles checks every listed file (its bytes too when hash is set) and
 // returns the problems found.
 func checkFiles(ctx context.Context, root *os.Root, abs string, m *Manifest, hash bool) ([]Problem, error) {
-	// Files are checked on at least 8 goroutines (more reads in flight help
-	// a cold disk; hashing uses every core);
-	// problems are reported in manifest order whatever finishes first.
+	// At least 8 goroutines (more reads in flight help a cold disk; hashing
+	// uses every core); problems are reported in manifest order.
 	workers := min(max(8, runtime.GOMAXPROCS(0)), len(m.Files))
 	reasons := make([]string, len(m.Files))
 	var (
@@ -332,9 +324,8 @@ func walkBundle(ctx context.Context, root *os.Root, m *Manifest) (unlisted []str
 	return unlisted, sizes, nil
 }
 
-// open opens the listed file path of the bundle for reading, refusing a
-// path not listed, a symlink on its path, anything not a regular file and
-// anything outside b.Dir. It does not check the contents (OpenVerified does).
+// open opens the listed file path, refusing a symlink on its path, anything
+// not regular or outside b.Dir; OpenVerified checks the contents.
 func (b *Bundle) open(path string) (*os.File, File, error) {
 	want, ok := b.Manifest.Lookup(path)
 	if !ok {
@@ -357,12 +348,10 @@ func (b *Bundle) open(path string) (*os.File, File, error) {
 	return f, want, nil
 }
 
-// OpenVerified opens the listed file path of the bundle (refusing a symlink
-// on its path and anything not a regular file), and the reader checks the contents as they are read:
-// a byte past the listed size fails at once, and at the listed size or the
-// end a size or sha256 mismatch is an error (a *MismatchError) instead of
-// io.EOF. A consumer that writes atomically thus never publishes bytes that
-// changed since Load.
+// OpenVerified opens the listed file path (as open does); the reader fails
+// at once on a byte past the listed size, and at that size or the end a size
+// or sha256 mismatch is a *MismatchError instead of io.EOF. A consumer that
+// writes atomically thus never publishes bytes that changed since Load.
 func (b *Bundle) OpenVerified(path string) (io.ReadCloser, error) {
 	f, want, err := b.open(path)
 	if err != nil {
@@ -399,15 +388,14 @@ func (d inlineDigest) Sum() []byte { return d.Hash.Sum(nil) }
 func (d inlineDigest) Close()      {}
 
 type verifyingReader struct {
-	f    *os.File
-	want File
-	dir  string
-	id   string // the manifest's, for the hint
-	h    digest
-	n    int64
-	err  error // sticky
-	// checked is set once the full content has been hashed and matched.
-	checked bool
+	f       *os.File
+	want    File
+	dir     string
+	id      string // the manifest's, for the hint
+	h       digest
+	n       int64
+	err     error // sticky
+	checked bool  // the full content was hashed and matched
 }
 
 func (v *verifyingReader) Read(p []byte) (int, error) {
@@ -454,9 +442,8 @@ func (v *verifyingReader) mismatch(reason string) error {
 	return &MismatchError{Dir: v.dir, Path: v.want.Path, Reason: reason, Hint: sealHint(v.dir, v.id, "reseal after an intended edit")}
 }
 
-// MismatchError is the error of an OpenVerified reader whose bytes do not
-// match the manifest: the file differs from what the manifest lists (it
-// was changed after sealing, or since it was verified).
+// MismatchError is an OpenVerified reader's error for bytes that differ from
+// the manifest (changed after sealing, or since being verified).
 type MismatchError struct {
 	Dir    string // the bundle directory
 	Path   string // the file, relative to Dir

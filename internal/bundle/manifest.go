@@ -32,13 +32,8 @@ const sha256Prefix = "sha256:"
 
 // ManifestProblem is one thing wrong with a manifest.
 type ManifestProblem struct {
-	// Field names the offending field, such as "files[3].path"; it is empty
-	// for problems with the document as a whole (e.g. invalid JSON).
-	Field string
-	// Value is the offending value, already quoted for display (strings
-	// Go-quoted and possibly shortened), or empty when there is none to show.
-	Value string
-	// Reason says what is wrong.
+	Field  string // such as "files[3].path"; empty for the whole document (e.g. invalid JSON)
+	Value  string // quoted for display (strings Go-quoted, maybe shortened); may be empty
 	Reason string
 }
 
@@ -54,8 +49,7 @@ type ManifestError struct {
 	Problems []ManifestProblem
 }
 
-// Error lists the problems, one per line after a header line when there is
-// more than one.
+// Error lists the problems, one per line after a header if more than one.
 func (e *ManifestError) Error() string {
 	switch len(e.Problems) {
 	case 0:
@@ -155,10 +149,9 @@ func (m *Manifest) Lookup(path string) (File, bool) {
 	return m.Files[i], true
 }
 
-// Validate checks every rule of the manifest contract that does not involve
-// the bundle's files on disk, including that Digest matches the listed files.
-// Files may be in any order; problems name entries by their index in
-// m.Files. It returns a *ManifestError listing every problem, or nil.
+// Validate checks every contract rule not involving the files on disk, the
+// digest among them. Files may be in any order; problems name entries by
+// index. It returns a *ManifestError listing every problem, or nil.
 func (m *Manifest) Validate() error {
 	probs := m.validate(true)
 	if len(probs) == 0 {
@@ -167,9 +160,8 @@ func (m *Manifest) Validate() error {
 	return &ManifestError{Problems: probs}
 }
 
-// validate returns every semantic problem of m. checkDigest false skips
-// comparing the digest with the files (used when the parser already found
-// the files array malformed).
+// validate returns every semantic problem of m; checkDigest false (the
+// parser found the files array malformed) skips the digest comparison.
 func (m *Manifest) validate(checkDigest bool) []ManifestProblem {
 	var probs []ManifestProblem
 	add := func(field, value, reason string) {

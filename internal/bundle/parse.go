@@ -13,13 +13,10 @@ import (
 	"github.com/distributor-dev/distributor/internal/strictjson"
 )
 
-// ParseManifest decodes a manifest.json document strictly (unknown,
-// duplicate or missing fields, wrong types, trailing data, invalid UTF-8 are
-// errors) and checks every rule of the contract that needs no file I/O,
-// the digest among them. Files come sorted by path, Created in UTC. On
-// failure it returns a *ManifestError naming every problem; a problem with
-// the JSON text itself is reported alone. It reads the tokens in one pass,
-// noting a member's problem and going on.
+// ParseManifest decodes manifest.json strictly (unknown, duplicate or missing
+// fields, wrong types, trailing data, invalid UTF-8 are errors) and checks
+// every contract rule needing no file I/O. Files come sorted by path, Created
+// in UTC. A *ManifestError names every problem (one of the JSON text alone).
 func ParseManifest(data []byte) (*Manifest, error) {
 	m, err := parseManifest(data)
 	if err != nil {
@@ -28,10 +25,9 @@ func ParseManifest(data []byte) (*Manifest, error) {
 	return m, nil
 }
 
-// parseManifest is ParseManifest, except that with problems that leave the
-// file list usable (none about files or the document as a whole, such as
-// a stale digest or a bad id) it returns the manifest too, so that Load can
-// check the files and list their problems with the manifest's.
+// parseManifest is ParseManifest, but with problems that leave the file list
+// usable (a stale digest, a bad id) it returns the manifest too, so that Load
+// can check the files and list their problems with the manifest's.
 func parseManifest(data []byte) (*Manifest, *ManifestError) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, &ManifestError{Problems: []ManifestProblem{{Reason: "document is empty"}}}
@@ -96,9 +92,8 @@ var manifestMembers = [...]string{"schema_version", "id", "created", "digest", "
 // fileMembers are the members of a file entry, likewise.
 var fileMembers = [...]string{"path", "sha256", "size"}
 
-// parser reads a manifest's tokens, collecting structural problems (types,
-// missing and unknown fields). Semantic rules are left to
-// (*Manifest).validate. An error it returns is one of the JSON text.
+// parser reads a manifest's tokens, collecting structural problems; semantic
+// ones are (*Manifest).validate's. An error it returns is the JSON text's.
 type parser struct {
 	dec           *jsontext.Decoder
 	problems      []keyedProblem
@@ -155,10 +150,9 @@ func (p *parser) manifest(data []byte) (*Manifest, error) {
 }
 
 // object reads the members of the object at f (f.name ""), whose '{' was
-// read (none when null), and its '}': read(k) reads the value of names[k],
-// an unknown member is skipped. Its problems are ordered by member as
-// names lists them (a missing member's where its value's would be), the
-// unknown members' last, sorted by name.
+// read (none when null), and its '}': read(k) reads names[k]'s value, unknown
+// members are skipped. Problems are ordered as names lists the members (a
+// missing one's where its value's would be), unknown members' last, by name.
 func (p *parser) object(f field, names []string, null bool, read func(k int) error) error {
 	outer, start := p.member, len(p.problems)
 	var seen uint
@@ -255,7 +249,6 @@ func (p *parser) read(m *Manifest, name string) error {
 	return nil
 }
 
-// files reads the files array.
 func (p *parser) files() ([]File, error) {
 	if p.dec.PeekKind() != '[' {
 		return nil, p.wrongKind(field{-1, "files"}, "an array")
@@ -280,7 +273,6 @@ func (p *parser) files() ([]File, error) {
 	return files, err
 }
 
-// file reads entry i of the files array.
 func (p *parser) file(i int, f *File) error {
 	if _, err := p.dec.ReadToken(); err != nil {
 		return err
@@ -300,8 +292,7 @@ func (p *parser) file(i int, f *File) error {
 }
 
 // field names a member in problems: a top-level one (i < 0), or one of
-// entry i of the files array (the entry itself when name is ""). It is
-// formatted only for a problem.
+// files[i] (the entry itself when name is ""), formatted only for a problem.
 type field struct {
 	i    int
 	name string
@@ -333,7 +324,6 @@ func (p *parser) wrongKind(f field, want string) error {
 	return err
 }
 
-// str reads a string value.
 func (p *parser) str(f field) (s string, ok bool, err error) {
 	v, ok, err := p.value(f, '"', "a string")
 	if !ok {
@@ -343,7 +333,6 @@ func (p *parser) str(f field) (s string, ok bool, err error) {
 	return s, err == nil, err
 }
 
-// integer reads an integer value.
 func (p *parser) integer(f field) (n int64, ok bool, err error) {
 	v, ok, err := p.value(f, '0', "an integer")
 	if !ok {

@@ -8,16 +8,10 @@ import (
 	"strings"
 )
 
-// The problems a bundle check reports, and the hints its messages give.
-
 // Problem is one reason a bundle is invalid (or cannot be sealed).
 type Problem struct {
-	// Path is the bundle-relative path the problem is about, such as
-	// "report.md" or "manifest.json".
-	Path string
-	// Reason says what is wrong, such as "missing" or
-	// "size 12 does not match manifest size 13".
-	Reason string
+	Path   string // bundle-relative, such as "report.md" or "manifest.json"
+	Reason string // such as "missing" or "size 12 does not match manifest size 13"
 }
 
 // String formats the problem as "path: reason" (the reason alone for a
@@ -33,22 +27,17 @@ func (p Problem) String() string {
 // manifest (or the manifest is missing or invalid), and by Seal when a
 // directory cannot be sealed. It lists every problem found, in path order.
 type ValidationError struct {
-	// Dir is the absolute bundle directory.
-	Dir string
-	// Problems lists every problem found; it is never empty.
-	Problems []Problem
-	// Unlisted holds the regular files present but not listed in the
-	// manifest (warnings, as in Bundle.Unlisted), when they could be
-	// determined.
+	Dir      string    // absolute
+	Problems []Problem // never empty
+	// Unlisted holds the files present but not listed (warnings, as in
+	// Bundle.Unlisted), when they could be determined.
 	Unlisted []string
 	// Hint says what to do next, such as "reseal after an intended edit:
-	// distributor bundle seal DIR --id ID"; empty when there is nothing to
-	// suggest (Seal's errors, a missing directory).
+	// distributor bundle seal DIR --id ID"; empty for Seal's errors and a
+	// missing directory.
 	Hint string
-	// Err is the underlying error, so that errors.As and errors.Is find
-	// it: the *ManifestError when the manifest itself is invalid, the
-	// error opening a directory that does not exist (fs.ErrNotExist);
-	// otherwise nil.
+	// Err, for errors.As and errors.Is: the *ManifestError of an invalid
+	// manifest, or a missing directory's (fs.ErrNotExist); otherwise nil.
 	Err error
 }
 

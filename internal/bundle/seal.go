@@ -109,10 +109,7 @@ func sealCandidates(ctx context.Context, root *os.Root) ([]string, []Problem, er
 			}
 			return nil
 		}
-		if p == "." {
-			return nil
-		}
-		if p == ManifestName || (!strings.Contains(p, "/") && strings.HasPrefix(p, sealTempPrefix)) {
+		if p == "." || p == ManifestName || (!strings.Contains(p, "/") && strings.HasPrefix(p, sealTempPrefix)) {
 			return nil
 		}
 		t := d.Type()
@@ -153,9 +150,8 @@ func hashListed(ctx context.Context, root *os.Root, p string, buf []byte) (File,
 	return File{Path: p, SHA256: sum, Size: n}, reason, err
 }
 
-// writeAtomic replaces name below root with data: it writes a temporary file
-// in the same directory, syncs it, renames it over name and syncs the
-// directory.
+// writeAtomic replaces name below root with data: a synced temporary file
+// renamed over it, then the directory synced.
 func writeAtomic(root *os.Root, name string, data []byte) (err error) {
 	var rnd [8]byte
 	if _, err := rand.Read(rnd[:]); err != nil {

@@ -28,14 +28,11 @@ type Bundle struct {
 	// Unlisted holds regular files present in Dir but not listed (warnings).
 	Unlisted []string
 
-	// opener keeps the bundle's directories open for OpenVerified (Load
-	// sets it; nil: each file is opened from Dir).
-	opener *fileOpener
+	opener *fileOpener // Load's, for OpenVerified; nil: each file is opened from Dir
 }
 
-// Close releases the directories that OpenVerified keeps open (files it
-// returned stay valid). The bundle can still be opened after
-// Close, more slowly. Closing twice is harmless.
+// Close releases the directories OpenVerified keeps open (its files stay
+// valid; later opens are slower). Closing twice is harmless.
 func (b *Bundle) Close() error {
 	if b.opener != nil {
 		b.opener.close()
