@@ -33,7 +33,6 @@ func Backend() storage.Backend {
 	}
 }
 
-// openStore opens the store of the settings' block at the key prefix root.
 func openStore(ctx context.Context, settings any, root string, env func(string) string) (storage.Store, error) {
 	o, ok := settings.(*Options)
 	if !ok {
@@ -42,7 +41,6 @@ func openStore(ctx context.Context, settings any, root string, env func(string) 
 	return New(ctx, o.ForRoot(root, env))
 }
 
-// location is the endpoint and bucket a root is in.
 func location(settings any) string {
 	o, _ := settings.(*Options)
 	if o == nil {
@@ -68,8 +66,7 @@ func (o Options) ForRoot(root string, getenv func(string) string) Options {
 	return o
 }
 
-// Block is the s3 block (see storage.DecodeBlock; schema.json describes
-// its members); decode makes it an *Options.
+// Block is the s3 block (see storage.DecodeBlock and schema.json).
 type Block struct {
 	Bucket          string        `block:"bucket,required" pattern:"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$" invalid:"bucket name: use 3 to 63 characters of a-z, 0-9, \".\" and \"-\", starting and ending with a letter or digit"`
 	Region          string        `block:"region" pattern:"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$" invalid:"region name"`
@@ -92,4 +89,4 @@ func decode(b storage.Block) any {
 }
 
 //go:embed schema.json
-var schema string // the block's JSON Schema (storage.Backend.Schema)
+var schema string

@@ -20,8 +20,8 @@ import (
 //     also consults the process environment for its container and web
 //     identity variables.
 //
-// The first provider that yields credentials wins. Secrets are held by the
-// chain only: nothing here formats or logs them.
+// The first provider that yields credentials wins. Nothing here formats
+// or logs the secrets.
 func newCredentials(getenv func(string) string) *credentials.Credentials {
 	getenv = objstore.Getenv(getenv)
 	providers := []credentials.Provider{&envProvider{getenv: getenv}}
@@ -30,8 +30,7 @@ func newCredentials(getenv func(string) string) *credentials.Credentials {
 		file = filepath.Join(home, ".aws", "credentials")
 	}
 	if file != "" {
-		profile := cmp.Or(getenv("AWS_PROFILE"), "default")
-		providers = append(providers, &credentials.FileAWSCredentials{Filename: file, Profile: profile})
+		providers = append(providers, &credentials.FileAWSCredentials{Filename: file, Profile: cmp.Or(getenv("AWS_PROFILE"), "default")})
 	}
 	iam := &credentials.IAM{Region: firstEnv(getenv, "AWS_REGION", "AWS_DEFAULT_REGION")}
 	iam.Container.AuthorizationToken = getenv("AWS_CONTAINER_AUTHORIZATION_TOKEN")
@@ -55,8 +54,7 @@ func firstEnv(getenv func(string) string, names ...string) string {
 	return ""
 }
 
-// envProvider is minio-go's EnvAWS reading through getenv instead of
-// os.Getenv.
+// envProvider is minio-go's EnvAWS reading through getenv.
 type envProvider struct {
 	getenv    func(string) string
 	retrieved bool
@@ -64,12 +62,10 @@ type envProvider struct {
 
 var errNoEnvCredentials = errors.New("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set")
 
-// Retrieve implements credentials.Provider.
 func (e *envProvider) Retrieve() (credentials.Value, error) {
 	return e.RetrieveWithCredContext(nil)
 }
 
-// RetrieveWithCredContext implements credentials.Provider.
 func (e *envProvider) RetrieveWithCredContext(*credentials.CredContext) (credentials.Value, error) {
 	e.retrieved = false
 	id := firstEnv(e.getenv, "AWS_ACCESS_KEY_ID", "AWS_ACCESS_KEY")
@@ -86,5 +82,4 @@ func (e *envProvider) RetrieveWithCredContext(*credentials.CredContext) (credent
 	}, nil
 }
 
-// IsExpired implements credentials.Provider.
 func (e *envProvider) IsExpired() bool { return !e.retrieved }

@@ -43,11 +43,9 @@ var credentialCodes = map[string]bool{
 	"InvalidToken": true, "ExpiredToken": true, "TokenRefreshRequired": true, "XAdminUserNotFound": true,
 }
 
-// IsTransient implements storage.Store. Transient, besides the network
-// failures of storage.IsTransient: an S3 error response with HTTP status
-// 408, 429, 499, 500, 502, 503, 504 or 520, or with a code of retryCodes;
-// every other S3 error response is final (403, 404, 409, 501, ...), and a
-// connection closed before the answer (see minioEOF) is transient.
+// IsTransient implements storage.Store. Transient, besides storage.IsTransient:
+// an S3 error with status 408, 429, 499, 500, 502-504 or 520 or a code of
+// retryCodes, and a connection closed before the answer (minioEOF).
 func (s *Store) IsTransient(err error) bool { return isTransient(err) }
 
 func isTransient(err error) bool {
@@ -71,7 +69,7 @@ func isTransient(err error) bool {
 const minioEOF = "Connection closed by foreign host"
 
 // response returns the HTTP status and S3 error code of err if it is an
-// S3 error response: explain's or minio-go's own.
+// S3 error response (explain's or minio-go's).
 func response(err error) (status int, code string, ok bool) {
 	var se *objstore.ResponseError
 	if errors.As(err, &se) {

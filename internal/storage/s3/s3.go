@@ -1,7 +1,5 @@
 // Package s3 implements storage.Store on a key prefix of an S3 bucket (AWS
-// or any S3-compatible server), with github.com/minio/minio-go/v7, as
-// package objstore does for every object store (keys, listings, exact
-// writes).
+// or any S3-compatible server) with minio-go, through package objstore.
 //
 // Writes: Put is one PutObject, which S3 applies atomically. Objects
 // larger than minio-go's part size (16 MiB) go up as a multipart upload,
@@ -62,13 +60,10 @@ type Options struct {
 	// ...). nil means an empty environment.
 	Getenv func(string) string
 	// Transport is the HTTP transport; nil means minio-go's default. The
-	// store installs its timeouts (below) into a clone of minio-go's
-	// default, or of an *http.Transport given here. Any other
-	// http.RoundTripper is used as it is: only the calls' contexts bound
-	// its requests. No configuration field sets it: it is the HTTP seam of
-	// a program that builds a Store itself, which the tests use to trust a
-	// test server's certificate and to see or cut requests on the wire
-	// (docs/design.md, "S3 Options.Transport").
+	// timeouts below go into a clone of it or of an *http.Transport; any
+	// other RoundTripper is used as is, bound only by the calls' contexts.
+	// No configuration sets it: it is the tests' HTTP seam (docs/design.md,
+	// "S3 Options.Transport").
 	Transport http.RoundTripper
 	// DialTimeout, ResponseTimeout and IdleTimeout are the Dial, Response
 	// and Idle deadlines of package deadline (see deadline.Timeouts),
@@ -85,20 +80,17 @@ type Options struct {
 	// uploads (a streamed body cannot be sent again) are sent once
 	// whatever it says; the parts of a multipart upload are retried.
 	MaxAttempts int
-	// SkipCheck leaves out the listing request New makes to check the
-	// endpoint, bucket, credentials and s3:ListBucket permission: the
-	// caller's first request then fails with the same explanation. A
-	// writer whose first request is one it makes anyway (the catalog's
-	// read) sets it, to save a request per run.
+	// SkipCheck leaves out New's listing request that checks endpoint,
+	// bucket, credentials and s3:ListBucket: the caller's first request
+	// then fails with the same explanation, one request fewer per run.
 	SkipCheck bool
 }
 
-// MaxPutIfSize is the largest object a PutIfVersion Put writes: S3's
-// limit for a single PUT, 5 GiB.
+// MaxPutIfSize is the largest PutIfVersion Put: S3's single PUT, 5 GiB.
 const MaxPutIfSize = 5 << 30
 
-// Store is a storage.Store on a key prefix of an S3 bucket. It is safe for
-// concurrent use by multiple goroutines.
+// Store is a storage.Store on a key prefix of an S3 bucket, safe for
+// concurrent use.
 type Store struct {
 	*objstore.Store
 	client *minio.Client
@@ -150,15 +142,13 @@ func (s *Store) init(opts Options) error {
 	return err
 }
 
-// api is the store's objstore.Client: minio-go's requests.
+// api is the store's objstore.Client.
 type api struct{ s *Store }
 
-// Put sends one PutObject, with the condition of the package
-// documentation; a PutCreate sends If-None-Match: * too, whose 412 is
-// storage.ErrPrecondition. A PutCreate above the part size goes up in
-// parts, and not every server enforces the condition on completing a
-// multipart upload; a PutIfVersion is never a multipart upload, so the
-// server checks it.
+// Put sends one PutObject with the package documentation's condition; a
+// PutCreate sends If-None-Match: * too. A PutCreate above the part size goes
+// up in parts, and not every server checks the condition on completing them;
+// a PutIfVersion is never a multipart upload, so the server checks it.
 func (a api) Put(ctx context.Context, key string, w objstore.Write) (storage.Version, error) {
 	md := w.Metadata
 	// minio-go's streaming signature sends an empty body as chunked
@@ -189,8 +179,8 @@ func (a api) Put(ctx context.Context, key string, w objstore.Write) (storage.Ver
 	return storage.Version(info.ETag), nil
 }
 
-// putError is the error of a PutObject of w that failed with err: the
-// server's refusal of the condition matches storage.ErrPrecondition.
+// putError is the error of a failed PutObject of w: a refused condition
+// matches storage.ErrPrecondition.
 func putError(err error, w objstore.Write) error {
 	resp := minio.ToErrorResponse(err)
 	failed := resp.StatusCode == http.StatusPreconditionFailed || resp.Code == "PreconditionFailed"
@@ -213,15 +203,13 @@ func putError(err error, w objstore.Write) error {
 
 // Open starts one GET of key; the response's ETag is the Version.
 func (a api) Open(ctx context.Context, key string) (io.ReadCloser, storage.Version, error) {
-	core := minio.Core{Client: a.s.client}
-	body, info, _, err := core.GetObject(ctx, a.s.bucket, key, minio.GetObjectOptions{})
+	body, info, _, err := (minio.Core{Client: a.s.client}).GetObject(ctx, a.s.bucket, key, minio.GetObjectOptions{})
 	if err != nil {
 		return nil, "", explain(err)
 	}
 	return body, storage.Version(info.ETag), nil
 }
 
-// Head sends one HeadObject.
 func (a api) Head(ctx context.Context, key string) (objstore.Object, error) {
 	info, err := a.s.client.StatObject(ctx, a.s.bucket, key, minio.StatObjectOptions{})
 	if err != nil {
@@ -230,7 +218,6 @@ func (a api) Head(ctx context.Context, key string) (objstore.Object, error) {
 	return objstore.Object{Key: key, Size: info.Size, ModTime: info.LastModified, Version: storage.Version(info.ETag)}, nil
 }
 
-// Delete sends one DeleteObject.
 func (a api) Delete(ctx context.Context, key string) error {
 	return explain(a.s.client.RemoveObject(ctx, a.s.bucket, key, minio.RemoveObjectOptions{}))
 }
@@ -280,10 +267,8 @@ func (a api) Uploads(ctx context.Context, prefix string) ([]objstore.Upload, err
 	return uploads, ctx.Err()
 }
 
-// Abort aborts the multipart upload u.
 func (a api) Abort(ctx context.Context, u objstore.Upload) error {
-	core := minio.Core{Client: a.s.client}
-	if err := core.AbortMultipartUpload(ctx, a.s.bucket, u.Key, u.ID); err != nil && minio.ToErrorResponse(err).Code != "NoSuchUpload" {
+	if err := (minio.Core{Client: a.s.client}).AbortMultipartUpload(ctx, a.s.bucket, u.Key, u.ID); err != nil && minio.ToErrorResponse(err).Code != "NoSuchUpload" {
 		return explain(err)
 	}
 	return nil

@@ -1,5 +1,4 @@
-// The HTTP transport: deadlines, TLS, and Expect: 100-continue for
-// conditional writes.
+// The HTTP transport: deadlines, TLS, Expect: 100-continue.
 
 package s3
 
@@ -11,8 +10,8 @@ import (
 	"github.com/minio/minio-go/v7"
 )
 
-// newTransport returns the HTTP transport of the client, with opts's
-// timeouts installed (see Options.Transport).
+// newTransport returns the client's transport, with opts's timeouts (see
+// Options.Transport).
 func newTransport(opts *Options, secure bool) (http.RoundTripper, error) {
 	base, ok := opts.Transport.(*http.Transport)
 	switch {
