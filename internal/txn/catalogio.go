@@ -22,8 +22,7 @@ const spoolAt = 4 << 20
 // Spool of it (Change.BaseCopy), sparing a second download.
 type Spool = encoded
 
-// NewSpool returns an empty Spool, which unlike a catalog to write is not
-// hashed. Close removes its file.
+// NewSpool returns an empty, unhashed Spool. Close removes its file.
 func NewSpool() *Spool { return &encoded{} }
 
 // encoded is a catalog document ready to write, or a Spool.
@@ -34,8 +33,7 @@ type encoded struct {
 	sum  *parhash.Hash // nil for a Spool
 }
 
-// newEncoded returns an empty document, hashed on another core as it is
-// written.
+// newEncoded returns an empty document, hashed on another core as written.
 func newEncoded() *encoded { return &encoded{sum: parhash.New(sha256.New())} }
 
 // Write implements io.Writer.
@@ -96,15 +94,13 @@ func StreamCatalog(ctx context.Context, st storage.Store, fn func(io.Reader) err
 	return st.ReadVersioned(ctx, catalog.FileName, fn)
 }
 
-// putEdit applies e to the root's catalog, which must still be at ch.Base,
-// and writes the result with compare-and-swap against ch.Base under the
-// fence: a store that rewrites in one pass (Properties.Rewrite) reads the
-// old catalog while it writes the new one; any other gets the new catalog
-// streamed from the old one (encodeEdit). Either way old records are
-// copied (Edit.Splice) when the planner found them in the catalog's layout.
-// It remembers the digest of what it tried to write (t.catalogSum), so
-// that a cleanup can recognise its own write whose answer was lost. A
-// fence error is returned as a *fencedError.
+// putEdit applies e to the root's catalog, still at ch.Base, and writes it
+// with compare-and-swap against ch.Base under the fence: in one pass on a
+// store that rewrites (Properties.Rewrite), else streamed from the old one
+// (encodeEdit); old records are spliced when in the catalog's layout. It
+// remembers the digest of what it tried to write (t.catalogSum), so that a
+// cleanup can recognise its own write whose answer was lost. A fence error
+// is returned as a *fencedError.
 func (t *Txn) putEdit(ctx context.Context, e *catalog.Edit, ch *Change) error {
 	t.catalogSum = ""
 	if t.st.Properties().Rewrite && ch.Base != "" && !e.Fresh {
@@ -112,8 +108,7 @@ func (t *Txn) putEdit(ctx context.Context, e *catalog.Edit, ch *Change) error {
 		if !errors.Is(err, catalog.ErrUnsorted) {
 			return err
 		}
-		// A valid catalog whose records are not sorted (never written by
-		// distributor): apply the edit in memory below.
+		// Unsorted records (never written by distributor): edit in memory below.
 	}
 	doc, err := encodeEdit(ctx, t.st, e, ch.Base, ch.BaseCopy, ch.BaseCanonical)
 	if err != nil {
@@ -152,7 +147,7 @@ func (t *Txn) rewrite(ctx context.Context, e *catalog.Edit, base storage.Version
 	})
 }
 
-// fencedError is the lock's fence failing during a catalog write.
+// fencedError is the fence failing during a catalog write.
 type fencedError struct{ err error }
 
 func (e *fencedError) Error() string { return e.err.Error() }

@@ -61,8 +61,8 @@ func (t *Txn) bounded(base context.Context, timeout time.Duration) (context.Cont
 	}
 }
 
-// cleanupContext is the context of a cleanup after a failure: the lock's
-// (the caller's may be done), bounded by CleanupTimeout and the interruption.
+// cleanupContext is a cleanup's: the lock's (the caller's may be done),
+// bounded by CleanupTimeout and the interruption.
 func (t *Txn) cleanupContext() (context.Context, context.CancelFunc) {
 	return t.bounded(t.lk.Context(), t.opts.CleanupTimeout)
 }

@@ -19,20 +19,17 @@ type Recovery struct {
 	// Committed: the dead run had written its catalog, so only the journal
 	// (and temporary files) needed removing.
 	Committed bool
-	// RolledForward lists completed writes of paths that existed before,
-	// now recorded.
+	// RolledForward lists completed writes of paths that existed, now recorded.
 	RolledForward []string
-	// Removed lists files the dead run created, now deleted, of
-	// RemovedBytes in all.
+	// Removed lists files the dead run created, now deleted (RemovedBytes in all).
 	Removed      []string
 	RemovedBytes int64
 	// Dropped lists records of files the dead run deleted, now removed.
 	Dropped []string
-	// Left lists files the dead run meant to create whose bytes are not
-	// the ones it journaled: not provably its own, so left (unmanaged).
+	// Left lists files the dead run meant to create not holding the bytes
+	// it journaled: not provably its own, so left (unmanaged).
 	Left []Leftover
-	// TempSwept counts the temporary files the sweep of the whole root
-	// removed after the recovery, TempBytes their size.
+	// TempSwept and TempBytes count the temporary files of the whole root swept after.
 	TempSwept int
 	TempBytes int64
 }
@@ -46,8 +43,7 @@ func (r *Recovery) log(logger *slog.Logger, root string) {
 	r.LogPaths(logger, root)
 }
 
-// LogAttrs returns the recovery as bounded log attributes: counts and the
-// first few paths of each list.
+// LogAttrs returns the recovery as bounded log attributes (counts, first paths).
 func (r *Recovery) LogAttrs(root string) []any {
 	attrs := []any{"root", root, "dead_run", r.Journal.RunID, "command", r.Journal.Command,
 		"started", r.Journal.Started, "committed", r.Committed}

@@ -23,14 +23,11 @@ type attempt struct {
 	written, deleted map[string]bool
 	mu               sync.Mutex
 	started          map[string]bool
-	// catalogUnsure: the catalog write failed other than by its
-	// precondition, so it may have landed.
+	// catalogUnsure: the catalog write failed other than by precondition; it may have landed.
 	catalogUnsure bool
-	// staged holds, by write index, the staged writes neither committed
-	// nor aborted.
+	// staged holds, by write index, the staged writes not committed or aborted.
 	staged []storage.Staged
-	// recorded holds, during settle, the current catalog's records of the
-	// paths this attempt created.
+	// recorded: during settle, the current catalog's records of created paths.
 	recorded map[string]*catalog.Output
 }
 
@@ -187,23 +184,19 @@ func (a *attempt) settleWrites(ctx context.Context, res *Result, doubt func(stri
 	return done, nil
 }
 
-// settleDeletes returns the deletes that took effect, looking at those
-// whose answer was lost.
+// settleDeletes returns the deletes that took effect, checking unanswered ones.
 func (a *attempt) settleDeletes(ctx context.Context, doubt func(string, ...any)) []string {
 	var done []string
 	for _, p := range a.ch.Deletes {
-		if a.deleted[p] || !a.started[p] {
-			if a.deleted[p] {
-				done = append(done, p)
-			}
-			continue
-		}
-		_, err := a.t.st.Stat(ctx, p)
-		switch {
-		case errors.Is(err, storage.ErrNotExist) && !errors.Is(err, storage.ErrNotObject):
+		if a.deleted[p] {
 			done = append(done, p)
-		case err != nil:
-			doubt("%s could not be checked", p)
+		} else if a.started[p] {
+			switch _, err := a.t.st.Stat(ctx, p); {
+			case errors.Is(err, storage.ErrNotExist) && !errors.Is(err, storage.ErrNotObject):
+				done = append(done, p)
+			case err != nil:
+				doubt("%s could not be checked", p)
+			}
 		}
 	}
 	return done

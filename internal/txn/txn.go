@@ -56,10 +56,9 @@ type Options struct {
 	// written anyway (the operator guarantees that no two writers ever
 	// run on it), with a warning every time.
 	SingleWriter bool
-	// Retries, when set, counts the requests the store's retrying wrapper
-	// sent again (retry.Store.Retries): once it is above zero, a change's
-	// written directories are swept, since a retried upload may have left
-	// a temporary file its cleanup could not reach.
+	// Retries, when set, counts the requests sent again (retry.Store.Retries):
+	// once above zero, a change's written directories are swept, since a
+	// retried upload may have left a temporary file its cleanup could not reach.
 	Retries func() int
 	// Intent, when set, is the change the caller means to Apply, known
 	// before Begin: its intent journal, up to IntentCap bytes, travels in
@@ -86,16 +85,12 @@ type Txn struct {
 	// InterruptedCleanup); intrStop ends its watch.
 	intr     *interruption
 	intrStop func() bool
-	// Recovery is what Begin recovered from a dead run's journal (nil for
-	// none).
-	Recovery *Recovery
+	Recovery *Recovery // what Begin recovered from a dead run's journal (nil: none)
 	// Swept lists the temporary files Begin removed, sorted; SweptBytes is
 	// their size (as far as the store knows: see storage.SweepOptions).
-	Swept      []string
-	SweptBytes int64
-	// catalogSum is the sha256 of the catalog writeCatalog last tried to
-	// write.
-	catalogSum  string
+	Swept       []string
+	SweptBytes  int64
+	catalogSum  string           // sha256 of the catalog writeCatalog last tried to write
 	catalogSeen *storage.Version // see CatalogVersion; nil: not seen
 	// runID and started name this transaction in its journal.
 	runID   string
@@ -105,9 +100,8 @@ type Txn struct {
 	intentLive bool
 }
 
-// ReservedPrefix starts the name of every object distributor keeps at a
-// root besides the outputs: the catalog, the lock and its claims, the
-// journal, probe objects.
+// ReservedPrefix starts the name of every object distributor keeps at a root
+// besides the outputs (catalog, lock and claims, journal, probe objects).
 const ReservedPrefix = ".distributor."
 
 // ReservedPage bounds a listing of the reserved names (Begin's, a plan's
@@ -126,15 +120,14 @@ func (t *Txn) CatalogVersion() (storage.Version, bool) {
 	return *t.catalogSeen, true
 }
 
-// Begin takes the root's lock (waiting as opts.Lock says), proves that the
-// server enforces conditional writes (lock.Lock.ProveExclusion; a server
-// that does not is refused unless opts.SingleWriter), recovers the root if
-// a dead run left its journal, and sweeps the temporary files interrupted
-// writes left in the root directory (the whole tree after a recovery). On a
-// store that lists a page in one request (S3), one listing of the reserved
-// names serves the proof's read-back, the journal's lookup and
-// CatalogVersion. The Txn's Context is cancelled when ctx is or when the
-// lock's fence lapses. End releases it.
+// Begin takes the root's lock (as opts.Lock says), proves the server
+// enforces conditional writes (lock.Lock.ProveExclusion; refused unless
+// opts.SingleWriter), recovers a dead run's journal, and sweeps the
+// temporary files interrupted writes left in the root directory (the whole
+// tree after a recovery). On a store that lists a page in one request (S3),
+// one listing of the reserved names serves the proof's read-back, the
+// journal's lookup and CatalogVersion. The Txn's Context is cancelled when
+// ctx is or the lock's fence lapses. End releases it.
 func Begin(ctx context.Context, opts Options) (*Txn, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -368,8 +361,7 @@ type Result struct {
 	// Committed: Final was written (or there was none and every write and
 	// delete took effect).
 	Committed bool
-	// Done lists, sorted, the recorded paths whose write or delete took
-	// effect.
+	// Done lists, sorted, the recorded paths whose write or delete took effect.
 	Done []string
 	// RolledBack lists the paths created and removed again after a failure.
 	RolledBack []string
@@ -388,8 +380,7 @@ type Leftover struct {
 
 // Apply applies ch under the lock. It returns a nil error when every write
 // and delete took effect and the catalog was written; otherwise it settles
-// the root (see the package documentation) and its error says what
-// happened.
+// the root (see the package documentation) and says what happened.
 func (t *Txn) Apply(ch *Change) (*Result, error) {
 	ctx := t.ctx
 	res := &Result{}
@@ -506,7 +497,6 @@ func (t *Txn) writeJournal(ctx context.Context, ch *Change) error {
 	return nil
 }
 
-// encodeJournal encodes the intent journal of ch.
 func encodeJournal(ch *Change, runID, command string, started time.Time) ([]byte, error) {
 	j := &journal.Journal{RunID: runID, Command: command, Started: started, BaseVersion: string(ch.Base)}
 	for i := range ch.Writes {
@@ -537,8 +527,7 @@ func (t *Txn) dropJournal() {
 	}
 }
 
-// writeCatalog writes e applied to the catalog at ch.Base (putEdit) and
-// names its failure.
+// writeCatalog writes e applied to the catalog at ch.Base and names its failure.
 func (t *Txn) writeCatalog(ctx context.Context, e *catalog.Edit, ch *Change) error {
 	err := t.putEdit(ctx, e, ch)
 	switch {

@@ -22,8 +22,7 @@ func RunID() string {
 	return hex.EncodeToString(b)
 }
 
-// HashObject streams an object and returns its "sha256:<hex>" digest and
-// size.
+// HashObject streams an object and returns its "sha256:<hex>" digest and size.
 func HashObject(ctx context.Context, st storage.Store, path string) (string, int64, error) {
 	rc, err := st.Open(ctx, path)
 	if err != nil {

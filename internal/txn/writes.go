@@ -21,8 +21,7 @@ import (
 )
 
 // stageAll stages every write, up to Jobs at once, each under the fence
-// (send). On failure the caller
-// aborts every staged write (unstaged).
+// (send). On failure the caller aborts every staged write (unstaged).
 func (a *attempt) stageAll(ctx context.Context) error {
 	t, ch := a.t, a.ch
 	a.staged = make([]storage.Staged, len(ch.Writes))
@@ -194,10 +193,9 @@ func (t *Txn) each(ctx context.Context, n int, fn func(context.Context, int) err
 		next   atomic.Int64
 	)
 	// Jobs workers take the next item until none is left: no goroutine or
-	// channel hand-off per item, which many small files would pay for in
-	// wake-ups (bench/run cold, P9). Before an item they only look whether
-	// ctx is done (storage.Cancelled): fn checks the fence itself, and
-	// ctx.Err would read the fence's clock once more per item.
+	// hand-off per item, which many small files pay for in wake-ups (bench/run
+	// cold, P9). Before an item they only check storage.Cancelled(ctx): fn
+	// checks the fence itself, and ctx.Err would read its clock once more.
 	for range min(t.opts.Jobs, n) {
 		g.Go(func() error {
 			for i := int(next.Add(1) - 1); i < n && !failed.Load() && storage.Cancelled(ctx) == nil; i = int(next.Add(1) - 1) {
@@ -245,8 +243,7 @@ func phases(ws []Write) [][]int {
 	return out
 }
 
-// dirsOf returns the distinct parent directories of the written paths,
-// sorted.
+// dirsOf returns the distinct parent directories of the written paths, sorted.
 func dirsOf(ws []Write) []string {
 	seen := map[string]bool{}
 	for _, w := range ws {
