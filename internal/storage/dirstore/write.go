@@ -1,29 +1,9 @@
-// Package dirstore is the kit of the directory stores: the backends whose
-// root is a directory on a file system, on this machine or on a server
-// (local disk, SFTP), where objects are files and their parents
-// directories. It holds, written once, what such a store's storage.Store
-// needs beyond its file system; the object stores share package objstore
-// instead.
-//
-//   - Writer is Put, Stage, Open and ReadVersioned over the small FS
-//     interface: a temporary file (Temp) beside the target, renamed over
-//     it or linked to its name only if that is free, compare-and-swap on
-//     content digests (DigestSource, ContentVersion), and the exclusive
-//     create that starts over when a sweep removes its temporary file
-//     (ErrTempVanished).
-//   - ListTree and SweepTree are List and SweepTemp over the Tree
-//     interface: the byte-wise listing, and the search for temporary files.
-//   - Book records which directories the store's writes created, so that
-//     its cleanups remove only those.
-//   - HiddenError, CheckDir and NotObject say what a path below a symbolic
-//     link or a file, or an entry that is not a regular file, is to the
-//     storage contract.
-//
-// A directory store over another remote file system implements FS, Temp,
-// Tree and TreeDir on its connection and hands Put, Stage, Open,
-// ReadVersioned, List and SweepTemp to these; the rest of its Store (Get,
-// Stat, Delete, its connection) stays its own. Its Versions are content
-// digests ("sha256:<hex>", see SumVersion).
+// Package dirstore is the kit of the directory stores (local disk, SFTP),
+// whose root is a directory and objects are files. A store implements FS,
+// Temp, Tree and TreeDir on its file system and hands Put, Stage, Open,
+// ReadVersioned (Writer), List (ListTree) and SweepTemp (SweepTree) to this
+// package; Book records which directories its writes created, so cleanups
+// remove only those. Versions are content digests ("sha256:<hex>").
 package dirstore
 
 import (
@@ -95,13 +75,11 @@ type Temp interface {
 	Done(ctx context.Context) error
 }
 
-// Writer is Put and Stage (and Open, ReadVersioned) of a directory store
-// on its FS.
-// The zero value with FS set is ready; it is safe for concurrent use.
+// Writer is Put, Stage, Open and ReadVersioned of a directory store on its
+// FS. The zero value with FS set is ready; it is safe for concurrent use.
 type Writer struct {
 	FS FS
-	// Copy copies exactly size bytes of a Put or Stage (CopyExact if
-	// nil).
+	// Copy copies exactly size bytes of a Put or Stage (CopyExact if nil).
 	Copy func(ctx context.Context, dst io.Writer, src io.Reader, size int64) error
 	// CompareFirst: a compare-and-swap compares before it writes
 	// anything, rather than while the new content is written (which
@@ -316,10 +294,8 @@ func (d *Writer) writeTemp(ctx context.Context, p string, src *DigestSource) (Te
 	return d.written(ctx, p, false, true, func(w io.Writer) error { return src.CopyTo(ctx, w) })
 }
 
-// CheckVersion is the compare step of a compare-and-swap: it returns nil if
-// cur, the Version of the current object ("" if there is none), is want, and
-// otherwise an error matching storage.ErrPrecondition that says what was
-// found.
+// CheckVersion is the compare step of a compare-and-swap: nil if cur ("" for
+// absent) is want, else an error matching storage.ErrPrecondition.
 func CheckVersion(cur, want storage.Version) error {
 	switch {
 	case cur == want:
@@ -338,27 +314,10 @@ func CheckVersion(cur, want storage.Version) error {
 const CreateAttempts = 5
 
 // ErrTempVanished reports that the temporary file of an exclusive create was
-// gone when it was to be linked into place: the destination lock's holder
-// swept it (see storage.Store.SweepTemp), or pruned its directory. It does
-// not match storage.ErrNotExist: the object was not missing, the temporary
-// file was.
+// gone when it was to be linked into place (the lock's holder swept it or
+// pruned its directory). It does not match storage.ErrNotExist: the object
+// was not missing, the temporary file was.
 var ErrTempVanished = errors.New("the temporary file was removed before it was linked into place (swept by the destination lock's holder?)")
-
-// RetryVanished calls create, one attempt at an exclusive create through a
-// temporary file, until it returns anything but an error matching
-// ErrTempVanished, at most CreateAttempts times: each attempt writes a new
-// temporary file.
-func RetryVanished(create func() error) error {
-	for attempt := 1; ; attempt++ {
-		err := create()
-		if !errors.Is(err, ErrTempVanished) {
-			return err
-		}
-		if attempt == CreateAttempts {
-			return fmt.Errorf("%d attempts: %w", attempt, err)
-		}
-	}
-}
 
 // errNoLink is createOnce's error when the file system cannot link.
 var errNoLink = errors.New("the file system cannot hard-link")
@@ -368,11 +327,17 @@ var errNoLink = errors.New("the file system cannot hard-link")
 // link) has it, an atomic exclusive create that never exposes partial
 // content, safe between processes and hosts. When the temporary file
 // vanishes before it is linked (the destination lock's holder swept it),
-// it starts over with a new one (RetryVanished). A file system that
-// cannot link gets FS.CreateNew.
+// it starts over with a new one, CreateAttempts times at most. A file
+// system that cannot link gets FS.CreateNew.
 func (d *Writer) create(ctx context.Context, p string, src *DigestSource) error {
 	if d.FS.CanLink(ctx) {
-		err := RetryVanished(func() error { return d.createOnce(ctx, p, src) })
+		err := d.createOnce(ctx, p, src)
+		for attempt := 1; errors.Is(err, ErrTempVanished); attempt++ {
+			if attempt == CreateAttempts {
+				return fmt.Errorf("%d attempts: %w", attempt, err)
+			}
+			err = d.createOnce(ctx, p, src)
+		}
 		if !errors.Is(err, errNoLink) {
 			return err
 		}
