@@ -9,11 +9,10 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// parseCanonical decodes the record at the start of b if and only if it is
-// exactly what appendOutput writes for it, and returns its length from
-// brace to brace; 0 for any other layout (o is then unspecified). Every
-// byte it accepts is checked, so what it accepts is valid JSON; it checks
-// layout, not values (validateOutput does).
+// parseCanonical decodes the record at the start of b only if it is exactly
+// what appendOutput writes for it, returning its length brace to brace; 0
+// (o unspecified) for any other layout. Every byte it accepts is checked, so
+// it is valid JSON; it checks layout, not values (validateOutput does).
 func parseCanonical(b []byte, o *Output, memo *canonMemo) int {
 	p := canonParser{b: b, memo: memo}
 	const in = "      "
@@ -133,8 +132,7 @@ func (p *canonParser) end(more bool) bool {
 	return p.lit("\n")
 }
 
-// quoted consumes a JSON string in appendString's escaping and returns the
-// value it holds.
+// quoted consumes a JSON string in appendString's escaping, returning its value.
 func (p *canonParser) quoted(memo *string) (string, bool) {
 	if len(p.b) < 2 || p.b[0] != '"' {
 		return "", false

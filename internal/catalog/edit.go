@@ -8,9 +8,8 @@ import (
 	"strings"
 )
 
-// Edit is a change to a catalog, small next to it: the records to put (at
-// a new path or replacing one) and the paths to delete. Applying it
-// streams the base once.
+// Edit is a change to a catalog, small next to it: records to put (new or
+// replacing) and paths to delete. Applying it streams the base once.
 type Edit struct {
 	Fresh  bool     // drop every record of the base: the result holds Put only
 	Header Header   // the result's header, written as is
@@ -35,16 +34,14 @@ func (e *Edit) sorted() ([]Output, []string, error) {
 	return put, del, nil
 }
 
-// ApplyTo streams base (nil: none) through e and writes the result to w in
-// Encode's layout, validating every record of base. A base that is not a
-// valid sorted catalog fails (ErrUnsorted for an unsorted one: use Apply).
-// It returns the number of records written.
+// ApplyTo streams base (nil: none) through e to w in Encode's layout,
+// validating every base record; an unsorted base fails with ErrUnsorted (use
+// Apply). It returns the number of records written.
 func (e *Edit) ApplyTo(base io.Reader, w io.Writer) (int, error) { return e.apply(base, w, false) }
 
-// Splice is ApplyTo for a base ScanCanonical found in Encode's layout: the
-// records it leaves alone are copied without decoding them again, for the
-// same output. The caller guarantees (by the object's version) that the
-// base is the one scanned.
+// Splice is ApplyTo for a base ScanCanonical found in Encode's layout, copying
+// the records it leaves alone undecoded. The caller guarantees (by the
+// object's version) that the base is the one scanned.
 func (e *Edit) Splice(base io.Reader, w io.Writer) (int, error) { return e.apply(base, w, true) }
 
 // apply is ApplyTo, or with copy set Splice.
@@ -89,9 +86,8 @@ type merger struct {
 	i, j int      // the next put and delete
 }
 
-// mergeAt is called with each base record's path in order: it writes the
-// puts before it and the one replacing it, and reports whether the base's
-// record stays, for the caller to write.
+// mergeAt, called with each base record's path in order, writes the puts
+// before it and the one replacing it, and reports whether the base's stays.
 func mergeAt[P string | []byte](m *merger, path P) (keep bool, err error) {
 	for m.i < len(m.put) && m.put[m.i].Path < string(path) {
 		if err := m.enc.Add(&m.put[m.i]); err != nil {
@@ -109,8 +105,7 @@ func mergeAt[P string | []byte](m *merger, path P) (keep bool, err error) {
 	return m.j >= len(m.del) || m.del[m.j] != string(path), nil
 }
 
-// finish writes the remaining puts, ends the document and returns the
-// number of records written.
+// finish writes the remaining puts and ends the document.
 func (m *merger) finish() (int, error) {
 	for ; m.i < len(m.put); m.i++ {
 		if err := m.enc.Add(&m.put[m.i]); err != nil {

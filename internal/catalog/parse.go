@@ -28,21 +28,18 @@ func (c *Catalog) Header() Header {
 // distributor never writes one.
 var ErrUnsorted = errors.New("catalog outputs are not sorted by path")
 
-// Scan decodes a schema-4 catalog from r strictly and calls fn with each
-// record (a fresh Output) in order, in constant memory. It enforces every
-// rule Parse does and Encode's path order (ErrUnsorted). It returns the
-// header and the number of records; an error from fn stops it and is
-// returned as is. Read classifies other documents.
+// Scan strictly decodes a schema-4 catalog from r in constant memory, calling
+// fn with each record (a fresh Output) in order, enforcing Parse's rules and
+// Encode's path order (ErrUnsorted). It returns the header and record count;
+// fn's error stops it, returned as is. Read classifies other documents.
 func Scan(r io.Reader, fn func(*Output) error) (Header, int, error) {
 	h, n, _, err := scan(r, fn, false)
 	return h, n, err
 }
 
-// ScanCanonical is Scan that also reports whether every record is laid out
-// exactly as Encode writes it, the condition for Splice. Unlike Scan it
-// hands fn the same Output each time, overwritten by the next record, so
-// that a reader keeping a few records allocates none for the others: fn
-// copies what it keeps.
+// ScanCanonical is Scan that also reports whether every record is in
+// Encode's exact layout (the condition for Splice). It hands fn the same
+// Output each time, so that no record allocates: fn copies what it keeps.
 func ScanCanonical(src io.Reader, fn func(*Output) error) (h Header, n int, canonical bool, err error) {
 	return scan(src, fn, true)
 }
@@ -59,11 +56,10 @@ func scan(src io.Reader, fn func(*Output) error, borrow bool) (h Header, n int, 
 
 // scanError returns a callback's error as is, any other as the catalog's.
 func scanError(err error) error {
-	var stop *errStop
-	switch {
-	case err == nil:
+	if err == nil {
 		return nil
-	case errors.As(err, &stop):
+	}
+	if stop, ok := errors.AsType[*errStop](err); ok {
 		return stop.err
 	}
 	return fmt.Errorf("decode catalog: %w", err)

@@ -30,13 +30,9 @@ type reader struct {
 	feed feeder
 	memo canonMemo
 
-	// whole reads like Parse: records in any order (each path once), every
-	// problem with the values collected.
-	whole bool
-	copy  bool // hand records in Encode's layout to fn undecoded (Splice)
-	// borrow decodes every record into scratch, which fn may not keep
-	// (ScanCanonical): no allocation per record.
-	borrow  bool
+	whole   bool // read like Parse: records in any order, every value problem collected
+	copy    bool // hand records in Encode's layout to fn undecoded (Splice)
+	borrow  bool // decode every record into scratch, which fn may not keep (ScanCanonical)
 	scratch Output
 	fn      func(o *Output, path, raw []byte) error
 
@@ -76,8 +72,8 @@ type errStop struct{ err error }
 func (e *errStop) Error() string { return e.err.Error() }
 func (e *errStop) Unwrap() error { return e.err }
 
-// read reads the document. It returns a *strictjson.Error for text that is
-// not a strict JSON catalog, the values' problems joined, or an *errStop.
+// read reads the document, returning a *strictjson.Error for text not a strict
+// JSON catalog, the values' problems joined, or an *errStop.
 func (r *reader) read() error {
 	c, err := r.next("")
 	if err != nil {
@@ -163,8 +159,7 @@ func (r *reader) members() error {
 // topNames are the members of the document.
 var topNames = [...]string{"schema_version", "distributor_version", "created_at", "updated_at", "state", "outputs"}
 
-// header puts the problems of the document-level members ahead of the
-// records': those of the decoding, then those of the rules.
+// header puts the document-level problems ahead of the records' (decoding's, then the rules').
 func (r *reader) header(version int, state *wireState, outputs bool) {
 	var times, head, rules []error
 	if r.h.CreatedAt.IsZero() {
@@ -317,8 +312,8 @@ func (r *reader) hand(o *Output, path, raw []byte) error {
 	return nil
 }
 
-// decodeRecord decodes a record not in Encode's layout, v at offset
-// start, and returns the problems with its values.
+// decodeRecord decodes a record v (at offset start) not in Encode's layout,
+// returning its values' problems.
 func (r *reader) decodeRecord(v jsontext.Value, start int64, f field, o *Output) ([]error, error) {
 	var w wireOutput
 	if err := r.decode(f.String(), v, start, &w); err != nil {

@@ -5,10 +5,9 @@ import (
 	"strings"
 )
 
-// InvalidChoices tells an operator what to do about an invalid catalog at
-// the root owner publishes to, one "- " line per choice: restore it, fix
-// it by hand, or replace the root with --force, which deletes every file
-// no catalog records (unmanaged: those seen at the root, nil if unknown).
+// InvalidChoices tells an operator, one "- " line per choice, what to do about
+// an invalid catalog at owner's root: restore it, fix it by hand, or --force,
+// which deletes every file no catalog records (unmanaged: those seen, or nil).
 func InvalidChoices(o Owner, unmanaged []string) string {
 	sel := fmt.Sprintf("--pipeline %s --destination %s", o.PipelineID, o.DestinationID)
 	force := "every file no catalog records (a robots.txt, say)"

@@ -158,9 +158,8 @@ func (r *reader) skip() (bool, error) {
 	}
 }
 
-// delimiter reads what comes before the next element of the object or
-// array named where, closed by end: nothing before the first, a comma
-// before the others. At end it consumes it and returns false.
+// delimiter reads what precedes the next element of the object or array
+// named where (a comma but before the first); at end it consumes it, false.
 func (r *reader) delimiter(where string, end byte, first bool, after string) (more bool, err error) {
 	c, err := r.next(where)
 	if err != nil {
@@ -188,9 +187,8 @@ func (r *reader) delimiter(where string, end byte, first bool, after string) (mo
 	return true, nil
 }
 
-// fill reads until the window holds n unconsumed bytes or the input ends,
-// and reports whether it holds them. Bytes before r.i may be dropped; a
-// window full of unconsumed bytes grows.
+// fill reads until the window holds n unconsumed bytes (reported) or the
+// input ends; bytes before r.i may be dropped, a full window grows.
 func (r *reader) fill(n int) bool {
 	for len(r.b)-r.i < n && !r.eof {
 		if len(r.b) == cap(r.b) {

@@ -189,8 +189,7 @@ func appendOutput(b []byte, o *Output) []byte {
 	return b
 }
 
-// appendField appends `<indent>"name": "value"`, a comma if more follows,
-// and a newline.
+// appendField appends `<indent>"name": "value"`, a comma if more, a newline.
 func appendField(b []byte, indent, name, value string, more bool) []byte {
 	return appendEnd(appendString(appendName(b, indent, name), value), more)
 }
@@ -256,6 +255,5 @@ func appendString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// shortEscape is the two-character escape of the ASCII characters that
-// have one.
+// shortEscape is the two-character escape of the ASCII characters with one.
 var shortEscape = [utf8.RuneSelf]byte{'"': '"', '\\': '\\', '\n': 'n', '\r': 'r', '\t': 't', '\b': 'b', '\f': 'f'}
