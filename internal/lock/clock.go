@@ -2,8 +2,7 @@ package lock
 
 import "time"
 
-// processStart anchors goClock; it is set once at start-up and never
-// changed.
+// processStart anchors goClock, set once at start-up.
 var processStart = time.Now()
 
 // goClock is Go's monotonic clock as a duration since the process started.

@@ -192,13 +192,11 @@ func (k *Lock) renew(ctx context.Context, edit func(*Info)) error {
 }
 
 // ProveExclusion proves, on the held lock object, that the server enforces
-// the conditional writes the lock and the catalog's compare-and-swap rest
-// on (probe.Object: an exclusive create and a write on a stale version
-// refused, the record read back unchanged by readBack, nil for a Get). The
-// refused writes carry this holder's record with a "probe" marker, so that
-// on a server that applies them anyway the record still names this holder
-// and Release removes it. Call it right after Acquire; it returns a
-// *probe.UnenforcedError for a server that does not enforce them.
+// the conditional writes the lock and the catalog's compare-and-swap rest on
+// (probe.Object; readBack nil: a Get). The refused writes carry this
+// holder's record with a "probe" marker, so that on a server that applies
+// them anyway the record still names this holder and Release removes it.
+// Call it right after Acquire; an unenforcing server gives *probe.UnenforcedError.
 func (k *Lock) ProveExclusion(ctx context.Context, readBack probe.ReadBack) error {
 	k.renewing.Lock() // no renewal changes the record meanwhile
 	defer k.renewing.Unlock()

@@ -88,14 +88,12 @@ type HeldError struct {
 	Root   string
 	Holder Info
 	Waited time.Duration
-	// Silent is how long this waiter had seen the record unchanged when
-	// the wait ended (0: it changed at the last look), at most the wait;
-	// RenewEvery, how often the holder changes it when it renews;
-	// TakeoverAfter, how long it must stay unchanged before a waiter takes
-	// it over.
+	// Silent is how long this waiter had seen the record unchanged when the
+	// wait ended (0: it changed at the last look); RenewEvery, how often the
+	// holder changes it; TakeoverAfter, how long it must stay unchanged
+	// before a waiter takes it over.
 	Silent, RenewEvery, TakeoverAfter time.Duration
-	// ExpiredByHolderClock: the record's lease end, by the holder's wall
-	// clock, is past by this process's clock.
+	// ExpiredByHolderClock: the record's wall-clock lease end is past by this clock.
 	ExpiredByHolderClock bool
 }
 
@@ -140,9 +138,8 @@ type Locker struct {
 	NoWait bool
 	// Poll is the pause between attempts (default 500ms, at most Lease/8).
 	Poll time.Duration
-	// OnWait, when set, is told that Acquire waits for another holder:
-	// when the wait starts, then every waitReportEvery, with the holder's
-	// record, how long Acquire has waited and how long it waits in all.
+	// OnWait, when set, is told when Acquire starts waiting for another
+	// holder, then every waitReportEvery: the record, waited and limit.
 	OnWait func(holder Info, waited, limit time.Duration)
 	// Now stamps records (default time.Now); Mono measures leases and
 	// silences (default SystemClock). Host, PID and Alive describe this
@@ -268,7 +265,7 @@ type heldNow struct {
 
 func (h *heldNow) Error() string { return "held by " + h.info.String() }
 
-// record stamps info with a lease that ends Lease from now and encodes it.
+// record stamps info's lease end (Lease from now) and encodes it.
 func (l *Locker) record(info *Info) []byte {
 	info.ExpiresAt = l.Now().Add(l.Lease).UTC().Truncate(time.Second)
 	data, _ := json.Marshal(info)
@@ -302,7 +299,7 @@ func (l *Locker) grab(ctx context.Context, name string, data []byte, ourID strin
 		return curV, nil // our own create succeeded, the answer was lost
 	}
 	silent := w.silence(name, curV)
-	if !l.stale(cur, silent) || depth >= maxClaimDepth {
+	if !(l.goneHere(cur) || silent >= l.takeoverAfter(cur)) || depth >= maxClaimDepth {
 		return "", &heldNow{info: cur, silent: silent}
 	}
 	claim := name + ".claim-" + safeID(cur.ID)
@@ -361,11 +358,6 @@ func MoveIntent(ctx context.Context, st storage.Store, rec Info) error {
 	return nil
 }
 
-// stale reports whether a record unchanged for silent may be taken over.
-func (l *Locker) stale(cur Info, silent time.Duration) bool {
-	return l.goneHere(cur) || silent >= l.takeoverAfter(cur)
-}
-
 // goneHere reports whether cur's holder ran on this host and its process
 // is gone.
 func (l *Locker) goneHere(cur Info) bool {
@@ -390,8 +382,7 @@ func safeID(id string) string {
 	}, id)
 }
 
-// Read returns the current lock record, or an error matching
-// storage.ErrNotExist when the root is not locked.
+// Read returns the lock record, or an error matching storage.ErrNotExist.
 func Read(ctx context.Context, st storage.Store) (Info, storage.Version, error) {
 	return readInfo(ctx, st, Name)
 }
