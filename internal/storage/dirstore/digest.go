@@ -22,7 +22,6 @@ type DigestSource struct {
 	v    storage.Version // of the last complete copy
 }
 
-// Size is the number of bytes a copy writes.
 func (src *DigestSource) Size() int64 { return src.size }
 
 // CopyTo rewinds the reader and copies exactly Size bytes of it to w,
@@ -47,9 +46,7 @@ func (src *DigestSource) CopyTo(ctx context.Context, w io.Writer) error {
 // Version is the Version of the content the last complete copy wrote.
 func (src *DigestSource) Version() storage.Version { return src.v }
 
-// SumVersion is the Version of content whose sha256 digest is sum, as the
-// directory stores, which version objects by their content, give it:
-// "sha256:" and the lowercase hex digest.
+// SumVersion is the content Version of a sha256 digest: "sha256:<hex>".
 func SumVersion(sum []byte) storage.Version {
 	return storage.Version("sha256:" + hex.EncodeToString(sum))
 }
@@ -89,11 +86,9 @@ func ReadDigested(ctx context.Context, r io.Reader, fn func(io.Reader) error, wr
 // CopyChunk is how many bytes CopyExact copies between context checks.
 const CopyChunk = 1 << 20
 
-// CopyExact copies exactly size bytes from src to dst, checking ctx between
-// chunks of CopyChunk bytes, and then checks that src has nothing more. It
-// is the body of a directory store's Put (Writer.Copy's default): a reader
-// that fails, ends early or yields more than size bytes makes it fail, so
-// the Put fails and publishes nothing.
+// CopyExact copies exactly size bytes from src to dst, checking ctx every
+// CopyChunk bytes; a src that fails, ends early or has more fails it (so the
+// Put publishes nothing).
 func CopyExact(ctx context.Context, dst io.Writer, src io.Reader, size int64) error {
 	var done int64
 	for done < size {

@@ -62,8 +62,7 @@ func NotObject(op, p string, fi fs.FileInfo) error {
 	return &fs.PathError{Op: op, Path: p, Err: fmt.Errorf("%w: %w (a %s is not an object)", storage.ErrNotObject, storage.ErrNotExist, FileKind(fi))}
 }
 
-// FileKind names what fi describes: "directory", "regular file",
-// "symbolic link" or "special file".
+// FileKind names what fi describes ("directory", "regular file", ...).
 func FileKind(fi fs.FileInfo) string {
 	switch {
 	case fi.IsDir():
@@ -106,7 +105,6 @@ type TreeDir interface {
 	Sub(ctx context.Context, name string) (TreeDir, error)
 	// Remove removes the file name; a missing one is not an error.
 	Remove(ctx context.Context, name string) error
-	// Close releases the directory.
 	Close()
 }
 
@@ -139,8 +137,7 @@ func ListTree(ctx context.Context, t Tree, prefix string, fn func(storage.Info) 
 	return listDir(ctx, d, rel, filter, false, fn)
 }
 
-// treeEntry is one directory entry to visit, keyed for byte-wise path
-// order.
+// treeEntry is one directory entry to visit, keyed for byte-wise path order.
 type treeEntry struct {
 	key string
 	fi  fs.FileInfo
@@ -207,13 +204,9 @@ func listDir(ctx context.Context, d TreeDir, rel, filter string, below bool, fn 
 	return nil
 }
 
-// SweepTree is storage.Store.SweepTemp on a Tree: it finds the temporary files
-// below the root (opts.Dirs nil) or directly in the directories opts.Dirs
-// and, unless opts.DryRun, removes them and prunes the directories this
-// leaves empty (Tree.PruneDir). A directory of opts.Dirs that is missing,
-// or is (or lies below) something else than a plain directory, is skipped.
-// It returns the store paths found, sorted (on an error, those found so
-// far). The caller holds off its own writes meanwhile.
+// SweepTree is storage.Store.SweepTemp on a Tree, pruning the directories it
+// empties (Tree.PruneDir). On an error it returns the paths found so far.
+// The caller holds off its own writes meanwhile.
 func SweepTree(ctx context.Context, t Tree, opts storage.SweepOptions) ([]string, error) {
 	dirs, err := storage.CheckSweepDirs(opts.Dirs)
 	if err != nil {
@@ -240,7 +233,6 @@ func SweepTree(ctx context.Context, t Tree, opts storage.SweepOptions) ([]string
 	return sw.found, err
 }
 
-// treeSweep collects (and unless DryRun removes) temporary files.
 type treeSweep struct {
 	t     Tree
 	opts  storage.SweepOptions
@@ -336,27 +328,21 @@ func (sw *treeSweep) dir(ctx context.Context, p string) error {
 	return err
 }
 
-// Book is what a store with directories (storage.Properties.Directories)
-// knows of the directories its writes reached, so that its cleanups
-// remove only directories it created (spec section 6: cleanup removes
-// only what the run provably wrote, directories included). It notes the
-// directories its writes created (made) and those they walked through
-// that were there already (found). A directory found but not made existed
-// before the store first wrote below it: no cleanup of the store removes
-// it, even empty (see MayRemove).
+// Book notes the directories a directory store's writes created (made) and
+// walked through already there (found), so that its cleanups remove only
+// directories it created (spec section 6: cleanup removes only what the run
+// provably wrote). A directory found but not made is never removed, even
+// empty (see MayRemove).
 //
-// Writes run in parallel and two may create the same directory: the one
-// whose mkdir fails finds it, the one that made it notes it made, and
-// made wins whatever the order of the notes. Notes are never dropped, not
-// even when the store removes a directory: under the destination lock a
-// directory that comes back is one of the store's own writes again, and
-// a monotonic book needs no lock held across the removal itself (the file
-// system's rmdir of a directory that is not empty fails, which settles
-// races between a cleanup and a write).
+// Two parallel writes may create one directory: the one whose mkdir fails
+// finds it, and made wins whatever the order of the notes. Notes are never
+// dropped, even when a directory is removed: under the destination lock a
+// directory that comes back is the store's own write again, and a monotonic
+// book needs no lock across the removal (rmdir of a non-empty directory
+// fails, which settles races between a cleanup and a write).
 //
-// Keys are the store's own names for directories (store paths, or server
-// paths). The zero Book is empty and ready; it is safe for concurrent
-// use.
+// Keys are the store's own names for directories. The zero Book is ready;
+// it is safe for concurrent use.
 type Book struct {
 	mu          sync.Mutex
 	made, found map[string]bool
