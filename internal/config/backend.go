@@ -43,9 +43,8 @@ func withBackendFields(m map[string]string) map[string]string {
 	return m
 }
 
-// backendBlocks checks that each backend's block is present exactly when
-// that backend is chosen, and decodes it into dst.Settings (another
-// backend's block, when dst's backend is invalid, only for its problems).
+// backendBlocks checks each backend's block is present exactly with its
+// backend and decodes it into dst.Settings (others only for their problems).
 func (d *decoder) backendBlocks(o *object, dst *Destination, backendNode *yaml.Node) {
 	for _, b := range registry.All() {
 		if len(b.Fields) == 0 {

@@ -25,26 +25,21 @@ func LoadEnv(path string, getenv func(string) string) (*Config, error) {
 	return DecodeEnv(data, path, getenv)
 }
 
-// DecodeEnv parses and validates a configuration, strictly: every problem
-// is in one *Error, with no partial Config. Messages name file as given;
-// relative local paths resolve against its directory (the working
-// directory when ""). ${VAR} in string values reads getenv ("$$" is a
-// literal "$"; unset or empty is a problem), except in ids, references and
-// secret_env.
+// DecodeEnv parses and validates a configuration strictly: every problem is
+// in one *Error, no partial Config. Messages name file as given; relative
+// local paths resolve against its directory (else the working directory).
+// ${VAR} in string values reads getenv ("$$" is "$"; unset or empty is a
+// problem), except in ids, references and secret_env.
 func DecodeEnv(data []byte, file string, getenv func(string) string) (*Config, error) {
 	d := &decoder{file: file, budget: nodeBudget, getenv: getenv, homeDir: sync.OnceValues(os.UserHomeDir)}
+	var err error
 	if file != "" {
-		abs, err := filepath.Abs(file)
-		if err != nil {
+		if d.abs, err = filepath.Abs(file); err != nil {
 			return nil, fmt.Errorf("config %s: %w", file, err)
 		}
-		d.abs, d.dir = abs, filepath.Dir(abs)
-	} else {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, fmt.Errorf("config: resolving relative paths: %w", err)
-		}
-		d.dir = wd
+		d.dir = filepath.Dir(d.abs)
+	} else if d.dir, err = os.Getwd(); err != nil {
+		return nil, fmt.Errorf("config: resolving relative paths: %w", err)
 	}
 	cfg := d.document(data)
 	if d.exhausted {
@@ -151,8 +146,7 @@ func (d *decoder) resolve(n *yaml.Node) *yaml.Node {
 	return n
 }
 
-// yamlError reports a YAML syntax error at the line where it occurs (see
-// syntaxErrorLine), not the parser's.
+// yamlError reports a YAML syntax error at syntaxErrorLine's line, not the parser's.
 func (d *decoder) yamlError(data []byte, err error) {
 	line, msg := yamlProblem(err)
 	if l := syntaxErrorLine(data, msg); l > 0 {

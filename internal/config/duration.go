@@ -8,18 +8,15 @@ import (
 	"time"
 )
 
-// durationUnits are the units ParseDuration accepts, largest first, and
-// unitSizes their sizes.
+// durationUnits are ParseDuration's units, largest first; unitSizes their sizes.
 const durationUnits = "dhms"
 
 var unitSizes = [...]time.Duration{24 * time.Hour, time.Hour, time.Minute, time.Second}
 
-// ParseDuration parses a retention duration: one or more pairs of a decimal
-// number and a unit, with units s (seconds), m (minutes), h (hours) and
-// d (days of 24 hours), for example "30d", "1d12h" or "90m". Units must appear
-// from largest to smallest, each at most once; there is no sign, fraction or
-// space. ParseDuration accepts zero ("0d"); callers that need a positive
-// duration check that themselves.
+// ParseDuration parses a retention duration: pairs of a decimal number and a
+// unit d (24h), h, m or s, largest first, each at most once ("30d", "1d12h",
+// "90m"); no sign, fraction or space. Zero ("0d") is accepted: callers that
+// need a positive duration check that.
 func ParseDuration(s string) (time.Duration, error) {
 	if s == "" {
 		return 0, fmt.Errorf("invalid duration %q: empty (write e.g. 30d, 1d12h or 90m)", s)

@@ -11,13 +11,10 @@ type entry struct{ key, val *yaml.Node }
 
 // object is a YAML mapping whose keys were checked against the known fields.
 type object struct {
-	node   *yaml.Node
-	path   string
-	line   int // its parent key's line for a nested block
-	fields map[string]entry
-	// suggested holds the fields offered for a misspelled one, which are
-	// not reported again as required.
-	suggested map[string]bool
+	path      string
+	line      int // its parent key's line for a nested block
+	fields    map[string]entry
+	suggested map[string]bool // offered for a misspelled field: not reported again as required
 }
 
 func join(parent, name string) string {
@@ -62,7 +59,7 @@ func (d *decoder) object(n *yaml.Node, field string, known []string, hint func(s
 		d.add(n.Line, field, "must be a mapping, not %s", describe(n))
 		return nil
 	}
-	o := &object{node: n, path: field, line: n.Line, fields: map[string]entry{}, suggested: map[string]bool{}}
+	o := &object{path: field, line: n.Line, fields: map[string]entry{}, suggested: map[string]bool{}}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := d.resolve(n.Content[i])
 		if k == nil {
@@ -145,9 +142,8 @@ func (d *decoder) present(o *object, name string, required bool) *yaml.Node {
 	return n
 }
 
-// str returns field name as a string, as written (any scalar counts). n is
-// nil when absent or null (reported when required); ok is false unless n
-// is a scalar.
+// str returns field name as written (any scalar); n is nil when absent or
+// null (reported when required); ok is false unless n is a scalar.
 func (d *decoder) str(o *object, name string, required bool) (s string, n *yaml.Node, ok bool) {
 	if n = d.present(o, name, required); n == nil {
 		return "", nil, false
@@ -190,8 +186,7 @@ func (d *decoder) integer(o *object, name string) (v int64, n *yaml.Node, ok boo
 	return v, n, true
 }
 
-// list returns field name's items (aliases resolved); n is nil when absent
-// or null.
+// list returns field name's items (aliases resolved); n is nil when absent or null.
 func (d *decoder) list(o *object, name string, required bool) (items []*yaml.Node, n *yaml.Node, ok bool) {
 	if n = d.present(o, name, required); n == nil {
 		return nil, nil, false

@@ -31,8 +31,7 @@ var (
 type Vars struct {
 	PipelineID    string
 	DestinationID string
-	// SourceID and SourceCreated come from the bundle's manifest (zero
-	// without a bundle).
+	// SourceID and SourceCreated come from the bundle's manifest (zero without one).
 	SourceID      string
 	SourceCreated time.Time
 }
@@ -75,10 +74,9 @@ func parseTemplate(s string) ([]templatePart, error) {
 
 func knownPlaceholders() string { return "{" + strings.Join(placeholderNames, "}, {") + "}" }
 
-// Expand substitutes the placeholders of s (a path or paths.prefix) with
-// values from v. It fails on malformed or unknown placeholders, a needed
-// value that is empty, and a value that is not a single safe path segment,
-// so expansion can never move a path up or sideways.
+// Expand substitutes the placeholders of s (a path or paths.prefix) from v.
+// It fails on malformed or unknown placeholders, an empty needed value, and a
+// value that is not one safe path segment: a path never moves up or sideways.
 func Expand(s string, v Vars) (string, error) {
 	parts, err := parseTemplate(s)
 	if err != nil {

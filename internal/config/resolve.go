@@ -5,8 +5,7 @@ import (
 	"strings"
 )
 
-// EnvConfig is the environment variable that names the configuration file
-// when no --config flag is given.
+// EnvConfig names the configuration file when no --config flag is given.
 const EnvConfig = "DISTRIBUTOR_CONFIG"
 
 // DefaultFile is the configuration file when neither names one.

@@ -22,9 +22,8 @@ import (
 var schemaTemplate []byte
 
 // Schema returns the JSON Schema (draft 2020-12) of distributor.yaml, for
-// editors and linters. What a schema cannot express (references between
-// ids, unique ids) only Decode checks. It panics if the template or a
-// backend's block schema is not JSON, which the tests rule out.
+// editors and linters (id references and uniqueness only Decode checks). It
+// panics if the template or a block schema is not JSON; the tests rule it out.
 func Schema() []byte {
 	backends := registry.All()
 	var names, summaries, conds, rules []string
@@ -66,8 +65,7 @@ func Schema() []byte {
 	return out.Bytes()
 }
 
-// condition is the allOf item that says what choosing backend b requires
-// and forbids.
+// condition is the allOf item: what choosing backend b requires and forbids.
 func condition(b storage.Backend, all []storage.Backend) string {
 	required := []string{}
 	path := `{"pattern":"^([^/]|$)"}`

@@ -36,9 +36,7 @@ type Config struct {
 	Pipelines     []Pipeline
 	Destinations  []Destination
 	Notifications []Notification
-	// MetricsFile is the absolute path of the Prometheus text file a real
-	// run writes its metrics to (run --metrics-file overrides it), or "".
-	MetricsFile string
+	MetricsFile   string // absolute Prometheus text file a real run writes (run --metrics-file overrides), or ""
 }
 
 // Pipeline publishes one source bundle to one or more destinations.
@@ -53,14 +51,12 @@ type Pipeline struct {
 type Destination struct {
 	ID      string
 	Backend string // a name in package storage/registry: local, sftp, s3, ...
-	// Path is the destination root, placeholders allowed (see Expand), as
-	// the backend's storage.PathKind reads it: PathLocal an absolute clean
-	// file path, PathServer an absolute clean server path, PathKey a key
-	// prefix without leading or trailing "/" ("" is the bucket root).
-	Path     string
-	Workflow string // additive | replacement (default additive)
-	// MaxDeletes, when set, is the most outputs one plan may delete here.
-	MaxDeletes *int
+	// Path is the destination root (placeholders allowed, see Expand): clean and
+	// absolute for PathLocal and PathServer, a key prefix without leading or
+	// trailing "/" for PathKey ("" is the bucket root).
+	Path       string
+	Workflow   string // additive | replacement (default additive)
+	MaxDeletes *int   // when set, the most outputs one plan may delete here
 	// SingleWriter lets writers use a root whose server fails the probe of
 	// conditional writes (the operator guarantees one writer); runs warn.
 	SingleWriter bool
@@ -73,11 +69,9 @@ type Destination struct {
 	Headers   []HeaderRule
 	Index     *Index     // the archive index and feed, or nil
 	Retention *Retention // nil without a retention block
-	// Settings is what the backend's Decode returned for its block (nil
-	// for a backend without one), for its Open and Location.
+	// Settings is the backend's Decode result (nil without a block), for Open and Location.
 	Settings any
-	// LocalFiles are the files on this machine the backend's block names
-	// (an SSH identity, a known_hosts file), which validate checks.
+	// LocalFiles are local files the backend's block names (an SSH identity), for validate.
 	LocalFiles []LocalFile
 	Line       int
 }
@@ -92,17 +86,14 @@ type LocalFile struct {
 type Publish struct {
 	HTML   bool   // render Markdown to HTML; default true
 	Source string // all | assets | none; default assets
-	// Include and Exclude are glob patterns on bundle paths, applied before
-	// paths: a file is published when it matches an Include pattern (nil:
-	// every file) and no Exclude pattern.
+	// Include and Exclude are globs on bundle paths, before paths: a file is published
+	// when it matches an Include pattern (nil: every file) and no Exclude pattern.
 	Include []string
 	Exclude []string
 }
 
-// HeaderRule sets the response metadata of the S3 objects whose output
-// path (destination-relative, prefix included) matches Match. Empty fields
-// leave the default (Content-Type from the extension, no Cache-Control,
-// no Content-Disposition).
+// HeaderRule sets the response metadata of objects whose output path (prefix
+// included) matches Match; empty fields keep the default (type from extension).
 type HeaderRule struct {
 	Match              string
 	CacheControl       string
@@ -126,10 +117,8 @@ type Index struct {
 
 // Paths maps source paths to output paths.
 type Paths struct {
-	// Prefix is prepended verbatim to every output path and may hold
-	// placeholders; Load requires it to end with "/". Load checks that
-	// prefix+name stays a clean path; planning must still check the final
-	// paths against the reserved namespace.
+	// Prefix is prepended verbatim to every output path, placeholders allowed; Load checks
+	// it ends with "/" and keeps prefix+name clean; planning checks reserved names.
 	Prefix      string
 	Rename      map[string]string // exact source path -> output path, before .md -> .html
 	RenameLines map[string]int    // the config line of each Rename key
@@ -145,10 +134,7 @@ type Markdown struct {
 type Links struct {
 	BaseURL string // "" when outputs get no URL; otherwise ends with "/"
 	Pretty  bool
-	// Missing is MissingWarn (also "") or MissingFail: what a link or
-	// image of a rendered page does whose target lies in the publication
-	// but is nothing the destination publishes.
-	Missing string
+	Missing string // MissingWarn (also "") or MissingFail
 }
 
 // Retention is the destination's retention policy.
