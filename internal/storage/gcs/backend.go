@@ -12,9 +12,8 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage/objstore"
 )
 
-// Backend describes the gcs backend (see storage.Backend): a
-// destination's `gcs` block is decoded into an *Options (without Prefix and
-// Getenv, which Open sets from the destination's path and the environment).
+// Backend describes the gcs backend (see storage.Backend); a `gcs` block
+// decodes into an *Options whose Prefix and Getenv Open sets.
 func Backend() storage.Backend { return backend }
 
 var backend = storage.Backend{
@@ -44,8 +43,7 @@ var backend = storage.Backend{
 	},
 }
 
-// Block is the gcs block (see storage.DecodeBlock; schema.json describes
-// its members); decode makes it an *Options.
+// Block is the gcs block (see storage.DecodeBlock and schema.json).
 type Block struct {
 	Bucket          string        `block:"bucket,required" pattern:"^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$" invalid:"bucket name: use 3 to 63 characters of a-z, 0-9, \"-\", \"_\" and \".\" (up to 222 with dots), starting and ending with a letter or digit"`
 	Endpoint        string        `block:"endpoint,url" creds:"Application Default Credentials"`
@@ -55,7 +53,6 @@ type Block struct {
 	IdleTimeout     time.Duration `block:"idle_timeout"`
 }
 
-// decode reads a gcs block into an *Options.
 func decode(b storage.Block) any {
 	k := &Block{}
 	storage.DecodeBlock(b, k, k.check)
@@ -63,9 +60,8 @@ func decode(b storage.Block) any {
 		DialTimeout: k.DialTimeout, ResponseTimeout: k.ResponseTimeout, IdleTimeout: k.IdleTimeout}
 }
 
-// check checks what the bucket's pattern cannot say, that each of its
-// dot-separated parts has 1 to 63 characters, and that New can use the
-// endpoint.
+// check checks what the patterns cannot: bucket name parts of 1 to 63
+// characters, an endpoint New can use.
 func (k *Block) check(b storage.Block, name string) bool {
 	switch name {
 	case "bucket":
@@ -80,4 +76,4 @@ func (k *Block) check(b storage.Block, name string) bool {
 }
 
 //go:embed schema.json
-var schema string // the block's JSON Schema (storage.Backend.Schema)
+var schema string

@@ -1,9 +1,8 @@
 // Package gcs implements storage.Store on an object-name prefix of a
-// Google Cloud Storage bucket, with a small client of the JSON API
-// (net/http, and golang.org/x/oauth2/google for the credentials): Google's
-// cloud.google.com/go/storage would more than double the binary and slow
-// every command's start-up (docs/design.md, "GCS client"). Keys,
-// listings and exact writes are package objstore's.
+// Google Cloud Storage bucket, with a small JSON API client (net/http and
+// x/oauth2/google) through package objstore: cloud.google.com/go/storage
+// would more than double the binary and slow every start-up (docs/design.md,
+// "GCS client").
 //
 // Writes: every write is one multipart upload request (object metadata
 // and bytes in one body of known length), which GCS applies atomically.
@@ -51,8 +50,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage/objstore"
 )
 
-// Options configure a Store. The gcs package reads no configuration: the
-// caller passes everything here, and the environment through Getenv.
+// Options configure a Store; the environment comes only through Getenv.
 type Options struct {
 	Bucket string
 	// Prefix is the destination root: an object-name prefix without
@@ -75,20 +73,18 @@ type Options struct {
 	DialTimeout     time.Duration
 	ResponseTimeout time.Duration
 	IdleTimeout     time.Duration
-	// SkipCheck leaves out the listing request New makes to check the
-	// endpoint, bucket, credentials and list permission: the caller's
-	// first request checks them, with the same explanation.
+	// SkipCheck leaves out New's listing request that checks endpoint,
+	// bucket, credentials and list permission; the first request does.
 	SkipCheck bool
 }
 
-// defaultEndpoint is Google's JSON API.
 const defaultEndpoint = "https://storage.googleapis.com/storage/v1/"
 
 // scope is the OAuth scope of the requests: objects read and written.
 const scope = "https://www.googleapis.com/auth/devstorage.read_write"
 
-// Store is a storage.Store on an object-name prefix of a GCS bucket. It
-// is safe for concurrent use by multiple goroutines.
+// Store is a storage.Store on an object-name prefix of a GCS bucket, safe
+// for concurrent use.
 type Store struct {
 	*objstore.Store
 	client    *http.Client
@@ -159,9 +155,8 @@ func parseEndpoint(endpoint string) (api, upload string, err error) {
 	return root + p, root + "/upload" + p, nil
 }
 
-// defaultCredentials finds the Application Default Credentials, in the
-// order of the package documentation, reading the environment through
-// getenv. Token requests go through hc.
+// defaultCredentials finds the Application Default Credentials in the
+// package documentation's order; token requests go through hc.
 func defaultCredentials(getenv func(string) string, hc *http.Client) (oauth2.TokenSource, error) {
 	file, adc := getenv("GOOGLE_APPLICATION_CREDENTIALS"), "no gcloud file (neither CLOUDSDK_CONFIG nor HOME is set)"
 	if file == "" {
@@ -206,10 +201,9 @@ func defaultCredentials(getenv func(string) string, hc *http.Client) (oauth2.Tok
 
 var errNoCredentials = errors.New("no Google credentials found")
 
-// metadataSource is the metadata server's token source, tried when
-// GOOGLE_APPLICATION_CREDENTIALS and gcloud's file (adc) found nothing.
-// Its failure says what was tried and how to give credentials, the
-// server's answer as text: not a network failure to retry or report.
+// metadataSource is the metadata server's token source, tried when no
+// credentials file was found (adc). Its failure says what was tried and
+// how to give credentials: not a network failure to retry or report.
 type metadataSource struct {
 	oauth2.TokenSource
 	adc, host string
@@ -243,7 +237,6 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// objectURL returns the URL of the object key, with query.
 func (s *Store) objectURL(key string, query url.Values) string {
 	u := s.objects + "/" + url.PathEscape(key)
 	if len(query) > 0 {
@@ -288,7 +281,6 @@ func (s *Store) send(req *http.Request) (*http.Response, error) {
 	return nil, e
 }
 
-// request sends one request without a body (see send).
 func (s *Store) request(ctx context.Context, method, u string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, method, u, nil)
 	if err != nil {
@@ -297,7 +289,6 @@ func (s *Store) request(ctx context.Context, method, u string) (*http.Response, 
 	return s.send(req)
 }
 
-// getJSON sends a GET of u and decodes its JSON answer into v.
 func (s *Store) getJSON(ctx context.Context, u string, v any) error {
 	resp, err := s.request(ctx, http.MethodGet, u)
 	if err != nil {
@@ -327,10 +318,8 @@ func explainToken(err error) error {
 	return err
 }
 
-// IsTransient implements storage.Store. Transient, besides the failures
-// storage.IsTransient names: an answer, or a token endpoint's, with HTTP
-// status 408, 429 (rate limits), 500, 502, 503 or 504. Every other answer
-// (400, 401, 403, 404, 409, 412, ...) is final.
+// IsTransient implements storage.Store. Transient, besides storage.IsTransient:
+// an answer (or a token endpoint's) with status 408, 429, 500 or 502-504.
 func (s *Store) IsTransient(err error) bool {
 	if err == nil || storage.IsPermanent(err) {
 		return false

@@ -25,11 +25,10 @@ import (
 // not this process, refuses the write, and the proof tests the server.
 const noGeneration = math.MaxInt64
 
-// api is the store's objstore.Client: requests of the JSON API.
+// api is the store's objstore.Client.
 type api struct{ s *Store }
 
-// Put sends one upload with the ifGenerationMatch of the package
-// documentation.
+// Put sends one upload with the package documentation's ifGenerationMatch.
 func (a api) Put(ctx context.Context, key string, w objstore.Write) (storage.Version, error) {
 	gen := ""
 	switch {
@@ -51,9 +50,8 @@ func (a api) Put(ctx context.Context, key string, w objstore.Write) (storage.Ver
 	return v, err
 }
 
-// upload sends one multipart upload of w to the object key, with
-// ifGenerationMatch=gen unless gen is "". It returns the new object's
-// generation.
+// upload sends one multipart upload of w to key, with ifGenerationMatch=gen
+// unless gen is "", and returns the new generation.
 func (s *Store) upload(ctx context.Context, key string, w objstore.Write, gen string) (storage.Version, error) {
 	md := w.Metadata
 	if strings.ContainsAny(md.ContentType, "\r\n") {
@@ -97,8 +95,6 @@ func (s *Store) upload(ctx context.Context, key string, w objstore.Write, gen st
 	return storage.Version(obj.Generation), nil
 }
 
-// Open starts one download of the object key and returns its body and
-// generation.
 func (a api) Open(ctx context.Context, key string) (io.ReadCloser, storage.Version, error) {
 	resp, err := a.s.request(ctx, http.MethodGet, a.s.objectURL(key, url.Values{"alt": {"media"}}))
 	if err != nil {
@@ -120,7 +116,6 @@ type object struct {
 	Generation string
 }
 
-// object returns o as an objstore.Object.
 func (o object) object() (objstore.Object, error) {
 	size, err := strconv.ParseInt(o.Size, 10, 64)
 	if err != nil {
@@ -129,7 +124,6 @@ func (o object) object() (objstore.Object, error) {
 	return objstore.Object{Key: o.Name, Size: size, ModTime: o.Updated, Version: storage.Version(o.Generation)}, nil
 }
 
-// Head sends one request for the object's metadata.
 func (a api) Head(ctx context.Context, key string) (objstore.Object, error) {
 	var o object
 	if err := a.s.getJSON(ctx, a.s.objectURL(key, url.Values{"fields": {"name,size,updated,generation"}}), &o); err != nil {
@@ -138,7 +132,6 @@ func (a api) Head(ctx context.Context, key string) (objstore.Object, error) {
 	return o.object()
 }
 
-// Delete sends one request.
 func (a api) Delete(ctx context.Context, key string) error {
 	resp, err := a.s.request(ctx, http.MethodDelete, a.s.objectURL(key, nil))
 	if err != nil {
@@ -179,5 +172,4 @@ func (a api) List(ctx context.Context, prefix string, max int, fn func(objstore.
 // behind when it fails.
 func (a api) Uploads(context.Context, string) ([]objstore.Upload, error) { return nil, nil }
 
-// Abort has nothing to abort (see Uploads).
 func (a api) Abort(context.Context, objstore.Upload) error { return nil }
