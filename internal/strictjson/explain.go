@@ -14,28 +14,19 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// Error is a strict-decoding error described the way distributor reports
-// problems with a document: which field, which value, what is wrong, where.
-// Unmarshal returns it; Explain builds it from other errors of a strict
-// read (a Decoder's ReadToken, ReadValue).
+// Error is a strict-decoding error as distributor reports a document's
+// problems: which field, which value, what is wrong, where. Unmarshal returns
+// it; Explain builds it from other errors of a strict read.
 type Error struct {
-	// Field is the offending member's path, such as "files[3].size"; empty
-	// for the document as a whole (a syntax error outside any value).
-	Field string
-	// Value is the offending value as shown to people (Go-quoted if not
-	// valid UTF-8, shortened when long), or empty.
-	Value string
-	// Reason says what is wrong, for example "duplicate field".
-	Reason string
-	// Offset is the byte offset of the problem in the input, or -1.
-	Offset int64
+	Field  string // such as "files[3].size"; empty for the whole document
+	Value  string // as shown to people (Go-quoted if not UTF-8, shortened), or empty
+	Reason string // for example "duplicate field"
+	Offset int64  // in the input, or -1
 	// Line and Column (1-based, column in bytes) locate Offset when the
 	// input was at hand; both 0 otherwise.
 	Line, Column int
-	// Syntax is true for a grammar error; the position is then part of
-	// the message.
-	Syntax bool
-	Err    error // the underlying error
+	Syntax       bool  // a grammar error: the position is part of the message
+	Err          error // the underlying error
 
 	invalidText bool
 }
@@ -88,16 +79,14 @@ func (e *Error) Unwrap() error { return e.Err }
 // bytes that are not UTF-8, an unpaired surrogate escape.
 func (e *Error) Is(target error) bool { return target == ErrInvalidText && e.invalidText }
 
-// Explain explains err, returned by a strict read of data, as an *Error.
-// data is the whole input, or nil for a stream: then positions are byte
-// offsets and string values are not shown. Any other error (a stream's I/O
-// error) is kept as the reason; an *Error is returned as it is, nil as nil.
+// Explain explains err, from a strict read of data (the whole input, or nil
+// for a stream: byte offsets, no string values shown), as an *Error. Another
+// error (a stream's I/O) is kept as the reason; an *Error or nil is returned.
 func Explain(err error, data []byte) *Error {
 	if err == nil {
 		return nil
 	}
-	var described *Error
-	if errors.As(err, &described) {
+	if described, ok := errors.AsType[*Error](err); ok {
 		return described
 	}
 	e := &Error{Offset: -1, Err: err}
@@ -200,10 +189,9 @@ func describeSemantic(e *Error, se *json.SemanticError) {
 	}
 }
 
-// Field turns a JSON pointer into the project's field path style:
-// "/files/3/size" is "files[3].size". A token of digits is an array index
-// (the documents distributor reads have no such member names); a member
-// name that is not a plain identifier is quoted, as in `x["a b"]`.
+// Field turns a JSON pointer into a field path: "/files/3/size" is
+// "files[3].size". A token of digits is an index (distributor's documents have
+// no such member names); a name not an identifier is quoted, as in `x["a b"]`.
 func Field(p jsontext.Pointer) string {
 	var b strings.Builder
 	for tok := range p.Tokens() {
@@ -247,9 +235,8 @@ func Quote(s string) string {
 	return strconv.Quote(s[:cut]) + fmt.Sprintf("…(%d bytes)", len(s))
 }
 
-// showLiteral shows a JSON string literal as written when it is valid
-// UTF-8 (escapes such as \ud800 stay visible), else Go-quoted, so that the
-// offending bytes can be seen.
+// showLiteral shows a JSON string literal as written when valid UTF-8
+// (escapes such as \ud800 stay visible), else Go-quoted.
 func showLiteral(lit []byte) string {
 	if utf8.Valid(lit) && len(lit) <= maxShown {
 		return string(lit)
@@ -257,10 +244,9 @@ func showLiteral(lit []byte) string {
 	return Quote(string(lit[1 : len(lit)-1]))
 }
 
-// stringAt finds the JSON string literal (quotes included) that contains
-// offset off of data, which the decoder accepted up to off, and whether it
-// is a member name. Inside a string every quote is escaped, so the first
-// unescaped quote before off opens the literal.
+// stringAt finds the string literal (quotes included) containing offset off
+// of data (accepted up to off) and whether it is a member name. Inside a
+// string every quote is escaped: the first unescaped one before off opens it.
 func stringAt(data []byte, off int64) (lit []byte, name, ok bool) {
 	if data == nil || off < 0 || off > int64(len(data)) {
 		return nil, false, false
