@@ -10,24 +10,20 @@ import (
 	"unicode/utf8"
 )
 
-// BriefMax is about the longest error line Brief aims for: what fits a
-// terminal line or two.
+// BriefMax is about the longest error line Brief aims for.
 const BriefMax = 300
 
 // briefHint ends a shortened message: where the whole one is.
 const briefHint = " (-v or --output json: the whole error)"
 
-// Brief is err's message for a report line when err is a network
-// failure (its chain holds an *url.Error or a *net.OpError): what failed,
-// where, why and what next, in about BriefMax bytes. Any other error is
-// err.Error() unchanged.
+// Brief is a network failure's message (chain holds an *url.Error or
+// *net.OpError) for a report line: what failed, where, why and what next,
+// in about BriefMax bytes. Any other error is err.Error() unchanged.
 //
-// Of each wrapping layer (fmt.Errorf with one %w) Brief keeps the leading
-// text only when the outer layers did not say it, drops an *url.Error's
-// request line, and shortens URLs, long asides and a long trailing
-// account (shorten's helpers say how); a message that names no next step
-// gets one, one still too long loses its middle, and a shortened one ends
-// by saying where the whole error is (-v, --output json's error_detail).
+// Brief drops what outer layers already said and an *url.Error's request
+// line, shortens URLs, long asides and trailing accounts, adds a next step
+// when none is named, cuts the middle of what is still too long, and ends
+// a shortened message with where the whole error is.
 func Brief(err error) string {
 	if err == nil {
 		return ""
@@ -64,9 +60,8 @@ type splitter interface {
 	Split() (cause error, note string)
 }
 
-// briefSplit is Brief of an error whose chain holds a splitter: the text
-// around the splitter, the cause shortened (cut to what the line has room
-// for) and the statement.
+// briefSplit is Brief of an error whose chain holds a splitter: the
+// cause shortened to the room left, the statement whole.
 func briefSplit(err error) (string, bool) {
 	var sp splitter
 	if !errors.As(err, &sp) {
@@ -142,14 +137,12 @@ func shorten(err error) (string, layers) {
 	return s, b
 }
 
-// layers is an error chain taken apart: the text each wrapping layer adds
-// before and after the message it wraps (outermost first), and the
-// innermost message.
+// layers is an error chain taken apart: the text each layer adds before
+// and after what it wraps (outermost first), and the innermost message.
 type layers struct {
 	prefixes, suffixes []string
 	leaf               string
-	// network: the chain holds an *url.Error or a *net.OpError; host is
-	// the server's address when known.
+	// network: the chain holds an *url.Error or *net.OpError; host: the server.
 	network bool
 	host    string
 }
@@ -214,8 +207,7 @@ func allSeen(p, seen string) bool {
 // longAside is how long a parenthesised aside may be and stay.
 const longAside = 40
 
-// dropLongAsides removes the parenthesised parts of s longer than
-// longAside (with the space before them), keeping the short ones.
+// dropLongAsides removes the parenthesised parts of s longer than longAside.
 func dropLongAsides(s string) string {
 	var out strings.Builder
 	for {
@@ -255,10 +247,8 @@ var urlRE = regexp.MustCompile(`\b(https?://[^/\s"]+)/[^\s"]*[^\s".,;)]`)
 // shortenURLs cuts every http(s) URL in s down to its scheme and host.
 func shortenURLs(s string) string { return urlRE.ReplaceAllString(s, "$1") }
 
-// nextSteps keeps, of the "; "-separated clauses of a long trailing text
-// (a cleanup's account of what it did, then what comes next), the first
-// (the text up to the first "; ", often "(gave up after 4 attempts)") and
-// those that name what happens next.
+// nextSteps keeps, of the "; "-separated clauses of a long trailing text,
+// the first (often "(gave up after 4 attempts)") and those naming what next.
 func nextSteps(suf string) string {
 	if len(suf) <= 60 {
 		return suf
@@ -274,8 +264,7 @@ func nextSteps(suf string) string {
 }
 
 // cutMiddle shortens s to at most n bytes by cutting out its middle at
-// word boundaries, so that both what failed (the start) and the cause and
-// next step (the end) stay.
+// word boundaries: what failed and the cause and next step stay.
 func cutMiddle(s string, n int) string {
 	if len(s) <= n {
 		return s

@@ -8,26 +8,19 @@ import (
 	"unicode/utf8"
 )
 
-// Text reports fit the width they are written for (80 columns, or the
-// terminal's): a report writes its lines through a fitter, which wraps
-// prose at spaces and cuts a word too long for any line in its middle; the
-// lines that list paths cut the path instead (pathLine), so that each
-// entry keeps one line; the state table leaves out and narrows columns.
-// --output json has everything whole.
+// Text reports fit their width (80 columns, or the terminal's): a fitter
+// wraps prose at spaces; lines listing paths cut the path (pathLine) so each
+// entry keeps one line; the state table drops and narrows columns.
 
 // minPath is the fewest runes a path is cut to so that its line fits.
 const minPath = 24
 
-// maxLabel is the longest first part of a line that fitLine keeps with
-// the part after it.
+// maxLabel is the longest first part of a line fitLine keeps with the next.
 const maxLabel = 12
 
-// ellipsis marks where elide cut a string.
 const ellipsis = "…"
 
-// fitter writes lines to w, fitting each one to width runes (0: as they
-// are). A line longer than that is wrapped at spaces; its continuation
-// lines are indented two more columns than it.
+// fitter writes lines to w, each wrapped to width runes (0: no limit).
 type fitter struct {
 	w     io.Writer
 	width int
@@ -35,11 +28,9 @@ type fitter struct {
 	err   error
 }
 
-// newFitter returns a fitter of w to width runes (0: no limit).
 func newFitter(w io.Writer, width int) *fitter { return &fitter{w: w, width: width} }
 
-// Write writes every complete line of p, fitted; an incomplete one waits
-// for its end (or flush).
+// Write writes every complete line of p, fitted; the rest waits for flush.
 func (f *fitter) Write(p []byte) (int, error) {
 	n := len(p)
 	for len(p) > 0 && f.err == nil {
@@ -71,7 +62,6 @@ func (f *fitter) flush() {
 	}
 }
 
-// emit writes the pending line, fitted, each part with its newline.
 func (f *fitter) emit() {
 	var b strings.Builder
 	for _, l := range fitLine(string(f.line), f.width) {
@@ -82,10 +72,9 @@ func (f *fitter) emit() {
 	f.line = f.line[:0]
 }
 
-// pathLine writes prefix, path and suffix as one line, path cut in its
-// middle so that the line fits f's width. When the suffix leaves fewer
-// than minPath runes for the path, the path is cut to fit after prefix
-// alone and the fitter wraps the suffix.
+// pathLine writes prefix, path and suffix as one line, the path cut in its
+// middle to fit (after prefix alone, the suffix wrapped, if it leaves less
+// than minPath).
 func (f *fitter) pathLine(prefix, path, suffix string) {
 	if f.width > 0 {
 		room := f.width - runeLen(prefix) - runeLen(suffix)
@@ -97,8 +86,7 @@ func (f *fitter) pathLine(prefix, path, suffix string) {
 	fmt.Fprintf(f, "%s%s%s\n", prefix, path, suffix)
 }
 
-// room is the runes left on a line of f after used runes, or -1 when f
-// fits nothing (elide then keeps the whole string).
+// room is the runes left on a line after used runes (-1: no limit).
 func (f *fitter) room(used int) int {
 	if f.width <= 0 {
 		return -1
@@ -108,10 +96,8 @@ func (f *fitter) room(used int) int {
 
 func runeLen(s string) int { return utf8.RuneCountInString(s) }
 
-// elide returns s, cut in its middle to n runes (an ellipsis standing for
-// what was cut) when it is longer; n < 3 (or below 0: no limit) keeps s.
-// The end keeps the larger half: the file name of a path, the last digits
-// of a digest.
+// elide cuts s in its middle to n runes (n < 3 keeps s); the end keeps the
+// larger half: a path's file name, a digest's last digits.
 func elide(s string, n int) string {
 	if n < 3 || runeLen(s) <= n {
 		return s
@@ -122,11 +108,9 @@ func elide(s string, n int) string {
 	return string(r[:head]) + ellipsis + string(r[len(r)-tail:])
 }
 
-// fitLine wraps line to width runes, the continuation lines indented two
-// columns more than line. It breaks first where the line's parts are two
-// or more spaces apart (a path, then its details), then at single spaces
-// within a part too long for a line; a word longer than a line can hold is
-// cut in its middle. A line that fits, or width 0, is returned as it is.
+// fitLine wraps line to width runes, continuations indented two more. It
+// breaks first at runs of two or more spaces, then at single spaces; a word
+// too long for a line is cut in its middle.
 func fitLine(line string, width int) []string {
 	if width <= 0 || runeLen(line) <= width {
 		return []string{line}
@@ -168,8 +152,7 @@ func fitLine(line string, width int) []string {
 	return append(l.out, strings.TrimRight(l.cur, " "))
 }
 
-// lineFill is the state of fitLine: the lines done and the one being
-// filled (n runes, empty when it holds no word yet).
+// lineFill is fitLine's state: lines done and the one being filled.
 type lineFill struct {
 	width int
 	cont  string
@@ -192,9 +175,8 @@ func (l *lineFill) newLine() {
 	l.cur, l.n, l.empty = l.cont, runeLen(l.cont), true
 }
 
-// word adds one word, on a new line when it does not fit this one; a word
-// that fits no line is cut, where it stands when this line leaves it
-// nearly as much room as a new one would.
+// word adds one word, on a new line when it does not fit; a word that fits
+// no line is cut, where it stands if this line has nearly a new one's room.
 func (l *lineFill) word(w, sep string) {
 	room, fresh := l.width-l.n, l.width-runeLen(l.cont)
 	if !l.empty && !l.fits(w) && (runeLen(w) <= fresh || 4*room < 3*fresh) {
@@ -206,11 +188,9 @@ func (l *lineFill) word(w, sep string) {
 	l.add(w, sep)
 }
 
-// spaced is a piece of text and the spaces that follow it.
 type spaced struct{ text, sep string }
 
-// splitSpaces splits s (without leading spaces) where at least n spaces
-// follow one another, keeping those spaces as each piece's sep.
+// splitSpaces splits s at runs of at least n spaces, kept as each sep.
 func splitSpaces(s string, n int) []spaced {
 	var out []spaced
 	gap := strings.Repeat(" ", n)
@@ -226,12 +206,9 @@ func splitSpaces(s string, n int) []spaced {
 	return out
 }
 
-// table is a text table that fits a width: its cells padded to their
-// column's width, two spaces apart. Columns can be left out (drop) and the
-// ones with a minimum narrowed to it, their cells cut in the middle. It
-// holds no rows: they are measured one by one (grow), then written one by
-// one (writeRow) in columns of fit's widths, so a table of a million rows
-// takes no more memory than one of ten.
+// table is a text table fitted to a width: columns can be dropped or
+// narrowed to a minimum. It holds no rows: they are measured (grow), then
+// written (writeRow), so a million rows take no more memory than ten.
 type table struct {
 	heads []string
 	min   []int  // the narrowest each column may be cut to; 0: never cut
@@ -245,18 +222,15 @@ func newTable(heads []string, min []int) *table {
 	return t
 }
 
-// grow widens the columns to a row's cells, without keeping them.
 func (t *table) grow(cells ...string) {
 	for i, c := range cells {
 		t.wide[i] = max(t.wide[i], runeLen(c))
 	}
 }
 
-// drop leaves column i out.
 func (t *table) drop(i int) { t.gone[i] = true }
 
-// widths returns each column's width: its widest cell, or with narrow
-// its minimum where it has one; 0 for a column left out.
+// widths returns each column's widest cell (with narrow, at most its min).
 func (t *table) widths(narrow bool) []int {
 	ws := make([]int, len(t.heads))
 	for i := range t.heads {
@@ -271,7 +245,6 @@ func (t *table) widths(narrow bool) []int {
 	return ws
 }
 
-// total is the width of a line of columns ws.
 func (t *table) total(ws []int) int {
 	n, cols := 0, 0
 	for i, w := range ws {
@@ -283,14 +256,12 @@ func (t *table) total(ws []int) int {
 	return n + 2*max(cols-1, 0)
 }
 
-// fits reports whether the table fits width at its full widths, or with
-// narrow at its columns' minimums; any table fits width 0.
+// fits reports whether the table fits width (narrow: at the minimums).
 func (t *table) fits(width int, narrow bool) bool {
 	return width <= 0 || t.total(t.widths(narrow)) <= width
 }
 
-// fit returns the columns' widths, the widest column that can be narrowed
-// narrowed one rune at a time until the table fits width (or none can be).
+// fit narrows the widest narrowable column a rune at a time until it fits.
 func (t *table) fit(width int) []int {
 	ws := t.widths(false)
 	for width > 0 && t.total(ws) > width {
@@ -308,7 +279,6 @@ func (t *table) fit(width int) []int {
 	return ws
 }
 
-// writeRow writes one line of cells in columns of widths ws.
 func (t *table) writeRow(w io.Writer, ws []int, cells []string) {
 	var b strings.Builder
 	for i, c := range cells {
@@ -320,8 +290,7 @@ func (t *table) writeRow(w io.Writer, ws []int, cells []string) {
 	fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 }
 
-// WriteLine writes one line (format and args as for fmt.Fprintf, without
-// the newline) to w, fitted to width columns (0: no limit).
+// WriteLine writes one fmt.Fprintf line to w, fitted to width (0: no limit).
 func WriteLine(w io.Writer, width int, format string, args ...any) {
 	fmt.Fprintf(newFitter(w, width), format+"\n", args...)
 }

@@ -12,11 +12,9 @@ import (
 	"github.com/distributor-dev/distributor/internal/catalog"
 )
 
-// maxPathsText is how many paths any list in a text report shows before it
-// counts the rest and points to --output json, which lists them all.
+// maxPathsText is how many paths a text report lists before counting the rest.
 const maxPathsText = 20
 
-// moreLine is the line that ends a list cut at maxPathsText.
 func moreLine(w io.Writer, rest int, what string) {
 	if what != "" {
 		what = " " + what
@@ -24,8 +22,7 @@ func moreLine(w io.Writer, rest int, what string) {
 	fmt.Fprintf(w, "    ... and %d more%s (--output json lists them all)\n", rest, what)
 }
 
-// upTo writes line for each of the first maxPathsText items, then a
-// moreLine counting the rest as what.
+// upTo writes line for the first maxPathsText items, then counts the rest.
 func upTo[T any](w io.Writer, items []T, what string, line func(T)) {
 	for i, it := range items {
 		if i == maxPathsText {
@@ -45,22 +42,15 @@ func owner(pipelineID, destinationID string) string { return pipelineID + "/" + 
 func writeHead(w io.Writer, t *Target, suffix string, warnings []string) string {
 	who := owner(t.PipelineID, t.DestinationID)
 	fmt.Fprintf(w, "%s %s at %s%s\n", t.Command, who, t.Root, suffix)
-	writeWarnings(w, warnings)
-	return who
-}
-
-// dryRunMark is the head's suffix of a dry run.
-func dryRunMark(dryRun bool) string { return map[bool]string{true: " (dry run)"}[dryRun] }
-
-func writeWarnings(w io.Writer, warnings []string) {
 	for _, warn := range warnings {
 		fmt.Fprintf(w, "  warning: %s\n", indentLines(warn, "    "))
 	}
+	return who
 }
 
-// WritePruneText renders a prune for a human, fitted to width columns: the
-// policy, every selected publication with its outputs and what happened to
-// them, and the outcome.
+func dryRunMark(dryRun bool) string { return map[bool]string{true: " (dry run)"}[dryRun] }
+
+// WritePruneText renders a prune for a human, fitted to width columns.
 func WritePruneText(out io.Writer, p *Prune, width int) {
 	w := newFitter(out, width)
 	defer w.flush()
@@ -94,8 +84,8 @@ func WritePruneText(out io.Writer, p *Prune, width int) {
 	}
 }
 
-// writePrunePublications lists the selected publications, each with its
-// paths and what happened to them, up to maxPathsText paths in all.
+// writePrunePublications lists the selected publications and their paths,
+// up to maxPathsText paths in all.
 func writePrunePublications(w *fitter, p *Prune) {
 	deleted := make(map[string]bool, len(p.Deleted))
 	for _, d := range p.Deleted {
@@ -126,9 +116,7 @@ func writePrunePublications(w *fitter, p *Prune) {
 	}
 }
 
-// WriteReconcileText renders a reconcile-state for a human, fitted to
-// width columns: the records whose files are missing, the unmanaged paths,
-// and what was done.
+// WriteReconcileText renders a reconcile-state for a human, fitted to width.
 func WriteReconcileText(out io.Writer, r *ReconcileState, width int) {
 	w := newFitter(out, width)
 	defer w.flush()
@@ -175,8 +163,6 @@ func WriteReconcileText(out io.Writer, r *ReconcileState, width int) {
 	}
 }
 
-// writeTempFiles lists the temporary files interrupted writes left (a few,
-// then a count), saying what happens to them.
 func writeTempFiles(w *fitter, temps []string, what string) {
 	if len(temps) == 0 {
 		return
@@ -185,9 +171,7 @@ func writeTempFiles(w *fitter, temps []string, what string) {
 	upTo(w, temps, "", func(p string) { w.pathLine("    temp       ", p, "") })
 }
 
-// WriteVerifyText renders a verify for a human, fitted to width columns:
-// every problem with its expected and actual content, then the counts and
-// what to do.
+// WriteVerifyText renders a verify for a human, fitted to width columns.
 func WriteVerifyText(out io.Writer, v *Verify, width int) {
 	w := newFitter(out, width)
 	defer w.flush()
@@ -233,7 +217,6 @@ func WriteVerifyText(out io.Writer, v *Verify, width int) {
 	}
 }
 
-// writeVerifyOK ends the report of a verify that found no problem.
 func writeVerifyOK(w io.Writer, v *Verify) {
 	switch {
 	case v.OK == 0 && v.AllOwners:
@@ -248,8 +231,8 @@ func writeVerifyOK(w io.Writer, v *Verify) {
 	}
 }
 
-// digestLine writes label and content ("sha256:<hex> (<size> bytes)", or a
-// size alone), the digest cut in its middle so that the line fits.
+// digestLine writes label and content ("sha256:<hex> (<size> bytes)"), the
+// digest cut in its middle to fit.
 func (f *fitter) digestLine(label, content string) {
 	digest, rest, _ := strings.Cut(content, " ")
 	if rest != "" {
@@ -258,12 +241,9 @@ func (f *fitter) digestLine(label, content string) {
 	fmt.Fprintf(f, "%s%s%s\n", label, elide(digest, f.room(runeLen(label+rest))), rest)
 }
 
-// WriteStateText renders a catalog as a table: path, owner, kind, size,
-// updated_at and url of every output, every owner's, fitted to width
-// columns (0: no limit; see stateTable). The lines that need only the
-// catalog's top fields go out first; then one pass over the records
-// measures the columns and counts the owners' outputs, and a second writes
-// the rows. It returns the first error reading the records or writing out.
+// WriteStateText renders a catalog as a table of every output, fitted to
+// width columns (see stateTable): one pass over the records measures the
+// columns and counts owners, a second writes the rows.
 func WriteStateText(out io.Writer, s *StateShow, width int) error {
 	b := bufio.NewWriter(out)
 	w := newFitter(b, width)
@@ -322,8 +302,7 @@ func WriteStateText(out io.Writer, s *StateShow, width int) error {
 	return stateWritten(w, b, err)
 }
 
-// stateWritten flushes what WriteStateText wrote through w and b, and
-// returns err (reading the records), or else a failure to write.
+// stateWritten flushes w and b; it returns a write failure, else err.
 func stateWritten(w *fitter, b *bufio.Writer, err error) error {
 	w.flush()
 	if w.err == nil {
@@ -338,18 +317,14 @@ func stateWritten(w *fitter, b *bufio.Writer, err error) error {
 	return nil
 }
 
-// stateCells are an output's cells in the state table, its owner shown as
-// who.
 func stateCells(o *catalog.Output, who string) []string {
 	n := o.Size
 	return []string{o.Path, who, o.Kind, size(&n), catalog.FormatTime(o.UpdatedAt), cmp.Or(o.URL, "-")}
 }
 
-// stateTable fits t, the state table measured with its owners named, whose
-// owners are owners (sorted), to width, and returns how it shows an owner
-// and the notes that go before it. To fit width it leaves out the
-// url, then names the owners by number (or, when there is only one, leaves
-// them out), then leaves out the kind, and cuts paths in their middle.
+// stateTable fits t to width and returns how it shows an owner and the
+// notes above it: it drops the url, then numbers the owners (drops the
+// column if there is one), then drops the kind, and cuts paths.
 func stateTable(t *table, owners []string, width int) (func(string) string, []string) {
 	var left, notes []string
 	key := func(o string) string { return o }

@@ -16,9 +16,8 @@ type Run struct {
 	FinishedAt         string     `json:"finished_at"`
 	Pipelines          []Pipeline `json:"pipelines"`
 	Summary            Summary    `json:"summary"`
-	// LockHeld: the run failed, and only because roots were locked by
-	// other writers past the lock timeout (the command line's exit status
-	// 11: try again later). Not part of the document.
+	// LockHeld: the run failed only because roots stayed locked by other
+	// writers past the lock timeout (exit status 11). Not in the document.
 	LockHeld bool `json:"-"`
 }
 
@@ -51,47 +50,37 @@ type Destination struct {
 	Status        string   `json:"status"`
 	Outputs       []Output `json:"outputs"`
 	Unmanaged     []string `json:"unmanaged"`
-	// Counts is what took effect (what a dry run would do, for status
-	// planned): a failed destination counts only the writes and deletes
-	// that landed and are recorded.
+	// Counts is what took effect (for planned, what a dry run would do);
+	// a failed destination counts only the recorded writes and deletes.
 	Counts plan.Counts `json:"counts"`
 	// Planned is the plan's counts, whatever happened to it; null when the
 	// destination failed before planning.
 	Planned       *plan.Counts   `json:"planned"`
 	PrimaryURL    string         `json:"primary_url"`
 	Notifications []Notification `json:"notifications"`
-	// Error is the failure in brief (what failed, where, why, what next);
-	// ErrorDetail is the whole error with every cause (both null unless
-	// the destination failed).
+	// Error is the failure in brief, ErrorDetail the whole error (both
+	// null unless the destination failed).
 	Error       *string `json:"error"`
 	ErrorDetail *string `json:"error_detail"`
 	// Reason explains a fail_* action or a destructive plan.
 	Reason string `json:"reason,omitempty"`
-	// Retries counts storage operations repeated after a transient failure
-	// (remote backends), omitted when none were.
+	// Retries counts storage operations repeated after a transient failure.
 	Retries int `json:"retries,omitempty"`
-	// Excluded lists the bundle paths that publish.include/exclude
-	// filtered out, omitted when none were.
+	// Excluded lists the bundle paths publish.include/exclude filtered out.
 	Excluded []string `json:"excluded,omitempty"`
-	// Warnings did not fail the destination (a filter pattern that matches
-	// no bundle file).
+	// Warnings did not fail the destination.
 	Warnings []string `json:"warnings,omitempty"`
-	// RecoveryPending says a dead writer's intent journal is at the root:
-	// a real run recovers it before it plans, and a dry run plans from the
-	// state that recovery leaves.
+	// RecoveryPending: a dead writer's intent journal is at the root (a
+	// real run recovers it first; a dry run plans from what recovery leaves).
 	RecoveryPending bool `json:"recovery_pending,omitempty"`
 	RootRecovery
 }
 
-// RootRecovery is what a writing command (run, prune --apply,
-// reconcile-state) did, once it held the root's lock, of what dead runs
-// left.
+// RootRecovery is what a writing command, once it held the root's lock,
+// did of what dead runs left: a journal recovered, temporary files swept.
 type RootRecovery struct {
-	// Recovered is what its recovery of a dead run's journal did.
 	Recovered *Recovery `json:"recovered,omitempty"`
-	// TempSwept is what it removed of the temporary files that
-	// interrupted writes left.
-	TempSwept *Removal `json:"temp_swept,omitempty"`
+	TempSwept *Removal  `json:"temp_swept,omitempty"`
 }
 
 // Removal counts removed files and their size.
@@ -100,8 +89,7 @@ type Removal struct {
 	Bytes int64 `json:"bytes"`
 }
 
-// Recovery summarises a recovery from a dead run's journal, in counts (the
-// paths are logged at debug level).
+// Recovery summarises a recovery from a dead run's journal, in counts.
 type Recovery struct {
 	DeadRun       string `json:"dead_run"`
 	Committed     bool   `json:"committed"`
@@ -147,11 +135,10 @@ type Summary struct {
 	Overwritten  int                 `json:"overwritten"`
 	Unchanged    int                 `json:"unchanged"`
 	Deleted      int                 `json:"deleted"`
-	// Planned totals the plans' counts (created, overwritten, unchanged,
-	// deleted are what took effect, or for a dry run what it would do).
+	// Planned totals the plans' counts (the fields above: what took effect).
 	Planned plan.Counts `json:"planned"`
 	// PipelinesFailed counts pipelines that failed as a whole (an invalid
-	// bundle): their destinations are not in Destinations/Failed.
+	// bundle), not counted in Destinations/Failed.
 	PipelinesFailed int `json:"pipelines_failed"`
 }
 
@@ -189,9 +176,8 @@ func (r *Run) Summarise() {
 	r.Summary = s
 }
 
-// Failed reports whether the run must exit 1: a pipeline error (such as an
-// invalid bundle), a failed destination, or a fail_* action (also in a dry
-// run).
+// Failed reports whether the run must exit 1: a pipeline error, a failed
+// destination, or a fail_* action (also in a dry run).
 func (r *Run) Failed() bool {
 	for _, p := range r.Pipelines {
 		if p.Error != nil {

@@ -64,8 +64,7 @@ func DestinationOf(d *outcome.Destination) Destination {
 	return rd
 }
 
-// RecoveryOf is the RootRecovery of a recovery (nil for none) and of
-// swept temporary files of sweptBytes in all.
+// RecoveryOf is the RootRecovery of a recovery (nil for none) and swept temp files.
 func RecoveryOf(r *outcome.Recovery, swept int, sweptBytes int64) RootRecovery {
 	var rr RootRecovery
 	if r != nil {

@@ -9,9 +9,7 @@ import (
 )
 
 // WriteRunText renders a run for a human, fitted to width columns (0: no
-// limit): per destination the action, every path that changes, the
-// counters, the URL and any error; then a summary. Unchanged paths are
-// counted, not listed.
+// limit). Unchanged paths are counted, not listed.
 func WriteRunText(out io.Writer, r *Run, width int) {
 	w := newFitter(out, width)
 	defer w.flush()
@@ -78,8 +76,6 @@ func writeDestination(w *fitter, dryRun bool, d *Destination) {
 	}
 }
 
-// writeDestinationHeader writes the destination's title line, state,
-// recovery, warnings and filtered bundle files.
 func writeDestinationHeader(w io.Writer, d *Destination) {
 	mode := d.Workflow
 	if d.FixedPath {
@@ -98,8 +94,7 @@ func writeDestinationHeader(w io.Writer, d *Destination) {
 	}
 }
 
-// writeOutputs lists the changed outputs (at most maxPathsText, then
-// counts by op) and counts the unchanged ones.
+// writeOutputs lists up to maxPathsText changed outputs, counting the rest.
 func writeOutputs(w *fitter, outputs []Output) {
 	unchanged, listed := 0, 0
 	more := map[string]int{} // changes past maxPathsText, by op
@@ -130,7 +125,6 @@ func writeOutputs(w *fitter, outputs []Output) {
 	}
 }
 
-// outputDetail is what an output's line says after its path.
 func outputDetail(o Output) string {
 	detail := ""
 	switch {
@@ -148,8 +142,6 @@ func outputDetail(o Output) string {
 	return detail
 }
 
-// writeUnmanaged lists the unmanaged paths that blocked the plan, or
-// counts those left alone.
 func writeUnmanaged(w *fitter, d *Destination) {
 	if plan.Action(d.Action) == plan.FailUnmanaged {
 		upTo(w, d.Unmanaged, "blocked path(s)", func(u string) {
@@ -160,8 +152,6 @@ func writeUnmanaged(w *fitter, d *Destination) {
 	}
 }
 
-// writeCounts writes what took effect (and, for a failed destination,
-// what was planned).
 func writeCounts(w io.Writer, d *Destination) {
 	switch c := d.Counts; {
 	case d.Status == StatusFailed && d.Planned != nil:
@@ -171,8 +161,6 @@ func writeCounts(w io.Writer, d *Destination) {
 	}
 }
 
-// countsLine is "N created, N overwritten, N unchanged, N deleted" (and
-// ", N retained").
 func countsLine(c plan.Counts, retained bool) string {
 	s := fmt.Sprintf("%d created, %d overwritten, %d unchanged, %d deleted", c.Created, c.Overwritten, c.Unchanged, c.Deleted)
 	if retained {
@@ -242,8 +230,7 @@ func WriteValidateText(out io.Writer, v *Validate, width int) {
 	}
 }
 
-// WriteBundleVerifyText renders a bundle verification, fitted to width
-// columns.
+// WriteBundleVerifyText renders a bundle verification, fitted to width.
 func WriteBundleVerifyText(out io.Writer, v *BundleVerify, width int) {
 	w := newFitter(out, width)
 	defer w.flush()
@@ -299,8 +286,6 @@ func indentLines(s, indent string) string {
 	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+indent)
 }
 
-// write writes, indented, what the recovery did (or, pending, will do)
-// and the temporary files swept.
 func (r *RootRecovery) write(w io.Writer, indent string, pending bool) {
 	if line := recoveryLine(r.Recovered, pending); line != "" {
 		fmt.Fprintf(w, "%s%s\n", indent, line)
@@ -310,8 +295,7 @@ func (r *RootRecovery) write(w io.Writer, indent string, pending bool) {
 	}
 }
 
-// recoveryLine says what recovering a dead run's journal did (or, pending,
-// what a real run's recovery will do), in counts; "" when there is none.
+// recoveryLine says what a recovery did (or, pending, will do); "" if none.
 func recoveryLine(rc *Recovery, pending bool) string {
 	switch {
 	case rc == nil && pending:

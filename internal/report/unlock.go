@@ -51,5 +51,4 @@ func WriteUnlockText(out io.Writer, u *Unlock, width int) {
 	}
 }
 
-// FormatLockTime formats a lock timestamp.
 func FormatLockTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }

@@ -9,19 +9,16 @@ type Validate struct {
 	Destinations int    `json:"destinations"`
 	// Source is the --source bundle, planned for every pipeline.
 	Source *Source `json:"source,omitempty"`
-	// Sources are, without --source, the pipelines' configured source
-	// bundles that could be read, and planned.
+	// Sources: without --source, the configured bundles read and planned.
 	Sources  []ValidateSource  `json:"sources,omitempty"`
 	Outputs  []ValidateOutputs `json:"outputs"`
 	Problems []string          `json:"problems"`
 	Warnings []string          `json:"warnings,omitempty"`
-	// Notes say what was not checked and why, such as a configured source
-	// bundle that cannot be read yet; they are not problems.
+	// Notes say what was not checked and why; they are not problems.
 	Notes []string `json:"notes,omitempty"`
 }
 
-// ValidateSource is a pipeline's configured source bundle that validate
-// read and planned.
+// ValidateSource is a configured source bundle validate read and planned.
 type ValidateSource struct {
 	PipelineID string `json:"pipeline_id"`
 	Source
@@ -46,17 +43,14 @@ type BundleVerify struct {
 	Created  string          `json:"created,omitempty"`
 	Files    int             `json:"files"`
 	Problems []BundleProblem `json:"problems"`
-	// Hint is the next step for an invalid bundle (omitted when there is
-	// none), such as "reseal after an intended edit: distributor bundle
-	// seal DIR --id ID".
+	// Hint is the next step for an invalid bundle, if any.
 	Hint     string   `json:"hint,omitempty"`
 	Warnings []string `json:"warnings"`
 }
 
 // BundleProblem is one reason a bundle is invalid.
 type BundleProblem struct {
-	// Path is the file, relative to the bundle; "" for the directory
-	// itself (it does not exist, or is not a directory).
+	// Path is the file, relative to the bundle; "" for the directory itself.
 	Path   string `json:"path"`
 	Reason string `json:"reason"`
 }
