@@ -22,22 +22,14 @@ import (
 // requests, so a large object streams at the link's speed.
 const readBuffer = 1 << 20
 
-// bufferedReader reads f, of size bytes, in reads of up to readBuffer
-// bytes, and no larger than the file needs (a small file takes one
-// request).
-func bufferedReader(f io.Reader, size int64) io.Reader {
-	return bufio.NewReaderSize(f, int(min(max(size+1, 4096), readBuffer)))
-}
-
 // ReadVersioned implements storage.Store (see dirstore.Writer): the
 // Version is "sha256:<hex>", as Get's.
 func (s *Store) ReadVersioned(ctx context.Context, p string, fn func(io.Reader) error) (storage.Version, error) {
 	return s.dw.ReadVersioned(ctx, p, fn)
 }
 
-// OpenFile implements dirstore.FS: each Read checks ctx, and Close
-// stops watching it once the file is closed. A file read whole is read readBuffer bytes at a
-// time; an Open's reader reads what its caller asks for.
+// OpenFile implements dirstore.FS: each Read checks ctx, and Close stops
+// watching it. A file read whole is read in reads of up to readBuffer bytes.
 func (d dirFS) OpenFile(ctx context.Context, p string, whole bool) (io.ReadCloser, error) {
 	c, err := d.client(ctx)
 	if err != nil {
@@ -50,8 +42,8 @@ func (d dirFS) OpenFile(ctx context.Context, p string, whole bool) (io.ReadClose
 		return nil, err
 	}
 	r := io.Reader(f)
-	if whole {
-		r = bufferedReader(f, size)
+	if whole { // no larger than the file needs: a small file takes one request
+		r = bufio.NewReaderSize(f, int(min(max(size+1, 4096), readBuffer)))
 	}
 	return &reader{Reader: storage.ContextReader(ctx, r), f: f, stop: stop}, nil
 }
@@ -71,11 +63,10 @@ func (r *reader) Close() error {
 	return err
 }
 
-// CreateNew implements dirstore.FS, the exclusive create of a server
-// without a usable hardlink@openssh.com (see conn.linkUnsupported): O_EXCL
-// on the target, then the content in place. The exclusion probe's second
-// create goes through it too, so a server that ignores O_EXCL is refused
-// before a writer trusts it.
+// CreateNew implements dirstore.FS, the exclusive create without a usable
+// hardlink@openssh.com (see conn.linkUnsupported): O_EXCL on the target, then the
+// content in place. The exclusion probe's second create goes through it too, so
+// a server that ignores O_EXCL is refused before a writer trusts it.
 func (d dirFS) CreateNew(ctx context.Context, p string, src *dirstore.DigestSource) error {
 	c, err := d.client(ctx)
 	if err != nil {

@@ -9,13 +9,10 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage"
 )
 
-// IsTransient implements storage.Store. Never transient, besides
-// storage.IsPermanent: a host key that known_hosts does not vouch for
-// (*HostKeyError, knownhosts errors) and a refused SSH authentication.
-// Transient: an SFTP status of "no connection" or "connection lost" (every
-// other SFTP status, such as the generic "failure", is final), and the
-// network failures of storage.IsTransient (an SSH handshake cut by EOF
-// among them).
+// IsTransient implements storage.Store. Never transient: storage.IsPermanent, a
+// host key known_hosts does not vouch for, a refused SSH authentication.
+// Transient: SFTP "no connection" or "connection lost" (any other status, even
+// "failure", is final) and storage.IsTransient's (a handshake cut by EOF).
 func (s *Store) IsTransient(err error) bool { return isTransient(err) }
 
 func isTransient(err error) bool {

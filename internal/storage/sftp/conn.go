@@ -46,21 +46,17 @@ type conn struct {
 	done     chan struct{} // closed by close
 }
 
-// canLink reports whether exclusive creates on c may use
-// hardlink@openssh.com: the server offers it, and no link on c was answered
-// with SSH_FX_OP_UNSUPPORTED. Safe for concurrent use.
+// canLink reports whether exclusive creates on c may use hardlink@openssh.com:
+// offered, and not refused (see linkUnsupported). Safe for concurrent use.
 func (c *conn) canLink() bool {
 	return c.hardlink && !c.noLink.Load()
 }
 
-// linkUnsupported reports whether err, from a Link on c, is the server's
-// SSH_FX_OP_UNSUPPORTED: it announced hardlink@openssh.com but will not
-// link (rclone serve sftp on some back ends does this). It then marks c so
-// that canLink reports false from now on, and the caller redoes its
-// operation the way a server without the extension gets it: the O_EXCL
-// create that the exclusion probe (internal/storage/probe) proves, so the
-// fallback adds no trust the probe does not check. A new connection tries
-// the extension again.
+// linkUnsupported reports whether err, from a Link on c, is SSH_FX_OP_UNSUPPORTED
+// for an announced hardlink@openssh.com (rclone serve sftp on some back ends),
+// and then marks c so canLink reports false. The caller redoes it as the O_EXCL
+// create the exclusion probe (internal/storage/probe) proves, so the fallback
+// adds no unchecked trust. A new connection tries the extension again.
 func (c *conn) linkUnsupported(err error) bool {
 	var se *sftplib.StatusError
 	if !errors.As(err, &se) || se.FxCode() != sftplib.ErrSSHFxOpUnsupported {
@@ -179,11 +175,9 @@ func (h *hostKeys) check(hostname string, remote net.Addr, key ssh.PublicKey) er
 	return he
 }
 
-// algorithms returns the host key algorithms to ask the server for: those
-// of the keys the file lists for addr, so that a server with several host
-// keys presents one we can check. nil (the library default) when the host is
-// unknown: the handshake then fails with a HostKeyError that shows the
-// server's key.
+// algorithms returns the algorithms of the keys the file lists for addr, so a
+// server with several host keys presents one we can check; nil (the default)
+// for an unknown host, whose HostKeyError then shows the server's key.
 func (h *hostKeys) algorithms(addr string) []string {
 	// Any key not in the file makes the callback list the known ones.
 	probe, err := ssh.NewPublicKey(probeKey)
@@ -212,9 +206,8 @@ func (h *hostKeys) algorithms(addr string) []string {
 // probeKey is an ed25519 public key (32 zero bytes) that no server uses.
 var probeKey = ed25519.PublicKey(make([]byte, ed25519.PublicKeySize))
 
-// login is the public-key authentication from the identity file and the
-// agent: the keys, what they are (for a refused login's message) and the
-// agent connection, if any, to close once the handshake is over.
+// login is the public-key authentication: the keys, what they are (for a
+// refused login's message) and the agent connection to close after the handshake.
 type login struct {
 	keys    []ssh.Signer
 	offered []string
@@ -299,10 +292,8 @@ func loadIdentity(opts *Options) (ssh.Signer, error) {
 var errDialTimeout = errors.New("dial timeout")
 
 // dial connects, verifies the host key, authenticates and starts the SFTP
-// session. ctx bounds the whole of it, and so does s.opts.DialTimeout: a
-// server that accepts the TCP connection and then says nothing (or stops
-// half-way through the handshake) fails the dial when either ends. The
-// connection then gets its keepalive (see keepalive).
+// session, all bounded by ctx and s.opts.DialTimeout (a server silent after the
+// TCP accept or mid-handshake fails the dial), then starts the keepalive.
 func (s *Store) dial(ctx context.Context) (*conn, error) {
 	login, err := authMethods(&s.opts, s.signer)
 	if err != nil {
@@ -345,11 +336,9 @@ func (s *Store) dial(ctx context.Context) (*conn, error) {
 	return c, nil
 }
 
-// dialError describes a dial step that failed with err (or nil) because
-// ctx, the dial's context derived from parent, ended: it says whether the
-// dial timeout ran out (matching context.DeadlineExceeded; silent: the
-// server sent no byte) or the caller's context ended (wrapping that
-// context's error). Any other failure err is returned as it is.
+// dialError describes a dial step that failed with err (or nil) because ctx
+// (derived from parent) ended: the dial timeout (matching context.DeadlineExceeded;
+// silent: no byte came) or the caller's context (wrapping its error). Any other err is returned as it is.
 func (s *Store) dialError(parent, ctx context.Context, step string, err error, silent bool) error {
 	var why error
 	switch {
@@ -374,8 +363,7 @@ func (s *Store) dialError(parent, ctx context.Context, step string, err error, s
 }
 
 // noGreeting is a server that accepted the TCP connection and sent no byte
-// within the dial timeout. It matches context.DeadlineExceeded, as any
-// dial timeout does.
+// within the dial timeout; it matches context.DeadlineExceeded.
 type noGreeting struct {
 	addr    string
 	timeout time.Duration
@@ -409,15 +397,11 @@ func (p *progressConn) sinceRead() time.Duration {
 	return time.Since(p.start) - time.Duration(p.lastRead.Load())
 }
 
-// keepalive runs for the life of c: every interval it sends a
-// keepalive@openssh.com global request asking for a reply, and closes c
-// (so that requests in flight fail and the next call reconnects) when
-// neither the reply nor any other byte from the server arrives within
-// timeout. Any answer, even "request not understood", proves the server
-// alive, and so does any byte it sends meanwhile (a slow link busy with a
-// large transfer may hold the reply back). A dead or partitioned server is
-// thus detected within about interval+timeout. At most one request is
-// outstanding; keepalive returns when c is closed.
+// keepalive runs until c is closed: every interval it sends one keepaliveRequest,
+// and closes c (requests in flight fail, the next call reconnects) when neither
+// a reply nor any other byte from the server (a slow link busy with a large
+// transfer may hold the reply back) arrives within timeout, so a dead or
+// partitioned server is detected within about interval+timeout.
 func (c *conn) keepalive(interval, timeout time.Duration) {
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
@@ -440,11 +424,9 @@ func (c *conn) keepalive(interval, timeout time.Duration) {
 	}
 }
 
-// await waits for the reply to a keepalive just sent. It reports false
-// when the request failed (the connection is gone) or when timeout passed
-// since the request was sent and since the last byte from the server,
-// whichever is later, without a reply; true when the reply came or c was
-// closed meanwhile.
+// await waits for a keepalive's reply: false when the request failed or
+// timeout passed since both the request and the last byte from the server;
+// true when the reply came or c was closed.
 func (c *conn) await(reply <-chan error, timeout time.Duration) bool {
 	sent := time.Now()
 	timer := time.NewTimer(timeout)
@@ -521,11 +503,9 @@ func (s *Store) client(ctx context.Context) (*conn, error) {
 	return c, nil
 }
 
-// watch arranges for c to be closed if ctx is cancelled and the operation
-// has not finished storage.AnswerGrace later (its answer says what the
-// server did) (pkg/sftp requests cannot be cancelled
-// one by one). Operations on other goroutines then fail too, and the next
-// call reconnects. The returned stop ends the watch.
+// watch closes c if ctx is cancelled and the operation has not finished
+// storage.AnswerGrace later (pkg/sftp cannot cancel one request; the grace lets
+// its answer say what the server did): other calls on c fail, the next reconnects.
 func watch(ctx context.Context, c *conn) (stop func()) {
 	var (
 		mu    sync.Mutex

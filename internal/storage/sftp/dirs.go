@@ -5,21 +5,17 @@ package sftp
 
 import "path"
 
-// noteDir records that a write walked through the server directory dir,
-// creating it when made (the root and its parents are not recorded: no
-// cleanup removes them).
+// noteDir records that a write walked through (or made) the server directory
+// dir; the root and its parents are not recorded: no cleanup removes them.
 func (s *Store) noteDir(dir string, made bool) {
 	if s.below(dir) {
 		s.book.Note(dir, made)
 	}
 }
 
-// prune removes the server directory dir and then its parents, deepest
-// first, while they are empty and this store may remove them, never the
-// root: with madeOnly (the cleanup of a failed or aborted write) only
-// those its writes created, otherwise (a Delete, a sweep) any but one that
-// was there before this store wrote below it
-// (dirstore.Book.MayRemove).
+// prune removes the server directory dir, then its parents, while they are
+// empty and this store may remove them (dirstore.Book.MayRemove), never the
+// root; with madeOnly (a failed or aborted write) only those its writes created.
 func (s *Store) prune(c *conn, dir string, madeOnly bool) {
 	for d := dir; s.below(d); d = path.Dir(d) {
 		if !s.removeDir(c, d, madeOnly) {

@@ -1,16 +1,11 @@
 // Package sftp implements storage.Store on a directory of an SFTP server,
 // over SSH (golang.org/x/crypto/ssh and github.com/pkg/sftp).
 //
-// Connection: one SSH connection and one SFTP session per Store, opened by
-// New and shared by every call (the Store is safe for concurrent use). If
-// the connection breaks, the next call reconnects. Options.DialTimeout
-// bounds a connection attempt, TCP connect, SSH handshake and SFTP session
-// start together. Once connected, a keepalive@openssh.com request goes to
-// the server every Options.KeepaliveInterval; when neither its answer nor
-// any other byte comes back within Options.KeepaliveTimeout, the store
-// closes the connection, so that no request waits forever on a dead,
-// stalled or partitioned server: the calls in flight fail (within about
-// interval+timeout, 30 seconds by default) and the next call reconnects.
+// Connection: one SSH connection and SFTP session per Store, opened by New and
+// shared by every call (the Store is safe for concurrent use); after a break
+// the next call reconnects. Options.DialTimeout bounds a connection attempt; a
+// keepalive (Options.KeepaliveInterval, KeepaliveTimeout) closes a connection
+// to a dead, stalled or partitioned server, so no request waits forever on it.
 //
 // The server's host key is always checked against Options.KnownHostsFile:
 // an unknown, changed or revoked key fails with a *HostKeyError naming the
@@ -42,13 +37,11 @@
 // account on the server (ChrootDirectory).
 //
 // Writes: Put streams to a temporary file storage.TempPrefix+random in the
-// target's directory, fsyncs it when the server offers fsync@openssh.com,
-// and renames it over the target with posix-rename@openssh.com (New fails if
-// the server lacks that extension). A reader sees the old file or the new
-// one, and a failed Put removes its temporary file and the directories it
-// created. Files get the server's default mode (the account's umask; for
-// OpenSSH see internal-sftp -u). Versions are "sha256:" plus the hex SHA-256
-// of the content, as for the local backend.
+// target's directory, fsyncs it when the server offers fsync@openssh.com, and
+// renames it over the target with posix-rename@openssh.com (required by New):
+// a reader sees the old file or the new one. A failed Put removes its temporary
+// file and the directories it created. Files get the server's default mode (for
+// OpenSSH see internal-sftp -u). Versions are "sha256:" plus the hex SHA-256.
 //
 // Contexts: every call checks its context first and again just before its
 // committing request (the rename, link or remove), Put checks it between
@@ -100,19 +93,15 @@ type Options struct {
 	// it (with its missing parents).
 	Root string
 	// DialTimeout bounds connecting, the SSH handshake and the SFTP
-	// session's start, together: a server that accepts the TCP connection
-	// and then says nothing fails the connection attempt when it runs out.
-	// 0 means 30 seconds.
+	// session's start together (a silent server fails); 0 means 30 seconds.
 	DialTimeout time.Duration
 	// KeepaliveInterval is the pause between the keepalive@openssh.com
 	// requests that probe a connected server; 0 means 15 seconds.
 	KeepaliveInterval time.Duration
-	// KeepaliveTimeout is how long a keepalive request may go unanswered,
-	// with no other byte from the server either, before the connection is
-	// declared dead and closed: every request in flight on it fails, and
-	// the next call reconnects. 0 means 15 seconds. A dead, stalled or
-	// partitioned server is detected within about KeepaliveInterval +
-	// KeepaliveTimeout (30 seconds by default).
+	// KeepaliveTimeout is how long a keepalive may go unanswered, with no
+	// other byte from the server, before the connection is closed (requests
+	// in flight fail, the next call reconnects); 0 means 15 seconds. A dead
+	// server is detected within about KeepaliveInterval + KeepaliveTimeout.
 	KeepaliveTimeout time.Duration
 }
 
@@ -138,9 +127,8 @@ type Store struct {
 	dirMu sync.Mutex
 	dirs  map[string]bool // directories (server paths) known to exist, none a link
 
-	// book holds the directories (server paths, below the root) this
-	// store's writes created or found in place, which decide what a
-	// cleanup may remove (dirs.go).
+	// book: the directories (server paths, below the root) this store's writes
+	// created or found in place, which decide what a cleanup may remove (dirs.go).
 	book dirstore.Book
 
 	// dw writes (Put, Stage) through the shared protocol (write.go).
@@ -149,12 +137,10 @@ type Store struct {
 
 var _ storage.Store = (*Store)(nil)
 
-// New checks opts, reads the identity and known_hosts files and connects.
-// An unknown or changed host key fails here, before anything is written, with
-// an error matching *HostKeyError. ctx bounds the connection (together with
-// opts.DialTimeout: a server that does not complete the handshake in time
-// fails New with an error matching context.DeadlineExceeded); later calls
-// reconnect with their own context if needed.
+// New checks opts, reads the identity and known_hosts files and connects. An
+// unknown or changed host key fails here, before anything is written (*HostKeyError).
+// ctx and opts.DialTimeout bound the connection (a timeout matches
+// context.DeadlineExceeded); later calls reconnect with their own context.
 func New(ctx context.Context, opts Options) (*Store, error) {
 	if opts.Port == 0 {
 		opts.Port = 22
@@ -306,10 +292,9 @@ func (s *Store) openSized(c *conn, p string) (*sftplib.File, int64, error) {
 	return f, fi.Size(), nil
 }
 
-// lstat validates p and returns the Lstat of the regular file there. A path
-// that is missing, not a regular file, or below something that is not a
-// plain directory (a symbolic link, a file) yields an error matching
-// storage.ErrNotExist.
+// lstat validates p and returns the Lstat of the regular file there; a path
+// missing, not a regular file, or below something that is not a plain directory
+// (a symbolic link, a file) yields an error matching storage.ErrNotExist.
 func (s *Store) lstat(c *conn, p string) (fs.FileInfo, error) {
 	if err := storage.CheckPath(p); err != nil {
 		return nil, err
@@ -429,11 +414,9 @@ func (s *Store) delete(ctx context.Context, p string) error {
 	return nil
 }
 
-// checkParents checks with Lstat, never following a symbolic link, that
-// every parent directory of the store path p (each segment but the last)
-// is a plain directory, and remembers those it verified. A missing parent
-// yields an error matching fs.ErrNotExist, one that is not a plain
-// directory a *dirstore.HiddenError.
+// checkParents checks with Lstat (never following a link) that every parent
+// directory of the store path p is a plain directory, remembering those verified:
+// a missing one matches fs.ErrNotExist, any other a *dirstore.HiddenError.
 func (s *Store) checkParents(c *conn, p string) error {
 	_, err := s.walkParents(c, p, false)
 	return err

@@ -7,8 +7,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage"
 )
 
-// properties: SFTP stages (a rename or a hard link makes a staged file
-// visible).
+// properties: SFTP stages (a rename or a hard link makes a staged file visible).
 var properties = storage.Properties{Stage: true, Directories: true, Remote: true}
 
 // Properties implements storage.Store.
@@ -30,9 +29,8 @@ func (s *Store) RemoveCreatedRoot(context.Context) (bool, error) {
 	return false, storage.Unsupported(s, "remove-created-root", "")
 }
 
-// Stage implements storage.Store with dirstore.Writer: no remote file
-// handle stays open between Stage and Commit, which uses the store's
-// current connection.
+// Stage implements storage.Store with dirstore.Writer: no remote file handle
+// stays open until Commit, which uses the store's current connection.
 func (s *Store) Stage(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Staged, error) {
 	return s.dw.Stage(ctx, p, r, size, opts)
 }

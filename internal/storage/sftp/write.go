@@ -22,13 +22,10 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage/dirstore"
 )
 
-// Put implements storage.Store with dirstore.Writer (see the package
-// documentation). With PutCreate the complete temporary file is
-// hard-linked to the name (hardlink@openssh.com refuses a taken name); a
-// server without that extension, or one that announces it but answers
-// SSH_FX_OP_UNSUPPORTED (see conn.linkUnsupported), gets a look, then the
-// rename (safe under the destination lock). With PutIfVersion the current
-// object is read and hashed while the new one is uploaded.
+// Put implements storage.Store with dirstore.Writer. With PutCreate the complete
+// temporary file is hard-linked to the name; without a usable hardlink@openssh.com
+// (see conn.linkUnsupported) a look, then the rename (safe under the destination
+// lock). With PutIfVersion the current object is hashed while the new one uploads.
 func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
 	return s.dw.Put(ctx, p, r, size, opts)
 }
@@ -41,9 +38,8 @@ type dirFS struct{ *Store }
 // Wrap implements dirstore.FS.
 func (d dirFS) Wrap(op, p string, err error) error { return d.errorf(op, p, err) }
 
-// CanLink implements dirstore.FS: the server offers
-// hardlink@openssh.com (see conn.canLink). Without a connection it says
-// yes: Temp then fails with the connection's error.
+// CanLink implements dirstore.FS (see conn.canLink). Without a connection it
+// says yes: Temp then fails with the connection's error.
 func (d dirFS) CanLink(ctx context.Context) bool {
 	c, err := d.client(ctx)
 	return err != nil || c.canLink()
@@ -85,8 +81,7 @@ func (w *tempWriter) Write(b []byte) (int, error) { return w.f.Write(b) }
 // ReadFrom lets io.Copy upload with the client's concurrent writes.
 func (w *tempWriter) ReadFrom(r io.Reader) (int64, error) { return w.f.ReadFrom(r) }
 
-// Close implements dirstore.Temp: fsync (where the server can), then
-// close.
+// Close implements dirstore.Temp: fsync (where the server can), then close.
 func (w *tempWriter) Close(bool) error {
 	var err error
 	if w.c.fsync {
@@ -99,8 +94,7 @@ func (w *tempWriter) Close(bool) error {
 	return err
 }
 
-// Rename implements dirstore.Temp: posix-rename@openssh.com replaces
-// any object at the target.
+// Rename implements dirstore.Temp: posix-rename@openssh.com replaces the target.
 func (w *tempWriter) Rename(context.Context) error {
 	if err := w.c.sftp.PosixRename(w.tmp, w.target); err != nil {
 		return fmt.Errorf("rename into place: %w", err)
@@ -109,14 +103,11 @@ func (w *tempWriter) Rename(context.Context) error {
 	return nil
 }
 
-// Link implements dirstore.Temp with hardlink@openssh.com, which fails
-// if any entry has the name. SFTP v3 reports that as a generic failure:
-// Link looks. If the name exists, it is taken; if the look fails too (the
-// connection dropped), that is the error (it may be transient, the
-// outcome is unknown, and a retry establishes it). If the temporary file
-// is gone, a sweep removed it. If the name is gone again (its owner
-// removed it between the link and the look, as a released lock is), the
-// link lost a race, not a permission: it tries again.
+// Link implements dirstore.Temp with hardlink@openssh.com, which fails if the
+// name is taken; SFTP v3 reports that as a generic failure, so Link looks. A
+// failed look is the error (the outcome is unknown; a retry establishes it); a
+// gone temporary file was swept; a name gone again (its owner removed it, as a
+// released lock is) means the link lost a race, not a permission: it retries.
 func (w *tempWriter) Link(ctx context.Context) error {
 	c := w.c
 	if !c.canLink() {
@@ -161,17 +152,15 @@ func (w *tempWriter) Exists(context.Context) (bool, error) {
 	return err == nil, err
 }
 
-// Detach implements dirstore.Temp: no remote file handle stays open
-// between Stage and Commit. The cleanup of a staged write prunes the
-// directories the store made rather than removing those it made itself
-// (staged writes share them: whichever is undone last removes them).
+// Detach implements dirstore.Temp: no remote handle stays open until Commit. A
+// staged write's cleanup prunes the directories the store made, not only its
+// own (staged writes share them: whichever is undone last removes them).
 func (w *tempWriter) Detach() {
 	w.stop()
 	w.stop, w.staged = nil, true
 }
 
-// Attach implements dirstore.Temp: the commit uses the store's current
-// connection.
+// Attach implements dirstore.Temp on the store's current connection.
 func (w *tempWriter) Attach(ctx context.Context) error {
 	c, err := w.s.client(ctx)
 	if err != nil {
@@ -217,8 +206,7 @@ func (s *Store) begin(c *conn, p string) (*tempWriter, error) {
 	}
 }
 
-// createTemp creates a new, empty temporary file in the server directory
-// dir.
+// createTemp creates a new, empty temporary file in the server directory dir.
 func createTemp(c *conn, dir string) (*sftplib.File, string, error) {
 	for range 5 {
 		tmp := path.Join(dir, storage.TempPrefix+rand.Text())
@@ -243,13 +231,11 @@ func createTemp(c *conn, dir string) (*sftplib.File, string, error) {
 // a fresh connection (within the caller's context).
 const cleanupTimeout = 5 * time.Second
 
-// cleanup closes and removes the temporary file unless it was published,
-// then (after a failure) removes the directories begin created if empty
-// (a staged write: those the store's writes created, see Detach).
-// If the connection died (the failure may be just that), it retries once
-// on a fresh connection, unless ctx is done (the caller gave up: a signal
-// must end a run within seconds); otherwise, or if that fails too, the
-// temporary file stays, for SweepTemp.
+// cleanup closes and removes the unpublished temporary file, then the empty
+// directories begin created (staged: see Detach). If the connection died (the
+// failure may be just that), it retries once on a fresh connection, unless ctx
+// is done (the caller gave up: a signal must end a run within seconds); else,
+// or if that fails too, the temporary file stays, for SweepTemp.
 func (w *tempWriter) cleanup(ctx context.Context) {
 	if w.f != nil {
 		w.f.Close()
@@ -262,9 +248,6 @@ func (w *tempWriter) cleanup(ctx context.Context) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) && connLost(c, err) {
 		c.close() // mark it dead, so that client reconnects
 		if ctx.Err() != nil {
-			// The caller gave up (a signal, a deadline): no reconnecting
-			// on its behalf. The temporary file stays for the next
-			// writer's sweep.
 			return
 		}
 		ctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
@@ -297,20 +280,15 @@ func connLost(c *conn, err error) bool {
 		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)
 }
 
-// mkdirs makes sure the parent directories of the store path p exist,
-// creating the missing ones, and returns the server paths of those it
-// created, outermost first; each is noted in s.book, made or found. A
-// parent that is a symbolic link fails with storage.ErrInvalidPath, one
-// that is not a directory with an error naming it. The root itself (and
-// its parents) is created like mkdir -p.
-func (s *Store) mkdirs(c *conn, p string) ([]string, error) {
-	var created []string
+// mkdirs creates the missing parent directories of the store path p (the root
+// like mkdir -p) and returns those it created, outermost first; each is noted in
+// s.book, made or found. A parent that is a symbolic link fails with
+// storage.ErrInvalidPath, one that is not a directory with an error naming it.
+func (s *Store) mkdirs(c *conn, p string) (created []string, err error) {
 	if !s.knownDir(s.root) {
-		made, err := s.mkdirRoot(c)
-		if err != nil {
+		if created, err = s.mkdirRoot(c); err != nil {
 			return nil, err
 		}
-		created = made
 	}
 	made, err := s.walkParents(c, p, true)
 	return append(created, made...), err
@@ -398,14 +376,12 @@ func (s *Store) markDir(dir string) {
 	s.dirs[dir] = true
 }
 
-// forgetParents forgets the parent directories of the store path p, the
-// root for a path at the root (and everything below them): one of them may
-// have been removed behind this Store's back.
+// forgetParents forgets the parent directories of the store path p (the root
+// for a path at the root) and all below: one may have been removed behind our back.
 func (s *Store) forgetParents(p string) {
 	top, _, ok := strings.Cut(p, "/")
 	if !ok {
-		s.forgetDirs(s.root)
-		return
+		top = ""
 	}
 	s.forgetDirs(s.full(top))
 }
