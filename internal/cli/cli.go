@@ -46,8 +46,7 @@ type Env struct {
 	Version    string // module version, e.g. "v0.1.0" or "dev"
 	Commit     string // VCS revision, or ""
 	IsTerminal func(io.Writer) bool
-	// TerminalWidth reports the columns of a terminal writer, or 0 when it
-	// cannot tell (help then reads $COLUMNS). Nil: always 0.
+	// TerminalWidth reports a terminal writer's columns, or 0 (help then reads $COLUMNS); nil: 0.
 	TerminalWidth func(io.Writer) int
 }
 
@@ -283,9 +282,8 @@ func (g *globals) configSource() string {
 }
 
 // session is what a command passes the library: its logger, the progress
-// display (--progress) as the event callback, which then also carries the
-// log lines and logs the transfers at --log-level info and debug, and the
-// lock's timing.
+// display as event callback (it also carries the log lines and logs the
+// transfers at info and debug), and the lock's timing.
 func (g *globals) session() (*slog.Logger, func(distributor.Event), distributor.Tuning) {
 	logger := g.logger
 	progress := newProgress(g.progress, g.env)
@@ -319,10 +317,9 @@ func (g *globals) printJSON(v any) error {
 	return nil
 }
 
-// finish prints a command's report as JSON or, through text, as text,
-// and makes the command exit 1 when failed (the report says why). With -q
-// the text report is printed only when the command failed, so that cron
-// mails nothing but failures; JSON is always printed.
+// finish prints a command's report (JSON, or text through text) and exits 1
+// when failed. With -q text is printed only on failure, so that cron mails
+// nothing but failures; JSON is always printed.
 func (g *globals) finish(doc any, failed bool, text func()) error {
 	if g.quiet && !failed {
 		text = func() {}

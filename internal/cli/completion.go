@@ -80,9 +80,8 @@ func registerGlobalCompletions(root *cobra.Command) {
 	_ = root.MarkPersistentFlagFilename("config", "yaml", "yml")
 }
 
-// registerIDCompletions completes --pipeline and --destination of cmd (when
-// it has them) with the ids of the configuration. Errors loading the
-// configuration complete nothing.
+// registerIDCompletions completes cmd's --pipeline and --destination with the
+// configuration's ids (nothing when it cannot be loaded).
 func registerIDCompletions(g *globals, cmd *cobra.Command) {
 	complete := func(flag string, ids func(*distributor.Config) []string) {
 		if cmd.Flags().Lookup(flag) == nil {

@@ -63,10 +63,9 @@ or map it in the editor settings ("yaml.schemas").`,
 
 // configInitDoc is the document 'config init --output json' prints.
 type configInitDoc struct {
-	Command string `json:"command"`
-	Path    string `json:"path"`
-	// Replaced says an existing file was overwritten (--force).
-	Replaced bool `json:"replaced"`
+	Command  string `json:"command"`
+	Path     string `json:"path"`
+	Replaced bool   `json:"replaced"` // an existing file was overwritten (--force)
 }
 
 func newConfigInitCmd(g *globals) *cobra.Command {

@@ -9,11 +9,9 @@ import (
 	"github.com/distributor-dev/distributor/internal/config"
 )
 
-// groupCommand makes cmd, a command that only groups subcommands, refuse
-// what it cannot run: an unknown subcommand is a usage error with a
-// did-you-mean suggestion, whatever flags follow it (they belong to the
-// subcommand that was meant); so are flags without a subcommand. cmd alone
-// prints its help.
+// groupCommand makes cmd, which only groups subcommands, refuse an unknown
+// subcommand (with a did-you-mean, whatever flags follow: they belong to the
+// one meant) and flags without a subcommand; cmd alone prints its help.
 func groupCommand(g *globals, cmd *cobra.Command) *cobra.Command {
 	// Unknown flags are not errors here: the first argument that is not a
 	// flag is the subcommand to blame.
@@ -69,8 +67,7 @@ func (g *globals) commandArgs(c *cobra.Command) []string {
 }
 
 // newHelpCmd replaces cobra's help command, which shows the nearest
-// command's help for a mistyped one ("distributor help sael" showed the
-// root's help and exited 0): an unknown command is a usage error here too.
+// command's help for a mistyped one: an unknown command is a usage error.
 func newHelpCmd(root *cobra.Command) *cobra.Command {
 	return &cobra.Command{
 		Use:   "help [command]",

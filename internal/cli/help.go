@@ -10,10 +10,9 @@ const (
 	minColumns     = 40
 )
 
-// helpColumns is the width help and text reports are fitted to: on a
-// terminal its width (env.TerminalWidth, else $COLUMNS; at least
-// minColumns), otherwise defaultColumns, so that output piped to a file is
-// the same everywhere.
+// helpColumns is the width help and text reports fit: a terminal's (else
+// $COLUMNS; at least minColumns), otherwise defaultColumns, so that output
+// piped to a file is the same everywhere.
 func helpColumns(env Env) int {
 	if env.IsTerminal == nil || !env.IsTerminal(env.Stdout) {
 		return defaultColumns

@@ -27,12 +27,11 @@ func newProgress(mode string, env Env) *progressDisplay {
 	return &progressDisplay{out: env.Stderr, terminal: terminal}
 }
 
-// progressDisplay shows the library's events (see event) with mpb bars on out (stderr;
-// nil: none): one bar per destination while its files are written. It is
-// also the log writer (see Write), so log lines appear above the bars. With
-// log set it logs the writes as docs/cli.md says (-v), only after releasing
-// mu, which Write takes. The last Finish shuts the mpb container down, so
-// nothing is drawn once the executor returns and the report is printed.
+// progressDisplay shows the library's events with mpb bars on out (stderr;
+// nil: none), one per destination while its files are written. It is also the
+// log writer (Write), so log lines appear above the bars; with log set it logs
+// the writes (-v) only after releasing mu, which Write takes. The last Finish
+// shuts mpb down, so nothing is drawn once the report is printed.
 type progressDisplay struct {
 	out      io.Writer
 	terminal bool // redraw in place (cursor movement); else append plain frames
@@ -60,7 +59,6 @@ type destinationBar struct {
 // logProgressEvery bounds how often a destination's progress is logged.
 const logProgressEvery = 10 * time.Second
 
-// event dispatches one of the library's progress events.
 func (d *progressDisplay) event(e distributor.Event) {
 	switch e.Kind {
 	case distributor.EventStart:
@@ -276,8 +274,7 @@ func (d *progressDisplay) Write(b []byte) (int, error) {
 	return d.out.Write(b)
 }
 
-// progressLogger returns a logger at level, like globals.setup's, writing
-// through d.
+// progressLogger returns a logger at level, like globals.setup's, writing through d.
 func progressLogger(level slog.Level, d *progressDisplay) *slog.Logger {
 	return slog.New(slog.NewTextHandler(d, &slog.HandlerOptions{Level: level}))
 }

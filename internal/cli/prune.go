@@ -85,9 +85,8 @@ func maintCommand[R any](g *globals, cmd *cobra.Command, root *distributor.Root,
 	registerIDCompletions(g, cmd) // also marks --source a directory
 }
 
-// lockHeldStatus is err, the status of a command that printed its report,
-// but ExitLocked when it failed because another writer held the root's
-// lock past the wait (cause).
+// lockHeldStatus is err, a printed report's status, but ExitLocked when it
+// failed because another writer held the root's lock past the wait (cause).
 func lockHeldStatus(err, cause error) error {
 	var he *distributor.LockHeldError
 	if err != nil && errors.As(cause, &he) {
@@ -96,9 +95,8 @@ func lockHeldStatus(err, cause error) error {
 	return err
 }
 
-// mapMaintError maps the errors a maintenance use case returns before it
-// has a report: invalid options and configuration are exit 2, a command's
-// own usage error stays, anything else (an unreadable root) is exit 1.
+// mapMaintError maps a maintenance use case's error before a report: invalid
+// options and configuration exit 2, a command's own error stays, else exit 1.
 func mapMaintError(err error) error {
 	var ee *exitError
 	if errors.As(err, &ee) {

@@ -81,21 +81,20 @@ func newRunCmd(g *globals) *cobra.Command {
 			if opts.Jobs < 0 {
 				return usageErr("--jobs %d: use 1 or more, or 0 for the backend's default (%s)", opts.Jobs, registry.JobsDefaults())
 			}
-			if cmd.Flags().Changed("max-deletes") && maxDeletes < 0 {
-				return usageErr("--max-deletes %d: must be 0 or more", maxDeletes)
+			if cmd.Flags().Changed("max-deletes") {
+				if maxDeletes < 0 {
+					return usageErr("--max-deletes %d: must be 0 or more", maxDeletes)
+				}
+				opts.MaxDeletes = &maxDeletes
 			}
 			cfg, err := g.loadConfig()
 			if err != nil {
 				return err
 			}
-			if cmd.Flags().Changed("max-deletes") {
-				opts.MaxDeletes = &maxDeletes
-			}
 			if pipeline != "" {
 				opts.Pipelines = []string{pipeline}
 			}
-			// --metrics-file wins over metrics_file; --metrics-file ''
-			// writes none.
+			// --metrics-file wins over metrics_file; --metrics-file '' writes none.
 			if !cmd.Flags().Changed("metrics-file") {
 				opts.MetricsFile = cfg.MetricsFile()
 			}
