@@ -101,9 +101,8 @@ func Load(ctx context.Context, dir string) (*Bundle, error) {
 	return load(ctx, dir, true)
 }
 
-// LoadShallow is Load without reading the files' bytes (not their sha256),
-// so that a run with nothing to write never reads them. Callers verify the
-// content before relying on it: with Verify, or OpenVerified as they copy.
+// LoadShallow is Load without reading the files' bytes (no sha256), so a run
+// with nothing to write never reads them; callers Verify, or OpenVerified.
 func LoadShallow(ctx context.Context, dir string) (*Bundle, error) {
 	return load(ctx, dir, false)
 }
@@ -189,9 +188,9 @@ func load(ctx context.Context, dir string, hash bool) (*Bundle, error) {
 	return &Bundle{Dir: abs, Manifest: *m, Unlisted: unlisted, opener: newFileOpener(abs)}, nil
 }
 
-// loadManifest reads and parses manifest.json below root. It returns the
-// problems with it as the bundle's, with the *ManifestError of an invalid
-// one, and the manifest when its file list is usable (see parseManifest).
+// loadManifest parses manifest.json below root, returning its problems as the
+// bundle's, an invalid one's *ManifestError, and the manifest if its file list
+// is usable (see parseManifest).
 func loadManifest(root *os.Root) (*Manifest, []Problem, error) {
 	problem := func(reason string) (*Manifest, []Problem, error) {
 		return nil, []Problem{{Path: ManifestName, Reason: reason}}, nil
@@ -226,8 +225,7 @@ func loadManifest(root *os.Root) (*Manifest, []Problem, error) {
 	return m, problems, merr
 }
 
-// checkFiles checks every listed file (its bytes too when hash is set) and
-// returns the problems found.
+// checkFiles checks every listed file (its bytes too if hash) for problems.
 func checkFiles(ctx context.Context, root *os.Root, abs string, m *Manifest, hash bool) ([]Problem, error) {
 	// At least 8 goroutines (more reads in flight help a cold disk; hashing
 	// uses every core); problems are reported in manifest order.
@@ -259,8 +257,8 @@ func checkFiles(ctx context.Context, root *os.Root, abs string, m *Manifest, has
 	return problems, nil
 }
 
-// checkFile verifies one listed file. It returns the reason the file does not
-// match, empty if it does or ctx is done (which the caller reports).
+// checkFile returns why a listed file does not match, or "" (also once ctx
+// is done, which the caller reports).
 func checkFile(ctx context.Context, root *os.Root, want File, buf []byte, hash bool) string {
 	f, fi, err := openRegular(root, want.Path)
 	if err != nil {
@@ -289,10 +287,9 @@ func sizeMismatch(got, want int64) string {
 	return fmt.Sprintf("size %d does not match manifest size %d", got, want)
 }
 
-// walkBundle walks root and returns the regular files m does not list
-// (sorted, manifest.json left out) and the sizes of the listed ones. An
-// unreadable directory is skipped: unlisted files are only warnings, and
-// listed files not seen get the full check.
+// walkBundle returns the regular files below root m does not list (sorted,
+// but manifest.json) and the listed ones' sizes. An unreadable directory is
+// skipped: unlisted files are warnings, listed ones not seen get the full check.
 func walkBundle(ctx context.Context, root *os.Root, m *Manifest) (unlisted []string, sizes map[string]int64, err error) {
 	sizes = make(map[string]int64, len(m.Files))
 	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {

@@ -113,9 +113,9 @@ func ValidateID(id string) error {
 	return nil
 }
 
-// ComputeDigest returns the content digest of a bundle with these files
-// (docs/bundle.md): "sha256:" and the hex SHA-256 of what sha256sum prints
-// for them, sorted by path byte-wise. files is not modified.
+// ComputeDigest returns the digest of a bundle with these files
+// (docs/bundle.md): "sha256:" and the hex SHA-256 of what sha256sum prints for
+// them, sorted by path byte-wise. files is not modified.
 func ComputeDigest(files []File) string {
 	byPath := func(a, b File) int { return strings.Compare(a.Path, b.Path) }
 	sorted := files

@@ -12,14 +12,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// fileOpener opens a loaded bundle's files without walking each path through
-// a fresh os.Root: its directories are opened once (O_NOFOLLOW) and kept
-// until Bundle.Close (up to maxOpenDirs), and each open lstats every parent
-// segment (a directory replaced by a symbolic link since is still refused).
-// Files are wrapped with os.NewFile, which does not offer them to the
+// fileOpener opens a loaded bundle's files without a fresh os.Root per path:
+// its directories are opened once (O_NOFOLLOW) and kept until Bundle.Close (up
+// to maxOpenDirs); each open lstats every parent segment (a directory replaced
+// by a symlink since is still refused). os.NewFile does not offer files to the
 // runtime's poller (a regular file refuses after four fcntl calls and a
-// failing epoll_ctl). Anything unusual is left to openRegular, which names
-// the problem: open returns ok false.
+// failing epoll_ctl). Anything unusual is left to openRegular (ok false).
 type fileOpener struct {
 	dir string
 
@@ -30,8 +28,8 @@ type fileOpener struct {
 	old    []*cachedDir          // replaced, closed by close
 }
 
-// maxOpenDirs bounds the directories a fileOpener keeps open; a file
-// below others opens (and closes) its directories each time.
+// maxOpenDirs bounds the directories a fileOpener keeps; beyond, they are
+// opened and closed each time.
 const maxOpenDirs = 256
 
 // cachedDir is an open directory of the bundle and its identity.
@@ -45,8 +43,7 @@ func newFileOpener(dir string) *fileOpener {
 	return &fileOpener{dir: dir, dirs: map[string]*cachedDir{}}
 }
 
-// open opens the clean bundle path p, or returns ok false when the fast
-// path does not apply (the caller then uses openRegular).
+// open opens the clean bundle path p; ok false: the caller uses openRegular.
 func (o *fileOpener) open(p string) (f *os.File, ok bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -128,8 +125,7 @@ func openSame(dirfd int, name string, flags int, st *unix.Stat_t) (int, bool) {
 	return fd, true
 }
 
-// close closes every directory the opener holds; open then always
-// returns ok false.
+// close closes every directory held; open then returns ok false.
 func (o *fileOpener) close() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -158,9 +154,8 @@ func openat(dirfd int, name string, flags int) (int, error) {
 
 // walkBundleFast is walkBundle on descriptors (openat, O_NOFOLLOW): entry
 // types come from the directory, only listed regular files are lstat'ed, and
-// subdirectories are walked by up to GOMAXPROCS goroutines, since a bundle's
-// lstats are most of a no-op run's system calls. ok is false if the
-// directory cannot be opened this way (walkBundle then runs).
+// up to GOMAXPROCS goroutines walk subdirectories, since a bundle's lstats are
+// most of a no-op run's system calls. ok false: walkBundle runs instead.
 func walkBundleFast(ctx context.Context, dir string, m *Manifest) (unlisted []string, sizes map[string]int64, ok bool, err error) {
 	fd, err := openat(unix.AT_FDCWD, dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
 	if err != nil {
@@ -194,10 +189,9 @@ type fileSize struct {
 	size int64
 }
 
-// dir walks the directory open as fd (closing it), whose bundle path is
-// rel ("" or ending in "/"), handing subdirectories to another goroutine
-// when a slot is free. A directory that cannot be read is skipped, as
-// walkBundle skips it; once ctx is done nothing more is read.
+// dir walks (and closes) the directory fd at bundle path rel ("" or ending
+// in "/"), handing subdirectories to another goroutine when a slot is free.
+// An unreadable directory is skipped, as in walkBundle; so is all after ctx ends.
 func (w *fastWalker) dir(fd int, rel string) {
 	f := os.NewFile(uintptr(fd), rel)
 	defer f.Close()

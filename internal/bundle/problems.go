@@ -23,9 +23,9 @@ func (p Problem) String() string {
 	return p.Path + ": " + p.Reason
 }
 
-// ValidationError is returned by Load when a bundle does not match its
-// manifest (or the manifest is missing or invalid), and by Seal when a
-// directory cannot be sealed. It lists every problem found, in path order.
+// ValidationError is Load's error for a bundle not matching its (missing or
+// invalid) manifest, and Seal's for a directory it cannot seal: every problem
+// found, in path order.
 type ValidationError struct {
 	Dir      string    // absolute
 	Problems []Problem // never empty
@@ -41,8 +41,8 @@ type ValidationError struct {
 	Err error
 }
 
-// Error names the directory and lists the problems, one per line after a
-// header line when there is more than one, and the hint in parentheses.
+// Error names the directory, the hint in parentheses and the problems, one
+// per line after a header if more than one.
 func (e *ValidationError) Error() string {
 	hint := ""
 	if e.Hint != "" {

@@ -17,17 +17,15 @@ import (
 	"github.com/distributor-dev/distributor/internal/strictjson"
 )
 
-// sealTempPrefix starts the name of the temporary file Seal writes next to
-// manifest.json. It is in the reserved ".distributor" namespace, so no bundle
-// file can have it, and Seal ignores leftovers of an interrupted run.
+// sealTempPrefix starts Seal's temporary file next to manifest.json: reserved,
+// so no bundle file has it, and Seal ignores an interrupted run's leftovers.
 const sealTempPrefix = cleanpath.ReservedPrefix + "-seal-"
 
-// Seal writes dir/manifest.json (EncodeManifest, atomically) listing every
-// regular file below dir but manifest.json and an interrupted Seal's
-// leftovers, with id and created (UTC, whole seconds). A symlink, another
-// non-regular file or a path that is not clean and unreserved is a
-// *ValidationError naming every one; an invalid id, a year outside
-// 0000-9999 and a directory without files are errors too.
+// Seal atomically writes dir/manifest.json listing every regular file below
+// dir (but itself and an interrupted Seal's leftovers), with id and created
+// (UTC, whole seconds). Symlinks, other non-regular files and unclean or
+// reserved paths are a *ValidationError naming each; an invalid id, a year
+// outside 0000-9999 and a directory without files are errors too.
 func Seal(ctx context.Context, dir, id string, created time.Time) (*Manifest, error) {
 	if err := ValidateID(id); err != nil {
 		return nil, fmt.Errorf("seal bundle %s: id %s: %w", dir, strictjson.Quote(id), err)
@@ -93,8 +91,8 @@ func Seal(ctx context.Context, dir, id string, created time.Time) (*Manifest, er
 	return m, nil
 }
 
-// sealCandidates walks root and returns the sorted paths of the regular files
-// to list, and a problem for every entry that cannot be listed.
+// sealCandidates returns the sorted regular files below root to list, and a
+// problem for every entry that cannot be.
 func sealCandidates(ctx context.Context, root *os.Root) ([]string, []Problem, error) {
 	var paths []string
 	var problems []Problem
@@ -138,8 +136,8 @@ func sealCandidates(ctx context.Context, root *os.Root) ([]string, []Problem, er
 	return paths, problems, nil
 }
 
-// hashListed hashes the regular file p for the manifest. It returns the
-// reason the file cannot be listed, or an error if ctx is done.
+// hashListed hashes the regular file p for the manifest, or returns the reason
+// it cannot be listed (an error: ctx is done).
 func hashListed(ctx context.Context, root *os.Root, p string, buf []byte) (File, string, error) {
 	f, _, err := openRegular(root, p)
 	if err != nil {
