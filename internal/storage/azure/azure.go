@@ -1,7 +1,6 @@
 // Package azure implements storage.Store on a blob-name prefix of an Azure
-// Blob Storage container (Azure, Azurite, Azure Stack), with Microsoft's
-// github.com/Azure/azure-sdk-for-go/sdk/storage/azblob. Keys, listings
-// and exact writes are package objstore's.
+// Blob Storage container (Azure, Azurite, Azure Stack) with Microsoft's
+// azblob SDK, through package objstore.
 //
 // Writes: Put is one Put Blob, which Azure applies atomically. Blobs
 // larger than Options.BlockSize (16 MiB by default) go up as blocks (Put
@@ -46,10 +45,8 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage/objstore"
 )
 
-// Options configure a Store. The azure package reads no configuration:
-// the caller passes everything here, and the environment through Getenv.
+// Options configure a Store; the environment comes only through Getenv.
 type Options struct {
-	// Account is the storage account's name.
 	Account string
 	// Container is the container's name, e.g. "$web" for a static website.
 	Container string
@@ -61,8 +58,7 @@ type Options struct {
 	// https://<Account>.blob.core.windows.net. A connection string's
 	// BlobEndpoint must agree with it.
 	Endpoint string
-	// Getenv reads the credential environment variables (see newClient).
-	// nil means an empty environment.
+	// Getenv reads the credential variables (see newClient); nil: none.
 	Getenv func(string) string
 	// DialTimeout, ResponseTimeout and IdleTimeout are the Dial, Response
 	// and Idle deadlines of package deadline (see deadline.Timeouts); 0
@@ -77,21 +73,18 @@ type Options struct {
 	// BlockSize is the largest blob a PutReplace or PutCreate sends as one
 	// Put Blob, and the size of the blocks of a larger one; 0 means 16 MiB.
 	BlockSize int64
-	// SkipCheck leaves out the listing request New makes to check the
-	// endpoint, container, credentials and permissions: the caller's
-	// first request checks them, with the same explanation.
+	// SkipCheck leaves out New's listing request that checks endpoint,
+	// container, credentials and permissions; the first request does.
 	SkipCheck bool
 }
 
-// defaultBlockSize is the default of Options.BlockSize.
 const defaultBlockSize = 16 << 20
 
-// MaxPutIfSize is the largest blob a PutIfVersion Put writes: Azure's
-// limit for a single Put Blob, 5000 MiB.
+// MaxPutIfSize is the largest PutIfVersion Put: one Put Blob, 5000 MiB.
 const MaxPutIfSize = 5000 << 20
 
-// Store is a storage.Store on a blob-name prefix of an Azure container. It
-// is safe for concurrent use by multiple goroutines.
+// Store is a storage.Store on a blob-name prefix of an Azure container,
+// safe for concurrent use.
 type Store struct {
 	*objstore.Store
 	client    *container.Client
@@ -144,8 +137,6 @@ func (s *Store) init(opts Options) error {
 	return err
 }
 
-// checkAccount checks an account name: 3 to 24 lowercase letters and
-// digits.
 func checkAccount(account string) error {
 	if account == "" {
 		return errors.New("account is required")
@@ -158,8 +149,6 @@ func checkAccount(account string) error {
 	return nil
 }
 
-// checkContainer checks a container name: 3 to 63 lowercase letters,
-// digits and single hyphens inside, or "$web" or "$root".
 func checkContainer(cont string) error {
 	bad := fmt.Errorf("container %q: 3 to 63 lowercase letters, digits and single hyphens inside, or $web or $root", cont)
 	switch {
@@ -178,8 +167,7 @@ func checkContainer(cont string) error {
 	return nil
 }
 
-// serviceURL returns the Blob service URL of the account, without a
-// trailing "/": endpoint, or Azure's public one when it is "".
+// serviceURL returns the account's Blob service URL without trailing "/".
 func serviceURL(account, endpoint string) (string, error) {
 	if endpoint == "" {
 		return "https://" + account + ".blob.core.windows.net", nil

@@ -10,8 +10,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage/objstore"
 )
 
-// Settings are the azure block (see storage.DecodeBlock; schema.json
-// describes its members).
+// Settings are the azure block (see storage.DecodeBlock and schema.json).
 type Settings struct {
 	Account         string        `block:"account,required" pattern:"^[a-z0-9]{3,24}$"`
 	Container       string        `block:"container,required" pattern:"^([a-z0-9][a-z0-9-]{1,61}[a-z0-9]|\\$web|\\$root)$"`
@@ -21,9 +20,8 @@ type Settings struct {
 	IdleTimeout     time.Duration `block:"idle_timeout"`
 }
 
-// Backend describes the azure backend to the configuration and the
-// commands (see storage.Backend): `backend: azure` with an `azure` block,
-// decoded into Settings.
+// Backend describes the azure backend (see storage.Backend); its `azure`
+// block decodes into Settings.
 func Backend() storage.Backend { return backend }
 
 var backend = storage.Backend{
@@ -42,9 +40,8 @@ var backend = storage.Backend{
 	Location:   location,
 }
 
-// decode reads the block into Settings, then checks the names as New does
-// (a container name has no "--" either, which its pattern lets through),
-// with New's messages, after the block's other problems as before.
+// decode reads the block, then checks the names with New's messages (a
+// container name has no "--" either, which its pattern lets through).
 func decode(b storage.Block) any {
 	var s Settings
 	storage.DecodeBlock(b, &s, nil)
@@ -57,11 +54,10 @@ func decode(b storage.Block) any {
 	return s
 }
 
-// open opens the store of a destination whose root is the blob-name
-// prefix root. It sends no request: a command's first request (a run's:
-// the catalog read) checks the endpoint, container and credential, with
-// the same explanation. The SDK sends each request once: the retry
-// wrapper above the store is the one retry layer.
+// open sends no request: a command's first one (a run's: the catalog
+// read) checks endpoint, container and credential with the same
+// explanation. The SDK sends each request once: the retry wrapper above
+// the store is the one retry layer.
 func open(ctx context.Context, settings any, root string, env func(string) string) (storage.Store, error) {
 	s, ok := settings.(Settings)
 	if !ok {
@@ -72,8 +68,7 @@ func open(ctx context.Context, settings any, root string, env func(string) strin
 		MaxAttempts: 1, SkipCheck: true})
 }
 
-// location names the container for the overlap check: the Blob service
-// URL and the container.
+// location names the container for the overlap check.
 func location(settings any) string {
 	s, _ := settings.(Settings)
 	u, err := serviceURL(s.Account, s.Endpoint)
@@ -84,4 +79,4 @@ func location(settings any) string {
 }
 
 //go:embed schema.json
-var schema string // the block's JSON Schema (storage.Backend.Schema)
+var schema string

@@ -36,8 +36,7 @@ const (
 //     login. It reads the process environment itself, not getenv, and
 //     asks for a token at the first request.
 //
-// Secrets stay in the SDK's credential objects: nothing here formats or
-// logs them.
+// Nothing here formats or logs the secrets.
 func newClient(account, endpoint, cont string, getenv func(string) string, opts *container.ClientOptions) (*container.Client, error) {
 	containerURL := endpoint + "/" + url.PathEscape(cont)
 	if cs := getenv(envConnectionString); cs != "" {
@@ -77,8 +76,8 @@ func newClient(account, endpoint, cont string, getenv func(string) string, opts 
 	return container.NewClient(containerURL, entraID{cred, tried}, opts)
 }
 
-// entraID is DefaultAzureCredential, its failure on one line and, when
-// it found no credential, saying what was tried.
+// entraID is DefaultAzureCredential with its failure on one line, saying
+// what was tried when it found no credential.
 type entraID struct {
 	*azidentity.DefaultAzureCredential
 	tried string

@@ -20,10 +20,9 @@ const (
 	codeContainerNotFound = "ContainerNotFound"
 )
 
-// explain turns an SDK error into an *objstore.ResponseError, its message
-// the error code and status, not the SDK's (a 404 BlobNotFound matches
-// storage.ErrNotExist) and takes the query (a SAS) out of the URL of a
-// transport error; other errors stay as they are.
+// explain turns an SDK error into an *objstore.ResponseError (404
+// BlobNotFound matches storage.ErrNotExist) and takes the query (a SAS) out
+// of a transport error's URL; other errors stay as they are.
 func explain(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -63,8 +62,7 @@ func (e *redacted) Error() string { return e.msg }
 
 func (e *redacted) Unwrap() error { return e.err }
 
-// status returns the HTTP status and error code of an Azure error
-// response in err's chain.
+// status returns the status and code of an Azure error in err's chain.
 func status(err error) (int, string, bool) {
 	var resp *azcore.ResponseError
 	if errors.As(err, &resp) {
@@ -73,11 +71,9 @@ func status(err error) (int, string, bool) {
 	return 0, "", false
 }
 
-// IsTransient implements storage.Store. Transient, besides the failures
-// storage.IsTransient names: an Azure error response with HTTP status
-// 408, 429, 500, 502, 503 or 504 (Azure's ServerBusy, OperationTimedOut,
-// InternalError); every other one is final, and so is a credential that
-// Microsoft Entra ID refused or could not find.
+// IsTransient implements storage.Store. Transient, besides storage.IsTransient:
+// an Azure error with status 408, 429, 500 or 502-504; a credential that
+// Microsoft Entra ID refused or could not find is final.
 func (s *Store) IsTransient(err error) bool {
 	var auth *azidentity.AuthenticationFailedError
 	if err == nil || storage.IsPermanent(err) || errors.As(err, &auth) {

@@ -15,7 +15,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage/objstore"
 )
 
-// api is the store's objstore.Client: the SDK's requests.
+// api is the store's objstore.Client.
 type api struct{ s *Store }
 
 // Open starts one Get Blob of key; the response's ETag is the Version.
@@ -38,7 +38,6 @@ func (b *body) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Head sends one Get Blob Properties.
 func (a api) Head(ctx context.Context, key string) (objstore.Object, error) {
 	resp, err := a.s.client.NewBlobClient(key).GetProperties(ctx, nil)
 	if err != nil {
@@ -47,8 +46,7 @@ func (a api) Head(ctx context.Context, key string) (objstore.Object, error) {
 	return object(key, resp.ContentLength, resp.LastModified, resp.ETag), nil
 }
 
-// object is the objstore.Object of the blob key with these properties,
-// each of which may be missing (nil).
+// object is the objstore.Object of key; any property may be nil.
 func object(key string, size *int64, modTime *time.Time, etag *azcore.ETag) objstore.Object {
 	o := objstore.Object{Key: key, Version: etagVersion(etag)}
 	if size != nil {
@@ -73,19 +71,15 @@ func etagVersion(e *azcore.ETag) storage.Version {
 	return storage.Version(*e)
 }
 
-// Delete sends one Delete Blob, with its snapshots.
 func (a api) Delete(ctx context.Context, key string) error {
 	_, err := a.s.client.NewBlobClient(key).Delete(ctx, &blob.DeleteOptions{DeleteSnapshots: new(blob.DeleteSnapshotsOptionTypeInclude)})
 	return explain(err)
 }
 
-// List sends List Blobs requests (flat, paginated), or one of max blobs.
-// Azure lists blob names in byte-wise order.
 func (a api) List(ctx context.Context, prefix string, max int, fn func(objstore.Object)) (bool, error) {
 	return a.list(ctx, &container.ListBlobsFlatOptions{Prefix: &prefix}, max, fn)
 }
 
-// list is List with opts (which it completes).
 func (a api) list(ctx context.Context, opts *container.ListBlobsFlatOptions, max int, fn func(objstore.Object)) (bool, error) {
 	if max > 0 {
 		opts.MaxResults = new(int32(max))
@@ -113,14 +107,11 @@ func (a api) list(ctx context.Context, opts *container.ListBlobsFlatOptions, max
 	return false, nil
 }
 
-// Uploads lists the uncommitted blobs whose names start with prefix. A
-// writer that died while uploading a large blob in blocks leaves its
-// uncommitted blocks: those of a name with no committed blob make an
-// "uncommitted blob", unseen by readers and listings (Azure discards it
-// after a week, billing it until then); those of an existing blob are
-// invisible and go with its next write. The uncommitted blobs are those
-// that a listing which includes them shows and one that does not, made
-// after it, does not (a blob committed in between is in both).
+// Uploads lists the uncommitted blobs under prefix: a writer that died
+// uploading in blocks leaves them where no committed blob is, unseen and
+// billed until Azure discards them after a week (an existing blob's go with
+// its next write). They are in a listing that includes them and not in a
+// later one that does not (a blob committed in between is in both).
 func (a api) Uploads(ctx context.Context, prefix string) ([]objstore.Upload, error) {
 	var all []objstore.Upload
 	_, err := a.list(ctx, &container.ListBlobsFlatOptions{Prefix: &prefix, Include: container.ListBlobsInclude{UncommittedBlobs: true}},

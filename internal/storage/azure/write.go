@@ -43,8 +43,8 @@ func (a api) Put(ctx context.Context, key string, w objstore.Write) (storage.Ver
 	return storage.Version(*resp.ETag), nil
 }
 
-// putError is the error of a write of w that failed with err (nil for
-// none): a refused condition matches storage.ErrPrecondition.
+// putError is the error of a write of w (nil for none): a refused
+// condition matches storage.ErrPrecondition.
 func putError(err error, w objstore.Write) error {
 	switch {
 	case err == nil:
@@ -60,12 +60,10 @@ func putError(err error, w objstore.Write) error {
 	return explain(err)
 }
 
-// once marks ctx so that the SDK sends its request only once.
 func once(ctx context.Context) context.Context {
 	return policy.WithRetryOptions(ctx, policy.RetryOptions{MaxRetries: -1})
 }
 
-// condition returns the access conditions of w, or nil for none.
 func condition(w objstore.Write) *blob.AccessConditions {
 	var m blob.ModifiedAccessConditions
 	switch {
@@ -79,7 +77,6 @@ func condition(w objstore.Write) *blob.AccessConditions {
 	return &blob.AccessConditions{ModifiedAccessConditions: &m}
 }
 
-// headers returns the blob HTTP headers of a write with metadata m.
 func headers(m storage.Metadata) *blob.HTTPHeaders {
 	h := &blob.HTTPHeaders{BlobContentType: new(m.ContentType)}
 	if m.CacheControl != "" {
