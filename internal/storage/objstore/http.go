@@ -17,12 +17,10 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage/deadline"
 )
 
-// Transport returns a clone of base with the timeouts of package deadline
-// installed (around base's dialer), a zero one meaning its default (10s
-// to connect and for TLS, 30s for a response's headers and of no
-// progress), and a second's wait for "100 Continue" (see
-// Write.ExpectContinue). A nil base is http.DefaultTransport without its
-// dialer (deadline's has a keep-alive).
+// Transport returns a clone of base with package deadline's timeouts (zero:
+// 10s to connect, 30s for headers and of no progress) and a second's wait
+// for "100 Continue" (Write.ExpectContinue). A nil base is
+// http.DefaultTransport without its dialer (deadline's has a keep-alive).
 func Transport(base *http.Transport, dial, response, idle time.Duration) *http.Transport {
 	var tr *http.Transport
 	if base == nil {
@@ -113,14 +111,12 @@ func (e *ResponseError) Error() string {
 // Is reports whether target is the storage error e stands for.
 func (e *ResponseError) Is(target error) bool { return e.Means != nil && target == e.Means }
 
-// Unwrap returns the client library's error.
 func (e *ResponseError) Unwrap() error { return e.Err }
 
 // ExactReader yields exactly size bytes of a reader and fails, without
 // yielding the last bytes, if the reader has fewer or more, fails, or its
-// context ends: so an upload whose body is cut short never reaches its
-// declared length, and the server stores nothing. Object store adapters
-// send their uploads' bodies through one.
+// context ends: so a body cut short never reaches its declared length, and
+// the server stores nothing.
 type ExactReader struct {
 	ctx  context.Context
 	r    io.Reader
@@ -164,7 +160,6 @@ func (e *ExactReader) Whole() bool {
 // Left returns how many bytes have not been read yet.
 func (e *ExactReader) Left() int64 { return e.left }
 
-// Read implements io.Reader.
 func (e *ExactReader) Read(p []byte) (int, error) {
 	if e.err != nil {
 		return 0, e.err

@@ -1,18 +1,11 @@
-// Package objstore is the part of storage.Store the object stores (S3,
-// GCS, Azure Blob Storage) share, written once over a Client that each
-// adapter implements with its SDK: paths as keys below a key prefix, the
-// listing rules (keys ending in "/" and temporary objects are skipped, the
-// listing is sorted and checked), bounded pages, reads whose Version is
-// that of the bytes streamed, exact-size writes with their conditions,
-// and the sweep of the incomplete uploads a dead writer left.
+// Package objstore is the part of storage.Store the object stores (S3, GCS,
+// Azure Blob Storage) share, written once over a Client that each adapter
+// implements with its SDK.
 //
 // The store's path p is the key Prefix+"/"+p (or p for an empty Prefix).
-// Paths must be clean relative slash-separated paths none of whose
-// segments starts with storage.TempPrefix, else storage.ErrInvalidPath.
-// "Directories" do not exist: a key "a/b" makes no key "a", and a path
-// below an object ("f/x" next to "f") is a legal, separate key. Objects
-// get a Content-Type from their extension ("text/html; charset=utf-8" for
-// .html) unless Metadata sets one.
+// "Directories" do not exist: a key "a/b" makes no key "a", and "f/x" next
+// to "f" is a legal, separate key. Objects get a Content-Type from their
+// extension unless Metadata sets one.
 package objstore
 
 import (
@@ -122,9 +115,8 @@ type Config struct {
 	Unanswered func(err error) bool
 }
 
-// Store is the shared part of an object store's storage.Store: every
-// method but IsTransient, which the adapter adds. It is safe for
-// concurrent use by multiple goroutines.
+// Store is an object store's storage.Store but IsTransient, which the
+// adapter adds. It is safe for concurrent use.
 type Store struct {
 	c         Client
 	cfg       Config
@@ -175,8 +167,7 @@ func (s *Store) String() string {
 	return s.cfg.URL + "/" + s.cfg.Prefix
 }
 
-// Close marks the store closed: later calls fail with an error matching
-// os.ErrClosed.
+// Close marks the store closed: later calls fail with os.ErrClosed.
 func (s *Store) Close() error {
 	s.closed.Store(true)
 	return nil
@@ -200,11 +191,9 @@ func (s *Store) begin(ctx context.Context, p string) error {
 	return ctx.Err()
 }
 
-// Put implements storage.Store: one request of the adapter (see
-// Client.Put). A PutIfVersion write reads r, which must seek, from its
-// start, and carries no metadata. A reader that fails, yields more or fewer
-// bytes, or a context done before the last byte cuts the request short, so
-// the server stores nothing.
+// Put implements storage.Store in one request; a PutIfVersion write carries
+// no metadata. A reader that fails, yields more or fewer bytes, or a context
+// done before the last byte cuts the request short, so nothing is stored.
 func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
 	v, err := s.put(ctx, p, r, size, opts)
 	if err != nil {
@@ -300,8 +289,7 @@ func (s *Store) cutShort(ctx context.Context, p string, ifVersion storage.Versio
 	return err
 }
 
-// Get implements storage.Store: it reads an object whole, with the
-// Version of the same response.
+// Get implements storage.Store, with the Version of the same response.
 func (s *Store) Get(ctx context.Context, p string) ([]byte, storage.Version, error) {
 	var data []byte
 	v, err := s.read(ctx, p, func(r io.Reader) (err error) {
@@ -377,8 +365,7 @@ func (s *Store) Stat(ctx context.Context, p string) (storage.Info, error) {
 	return storage.Info{Path: p, Size: o.Size, ModTime: o.ModTime, Version: o.Version}, nil
 }
 
-// Delete implements storage.Store: one request. Deleting a missing
-// object is not an error.
+// Delete implements storage.Store: one request.
 func (s *Store) Delete(ctx context.Context, p string) error {
 	if err := s.begin(ctx, p); err != nil {
 		return s.errorf("delete", p, err)
@@ -397,8 +384,7 @@ func (s *Store) rel(key string) (string, bool) {
 	return rel, ok && rel != "" && !strings.HasSuffix(rel, "/") && !storage.IsTemp(rel)
 }
 
-// collect returns the List callback that appends the store objects to
-// *infos.
+// collect returns the List callback that appends the store objects to *infos.
 func (s *Store) collect(infos *[]storage.Info) func(Object) {
 	return func(o Object) {
 		if rel, ok := s.rel(o.Key); ok {
@@ -421,8 +407,7 @@ func (s *Store) beginList(prefix string) error {
 // List implements storage.Store: the server's listing, collected whole
 // and sorted if it is not (some S3-compatible servers list in another
 // order), then handed to fn. A listing that names a key twice cannot be
-// trusted to be complete either: it fails. If fn returns an error, List
-// stops and returns it unwrapped.
+// trusted to be complete either: it fails.
 func (s *Store) List(ctx context.Context, prefix string, fn func(storage.Info) error) error {
 	return storage.ListResult(s.list(ctx, prefix, fn), func(err error) error {
 		return s.errorf("list", strconv.Quote(prefix), err)
@@ -450,8 +435,7 @@ func (s *Store) list(ctx context.Context, prefix string, fn func(storage.Info) e
 }
 
 // ListPage implements storage.Store: one listing request for up to max+1
-// keys below the root starting with prefix. It returns the store objects
-// among the first max, sorted, and complete when the server had no more.
+// keys, of which it returns the store objects among the first max.
 func (s *Store) ListPage(ctx context.Context, prefix string, max int) ([]storage.Info, bool, error) {
 	infos, complete, err := s.listPage(ctx, prefix, max)
 	if err != nil {
@@ -484,14 +468,9 @@ func (s *Store) listPage(ctx context.Context, prefix string, max int) ([]storage
 	return infos, complete, err
 }
 
-// SweepTemp implements storage.Store: a writer that died while uploading a
-// large object leaves an incomplete upload (see Upload), which the server
-// keeps and bills, unseen by listings. It finds them, anywhere below the
-// root (opts.Dirs nil) or for keys directly in the directories opts.Dirs,
-// and unless opts.DryRun aborts them. It returns their store paths,
-// sorted, one entry per upload (on an error, those found so far). Call it
-// (without DryRun) only while holding the destination lock: it cannot tell
-// a dead upload from one in flight.
+// SweepTemp implements storage.Store on the incomplete uploads a writer that
+// died left (see Upload), which the server keeps and bills, unseen by
+// listings: one path per upload (on an error, those found so far).
 func (s *Store) SweepTemp(ctx context.Context, opts storage.SweepOptions) ([]string, error) {
 	found, err := s.sweep(ctx, opts)
 	if err != nil {
@@ -535,9 +514,9 @@ func (s *Store) sweep(ctx context.Context, opts storage.SweepOptions) ([]string,
 		}
 	}
 	slices.SortFunc(dead, func(a, b Upload) int { return cmp.Or(cmp.Compare(a.Key, b.Key), cmp.Compare(a.ID, b.ID)) })
-	found := make([]string, 0, len(dead))
-	for _, u := range dead {
-		found = append(found, u.Key)
+	found := make([]string, len(dead))
+	for i, u := range dead {
+		found[i] = u.Key
 	}
 	for _, u := range dead {
 		if err := ctx.Err(); err != nil {
@@ -555,8 +534,7 @@ func (s *Store) sweep(ctx context.Context, opts storage.SweepOptions) ([]string,
 	return found, nil
 }
 
-// dirOf returns the directory part of a path: what precedes its last
-// "/", or "" for a path at the root.
+// dirOf returns what precedes p's last "/", or "".
 func dirOf(p string) string {
 	if i := strings.LastIndexByte(p, '/'); i >= 0 {
 		return p[:i]
@@ -564,8 +542,7 @@ func dirOf(p string) string {
 	return ""
 }
 
-// Sync implements storage.Store. A write is durable when the server
-// answers it, so it does nothing.
+// Sync implements storage.Store: a write is durable once answered.
 func (s *Store) Sync(context.Context) error { return nil }
 
 // Properties are an object store's: every conditional write is one
@@ -575,7 +552,6 @@ func (s *Store) Sync(context.Context) error { return nil }
 // object store has no cheap rename, and a write is atomic already.
 var Properties = storage.Properties{AtomicSmallWrites: true, ListPages: true, Metadata: true, ServerConditions: true, Remote: true}
 
-// Properties implements storage.Store (see the variable Properties).
 func (s *Store) Properties() storage.Properties { return Properties }
 
 // RewriteIf implements storage.Store: object stores do not rewrite.
@@ -583,8 +559,7 @@ func (s *Store) RewriteIf(_ context.Context, p string, _ storage.Version, _ func
 	return storage.Unsupported(s, "rewrite-if", p)
 }
 
-// RemoveCreatedRoot implements storage.Store: a bucket has no root
-// directory to remove.
+// RemoveCreatedRoot implements storage.Store: a bucket has no root to remove.
 func (s *Store) RemoveCreatedRoot(context.Context) (bool, error) {
 	return false, storage.Unsupported(s, "remove-created-root", "")
 }
