@@ -6,9 +6,8 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage"
 )
 
-// Backend describes the local backend to the configuration and the
-// commands (see storage.Backend): a directory on this machine, with no
-// configuration block.
+// Backend describes the local backend (see storage.Backend): a directory on
+// this machine, with no configuration block.
 func Backend() storage.Backend {
 	return storage.Backend{
 		Name:       "local",

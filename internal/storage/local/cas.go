@@ -14,11 +14,10 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage/dirstore"
 )
 
-// RewriteIf implements storage.Store: it reads the current file, hashing
-// it, while fn writes the new one to a temporary file beside it, and renames
-// that over the target only if the current bytes had Version ifVersion,
-// under the same lock and with the same durability as PutIfVersion's
-// compare-and-swap.
+// RewriteIf implements storage.Store: it hashes the current file while fn
+// writes the new one to a temporary file beside it, renamed over the target only
+// if the current bytes had ifVersion, under the same lock and with the same
+// durability as PutIfVersion's compare-and-swap.
 func (s *Store) RewriteIf(ctx context.Context, p string, ifVersion storage.Version, fn func(cur io.Reader, w io.Writer) error) error {
 	// fn's own error comes back as it is, as a List callback's does.
 	return storage.ListResult(s.rewriteIf(ctx, p, ifVersion, fn), func(err error) error {

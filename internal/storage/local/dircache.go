@@ -63,8 +63,7 @@ func (h *dirHandle) at(parent *os.Root, seg string) bool {
 	return err == nil && fi.IsDir() && os.SameFile(fi, h.fi)
 }
 
-// get returns the handle cached under key, or nil (always nil on a nil
-// cache).
+// get returns the handle cached under key, or nil (always on a nil cache).
 func (d *dirCache) get(key string) *dirHandle {
 	if d == nil {
 		return nil
@@ -113,9 +112,8 @@ func (d *dirCache) close() {
 	d.retired = nil
 }
 
-// newDirHandle is the cache entry of the directory root, whose Lstat is
-// fi. The parent of a write's target (parent) is also opened as a file,
-// whose descriptor creates the temporary files (see createTempAt).
+// newDirHandle is the cache entry of the directory root (Lstat fi); a target's
+// parent is also opened as a file whose descriptor creates temporary files.
 func newDirHandle(root *os.Root, fi fs.FileInfo, parent bool) (*dirHandle, error) {
 	h := &dirHandle{root: root, fi: fi, fd: -1}
 	if parent && canCreateAt {

@@ -8,24 +8,20 @@ import (
 	"strings"
 )
 
-// noteDirs records the parent directories of c's path, which a write just
-// walked with create: made where the walk created one (c.dirty), found
-// otherwise.
+// noteDirs records the parent directories of c's path, just walked with
+// create: made where the walk created one (c.dirty), found otherwise.
 func (s *Store) noteDirs(c *chain) {
 	for i := range len(c.segs) - 1 {
 		s.book.Note(strings.Join(c.segs[:i+1], "/"), c.dirty[i])
 	}
 }
 
-// prune removes the chain's directories that are now empty, deepest
-// first, stopping at the first that is not, that cannot be removed, or
-// that this store may not remove (dirstore.Book.MayRemove), never
-// removing the root: the directories a Delete or a sweep leaves empty. A
-// concurrent Put that loses its fresh directory here retries (see begin).
-// With madeOnly, the cleanup of a failed or aborted write, only those this
-// store created go: writes share directories, and the one that created a
-// directory may be undone before the others; whichever is undone last
-// removes it.
+// prune removes the chain's now-empty directories (left by a Delete or a
+// sweep), deepest first, stopping at the first that is not empty, cannot be
+// removed or may not be (dirstore.Book.MayRemove), never the root. A concurrent
+// Put that loses its fresh directory here retries (see begin). With madeOnly (a
+// failed or aborted write) only those this store created go: writes share
+// directories, and whichever is undone last removes them.
 func (s *Store) prune(c *chain, madeOnly bool) {
 	for i := len(c.roots) - 1; i >= 1; i-- {
 		dir := strings.Join(c.segs[:i], "/")
@@ -35,9 +31,8 @@ func (s *Store) prune(c *chain, madeOnly bool) {
 	}
 }
 
-// removeDir removes the directory dir (a store path), the entry name of
-// parent, if it is empty and this store may remove it
-// (dirstore.Book.MayRemove), and reports whether it did.
+// removeDir removes the directory dir (a store path; name in parent) if it is
+// empty and this store may remove it, and reports whether it did.
 func (s *Store) removeDir(parent *os.Root, name, dir string) bool {
 	if !s.book.MayRemove(dir) {
 		return false

@@ -14,10 +14,9 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage/dirstore"
 )
 
-// hintError is an error whose message says what went wrong in the
-// operator's terms (which directory, which user, what to do) instead of
-// the system call that failed; it still unwraps to that failure, so
-// errors.Is(err, fs.ErrPermission) and the like hold.
+// hintError says what went wrong in the operator's terms (which directory,
+// which user, what to do) instead of the failed system call, to which it
+// unwraps, so errors.Is(err, fs.ErrPermission) and the like hold.
 type hintError struct {
 	msg  string
 	err  error
@@ -37,10 +36,9 @@ func readOnly(op string) bool {
 	return false
 }
 
-// explain translates err, the failure of operation op on the store path p
-// (relative to the root; "" or "." for the root itself), into a message
-// naming the directory, the user and the access that is missing, or
-// returns err unchanged when it is no permission error.
+// explain translates a permission error of op on the store path p ("" or "."
+// for the root) into a message naming the directory, the user and the missing
+// access; any other err is returned unchanged.
 func (s *Store) explain(op, p string, err error) error {
 	var he *hintError
 	if !errors.Is(err, fs.ErrPermission) || errors.As(err, &he) {

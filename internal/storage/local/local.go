@@ -24,18 +24,15 @@
 // Only regular files are objects; directories, symbolic links, devices and
 // other special files are never listed or opened.
 //
-// Writes go to a temporary file named storage.TempPrefix+random in the
-// target's directory, are fsynced, then renamed over the target (or, for an
-// exclusive create, renamed with RENAME_NOREPLACE, else hard-linked to it),
-// and the directory is fsynced, so a
-// published file survives a power loss. Files are created with mode 0644 and
-// directories with 0755, whatever the process umask. Temporary files left by
-// a crash are hidden from List and removed by SweepTemp.
+// Writes go to a temporary file storage.TempPrefix+random in the target's
+// directory, are fsynced, then renamed over the target (an exclusive create:
+// RENAME_NOREPLACE, else a hard link), and the directory is fsynced, so a
+// published file survives a power loss. Files get mode 0644 and directories
+// 0755, whatever the umask. Temporary files left by a crash are hidden from
+// List and removed by SweepTemp.
 //
-// Versions (of Get, ReadVersioned, PutIfVersion writes) are "sha256:"
-// followed by the lowercase hex SHA-256 of the content; ReadVersioned and
-// PutIfVersion compute it while the bytes stream, so a large object is never
-// held in memory.
+// Versions are "sha256:" and the lowercase hex SHA-256 of the content, computed
+// while the bytes stream, so a large object is never held in memory.
 package local
 
 import (
@@ -99,12 +96,9 @@ type Store struct {
 
 var _ storage.Store = (*Store)(nil)
 
-// New returns a Store rooted at the directory root, which must be an absolute
-// path. A missing root is not an error: until something is written the store
-// reads as empty (Open, Get and Stat report storage.ErrNotExist, List lists
-// nothing, Delete does nothing) and nothing is created on disk, so a dry run
-// against a new destination leaves no trace. The first Put or PutIfVersion creates
-// the root and its missing parents (like os.MkdirAll). An existing root that
+// New returns a Store rooted at the absolute directory root. A missing root
+// reads as empty and nothing is created on disk (a dry run leaves no trace)
+// until the first Put or PutIfVersion creates it like os.MkdirAll. A root that
 // is not a directory is an error. Symbolic links within root itself are
 // resolved once, here or at the first write.
 func New(root string) (*Store, error) {
@@ -232,9 +226,8 @@ func (s *Store) openRoot(create bool) (*os.Root, error) {
 // String returns the root directory's path.
 func (s *Store) String() string { return s.path }
 
-// Close releases the root directory handle. Calls after Close fail with an
-// error matching os.ErrClosed; Close must not race with other calls. Closing
-// twice is harmless.
+// Close releases the root directory handle; later calls fail with os.ErrClosed.
+// Close must not race with other calls; closing twice is harmless.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -259,14 +252,11 @@ func (s *Store) errorf(op, p string, err error) error {
 	return fmt.Errorf("local %s: %s %s: %w", s.path, op, p, s.explain(op, p, err))
 }
 
-// Put implements storage.Store with dirstore.Writer (see the package
-// documentation); ctx is checked between reads (a Read blocked in r is not
-// interrupted). With PutCreate the complete temporary file gets the name
-// only if it is free: renameat2 with RENAME_NOREPLACE, else link(2), else
-// a look and then the rename (safe under the destination lock). With
-// PutIfVersion the compare reads the current file before anything is
-// written, and where hard links fail the exclusive create is an O_EXCL
-// create written in place.
+// Put implements storage.Store with dirstore.Writer; ctx is checked between
+// reads (a Read blocked in r is not interrupted). With PutCreate the complete
+// temporary file gets the name only if free: renameat2 RENAME_NOREPLACE, else
+// link(2), else a look and the rename (safe under the destination lock).
+// PutIfVersion compares first; without hard links it creates O_EXCL in place.
 func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
 	return s.dw.Put(ctx, p, r, size, opts)
 }

@@ -10,10 +10,9 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage/dirstore"
 )
 
-// chain is the sequence of directories leading to the final segment of a
-// path, each opened as an *os.Root below the previous one, so that every
-// operation on the final segment happens relative to a directory handle that
-// was reached without following any symbolic link.
+// chain is the directories leading to a path's final segment, each an *os.Root
+// opened below the previous one, so every operation on the final segment uses
+// a directory handle reached without following any symbolic link.
 type chain struct {
 	segs  []string   // all segments of the path; the last is the base name
 	roots []*os.Root // roots[0] is the store root; roots[i] is the directory segs[:i]
@@ -39,23 +38,20 @@ func (c *chain) close() {
 	c.roots = c.roots[:1]
 }
 
-// walkChain walks the parent directories of p below root without
-// following symbolic links: each segment is checked with Lstat and then
-// opened as a nested os.Root (which, in the worst case of a concurrent
-// swap, still cannot leave the store root). With create, missing
-// directories are made with mode 0755. Errors: fs.ErrNotExist (wrapped) for
-// a missing parent when !create, *dirstore.HiddenError for a parent that is
-// not a directory. Readers and Delete walk without a cache (readChain).
+// walkChain walks the parent directories of p below root without following
+// symbolic links: each segment is checked with Lstat, then opened as a nested
+// os.Root (which, even after a concurrent swap, cannot leave the store root).
+// With create, missing directories are made with mode 0755. A missing parent
+// (!create) matches fs.ErrNotExist; one that is no directory is a
+// *dirstore.HiddenError. Readers and Delete walk without a cache (readChain).
 //
-// Writers walk through the directory cache d: each directory found there
-// is first checked to still be the entry at its path (one Lstat per
-// segment, where a walk costs four system calls), and each directory
-// walked is added to it. walkChain then also returns the cached handle of
-// p's parent directory, or nil when that is not cached. A cached directory
-// moved or replaced since (by someone else: the store forgets what it
-// removes itself) makes the cache forgotten and the path walked afresh, so
-// neither a temporary file nor a commit lands in a directory that is no
-// longer where its path says (possibly moved out of the root).
+// Writers walk through the directory cache d: a cached directory is first
+// checked to still be the entry at its path (one Lstat, where a walk costs four
+// system calls), and each walked one is added; the cached handle of p's parent
+// (or nil) is returned too. A cached directory moved or replaced since (by
+// someone else: the store forgets what it removes) makes the cache forgotten
+// and the path walked afresh, so no temporary file or commit lands in a
+// directory no longer where its path says (possibly moved out of the root).
 func walkChain(root *os.Root, p string, create bool, d *dirCache) (*chain, *dirHandle, error) {
 	segs := strings.Split(p, "/")
 	n := len(segs) - 1
@@ -109,10 +105,9 @@ func walkChain(root *os.Root, p string, create bool, d *dirCache) (*chain, *dirH
 	return c, h, nil
 }
 
-// openLevel opens the directory segs[i] below cur (the directory
-// segs[:i]) as walkChain does: checked with Lstat (no symbolic link, a
-// plain directory), created with mode 0755 when missing and create is set
-// (made reports that), then opened as a nested os.Root. fi is its Lstat.
+// openLevel opens the directory segs[i] below cur (segs[:i]) as walkChain
+// does: Lstat-checked (a plain directory), made (0755) if missing and create is
+// set, then opened as a nested os.Root. fi is its Lstat.
 func openLevel(cur *os.Root, segs []string, i int, create bool) (next *os.Root, fi fs.FileInfo, made bool, err error) {
 	seg := segs[i]
 	fi, err = cur.Lstat(seg)

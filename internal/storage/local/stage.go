@@ -20,8 +20,7 @@ var properties = storage.Properties{Stage: true, Rewrite: true, CreatesRoot: tru
 // Properties implements storage.Store.
 func (s *Store) Properties() storage.Properties { return properties }
 
-// ListPage implements storage.Store: local disk lists no pages (List
-// reads a directory tree without a request per page).
+// ListPage implements storage.Store: local disk lists no pages.
 func (s *Store) ListPage(_ context.Context, prefix string, _ int) ([]storage.Info, bool, error) {
 	return nil, false, storage.Unsupported(s, "list-page", prefix)
 }
@@ -30,9 +29,8 @@ func (s *Store) ListPage(_ context.Context, prefix string, _ int) ([]storage.Inf
 // storage.IsTransient (a root on a network file system can see them).
 func (s *Store) IsTransient(err error) bool { return storage.IsTransient(err) }
 
-// Stage implements storage.Store with dirstore.Writer: the temporary
-// file is written and synced as Put's, and no file descriptor stays open
-// between Stage and Commit.
+// Stage implements storage.Store with dirstore.Writer: the temporary file is
+// written and synced as Put's; no descriptor stays open until Commit.
 func (s *Store) Stage(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Staged, error) {
 	return s.dw.Stage(ctx, p, r, size, opts)
 }
@@ -52,12 +50,10 @@ func missingDirs(dir string) []string {
 	}
 }
 
-// RemoveCreatedRoot implements storage.Store: if this store created
-// its root directory (the first write found it missing) and the root is
-// empty now, it removes it, then each parent directory it created that is
-// empty, and reports whether the root is gone. A later write creates it
-// again. Writers call it after a failed change left the root as they found
-// it, so that a failed first publish leaves no empty directory behind.
+// RemoveCreatedRoot implements storage.Store: if this store created its root
+// and the root is empty, it removes it and each empty parent it created, and
+// reports whether the root is gone (a later write creates it again). Writers
+// call it after a failed change, so a failed first publish leaves no empty directory.
 func (s *Store) RemoveCreatedRoot(context.Context) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -131,9 +127,8 @@ func (s *Store) copyExact(ctx context.Context, dst io.Writer, src io.Reader, siz
 	}
 }
 
-// fill reads into buf until it is full or src fails: unlike io.ReadFull it
-// returns src's own error as it is (io.EOF only when src said so, however
-// much it read), so a reader that fails with io.ErrUnexpectedEOF is not
+// fill reads into buf until it is full or src fails, returning src's own error
+// (unlike io.ReadFull), so a reader failing with io.ErrUnexpectedEOF is not
 // taken for a short input.
 func fill(src io.Reader, buf []byte) (int, error) {
 	n := 0

@@ -77,9 +77,8 @@ func openat(dirfd int, name string, flags int, mode uint32) (int, error) {
 }
 
 // umaskKeepsFileMode reports whether the process umask clears none of
-// fileMode's bits, read once per store from /proc/self/status (reading it
-// with umask(2) would change it for a moment). When it cannot be read, it
-// says no: the file is chmodded as before.
+// fileMode's bits, read once from /proc/self/status (umask(2) would change it
+// for a moment); false when it cannot be read (the file is then chmodded).
 func (s *Store) umaskKeepsFileMode() bool {
 	s.umaskOnce.Do(func() {
 		data, err := os.ReadFile("/proc/self/status")
@@ -100,11 +99,9 @@ func (s *Store) umaskKeepsFileMode() bool {
 }
 
 // startWriteback asks the kernel to start writing f's dirty pages in
-// [off, off+n) (n 0: to the end of the file) to disk, and does not wait
-// for them (sync_file_range with SYNC_FILE_RANGE_WRITE only). It changes
-// no durability guarantee: the file's fsync or the store's Sync still
-// makes the bytes durable; it only lets the disk start earlier. A failure
-// is ignored for the same reason.
+// [off, off+n) (n 0: to the end) to disk without waiting (sync_file_range
+// SYNC_FILE_RANGE_WRITE). The fsync or the store's Sync still makes the bytes
+// durable; this only starts the disk earlier, so a failure is ignored.
 func startWriteback(f *os.File, off, n int64) {
 	_ = unix.SyncFileRange(int(f.Fd()), off, n, unix.SYNC_FILE_RANGE_WRITE)
 }

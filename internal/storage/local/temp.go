@@ -64,12 +64,10 @@ type tempWriter struct {
 // the copy).
 const writebackChunk = 8 << 20
 
-// begin opens the target's directory chain through the store's directory
-// cache, creating missing directories, and creates a temporary file in it
-// (on the cached parent's descriptor where the platform allows:
-// createTempAt). The directories walked are recorded (noteDirs). A
-// concurrent Delete may prune a directory just made, or a cached one; begin
-// then starts over with a fresh walk.
+// begin walks the target's directory chain through the directory cache,
+// creating (and noting) missing directories, and creates a temporary file there
+// (on the cached parent's descriptor where possible: createTempAt). A concurrent
+// Delete may prune a directory just made or cached: begin then walks afresh.
 func (s *Store) begin(p string) (*tempWriter, error) {
 	root, err := s.openRoot(true)
 	if err != nil {
@@ -243,8 +241,7 @@ func (s *Store) syncDirs(c *chain, deferred bool) error {
 	return nil
 }
 
-// Detach implements dirstore.Temp: no descriptor stays open between
-// Stage and Commit.
+// Detach implements dirstore.Temp: no descriptor stays open until Commit.
 func (w *tempWriter) Detach() {
 	w.made = slices.Clone(w.c.dirty)
 	w.c.close()
