@@ -1,8 +1,7 @@
-// Package parhash hashes a stream on a goroutine of its own, so that the
-// hashing overlaps with what the caller does with the stream on another
-// core: a catalog of hundreds of MB hashed for its Version as it is read or
-// written, a large bundle file verified against its manifest digest while
-// it is copied.
+// Package parhash hashes a stream on a goroutine of its own, overlapping with
+// what the caller does with it on another core: a catalog of hundreds of MB
+// hashed for its Version as it is read or written, a large bundle file
+// verified against its manifest digest while it is copied.
 package parhash
 
 import (
@@ -10,10 +9,9 @@ import (
 	"hash"
 )
 
-// Hash is an io.Writer that hashes what is written to it on a goroutine of
-// its own (see the package documentation). Writes copy their bytes
-// into a few reused buffers; Sum waits for the hashing to catch up. Sum (or
-// Close) must be called once, to stop the goroutine.
+// Hash is an io.Writer hashing on a goroutine of its own. Writes copy their
+// bytes into a few reused buffers; Sum waits for the hashing to catch up. Sum
+// (or Close) must be called once, to stop the goroutine.
 type Hash struct {
 	h     hash.Hash
 	work  chan []byte
@@ -23,8 +21,7 @@ type Hash struct {
 	sum   []byte
 }
 
-// buffers bounds the bytes a Hash holds: this many buffers of the largest
-// write.
+// buffers bounds the bytes a Hash holds: this many of the largest write.
 const buffers = 4
 
 // New starts hashing with h.
