@@ -1,8 +1,7 @@
 // Package cleanpath holds the one definition of a "clean path" shared by
 // manifests, catalogs, configuration and planning: non-empty, at most 1024
 // bytes, valid UTF-8, relative and slash-separated, with no empty, "." or ".."
-// segment, no leading or trailing slash, no backslash and no control
-// character.
+// segment, leading or trailing slash, backslash or control character.
 package cleanpath
 
 import (
@@ -34,8 +33,7 @@ var ErrUnclean = errors.New("unclean path")
 // Is makes errors.Is(err, ErrUnclean) true for *Error.
 func (e *Error) Is(target error) bool { return target == ErrUnclean }
 
-// Check reports whether p is a clean path, returning an *Error naming the
-// first problem found.
+// Check reports whether p is clean, with an *Error naming the first problem.
 func Check(p string) error {
 	bad := func(reason string) error { return &Error{Path: p, Reason: reason} }
 	switch {
@@ -82,8 +80,7 @@ func CheckUnreserved(p string) error {
 	return nil
 }
 
-// HasReservedSegment reports whether any segment of p starts with
-// ".distributor".
+// HasReservedSegment reports whether any segment of p starts with ReservedPrefix.
 func HasReservedSegment(p string) bool {
 	for seg := range strings.SplitSeq(p, "/") {
 		if strings.HasPrefix(seg, ReservedPrefix) {
