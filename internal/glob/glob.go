@@ -8,10 +8,9 @@
 //   - "{a,b}" matches either alternative (alternatives may hold "/"),
 //   - "\" escapes the next character.
 //
-// Matching is case-sensitive and byte-exact, like the paths it matches. It
-// is github.com/bmatcuk/doublestar/v4 (the matcher of several static-site
-// and object-storage tools) behind a small API, so that the rules are
-// stated and tested here.
+// Matching is case-sensitive and byte-exact, like the paths it matches. It is
+// github.com/bmatcuk/doublestar/v4 (several static-site and object-storage
+// tools' matcher) behind a small API, so that the rules are stated and tested here.
 package glob
 
 import (
