@@ -63,9 +63,8 @@ func Encode(j *Journal) ([]byte, error) {
 	return data, nil
 }
 
-// Decode parses a journal strictly (internal/strictjson), and refuses a
-// journal_version other than FormatVersion, an unknown op and a write
-// without a valid record, sha256 and size.
+// Decode parses a journal strictly, refusing a journal_version not
+// FormatVersion, an unknown op and a write without valid record, sha256, size.
 //
 // Strict on purpose: recovery deletes files on the journal's word, so it
 // must act only on a journal that says exactly one thing, not on a guess
