@@ -1,6 +1,4 @@
-// Package app holds distributor's use cases, the engine behind the public
-// library (the module's root package): each of its functions makes one call
-// here.
+// Package app holds distributor's use cases, behind the public library.
 package app
 
 import (
@@ -29,14 +27,10 @@ type App struct {
 	Logger  *slog.Logger
 	Now     func() time.Time
 	Open    OpenStore
-	// Getenv reads the environment (webhook secrets, credentials): tests
-	// replace it.
-	Getenv func(string) string
-	// LockTimeout is how long a writer waits for a root's lock held by
-	// another live process (0: 2m; negative: do not wait).
-	LockTimeout time.Duration
-	// LockLease and LockSkewAllowance tune the locks this App takes (0:
-	// the lock package's defaults, lock.Locker).
+	Getenv  func(string) string // the environment (secrets, credentials)
+	// LockTimeout is how long a writer waits for a live holder's lock (0:
+	// 2m; negative: no wait). LockLease, LockSkewAllowance: 0 is lock.Locker's default.
+	LockTimeout       time.Duration
 	LockLease         time.Duration
 	LockSkewAllowance time.Duration
 	Progress          Progress // when set, receives transfer events
@@ -55,9 +49,8 @@ func New(version string, logger *slog.Logger) *App {
 // ErrBackendUnsupported is returned for backends this build cannot open.
 var ErrBackendUnsupported = errors.New("backend not supported by this build")
 
-// DefaultOpenStore is OpenDestination with a.Getenv, New's a.Open. Remote
-// stores come wrapped in a retry.Store, whose retries are logged here as
-// warnings.
+// DefaultOpenStore is OpenDestination with a.Getenv; remote stores come in a
+// retry.Store whose retries are logged as warnings.
 func (a *App) DefaultOpenStore(ctx context.Context, d *config.Destination, root string) (storage.Store, error) {
 	st, err := OpenDestination(ctx, d, root, a.Getenv)
 	if b, _ := registry.Lookup(d.Backend); err != nil || !b.Remote {
@@ -72,39 +65,28 @@ func (a *App) DefaultOpenStore(ctx context.Context, d *config.Destination, root 
 	}}), nil
 }
 
-// Root is what a command learns by opening a destination root: its catalog
-// state (with the version for compare-and-swap) and a listing of its objects.
+// Root is a destination root's catalog state (Version for compare-and-swap)
+// and listing.
 type Root struct {
-	Store   storage.Store
-	State   catalog.State
-	Version storage.Version
-	// CatalogInfo is the catalog's listing entry (zero when absent): its
-	// size and modification time tell cheaply whether it changed since.
-	CatalogInfo storage.Info
-	ReadAt      time.Time // when the read started
-	// Listing maps object paths to sizes (temporary objects excluded):
-	// every object, or, when Partial, the ones a run looked up.
+	Store       storage.Store
+	State       catalog.State
+	Version     storage.Version
+	CatalogInfo storage.Info // the catalog's listing entry: size and time tell a change cheaply
+	ReadAt      time.Time
+	// Listing maps object paths to sizes (no temporary objects): all, or,
+	// when Partial, those a run looked up.
 	Listing map[string]int64
 	Partial bool
-	// Known holds, for a run over a valid catalog, the records its plan
-	// needs (State.Catalog is then nil: the catalog was streamed).
-	Known *plan.Known
-	// Pending says the root holds an intent journal (a writer died there,
-	// or is running). After a partial read, known once journalPresent looked.
-	Pending bool
-	// CatalogCopy holds the bytes of the catalog at Version as a run read
-	// them from a remote root (nil otherwise); Close releases it.
-	CatalogCopy *txn.Spool
-	// CatalogCanonical: every record of the catalog at Version is laid out
-	// as distributor writes it (txn.Change.BaseCanonical).
-	CatalogCanonical bool
-	// recordedDirs, on S3, holds the parent keys of planned paths below
-	// which the catalog records an output (see lookUp).
-	recordedDirs map[string]bool
+	Known   *plan.Known // for a run over a valid catalog (State.Catalog is then nil)
+	// Pending: an intent journal is there; after a partial read, known once
+	// journalPresent looked.
+	Pending          bool
+	CatalogCopy      *txn.Spool      // a remote root's catalog bytes at Version; Close releases
+	CatalogCanonical bool            // txn.Change.BaseCanonical
+	recordedDirs     map[string]bool // on S3, parent keys with records below (lookUp)
 }
 
-// logFailure logs err in brief as an error, and whole, when longer, at info
-// level (-v).
+// logFailure logs err in brief, and whole, when longer, at info level (-v).
 func (a *App) logFailure(msg string, owner catalog.Owner, err error) {
 	brief := report.Brief(err)
 	a.Logger.Error(msg, "pipeline", owner.PipelineID, "destination", owner.DestinationID, "err", brief)

@@ -13,11 +13,10 @@ import (
 
 // Corrupt is a managed output whose stored bytes differ from its record.
 type Corrupt struct {
-	Path     string `json:"path"`
-	Expected string `json:"expected"`
-	Actual   string `json:"actual"`
-	// Owner is the record's owner.
-	Owner catalog.Owner `json:"-"`
+	Path     string        `json:"path"`
+	Expected string        `json:"expected"`
+	Actual   string        `json:"actual"`
+	Owner    catalog.Owner `json:"-"`
 }
 
 // AuditResult says how the records of a catalog compare with storage.
@@ -30,27 +29,22 @@ type AuditResult struct {
 // AuditOptions tune an audit.
 type AuditOptions struct {
 	Jobs int // outputs read and hashed at once (0 or 1: one at a time)
-	// Checked, when set, is called after each output is checked, with the
-	// bytes read for it (0 when only sizes are compared), from any
-	// goroutine.
+	// Checked, when set, is called from any goroutine after each output,
+	// with the bytes read (0 when only sizes are compared).
 	Checked func(path string, read int64)
 }
 
-// auditBatch is how many records an audit checks at a time, in parallel:
-// its memory follows the batch, not the catalog.
+// auditBatch records are checked at a time: memory follows it, not the catalog.
 const auditBatch = 1024
 
-// auditRecord is a record to audit, with its listing entry when the audit
-// compares sizes only (nil: not listed).
+// auditRecord has a listing entry l when only sizes are compared (nil: not listed).
 type auditRecord struct {
 	o *catalog.Output
 	l *listed
 }
 
-// auditStream audits what records yields, auditBatch at a time, opts.Jobs
-// of each batch at once: with quick, only presence and size in the listing
-// entry, otherwise their bytes from storage. The result is in the order
-// records yields them, whatever the number of jobs.
+// auditStream audits what records yields, auditBatch at a time (with quick
+// only listed sizes, else the bytes), in its order whatever the jobs.
 func auditStream(ctx context.Context, st storage.Store, records func(fn func(o *catalog.Output, l *listed) error) error, quick bool, opts AuditOptions) (*AuditResult, error) {
 	res := &AuditResult{}
 	batch := make([]auditRecord, 0, auditBatch)
@@ -75,10 +69,8 @@ func auditStream(ctx context.Context, st storage.Store, records func(fn func(o *
 	return res, nil
 }
 
-// auditRecords checks a batch of records, opts.Jobs at once, and adds
-// their verdicts to res in the batch's order.
+// auditRecords checks a batch, opts.Jobs at once, adding verdicts to res in order.
 func auditRecords(ctx context.Context, st storage.Store, sel []auditRecord, quick bool, opts AuditOptions, res *AuditResult) error {
-	// One verdict per record, filled in by whichever worker checks it.
 	type verdict struct {
 		missing bool
 		corrupt *Corrupt

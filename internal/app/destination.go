@@ -26,22 +26,18 @@ type destinationRun struct {
 	opts RunOptions
 	rd   outcome.Destination
 
-	st      storage.Store
-	root    *Root // what the last plan was made from
-	res     *render.Result
-	req     planRequest
-	reports *reportCollector
-	outs    []render.Output // of the last plan, with the archive index and feed
-	// staging: the bytes of what the store writes are verified as they are
-	// copied (see contentCheck), not hashed upfront.
-	staging  bool
+	st       storage.Store
+	root     *Root // what the last plan was made from
+	res      *render.Result
+	req      planRequest
+	reports  *reportCollector
+	outs     []render.Output // of the last plan, with the archive index and feed
+	staging  bool            // written bytes are verified as copied (contentCheck)
 	streamed map[string]bool
 	sources  map[string]string
 	jobs     int
-	// stopped: the bundle's bytes failed their check and stopped this
-	// destination with its root as it was (see reportBundle); rolledBack
-	// counts the files it created and removed again (a store that cannot
-	// stage).
+	// stopped: a failed bytes check left the root as it was (reportBundle);
+	// rolledBack counts files created and removed again (no staging).
 	stopped    bool
 	rolledBack int
 }
@@ -51,8 +47,8 @@ func (dr *destinationRun) failed(err error) {
 	dr.a.logFailure("destination failed", catalog.Owner{PipelineID: dr.p.ID, DestinationID: dr.d.ID}, err)
 }
 
-// prepare expands the destination's paths, renders its outputs and opens
-// its store, which it returns whenever it opened it, also with an error.
+// prepare expands the paths, renders the outputs and opens the store, which
+// it returns whenever opened, also with an error.
 func (dr *destinationRun) prepare(ctx context.Context) (storage.Store, error) {
 	a, p, d, b, opts := dr.a, dr.p, dr.d, dr.b, dr.opts
 	vars := config.Vars{PipelineID: p.ID, DestinationID: d.ID, SourceID: b.Manifest.ID, SourceCreated: b.Manifest.Created}
@@ -99,7 +95,6 @@ func (dr *destinationRun) prepare(ctx context.Context) (storage.Store, error) {
 	return st, nil
 }
 
-// readRoot reads the root to plan from into dr.root, closing the last one.
 func (dr *destinationRun) readRoot(ctx context.Context) (r *Root, err error) {
 	dr.root.Close()
 	dr.reports.reset()
@@ -108,7 +103,6 @@ func (dr *destinationRun) readRoot(ctx context.Context) (r *Root, err error) {
 	return r, err
 }
 
-// makePlan plans from the root r and records the plan in the outcome.
 func (dr *destinationRun) makePlan(r *Root) (plan.Input, *plan.Plan, error) {
 	d, b := dr.d, dr.b
 	owner := catalog.Owner{PipelineID: dr.p.ID, DestinationID: d.ID}
@@ -129,8 +123,7 @@ func (dr *destinationRun) makePlan(r *Root) (plan.Input, *plan.Plan, error) {
 	return in, pl, err
 }
 
-// check refuses a plan before it changes anything: bundle bytes that do
-// not match the manifest, the delete guard, fail_* actions.
+// check refuses a plan before any change: mismatched bytes, the delete guard, fail_*.
 func (dr *destinationRun) check(ctx context.Context, in plan.Input, pl *plan.Plan) error {
 	if len(pl.Writes()) > 0 && !pl.Action.Failed() {
 		var err error
@@ -160,9 +153,8 @@ func (dr *destinationRun) check(ctx context.Context, in plan.Input, pl *plan.Pla
 	return nil
 }
 
-// pending reports whether a journal of a run that died (or is running)
-// is at the root r. Only a plan that takes no lock (which recovers it)
-// needs to look, and only after a partial read.
+// pending reports whether a dead (or running) run's journal is at r: only a
+// plan taking no lock needs to look, only after a partial read.
 func (dr *destinationRun) pending(ctx context.Context, r *Root) (bool, error) {
 	if !r.Partial || r.Pending {
 		return r.Pending, nil
@@ -175,10 +167,9 @@ func (dr *destinationRun) pending(ctx context.Context, r *Root) (bool, error) {
 // refusal is a plan refused before any change: nothing was applied.
 type refusal struct{ error }
 
-// run plans first from an unlocked read. A dry run stops there; so does a
-// run with nothing to write (skip_same, fail_*) on a root without a dead
-// run's journal: it takes no lock. Anything else locks the root
-// (recovering it first), reads and plans again, and applies.
+// run plans from an unlocked read. A dry run stops there, as does one with
+// nothing to write (skip_same, fail_*) and no dead run's journal: no lock.
+// Anything else locks (recovering first), reads and plans again, and applies.
 func (dr *destinationRun) run(ctx context.Context) {
 	defer func() { dr.root.Close() }() // a second read under the lock replaces it
 	err := dr.publish(ctx)
@@ -220,8 +211,8 @@ func (dr *destinationRun) publish(ctx context.Context) error {
 	return dr.lockedApply(ctx, in, pl, cerr == nil)
 }
 
-// dryRun finishes a dry run from the plan pl of dr.root: over a pending
-// journal it plans again from the state recovery would leave.
+// dryRun finishes a dry run; over a pending journal it plans again from the
+// state recovery would leave.
 func (dr *destinationRun) dryRun(ctx context.Context, in plan.Input, pl *plan.Plan) error {
 	pend, err := dr.pending(ctx, dr.root)
 	if err != nil {
@@ -249,9 +240,8 @@ func (dr *destinationRun) dryRun(ctx context.Context, in plan.Input, pl *plan.Pl
 	return nil
 }
 
-// lockedApply takes the root's lock, plans again under it unless nothing
-// changed since the plan pl of dr.root, and applies the plan. checked says
-// pl passed dr.check.
+// lockedApply locks, plans again unless nothing changed since pl, and
+// applies. checked says pl passed dr.check.
 func (dr *destinationRun) lockedApply(ctx context.Context, in plan.Input, pl *plan.Plan, checked bool) (err error) {
 	a, st := dr.a, dr.st
 	defer func() { // after the lock is released
@@ -260,10 +250,9 @@ func (dr *destinationRun) lockedApply(ctx context.Context, in plan.Input, pl *pl
 		}
 	}()
 	locking := a.Now()
-	// The change is known before the lock: its intent travels in the lock
-	// record (txn.Options.Intent), unless the plan is refused (here only to
-	// recover a pending journal): a refused plan's writes over unmanaged
-	// files, or its base, an invalid catalog, must never be recovered.
+	// The intent travels in the lock record (txn.Options.Intent), unless the
+	// plan is refused (locking only to recover): a refused plan's writes over
+	// unmanaged files, or its invalid base, must never be recovered.
 	ch := dr.change(dr.root, in, pl)
 	var intent *txn.Change
 	if checked && !pl.Action.Failed() {
@@ -278,9 +267,9 @@ func (dr *destinationRun) lockedApply(ctx context.Context, in plan.Input, pl *pl
 	ctx = tx.Context()
 	dr.rd.Recovered = recoverySummary(tx.Recovery)
 	dr.rd.TempSwept, dr.rd.TempSweptBytes = len(tx.Swept), tx.SweptBytes
-	// With no journal to recover and the catalog at the version the first
-	// plan read, no writer committed since: the first plan stands (a
-	// listing and a catalog parse are the bulk of an additive run's cost).
+	// No journal and the catalog at the first plan's version: no writer
+	// committed since, the plan stands (a listing and parse are most of an
+	// additive run's cost).
 	r := dr.root
 	unchanged := func() bool {
 		if v, ok := tx.CatalogVersion(); ok {
@@ -303,7 +292,6 @@ func (dr *destinationRun) lockedApply(ctx context.Context, in plan.Input, pl *pl
 	return dr.apply(tx, ch, pl)
 }
 
-// change is the transaction that applies the plan pl of the root r.
 func (dr *destinationRun) change(r *Root, in plan.Input, pl *plan.Plan) *txn.Change {
 	ch := runChange(in, pl, r.Version, bundleContent(dr.b, dr.outs), webWrites(dr.d, dr.res.PrimaryPath))
 	ch.BaseCopy, ch.BaseCanonical = r.CatalogCopy, r.CatalogCanonical
@@ -311,7 +299,6 @@ func (dr *destinationRun) change(r *Root, in plan.Input, pl *plan.Plan) *txn.Cha
 	return ch
 }
 
-// apply applies ch, the change of the plan pl, in tx.
 func (dr *destinationRun) apply(tx *txn.Txn, ch *txn.Change, pl *plan.Plan) error {
 	a, p, d := dr.a, dr.p, dr.d
 	if a.Progress != nil {

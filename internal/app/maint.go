@@ -18,26 +18,20 @@ import (
 	"github.com/distributor-dev/distributor/internal/txn"
 )
 
-// This file holds what the maintenance commands share: selecting one
-// destination root, reading its state and writing its catalog back.
-
 // MaintOptions select the destination root a maintenance command works on.
 type MaintOptions struct {
 	Pipeline    string // required
 	Destination string // required: one of the pipeline's destinations
-	// Source is a bundle directory whose manifest.json fills the source
-	// placeholders ({source_id}, {source_date}, {source_created}) of the
-	// destination's path. Required exactly when the path uses them.
+	// Source is a bundle whose manifest fills the path's {source_*}
+	// placeholders; required exactly when the path uses them.
 	Source string
 }
 
-// ConfigError is a configuration that cannot serve the requested command,
-// such as prune without a retention.prune policy (exit status 2).
+// ConfigError is a configuration that cannot serve the command (exit status 2).
 type ConfigError struct{ Msg string }
 
 func (e *ConfigError) Error() string { return e.Msg }
 
-// maintTarget is a resolved maintenance target.
 type maintTarget struct {
 	pipeline *config.Pipeline
 	dest     *config.Destination
@@ -46,11 +40,9 @@ type maintTarget struct {
 	head     report.Target // starts the command's report
 }
 
-// resolveMaint checks the options of command and expands the destination's
-// root. Problems with the options are *UsageError; an unreadable or invalid
-// --source manifest is a plain error (exit 1, like any invalid bundle).
-// --pipeline may be left out when only one pipeline qualifies,
-// --destination when the pipeline publishes to only one.
+// resolveMaint checks command's options (*UsageError; a bad --source manifest
+// is a plain error) and expands the root. --pipeline and --destination may be
+// left out when only one qualifies.
 func resolveMaint(cfg *config.Config, command string, opts MaintOptions) (*maintTarget, error) {
 	if opts.Pipeline == "" {
 		switch ps := publishers(cfg, opts.Destination); {
@@ -104,7 +96,6 @@ func resolveMaint(cfg *config.Config, command string, opts MaintOptions) (*maint
 		head: report.Target{Command: command, PipelineID: p.ID, DestinationID: d.ID, Root: root}}, nil
 }
 
-// readManifest parses DIR/manifest.json, all maintenance needs of a bundle.
 func readManifest(dir string) (*bundle.Manifest, error) {
 	name := filepath.Join(dir, bundle.ManifestName)
 	f, err := os.Open(name)
@@ -126,7 +117,6 @@ func readManifest(dir string) (*bundle.Manifest, error) {
 	return m, nil
 }
 
-// openMaint opens the target's store.
 func (a *App) openMaint(ctx context.Context, t *maintTarget) (storage.Store, error) {
 	st, err := a.Open(ctx, t.dest, t.root)
 	if err != nil {
@@ -135,23 +125,18 @@ func (a *App) openMaint(ctx context.Context, t *maintTarget) (storage.Store, err
 	return st, nil
 }
 
-// maintRoot is a maintenance target's root, opened, locked when the command
-// writes, and its catalog classified. Nothing of it is held whole: a valid
-// catalog streams again for each pass over it, the listing where a command
-// needs it (mergeListing).
+// maintRoot is a target's root, opened, locked when the command writes, and
+// its catalog classified; nothing is held whole (each pass streams again).
 type maintRoot struct {
-	store   storage.Store
-	state   catalog.State
-	version storage.Version
-	cat     *maintCatalog // the valid catalog (nil for any other state)
-	// warnings mention a journal a dead (or running) writer left (then
-	// pending is set), for commands that do not recover it.
-	warnings []string
+	store    storage.Store
+	state    catalog.State
+	version  storage.Version
+	cat      *maintCatalog // the valid catalog (nil for any other state)
+	warnings []string      // a dead writer's journal (pending), for commands that do not recover
 	pending  bool
 	tx       *txn.Txn // for a command that writes (nil otherwise)
 }
 
-// close ends the transaction, if any, and closes the store.
 func (m *maintRoot) close() {
 	m.cat.close()
 	if m.tx != nil {
@@ -160,7 +145,6 @@ func (m *maintRoot) close() {
 	m.store.Close()
 }
 
-// ctx is the context of the command's storage calls (the transaction's).
 func (m *maintRoot) ctx(ctx context.Context) context.Context {
 	if m.tx != nil {
 		return m.tx.Context()
@@ -168,9 +152,8 @@ func (m *maintRoot) ctx(ctx context.Context) context.Context {
 	return ctx
 }
 
-// openMaintRoot opens t's store, begins a write transaction when write is
-// set, and reads its state. On error nothing stays open, except for a state
-// the command refuses (refuseState): m is then open, with the refusal.
+// openMaintRoot opens t's store, begins a transaction when write is set, and
+// reads its state. On error nothing stays open, except with refuseState's error.
 func (a *App) openMaintRoot(ctx context.Context, t *maintTarget, write bool) (*maintRoot, error) {
 	st, err := a.openMaint(ctx, t)
 	if err != nil {
@@ -184,8 +167,7 @@ func (a *App) openMaintRoot(ctx context.Context, t *maintTarget, write bool) (*m
 		}
 		ctx = m.tx.Context()
 	}
-	// No copy under the lock on a store that rewrites in place (local
-	// disk): see readMaintCatalog.
+	// No copy under the lock on a store that rewrites in place (readMaintCatalog).
 	keepCopy := !write || !st.Properties().Rewrite
 	if m.state, m.version, m.cat, err = readMaintCatalog(ctx, st, keepCopy); err == nil {
 		m.pending, err = journalPresent(ctx, st)
@@ -200,8 +182,7 @@ func (a *App) openMaintRoot(ctx context.Context, t *maintTarget, write bool) (*m
 	return m, refuseState(t.head.Command, st.String(), t.owner, m.state)
 }
 
-// recovery is what beginning the command's transaction recovered and
-// swept (nothing for a command that does not write).
+// recovery is what the transaction's begin recovered and swept.
 func (m *maintRoot) recovery() report.RootRecovery {
 	if m.tx == nil {
 		return report.RootRecovery{}
@@ -209,14 +190,12 @@ func (m *maintRoot) recovery() report.RootRecovery {
 	return report.RecoveryOf(recoverySummary(m.tx.Recovery), len(m.tx.Swept), m.tx.SweptBytes)
 }
 
-// maintFailed records err as the failure of a command's report and logs it.
 func (a *App) maintFailed(f *report.Failure, t *maintTarget, err error) {
 	f.Fail(err)
 	a.logFailure(t.head.Command+" failed", t.owner, err)
 }
 
-// refuseState explains why command cannot work on a root whose state is
-// legacy, invalid or future (nil for none and catalog).
+// refuseState refuses legacy, invalid and future state.
 func refuseState(command, root string, owner catalog.Owner, s catalog.State) error {
 	switch s.Status {
 	case catalog.StatusNone, catalog.StatusCatalog:
@@ -233,8 +212,7 @@ func refuseState(command, root string, owner catalog.Owner, s catalog.State) err
 	}
 }
 
-// dropping returns the edit that removes the records at paths from a
-// catalog with header h, stamped as written now by this distributor.
+// dropping is the edit removing paths' records, stamped as written now.
 func (a *App) dropping(h catalog.Header, paths []string) *catalog.Edit {
 	h.UpdatedAt = a.Now()
 	if a.Version != "" {
@@ -243,8 +221,6 @@ func (a *App) dropping(h catalog.Header, paths []string) *catalog.Edit {
 	return &catalog.Edit{Header: h, Delete: paths}
 }
 
-// change is the catalog change of a maintenance command that writes, based
-// on the catalog it read.
 func (m *maintRoot) change() *txn.Change {
 	ch := &txn.Change{Base: m.version}
 	if m.cat != nil {
@@ -253,21 +229,17 @@ func (m *maintRoot) change() *txn.Change {
 	return ch
 }
 
-// journalWarning is the warning of read-only commands and dry runs, which
-// do not recover, for a root holding an intent journal.
+// journalWarning is for commands that do not recover a pending journal.
 func journalWarning() []string {
 	return []string{fmt.Sprintf("%s: a writer died at this root (or is running) and left its intent journal; "+
 		"the catalog may not match storage until the next run, prune --apply or reconcile-state on it recovers the root", journal.Name)}
 }
 
-// ownedBy returns a filter selecting owner's outputs, or every output when
-// allOwners is set.
 func ownedBy(owner catalog.Owner, allOwners bool) func(*catalog.Output) bool {
 	return func(o *catalog.Output) bool { return allOwners || o.Owner() == owner }
 }
 
-// publishers returns the pipelines that publish to destination (every
-// pipeline for "").
+// publishers returns the pipelines publishing to destination (all for "").
 func publishers(cfg *config.Config, destination string) []*config.Pipeline {
 	var out []*config.Pipeline
 	for i := range cfg.Pipelines {
@@ -278,8 +250,7 @@ func publishers(cfg *config.Config, destination string) []*config.Pipeline {
 	return out
 }
 
-// pipelineFor returns the pipeline id, which must publish to destination
-// unless that is "".
+// pipelineFor returns pipeline id, which must publish to destination unless "".
 func pipelineFor(cfg *config.Config, id, destination string) (*config.Pipeline, error) {
 	p, ok := cfg.Pipeline(id)
 	if !ok {
@@ -291,7 +262,6 @@ func pipelineFor(cfg *config.Config, id, destination string) (*config.Pipeline, 
 	return p, nil
 }
 
-// pipelineIDs lists the configured pipeline ids.
 func pipelineIDs(cfg *config.Config) []string {
 	ids := make([]string, len(cfg.Pipelines))
 	for i, p := range cfg.Pipelines {

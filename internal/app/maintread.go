@@ -12,30 +12,21 @@ import (
 	"github.com/distributor-dev/distributor/internal/txn"
 )
 
-// This file holds how the maintenance commands read a root in memory that
-// does not grow with it (see docs/design.md, "Maintenance in constant
-// memory"): the catalog streams once per pass, the listing alongside it.
-
-// maintCatalog is a root's valid catalog as a maintenance command reads it:
-// not held, but streamed again, in path order, for each pass.
+// maintCatalog is a valid catalog as maintenance reads it, streamed again in
+// path order for each pass (docs/design.md, "Maintenance in constant memory").
 type maintCatalog struct {
-	st      storage.Store
-	Header  catalog.Header
-	Count   int
-	version storage.Version // every pass checks it
-	// canonical: every record is in the catalog's layout
-	// (txn.Change.BaseCanonical).
-	canonical bool
-	// copy holds the catalog's bytes as first read (nil when the command
-	// holds the lock on a store that rewrites in place: no other writer
-	// can change what each pass reads again), or, for a catalog whose
-	// records are not sorted by path, its records encoded sorted (then
-	// sorted is false).
+	st        storage.Store
+	Header    catalog.Header
+	Count     int
+	version   storage.Version // every pass checks it
+	canonical bool            // txn.Change.BaseCanonical
+	// copy holds the bytes first read (nil under the lock on a store that
+	// rewrites in place: no writer can change them), or, for records not
+	// sorted by path, the records encoded sorted (sorted is then false).
 	copy   *txn.Spool
 	sorted bool
 }
 
-// close releases the catalog's copy, if any.
 func (c *maintCatalog) close() {
 	if c != nil && c.copy != nil {
 		c.copy.Close()
@@ -43,8 +34,7 @@ func (c *maintCatalog) close() {
 	}
 }
 
-// baseCopy returns the copy of the stored bytes to apply an edit to (nil
-// for none).
+// baseCopy returns the stored bytes to apply an edit to (nil for none).
 func (c *maintCatalog) baseCopy() *txn.Spool {
 	if c.sorted {
 		return c.copy
@@ -52,8 +42,7 @@ func (c *maintCatalog) baseCopy() *txn.Spool {
 	return nil
 }
 
-// each calls fn for every record in path order; an error from fn stops the
-// pass and is returned as is.
+// each calls fn for every record in path order; fn's error stops it, as is.
 func (c *maintCatalog) each(ctx context.Context, fn func(*catalog.Output) error) error {
 	scan := func(r io.Reader) error {
 		_, _, err := catalog.Scan(r, fn)
@@ -77,11 +66,9 @@ func (c *maintCatalog) each(ctx context.Context, fn func(*catalog.Output) error)
 }
 
 // streamCatalog reads and classifies a root's catalog: a valid one streams
-// through catalog.ScanCanonical, which calls visit for each record (one
-// reused Output: visit copies what it keeps), and comes back as c, with a
-// copy of its bytes with keepCopy. Any other document is read whole
-// (txn.ReadCatalog); State.Catalog is then set only for a valid catalog
-// whose records are not sorted by path.
+// through ScanCanonical to visit (one reused Output: visit copies what it
+// keeps) and comes back as c, with its bytes with keepCopy. Anything else is
+// read whole; State.Catalog is then set only for a valid unsorted catalog.
 func streamCatalog(ctx context.Context, st storage.Store, keepCopy bool, visit func(*catalog.Output) error) (catalog.State, storage.Version, *maintCatalog, error) {
 	c := &maintCatalog{st: st, sorted: true}
 	if keepCopy {
@@ -111,12 +98,10 @@ func streamCatalog(ctx context.Context, st storage.Store, keepCopy bool, visit f
 	return s, ver, nil, err
 }
 
-// readMaintCatalog is streamCatalog for a maintenance command. With
-// keepCopy, the bytes read are kept for the later passes: they spare a
-// remote root a download, and a command without the lock reads the one
-// version it classified whatever a concurrent run commits. A catalog whose
-// records are not sorted by path (valid, but never written by distributor)
-// is encoded sorted into a copy that the passes read.
+// readMaintCatalog is streamCatalog for maintenance. With keepCopy the bytes
+// are kept: they spare a remote root a download, and without the lock every
+// pass reads the version classified whatever a concurrent run commits. An
+// unsorted catalog (never written by distributor) is encoded sorted into the copy.
 func readMaintCatalog(ctx context.Context, st storage.Store, keepCopy bool) (catalog.State, storage.Version, *maintCatalog, error) {
 	s, ver, c, err := streamCatalog(ctx, st, keepCopy, func(*catalog.Output) error { return nil })
 	if err != nil || s.Catalog == nil {
@@ -135,19 +120,16 @@ func readMaintCatalog(ctx context.Context, st storage.Store, keepCopy bool) (cat
 	return s, ver, c, nil
 }
 
-// errListingOrder is a listing that breaks storage.Store.List's path order.
 var errListingOrder = errors.New("the listing is not in byte-wise path order")
 
-// listed is one object of a root's listing.
 type listed struct {
 	Path string
 	Size int64
 }
 
-// mergeListing streams the root's listing of objects alongside the records
-// of c (nil: no catalog), both in path order, and calls fn once for every
-// path either holds, with its record and its listing entry (nil for
-// absent). Memory follows the store's listing page, not the root.
+// mergeListing streams the listing alongside c's records (c nil: none), both
+// in path order, calling fn once per path with its record and listing entry
+// (nil when absent). Memory follows the listing page, not the root.
 func mergeListing(ctx context.Context, st storage.Store, c *maintCatalog, fn func(o *catalog.Output, l *listed) error) error {
 	next, stop := iter.Pull2(listObjects(ctx, st))
 	defer stop()
@@ -201,8 +183,7 @@ func mergeListing(ctx context.Context, st storage.Store, c *maintCatalog, fn fun
 	return unrecorded(nil)
 }
 
-// listObjects is the root's listing of objects as a sequence; a failed
-// listing ends it with its error.
+// listObjects is the listing of objects; a failure ends it with its error.
 func listObjects(ctx context.Context, st storage.Store) iter.Seq2[storage.Info, error] {
 	return func(yield func(storage.Info, error) bool) {
 		errStop := errors.New("stop")

@@ -13,10 +13,8 @@ import (
 	"github.com/distributor-dev/distributor/internal/outcome"
 )
 
-// CheckNotifications checks, before a real run publishes anything, that
-// every webhook with secret_env finds a non-empty secret in that variable.
-// A missing secret is a *UsageError (exit status 2) naming the variable and
-// the notification, never the secret.
+// CheckNotifications checks, before a real run, that every webhook's
+// secret_env is set; a missing one is a *UsageError, never naming the secret.
 func (a *App) CheckNotifications(cfg *config.Config) error {
 	missing := a.missingSecrets(cfg)
 	if len(missing) == 0 {
@@ -26,7 +24,6 @@ func (a *App) CheckNotifications(cfg *config.Config) error {
 		"\n(set the variable to the webhook's signing secret, or remove secret_env to send unsigned notifications; nothing was published)"}
 }
 
-// missingSecrets names each webhook whose secret_env is unset or empty.
 func (a *App) missingSecrets(cfg *config.Config) []string {
 	var missing []string
 	for _, n := range cfg.Notifications {
@@ -37,9 +34,8 @@ func (a *App) missingSecrets(cfg *config.Config) []string {
 	return missing
 }
 
-// notifyDestination sends the notifications for a finished destination d
-// of pipeline p (never for a dry run) and records their outcome in d; a
-// failed one is logged as a warning and never changes d's status.
+// notifyDestination sends d's notifications and records them in d; a failure
+// is a logged warning, never changing d's status.
 func (a *App) notifyDestination(ctx context.Context, cfg *config.Config, p *outcome.Pipeline, d *outcome.Destination) {
 	if len(cfg.Notifications) == 0 {
 		return
@@ -49,10 +45,9 @@ func (a *App) notifyDestination(ctx context.Context, cfg *config.Config, p *outc
 	}
 }
 
-// notifyPipelineFailed raises the "failed" event for each destination (only
-// the one named only, when set) of a pipeline whose source bundle is
-// invalid. The report lists no destinations then, so failed deliveries
-// become pipeline warnings. It is never called for a dry run.
+// notifyPipelineFailed raises "failed" for each destination (only, when set)
+// of a pipeline with an invalid bundle; failed deliveries become pipeline
+// warnings, as no destination is listed.
 func (a *App) notifyPipelineFailed(ctx context.Context, cfg *config.Config, p *config.Pipeline, only string, op *outcome.Pipeline) {
 	if len(cfg.Notifications) == 0 {
 		return
@@ -73,14 +68,12 @@ func (a *App) notifyPipelineFailed(ctx context.Context, cfg *config.Config, p *c
 	}
 }
 
-// notificationWarning is the pipeline warning for an undelivered
-// notification n of destination id, which the report does not list.
+// notificationWarning is the pipeline warning for an unlisted undelivered n.
 func notificationWarning(n outcome.Notification, id string) string {
 	return fmt.Sprintf("notification %s (%s) for destination %s %s: %s", n.ID, n.Event, id, n.Status, n.Error)
 }
 
-// deliver sends ev's payload to every notification subscribed to it, in
-// configuration order, and returns their outcomes.
+// deliver sends ev to every subscribed notification, in configuration order.
 func (a *App) deliver(ctx context.Context, cfg *config.Config, ev notify.Event) []outcome.Notification {
 	var targets []config.Notification
 	for _, n := range cfg.Notifications {
@@ -117,8 +110,7 @@ func (a *App) deliver(ctx context.Context, cfg *config.Config, ev notify.Event) 
 	return out
 }
 
-// send delivers one notification, signing it with the secret named by its
-// secret_env.
+// send delivers one notification, signed with its secret_env's secret.
 func (a *App) send(ctx context.Context, sender *notify.Sender, n config.Notification, event string, body []byte) error {
 	t := notify.Target{URL: n.URL}
 	if n.SecretEnv != "" {

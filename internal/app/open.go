@@ -9,11 +9,9 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage/registry"
 )
 
-// OpenDestination opens the storage of destination d at its resolved root
-// (see storage.PathKind) with its backend's Open; getenv supplies the
-// environment (SSH_AUTH_SOCK, the AWS credential chain). SFTP connects
-// here; S3 sends no request until the command's first read. Either way a
-// bad server or credentials fail before anything is planned or written.
+// OpenDestination opens d's storage at its resolved root; getenv supplies the
+// environment (SSH_AUTH_SOCK, AWS credentials). SFTP connects here, S3 at the
+// first read: either way bad credentials fail before anything is written.
 func OpenDestination(ctx context.Context, d *config.Destination, root string, getenv func(string) string) (storage.Store, error) {
 	if getenv == nil {
 		getenv = func(string) string { return "" }

@@ -21,8 +21,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/txn"
 )
 
-// lookupLimit is how many targeted lookups a run makes before it lists the
-// whole root instead (see useLookups).
+// lookupLimit is how many lookups a run makes before it lists (useLookups).
 const lookupLimit = 64
 
 // planRequest is what a run plans: its outputs, owner and workflow.
@@ -31,13 +30,9 @@ type planRequest struct {
 	owner    catalog.Owner
 	workflow string
 	force    bool
-	// props are the Properties of the store the run writes to (not of a
-	// view of it, such as a recovery preview's overlay).
-	props storage.Properties
-	jobs  int
-	// reports, when set, sees every record of a valid catalog (what an
-	// archive index needs: see reportCollector).
-	reports func(*catalog.Output)
+	props    storage.Properties // of the store written to, not of a view (a recovery preview's overlay)
+	jobs     int
+	reports  func(*catalog.Output) // when set, sees every record (reportCollector)
 }
 
 // keepCopy says whether the run keeps a copy of the catalog it streams, to
@@ -45,13 +40,11 @@ type planRequest struct {
 // pass over its current bytes (local disk: a read from the page cache).
 func (req planRequest) keepCopy() bool { return !req.props.Rewrite }
 
-// readPlanRoot reads what a run plans from, at a cost that follows the
-// plan rather than the root: the catalog streams once, keeping only the
-// records the plan needs (plan.Wants); over a valid catalog storage is
-// asked only about the planned paths it does not record and their parents
-// (plan.Lookups; verify checks the recorded ones). The whole root is listed
-// only for no catalog, a legacy, invalid or future one, --force, or a plan
-// with so many new paths that one listing is cheaper.
+// readPlanRoot reads what a run plans from at a cost that follows the plan:
+// the catalog streams once, keeping the records the plan needs (plan.Wants),
+// and storage is asked only about unrecorded planned paths and their parents
+// (plan.Lookups). The whole root is listed only without a valid catalog, with
+// --force, or when so many paths are new that one listing is cheaper.
 func readPlanRoot(ctx context.Context, st storage.Store, req planRequest) (*Root, error) {
 	r := &Root{Store: st, ReadAt: time.Now()}
 	scan := true
@@ -108,11 +101,9 @@ func (r *Root) Close() {
 	}
 }
 
-// journalPresent says whether the root holds an intent journal a recovery
-// is pending for: .distributor.journal, or a lock record that carries an
-// intent (a run, alive or dead, that has not settled). A store that lists
-// a page in one request (S3) answers with one listing of the reserved
-// names, and reads the lock only when one is listed.
+// journalPresent says whether a recovery is pending: .distributor.journal, or
+// a lock record carrying an intent. A store that lists a page in one request
+// (S3) lists the reserved names once, reading the lock only when listed.
 func journalPresent(ctx context.Context, st storage.Store) (bool, error) {
 	if st.Properties().ListPages {
 		infos, complete, err := st.ListPage(ctx, txn.ReservedPrefix, txn.ReservedPage)
@@ -153,13 +144,11 @@ func recordOrJournal(ctx context.Context, st storage.Store) (bool, error) {
 	return false, fmt.Errorf("stat %s at %s: %w", journal.Name, st, err)
 }
 
-// scanCatalog streams the catalog, keeping the records req needs; any
-// other document, or an unsorted catalog, is read whole.
+// scanCatalog streams the catalog, keeping the records req needs.
 func (r *Root) scanCatalog(ctx context.Context, req planRequest) error {
 	keep := plan.Wants(req.outputs, req.owner, req.workflow)
 	known := &plan.Known{Records: map[string]*catalog.Output{}}
-	// On an object store (S3), note which parent keys of planned paths
-	// have recorded outputs below them (see lookUp).
+	// On S3, note which parent keys of planned paths have records below (lookUp).
 	var candidates, recordedDirs map[string]bool
 	if !req.props.Directories {
 		candidates, recordedDirs = map[string]bool{}, map[string]bool{}
@@ -205,29 +194,22 @@ func (r *Root) scanCatalog(ctx context.Context, req planRequest) error {
 	return nil
 }
 
-// useLookups says whether targeted lookups are cheaper than one listing:
-// up to lookupLimit always, more while they stay under a hundredth of the
-// catalog's records (a listing costs about one request per thousand
-// objects on S3).
+// useLookups says whether lookups beat one listing: up to lookupLimit, or
+// under a hundredth of the records (S3 lists about a thousand per request).
 func useLookups(req planRequest, known *plan.Known) bool {
 	paths, parents := plan.Lookups(req.outputs, known)
 	n := len(paths) + len(parents)
 	return n <= lookupLimit || n <= known.Count/100
 }
 
-// lookUp asks storage, in parallel, about each planned path the catalog
-// does not record (an object there, or, below it, objects the catalog does
-// not record either) and about their parent directories (an object where
-// a directory must be). What it finds is the partial listing the plan
-// decides from.
+// lookUp asks storage, in parallel, about each unrecorded planned path (an
+// object there or unrecorded ones below) and their parents (an object where a
+// directory must be): the partial listing the plan decides from.
 //
-// On an object store (S3), where a "directory" is only a common key
-// prefix, a parent key needs looking up only if no recorded output lies
-// below it: the run that published that output looked then, and an object
-// that appeared at the parent key since cannot be overwritten by a write
-// below it (it is another key). Where the store lists a bounded page in one
-// request (Properties.ListPages), the rest is answered by one listing per
-// top-most parent key the catalog does not vouch for (see cover).
+// On S3 a parent key needs looking up only if no recorded output lies below
+// it: that output's run looked, and a later object at the parent key is another
+// key, not overwritten. With Properties.ListPages, one listing per top-most
+// parent key the catalog does not vouch for answers the rest (cover).
 func (r *Root) lookUp(ctx context.Context, req planRequest) error {
 	paths, parents := plan.Lookups(req.outputs, r.Known)
 	r.Listing, r.Partial = map[string]int64{}, true
@@ -243,9 +225,8 @@ func (r *Root) lookUp(ctx context.Context, req planRequest) error {
 			paths, parents = r.cover(ctx, req.jobs, paths, found)
 		}
 	}
-	// below lists prefix and reports p and what lies below it, up to the
-	// first object below p that the catalog does not record: that one is
-	// enough to block p.
+	// below reports p and what lies below it, up to the first unrecorded
+	// object below p: that one is enough to block p.
 	errStop := errors.New("stop")
 	below := func(ctx context.Context, prefix, p string) error {
 		err := r.Store.List(ctx, prefix, func(info storage.Info) error {
@@ -283,17 +264,13 @@ func (r *Root) lookUp(ctx context.Context, req planRequest) error {
 		}
 		p := paths[i]
 		if !req.props.Directories {
-			// One listing of the prefix finds the object and anything
-			// below it.
-			return below(ctx, p, p)
+			return below(ctx, p, p) // the object and anything below it
 		}
 		dir, err := stat(ctx, p)
 		if err != nil || !dir {
 			return err
 		}
-		// Something that is not an object stands at p: unmanaged content
-		// at a planned path, listed as List lists it. What lies below is
-		// reported too.
+		// Unmanaged non-object content at a planned path, listed as List does.
 		found(storage.Info{Path: p + "/", Dir: true})
 		return below(ctx, p+"/", p)
 	})
@@ -303,15 +280,12 @@ func (r *Root) lookUp(ctx context.Context, req planRequest) error {
 	return nil
 }
 
-// coverPage is the page size of a covering listing: a prefix with more
-// objects is looked up key by key.
+// coverPage is a covering listing's page: a prefix with more is looked up key by key.
 const coverPage = 100
 
-// cover answers the lookups of paths on S3 with one bounded listing per
-// top-most parent key that r.recordedDirs does not hold (or per path),
-// reporting what they find through found. It returns the paths, and their
-// parent keys, that a listing did not answer (an incomplete page, or a
-// failed listing): they are looked up key by key.
+// cover answers paths' lookups on S3 with one bounded listing per top-most
+// parent key not in r.recordedDirs (or per path), reporting through found. It
+// returns the paths and parents no listing answered, to look up key by key.
 func (r *Root) cover(ctx context.Context, jobs int, paths []string, found func(storage.Info)) (restPaths, restParents []string) {
 	groups := map[string][]string{}
 	var prefixes []string
@@ -362,8 +336,7 @@ func (r *Root) cover(ctx context.Context, jobs int, paths []string, found func(s
 	return restPaths, unrecordedParents(restPaths, r.recordedDirs)
 }
 
-// unrecordedParents returns the parent keys of paths not in recorded,
-// sorted, each once.
+// unrecordedParents returns the parent keys of paths not in recorded, sorted, once.
 func unrecordedParents(paths []string, recorded map[string]bool) []string {
 	seen := map[string]bool{}
 	var out []string
@@ -379,7 +352,6 @@ func unrecordedParents(paths []string, recorded map[string]bool) []string {
 	return out
 }
 
-// parentDir returns the parent of a slash-separated path ("" at the top).
 func parentDir(p string) string {
 	if i := strings.LastIndexByte(p, '/'); i >= 0 {
 		return p[:i]
@@ -387,9 +359,8 @@ func parentDir(p string) string {
 	return ""
 }
 
-// parallel runs fn for items 0..n-1 on up to jobs goroutines and returns
-// the first error; after it, no new item starts and ctx is cancelled for
-// those in flight.
+// parallel runs fn for 0..n-1 on up to jobs goroutines; after the first error,
+// returned, nothing new starts and ctx is cancelled for those in flight.
 func parallel(ctx context.Context, jobs, n int, fn func(context.Context, int) error) error {
 	g, gctx := errgroup.WithContext(ctx)
 	var next atomic.Int64

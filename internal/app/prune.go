@@ -33,13 +33,11 @@ type Publication struct {
 	Outputs []catalog.Output
 }
 
-// sourceKey identifies a source identity in maps.
 func sourceKey(s catalog.Source) string {
 	return s.ID + "\x00" + s.Digest + "\x00" + s.Created.UTC().Format(time.RFC3339Nano)
 }
 
-// newerSource orders source identities newest first: by created, latest
-// first, then by id and digest, byte-wise ascending.
+// newerSource orders sources newest created first, then by id and digest.
 func newerSource(a, b catalog.Source) int {
 	if c := b.Created.Compare(a.Created); c != 0 {
 		return c
@@ -47,15 +45,11 @@ func newerSource(a, b catalog.Source) int {
 	return cmp.Or(strings.Compare(a.ID, b.ID), strings.Compare(a.Digest, b.Digest))
 }
 
-// selectPublications selects the publications of owner that the retention
-// policy prunes, over the records that each yields, in two passes (memory
-// follows the publications, not the outputs): the first summarises owner's
-// publications, the second, when the policy chose any, collects their
-// outputs. A publication is selected whole when every one of its outputs
-// has an UpdatedAt strictly before now-olderThan, and never when it is
-// among the owner's keepMin newest (newerSource). Other owners' outputs are
-// never selected, nor is an archive index or feed (rebuilt, they do not
-// count towards keepMin).
+// selectPublications selects owner's publications the retention policy prunes,
+// in two passes over each (memory follows publications, not outputs): summarise,
+// then, if any was chosen, collect. A publication is selected whole when all
+// its outputs' UpdatedAt are before now-olderThan, and never among the keepMin
+// newest. Archive index and feed are never selected nor counted (rebuilt).
 func selectPublications(each func(func(*catalog.Output) error) error, owner catalog.Owner, now time.Time, olderThan time.Duration, keepMin int) (*pruneSelection, error) {
 	s := &pruneSelection{owner: owner, pubs: map[string]*pubSummary{}}
 	if err := each(s.summarise); err != nil {
@@ -68,7 +62,6 @@ func selectPublications(each func(func(*catalog.Output) error) error, owner cata
 	return s, each(s.collect)
 }
 
-// pruneSelection is selectPublications' state: summarise, choose, collect.
 type pruneSelection struct {
 	owner  catalog.Owner
 	owned  int // the owner's outputs (every kind)
@@ -76,7 +69,6 @@ type pruneSelection struct {
 	chosen []*pubSummary // oldest first
 }
 
-// pubSummary is what the selection keeps of a publication.
 type pubSummary struct {
 	source   catalog.Source
 	latest   time.Time // the newest UpdatedAt of its outputs
@@ -84,14 +76,13 @@ type pubSummary struct {
 	outputs  []catalog.Output // collected once selected
 }
 
-// counts says whether o belongs to one of the owner's publications.
+// counts says whether o belongs to one of the owner's publications (never a
+// reserved path, which a valid catalog cannot hold).
 func (s *pruneSelection) counts(o *catalog.Output) bool {
-	// A reserved path cannot be in a valid catalog; never select one.
 	return o.Owner() == s.owner && !cleanpath.HasReservedSegment(o.Path) &&
 		o.Transform != catalog.TransformIndex && o.Transform != catalog.TransformFeed
 }
 
-// summarise notes o in its publication (the first pass).
 func (s *pruneSelection) summarise(o *catalog.Output) error {
 	if o.Owner() == s.owner {
 		s.owned++
@@ -111,7 +102,6 @@ func (s *pruneSelection) summarise(o *catalog.Output) error {
 	return nil
 }
 
-// choose selects the summarised publications the policy prunes.
 func (s *pruneSelection) choose(now time.Time, olderThan time.Duration, keepMin int) {
 	pubs := slices.Collect(maps.Values(s.pubs))
 	slices.SortFunc(pubs, func(a, b *pubSummary) int { return newerSource(a.source, b.source) })
@@ -127,7 +117,6 @@ func (s *pruneSelection) choose(now time.Time, olderThan time.Duration, keepMin 
 	slices.Reverse(s.chosen)
 }
 
-// selects says whether o is an output of a chosen publication.
 func (s *pruneSelection) selects(o *catalog.Output) bool {
 	if !s.counts(o) {
 		return false
@@ -136,7 +125,6 @@ func (s *pruneSelection) selects(o *catalog.Output) bool {
 	return p != nil && p.selected
 }
 
-// collect keeps o when its publication was chosen (the second pass).
 func (s *pruneSelection) collect(o *catalog.Output) error {
 	if s.selects(o) {
 		p := s.pubs[sourceKey(o.Source)]
@@ -145,8 +133,7 @@ func (s *pruneSelection) collect(o *catalog.Output) error {
 	return nil
 }
 
-// publications returns the chosen publications, oldest first, each with
-// its outputs sorted by path.
+// publications returns the chosen ones, oldest first, outputs sorted by path.
 func (s *pruneSelection) publications() []Publication {
 	selected := make([]Publication, 0, len(s.chosen))
 	for _, p := range s.chosen {
@@ -157,16 +144,10 @@ func (s *pruneSelection) publications() []Publication {
 	return selected
 }
 
-// Prune deletes (with opts.Apply) or lists the outputs of one
-// pipeline/destination that its retention.prune policy selects, in one
-// transaction under the root's lock: the catalog then drops exactly the
-// records of files whose deletion succeeded. It never touches unmanaged
-// files or other owners' outputs.
-//
-// The returned error is for invalid options (*UsageError), a destination
-// without a prune policy (*ConfigError) or an unreadable --source manifest;
-// everything after the root is resolved, including failures, is in the
-// report.
+// Prune deletes (opts.Apply) or lists the outputs of one owner that its
+// retention.prune policy selects, in one locked transaction: the catalog drops
+// exactly the records of files deleted. The error is for invalid options, no
+// prune policy (*ConfigError) or an unreadable --source; the rest is reported.
 func (a *App) Prune(ctx context.Context, cfg *config.Config, opts PruneOptions) (*report.Prune, error) {
 	t, err := resolveMaint(cfg, "prune", opts.MaintOptions)
 	if err != nil {
@@ -228,7 +209,7 @@ func (a *App) Prune(ctx context.Context, cfg *config.Config, opts PruneOptions) 
 	for _, s := range rep.Selected {
 		paths = append(paths, s.Path)
 	}
-	// edit records what of the prune took effect (done; nil: all of it).
+	// edit records what took effect (done; nil: all of it).
 	h := m.cat.Header
 	edit := func(done map[string]bool) *catalog.Edit {
 		e := a.dropping(h, slices.DeleteFunc(slices.Clone(paths), func(p string) bool { return done != nil && !done[p] }))
@@ -263,7 +244,6 @@ func (a *App) Prune(ctx context.Context, cfg *config.Config, opts PruneOptions) 
 	return rep, nil
 }
 
-// setOf returns the set of paths.
 func setOf(paths []string) map[string]bool {
 	set := make(map[string]bool, len(paths))
 	for _, p := range paths {
@@ -272,12 +252,9 @@ func setOf(paths []string) map[string]bool {
 	return set
 }
 
-// rebuildIndex returns the writes that bring destination d's archive index
-// and feed up to date with catalog c once the outputs that gone selects are
-// deleted. Only an index or feed that c records as d's is rewritten (the
-// next run creates a missing one), and only when its bytes change: the
-// pages are the ones a run would write from the same catalog, so the next
-// run finds them skip_same.
+// rebuildIndex returns the writes that bring d's archive index and feed up to
+// date with c without the outputs gone selects: only those c records as d's,
+// only when their bytes change, as a run would write them (then skip_same).
 func rebuildIndex(ctx context.Context, d *config.Destination, c *maintCatalog, gone func(*catalog.Output) bool, now time.Time) ([]txn.Write, error) {
 	if d.Index == nil {
 		return nil, nil
@@ -323,9 +300,8 @@ func rebuildIndex(ctx context.Context, d *config.Destination, c *maintCatalog, g
 	return writes, nil
 }
 
-// FormatRetention writes a retention duration the way the configuration
-// does, largest unit first, zero units left out ("30d", "1d12h", "1h30m").
-// Sub-second parts are dropped.
+// FormatRetention writes a duration as the configuration does ("30d",
+// "1d12h", "1h30m"), dropping sub-second parts.
 func FormatRetention(d time.Duration) string {
 	if d < time.Second {
 		return "0s"

@@ -19,15 +19,10 @@ type ReconcileOptions struct {
 	DryRun    bool // report without rewriting the catalog
 }
 
-// ReconcileState repairs a catalog after files were removed behind
-// distributor's back: it drops the records (the selected owner's, or every
-// owner's) whose file is missing from storage, and reports the unmanaged
-// paths that no record holds (reserved names excluded). It deletes no file,
-// adopts nothing, checks no digest and never rewrites legacy, invalid or
-// future state.
-//
-// The returned error is for invalid options; everything after the root is
-// resolved, including failures, is in the report.
+// ReconcileState drops the records whose file was removed behind distributor's
+// back and reports unmanaged paths. It deletes and adopts nothing, checks no
+// digest and never rewrites legacy, invalid or future state. The error is for
+// invalid options; the rest is reported.
 func (a *App) ReconcileState(ctx context.Context, cfg *config.Config, opts ReconcileOptions) (*report.ReconcileState, error) {
 	t, err := resolveMaint(cfg, "reconcile-state", opts.MaintOptions)
 	if err != nil {
@@ -56,8 +51,6 @@ func (a *App) ReconcileState(ctx context.Context, cfg *config.Config, opts Recon
 		return fail(fmt.Errorf("temporary files: %w", err))
 	}
 	rep.TempFiles = append(rep.TempFiles, temps...)
-	// One merge of the listing with the catalog (none for state none:
-	// everything is unmanaged).
 	ctx = m.ctx(ctx)
 	keep := ownedBy(t.owner, opts.AllOwners)
 	var drop []string
@@ -75,8 +68,7 @@ func (a *App) ReconcileState(ctx context.Context, cfg *config.Config, opts Recon
 		if l != nil {
 			return nil
 		}
-		// Confirm with Stat before dropping a record: only a file storage
-		// says does not exist is missing.
+		// Only a file Stat says does not exist is missing.
 		_, err := st.Stat(ctx, o.Path)
 		switch {
 		case err == nil:

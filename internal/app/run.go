@@ -34,22 +34,15 @@ type RunOptions struct {
 	Source      string // overrides the pipeline's bundle directory (needs Pipeline)
 	DryRun      bool
 	Force       bool // needs Pipeline and Destination
-	// MaxDeletes, when set, overrides every destination's max_deletes.
-	MaxDeletes *int
-	// AllowEmpty lets a replacement plan with no outputs delete this
-	// owner's outputs (normally refused: an empty bundle selection is more
-	// often a mistake than an intent).
+	MaxDeletes  *int // overrides every destination's max_deletes
+	// AllowEmpty lets a replacement plan with no outputs delete this owner's
+	// outputs (an empty bundle selection is more often a mistake).
 	AllowEmpty bool
-	// Jobs is how many transfers run at once per destination (0: the
-	// backend's default, storage.Backend.Jobs).
-	Jobs int
-	// Rewrite writes every planned output even when its bytes are
-	// unchanged (re-applies response metadata; see plan.Input.Rewrite).
-	Rewrite bool
+	Jobs       int  // transfers at once per destination (0: the backend's default)
+	Rewrite    bool // write unchanged outputs too (see plan.Input.Rewrite)
 }
 
-// jobsFor is the number of concurrent transfers for a backend: jobs when
-// set, else the backend's default (storage.Backend.Jobs).
+// jobsFor is jobs when set, else the backend's default (storage.Backend.Jobs).
 func jobsFor(backend string, jobs int) int {
 	if jobs > 0 {
 		return jobs
@@ -63,10 +56,8 @@ type UsageError struct{ Msg string }
 
 func (e *UsageError) Error() string { return e.Msg }
 
-// Publish publishes every selected pipeline to each of its destinations.
-// Each destination is independent: one failing does not stop the others.
-// The returned error is only for invalid options; everything else is in the
-// typed result: per destination what was planned and what was applied.
+// Publish publishes every selected pipeline to each of its destinations,
+// independently. The error is only for invalid options; the rest is in the result.
 func (a *App) Publish(ctx context.Context, cfg *config.Config, opts RunOptions) (*outcome.Run, error) {
 	pipelines, err := selectPipelines(cfg, opts)
 	if err != nil {
@@ -108,13 +99,11 @@ func selectPipelines(cfg *config.Config, opts RunOptions) ([]*config.Pipeline, e
 func (a *App) runPipeline(ctx context.Context, cfg *config.Config, p *config.Pipeline, opts RunOptions) outcome.Pipeline {
 	dir := cmp.Or(opts.Source, p.Source)
 	op := outcome.Pipeline{ID: p.ID, SourcePath: dir, Destinations: []outcome.Destination{}}
-	// Bytes are hashed only if a destination has something to write (see
-	// contentCheck): a no-op rerun reads no source bytes.
+	// Bytes are hashed only if a destination writes (contentCheck): a no-op rerun reads none.
 	b, err := bundle.LoadShallow(ctx, dir)
 	if err != nil {
 		var ve *bundle.ValidationError
 		if errors.As(err, &ve) && errors.Is(err, fs.ErrNotExist) {
-			// The directory does not exist: say where its path comes from.
 			ve.Hint = fmt.Sprintf("check the source of pipeline %s in %s", p.ID, cmp.Or(cfg.File, "the configuration"))
 			if opts.Source != "" {
 				ve.Hint = "check --source"
@@ -153,13 +142,10 @@ func (a *App) runPipeline(ctx context.Context, cfg *config.Config, p *config.Pip
 	return op
 }
 
-// reportBundle fills in the destinations of pipeline op and, when the
-// bundle's bytes failed their check (bad), reports that once. If no
-// destination published, the pipeline fails with the bundle's problem and
-// lists only the destinations with something of their own to report
-// (another failure, a recovery); the undelivered notifications of the
-// others become pipeline warnings. If one did publish (the file changed
-// during the run, after it), the problem is a warning.
+// reportBundle fills in op's destinations and reports a failed bytes check
+// (bad) once: as the pipeline's failure if no destination published (listing
+// only those with their own failure or recovery; the others' undelivered
+// notifications become warnings), else as a warning.
 func reportBundle(op *outcome.Pipeline, runs []*destinationRun, bad error) {
 	for _, dr := range runs {
 		op.Destinations = append(op.Destinations, dr.rd)
@@ -195,14 +181,11 @@ func reportBundle(op *outcome.Pipeline, runs []*destinationRun, bad error) {
 	}
 }
 
-// contentCheck keeps what a run knows of a shallowly loaded bundle's
-// bytes, so that a bundle whose bytes do not match its manifest fails every
-// destination before any of them makes an output visible. A store that
-// cannot stage (S3) hashes every file before it writes (check); one that
-// stages checks the files it writes as they are copied to temporary names
-// (OpenVerified) and hashes up front only the rest (checkRest), so the
-// bundle is read once. A mismatch found while staging marks the bundle bad
-// for the other destinations (failed).
+// contentCheck keeps what a run knows of a shallow bundle's bytes, so that a
+// mismatch fails every destination before any output is visible. A store that
+// cannot stage (S3) hashes every file first (check); one that stages checks
+// files as they are copied to temporary names (OpenVerified) and hashes up
+// front only the rest (checkRest): the bundle is read once.
 type contentCheck struct {
 	b        *bundle.Bundle
 	all      bool            // every file's bytes matched
@@ -224,8 +207,7 @@ func (c *contentCheck) check(ctx context.Context) error {
 	return err
 }
 
-// checkRest verifies the files that staged is false for and that are not
-// known to match yet.
+// checkRest verifies the files not staged and not known to match yet.
 func (c *contentCheck) checkRest(ctx context.Context, staged func(path string) bool) error {
 	if c.err != nil || c.all {
 		return c.err
@@ -247,7 +229,6 @@ func (c *contentCheck) checkRest(ctx context.Context, staged func(path string) b
 	return err
 }
 
-// matched records that the bytes of the files at paths matched.
 func (c *contentCheck) matched(paths []string) {
 	if c.verified == nil {
 		c.verified = map[string]bool{}
@@ -257,8 +238,7 @@ func (c *contentCheck) matched(paths []string) {
 	}
 }
 
-// failed records the error of a staged write: a mismatch of the bundle's
-// bytes marks the bundle bad.
+// failed marks the bundle bad when a staged write found a mismatch.
 func (c *contentCheck) failed(err error) {
 	var me *bundle.MismatchError
 	if c.err == nil && errors.As(err, &me) {
@@ -266,8 +246,7 @@ func (c *contentCheck) failed(err error) {
 	}
 }
 
-// runDestination publishes bundle b to destination d; the returned run's
-// rd says what it planned and what it applied.
+// runDestination publishes bundle b to destination d.
 func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.Destination, b *bundle.Bundle, vc *contentCheck, opts RunOptions) *destinationRun {
 	dr := &destinationRun{a: a, p: p, d: d, b: b, vc: vc, opts: opts,
 		rd: outcome.Destination{ID: d.ID, Backend: d.Backend, Root: d.Path, FixedPath: d.FixedPath(), Workflow: d.Workflow}}
@@ -286,10 +265,8 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 	return dr
 }
 
-// previewRecovery computes, without changing the root, what a real run
-// would plan from after recovering the intent journal a dead run left:
-// txn.Recover runs over an in-memory overlay of st (real reads, writes in
-// memory), and the root is then read through it as a run reads it.
+// previewRecovery reads the root as a real run would after recovering a dead
+// run's journal, changing nothing: txn.Recover runs over an in-memory overlay.
 func previewRecovery(ctx context.Context, st storage.Store, req planRequest, now time.Time) (*Root, *txn.Recovery, error) {
 	view := overlay.New(st)
 	// A lock record's intent is recovered as a journal once its holder's
@@ -315,7 +292,6 @@ func previewRecovery(ctx context.Context, st storage.Store, req planRequest, now
 	return r, rec, nil
 }
 
-// recoverySummary counts what a recovery did (nil for none).
 func recoverySummary(rec *txn.Recovery) *outcome.Recovery {
 	if rec == nil {
 		return nil
@@ -324,9 +300,8 @@ func recoverySummary(rec *txn.Recovery) *outcome.Recovery {
 		Removed: len(rec.Removed), RemovedBytes: rec.RemovedBytes, Dropped: len(rec.Dropped), Left: len(rec.Left)}
 }
 
-// streamedSources returns the bundle files whose bytes a staged write
-// checks as it copies them (source copies served by OpenVerified, see
-// bundleContent), and for each output path its bundle file.
+// streamedSources returns the bundle files a staged write checks as it copies
+// them (OpenVerified, see bundleContent), and each output path's bundle file.
 func streamedSources(outs []render.Output) (streamed map[string]bool, sources map[string]string) {
 	streamed, sources = map[string]bool{}, map[string]string{}
 	for _, o := range outs {
@@ -341,11 +316,9 @@ func streamedSources(outs []render.Output) (streamed map[string]bool, sources ma
 	return streamed, sources
 }
 
-// catalogUnchanged reports whether the root's catalog looks as it did when
-// r was read: absent then and now, the same Version where Stat reports one
-// (S3's ETag), or else the same size and modification time (a whole-second
-// time must also be stableFor older than the read: see below). It reads no
-// catalog bytes. A commit it cannot see is not lost either: the catalog
+// catalogUnchanged reports, reading no catalog bytes, whether the catalog looks
+// as when r was read: absent both times, the same Version (S3's ETag), or the
+// same size and modification time. A commit it misses is not lost: the catalog
 // write is a compare-and-swap against r.Version. Any doubt says it changed.
 func catalogUnchanged(ctx context.Context, st storage.Store, r *Root) bool {
 	const stableFor = 2 * time.Second
@@ -366,9 +339,8 @@ func catalogUnchanged(ctx context.Context, st storage.Store, r *Root) bool {
 	return !coarse || info.ModTime.Before(r.ReadAt.Add(-stableFor))
 }
 
-// deleteGuard refuses, before anything is written, a plan that deletes more
-// than the destination's max_deletes (or --max-deletes), and a replacement
-// that plans no output at all but would delete (unless --allow-empty).
+// deleteGuard refuses a plan deleting more than max_deletes (--max-deletes),
+// and a replacement planning no output that would delete (unless --allow-empty).
 func deleteGuard(d *config.Destination, opts RunOptions, pl *plan.Plan, outputs int) error {
 	deletes := len(pl.Deletes())
 	limit, source := -1, ""
@@ -398,8 +370,7 @@ func planOutputs(outs []render.Output) []plan.Output {
 }
 
 // bundleContent serves generated outputs from memory and source copies from
-// the bundle, verifying their bytes against the manifest while they stream
-// (a mismatch fails the write).
+// the bundle, verified against the manifest as they stream.
 func bundleContent(b *bundle.Bundle, outs []render.Output) Content {
 	byPath := make(map[string]*render.Output, len(outs))
 	for i := range outs {
@@ -421,9 +392,8 @@ func bundleContent(b *bundle.Bundle, outs []render.Output) Content {
 	}
 }
 
-// removeCreatedRoot removes the root directory of st again if this run
-// created it (the lock's first write makes it) and a failure left it empty:
-// a failed first publish leaves nothing visible.
+// removeCreatedRoot removes the root directory this run created (the lock's
+// first write) when a failure left it empty: a failed first publish leaves nothing.
 func removeCreatedRoot(ctx context.Context, st storage.Store, a *App) {
 	if !st.Properties().CreatesRoot {
 		return

@@ -12,13 +12,9 @@ import (
 	"github.com/distributor-dev/distributor/internal/txn"
 )
 
-// ShowState reads, for `distributor state show`, the catalog of the root
-// that a pipeline and one of its destinations select: its top fields, and
-// every owner's outputs and the stored document, which the report streams
-// (in memory that does not grow with the catalog) from a copy of the bytes
-// read, until its Close. State none is not an error; legacy, invalid and
-// future state are (exit 1), as are failures to open or read the root.
-// Invalid options are a *UsageError.
+// ShowState reads a root's catalog for `distributor state show`: its top
+// fields, and outputs and stored document that the report streams from a copy
+// until its Close. State none is not an error; legacy, invalid and future are.
 func (a *App) ShowState(ctx context.Context, cfg *config.Config, opts MaintOptions) (*report.StateShow, error) {
 	t, err := resolveMaint(cfg, "state show", opts)
 	if err != nil {
@@ -29,8 +25,7 @@ func (a *App) ShowState(ctx context.Context, cfg *config.Config, opts MaintOptio
 		return nil, err
 	}
 	defer st.Close()
-	// The bytes read are kept: the text table reads the records twice, and
-	// --output json prints them.
+	// Kept: the text table reads the records twice, --output json prints them.
 	state, version, c, err := readMaintCatalog(ctx, st, true)
 	if err != nil {
 		return nil, err
@@ -67,8 +62,7 @@ func (a *App) ShowState(ctx context.Context, cfg *config.Config, opts MaintOptio
 	return rep, nil
 }
 
-// spoolStored copies the root's catalog, which must still be at version,
-// into a Spool.
+// spoolStored copies the catalog, still at version, into a Spool.
 func spoolStored(ctx context.Context, st storage.Store, version storage.Version) (*txn.Spool, error) {
 	data, ver, err := st.Get(ctx, catalog.FileName)
 	if err != nil {
@@ -85,8 +79,7 @@ func spoolStored(ctx context.Context, st storage.Store, version storage.Version)
 	return raw, nil
 }
 
-// shownCatalog is a StateShow's catalog: its records stream from c, its
-// stored bytes from raw (c's copy, unless its records were not sorted).
+// shownCatalog streams records from c, stored bytes from raw (c's copy if sorted).
 type shownCatalog struct {
 	ctx  context.Context
 	root string
@@ -122,8 +115,6 @@ func (s *shownCatalog) Close() error {
 	return nil
 }
 
-// refuseShowState says which unreadable state a root holds (nil for none
-// and catalog).
 func refuseShowState(root string, s catalog.State) error {
 	switch s.Status {
 	case catalog.StatusNone, catalog.StatusCatalog:

@@ -15,10 +15,8 @@ import (
 	"github.com/distributor-dev/distributor/internal/txn"
 )
 
-// Progress receives transfer events for a display: Start announces a
-// destination's files and bytes, Done one completed write, Finish the end,
-// whatever happened. Implementations must be safe for concurrent use: Done
-// is called from transfer goroutines.
+// Progress receives transfer events for a display; Done is called from
+// transfer goroutines, so implementations must be safe for concurrent use.
 type Progress interface {
 	Start(destination string, files int, bytes int64)
 	Done(destination, path string, bytes int64)
@@ -28,10 +26,8 @@ type Progress interface {
 // Content opens the bytes of a planned write.
 type Content func(ctx context.Context, it plan.Item) (io.ReadCloser, error)
 
-// begin starts a write transaction on destination d's root for command
-// (txn.Begin: probe, lock, recover, sweep), waiting up to App.LockTimeout
-// for a lock another process holds. Every command that writes to a root
-// calls it before reading the state it plans from.
+// begin starts a write transaction (txn.Begin: probe, lock, recover, sweep),
+// waiting up to LockTimeout; writers call it before reading what they plan from.
 func (a *App) begin(ctx context.Context, st storage.Store, d *config.Destination, command string, jobs int) (*txn.Txn, error) {
 	return a.beginChange(ctx, st, d, command, jobs, nil)
 }
@@ -51,10 +47,8 @@ func (a *App) beginChange(ctx context.Context, st storage.Store, d *config.Desti
 	})
 }
 
-// runChange turns a run's plan into the change that applies it: writes
-// (with their records, for recovery), deletes, the final catalog and the
-// one of a partial outcome (plan.Settle). shape, when set, completes each
-// write (see webWrites).
+// runChange turns a plan into its change: writes (records, for recovery),
+// deletes, the final catalog and a partial one (plan.Settle); shape completes writes.
 func runChange(in plan.Input, p *plan.Plan, base storage.Version, content Content, shape func(*txn.Write)) *txn.Change {
 	now := in.Now.UTC().Truncate(time.Second)
 	ch := &txn.Change{Base: base, Final: p.Edit}

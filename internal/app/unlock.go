@@ -14,15 +14,12 @@ import (
 // UnlockOptions are the inputs of `distributor unlock`.
 type UnlockOptions struct {
 	MaintOptions
-	// Force removes a lock whose holder looks alive.
-	Force bool
+	Force bool // remove a lock whose holder looks alive
 }
 
-// Unlock removes a destination root's lock when it is stale (lease expired,
-// or its holder ran on this host and is gone) or, with Force, whatever holds
-// it. It does not recover the root: the next writer does that under the
-// lock, from the journal the dead run left (an intent the record carried
-// is first moved to the journal: lock.MoveIntent).
+// Unlock removes a stale lock (lease expired, or a gone holder on this host)
+// or, with Force, any. The next writer recovers, from the journal (an intent
+// in the record moves there first: lock.MoveIntent).
 func (a *App) Unlock(ctx context.Context, cfg *config.Config, opts UnlockOptions) (*report.Unlock, error) {
 	t, err := resolveMaint(cfg, "unlock", opts.MaintOptions)
 	if err != nil {
@@ -59,9 +56,7 @@ func (a *App) Unlock(ctx context.Context, cfg *config.Config, opts UnlockOptions
 		rep.Fail(fmt.Errorf("%w; the lock was not removed", err))
 		return rep, nil
 	}
-	// A waiter may have taken the lock over meanwhile (moving the same
-	// intent): its record, and the intent in it, are not this unlock's to
-	// remove.
+	// A waiter may have taken over (moving the same intent): not ours to remove.
 	if now, _, err := lock.Read(ctx, st); err == nil && now.ID != info.ID {
 		rep.Fail(fmt.Errorf("the lock changed hands while unlocking (now held by %s): it was not removed", now))
 		return rep, nil

@@ -20,11 +20,9 @@ type ValidateOptions struct {
 	Source   string // "" = configuration only
 }
 
-// Validate checks a loaded configuration and the outputs a bundle would
-// produce at every selected destination: the --source bundle for every
-// pipeline, or else each pipeline's configured source when it can be read
-// (a note says when it cannot: producers often write it just before the
-// run). It touches no storage.
+// Validate checks a configuration and the outputs the --source bundle (else
+// each pipeline's readable configured source) would produce at every selected
+// destination. It touches no storage.
 func (a *App) Validate(ctx context.Context, cfg *config.Config, opts ValidateOptions) (*report.Validate, error) {
 	rep := &report.Validate{Command: "validate", Config: cfg.File, Valid: true,
 		Pipelines: len(cfg.Pipelines), Destinations: len(cfg.Destinations), Problems: []string{}, Outputs: []report.ValidateOutputs{}}
@@ -52,9 +50,8 @@ func (a *App) Validate(ctx context.Context, cfg *config.Config, opts ValidateOpt
 	return rep, nil
 }
 
-// validation is what Validate gathers: the report, the destinations whose
-// template is broken, and per pipeline the manifest of the bundle planned
-// (by id) and the paths planned at each destination.
+// validation is what Validate gathers: per pipeline the manifest planned and
+// the paths planned at each destination.
 type validation struct {
 	cfg         *config.Config
 	rep         *report.Validate
@@ -63,8 +60,7 @@ type validation struct {
 	planned     map[destKey][]string
 }
 
-// load loads the bundle dir for --source; one that cannot be loaded is a
-// problem.
+// load loads the --source bundle; failing is a problem.
 func (v *validation) load(ctx context.Context, dir string) *bundle.Bundle {
 	b, err := bundle.Load(ctx, dir)
 	v.warnUnlisted("", b, err)
@@ -75,10 +71,8 @@ func (v *validation) load(ctx context.Context, dir string) *bundle.Bundle {
 	return b
 }
 
-// warnUnlisted warns of the files that the loaded bundle b, or the bundle
-// Load refused with err, holds but its manifest does not list: also beside
-// an invalid bundle's problems, as one may be the file meant to be listed.
-// who ("" or "pipeline P: ") starts each warning.
+// warnUnlisted warns, after who, of files bundle b (or the one refused with
+// err: one may be the file meant to be listed) holds but does not list.
 func (v *validation) warnUnlisted(who string, b *bundle.Bundle, err error) {
 	var unlisted []string
 	var ve *bundle.ValidationError
@@ -93,11 +87,9 @@ func (v *validation) warnUnlisted(who string, b *bundle.Bundle, err error) {
 	}
 }
 
-// configuredSources plans each pipeline's configured source bundle as
-// --source does, when it can be read. One that does not exist was warned
-// of by checkHost; one that cannot be loaded (being written, not sealed
-// yet) is a note, as a run reads the bundle there at its own time. Only
-// the context's end is an error.
+// configuredSources plans each readable configured source as --source does;
+// one that cannot be loaded (not sealed yet) is a note, as the run reads it
+// later. Only the context's end is an error.
 func (v *validation) configuredSources(ctx context.Context, pipelines []*config.Pipeline) error {
 	type loaded struct {
 		b   *bundle.Bundle
@@ -128,9 +120,7 @@ func (v *validation) configuredSources(ctx context.Context, pipelines []*config.
 	return nil
 }
 
-// plan plans bundle b's outputs at every destination of pipeline p; a
-// destination's failure (a mistyped rename, colliding outputs) is a
-// problem.
+// plan plans b at every destination of p; a failure there is a problem.
 func (v *validation) plan(ctx context.Context, p *config.Pipeline, b *bundle.Bundle) {
 	m := b.Manifest
 	v.manifests[p.ID] = &m
@@ -158,7 +148,6 @@ func (v *validation) plan(ctx context.Context, p *config.Pipeline, b *bundle.Bun
 	}
 }
 
-// planAt expands d's root and prefix with vars into vo and plans b there.
 func planAt(ctx context.Context, b *bundle.Bundle, d *config.Destination, vars config.Vars, vo *report.ValidateOutputs) (*render.Result, error) {
 	root, err := config.Expand(d.Path, vars)
 	if err != nil {
@@ -182,8 +171,7 @@ func sourceOf(b *bundle.Bundle) *report.Source {
 	return &report.Source{Path: b.Dir, ID: m.ID, Digest: m.Digest, Created: catalog.FormatTime(m.Created)}
 }
 
-// sourceErr wraps the error of a source bundle that could not be loaded or
-// checked; the bundle package's errors already name the directory.
+// sourceErr wraps a source bundle's error; bundle's errors already name the directory.
 func sourceErr(dir string, err error) error {
 	if strings.HasPrefix(err.Error(), "bundle ") {
 		return fmt.Errorf("source %w", err)

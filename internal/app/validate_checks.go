@@ -19,23 +19,16 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage/registry"
 )
 
-// This file holds the checks validate makes beyond the configuration's
-// own rules: what this host needs, and destinations that would publish over
-// each other.
-
 type destKey struct{ pipeline, destination string }
 
-// problem marks rep invalid with msg.
 func problem(rep *report.Validate, msg string) {
 	rep.Valid = false
 	rep.Problems = append(rep.Problems, msg)
 }
 
-// checkHost checks what a run of the selected pipelines needs on this host:
-// missing files the configuration names (which templates must also parse)
-// and webhook secrets are problems; a missing source directory is a
-// warning, as producers often write the bundle only before the run. It
-// returns the destinations whose template is broken.
+// checkHost checks what runs need on this host: missing files (templates must
+// parse) and secrets are problems, a missing source a warning (often written
+// just before the run). It returns the destinations whose template is broken.
 func (a *App) checkHost(cfg *config.Config, pipelines []*config.Pipeline, rep *report.Validate) map[string]bool {
 	badTemplate := map[string]bool{}
 	seen := map[string]bool{}
@@ -81,7 +74,6 @@ func (a *App) checkHost(cfg *config.Config, pipelines []*config.Pipeline, rep *r
 	return badTemplate
 }
 
-// unwrapPath drops the path an *fs.PathError repeats.
 func unwrapPath(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
@@ -90,14 +82,12 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// rootID is where a destination root lives: the server (config.Location,
-// "" on local disk) and the root's "/"-separated path on it.
+// rootID is a root's server (config.Location, "" locally) and "/"-path on it.
 type rootID struct {
 	server string
 	path   string
 }
 
-// within reports whether inner lies strictly inside outer.
 func within(outer, inner string) bool {
 	if outer == "/" {
 		return inner != "/"
@@ -105,11 +95,9 @@ func within(outer, inner string) bool {
 	return strings.HasPrefix(inner, outer+"/")
 }
 
-// checkOverlaps finds destinations of one pipeline that publish to the same
-// root with overlapping outputs (each run would take them over from the
-// other): exactly with the manifest of the bundle planned for the pipeline
-// (manifests, by pipeline id) and the planned paths, else by paths.prefix.
-// Nested roots get a warning.
+// checkOverlaps finds a pipeline's destinations at one root with overlapping
+// outputs: by the planned manifest and paths, else by paths.prefix. Nested
+// roots get a warning.
 func checkOverlaps(cfg *config.Config, pipelines []*config.Pipeline, manifests map[string]*bundle.Manifest, planned map[destKey][]string, rep *report.Validate) {
 	for _, p := range pipelines {
 		m := manifests[p.ID]
@@ -160,7 +148,6 @@ func checkOverlaps(cfg *config.Config, pipelines []*config.Pipeline, manifests m
 	}
 }
 
-// sameRoot reports two destinations of pipeline p at one root.
 func sameRoot(p *config.Pipeline, x, y *config.Destination, root, px, py string, planned map[destKey][]string, rep *report.Validate) {
 	lead := fmt.Sprintf("pipeline %s: destinations %s and %s publish to the same root %s", p.ID, x.ID, y.ID, root)
 	fix := "each run would take the outputs over from the other destination and rewrite them, and neither run could ever skip; give them different roots or disjoint paths.prefix"
@@ -181,7 +168,6 @@ func sameRoot(p *config.Pipeline, x, y *config.Destination, root, px, py string,
 	}
 }
 
-// intersect returns the paths in both a and b, sorted.
 func intersect(a, b []string) []string {
 	in := setOf(a)
 	out := slices.DeleteFunc(slices.Clone(b), func(s string) bool { return !in[s] })
@@ -189,7 +175,6 @@ func intersect(a, b []string) []string {
 	return out
 }
 
-// examples lists the first n of paths, and how many more there are.
 func examples(paths []string, n int) string {
 	if len(paths) <= n {
 		return strings.Join(paths, ", ")

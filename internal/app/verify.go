@@ -18,20 +18,14 @@ type VerifyOptions struct {
 	MaintOptions
 	AllOwners bool // verify every owner's outputs, not just the selected one's
 	Jobs      int  // outputs read and hashed at once (0: the backend's default)
-	// Quick checks only that each output is listed with its recorded
-	// size, reading no content: it cannot see a change that keeps the size
-	// (bitrot, an in-place edit).
+	// Quick checks only listed sizes, reading no content: blind to changes
+	// that keep the size (bitrot, an in-place edit).
 	Quick bool
 }
 
-// Verify is a read-only bitrot check: it streams every selected managed
-// output from storage, opts.Jobs at a time, and compares its sha256 and
-// size with its record (with opts.Quick only presence and size). It takes
-// no lock and writes nothing. The report's lists are in catalog order
-// whatever the number of jobs.
-//
-// The returned error is for invalid options; everything after the root is
-// resolved, including failures, is in the report.
+// Verify is a read-only bitrot check, taking no lock: it compares each selected
+// output's sha256 and size with its record, opts.Jobs at a time; lists are in
+// catalog order. The error is for invalid options; the rest is reported.
 func (a *App) Verify(ctx context.Context, cfg *config.Config, opts VerifyOptions) (*report.Verify, error) {
 	t, err := resolveMaint(cfg, "verify", opts.MaintOptions)
 	if err != nil {
@@ -55,8 +49,7 @@ func (a *App) Verify(ctx context.Context, cfg *config.Config, opts VerifyOptions
 	}
 	rep.TempFiles = append(rep.TempFiles, temps...)
 	if m.cat == nil {
-		// Nothing is managed here: most likely a mistyped root, which must
-		// not pass for a healthy one.
+		// Most likely a mistyped root, which must not pass for a healthy one.
 		return fail(noCatalogError(ctx, m.store, m.pending))
 	}
 	res, err := a.audit(ctx, t, m, opts)
@@ -75,10 +68,8 @@ func (a *App) Verify(ctx context.Context, cfg *config.Config, opts VerifyOptions
 	return rep, nil
 }
 
-// noCatalogError is verify's failure on a root without a catalog (state
-// none): it names the root, says whether anything is there, and asks
-// whether another path was meant; or, when a dead run's journal is
-// pending there, that its recovery comes first.
+// noCatalogError is verify's failure on state none: it says whether anything
+// is there and asks if another path was meant, or that a pending recovery comes first.
 func noCatalogError(ctx context.Context, st storage.Store, pending bool) error {
 	if pending {
 		return fmt.Errorf("no catalog (%s) found at %s yet: a dead run's intent journal is pending there, so nothing was verified; "+
@@ -104,9 +95,8 @@ func noCatalogError(ctx context.Context, st storage.Store, pending bool) error {
 		catalog.FileName, st, what)
 }
 
-// audit checks the selected records of m's catalog against storage,
-// streaming the catalog (and, with opts.Quick, the listing alongside it).
-// With a.Progress, a first pass counts what there is to check.
+// audit checks the selected records against storage (with opts.Quick, the
+// listing); with a.Progress, a first pass counts what there is to check.
 func (a *App) audit(ctx context.Context, t *maintTarget, m *maintRoot, opts VerifyOptions) (*AuditResult, error) {
 	keep := ownedBy(t.owner, opts.AllOwners)
 	ao := AuditOptions{Jobs: jobsFor(t.dest.Backend, opts.Jobs)}

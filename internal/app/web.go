@@ -14,18 +14,16 @@ import (
 	"github.com/distributor-dev/distributor/internal/txn"
 )
 
-// Write phases of a run (txn.Write.Phase): a reader of the destination
-// never sees a page before the files it references, nor the primary page
-// (with the archive index and feed) before the pages it links to.
+// Write phases (txn.Write.Phase): a reader never sees a page before the files
+// it references, nor the primary page (index, feed) before the pages it links.
 const (
 	PhaseAssets = iota // every output that is not an HTML page
 	PhaseHTML
 	PhasePrimary
 )
 
-// webWrites completes a run's writes for web readers: their phase and the
-// response metadata of the first headers rule that matches the output path
-// (S3 only; config rejects rules elsewhere).
+// webWrites sets a write's phase and the metadata of the first matching
+// headers rule (S3 only; config rejects rules elsewhere).
 func webWrites(d *config.Destination, primary string) func(*txn.Write) {
 	last := []string{primary}
 	if d.Index != nil {
@@ -45,8 +43,6 @@ func webWrites(d *config.Destination, primary string) func(*txn.Write) {
 	}
 }
 
-// metadataFor returns the response metadata of the first rule whose match
-// pattern matches output path p (the zero Metadata when none does).
 func metadataFor(rules []config.HeaderRule, p string) storage.Metadata {
 	for _, r := range rules {
 		if glob.Match(r.Match, p) {
@@ -56,8 +52,7 @@ func metadataFor(rules []config.HeaderRule, p string) storage.Metadata {
 	return storage.Metadata{}
 }
 
-// checkIndexPaths refuses an archive index or feed path that an output of
-// the bundle takes too.
+// checkIndexPaths refuses an index or feed path that an output takes too.
 func checkIndexPaths(d *config.Destination, outs []render.Output) error {
 	if d.Index == nil {
 		return nil
@@ -73,9 +68,8 @@ func checkIndexPaths(d *config.Destination, outs []render.Output) error {
 	return nil
 }
 
-// reportCollector keeps, while a run streams the catalog, what the archive
-// index of one destination needs of each of its records (not its index and
-// feed): a few dozen bytes each. A nil collector collects nothing.
+// reportCollector keeps, as the catalog streams, what one destination's archive
+// index needs of its records: a few dozen bytes each. Nil collects nothing.
 type reportCollector struct {
 	dest string
 	recs []render.IndexRecord
@@ -88,13 +82,11 @@ func (c *reportCollector) visit(o *catalog.Output) {
 	c.recs = append(c.recs, indexRecord(o.Path, o.Owner(), o.Kind, o.Transform, o.Source))
 }
 
-// indexRecord is what an archive index shows of an output.
 func indexRecord(path string, owner catalog.Owner, kind, transform string, s catalog.Source) render.IndexRecord {
 	return render.IndexRecord{Path: path, PipelineID: owner.PipelineID, DestinationID: owner.DestinationID, Kind: kind, Transform: transform,
 		Source: render.PageSource{ID: s.ID, Digest: s.Digest, Created: s.Created}}
 }
 
-// records returns what the collector kept (nil for a nil collector).
 func (c *reportCollector) records() []render.IndexRecord {
 	if c == nil {
 		return nil
@@ -102,16 +94,14 @@ func (c *reportCollector) records() []render.IndexRecord {
 	return c.recs
 }
 
-// reset forgets what an earlier read collected.
 func (c *reportCollector) reset() {
 	if c != nil {
 		c.recs = nil
 	}
 }
 
-// withIndexRequest makes a run's catalog read serve destination d's archive
-// index: the index and feed paths are planned too, and every record of d
-// passes through the returned collector (nil without an index).
+// withIndexRequest plans d's index and feed paths too, and passes d's records
+// through the returned collector (nil without an index).
 func withIndexRequest(d *config.Destination, req planRequest) (planRequest, *reportCollector) {
 	if d.Index == nil {
 		return req, nil
@@ -127,10 +117,8 @@ func withIndexRequest(d *config.Destination, req planRequest) (planRequest, *rep
 	return req, c
 }
 
-// withIndex returns outs (sorted by path) with destination d's archive index
-// and feed added, built from the catalog as this run leaves it: the records
-// of d read (recs; none with --force or without a valid catalog), minus
-// those the run replaces or deletes, plus outs.
+// withIndex returns outs, sorted, with d's index and feed built from the
+// catalog as the run leaves it: recs minus what it replaces or deletes, plus outs.
 func withIndex(d *config.Destination, owner catalog.Owner, source catalog.Source, force bool, status catalog.Status, recs []render.IndexRecord, outs []render.Output) ([]render.Output, error) {
 	if d.Index == nil {
 		return outs, nil
@@ -161,9 +149,8 @@ func withIndex(d *config.Destination, owner catalog.Owner, source catalog.Source
 	return res, nil
 }
 
-// refuseForeignIndex turns pl into a fail_conflict when the catalog records
-// d's index or feed path as another destination's (two destinations sharing
-// a root, which configuration cannot always see: templated roots).
+// refuseForeignIndex fails pl (fail_conflict) when d's index or feed path is
+// another destination's at this root (templated roots hide that from config).
 func refuseForeignIndex(d *config.Destination, known *plan.Known, pl *plan.Plan) {
 	if d.Index == nil || pl.Action.Failed() || pl.Action == plan.ForceReplace || known == nil {
 		return
