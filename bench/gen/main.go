@@ -8,14 +8,11 @@
 //	gen root -dir DIR -outputs N [-size BYTES] [-per-dir K] [-files=false]
 //	         [-pipeline P] [-destination D]
 //	    writes N small random files below DIR (K per directory, default
-//	    100: d0000/f0000000.bin, ...) and a valid .distributor.json
-//	    recording all of them as managed outputs of P/D, written with
-//	    catalog's streaming Encoder (constant memory, the bytes of
-//	    catalog.Encode): a destination root that already holds N outputs,
-//	    made without publishing them one by one. With -files=false only the
-//	    catalog is written (the same records: the content is generated and
-//	    hashed, not stored), which also restores the catalog of a root made
-//	    earlier with the same flags.
+//	    100: d0000/f0000000.bin, ...) and a .distributor.json recording them
+//	    as managed outputs of P/D: a root holding N outputs, made without
+//	    publishing them. With -files=false only the catalog is written (the
+//	    content hashed, not stored), which also restores the catalog of a
+//	    root made earlier with the same flags.
 //
 // Content is pseudo-random (ChaCha8, seeded), so it neither compresses nor
 // deduplicates, and the same flags give the same bytes.
@@ -64,8 +61,7 @@ func usage() {
 // created is the fixed creation time of generated bundles and records.
 var created = time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
 
-// writeRandom writes size pseudo-random bytes from rng to path, creating
-// its directory, and returns the content's sha256 in catalog form.
+// writeRandom writes size pseudo-random bytes from rng to path (see random).
 func writeRandom(path string, size int64, rng *rand.ChaCha8, buf []byte) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return "", err
@@ -113,9 +109,7 @@ func genBundle(args []string) error {
 	if *dir == "" || *files < 1 || *size < 0 || *perDir < 1 {
 		return fmt.Errorf("bundle: need -dir, -files >= 1, -size >= 0, -per-dir >= 1")
 	}
-	var key [32]byte
-	key[0], key[1] = byte(*seed), byte(*seed>>8)
-	rng := rand.NewChaCha8(key)
+	rng := rand.NewChaCha8([32]byte{byte(*seed), byte(*seed >> 8)})
 	buf := make([]byte, 1<<20)
 	for i := range *files {
 		p := filepath.Join(*dir, fmt.Sprintf("d%03d", i / *perDir), fmt.Sprintf("f%05d.bin", i))
@@ -143,9 +137,8 @@ func genRoot(args []string) error {
 	if err := os.MkdirAll(*dir, 0o755); err != nil {
 		return err
 	}
-	// Directory names are zero-padded to at least 4 digits (the layout of
-	// roots up to 1M outputs at 100 per directory, d0000..d9999), wider when
-	// needed so that paths sort in generation order.
+	// Names are zero-padded to at least 4 (7) digits, wider when needed so
+	// that paths sort in generation order.
 	dirWidth := max(4, len(fmt.Sprint(max(*outputs-1, 0) / *perDir)))
 	fileWidth := max(7, len(fmt.Sprint(max(*outputs-1, 0))))
 	rng := rand.NewChaCha8([32]byte{42})

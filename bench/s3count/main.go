@@ -1,10 +1,8 @@
-// Command s3count is a counting reverse proxy for the object-store
-// benchmarks of bench/run (S3, and the GCS and Azure emulators, whose
-// requests it forwards the same way): it forwards every request to one
-// server unchanged (the Host header is kept, so SigV4 signatures made for
-// the proxy's address stay valid) and counts them by method and by S3
-// operation (a GCS or Azure listing, with its prefix parameter, counts as
-// ListObjects; every other request by its method).
+// Command s3count is a counting reverse proxy for bench/run's object-store
+// benchmarks (S3, GCS and Azure emulators): it forwards every request to one
+// server unchanged (the Host header kept, so SigV4 signatures made for the
+// proxy's address stay valid) and counts them by method and S3 operation (a
+// GCS or Azure listing, with its prefix parameter, counts as ListObjects).
 //
 //	s3count -target http://127.0.0.1:PORT [-listen 127.0.0.1:0] [-addr-file F] [-log F]
 //
@@ -13,9 +11,8 @@
 // as JSON; GET /__count?reset=1 returns them and starts again from zero;
 // &mark=NAME also labels the requests logged so far (see -log). On
 // SIGTERM or SIGINT it prints the counts to stdout and exits. With -log,
-// every forwarded request is also appended to a file as one line
-// "OPERATION METHOD PATH?QUERY" (with the signature query parameters of
-// presigned requests left out), to see which requests a tool makes.
+// each forwarded request is appended to a file as "OPERATION METHOD
+// PATH?QUERY" (without presigned requests' signature parameters).
 package main
 
 import (
@@ -52,10 +49,6 @@ type Counts struct {
 	Total    int            `json:"total"`
 	ByMethod map[string]int `json:"by_method"`
 	ByOp     map[string]int `json:"by_op"`
-}
-
-func newCounter() *counter {
-	return &counter{byMethod: map[string]int{}, byOp: map[string]int{}}
 }
 
 // operation names the S3 operation of r roughly: a listing, a multipart
@@ -97,9 +90,8 @@ func (c *counter) add(r *http.Request) {
 	}
 }
 
-// snapshot returns the counts, zeroing them if reset is set. A non-empty
-// mark is written to the request log as "== end of MARK: COUNTS ==", to
-// label the requests above it.
+// snapshot returns the counts, zeroing them if reset. A mark labels the
+// requests logged so far with "== end of MARK: COUNTS ==".
 func (c *counter) snapshot(reset bool, mark string) Counts {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -142,7 +134,7 @@ func main() {
 	if err != nil {
 		log.Fatalf("s3count: %v", err)
 	}
-	c := newCounter()
+	c := &counter{byMethod: map[string]int{}, byOp: map[string]int{}}
 	if *logFile != "" {
 		f, err := os.OpenFile(*logFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 		if err != nil {
@@ -160,9 +152,8 @@ func main() {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/__count", func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
-		snap := c.snapshot(q.Get("reset") == "1", q.Get("mark"))
 		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(snap)
+		json.NewEncoder(w).Encode(c.snapshot(q.Get("reset") == "1", q.Get("mark")))
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		c.add(r)
