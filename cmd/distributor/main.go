@@ -1,10 +1,10 @@
 // Command distributor publishes source bundles to local disk, SFTP servers
-// and object stores under a catalog that records what it manages: the
-// command line over the library (the module's root package), linking every
-// backend. See README.md and docs/ for the full story.
+// and object stores under a catalog: the command line over the library,
+// linking every backend. See README.md and docs/.
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -51,8 +51,8 @@ func (e *interruptedError) Error() string {
 	return "interrupted by " + signalName(e.sig)
 }
 
-// exitCode is 128 plus the signal's number (130 for SIGINT, 143 for
-// SIGTERM), as a shell reports a process that the signal killed.
+// exitCode is 128 plus the signal's number, as a shell reports a process
+// that the signal killed.
 func (e *interruptedError) exitCode() int {
 	if s, ok := e.sig.(syscall.Signal); ok {
 		return 128 + int(s)
@@ -111,8 +111,7 @@ func notifyContext(parent context.Context, sigs ...os.Signal) (ctx context.Conte
 	}
 }
 
-// buildVersion reports the module version ("dev" when unknown) and VCS
-// revision the binary was built from.
+// buildVersion reports the module version ("dev" when unknown) and VCS revision.
 func buildVersion() (string, string) {
 	v, commit := version, ""
 	if info, ok := debug.ReadBuildInfo(); ok {
@@ -125,13 +124,9 @@ func buildVersion() (string, string) {
 			}
 		}
 	}
-	if v == "" {
-		v = "dev"
-	}
-	return v, commit
+	return cmp.Or(v, "dev"), commit
 }
 
-// isTerminal reports whether w is a character device (a terminal).
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {

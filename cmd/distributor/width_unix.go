@@ -15,9 +15,8 @@ func terminalWidth(w io.Writer) int {
 	if !ok {
 		return 0
 	}
-	ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ)
-	if err != nil {
-		return 0
+	if ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ); err == nil {
+		return int(ws.Col)
 	}
-	return int(ws.Col)
+	return 0
 }
