@@ -75,9 +75,6 @@ func (d *progressDisplay) event(e distributor.Event) {
 // rarely enough not to flood a log.
 const refreshNonTerminal = time.Second
 
-// defaultWidth is the display's width on a terminal reporting no size.
-const defaultWidth = 80
-
 // console is mpb's console writer (a buffer flushed once per frame) with two
 // changes: a terminal reporting no size (a pseudo-terminal whose size was
 // never set, as under some container runtimes) counts as 80x24, where mpb
@@ -94,7 +91,7 @@ type console struct {
 func (c *console) GetTermSize() (width, height int, err error) {
 	width, height, err = c.Writer.GetTermSize()
 	if err != nil || width <= 0 {
-		return defaultWidth, 24, nil
+		return defaultColumns, 24, nil
 	}
 	return width, max(height, 2), nil
 }

@@ -48,11 +48,10 @@ catalog write failed, or the root's state is legacy, invalid or future;
 			return nil
 		},
 	}
-	prune := func(ctx context.Context, cfg *distributor.Config) (*report.Prune, error) {
+	maintCommand(g, cmd, &opts.Root, func(ctx context.Context, cfg *distributor.Config) (*report.Prune, error) {
 		opts.Logger, _, opts.Tuning = g.session()
 		return distributor.Prune(ctx, cfg, opts)
-	}
-	maintCommand(g, cmd, &opts.Root, prune, func(rep *report.Prune) error {
+	}, func(rep *report.Prune) error {
 		return lockHeldStatus(g.finish(rep, rep.Failed(), func() { report.WritePruneText(g.env.Stdout, rep, g.width()) }), rep.Cause)
 	})
 	f := cmd.Flags()

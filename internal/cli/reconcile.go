@@ -35,11 +35,10 @@ usage or configuration error.`,
   distributor reconcile-state --pipeline weather.daily --destination latest \
     --all-owners`,
 	}
-	reconcile := func(ctx context.Context, cfg *distributor.Config) (*report.ReconcileState, error) {
+	maintCommand(g, cmd, &opts.Root, func(ctx context.Context, cfg *distributor.Config) (*report.ReconcileState, error) {
 		opts.Logger, _, opts.Tuning = g.session()
 		return distributor.ReconcileState(ctx, cfg, opts)
-	}
-	maintCommand(g, cmd, &opts.Root, reconcile, func(rep *report.ReconcileState) error {
+	}, func(rep *report.ReconcileState) error {
 		return lockHeldStatus(g.finish(rep, rep.Failed(), func() { report.WriteReconcileText(g.env.Stdout, rep, g.width()) }), rep.Cause)
 	})
 	f := cmd.Flags()

@@ -50,11 +50,10 @@ usage or configuration error.`,
   distributor state show --pipeline weather.daily --destination latest \
     --output json | jq '.outputs[].path'`,
 	}
-	show := func(ctx context.Context, cfg *distributor.Config) (*report.StateShow, error) {
+	maintCommand(g, cmd, &opts.Root, func(ctx context.Context, cfg *distributor.Config) (*report.StateShow, error) {
 		opts.Logger, _, _ = g.session()
 		return distributor.ShowState(ctx, cfg, opts)
-	}
-	maintCommand(g, cmd, &opts.Root, show, func(s *report.StateShow) error {
+	}, func(s *report.StateShow) error {
 		defer s.Close()
 		if g.output != "json" {
 			return report.WriteStateText(g.env.Stdout, s, g.width())

@@ -31,11 +31,10 @@ configuration error.`,
 		Example: `  distributor unlock --pipeline weather.daily --destination latest
   distributor unlock --pipeline weather.daily --destination latest --force`,
 	}
-	unlock := func(ctx context.Context, cfg *distributor.Config) (*report.Unlock, error) {
+	maintCommand(g, cmd, &opts.Root, func(ctx context.Context, cfg *distributor.Config) (*report.Unlock, error) {
 		opts.Logger, _, _ = g.session()
 		return distributor.Unlock(ctx, cfg, opts)
-	}
-	maintCommand(g, cmd, &opts.Root, unlock, func(rep *report.Unlock) error {
+	}, func(rep *report.Unlock) error {
 		return g.finish(rep, rep.Error != nil, func() { report.WriteUnlockText(g.env.Stdout, rep, g.width()) })
 	})
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "remove the lock even if its holder looks alive")

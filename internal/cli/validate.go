@@ -49,8 +49,7 @@ variable the configuration needs; 2 the configuration is invalid.`,
 			if err != nil {
 				if g.output == "json" {
 					// The configuration's problems are the document.
-					rep := invalidConfigReport(g.configPath, err)
-					if perr := g.printJSON(rep); perr != nil {
+					if perr := g.printJSON(invalidConfigReport(g.configPath, err)); perr != nil {
 						return perr
 					}
 				}

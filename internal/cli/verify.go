@@ -45,14 +45,13 @@ usage or configuration error.`,
   distributor verify --pipeline weather.daily --destination latest --quick
   distributor verify --pipeline weather.daily --destination archive --jobs 16`,
 	}
-	verify := func(ctx context.Context, cfg *distributor.Config) (*report.Verify, error) {
+	maintCommand(g, cmd, &opts.Root, func(ctx context.Context, cfg *distributor.Config) (*report.Verify, error) {
 		if opts.Jobs < 0 {
 			return nil, usageErr("--jobs %d: must be 1 or more", opts.Jobs)
 		}
 		opts.Logger, opts.OnEvent, _ = g.session()
 		return distributor.Verify(ctx, cfg, opts)
-	}
-	maintCommand(g, cmd, &opts.Root, verify, func(rep *report.Verify) error {
+	}, func(rep *report.Verify) error {
 		return g.finish(rep, rep.Failed(), func() { report.WriteVerifyText(g.env.Stdout, rep, g.width()) })
 	})
 	cmd.Flags().BoolVar(&opts.AllOwners, "all-owners", false, "verify every owner's outputs at the root, not just this pipeline/destination's")
