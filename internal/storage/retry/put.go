@@ -174,13 +174,12 @@ func (b *body) digest(size int64) ([]byte, error) {
 	return h.Sum(nil), nil
 }
 
-// Put implements storage.Store, retrying as the package documentation
-// says for each PutMode.
+// Put implements storage.Store, retrying as the package documentation says.
 func (s *Store) Put(ctx context.Context, path string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
 	if opts.Mode == storage.PutIfVersion {
 		return s.putIf(ctx, path, r, size, opts)
 	}
-	return "", s.send(s.call(ctx, opts.Mode.Op(), path), r, size, opts.Mode == storage.PutCreate, func(ar io.Reader) error {
+	return "", s.send(&call{s: s, ctx: ctx, op: opts.Mode.Op(), path: path}, r, size, opts.Mode == storage.PutCreate, func(ar io.Reader) error {
 		_, err := s.Store.Put(ctx, path, ar, size, opts)
 		return err
 	})
@@ -192,7 +191,7 @@ func (s *Store) Put(ctx context.Context, path string, r io.Reader, size int64, o
 // establishes by looking at the path.
 func (s *Store) Stage(ctx context.Context, path string, r io.Reader, size int64, opts storage.PutOptions) (storage.Staged, error) {
 	var sg storage.Staged
-	err := s.send(s.call(ctx, "stage", path), r, size, false, func(ar io.Reader) (err error) {
+	err := s.send(&call{s: s, ctx: ctx, op: "stage", path: path}, r, size, false, func(ar io.Reader) (err error) {
 		sg, err = s.Store.Stage(ctx, path, ar, size, opts)
 		return err
 	})
@@ -265,8 +264,7 @@ func unknownOutcome(c *call, werr, rerr error) error {
 		c.op, c.path, werr, rerr)
 }
 
-// digest reads the object at path and returns the SHA-256 of its bytes
-// and their number.
+// digest returns the SHA-256 and size of the object at path.
 func (s *Store) digest(ctx context.Context, path string) ([]byte, int64, error) {
 	rc, err := s.Store.Open(ctx, path)
 	if err != nil {
@@ -287,14 +285,13 @@ func (s *Store) putIf(ctx context.Context, path string, in io.Reader, size int64
 	if err != nil {
 		return "", fmt.Errorf("put-if %s: %w", path, err)
 	}
-	ifVersion := opts.Version
 	// Not hashed while it is sent (a catalog of hundreds of MB, hashed
 	// by the store already): the rare read-back hashes r again.
 	b := newBody(r, false)
 	b.seeker, b.start = r, 0 // the content is r from its start
 	// want is the SHA-256 of the content, once a read-back needed it.
 	var want []byte
-	return s.condPut(s.call(ctx, "put-if", path), ifVersion,
+	return s.condPut(&call{s: s, ctx: ctx, op: "put-if", path: path}, opts.Version,
 		func() (storage.Version, error) {
 			if err := b.rewind(); err != nil {
 				return "", &readerError{err}

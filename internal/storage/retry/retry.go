@@ -1,11 +1,9 @@
 // Package retry wraps a storage.Store to retry the operations that are safe
-// to repeat after a transient failure (as the wrapped store classifies it,
-// see storage.Store.IsTransient), with exponential backoff and full
-// jitter, bounded by an attempt count per call and by a retry budget: the
-// total time the Store may spend waiting between attempts, over all its
-// calls. Calling a failed operation again is this wrapper's policy, never
-// an adapter's (an adapter only gets what its client library does for one
-// request, such as minio-go's retries of a request that can be sent again).
+// to repeat after a transient failure (storage.Store.IsTransient), with
+// exponential backoff and full jitter, bounded by attempts per call and by a
+// retry budget of waiting over all calls. Retrying a failed operation is
+// this wrapper's policy, never an adapter's (beyond what its client library
+// does for one request, such as minio-go's resends).
 //
 // What is retried:
 //
@@ -146,10 +144,8 @@ func (s *Store) Retries() int {
 // Unwrap returns the wrapped Store.
 func (s *Store) Unwrap() storage.Store { return s.Store }
 
-// Count returns the Retries of the first *Store found in st or in the
-// chain of Stores it wraps (through Unwrap() storage.Store methods), or 0
-// if there is none: what a run reports for a destination whatever wrappers
-// (tests add some) are around the retrying one.
+// Count returns the Retries of the first *Store in st's chain of wrapped
+// Stores (Unwrap() storage.Store), or 0 if there is none.
 func Count(st storage.Store) int {
 	for st != nil {
 		if s, ok := st.(*Store); ok {
@@ -188,10 +184,6 @@ type call struct {
 	op, path string
 	failed   int   // transient failures so far
 	last     error // the last of them
-}
-
-func (s *Store) call(ctx context.Context, op, path string) *call {
-	return &call{s: s, ctx: ctx, op: op, path: path}
 }
 
 // again records the transient failure err and waits before the next
@@ -262,7 +254,7 @@ func ctxError(ctx context.Context) error {
 // ReadVersioned): such a failed attempt is not retried, since fn would see
 // the data again, and its error is returned as is.
 func (s *Store) do(ctx context.Context, op, path string, attempt func(called *bool) error) error {
-	c := s.call(ctx, op, path)
+	c := &call{s: s, ctx: ctx, op: op, path: path}
 	for {
 		called := false
 		err := attempt(&called)
@@ -330,8 +322,7 @@ func (s *Store) Stat(ctx context.Context, path string) (storage.Info, error) {
 	return retried(s, ctx, "stat", path, func() (storage.Info, error) { return s.Store.Stat(ctx, path) })
 }
 
-// List implements storage.Store, retrying only an attempt that did not
-// call fn.
+// List implements storage.Store, retrying only an attempt that did not call fn.
 func (s *Store) List(ctx context.Context, prefix string, fn func(storage.Info) error) error {
 	return s.do(ctx, "list", prefix, func(called *bool) error {
 		return s.Store.List(ctx, prefix, func(info storage.Info) error {
@@ -363,8 +354,7 @@ func (s *Store) Sync(ctx context.Context) error {
 	return s.do(ctx, "sync", "", func(*bool) error { return s.Store.Sync(ctx) })
 }
 
-// SweepTemp implements storage.Store. It returns what the last attempt
-// found.
+// SweepTemp implements storage.Store, returning what the last attempt found.
 func (s *Store) SweepTemp(ctx context.Context, opts storage.SweepOptions) (found []string, err error) {
 	err = s.do(ctx, "sweep-temp", "", func(*bool) (err error) {
 		found, err = s.Store.SweepTemp(ctx, opts)
