@@ -210,7 +210,7 @@ func (p *parser) name() ([]byte, error) {
 }
 
 // read reads the value of a known top-level member into m.
-func (p *parser) read(m *Manifest, name string) error {
+func (p *parser) read(m *Manifest, name string) (err error) {
 	switch name {
 	case "schema_version":
 		v, ok, err := p.integer(field{-1, name})
@@ -223,9 +223,7 @@ func (p *parser) read(m *Manifest, name string) error {
 		}
 		m.SchemaVersion = int(min(max(v, -1<<31), 1<<31-1))
 	case "id":
-		s, _, err := p.str(field{-1, name})
-		m.ID = s
-		return err
+		m.ID, _, err = p.str(field{-1, name})
 	case "created":
 		s, ok, err := p.str(field{-1, name})
 		if err != nil || !ok {
@@ -238,15 +236,11 @@ func (p *parser) read(m *Manifest, name string) error {
 			m.Created = t.UTC()
 		}
 	case "digest":
-		s, _, err := p.str(field{-1, name})
-		m.Digest = s
-		return err
+		m.Digest, _, err = p.str(field{-1, name})
 	case "files":
-		files, err := p.files()
-		m.Files = files
-		return err
+		m.Files, err = p.files()
 	}
-	return nil
+	return err
 }
 
 func (p *parser) files() ([]File, error) {

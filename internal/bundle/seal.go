@@ -110,22 +110,19 @@ func sealCandidates(ctx context.Context, root *os.Root) ([]string, []Problem, er
 		if p == "." || p == ManifestName || (!strings.Contains(p, "/") && strings.HasPrefix(p, sealTempPrefix)) {
 			return nil
 		}
-		t := d.Type()
-		switch {
+		switch t := d.Type(); {
 		case t&fs.ModeSymlink != 0:
 			problems = append(problems, Problem{Path: p, Reason: "is a symlink (a bundle may hold only regular files)"})
-			return nil
 		case d.IsDir():
-			return nil
 		case !t.IsRegular():
 			problems = append(problems, Problem{Path: p, Reason: fmt.Sprintf("is not a regular file (mode %s)", t)})
-			return nil
+		default:
+			if err := cleanpath.CheckUnreserved(p); err != nil {
+				problems = append(problems, Problem{Path: p, Reason: "cannot be listed: path " + pathReason(err)})
+			} else {
+				paths = append(paths, p)
+			}
 		}
-		if err := cleanpath.CheckUnreserved(p); err != nil {
-			problems = append(problems, Problem{Path: p, Reason: "cannot be listed: path " + pathReason(err)})
-			return nil
-		}
-		paths = append(paths, p)
 		return nil
 	})
 	if err != nil {
