@@ -78,9 +78,8 @@ func (d dirFS) OpenFile(ctx context.Context, p string, _ bool) (io.ReadCloser, e
 	return f, nil
 }
 
-// CreateNew implements dirstore.FS: the exclusive create for file
-// systems without hard links, O_EXCL on the target, then the content in
-// place.
+// CreateNew implements dirstore.FS: the exclusive create without hard links,
+// O_EXCL on the target, then the content in place.
 func (d dirFS) CreateNew(ctx context.Context, p string, src *dirstore.DigestSource) error {
 	root, err := d.openRoot(true)
 	if err != nil {

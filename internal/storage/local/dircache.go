@@ -39,8 +39,7 @@ type dirHandle struct {
 	fd  int
 }
 
-// descriptor returns the descriptor of h's directory as a file, or -1
-// when h is nil or has none.
+// descriptor returns h's directory file descriptor, or -1 (h nil or without one).
 func (h *dirHandle) descriptor() int {
 	if h == nil || h.dir == nil {
 		return -1

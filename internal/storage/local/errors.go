@@ -26,8 +26,7 @@ type hintError struct {
 func (e *hintError) Error() string { return e.msg }
 func (e *hintError) Unwrap() error { return e.err }
 
-// readOnly reports whether op only reads: a permission it lacks is read
-// access, not write access.
+// readOnly reports whether op only reads (a permission it lacks is read access).
 func readOnly(op string) bool {
 	switch op {
 	case "get", "read", "open", "stat", "list":

@@ -13,9 +13,8 @@ import (
 )
 
 // List implements storage.Store with dirstore.ListTree, never following a
-// symbolic link. Regular files whose names the store cannot address (say,
-// containing a backslash) are still reported; the other methods reject
-// such paths with storage.ErrInvalidPath.
+// symbolic link. It reports regular files whose names the other methods reject
+// with storage.ErrInvalidPath (say, containing a backslash).
 func (s *Store) List(ctx context.Context, prefix string, fn func(storage.Info) error) error {
 	return storage.ListResult(dirstore.ListTree(ctx, tree{s}, prefix, fn), func(err error) error {
 		return fmt.Errorf("local %s: list %q: %w", s.path, prefix, s.explain("list", prefix, err))
@@ -86,10 +85,9 @@ func (t tree) PruneDir(ctx context.Context, p string, parents bool) {
 // dir is an open directory of the tree: r, reached by the chain c (nil
 // for the store root, which the Store owns).
 type dir struct {
-	r *os.Root
-	c *chain
-	// owned: r was opened by Sub and is closed with the dir.
-	owned bool
+	r     *os.Root
+	c     *chain
+	owned bool // r was opened by Sub and is closed with the dir
 }
 
 // Entries implements dirstore.TreeDir.

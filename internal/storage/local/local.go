@@ -84,8 +84,7 @@ type Store struct {
 	// Sync flushes the whole file system (syncfs).
 	unsyncedFiles bool
 
-	// dirs caches the directories staged writes and their commits work
-	// in (see walkChain); dircache.go.
+	// dirs caches the directories staged writes work in (dircache.go).
 	dirs dirCache
 	bufs sync.Pool // *[]byte of stageBuf bytes, for copyExact
 	// umaskKeeps: the umask clears no bit of fileMode (read once, on
@@ -186,9 +185,8 @@ func syncAt(root *os.Root, name string, sync func(*os.File) error) error {
 	return sync(f)
 }
 
-// openRoot returns the opened root, opening it on first use. When the
-// directory does not exist it returns (nil, nil), or creates it if create is
-// set.
+// openRoot returns the root, opened on first use; a missing directory gives
+// (nil, nil), or is created with create.
 func (s *Store) openRoot(create bool) (*os.Root, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -357,10 +355,9 @@ func (s *Store) Stat(ctx context.Context, p string) (storage.Info, error) {
 	return storage.Info{Path: p, Size: fi.Size(), ModTime: fi.ModTime()}, nil
 }
 
-// Delete implements storage.Store. It removes the regular file or symbolic
-// link (never its target) at p and fsyncs its directory, then prunes the
-// directories left empty (see Store.prune); a missing path, a directory or
-// a path below a symbolic link is left alone without error.
+// Delete implements storage.Store. It removes the regular file or symbolic link
+// (never its target) at p, fsyncs its directory and prunes the emptied ones; a
+// missing path, a directory or a path below a symbolic link is left alone.
 func (s *Store) Delete(ctx context.Context, p string) error {
 	if err := s.delete(ctx, p); err != nil {
 		return s.errorf("delete", p, err)

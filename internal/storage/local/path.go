@@ -135,9 +135,8 @@ func openLevel(cur *os.Root, segs []string, i int, create bool) (next *os.Root, 
 	return next, fi, made, err
 }
 
-// readChain is walkChain for readers, without the cache: a missing parent
-// or one that is not a plain directory yields an error matching
-// fs.ErrNotExist.
+// readChain is walkChain for readers, without the cache: a missing parent or
+// one that is not a plain directory yields an error matching fs.ErrNotExist.
 func readChain(root *os.Root, p string) (*chain, error) {
 	c, _, err := walkChain(root, p, false, nil)
 	if h := (*dirstore.HiddenError)(nil); errors.As(err, &h) {

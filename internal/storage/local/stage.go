@@ -35,8 +35,7 @@ func (s *Store) Stage(ctx context.Context, p string, r io.Reader, size int64, op
 	return s.dw.Stage(ctx, p, r, size, opts)
 }
 
-// missingDirs returns dir and those of its parents that do not exist,
-// dir first.
+// missingDirs returns dir and its missing parents, dir first.
 func missingDirs(dir string) []string {
 	var out []string
 	for d := dir; ; d = filepath.Dir(d) {

@@ -47,10 +47,9 @@ func (s *Store) createTempAt(dirfd int) (*os.File, string, error) {
 	return nil, "", errors.New("cannot create a unique temporary file")
 }
 
-// renameNoReplace renames old to new in the directory open as dirfd only
-// if new does not exist (renameat2 with RENAME_NOREPLACE: one system call
-// where a hard link and an unlink take two). A file system or kernel
-// without the flag yields an error matching errors.ErrUnsupported.
+// renameNoReplace renames old to new in dirfd only if new does not exist
+// (renameat2 RENAME_NOREPLACE: one system call where a link and an unlink take
+// two); without the flag it fails matching errors.ErrUnsupported.
 func renameNoReplace(dirfd int, old, new string) error {
 	for {
 		err := unix.Renameat2(dirfd, old, dirfd, new, unix.RENAME_NOREPLACE)

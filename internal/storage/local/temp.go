@@ -183,10 +183,9 @@ func (w *tempWriter) vanished(err error) error {
 	return err
 }
 
-// Link implements dirstore.Temp: one renameat2(RENAME_NOREPLACE) where
-// the platform and the file system have it, else a hard link, after which
-// the temporary name is removed. A taken name (even by a dangling symbolic
-// link) fails both.
+// Link implements dirstore.Temp: one renameat2(RENAME_NOREPLACE) where possible,
+// else a hard link and the temporary name's removal. A taken name (even by a
+// dangling symbolic link) fails both.
 func (w *tempWriter) Link(context.Context) error {
 	err := errors.ErrUnsupported
 	if w.dirfd >= 0 {
