@@ -181,9 +181,8 @@ func (s *Store) Delete(_ context.Context, path string) error {
 	return nil
 }
 
-// Properties implements storage.Store: the base store's, but the overlay
-// keeps writes in memory and does not stage, rewrite, list pages or
-// create a root (recovery, its only user, writes no outputs).
+// Properties are Base's, less staging, rewrites, list pages and creating a
+// root (recovery, the overlay's only user, writes no outputs).
 func (s *Store) Properties() storage.Properties {
 	p := s.Base.Properties()
 	p.Stage, p.Rewrite, p.ListPages, p.CreatesRoot = false, false, false, false
@@ -205,8 +204,7 @@ func (s *Store) RemoveCreatedRoot(context.Context) (bool, error) {
 	return false, storage.Unsupported(s, "remove-created-root", "")
 }
 
-// IsTransient implements storage.Store: Base's classification (the
-// overlay's own writes do not fail on the way).
+// IsTransient is Base's (the overlay's own writes do not fail on the way).
 func (s *Store) IsTransient(err error) bool { return s.Base.IsTransient(err) }
 
 // Stage implements storage.Store: it fails with storage.ErrNoStaging.
@@ -229,8 +227,7 @@ func (s *Store) String() string { return s.Base.String() }
 // Close does nothing: Base stays open for its owner to close.
 func (s *Store) Close() error { return nil }
 
-// ReadVersioned streams the overlay's view of path to fn and returns its
-// version.
+// ReadVersioned streams the overlay's view of path to fn.
 func (s *Store) ReadVersioned(ctx context.Context, path string, fn func(r io.Reader) error) (storage.Version, error) {
 	data, written, gone := s.lookup(path)
 	switch {
