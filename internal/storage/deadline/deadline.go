@@ -1,11 +1,6 @@
 // Package deadline gives the HTTP transport of an object store's client
-// (S3, GCS) its deadlines, so that no request waits forever on a server
-// that went silent, a stalled transfer or a network partition: a new
-// connection has Timeouts.Dial to connect and again to complete its TLS
-// handshake, a sent request has Timeouts.Response to get its response's
-// headers, and every connection carries a progress deadline: a request
-// fails once no byte has moved on its connection, either way, for
-// Timeouts.Idle, however long the transfer takes while bytes flow.
+// (S3, GCS) its deadlines, so that no request waits forever on a silent
+// server, a stalled transfer or a network partition.
 package deadline
 
 import (
@@ -23,10 +18,8 @@ import (
 type Timeouts struct {
 	// Dial bounds the TCP connect, and then the TLS handshake, of each
 	// new connection.
-	Dial time.Duration
-	// Response bounds the wait for a response's headers once the request
-	// is sent.
-	Response time.Duration
+	Dial     time.Duration
+	Response time.Duration // the wait for a response's headers
 	// Idle is the progress deadline of a connection: a request fails when
 	// no byte has moved on its connection, in either direction, for this
 	// long. Idle pooled connections are closed after half of it.
@@ -70,10 +63,9 @@ func progressDialer(dial dialFunc, timeout, idle time.Duration) dialFunc {
 }
 
 // progressConn is a connection whose every Read and Write moves the
-// deadline of both directions to timeout from now: a request fails once
-// no byte has moved either way for timeout, however long its transfer
-// takes while bytes flow. (A Write extends a Read waiting for the
-// response, so a long upload does not time out the wait that follows.)
+// deadline of both directions to timeout from now. (A Write extends a Read
+// waiting for the response, so a long upload does not time out the wait
+// that follows.)
 type progressConn struct {
 	net.Conn
 	timeout time.Duration
@@ -112,10 +104,8 @@ func (e *StallError) Error() string {
 	return fmt.Sprintf("no data moved for %s (idle timeout): %v", e.Idle, e.Err)
 }
 
-// Unwrap returns the deadline error.
 func (e *StallError) Unwrap() error { return e.Err }
 
-// Timeout reports true: the error is a timeout.
 func (e *StallError) Timeout() bool { return true }
 
 // Temporary reports true, as the deadline error does (crypto/tls then
