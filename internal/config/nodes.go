@@ -51,9 +51,8 @@ func describe(n *yaml.Node) string {
 	return "an unexpected YAML node"
 }
 
-// object indexes the fields of mapping n (nil when n is not one), reporting
-// bad keys, merge keys, repeated and unknown fields; hint may word the
-// message for an unknown name.
+// object indexes the fields of mapping n (nil when n is not one), reporting bad,
+// merge, repeated and unknown keys; hint may word an unknown name's message.
 func (d *decoder) object(n *yaml.Node, field string, known []string, hint func(string) string) *object {
 	if n.Kind != yaml.MappingNode {
 		d.add(n.Line, field, "must be a mapping, not %s", describe(n))

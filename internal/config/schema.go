@@ -11,12 +11,10 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage/registry"
 )
 
-// schemaTemplate is the JSON Schema of distributor.yaml without its
-// backends, maintained by hand next to the decoder (schema_test.go keeps
-// them in step). Schema completes it from the registry at @name@ markers:
-// the backends' names and prose in descriptions, "@blocks@" (each block by
-// reference), "@conditions@" (what each backend requires and forbids) and
-// "@backends@" (each block's schema).
+// schemaTemplate is distributor.yaml's JSON Schema without its backends, kept
+// by hand next to the decoder (schema_test.go checks). Schema fills its @name@
+// markers from the registry: names and prose, "@blocks@" (block references),
+// "@conditions@" (what each backend requires and forbids), "@backends@" (block schemas).
 //
 //go:embed schema.json
 var schemaTemplate []byte

@@ -75,15 +75,13 @@ func (d *decoder) template(s string, n *yaml.Node, field string) bool {
 // localPath resolves a local file path: "~/" is the home directory, and a
 // relative path joins the config file's directory.
 func (d *decoder) localPath(s string, n *yaml.Node, field string) (string, bool) {
-	if s == "" {
+	switch {
+	case s == "":
 		d.add(n.Line, field, "must not be empty")
 		return "", false
-	}
-	if strings.IndexByte(s, 0) >= 0 {
+	case strings.IndexByte(s, 0) >= 0:
 		d.add(n.Line, field, "must not contain a NUL byte")
 		return "", false
-	}
-	switch {
 	case s == "~" || strings.HasPrefix(s, "~/"):
 		home, err := d.homeDir()
 		if err != nil {

@@ -175,9 +175,8 @@ func rootKey(dst *Destination) string {
 	return dst.Backend + "\x00" + dst.Path + "\x00" + Location(dst)
 }
 
-// indexOwners rejects two destinations that share a root and name one path
-// for their index pages or feeds: each run would replace the other's
-// listing with its own.
+// indexOwners rejects two destinations sharing a root and an index or feed
+// path: each run would replace the other's listing with its own.
 func (d *decoder) indexOwners(dsts []Destination) {
 	type claim struct {
 		id, field string
