@@ -15,14 +15,12 @@ import (
 // its path as Put does.
 const maxCachedDirs = 256
 
-// dirCache keeps the directories that staged writes and their commits
-// work in open for the store's life: a publish of thousands of files into
-// a few directories then walks each path (an Lstat and an openat per
-// segment) once, not twice per file. Every directory in it was reached as
-// walkChain reaches one (no symbolic link, a plain directory). Whenever
-// the store removes a directory it forgets them all (handles in use stay
-// valid until Close); a write whose directory went away meanwhile fails
-// with fs.ErrNotExist and starts over with a fresh walk (see Store.begin).
+// dirCache keeps the directories staged writes and their commits work in open
+// for the store's life, so a publish of thousands of files into a few directories
+// walks each path (an Lstat and an openat per segment) once, not twice per file.
+// Each was reached as walkChain reaches one. Whenever the store removes a
+// directory it forgets them all (handles in use stay valid until Close); a write
+// whose directory went away fails with fs.ErrNotExist and walks afresh (Store.begin).
 type dirCache struct {
 	mu      sync.Mutex
 	m       map[string]*dirHandle // store path of the directory ("" = root)

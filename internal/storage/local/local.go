@@ -112,12 +112,11 @@ func New(root string) (*Store, error) {
 	return s, nil
 }
 
-// NewDeferred is New for a writer that publishes many files and then calls
-// Sync once: its Put fsyncs each file but records the directories whose
-// entries changed instead of fsyncing them one Put at a time, and Sync
-// fsyncs each of those directories once. Until Sync returns, a Put's new
-// name may not survive a power loss (its bytes do). PutIfVersion is never
-// deferred: the catalog, lock and journal are durable when it returns.
+// NewDeferred is New for a writer that publishes many files, then calls Sync
+// once: Put records the directories whose entries changed, and Sync fsyncs each
+// once. Until Sync returns, a Put's new name may not survive a power loss (its
+// bytes do). PutIfVersion is never deferred: the catalog, lock and journal are
+// durable when it returns.
 func NewDeferred(root string) (*Store, error) {
 	s, err := New(root)
 	if err != nil {

@@ -83,11 +83,10 @@ func (s *Store) RemoveCreatedRoot(context.Context) (bool, error) {
 	return true, nil
 }
 
-// copyExact is dirstore.CopyExact through a buffer of up to stageBuf
-// bytes: a file that fits takes one read to fill the buffer, one to see
-// the end of input, and one write (where io.CopyN makes 32 KiB reads and
-// writes). It stops once ctx is done (storage.Cancelled: no fence check
-// per buffer; the commit checks the fence before the change it guards).
+// copyExact is dirstore.CopyExact through a stageBuf buffer: a file that fits
+// takes one read to fill it, one to see the end of input, and one write (where
+// io.CopyN makes 32 KiB reads and writes). It stops once ctx is done (storage.Cancelled:
+// no fence check per buffer; the commit checks the fence before the change it guards).
 func (s *Store) copyExact(ctx context.Context, dst io.Writer, src io.Reader, size int64) error {
 	bp, _ := s.bufs.Get().(*[]byte)
 	if bp == nil {

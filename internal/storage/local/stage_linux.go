@@ -18,12 +18,11 @@ import (
 // createTempAt, on a cached directory's descriptor.
 const canCreateAt = true
 
-// createTempAt creates a new temporary file with mode 0644 in the
-// directory open as dirfd. It calls openat(2) itself and wraps the
-// descriptor with os.NewFile, so the file is not offered to the runtime's
-// poller (which refuses a regular file only after four fcntl calls and a
-// failing epoll_ctl, per file, when os opens it), and it skips the fchmod
-// that undoes the umask when the umask leaves 0644 as it is.
+// createTempAt creates a new temporary file with mode 0644 in dirfd. It calls
+// openat(2) itself and wraps the descriptor with os.NewFile, so the file is not
+// offered to the runtime's poller (which refuses a regular file only after four
+// fcntl calls and a failing epoll_ctl, per file, when os opens it), and skips
+// the fchmod undoing the umask when the umask leaves 0644 as it is.
 func (s *Store) createTempAt(dirfd int) (*os.File, string, error) {
 	for range 10 {
 		name := storage.TempPrefix + rand.Text()
