@@ -16,17 +16,16 @@ import (
 func parseCanonical(b []byte, o *Output, memo *canonMemo) int {
 	p := canonParser{b: b, memo: memo}
 	const in = "      "
-	m := memo
 	ok := p.lit("{\n") &&
 		p.str(in+`"path": `, &o.Path, true, nil) &&
-		p.str(in+`"pipeline_id": `, &o.PipelineID, true, &m.pipeline) &&
-		p.str(in+`"destination_id": `, &o.DestinationID, true, &m.destination) &&
+		p.str(in+`"pipeline_id": `, &o.PipelineID, true, &memo.pipeline) &&
+		p.str(in+`"destination_id": `, &o.DestinationID, true, &memo.destination) &&
 		p.lit(in+"\"source\": {\n") &&
-		p.str(in+`  "id": `, &o.Source.ID, true, &m.sourceID) &&
-		p.str(in+`  "digest": `, &o.Source.Digest, true, &m.sourceDigest) &&
+		p.str(in+`  "id": `, &o.Source.ID, true, &memo.sourceID) &&
+		p.str(in+`  "digest": `, &o.Source.Digest, true, &memo.sourceDigest) &&
 		p.time(in+`  "created": `, &o.Source.Created, false) &&
 		p.lit(in+"},\n") &&
-		p.str(in+`"kind": `, &o.Kind, true, &m.kind) &&
+		p.str(in+`"kind": `, &o.Kind, true, &memo.kind) &&
 		p.optStr(in+`"source_path": `, &o.SourcePath) &&
 		p.optStr(in+`"transform": `, &o.Transform) &&
 		p.optStr(in+`"url": `, &o.URL) &&

@@ -184,7 +184,6 @@ func (r *reader) header(version int, state *wireState, outputs bool) {
 	r.invalid = append(append(rules, times...), r.invalid...)
 }
 
-// member reads the value of the top-level member name into dst.
 func (r *reader) member(name string, dst any) error {
 	v, start, err := r.value(name)
 	if err != nil {
@@ -303,7 +302,6 @@ func order[P string | []byte](r *reader, path P, f field) error {
 	return nil
 }
 
-// hand gives a record to the callback.
 func (r *reader) hand(o *Output, path, raw []byte) error {
 	r.n++
 	if err := r.fn(o, path, raw); err != nil {

@@ -39,12 +39,10 @@ func (r *reader) name(where string) (string, int64, error) {
 	return name, at, r.decode(where, v, start, &name)
 }
 
-// startsValue reports whether a JSON value can start with c.
 func startsValue(c byte) bool {
 	return strings.IndexByte(`{["-0123456789tfn`, c) >= 0
 }
 
-// colon reads the colon after the member name.
 func (r *reader) colon(name string) error {
 	c, err := r.next(name)
 	if err != nil {
@@ -77,7 +75,6 @@ func (r *reader) value(where string) (jsontext.Value, int64, error) {
 	return v, start, nil
 }
 
-// decode decodes the value v read at offset start into dst strictly.
 func (r *reader) decode(where string, v jsontext.Value, start int64, dst any) error {
 	if err := strictjson.Unmarshal(v, dst); err != nil {
 		return r.explain(where, v, start, err)

@@ -107,7 +107,6 @@ func (e *Encoder) addRaw(path, raw []byte) error {
 	return e.err
 }
 
-// after checks that path comes after the last record's.
 func after[P string | []byte](e *Encoder, path P) error {
 	if e.n > 0 && string(path) <= string(e.last) {
 		return fmt.Errorf("%s.path: %q is not after %q (records must be sorted by path, each path once)", field(e.n), path, e.last)
