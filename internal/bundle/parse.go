@@ -209,7 +209,6 @@ func (p *parser) name() ([]byte, error) {
 	return jsontext.AppendUnquote(nil, v)
 }
 
-// read reads the value of a known top-level member into m.
 func (p *parser) read(m *Manifest, name string) (err error) {
 	switch name {
 	case "schema_version":
