@@ -22,12 +22,9 @@ type (
 // [A-Za-z0-9._-], starting with a letter or digit.
 func CheckBundleID(id string) error { return bundle.ValidateID(id) }
 
-// SealBundle hashes every regular file under dir (except manifest.json)
-// and writes dir/manifest.json atomically with the bundle id, its creation
-// time and the digest of the file list, as `distributor bundle seal`
-// does. Symlinks and names reserved for distributor (.distributor*) are
-// refused. A producer seals its output directory and then runs the
-// pipeline that publishes it.
+// SealBundle hashes every regular file under dir and writes
+// dir/manifest.json atomically, as `distributor bundle seal` does. Symlinks
+// and names reserved for distributor (.distributor*) are refused.
 func SealBundle(ctx context.Context, dir, id string, created time.Time) (*SealReport, error) {
 	if err := bundle.ValidateID(id); err != nil {
 		return nil, &UsageError{Msg: fmt.Sprintf("bundle id %q: %v", id, err)}
@@ -41,11 +38,9 @@ func SealBundle(ctx context.Context, dir, id string, created time.Time) (*SealRe
 		ID: m.ID, Digest: m.Digest, Created: catalog.FormatTime(m.Created), Files: len(m.Files)}, nil
 }
 
-// VerifyBundle checks dir against its manifest, as `distributor bundle
-// verify` does: every listed file exists as a regular file with the listed
-// size and sha256, and the digest matches the file list. Problems make the
-// report invalid, each with its file; files the manifest does not list are
-// warnings.
+// VerifyBundle checks dir's files and digest against its manifest, as
+// `distributor bundle verify` does. Problems make the report invalid;
+// unlisted files are warnings.
 func VerifyBundle(ctx context.Context, dir string) *BundleVerifyReport {
 	abs, _ := filepath.Abs(dir)
 	rep := &report.BundleVerify{Command: "bundle verify", Dir: abs, Valid: true,

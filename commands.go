@@ -56,10 +56,8 @@ type RunOptions struct {
 	// Rewrite writes every planned output even when its bytes are
 	// unchanged (to re-apply headers rules).
 	Rewrite bool
-	// MetricsFile, when set, is where a real run writes its metrics in
-	// Prometheus text format (the configuration's metrics_file is not
-	// read here: pass cfg.MetricsFile() for it). A file that cannot be
-	// written is a warning in the log.
+	// MetricsFile is where a real run writes its Prometheus metrics (pass
+	// cfg.MetricsFile() for metrics_file); a write failure only warns.
 	MetricsFile string
 	Logger      *slog.Logger
 	// OnEvent receives progress, from several goroutines at once.
@@ -67,12 +65,10 @@ type RunOptions struct {
 	Tuning
 }
 
-// Run publishes the selected pipelines to each of their destinations, as
-// `distributor run` does: destinations are independent, and the report
-// says per destination what was planned and what was applied. Webhooks
-// are called after each destination of a real run; a webhook whose
-// secret_env is unset is a *UsageError before anything is published (a
-// dry run only warns).
+// Run publishes the selected pipelines to their destinations, independently,
+// as `distributor run` does. Webhooks are called after each destination of a
+// real run; an unset secret_env is a *UsageError before anything is
+// published (a dry run only warns).
 func Run(ctx context.Context, cfg *Config, opts RunOptions) (*RunReport, error) {
 	a := session(cfg, opts.Logger, opts.OnEvent, opts.Tuning)
 	if err := a.CheckNotifications(cfg.c); err != nil {
@@ -102,8 +98,7 @@ func Run(ctx context.Context, cfg *Config, opts RunOptions) (*RunReport, error) 
 		}
 	}
 	if opts.MetricsFile != "" && !opts.DryRun {
-		samples := metrics.FromRun(o, selected(cfg.c, opts.Destination))
-		if err := metrics.Write(opts.MetricsFile, a.Version, samples); err != nil {
+		if err := metrics.Write(opts.MetricsFile, a.Version, metrics.FromRun(o, selected(cfg.c, opts.Destination))); err != nil {
 			a.Logger.Warn("the metrics file was not written (the run's exit status is unchanged)", "err", err)
 		}
 	}
@@ -165,11 +160,9 @@ type ValidateOptions struct {
 	Logger *slog.Logger
 }
 
-// Validate checks what a run of the selected pipelines needs without
-// touching any storage, as `distributor validate` does: overlapping
-// destinations, files and variables the configuration names, and each
-// bundle planned against every destination. Problems are in the report
-// (Valid false); warnings do not make it invalid.
+// Validate checks what a run needs without touching storage, as
+// `distributor validate` does: overlaps, named files and variables, and each
+// bundle planned against every destination. Problems make it not Valid.
 func Validate(ctx context.Context, cfg *Config, opts ValidateOptions) (*ValidateReport, error) {
 	return session(cfg, opts.Logger, nil, Tuning{}).Validate(ctx, cfg.c,
 		app.ValidateOptions{Pipeline: opts.Pipeline, Source: opts.Source})
@@ -183,9 +176,8 @@ type Root struct {
 	// Destination is one of the pipeline's destinations ("": its only
 	// one).
 	Destination string
-	// Source is a bundle directory whose manifest fills the {source_*}
-	// placeholders of the destination's path ("": the pipeline's
-	// configured source).
+	// Source is a bundle directory whose manifest fills the path's
+	// {source_*} placeholders ("": the pipeline's configured source).
 	Source string
 }
 
@@ -263,12 +255,10 @@ type ShowOptions struct {
 	Logger *slog.Logger
 }
 
-// ShowState reads a root's catalog, as `distributor state show` does, in
-// memory that does not grow with it: the report holds the catalog's top
-// fields (State "none" when the root has none), and streams its outputs in
-// path order (Outputs) and its bytes as stored (WriteRaw) from a copy of
-// what was read (a temporary file for a large catalog). Call its Close
-// when done.
+// ShowState reads a root's catalog in constant memory, as `distributor
+// state show` does: the report holds the top fields (State "none" without a
+// catalog) and streams Outputs and WriteRaw from a copy of what was read (a
+// temporary file if large). Call its Close when done.
 func ShowState(ctx context.Context, cfg *Config, opts ShowOptions) (*StateReport, error) {
 	return session(cfg, opts.Logger, nil, Tuning{}).ShowState(ctx, cfg.c, opts.maint())
 }

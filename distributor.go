@@ -24,19 +24,15 @@
 //	}
 //
 // Each function returns the document the matching command prints with
-// --output json (RunReport, PruneReport, ...; their fields carry the JSON
-// names of docs/cli.md): everything that happened, failures included, is
-// in the document. The error is only for a call that could not start:
-// options that do not fit together or the configuration (*UsageError,
-// *ConfigError), or, for the maintenance commands, a root that could not
-// be opened.
+// --output json (RunReport, PruneReport, ...; docs/cli.md): everything that
+// happened, failures included. The error is only for a call that could not
+// start: options that do not fit (*UsageError, *ConfigError), or a
+// maintenance command's root that could not be opened.
 //
-// Nothing here prints, reads flags or os.Args, or keeps global state
-// beyond the list of linked backends. Logs go to the options' Logger (none
-// when nil) and progress to OnEvent. Every function takes a context: its
-// cancellation stops the work at the next safe point, leaving every root
-// truthful (the recovery guarantees of docs/operations.md hold as for a
-// signal to the command line).
+// Nothing here prints, reads flags or keeps global state beyond the linked
+// backends. Logs go to the options' Logger (none when nil), progress to
+// OnEvent. Cancelling the context stops the work at the next safe point,
+// leaving every root truthful (docs/operations.md, as for a signal).
 //
 // # Backends
 //
@@ -45,10 +41,9 @@
 //
 //	import _ "github.com/distributor-dev/distributor/backend/s3"
 //
-// (backend/sftp, backend/s3, backend/gcs, backend/azure, or backend/all
-// for every one, as the command line does). A program that imports none
-// links no cloud SDK and no SSH code; a destination whose backend is not
-// linked is a configuration problem naming the backends that are.
+// (backend/sftp, s3, gcs, azure, or backend/all as the command line does).
+// A program that imports none links no cloud SDK nor SSH code; a destination
+// whose backend is not linked is a configuration problem.
 package distributor
 
 import (
@@ -75,9 +70,8 @@ type Config struct {
 // each name the file, line and field.
 type ConfigFileError = config.Error
 
-// UsageError is a call whose options do not fit together or do not fit
-// the configuration (an unknown pipeline, --force without a destination).
-// The command line exits 2 for it.
+// UsageError is a call whose options do not fit together or the
+// configuration (an unknown pipeline, --force without a destination): exit 2.
 type UsageError = app.UsageError
 
 // ConfigError is a configuration that cannot serve the requested command,
@@ -91,14 +85,12 @@ type LockHeldError = lock.HeldError
 // DefaultConfigFile is the configuration file's name when none is given.
 const DefaultConfigFile = config.DefaultFile
 
-// LoadConfig reads and validates the configuration file at path. ${VAR} in
-// its values, and the credentials its backends look for, read the process
-// environment.
+// LoadConfig reads and validates the configuration file at path; ${VAR}
+// and the backends' credentials read the process environment.
 func LoadConfig(path string) (*Config, error) { return LoadConfigEnv(path, os.Getenv) }
 
-// LoadConfigEnv is LoadConfig with the environment read through getenv
-// (for ${VAR}, webhook secrets and backend credentials) instead of the
-// process's.
+// LoadConfigEnv is LoadConfig with the environment (${VAR}, webhook secrets,
+// backend credentials) read through getenv.
 func LoadConfigEnv(path string, getenv func(string) string) (*Config, error) {
 	c, err := config.LoadEnv(path, getenv)
 	if err != nil {
@@ -121,8 +113,7 @@ func ParseConfig(data []byte, dir string) (*Config, error) {
 // File is the configuration file's absolute path.
 func (c *Config) File() string { return c.c.File }
 
-// MetricsFile is the Prometheus text file a real run writes its metrics to
-// (metrics_file), or "".
+// MetricsFile is the configured metrics_file, or "".
 func (c *Config) MetricsFile() string { return c.c.MetricsFile }
 
 // Pipeline is one pipeline of a configuration as a caller sees it.
@@ -182,8 +173,7 @@ type Event struct {
 	Bytes int64
 }
 
-// Tuning holds what a program rarely sets: the lock's timing and the
-// version recorded in documents. Its zero value is the defaults.
+// Tuning holds what a program rarely sets; its zero value is the defaults.
 type Tuning struct {
 	// LockTimeout is how long a writing call waits for a root another
 	// writer holds (0: 2 minutes; negative: fail at once).
@@ -199,7 +189,6 @@ type Tuning struct {
 	Version string
 }
 
-// session builds the use cases' App for one call.
 func session(cfg *Config, logger *slog.Logger, onEvent func(Event), t Tuning) *app.App {
 	a := app.New(cmp.Or(t.Version, moduleVersion()), logger)
 	if cfg != nil && cfg.getenv != nil {
@@ -223,9 +212,8 @@ func (f events) Done(task, path string, bytes int64) {
 }
 func (f events) Finish(task string) { f(Event{Kind: EventFinish, Task: task}) }
 
-// moduleVersion is this module's version in the program's build
-// information: "(devel)" inside this repository, a tag such as v1.2.0 in a
-// program that requires it, "dev" without build information.
+// moduleVersion is this module's version in the build information:
+// "(devel)" inside this repository, a tag in a program requiring it, or "dev".
 func moduleVersion() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
