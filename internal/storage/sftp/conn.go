@@ -73,10 +73,9 @@ func (c *conn) close() error {
 	c.once.Do(func() {
 		c.dead.Store(true)
 		close(c.done)
-		// The SSH connection first: closing the SFTP session alone waits
-		// for the server to confirm, which a stalled server never does.
-		// Closing the transport ends the session and every request in
-		// flight at once.
+		// The SSH connection first: closing the SFTP session alone waits for
+		// the server to confirm, which a stalled server never does. Closing
+		// the transport ends the session and every request in flight at once.
 		if err = c.ssh.Close(); errors.Is(err, net.ErrClosed) {
 			err = nil
 		}

@@ -44,11 +44,9 @@
 // OpenSSH see internal-sftp -u). Versions are "sha256:" plus the hex SHA-256.
 //
 // Contexts: every call checks its context first and again just before its
-// committing request (the rename, link or remove), Put checks it between
-// 1 MiB chunks, List between directories and Open's reader on every Read.
-// SFTP requests cannot be cancelled one by one: when a context is cancelled
-// and the call is still blocked storage.AnswerGrace later, the store closes the
-// connection (other calls in flight fail; the next call reconnects).
+// committing request (rename, link or remove); Put checks it between 1 MiB
+// chunks, List between directories, Open's reader on every Read. A call still
+// blocked storage.AnswerGrace after a cancel closes the connection (see watch).
 package sftp
 
 import (
@@ -81,16 +79,14 @@ type Options struct {
 	// PEM format), or "". A passphrase-protected key works only through
 	// the agent.
 	IdentityFile string
-	// AgentSocket is the path of an ssh agent's socket (what SSH_AUTH_SOCK
-	// holds), or "" for no agent. At least one of IdentityFile and
-	// AgentSocket must be set.
+	// AgentSocket is an ssh agent's socket (SSH_AUTH_SOCK), or "" for none.
+	// At least one of IdentityFile and AgentSocket must be set.
 	AgentSocket string
 	// KnownHostsFile is the known_hosts file (OpenSSH format) holding the
 	// server's host key. Required: host keys are always verified.
 	KnownHostsFile string
-	// Root is the absolute path of the destination root on the server. It
-	// need not exist: reads see an empty store and the first write creates
-	// it (with its missing parents).
+	// Root is the absolute destination root on the server; a missing one
+	// reads as empty, and the first write creates it with its parents.
 	Root string
 	// DialTimeout bounds connecting, the SSH handshake and the SFTP
 	// session's start together (a silent server fails); 0 means 30 seconds.
@@ -367,10 +363,9 @@ func (s *Store) stat(ctx context.Context, p string) (storage.Info, error) {
 	return storage.Info{Path: p, Size: fi.Size(), ModTime: fi.ModTime()}, nil
 }
 
-// Delete implements storage.Store. It removes the regular file or symbolic
-// link (never its target) at p, then prunes the directories left empty
-// (see Store.prune); a missing path, a directory or a path below a
-// symbolic link or a file is left alone without error.
+// Delete implements storage.Store. It removes the regular file or symbolic link
+// (never its target) at p, then prunes the emptied directories; a missing path,
+// a directory or a path below a symbolic link or a file is left alone.
 func (s *Store) Delete(ctx context.Context, p string) error {
 	if err := s.delete(ctx, p); err != nil {
 		return s.errorf("delete", p, err)

@@ -30,9 +30,8 @@ func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64, opts
 	return s.dw.Put(ctx, p, r, size, opts)
 }
 
-// dirFS is the store as dirstore.Writer writes to it. Each call takes
-// the store's current connection (reconnecting if it broke) and watches
-// its context (see watch).
+// dirFS is the store as dirstore.Writer writes to it: each call takes the
+// current connection (reconnecting if it broke) and watches its context.
 type dirFS struct{ *Store }
 
 // Wrap implements dirstore.FS.
@@ -269,9 +268,8 @@ func (w *tempWriter) cleanup(ctx context.Context) {
 	}
 }
 
-// connLost reports whether err, from a request on c, means that the
-// connection is gone (rather than a refusal by the server): c is known
-// dead, the session ended, or the network failed under it.
+// connLost reports whether err, of a request on c, means the connection is
+// gone (not a refusal by the server): c dead, the session ended, a network failure.
 func connLost(c *conn, err error) bool {
 	var ne net.Error
 	return c.dead.Load() || errors.Is(err, sftplib.ErrSSHFxConnectionLost) ||
