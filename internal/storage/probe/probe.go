@@ -1,16 +1,12 @@
 // Package probe proves, before a writer trusts a server, that the server
-// enforces the conditional writes distributor's lock, journal and catalog
-// compare-and-swap rest on: an exclusive create must fail when the object
-// exists (S3 If-None-Match: *, SFTP O_EXCL or hardlink, local link/O_EXCL),
-// and a write conditioned on a version that does not match must fail (S3
-// If-Match; local and SFTP compare the version themselves). A server that
-// accepts such a request and ignores the condition (seen with S3 gateways
-// that drop the headers, and SFTP servers that ignore O_EXCL) would let two
-// writers both believe they hold the lock and lose catalog records.
-//
-// The proof works through the storage.Store interface only. A writer makes
-// it on the lock object it has just created (Object: three requests, see
-// lock.Lock.ProveExclusion), so it costs no scratch object.
+// enforces the conditional writes the lock, journal and catalog rest on: an
+// exclusive create of an existing object and a write conditioned on a wrong
+// version must fail (S3 If-None-Match: * and If-Match; SFTP O_EXCL or
+// hardlink; local and SFTP compare versions themselves). A server that
+// ignores the condition (seen with S3 gateways that drop the headers, and
+// SFTP servers that ignore O_EXCL) would let two writers both believe they
+// hold the lock and lose catalog records. A writer proves it on the lock
+// object it has just created (lock.Lock.ProveExclusion): no scratch object.
 package probe
 
 import (
@@ -62,8 +58,7 @@ const (
 // Versions tell); it must answer from what the server holds now.
 type ReadBack func(ctx context.Context, name string, own []byte, v storage.Version) (unchanged bool, err error)
 
-// GetReadBack is the ReadBack of a store: it reads the object with Get and
-// compares the bytes.
+// GetReadBack is the ReadBack that compares the bytes of a Get.
 func GetReadBack(st storage.Store) ReadBack {
 	return func(ctx context.Context, name string, own []byte, _ storage.Version) (bool, error) {
 		got, _, err := st.Get(ctx, name)
@@ -88,9 +83,8 @@ func GetReadBack(st storage.Store) ReadBack {
 // must stay recognisable even on a server that applies them (a lock record)
 // makes them its own record with a marker.
 //
-// It returns nil when the server enforces both, an *UnenforcedError when it
-// accepted a write it had to refuse, and another error when the proof could
-// not run.
+// It returns an *UnenforcedError when the server accepted a write it had to
+// refuse, another error when the proof could not run.
 func Object(ctx context.Context, st storage.Store, name string, own []byte, v storage.Version, mark func(tag string) []byte, readBack ReadBack) error {
 	unenforced := func(capability, detail string) error {
 		return &UnenforcedError{Root: st.String(), Capability: capability, Detail: detail}
