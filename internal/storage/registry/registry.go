@@ -1,15 +1,8 @@
 // Package registry lists the storage backends this program links: local
-// disk always, and each other backend once its public package
-// (github.com/distributor-dev/distributor/backend/NAME) is imported, as a
-// database/sql driver registers itself. The configuration decodes a
-// destination's block, and the commands open its store, through the
-// storage.Backend found here. The command line links every backend through
-// one list, backend/all (as restic's internal/backend/all); a program that
-// imports only the library publishes to local disk and links no cloud SDK,
-// SSH or FTP code.
-//
-// Registration happens in package initialisers, before main runs; after
-// that the list only changes if a program registers a backend of its own.
+// disk always, and each other backend once its public package backend/NAME
+// is imported, as a database/sql driver registers itself (in package
+// initialisers). The command line links every backend through backend/all;
+// a program that imports only the library links no cloud SDK, SSH or FTP code.
 package registry
 
 import (
@@ -22,10 +15,8 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage/local"
 )
 
-// order names the backends this module provides (local, and a package
-// backend/NAME for each other), in the order messages, help and the
-// configuration's schema list them; a backend a program registers of its own
-// comes after these, by name.
+// order names the backends this module provides, in the order messages, help
+// and the schema list them; a program's own backends come after, by name.
 var order = []string{"local", "sftp", "s3", "gcs", "azure"}
 
 var (
@@ -33,9 +24,8 @@ var (
 	backends = []storage.Backend{local.Backend()}
 )
 
-// Register adds b to the backends this program links. Registering a second
-// backend of the same name is a programming error and panics, as
-// database/sql.Register does.
+// Register adds b to the backends this program links; it panics on a second
+// backend of the same name, as database/sql.Register does.
 func Register(b storage.Backend) {
 	mu.Lock()
 	defer mu.Unlock()
@@ -98,9 +88,8 @@ func Names() []string {
 	return names
 }
 
-// JobsDefaults says how many transfers each backend runs at once by
-// default (storage.Backend.Jobs), for help: "4 for local, 8 for sftp and
-// s3".
+// JobsDefaults says, for help, each backend's default Jobs: "4 for local, 8
+// for sftp and s3".
 func JobsDefaults() string {
 	var counts []int
 	names := map[int][]string{}
@@ -117,8 +106,7 @@ func JobsDefaults() string {
 	return strings.Join(parts, ", ")
 }
 
-// List joins words for prose: "a", "a or b", "a, b or c" (with conj
-// "or").
+// List joins words for prose: "a", "a or b", "a, b or c" (with conj "or").
 func List(words []string, conj string) string {
 	switch len(words) {
 	case 0:
