@@ -3,9 +3,8 @@
 //
 //	import _ "github.com/distributor-dev/distributor/backend/all"
 //
-// Local disk is always there; this adds SFTP, S3, Google Cloud Storage and
-// Azure Blob Storage. A program that publishes to one of them only imports
-// that backend's package instead, and links less.
+// Local disk is always there; this adds SFTP, S3, GCS and Azure Blob Storage.
+// A program using only one imports that backend's package, and links less.
 package all
 
 import (

@@ -3,9 +3,8 @@
 //
 //	import _ "github.com/distributor-dev/distributor/backend/azure"
 //
-// A program that does not import it links none of its code, and a
-// destination with "backend: azure" is then refused as an unknown backend.
-// The configuration block it reads is described in docs/backends.md.
+// Without it, none of its code is linked and "backend: azure" is an unknown
+// backend. docs/backends.md describes its configuration block.
 package azure
 
 import (

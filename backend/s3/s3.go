@@ -3,9 +3,8 @@
 //
 //	import _ "github.com/distributor-dev/distributor/backend/s3"
 //
-// A program that does not import it links none of its code, and a
-// destination with "backend: s3" is then refused as an unknown backend.
-// The configuration block it reads is described in docs/backends.md.
+// Without it, none of its code is linked and "backend: s3" is an unknown
+// backend. docs/backends.md describes its configuration block.
 package s3
 
 import (

@@ -3,9 +3,8 @@
 //
 //	import _ "github.com/distributor-dev/distributor/backend/sftp"
 //
-// A program that does not import it links none of its code, and a
-// destination with "backend: sftp" is then refused as an unknown backend.
-// The configuration block it reads is described in docs/backends.md.
+// Without it, none of its code is linked and "backend: sftp" is an unknown
+// backend. docs/backends.md describes its configuration block.
 package sftp
 
 import (
