@@ -20,8 +20,7 @@ const (
 	TransformFeed  = "feed"
 )
 
-// IndexRecord is what the archive index needs of one output recorded at
-// (or being published to) a destination root.
+// IndexRecord is what the archive index needs of one output at a root.
 type IndexRecord struct {
 	Path          string
 	PipelineID    string
@@ -31,30 +30,24 @@ type IndexRecord struct {
 	Source        PageSource
 }
 
-// IndexEntry is one report of the archive: a source identity with outputs
-// owned by the destination, and its primary page.
+// IndexEntry is one report of the archive and its primary page.
 type IndexEntry struct {
 	Source PageSource
-	// Path is the primary page's output path; URL its public URL ("" without
-	// links.base_url), which the feed uses; Href the link the index page
-	// uses: a path relative to the index page, so that a copy of the root
-	// (a local preview, a mirror) links within itself.
+	// Path is the primary page's output path; URL its public URL (for the
+	// feed); Href a link relative to the index page, so that a copy of the
+	// root (a preview, a mirror) links within itself.
 	Path, URL, Href string
 }
 
-// IndexEntries lists the reports of destination d among recs: one per source
-// identity (id, digest, created) with outputs recorded for d (the index and
-// feed aside), newest first (ties by id, then digest). An entry's page is
-// the source's primary output as the catalog can tell it: the generated
+// IndexEntries lists the reports of destination d among recs, one per
+// source identity, newest first. An entry's page is the generated
 // "index.html" with the fewest segments, else the first generated output,
-// else the first output, by path. d.Index must be set.
+// else the first output. d.Index must be set.
 func IndexEntries(d *config.Destination, recs []IndexRecord) []IndexEntry {
 	type group struct {
 		src  PageSource
 		best *IndexRecord
 	}
-	// rank orders candidate pages: a generated index.html (fewest segments
-	// first), another generated output, any other output.
 	rank := func(r *IndexRecord) (int, int) {
 		switch {
 		case r.Kind == KindGenerated && path.Base(r.Path) == "index.html":
@@ -100,9 +93,8 @@ func IndexEntries(d *config.Destination, recs []IndexRecord) []IndexEntry {
 	return out
 }
 
-// relativeHref is the link from a page in directory dir ("." for the root)
-// to output path p, each segment escaped; with pretty, ".../index.html"
-// links to its directory.
+// relativeHref is the escaped link from directory dir to output path p
+// (with pretty, ".../index.html" links to its directory).
 func relativeHref(dir, p string, pretty bool) string {
 	parts := relSegments(dir, p)
 	for i, s := range parts {
@@ -117,7 +109,6 @@ func relativeHref(dir, p string, pretty bool) string {
 	return strings.Join(parts, "/")
 }
 
-// indexFragment is the list of reports inside the index page.
 var indexFragment = template.Must(template.New("index").Parse(`<h1>{{.Title}}</h1>
 {{if .Entries}}<p>{{len .Entries}} report{{if ne (len .Entries) 1}}s{{end}}, newest first.{{if .Feed}} <a href="{{.Feed}}" type="application/atom+xml">Atom feed</a>{{end}}</p>
 <ol class="archive" reversed>
@@ -126,13 +117,9 @@ var indexFragment = template.Must(template.New("index").Parse(`<h1>{{.Title}}</h
 {{else}}<p>No reports yet.</p>
 {{end}}`))
 
-// Index renders destination d's archive index page and, with index.feed,
-// its Atom feed from entries (IndexEntries), as pure functions of entries and
-// d. The page is the list in the Markdown pages' template, titled
-// index.title (default: the destination id), with the newest report as its
-// Source and the listed reports as its Index. Like the Markdown pages, it
-// links relatively (a preview of the root stays in it); the feed uses
-// links.base_url's absolute URLs, as Atom requires.
+// Index renders d's archive index page and, with index.feed, its Atom feed,
+// as pure functions of entries and d. The page links relatively; the feed
+// uses absolute URLs, as Atom requires.
 func Index(d *config.Destination, entries []IndexEntry) ([]Output, error) {
 	if d.Index == nil {
 		return nil, nil
@@ -209,10 +196,9 @@ type (
 	}
 )
 
-// atomFeed renders the Atom feed of the newest index.feed_entries entries.
-// Every id is the absolute URL of what it identifies (links.base_url is
-// required); updated is the newest report's created time, so an unchanged
-// archive gives the same bytes.
+// atomFeed renders the Atom feed of the newest index.feed_entries entries;
+// updated is the newest report's created time, so an unchanged archive
+// gives the same bytes.
 func atomFeed(d *config.Destination, title string, entries []IndexEntry) ([]byte, error) {
 	if d.Links.BaseURL == "" {
 		return nil, fmt.Errorf("index.feed %s needs links.base_url", d.Index.Feed)

@@ -34,8 +34,7 @@ func (l BrokenLink) String() string {
 	return fmt.Sprintf("%s: %s %q: %s", at, what, l.Target, l.Reason)
 }
 
-// BrokenLinksError is Plan's error for a destination with links.missing:
-// fail whose pages have broken links.
+// BrokenLinksError is Plan's error for broken links with links.missing: fail.
 type BrokenLinksError struct {
 	Links []BrokenLink // by source path, then line
 }
@@ -59,9 +58,8 @@ func (e *BrokenLinksError) Error() string {
 		len(e.Links), noun, strings.Join(parts, "; "))
 }
 
-// linkTargets is what a relative link of a page may point at: the
-// destination's planned outputs, its index page and feed, and every
-// directory holding one of them.
+// linkTargets is what a relative link may point at: the planned outputs,
+// the index page and feed, and their directories.
 type linkTargets struct {
 	paths    map[string]bool
 	prefix   string // paths.prefix: a link leaving it is not checked
@@ -88,10 +86,9 @@ func newLinkTargets(d *config.Destination, outs []planned, prefix string, m *bun
 	return t
 }
 
-// check returns why the relative reference p (unescaped, without query or
-// fragment) of the page described by info is broken, or "" when it points
-// at something published or outside the publication: above the root, or
-// out of the paths.prefix folder (another publication's, unknown here).
+// check returns why the relative reference p of the page info is broken,
+// or "" when it points at something published or outside the publication
+// (above the root, or out of the paths.prefix folder: unknown here).
 func (t *linkTargets) check(info *docInfo, p string) string {
 	out := path.Join(path.Dir(info.outputPath), p)
 	if t.paths[out] || out == ".." || strings.HasPrefix(out, "../") || !strings.HasPrefix(out, t.prefix) {
@@ -109,8 +106,7 @@ func (t *linkTargets) check(info *docInfo, p string) string {
 	return fmt.Sprintf("no file %s in the bundle", in)
 }
 
-// lineOf is the 1-based line of node n in src: of its own position, else
-// of its nearest ancestor's; 0 when none has one.
+// lineOf is the 1-based line of n (or its nearest positioned ancestor), or 0.
 func lineOf(n ast.Node, src []byte) int {
 	for ; n != nil; n = n.Parent() {
 		if pos := n.Pos(); pos >= 0 && pos <= len(src) {

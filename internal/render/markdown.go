@@ -28,16 +28,14 @@ import (
 	"github.com/yuin/goldmark/util"
 )
 
-// docKey holds the *docInfo of the document being parsed in its
-// parser.Context, for the link transformer.
+// docKey holds the parsed document's *docInfo in its parser.Context.
 var docKey = parser.NewContextKey()
 
 // docInfo locates the document being rendered.
 type docInfo struct {
 	sourcePath string // bundle path of the Markdown source
 	outputPath string // its HTML output path
-	// Set by the transformer: the text of the first non-empty heading and
-	// the links and images that point at nothing published.
+	// Set by the transformer: the first heading's text and broken links.
 	title  string
 	broken []BrokenLink
 }
@@ -50,9 +48,8 @@ type mdRenderer struct {
 	source   PageSource
 }
 
-// newRenderer builds the Markdown converter and parses the page template
-// once for one Plan call. htmlOut maps every rendered Markdown source path to
-// its output path; targets is what other links may point at.
+// newRenderer builds the converter and page template for one Plan call;
+// htmlOut maps rendered Markdown source paths to their output paths.
 func newRenderer(d *config.Destination, htmlOut map[string]string, targets *linkTargets, m *bundle.Manifest) (*mdRenderer, error) {
 	page, err := loadTemplate(d.Markdown.Template)
 	if err != nil {
@@ -80,9 +77,8 @@ func newRenderer(d *config.Destination, htmlOut map[string]string, targets *link
 	}, nil
 }
 
-// renderFile reads the Markdown source f from bundle directory dir, checks it
-// against its manifest entry and renders the page for output path out. It
-// returns the page and the page's broken links.
+// renderFile reads and verifies the Markdown source f from dir and renders
+// the page for output path out, with its broken links.
 func (r *mdRenderer) renderFile(dir string, f bundle.File, out string) ([]byte, []BrokenLink, error) {
 	src, err := readVerified(dir, f)
 	if err != nil {
@@ -108,9 +104,8 @@ func (r *mdRenderer) renderFile(dir string, f bundle.File, out string) ([]byte, 
 	return buf.Bytes(), info.broken, nil
 }
 
-// convert renders Markdown src (bundle path sourcePath, output path out) to
-// an HTML fragment and returns it with what the transformer found (the
-// first non-empty heading's text, the broken links).
+// convert renders Markdown src to an HTML fragment, with what the
+// transformer found.
 func (r *mdRenderer) convert(src []byte, sourcePath, out string) ([]byte, *docInfo, error) {
 	info := &docInfo{sourcePath: sourcePath, outputPath: out}
 	pc := parser.NewContext()
@@ -123,8 +118,7 @@ func (r *mdRenderer) convert(src []byte, sourcePath, out string) ([]byte, *docIn
 	return buf.Bytes(), info, nil
 }
 
-// readVerified reads bundle file f from dir, checking its size and sha256
-// against the manifest entry.
+// readVerified reads bundle file f from dir, checking its size and sha256.
 func readVerified(dir string, f bundle.File) ([]byte, error) {
 	fh, err := os.Open(filepath.Join(dir, filepath.FromSlash(f.Path)))
 	if err != nil {
@@ -147,7 +141,6 @@ func readVerified(dir string, f bundle.File) ([]byte, error) {
 	return data, nil
 }
 
-// sha256Digest is "sha256:" + the lowercase hex SHA-256 of b.
 func sha256Digest(b []byte) string {
 	sum := sha256.Sum256(b)
 	return bundle.FormatSHA256(sum[:])
@@ -203,18 +196,15 @@ func headingID(text string) string {
 	return sb.String()
 }
 
-// docTransformer finishes a parsed document: it gives headings unique ids
-// derived from their text, records the title, rewrites relative links and
-// images that point at Markdown files of the bundle to their HTML outputs,
-// relative to the linking page's output path, and records the other
-// relative ones that point at nothing published.
+// docTransformer gives headings unique ids, records the title, rewrites
+// relative links to Markdown files to their HTML outputs, and records the
+// relative links that point at nothing published.
 type docTransformer struct {
 	htmlOut      map[string]string // Markdown source path -> HTML output path
 	targets      *linkTargets      // what the other links may point at
 	rawHTMLShown bool              // raw HTML is escaped, so it shows as text
 }
 
-// Transform implements parser.ASTTransformer.
 func (t *docTransformer) Transform(doc *ast.Document, reader text.Reader, pc parser.Context) {
 	info, ok := pc.Get(docKey).(*docInfo)
 	if !ok {
@@ -248,10 +238,8 @@ func (t *docTransformer) Transform(doc *ast.Document, reader text.Reader, pc par
 	})
 }
 
-// link handles the link or image n (destination *dest, source src) of the
-// document described by info: a relative one to a Markdown file of the
-// bundle is rewritten to point at its HTML output, another relative one
-// that points at nothing published is recorded in info.broken.
+// link rewrites a relative link or image n to a bundle Markdown file to its
+// HTML output, or records it in info.broken if it points at nothing published.
 func (t *docTransformer) link(n ast.Node, dest *[]byte, image bool, info *docInfo, src []byte) {
 	// Resolve backslash escapes and entities as the HTML renderer would.
 	d := string(util.ResolveEntityNames(util.ResolveNumericReferences(util.UnescapePunctuations(*dest))))
@@ -285,12 +273,10 @@ func hasScheme(d string) bool {
 	return i > 0 && d[i] == ':'
 }
 
-// relPath is the relative reference from the file at slash path from to the
-// file at slash path to (both clean, relative to one root).
+// relPath is the relative reference from file path from to file path to.
 func relPath(from, to string) string { return strings.Join(relSegments(path.Dir(from), to), "/") }
 
-// relSegments are the segments of the relative reference from directory
-// dir ("." for the root) to the file at slash path to.
+// relSegments are the segments of the reference from dir ("." root) to to.
 func relSegments(dir, to string) []string {
 	var from []string
 	if dir != "." {
@@ -308,9 +294,8 @@ func relSegments(dir, to string) []string {
 	return append(parts, toSegs[i:]...)
 }
 
-// escapeRelPath percent-escapes each segment of a relative path so that it is
-// a valid relative URL reference (a first segment holding ':' gets a "./"
-// prefix so it cannot read as a scheme).
+// escapeRelPath percent-escapes each segment of p (a first one holding ':'
+// gets "./" so it cannot read as a scheme).
 func escapeRelPath(p string) string {
 	segs := strings.Split(p, "/")
 	for i, s := range segs {
@@ -323,8 +308,7 @@ func escapeRelPath(p string) string {
 	return out
 }
 
-// escapeSegment percent-escapes every byte of s except RFC 3986 unreserved
-// characters and the sub-delimiters that are safe in a path segment.
+// escapeSegment percent-escapes s but RFC 3986 unreserved and safe sub-delims.
 func escapeSegment(s string) string {
 	const safe = "-._~!$'()*+,;=:@"
 	var sb strings.Builder
@@ -339,11 +323,9 @@ func escapeSegment(s string) string {
 	return sb.String()
 }
 
-// escapedHTMLRenderer renders raw HTML (inline and blocks) as escaped text,
-// so that it shows literally instead of being interpreted or dropped.
+// escapedHTMLRenderer renders raw HTML as escaped text, shown literally.
 type escapedHTMLRenderer struct{}
 
-// RegisterFuncs implements renderer.NodeRenderer.
 func (escapedHTMLRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 	reg.Register(ast.KindRawHTML, renderEscapedRawHTML)
 	reg.Register(ast.KindHTMLBlock, renderEscapedHTMLBlock)

@@ -11,27 +11,19 @@ import (
 // Index, never Source.Digest or Source.Created, which change on every
 // reseal (docs/design.md, "A page's bytes depend on its content").
 type PageData struct {
-	// Title is the text of the first heading of the Markdown source, or the
-	// source's file name without its extension when it has no heading.
-	Title string
-	// Content is the rendered Markdown, an HTML fragment.
+	// Title is the first heading's text, else the file name without extension.
+	Title   string
 	Content template.HTML
-	// Source identifies the bundle the page comes from.
-	Source PageSource
-	// Path is the page's output path (prefix applied).
-	Path string
-	// Index is set on a destination's archive index page (the reports it
-	// lists) and nil on a page rendered from Markdown.
+	Source  PageSource
+	Path    string
+	// Index is set on an archive index page, nil on a Markdown page.
 	Index *PageIndex
 }
 
 // PageIndex describes the reports an archive index page lists.
 type PageIndex struct {
-	// Entries are the reports, newest first.
-	Entries []IndexEntry
-	// Newest and Oldest are the created times of the newest and oldest
-	// report (zero without reports).
-	Newest, Oldest time.Time
+	Entries        []IndexEntry // newest first
+	Newest, Oldest time.Time    // zero without reports
 }
 
 // PageSource identifies the source bundle of a page.
@@ -44,5 +36,4 @@ type PageSource struct {
 //go:embed page.html.tmpl
 var builtinPageText string
 
-// builtinPage is the built-in page template.
 var builtinPage = template.Must(template.New("page.html.tmpl").Parse(builtinPageText))

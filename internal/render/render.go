@@ -1,10 +1,6 @@
 // Package render plans the outputs a destination publishes from a source
-// bundle: copies of bundle files and Markdown rendered to complete HTML
-// pages (the markdown_to_html transform).
-//
-// Planning is pure apart from reading Markdown sources (and the optional
-// custom page template) from disk: the same bundle, destination
-// configuration and prefix always give byte-identical outputs.
+// bundle: copies of bundle files and Markdown rendered to HTML pages.
+// The same bundle, destination and prefix always give byte-identical outputs.
 package render
 
 import (
@@ -26,23 +22,17 @@ import (
 	"github.com/distributor-dev/distributor/internal/glob"
 )
 
-// ErrSourceMismatch is matched (errors.Is) by the error Plan returns when a
-// Markdown source read from the bundle directory does not have the size or
-// sha256 its manifest entry lists (the bundle changed after validation).
+// ErrSourceMismatch: a Markdown source read from the bundle does not have
+// its manifest entry's size or sha256 (the bundle changed after validation).
 var ErrSourceMismatch = errors.New("file does not match its manifest entry")
 
-// CollisionError reports two planned outputs with the same path, for example
-// "a.md" rendered to "a.html" while a bundle file "a.html" is copied, or two
-// renames to one target.
+// CollisionError reports two planned outputs with the same path (such as
+// "a.md" rendered to "a.html" and a copied "a.html").
 type CollisionError struct {
-	// Path is the output path both outputs would be written to.
 	Path string
-	// SourcePaths are the bundle paths of the two outputs: a generated
-	// output before a copy, otherwise ordered byte-wise.
+	// SourcePaths: a generated output before a copy, else byte-wise.
 	SourcePaths [2]string
-	// Kinds are the outputs' kinds (KindGenerated or KindSource), matching
-	// SourcePaths.
-	Kinds [2]string
+	Kinds       [2]string
 }
 
 func (e *CollisionError) Error() string {
@@ -57,14 +47,12 @@ func describeKind(kind string) string {
 	return "copied"
 }
 
-// IsMarkdown reports whether the bundle path p is a Markdown source: its name
-// ends with ".md" or ".markdown", in any letter case.
+// IsMarkdown reports whether p ends with ".md" or ".markdown", in any case.
 func IsMarkdown(p string) bool {
 	return markdownExt(p) != ""
 }
 
-// markdownExt returns the Markdown extension p ends with (as written in p),
-// or "".
+// markdownExt returns the Markdown extension p ends with, or "".
 func markdownExt(p string) string {
 	lower := strings.ToLower(p)
 	for _, ext := range []string{".markdown", ".md"} {
@@ -75,9 +63,7 @@ func markdownExt(p string) string {
 	return ""
 }
 
-// htmlName replaces a trailing Markdown extension of p by ".html". A path
-// without a Markdown extension (a rename target such as "report.html") is
-// returned unchanged.
+// htmlName replaces a trailing Markdown extension of p by ".html".
 func htmlName(p string) string {
 	if ext := markdownExt(p); ext != "" {
 		return p[:len(p)-len(ext)] + ".html"
@@ -85,22 +71,17 @@ func htmlName(p string) string {
 	return p
 }
 
-// planned is an output under construction together with its manifest entry.
+// planned is an output under construction and its manifest entry.
 type planned struct {
 	out  Output
 	file bundle.File
 }
 
-// Plan computes every output destination d publishes from bundle b; prefix
-// is the expanded paths.prefix, prepended to every output path. The files
-// publish.include/exclude select are published (the others are
-// Result.Excluded): with publish.html a Markdown source (IsMarkdown) as a
-// page at prefix + rename(source) with ".html" (read from b.Dir and checked
-// against its manifest entry: ErrSourceMismatch), and as copies what
-// publish.source says. An unknown paths.rename key, an unclean output path
-// and two outputs at one path (*CollisionError) are errors. Heading ids,
-// link rewriting, URLs and the primary URL are as docs/design.md says;
-// Result.Outputs is sorted by path, byte-wise.
+// Plan computes every output destination d publishes from bundle b, each
+// path under prefix (the expanded paths.prefix): with publish.html a page
+// per Markdown source, and copies as publish.source says, of the files
+// publish.include/exclude select. Unknown rename keys, unclean paths and
+// collisions (*CollisionError) are errors; see docs/design.md.
 func Plan(ctx context.Context, b *bundle.Bundle, d *config.Destination, prefix string) (*Result, error) {
 	if b == nil || d == nil {
 		return nil, errors.New("render: nil bundle or destination")
@@ -108,8 +89,7 @@ func Plan(ctx context.Context, b *bundle.Bundle, d *config.Destination, prefix s
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	// Errors do not name the destination: every caller reports them under
-	// it already.
+	// Errors do not name the destination: callers report them under it.
 	copyMD, copyAssets, err := sourceSelection(d.Publish.Source)
 	if err != nil {
 		return nil, err
@@ -154,8 +134,6 @@ func Plan(ctx context.Context, b *bundle.Bundle, d *config.Destination, prefix s
 	return res, nil
 }
 
-// plannedOutputs lists the outputs of the selected files: an HTML page for
-// a Markdown file (with publish.html), a copy as publish.source says.
 func plannedOutputs(selected []bundle.File, d *config.Destination, prefix string, copyMD, copyAssets bool) []planned {
 	// At most two outputs per file (HTML and a copy); one for most.
 	outs := make([]planned, 0, len(selected)+len(selected)/8)
@@ -186,11 +164,10 @@ func plannedOutputs(selected []bundle.File, d *config.Destination, prefix string
 	return outs
 }
 
-// sortOutputs sorts outs by path (a generated output before a copy at the
-// same path) and fails with a *CollisionError for two at one path.
+// sortOutputs sorts outs by path and fails with a *CollisionError for two
+// at one path.
 func sortOutputs(outs []planned) error {
-	// Usually sorted already (the manifest is, and a prefix keeps the
-	// order): then one pass checks it.
+	// Usually sorted already (the manifest is): then one pass checks it.
 	byOutput := func(x, y planned) int {
 		a, b := &x.out, &y.out
 		if c := strings.Compare(a.Path, b.Path); c != 0 {
@@ -219,9 +196,8 @@ func sortOutputs(outs []planned) error {
 	return nil
 }
 
-// renderPages renders the generated outputs of outs, rewriting links
-// between Markdown files to their HTML outputs. It returns the pages'
-// broken links (see linkTargets.check), by source path and line.
+// renderPages renders the generated outputs of outs and returns their
+// broken links, by source path and line.
 func renderPages(ctx context.Context, b *bundle.Bundle, d *config.Destination, outs []planned, prefix string) ([]BrokenLink, error) {
 	htmlOut := make(map[string]string) // Markdown source path -> its HTML output path
 	for _, p := range outs {
@@ -256,10 +232,9 @@ func renderPages(ctx context.Context, b *bundle.Bundle, d *config.Destination, o
 	return broken, nil
 }
 
-// filterFiles applies publish.include and publish.exclude to the bundle's
-// files (in manifest order). It returns the selected files, the bundle
-// paths filtered out (sorted) and a warning for each pattern that matches
-// no file of the bundle: almost always a typo or a stale rule.
+// filterFiles applies publish.include/exclude to files: it returns those
+// selected, the paths filtered out (sorted) and a warning for each pattern
+// that matches no file (almost always a typo or a stale rule).
 func filterFiles(files []bundle.File, pub config.Publish) (selected []bundle.File, excluded, warnings []string) {
 	if pub.Include == nil && len(pub.Exclude) == 0 {
 		return files, nil, nil
@@ -297,8 +272,7 @@ func filterFiles(files []bundle.File, pub config.Publish) (selected []bundle.Fil
 	return selected, excluded, warnings
 }
 
-// sourceSelection interprets publish.source: whether Markdown sources and
-// other files are copied.
+// sourceSelection: whether publish.source copies Markdown and other files.
 func sourceSelection(source string) (copyMD, copyAssets bool, err error) {
 	switch source {
 	case config.SourceAll:
@@ -312,8 +286,8 @@ func sourceSelection(source string) (copyMD, copyAssets bool, err error) {
 		source, config.SourceAll, config.SourceAssets, config.SourceNone)
 }
 
-// checkRenames reports the first (by key) paths.rename entry whose key is not
-// a bundle file or whose target is not a clean path.
+// checkRenames reports the first paths.rename entry with an unknown key or
+// an unclean target.
 func checkRenames(p config.Paths, m *bundle.Manifest) error {
 	for _, k := range slices.Sorted(maps.Keys(p.Rename)) {
 		at := "paths.rename"
@@ -330,8 +304,7 @@ func checkRenames(p config.Paths, m *bundle.Manifest) error {
 	return nil
 }
 
-// bundleFileHint suggests the bundle file closest to name, or lists the
-// first few bundle files when none is close.
+// bundleFileHint suggests the bundle file closest to name, or lists a few.
 func bundleFileHint(name string, files []bundle.File) string {
 	paths := make([]string, len(files))
 	for i, f := range files {
@@ -367,8 +340,7 @@ func outputURL(links config.Links, p string) string {
 	return links.BaseURL + strings.Join(segs, "/")
 }
 
-// primaryIndex implements the PrimaryURL rule documented on Plan: the index
-// in outs of the primary output, or -1 without outputs.
+// primaryIndex is the index in outs of the primary output (-1: none).
 func primaryIndex(outs []Output, prefix string) int {
 	if len(outs) == 0 {
 		return -1
@@ -388,8 +360,7 @@ func primaryIndex(outs []Output, prefix string) int {
 	return max(first, 0)
 }
 
-// loadTemplate parses the custom page template file, or returns the built-in
-// page template when file is "".
+// loadTemplate parses the custom page template file ("": the built-in one).
 func loadTemplate(file string) (*template.Template, error) {
 	if file == "" {
 		return builtinPage, nil
@@ -405,9 +376,8 @@ func loadTemplate(file string) (*template.Template, error) {
 	return t, nil
 }
 
-// CheckTemplate parses a destination's page template file (markdown.template),
-// so that a missing file or a syntax error is found without a bundle. ""
-// (the built-in page) is always fine.
+// CheckTemplate parses a markdown.template file, to find errors without a
+// bundle.
 func CheckTemplate(file string) error {
 	_, err := loadTemplate(file)
 	return err
