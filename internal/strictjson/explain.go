@@ -160,13 +160,10 @@ func describeSemantic(e *Error, se *json.SemanticError) {
 	case errors.Is(se.Err, json.ErrUnknownName):
 		e.Field = Field(se.JSONPointer.Parent())
 		e.Reason = "unknown field " + Quote(se.JSONPointer.LastToken())
-		return
 	case errors.Is(se.Err, strconv.ErrRange):
 		e.Value, e.Reason = string(se.JSONValue), "is out of range"
-		return
 	case se.JSONKind == '0' && errors.Is(se.Err, strconv.ErrSyntax) && isInteger(se.GoType):
 		e.Value, e.Reason = string(se.JSONValue), "must be an integer"
-		return
 	case se.Err == nil && se.JSONKind != 0 && se.GoType != nil:
 		want, subject := goKind(se.GoType), ""
 		if e.Field == "" {
@@ -174,18 +171,18 @@ func describeSemantic(e *Error, se *json.SemanticError) {
 			want, subject = strings.Replace(want, "an object", "a JSON object", 1), "the document "
 		}
 		e.Reason = subject + "must be " + want + ", got " + jsonKind(se.JSONKind)
-		return
-	}
-	if v := se.JSONValue; len(v) > 0 && len(v) <= maxShown {
-		e.Value = string(v)
-	}
-	switch {
-	case se.Err != nil:
-		e.Reason = se.Err.Error()
-	case se.GoType != nil:
-		e.Reason = "cannot be read as " + goKind(se.GoType)
 	default:
-		e.Reason = se.Error()
+		if v := se.JSONValue; len(v) > 0 && len(v) <= maxShown {
+			e.Value = string(v)
+		}
+		switch {
+		case se.Err != nil:
+			e.Reason = se.Err.Error()
+		case se.GoType != nil:
+			e.Reason = "cannot be read as " + goKind(se.GoType)
+		default:
+			e.Reason = se.Error()
+		}
 	}
 }
 
@@ -348,16 +345,14 @@ func goKind(t reflect.Type) string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if t == reflect.TypeFor[jsontext.Value]() {
+	switch s, ok := goKinds[t.Kind()]; {
+	case t == reflect.TypeFor[jsontext.Value]():
 		return "a JSON value"
-	}
-	if t.PkgPath() == "time" && t.Name() == "Time" {
+	case t.PkgPath() == "time" && t.Name() == "Time":
 		return "an RFC 3339 timestamp string"
-	}
-	if isInteger(t) {
+	case isInteger(t):
 		return "an integer"
-	}
-	if s, ok := goKinds[t.Kind()]; ok {
+	case ok:
 		return s
 	}
 	return t.String()
