@@ -19,8 +19,7 @@ func destinationHint(name string) string {
 	return misplacedHint(misplacedDestinationFields(), name)
 }
 
-// misplacedHint says which blocks a field written one level too high
-// belongs in, or returns "".
+// misplacedHint says which blocks a field written one level too high belongs in, or "".
 func misplacedHint(misplaced map[string]string, name string) string {
 	if block, ok := misplaced[name]; ok {
 		blocks := strings.Split(block, "|")

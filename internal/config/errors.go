@@ -12,8 +12,7 @@ type Problem struct {
 	Msg   string // what is wrong, and where possible how to fix it
 }
 
-// Error is returned by Decode and Load for an invalid configuration, with
-// every problem found, sorted by line.
+// Error is Decode's and Load's for an invalid configuration: every problem, sorted by line.
 type Error struct {
 	File     string    // as given to Decode or Load
 	Problems []Problem // at least one

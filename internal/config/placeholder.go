@@ -42,8 +42,7 @@ type templatePart struct {
 	name string
 }
 
-// parseTemplate splits s into literals and known placeholders. There is no
-// escape for literal braces.
+// parseTemplate splits s into literals and known placeholders (braces have no escape).
 func parseTemplate(s string) ([]templatePart, error) {
 	var parts []templatePart
 	for len(s) > 0 {
@@ -120,8 +119,7 @@ func Expand(s string, v Vars) (string, error) {
 // HasPlaceholder reports whether s contains a placeholder.
 func HasPlaceholder(s string) bool { return usedPlaceholder(s, placeholderNames) != "" }
 
-// NeedsSource reports whether s uses a placeholder that needs the source
-// bundle's manifest: {source_id}, {source_date} or {source_created}.
+// NeedsSource reports whether s uses a {source_*} placeholder (from the bundle's manifest).
 func NeedsSource(s string) bool { return usedPlaceholder(s, sourcePlaceholders) != "" }
 
 // usedPlaceholder returns the first of names that s uses as "{name}", or "".

@@ -14,8 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// id decodes o's required id: a slug, unique among the ids of its kind
-// (seen holds their lines).
+// id decodes o's required id: a slug unique among its kind's ids (seen holds their lines).
 func (d *decoder) id(o *object, seen map[string]int, kind string) string {
 	s, n, ok := d.str(o, "id", true)
 	if !ok {

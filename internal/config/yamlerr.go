@@ -11,8 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// yamlProblem splits a YAML syntax error into the line the parser reported
-// (0 when none) and its message.
+// yamlProblem splits a YAML syntax error into the parser's line (0: none) and message.
 func yamlProblem(err error) (int, string) {
 	msg := err.Error()
 	if m := yamlErrRE().FindStringSubmatch(msg); m != nil {
@@ -22,8 +21,7 @@ func yamlProblem(err error) (int, string) {
 	return 0, strings.TrimPrefix(msg, "yaml: ")
 }
 
-// parseProblem parses every YAML document of data and returns the message
-// of the first syntax error, or "" when data parses.
+// parseProblem returns the first syntax error of data's YAML documents, or "" when they parse.
 func parseProblem(data []byte) string {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	for {
