@@ -89,8 +89,7 @@ type globals struct {
 	columns    int        // the width help and text reports fit; 0 is defaultColumns
 }
 
-// Execute runs the CLI with args (without the program name) and returns the
-// process exit status.
+// Execute runs the CLI with args (no program name) and returns the exit status.
 func Execute(ctx context.Context, args []string, env Env) int {
 	if env.Getenv == nil {
 		env.Getenv = func(string) string { return "" }

@@ -14,8 +14,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/report"
 )
 
-// countingWriter counts the bytes written through it, so that Execute
-// knows whether a command printed its document.
+// countingWriter counts bytes written, so Execute knows whether a command printed its document.
 type countingWriter struct {
 	w io.Writer
 	n int64
@@ -27,9 +26,8 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// ErrorDocument is what a command prints with --output json when it fails
-// before it has a document of its own: a usage or configuration error, or
-// a failure that ends the command early (docs/cli.md, "JSON output").
+// ErrorDocument is what --output json prints for a command that fails before it
+// has a document of its own (docs/cli.md, "JSON output").
 type ErrorDocument struct {
 	Command string `json:"command"` // as typed after "distributor", e.g. "bundle seal"
 	// Error is the message also printed on stderr (a network failure in

@@ -70,9 +70,8 @@ func (d *progressDisplay) event(e distributor.Event) {
 	}
 }
 
-// refreshNonTerminal is how often `--progress always` appends a frame to an
-// output that is not a terminal: often enough to follow a long transfer,
-// rarely enough not to flood a log.
+// refreshNonTerminal is how often `--progress always` appends a frame to a non-terminal:
+// often enough to follow a long transfer, rarely enough not to flood a log.
 const refreshNonTerminal = time.Second
 
 // console is mpb's console writer (a buffer flushed once per frame) with two
