@@ -119,12 +119,10 @@ type Store interface {
 	// An error from fn is returned as is (unwrapped) and no Version.
 	ReadVersioned(ctx context.Context, path string, fn func(r io.Reader) error) (Version, error)
 
-	// Open opens an object for streaming reads. A missing object yields an
-	// error matching ErrNotExist.
+	// Open opens an object for streaming reads (missing: ErrNotExist).
 	Open(ctx context.Context, path string) (io.ReadCloser, error)
 
-	// Stat describes one object. A missing object yields an error matching
-	// ErrNotExist. Directories are not objects.
+	// Stat describes one object (missing, or a directory: ErrNotExist).
 	Stat(ctx context.Context, path string) (Info, error)
 
 	// List calls fn, in the caller's goroutine, for every object whose path
@@ -164,33 +162,26 @@ type Store interface {
 	// only the holder of the destination lock may call it (without DryRun).
 	SweepTemp(ctx context.Context, opts SweepOptions) ([]string, error)
 
-	// IsTransient reports whether err, returned by one of this store's
-	// methods, is a failure that sending the same request again may cure
-	// (a broken connection, a timeout, a server that said "try again"),
-	// rather than a refusal (a missing object, a failed condition,
-	// rejected credentials, an unknown host key). When unsure it says
-	// false. It looks at no context and does no I/O. Adapters check
-	// IsPermanent first and end with the shared IsTransient; wrappers ask
-	// the store they wrap.
+	// IsTransient reports whether err, from this store, is a failure that
+	// sending the same request again may cure (a broken connection, a
+	// timeout, "try again"), not a refusal (a missing object, a failed
+	// condition, rejected credentials). When unsure it says false. It looks
+	// at no context and does no I/O. Adapters check IsPermanent first and end with the shared
+	// IsTransient; wrappers ask the store they wrap.
 	IsTransient(err error) bool
 
-	// Properties describes what this store can do (see Properties).
-	// Wrappers return the wrapped store's Properties, less what they
-	// cannot pass on.
+	// Properties describes what this store can do; wrappers return the
+	// wrapped store's, less what they cannot pass on.
 	Properties() Properties
 
-	// Stage is the first half of Put (opts.Mode PutReplace or PutCreate;
-	// PutIfVersion is not staged and fails with ErrUnsupported): it
-	// writes exactly size bytes read from r to a temporary object (its
-	// base name starts with TempPrefix, so List never shows it and
-	// SweepTemp removes it after a crash), creating parent directories as
-	// needed, and returns without making anything visible under path:
-	// Stat, Get, Open and List do not see it until Staged.Commit. If r
-	// fails, or yields more or fewer than size bytes, Stage fails and
-	// leaves nothing (no temporary object, no directory it created). A
-	// store that cannot stage returns an error matching ErrNoStaging.
-	// Between Stage and Commit the temporary object is unprotected from
-	// SweepTemp: only the lock's holder, which does not sweep while it
+	// Stage is the first half of Put (PutReplace or PutCreate; PutIfVersion
+	// fails with ErrUnsupported): it writes exactly size bytes of r to a
+	// temporary object (see TempPrefix), creating parent directories, and
+	// makes nothing visible under path until Staged.Commit. If r fails, or
+	// yields more or fewer than size bytes, Stage leaves nothing (no
+	// temporary object, no directory it created). A store that cannot stage
+	// returns an error matching ErrNoStaging. SweepTemp would remove a
+	// staged object: only the lock's holder, which does not sweep while it
 	// stages, may stage.
 	Stage(ctx context.Context, path string, r io.Reader, size int64, opts PutOptions) (Staged, error)
 
@@ -222,19 +213,15 @@ type Store interface {
 	ListPage(ctx context.Context, prefix string, max int) (infos []Info, complete bool, err error)
 
 	// RemoveCreatedRoot removes the root, and the parents created with it,
-	// if this store created it (Properties.CreatesRoot: local disk creates
-	// its root on the first write) and it is empty; it reports whether
-	// the root is gone. A writer calls it after a failed change that left
-	// the root empty, so that nothing stays visible. A store without
-	// Properties.CreatesRoot returns false and an error matching
-	// errors.ErrUnsupported.
+	// if this store created it (Properties.CreatesRoot) and it is empty; it
+	// reports whether the root is gone. A writer calls it after a failed
+	// change left the root empty. Without Properties.CreatesRoot it returns
+	// false and an error matching errors.ErrUnsupported.
 	RemoveCreatedRoot(ctx context.Context) (bool, error)
 
-	// String describes the root for humans, e.g. "/srv/www",
-	// "sftp://user@host:22/var/www" or "s3://bucket/prefix".
+	// String describes the root for humans, e.g. "s3://bucket/prefix".
 	String() string
 
-	// Close releases the store's resources.
 	Close() error
 }
 
