@@ -118,9 +118,8 @@ func describeSyntactic(e *Error, sy *jsontext.SyntacticError, data []byte) {
 	case errors.Is(sy.Err, io.ErrUnexpectedEOF):
 		e.Syntax, e.Reason = true, "unexpected end of input"
 		return
-	}
-	if data != nil && sy.JSONPointer == "" && sy.ByteOffset > 0 && sy.ByteOffset <= int64(len(data)) &&
-		jsontext.Value(bytes.TrimSpace(data[:sy.ByteOffset])).IsValid() {
+	case data != nil && sy.JSONPointer == "" && sy.ByteOffset > 0 && sy.ByteOffset <= int64(len(data)) &&
+		jsontext.Value(bytes.TrimSpace(data[:sy.ByteOffset])).IsValid():
 		e.Syntax, e.Reason = true, "unexpected data after top-level value"
 		return
 	}
