@@ -47,10 +47,9 @@ type Op struct {
 	// completed write replaced it (roll forward), else created it (remove).
 	Existed bool `json:"existed,omitempty"`
 	// SHA256 and Size are the bytes a completed write leaves.
-	SHA256 string `json:"sha256,omitempty"`
-	Size   int64  `json:"size,omitempty"`
-	// Record is the catalog record a completed write stands for.
-	Record *catalog.Output `json:"record,omitempty"`
+	SHA256 string          `json:"sha256,omitempty"`
+	Size   int64           `json:"size,omitempty"`
+	Record *catalog.Output `json:"record,omitempty"` // the catalog record a completed write stands for
 }
 
 // Encode serialises j.
