@@ -64,11 +64,9 @@ type Destination struct {
 	Paths        Paths
 	Markdown     Markdown
 	Links        Links
-	// Headers are the response-metadata rules, first match wins (only
-	// with a backend whose stores keep metadata: Properties.Metadata).
-	Headers   []HeaderRule
-	Index     *Index     // the archive index and feed, or nil
-	Retention *Retention // nil without a retention block
+	Headers      []HeaderRule // response-metadata rules, first match wins (backends with Properties.Metadata)
+	Index        *Index       // the archive index and feed, or nil
+	Retention    *Retention   // nil without a retention block
 	// Settings is the backend's Decode result (nil without a block), for Open and Location.
 	Settings any
 	// LocalFiles are local files the backend's block names (an SSH identity), for validate.
