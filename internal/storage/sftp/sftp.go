@@ -75,9 +75,8 @@ type Options struct {
 	Host string // server host name or IP address
 	Port int    // 0 means 22
 	User string
-	// IdentityFile is the path of an unencrypted private key (OpenSSH or
-	// PEM format), or "". A passphrase-protected key works only through
-	// the agent.
+	// IdentityFile is an unencrypted private key file (OpenSSH or PEM), or "";
+	// a passphrase-protected key works only through the agent.
 	IdentityFile string
 	// AgentSocket is an ssh agent's socket (SSH_AUTH_SOCK), or "" for none.
 	// At least one of IdentityFile and AgentSocket must be set.
@@ -100,12 +99,6 @@ type Options struct {
 	// server is detected within about KeepaliveInterval + KeepaliveTimeout.
 	KeepaliveTimeout time.Duration
 }
-
-const (
-	defaultDialTimeout       = 30 * time.Second
-	defaultKeepaliveInterval = 15 * time.Second
-	defaultKeepaliveTimeout  = 15 * time.Second
-)
 
 // Store is a storage.Store on a directory of an SFTP server. It is safe for
 // concurrent use by multiple goroutines.
@@ -142,13 +135,13 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 		opts.Port = 22
 	}
 	if opts.DialTimeout <= 0 {
-		opts.DialTimeout = defaultDialTimeout
+		opts.DialTimeout = 30 * time.Second
 	}
 	if opts.KeepaliveInterval <= 0 {
-		opts.KeepaliveInterval = defaultKeepaliveInterval
+		opts.KeepaliveInterval = 15 * time.Second
 	}
 	if opts.KeepaliveTimeout <= 0 {
-		opts.KeepaliveTimeout = defaultKeepaliveTimeout
+		opts.KeepaliveTimeout = 15 * time.Second
 	}
 	s := &Store{
 		opts: opts,
