@@ -28,11 +28,9 @@ type FS interface {
 	// beside p. deferred: the write is a Put or Stage, whose durability
 	// a store may defer to Sync.
 	Temp(ctx context.Context, p string, deferred bool) (Temp, error)
-	// OpenFile opens the regular file at p for reading (the store's Open): a
-	// missing path, one that is not a regular file or one below something
-	// that is not a plain directory yields an error matching
-	// storage.ErrNotExist (storage.ErrNotObject too for an entry that is not
-	// a regular file). whole: the caller reads the file to its end
+	// OpenFile opens the regular file at p for reading, else an error
+	// matching storage.ErrNotExist (and ErrNotObject for an entry that is
+	// not a regular file). whole: the caller reads the file to its end
 	// (ReadVersioned, a compare), so the store may read ahead.
 	OpenFile(ctx context.Context, p string, whole bool) (io.ReadCloser, error)
 	// CanLink reports whether an exclusive create may try Temp.Link
@@ -52,9 +50,8 @@ type Temp interface {
 	// closes the file; newName: the file is published only under a name
 	// that is free (Link), which lets a deferring store skip its fsync.
 	Close(newName bool) error
-	// Rename renames the closed file over the target and makes that
-	// durable. A temporary file found gone yields an error matching
-	// ErrTempVanished.
+	// Rename renames the closed file over the target durably (a temporary
+	// file found gone: ErrTempVanished).
 	Rename(ctx context.Context) error
 	// Link gives the closed file the target's name only if no entry has
 	// it, and makes that durable: an error matching fs.ErrExist when the
@@ -105,11 +102,8 @@ func (d *Writer) HoldCAS() (unlock func()) {
 	return func() { d.cas.Unlock(); d.writes.RUnlock() }
 }
 
-// Put is storage.Store.Put: with PutReplace the temporary file is renamed over
-// the target; with PutCreate it takes the name only if it is free
-// (Link; on a file system that cannot link, a look and then the rename,
-// safe under the destination lock), else storage.ErrPrecondition; with
-// PutIfVersion, see putIf.
+// Put is storage.Store.Put: the temporary file is renamed over the target,
+// or with PutCreate takes the name only if it is free (see publish).
 func (d *Writer) Put(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
 	if opts.Mode == storage.PutIfVersion {
 		rs, err := storage.Seekable(r)
@@ -154,7 +148,7 @@ func check(ctx context.Context, p string, size int64) error {
 }
 
 // written is a new, closed temporary file beside p that fill wrote; the
-// caller calls Done. deferred and newName: see FS.Temp, Temp.Close.
+// caller calls Done.
 func (d *Writer) written(ctx context.Context, p string, deferred, newName bool, fill func(io.Writer) error) (Temp, error) {
 	t, err := d.FS.Temp(ctx, p, deferred)
 	if err != nil {
@@ -176,8 +170,7 @@ func (d *Writer) written(ctx context.Context, p string, deferred, newName bool, 
 	return t, nil
 }
 
-// copied is written for a Put or Stage: size bytes of r, copied with
-// d.Copy. The caller holds d.writes.
+// copied is written for a Put or Stage (d.Copy); the caller holds d.writes.
 func (d *Writer) copied(ctx context.Context, p string, r io.Reader, size int64, newName bool) (Temp, error) {
 	if err := check(ctx, p, size); err != nil {
 		return nil, err
@@ -405,9 +398,8 @@ func (d *Writer) current(ctx context.Context, p string) (storage.Version, error)
 	return ReadDigested(ctx, f, func(io.Reader) error { return nil }, func(err error) error { return err })
 }
 
-// Stage is storage.Store.Stage (PutReplace or PutCreate): the temporary file is
-// written and closed, then detached until Commit publishes it as Put
-// would, or Abort removes it.
+// Stage is storage.Store.Stage: the temporary file is written, closed and
+// detached until Commit publishes it as Put would, or Abort removes it.
 func (d *Writer) Stage(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Staged, error) {
 	if opts.Mode == storage.PutIfVersion {
 		return nil, storage.Unsupported(d.FS, "stage", p)
@@ -442,9 +434,7 @@ type staged struct {
 
 var errStagedDone = errors.New("staged write already committed or aborted")
 
-// Commit implements Staged: the rename or the exclusive link of Put or
-// PutCreate. Whatever its outcome, the temporary file is gone afterwards
-// (unless the connection is).
+// Commit implements Staged: the rename or the exclusive link of Put.
 func (g *staged) Commit(ctx context.Context) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -464,9 +454,8 @@ func (g *staged) Commit(ctx context.Context) error {
 	return nil
 }
 
-// Abort implements Staged: it removes the temporary file and the
-// directories the store's writes created that are now empty. Aborting a
-// committed write does nothing; so does aborting one that a sweep removed.
+// Abort implements Staged. Aborting a write that a sweep removed does
+// nothing either.
 func (g *staged) Abort(ctx context.Context) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
