@@ -42,15 +42,11 @@ type Upload struct {
 
 // Write is one upload for Client.Put.
 type Write struct {
-	// Body yields exactly Size bytes, and fails the request otherwise.
-	Body *ExactReader
-	Size int64
-	// Mode and IfVersion are the write's condition (see storage.Put).
-	Mode      storage.PutMode
+	Body      *ExactReader // exactly Size bytes, or the request fails
+	Size      int64
+	Mode      storage.PutMode // with IfVersion, the condition (storage.Put)
 	IfVersion storage.Version
-	// Metadata is the object's, its ContentType set (from the path's
-	// extension unless the caller set one).
-	Metadata storage.Metadata
+	Metadata  storage.Metadata // ContentType set (from the extension unless given)
 	// ExpectContinue asks the server to confirm the condition ("Expect:
 	// 100-continue") before the body goes out, so that a server refusing
 	// it answers 412 without reading the body instead of resetting a
@@ -75,13 +71,10 @@ type Client interface {
 	// Open starts one download of key and returns its body and the
 	// Version of the bytes it streams.
 	Open(ctx context.Context, key string) (io.ReadCloser, storage.Version, error)
-	// Head describes the object key in one request.
 	Head(ctx context.Context, key string) (Object, error)
-	// Put sends w, with its condition, and returns the new Version (where
-	// the server gives it). A refused condition matches
-	// storage.ErrPrecondition.
+	// Put sends w and returns the new Version (where the server gives it).
+	// A refused condition matches storage.ErrPrecondition.
 	Put(ctx context.Context, key string, w Write) (storage.Version, error)
-	// Delete removes the object key.
 	Delete(ctx context.Context, key string) error
 	// Uploads lists the incomplete uploads whose keys start with prefix.
 	Uploads(ctx context.Context, prefix string) ([]Upload, error)
@@ -91,22 +84,15 @@ type Client interface {
 
 // Config is what a Store says of its server.
 type Config struct {
-	// URL names the bucket or container, e.g. "s3://bucket"; String adds
-	// the prefix.
-	URL string
-	// Prefix is the root: a key prefix without leading or trailing "/",
-	// possibly "" (the whole bucket).
-	Prefix string
-	// MaxPage is the largest max of ListPage.
-	MaxPage int
+	URL     string // the bucket or container, e.g. "s3://bucket"
+	Prefix  string // the root: a key prefix without leading or trailing "/", or ""
+	MaxPage int    // the largest max of ListPage
 	// MaxPutIf is the largest PutIfVersion write (one request), 0 for no
 	// limit, and PutIfLimit says so in errors ("one PUT, at most 5 GiB").
-	MaxPutIf   int64
-	PutIfLimit string
-	// VersionName names the Version in errors ("ETag", "generation").
-	VersionName string
-	// SweepOp names what SweepTemp does to uploads in its errors.
-	SweepOp string
+	MaxPutIf    int64
+	PutIfLimit  string
+	VersionName string // the Version in errors ("ETag", "generation")
+	SweepOp     string // what SweepTemp does to uploads, in its errors
 	// Unanswered, where set, reports whether err, of a conditional write
 	// cut short, came without an answer from the server. Some servers
 	// answer a failed condition before reading the body and close the
