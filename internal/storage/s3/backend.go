@@ -49,9 +49,8 @@ func location(settings any) string {
 	return fmt.Sprintf("s3://%s/%s", o.Endpoint, o.Bucket)
 }
 
-// ForRoot returns the options of a destination's store: o as its s3 block
-// decoded, at the key prefix root, with credentials from the AWS chain
-// through getenv (never from the configuration).
+// ForRoot returns the options of a destination's store at the key prefix
+// root, with credentials from the AWS chain through getenv.
 func (o Options) ForRoot(root string, getenv func(string) string) Options {
 	o.Prefix, o.Getenv = root, getenv
 	// One retry layer, not two stacked: the commands wrap the store in
@@ -59,9 +58,8 @@ func (o Options) ForRoot(root string, getenv func(string) string) Options {
 	// once.
 	o.MaxAttempts = 1
 	// Every command's first request (a run's: the catalog read) checks
-	// the endpoint, bucket and credentials, with the same explanation as
-	// a check at open would give, before anything is planned or written:
-	// no separate listing request for it.
+	// endpoint, bucket and credentials before anything is planned or
+	// written: no separate listing request for it.
 	o.SkipCheck = true
 	return o
 }

@@ -38,8 +38,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage/objstore"
 )
 
-// Options configure a Store. The s3 package reads no configuration: the
-// caller passes everything here, and the environment through Getenv.
+// Options configure a Store; the environment comes only through Getenv.
 type Options struct {
 	Bucket string
 	// Prefix is the destination root: a key prefix without leading or
@@ -48,16 +47,13 @@ type Options struct {
 	// Region is the bucket's region; "" lets the client ask the server
 	// (GetBucketLocation).
 	Region string
-	// Endpoint is the server's URL, e.g. "http://127.0.0.1:9000" or
-	// "https://s3.eu-central-1.amazonaws.com"; "" means AWS
-	// (https://s3.amazonaws.com). Without a scheme, https is assumed.
+	// Endpoint is the server's URL, e.g. "http://127.0.0.1:9000"; "" means
+	// https://s3.amazonaws.com. Without a scheme, https is assumed.
 	Endpoint string
-	// PathStyle selects path-style requests (https://host/bucket/key)
-	// instead of virtual-host style (https://bucket.host/key); most
-	// S3-compatible servers need it.
+	// PathStyle selects path-style requests (https://host/bucket/key), which
+	// most S3-compatible servers need, over https://bucket.host/key.
 	PathStyle bool
-	// Getenv reads the credential environment variables (AWS_ACCESS_KEY_ID,
-	// ...). nil means an empty environment.
+	// Getenv reads the credential variables (AWS_ACCESS_KEY_ID, ...); nil: none.
 	Getenv func(string) string
 	// Transport is the HTTP transport; nil means minio-go's default. The
 	// timeouts below go into a clone of it or of an *http.Transport; any
@@ -65,9 +61,8 @@ type Options struct {
 	// No configuration sets it: it is the tests' HTTP seam (docs/design.md,
 	// "S3 Options.Transport").
 	Transport http.RoundTripper
-	// DialTimeout, ResponseTimeout and IdleTimeout are the Dial, Response
-	// and Idle deadlines of package deadline (see deadline.Timeouts),
-	// installed by Transport; 0 means 10, 30 and 30 seconds. A Put whose
+	// DialTimeout, ResponseTimeout and IdleTimeout are package deadline's
+	// (see deadline.Timeouts); 0 means 10, 30 and 30 seconds. A Put whose
 	// reader yields nothing for IdleTimeout fails too; pauses between the
 	// Reads of an object opened with Open do not count.
 	DialTimeout     time.Duration
