@@ -32,8 +32,7 @@ var backend = storage.Backend{
 		opts := *settings.(*Options)
 		opts.Prefix, opts.Getenv = root, env
 		// Every command's first request (a run's: the catalog read) checks
-		// the endpoint, bucket and credentials, with the same explanation
-		// as a check here would give: no separate request for it.
+		// endpoint, bucket and credentials: no separate request for it.
 		opts.SkipCheck = true
 		return New(ctx, opts)
 	},

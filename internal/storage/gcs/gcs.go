@@ -19,13 +19,12 @@
 // 5s a request).
 //
 // Credentials are Application Default Credentials, in Google's order:
-// the file GOOGLE_APPLICATION_CREDENTIALS names; gcloud's
+// GOOGLE_APPLICATION_CREDENTIALS's file; gcloud's
 // application_default_credentials.json (CLOUDSDK_CONFIG, else
-// ~/.config/gcloud, %APPDATA%\gcloud on Windows); the metadata server
-// of Google Cloud. With STORAGE_EMULATOR_HOST set (host:port or a URL), as
-// Google's libraries do, the store talks to that emulator without
-// credentials; Options.Anonymous sends none either. String and errors
-// show only "gs://bucket/prefix".
+// ~/.config/gcloud, %APPDATA%\gcloud on Windows); the metadata server.
+// With STORAGE_EMULATOR_HOST set (host:port or a URL) the store talks to
+// that emulator without credentials, as Google's libraries do, and
+// Options.Anonymous sends none. String and errors show only "gs://bucket/prefix".
 package gcs
 
 import (
@@ -56,20 +55,16 @@ type Options struct {
 	// Prefix is the destination root: an object-name prefix without
 	// leading or trailing "/", possibly "" (the whole bucket).
 	Prefix string
-	// Endpoint is the JSON API's base URL, e.g.
-	// "http://127.0.0.1:4443/storage/v1/"; a URL without a path gets
-	// "/storage/v1/". "" means STORAGE_EMULATOR_HOST's emulator if that is
-	// set, else Google's https://storage.googleapis.com/storage/v1/.
+	// Endpoint is the JSON API's base URL ("/storage/v1/" if without a
+	// path); "" means STORAGE_EMULATOR_HOST's emulator if set, else Google's.
 	// Uploads go to the same host under "/upload" + the path.
 	Endpoint string
 	// Anonymous sends no credentials (emulators, public test buckets).
 	Anonymous bool
-	// Getenv reads the environment (GOOGLE_APPLICATION_CREDENTIALS,
-	// STORAGE_EMULATOR_HOST, HOME, ...). nil means an empty environment.
+	// Getenv reads the environment (GOOGLE_APPLICATION_CREDENTIALS, ...); nil: none.
 	Getenv func(string) string
-	// DialTimeout, ResponseTimeout and IdleTimeout are the Dial, Response
-	// and Idle deadlines of package deadline (see deadline.Timeouts); 0
-	// means 10, 30 and 30 seconds.
+	// DialTimeout, ResponseTimeout and IdleTimeout are package deadline's
+	// (see deadline.Timeouts); 0 means 10, 30 and 30 seconds.
 	DialTimeout     time.Duration
 	ResponseTimeout time.Duration
 	IdleTimeout     time.Duration
