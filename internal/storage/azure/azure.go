@@ -3,12 +3,10 @@
 // azblob SDK, through package objstore.
 //
 // Writes: Put is one Put Blob, which Azure applies atomically. Blobs
-// larger than Options.BlockSize (16 MiB by default) go up as blocks (Put
-// Block) made visible by one Put Block List, which is atomic too; a writer
-// that dies in between leaves uncommitted blocks, unseen by readers and
-// listings, which Azure discards after a week (SweepTemp deletes those of
-// blobs that have no committed version). The Metadata's Cache-Control,
-// Content-Type and Content-Disposition become the blob HTTP headers.
+// larger than Options.BlockSize (16 MiB by default) go up as blocks made
+// visible by one atomic Put Block List; a writer that dies in between
+// leaves uncommitted blocks, unseen, which Azure discards after a week
+// (SweepTemp deletes those of blobs with no committed version).
 //
 // Conditions are enforced by the server: the zero Version sends
 // "If-None-Match: *", another "If-Match: <etag>", on Put Blob or, for a
@@ -53,16 +51,14 @@ type Options struct {
 	// Prefix is the destination root: a blob-name prefix without leading
 	// or trailing "/", possibly "" (the whole container).
 	Prefix string
-	// Endpoint is the Blob service URL, e.g.
-	// "http://127.0.0.1:10000/devstoreaccount1" (Azurite); "" means
-	// https://<Account>.blob.core.windows.net. A connection string's
-	// BlobEndpoint must agree with it.
+	// Endpoint is the Blob service URL, e.g. Azurite's
+	// "http://127.0.0.1:10000/devstoreaccount1"; "" means
+	// https://<Account>.blob.core.windows.net. A connection string must agree.
 	Endpoint string
 	// Getenv reads the credential variables (see newClient); nil: none.
 	Getenv func(string) string
-	// DialTimeout, ResponseTimeout and IdleTimeout are the Dial, Response
-	// and Idle deadlines of package deadline (see deadline.Timeouts); 0
-	// means 10, 30 and 30 seconds.
+	// DialTimeout, ResponseTimeout and IdleTimeout are package deadline's
+	// (see deadline.Timeouts); 0 means 10, 30 and 30 seconds.
 	DialTimeout     time.Duration
 	ResponseTimeout time.Duration
 	IdleTimeout     time.Duration

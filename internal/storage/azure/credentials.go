@@ -13,7 +13,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 )
 
-// Credential environment variables, in the order newClient tries them.
 const (
 	envConnectionString = "AZURE_STORAGE_CONNECTION_STRING"
 	envKey              = "AZURE_STORAGE_KEY"
@@ -23,10 +22,8 @@ const (
 // newClient returns the client of the container cont of account at the
 // Blob service URL endpoint, with the first credential found (spec section 3.2):
 //
-//  1. AZURE_STORAGE_CONNECTION_STRING, a connection string (its
-//     AccountName and BlobEndpoint must name the same container URL as
-//     the destination, so that the overlap check between destinations
-//     holds);
+//  1. AZURE_STORAGE_CONNECTION_STRING, a connection string (naming the
+//     destination's container URL, so that the overlap check holds);
 //  2. AZURE_STORAGE_KEY, the shared key of the account;
 //  3. AZURE_STORAGE_SAS_TOKEN, a shared access signature (with or without
 //     its leading "?");

@@ -21,11 +21,9 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage/objstore"
 )
 
-// Put sends one Put Blob, or for a PutReplace or PutCreate of a blob
-// larger than the block size, blocks committed by one Put Block List
-// (Azure evaluates a condition when it commits). PutIfVersion is always one
-// Put Blob, never blocks (whose uncommitted leftovers a dead writer would
-// leave behind).
+// Put sends one Put Blob, or for a PutReplace or PutCreate above the block
+// size, blocks committed by one Put Block List (which evaluates the
+// condition). PutIfVersion is always one Put Blob: no leftover blocks.
 func (a api) Put(ctx context.Context, key string, w objstore.Write) (storage.Version, error) {
 	bb := a.s.client.NewBlockBlobClient(key)
 	h, cond := headers(w.Metadata), condition(w)
