@@ -1,5 +1,4 @@
-// The one-pass rewrite and what dirstore.Writer's compare-and-swap and
-// exclusive create need of local disk.
+// The one-pass rewrite, and what dirstore.Writer's CAS and exclusive create need.
 
 package local
 

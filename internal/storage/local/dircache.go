@@ -123,9 +123,8 @@ func newDirHandle(root *os.Root, fi fs.FileInfo, parent bool) (*dirHandle, error
 	return h, nil
 }
 
-// rootHandle returns the cache entry of the store root, the parent of a
-// file at the top level, adding it on first use; nil where temporary files
-// are not created on a descriptor (or the cache is full).
+// rootHandle returns the store root's cache entry, added on first use; nil where
+// temporary files are not created on a descriptor (or the cache is full).
 func (d *dirCache) rootHandle(root *os.Root) (*dirHandle, error) {
 	if h := d.get(""); h != nil || !canCreateAt {
 		return h, nil

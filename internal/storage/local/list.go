@@ -42,8 +42,7 @@ func (s *Store) sweepTemp(ctx context.Context, opts storage.SweepOptions) ([]str
 	return found, err
 }
 
-// tree is the store's directory tree as dirstore.ListTree and
-// dirstore.SweepTree walk it.
+// tree is the store's directory tree as dirstore.ListTree and SweepTree walk it.
 type tree struct{ s *Store }
 
 // OpenDir implements dirstore.Tree: the directory is reached as a

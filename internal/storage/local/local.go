@@ -16,10 +16,10 @@
 //     (symbolic link) or a "not a directory" error.
 //   - A final segment that is a symbolic link is not an object: Open, Get,
 //     ReadVersioned and Stat report storage.ErrNotExist (and
-//     storage.ErrNotObject) and List skips it. Put replaces the link
-//     itself with a regular file (its target is never touched), PutIfVersion with
-//     the zero Version fails with storage.ErrPrecondition (the name is taken),
-//     and Delete removes the link, not its target.
+//     storage.ErrNotObject) and List skips it. Put replaces the link itself
+//     with a regular file (its target is never touched), PutIfVersion with the
+//     zero Version fails with storage.ErrPrecondition (the name is taken), and
+//     Delete removes the link, not its target.
 //
 // Only regular files are objects; directories, symbolic links, devices and
 // other special files are never listed or opened.

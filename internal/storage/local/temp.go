@@ -1,5 +1,4 @@
-// The temporary file every write goes through (dirstore.Temp): created
-// beside its target, synced, then renamed or linked into place.
+// The temporary file (dirstore.Temp) beside its target: synced, then renamed or linked into place.
 
 package local
 
