@@ -34,27 +34,23 @@ type StateOutput = catalog.Output
 type RunOptions struct {
 	// Pipelines selects the pipelines to publish (none: every one).
 	Pipelines []string
-	// Destination publishes only to this destination ("" every one of the
-	// selected pipelines).
+	// Destination publishes only to this destination ("": every one).
 	Destination string
 	// Source publishes this bundle directory instead of the pipeline's
 	// configured source (needs exactly one pipeline).
 	Source string
 	// DryRun plans and reports; nothing is written and no webhook called.
 	DryRun bool
-	// Force replaces everything under one destination root, unmanaged
-	// files included (needs one pipeline and Destination).
+	// Force replaces everything under one root, unmanaged files included
+	// (needs one pipeline and Destination).
 	Force bool
 	// MaxDeletes, when set, overrides every destination's max_deletes.
 	MaxDeletes *int
-	// AllowEmpty lets a replacement that plans no outputs delete this
-	// owner's outputs.
+	// AllowEmpty lets a replacement that plans no outputs delete the owner's.
 	AllowEmpty bool
-	// Jobs is how many transfers run at once per destination (0: the
-	// backend's default).
+	// Jobs is how many transfers run at once per destination (0: default).
 	Jobs int
-	// Rewrite writes every planned output even when its bytes are
-	// unchanged (to re-apply headers rules).
+	// Rewrite writes every planned output, unchanged ones too (to re-apply headers).
 	Rewrite bool
 	// MetricsFile is where a real run writes its Prometheus metrics (pass
 	// cfg.MetricsFile() for metrics_file); a write failure only warns.
@@ -107,8 +103,7 @@ func Run(ctx context.Context, cfg *Config, opts RunOptions) (*RunReport, error) 
 	return rep, nil
 }
 
-// selected lists, for a pipeline, the destinations a run with the
-// destination filter only (or "") selects.
+// selected lists a pipeline's destinations that the filter only ("": all) selects.
 func selected(cfg *config.Config, only string) func(string) []string {
 	return func(pipeline string) []string {
 		p, ok := cfg.Pipeline(pipeline)
@@ -154,8 +149,7 @@ func onlyLockHeld(o *outcome.Run) bool {
 type ValidateOptions struct {
 	// Pipeline checks only this pipeline ("" every one).
 	Pipeline string
-	// Source checks and plans this bundle directory instead of the
-	// pipelines' configured sources.
+	// Source checks this bundle directory instead of the configured sources.
 	Source string
 	Logger *slog.Logger
 }
@@ -170,11 +164,10 @@ func Validate(ctx context.Context, cfg *Config, opts ValidateOptions) (*Validate
 
 // Root selects the destination root a maintenance call works on.
 type Root struct {
-	// Pipeline is the owner's pipeline ("": the only pipeline, or the
-	// only one publishing to Destination).
+	// Pipeline is the owner's pipeline ("": the only one, or the only one
+	// publishing to Destination).
 	Pipeline string
-	// Destination is one of the pipeline's destinations ("": its only
-	// one).
+	// Destination is one of the pipeline's destinations ("": its only one).
 	Destination string
 	// Source is a bundle directory whose manifest fills the path's
 	// {source_*} placeholders ("": the pipeline's configured source).
@@ -188,8 +181,7 @@ func (r Root) maint() app.MaintOptions {
 // PruneOptions are the inputs of Prune.
 type PruneOptions struct {
 	Root
-	// Apply deletes the publications the retention.prune policy selects
-	// (otherwise they are only listed).
+	// Apply deletes the selected publications (otherwise only listed).
 	Apply  bool
 	Logger *slog.Logger
 	Tuning
@@ -208,11 +200,9 @@ type VerifyOptions struct {
 	Root
 	// AllOwners verifies every owner's outputs at the root.
 	AllOwners bool
-	// Jobs is how many outputs are read and hashed at once (0: the
-	// backend's default).
+	// Jobs is how many outputs are read and hashed at once (0: default).
 	Jobs int
-	// Quick checks only that each output is listed with its recorded
-	// size, reading no content.
+	// Quick checks only each output's listed size, reading no content.
 	Quick   bool
 	Logger  *slog.Logger
 	OnEvent func(Event)
