@@ -12,12 +12,9 @@ import (
 type Backend struct {
 	// Name is the value of a destination's `backend` field, and the name
 	// of its configuration block when Fields is not empty.
-	Name string
-	// Title names the backend in prose ("local disk", "SFTP", "S3").
-	Title string
-	// Summary says in a few words where a root lives, for the schema's
-	// description of `backend` ("an SFTP server").
-	Summary string
+	Name    string
+	Title   string // the backend in prose ("local disk", "SFTP", "S3")
+	Summary string // where a root lives, for the schema ("an SFTP server")
 	// Fields are the members of the backend's block in their order, its
 	// block struct's (BlockFields); none: a destination has no block.
 	Fields []string
@@ -25,11 +22,8 @@ type Backend struct {
 	// destination with this backend has none ("host, user and
 	// known_hosts_file").
 	Needs string
-	// Path says how a destination's `path` is read on this backend.
-	Path PathKind
-	// Jobs is how many transfers run at once per destination unless the
-	// command says otherwise (--jobs).
-	Jobs int
+	Path  PathKind // how a destination's `path` is read
+	Jobs  int      // transfers at once per destination, unless --jobs
 	// Remote: the stores reach a server over a network, where a request
 	// can fail for a moment and succeed when repeated, so the commands
 	// wrap them in the retry wrapper. Local disk is not remote: its
