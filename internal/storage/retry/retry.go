@@ -68,18 +68,17 @@ type Options struct {
 	// each retry of the same call, up to Max. The wait is drawn uniformly
 	// between 0 and the ceiling (full jitter). Default 250ms.
 	Base time.Duration
-	// Max caps the backoff ceiling. Default 5s.
-	Max time.Duration
+	Max  time.Duration // caps the backoff ceiling; default 5s
 	// Budget is the total time the Store may spend waiting between
 	// attempts, over all its calls (and goroutines) together. Once it is
 	// spent no call retries any more: a destination that keeps failing
 	// fails the run instead of stretching it. Default 30s.
 	Budget time.Duration
-	// Sleep waits d, or until ctx is done (then it returns a non-nil
-	// error). Default: a timer. Tests substitute their own.
+	// Sleep waits d, or until ctx is done (then it returns an error).
+	// Default: a timer.
 	Sleep func(ctx context.Context, d time.Duration) error
-	// Rand returns a number in [0, 1), the jitter. Default math/rand/v2's
-	// Float64. The Store calls it under its lock.
+	// Rand returns the jitter, in [0, 1) (default math/rand/v2's Float64);
+	// the Store calls it under its lock.
 	Rand func() float64
 	// OnRetry, when set, is called before each wait with the operation
 	// ("get", "put", "put-new", "put-if", "list", ...), its path (List's
@@ -133,8 +132,8 @@ func New(st storage.Store, opts Options) *Store {
 	return &Store{Store: st, opts: opts}
 }
 
-// Retries returns how many retries the Store made so far: attempts sent
-// after a transient failure (read-backs included), over all calls.
+// Retries returns how many attempts (read-backs included) the Store sent
+// after a transient failure, over all calls.
 func (s *Store) Retries() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -187,8 +186,7 @@ type call struct {
 }
 
 // again records the transient failure err and waits before the next
-// attempt. It returns nil to go on, or the error to return: the call's
-// context is done, or the attempts or the budget ran out.
+// attempt; non-nil is the error to return (context done, limits spent).
 func (c *call) again(err error) error {
 	c.failed++
 	c.last = err
@@ -230,8 +228,7 @@ func (c *call) final(err error) error {
 	return fmt.Errorf("%w (attempt %d; attempt %d failed with: %v)", err, c.failed+1, c.failed, c.last)
 }
 
-// stopped returns the error of a call whose context ended while it had a
-// transient failure to retry: the context's error wrapping that failure.
+// stopped is the context's error wrapping the failure it cut off.
 func (c *call) stopped() error {
 	if errors.Is(c.last, c.ctx.Err()) {
 		return c.last // the attempt saw the context end
