@@ -8,13 +8,11 @@ import (
 	"unicode/utf8"
 )
 
-// CheckPath reports whether p is a path a Store accepts: a clean, relative,
-// slash-separated path (non-empty, valid UTF-8, no leading or trailing
-// slash, no backslash, no control character, no empty, "." or ".."
-// segment) none of whose segments is a temporary name. These are the rules
-// of internal/cleanpath, which storage packages may not import; because p
-// has no "." or ".." segment, joining it to a root can never name anything
-// outside the root. The error matches ErrInvalidPath.
+// CheckPath reports whether p is a path a Store accepts: clean, relative,
+// slash-separated, non-empty, valid UTF-8, without backslash, control character or
+// temporary segment (internal/cleanpath's rules, which storage may not
+// import), so that joined to a root it never leaves it. The error matches
+// ErrInvalidPath.
 func CheckPath(p string) error {
 	if reason := unclean(p); reason != "" {
 		return fmt.Errorf("%w: %q %s", ErrInvalidPath, p, reason)
@@ -22,7 +20,6 @@ func CheckPath(p string) error {
 	return nil
 }
 
-// unclean returns why p is not an addressable path, or "" if it is.
 func unclean(p string) string {
 	switch {
 	case p == "":
@@ -82,10 +79,8 @@ func SplitPrefix(prefix string) (dir, filter string, err error) {
 	return dir, filter, nil
 }
 
-// CheckSweepDirs checks the directories of SweepOptions.Dirs: each must be
-// "" (the root) or pass CheckPath. It returns them sorted and without
-// duplicates, nil for nil (the whole root) and an empty slice for an empty
-// one (no directory at all). The error matches ErrInvalidPath.
+// CheckSweepDirs checks SweepOptions.Dirs ("" or CheckPath each) and returns
+// them sorted and deduplicated; nil stays nil (the whole root), empty empty.
 func CheckSweepDirs(dirs []string) ([]string, error) {
 	if dirs == nil {
 		return nil, nil
