@@ -91,32 +91,23 @@ type Tree interface {
 
 // TreeDir is one open directory of a Tree.
 type TreeDir interface {
-	// Entries returns the directory's entries ("." and ".." left out)
-	// whose names start with prefix ("" for all), with their own
-	// attributes, as Lstat gives them: a symbolic link is a link, never
-	// followed. Entries removed while it reads are left out; a directory
-	// that is gone yields an error matching fs.ErrNotExist. (On local
-	// disk each entry returned costs a stat: the sweep of the root
+	// Entries returns the directory's entries whose names start with
+	// prefix, as Lstat gives them (links never followed), leaving out those
+	// removed meanwhile; a directory that is gone: fs.ErrNotExist. (On
+	// local disk each entry returned costs a stat: the sweep of the root
 	// directory asks for temporary files only.)
 	Entries(ctx context.Context, prefix string) ([]fs.FileInfo, error)
-	// Sub opens the entry name, which Entries reported as a directory,
-	// without following a link; an error matching fs.ErrNotExist when
-	// it is gone.
+	// Sub opens the directory entry name without following a link
+	// (gone: fs.ErrNotExist).
 	Sub(ctx context.Context, name string) (TreeDir, error)
 	// Remove removes the file name; a missing one is not an error.
 	Remove(ctx context.Context, name string) error
 	Close()
 }
 
-// ListTree is storage.Store.List on a Tree: every regular file whose path
-// starts with prefix, in byte-wise order of the full path (a directory sorts
-// as its name plus a slash, the common prefix of everything below it), and
-// as Info.Dir entries every empty directory strictly below the one prefix
-// names and every symbolic link and special file (never followed: each takes
-// a path without being an object). Temporary files are skipped, and so is
-// anything removed while it walks. prefix's directory part must be a clean
-// path (else storage.ErrInvalidPath). An error of fn comes back in a
-// storage.CallbackError (see storage.ListResult).
+// ListTree is storage.Store.List on a Tree (a directory sorts as its name
+// plus a slash), skipping anything removed while it walks. An error of fn
+// comes back in a storage.CallbackError (see storage.ListResult).
 func ListTree(ctx context.Context, t Tree, prefix string, fn func(storage.Info) error) error {
 	dir, filter, err := storage.SplitPrefix(prefix)
 	if err != nil {
@@ -258,8 +249,7 @@ func (sw *treeSweep) take(ctx context.Context, d TreeDir, rel, name string, size
 }
 
 // tree sweeps d, whose store path is rel ("" or ending in "/"), and with
-// deep everything below it, and returns how many temporary files it
-// found. Without deep it reads only the temporary files' entries.
+// deep everything below it; it returns how many temporary files it found.
 func (sw *treeSweep) tree(ctx context.Context, d TreeDir, rel string, deep bool) (int, error) {
 	prefix := storage.TempPrefix
 	if deep {
