@@ -9,10 +9,10 @@ import (
 )
 
 // CheckPath reports whether p is a path a Store accepts: clean, relative,
-// slash-separated, non-empty, valid UTF-8, without backslash, control character or
-// temporary segment (internal/cleanpath's rules, which storage may not
-// import), so that joined to a root it never leaves it. The error matches
-// ErrInvalidPath.
+// slash-separated, non-empty, valid UTF-8, without backslash, control
+// character or temporary segment (internal/cleanpath's rules, which storage
+// may not import), so that joined to a root it never leaves it. The error
+// matches ErrInvalidPath.
 func CheckPath(p string) error {
 	if reason := unclean(p); reason != "" {
 		return fmt.Errorf("%w: %q %s", ErrInvalidPath, p, reason)
