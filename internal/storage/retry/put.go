@@ -202,8 +202,7 @@ func (s *Store) Stage(ctx context.Context, path string, r io.Reader, size int64,
 }
 
 // send runs the attempts of a PutReplace or PutCreate (exclusive) Put, or
-// of a Stage, each reading r through its own fenced-off view (see body),
-// as the package documentation says.
+// of a Stage, each reading r through its own fenced-off view (see body).
 func (s *Store) send(c *call, r io.Reader, size int64, exclusive bool, attempt func(io.Reader) error) error {
 	b := newBody(r, exclusive)
 	var maybe [][]byte // PutCreate: digests of failed attempts that sent everything
@@ -233,10 +232,9 @@ func (s *Store) send(c *call, r io.Reader, size int64, exclusive bool, attempt f
 	}
 }
 
-// settleNew establishes the outcome of a PutCreate whose attempt failed
-// with perr, matching storage.ErrPrecondition, after earlier attempts that
-// sent all of the content (whose digests are sums) failed without an
-// answer: it succeeds if the object holds one of those contents.
+// settleNew settles a PutCreate whose attempt failed with perr (a
+// precondition failure) after earlier attempts sent all of the content
+// (digests sums) without an answer: it succeeds if the object holds one.
 func (s *Store) settleNew(c *call, size int64, sums [][]byte, perr error) error {
 	for {
 		sum, n, err := s.digest(c.ctx, c.path)
@@ -257,8 +255,7 @@ func (s *Store) settleNew(c *call, size int64, sums [][]byte, perr error) error 
 }
 
 // unknownOutcome is the error of a conditional write whose outcome could
-// not be read back: it does not match storage.ErrPrecondition (it says
-// why with %v), only the read-back's failure.
+// not be read back: it matches the read-back's failure, not werr.
 func unknownOutcome(c *call, werr, rerr error) error {
 	return fmt.Errorf("%s %s: outcome unknown: an attempt may have written it before one failed (%v), and reading it back failed: %w",
 		c.op, c.path, werr, rerr)
@@ -320,9 +317,8 @@ func (s *Store) putIf(ctx context.Context, path string, in io.Reader, size int64
 		})
 }
 
-// readerError marks a conditional write's failure caused by the caller's
-// reader (a failed Read or Seek): it is not retried, and returned as the
-// error it wraps.
+// readerError marks a failure of the caller's reader (Read or Seek): it is
+// not retried, and returned as the error it wraps.
 type readerError struct{ err error }
 
 func (e *readerError) Error() string { return e.err.Error() }
@@ -368,11 +364,10 @@ func (s *Store) condPut(c *call, ifVersion storage.Version, write func() (storag
 	}
 }
 
-// settleIf reads the object back (readBack) after the attempt of c that
-// failed with werr, when an attempt may have landed without an answer. It
-// returns the object's Version if it holds this call's content, or retry
-// when the condition holds, else an error matching storage.ErrPrecondition
-// (or, when the read-back fails, an error saying the outcome is unknown).
+// settleIf reads the object back after the attempt that failed with werr,
+// when one may have landed unanswered: the object's Version if it holds
+// this call's content, retry when the condition holds, else an error
+// matching storage.ErrPrecondition (or saying the outcome is unknown).
 func (s *Store) settleIf(c *call, ifVersion storage.Version, werr error,
 	readBack func() (storage.Version, bool, error)) (v storage.Version, retry bool, err error) {
 	for {
@@ -404,9 +399,8 @@ func (s *Store) settleIf(c *call, ifVersion storage.Version, werr error,
 	}
 }
 
-// precondition returns the error of a conditional write that the read-back
-// showed did not land and cannot: werr if it is the server's precondition
-// failure, else a new error matching storage.ErrPrecondition.
+// precondition is the error of a conditional write the read-back showed
+// cannot land: werr if it is the server's, else a new ErrPrecondition.
 func (c *call) precondition(werr error, why string) error {
 	if errors.Is(werr, storage.ErrPrecondition) {
 		return c.final(werr)
