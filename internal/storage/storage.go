@@ -270,18 +270,16 @@ type Properties struct {
 	// not sweep the root directory: a dead run's output writes left its
 	// journal, whose recovery sweeps the whole root.
 	AtomicSmallWrites bool
-	// ListPages: ListPage answers with one bounded request (S3: one
-	// ListObjectsV2).
+	// ListPages: ListPage answers with one bounded request (S3).
 	ListPages bool
-	// CreatesRoot: the store creates its root directory on the first
-	// write, and RemoveCreatedRoot removes it again (local disk).
+	// CreatesRoot: the first write creates the root directory, and
+	// RemoveCreatedRoot removes it (local disk).
 	CreatesRoot bool
 	// Directories: paths live in real directories, so one name cannot be
 	// both an object and a directory (local disk, SFTP); object stores
 	// have keys only.
 	Directories bool
-	// Metadata: objects are stored with response metadata
-	// (PutOptions.Metadata), which the store serves (S3).
+	// Metadata: objects keep and serve PutOptions.Metadata (S3).
 	Metadata bool
 	// ServerConditions: conditional writes (PutCreate, PutIfVersion) are enforced
 	// by the server rather than by this process, so a writer must prove
