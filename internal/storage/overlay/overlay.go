@@ -1,7 +1,6 @@
 // Package overlay is a storage.Store that records writes and deletes in
-// memory over a store it only reads: a dry run can let code that changes a
-// root (crash recovery) run against it and then read the root as that code
-// would have left it, without changing anything.
+// memory over a store it only reads, so that a dry run can run crash
+// recovery and read the root as it would have left it.
 package overlay
 
 import (
@@ -22,7 +21,7 @@ import (
 )
 
 // Store reads through to Base, except for the paths written or deleted
-// through it, which it keeps in memory. Base is never changed.
+// through it; Base is never changed.
 type Store struct {
 	Base storage.Store
 
@@ -42,8 +41,7 @@ func version(data []byte) storage.Version {
 	return storage.Version("overlay:" + hex.EncodeToString(sum[:]))
 }
 
-// lookup returns the overlay's view of path: its bytes when written, gone
-// when deleted, or neither (read Base).
+// lookup returns path's bytes when written, gone when deleted, or neither.
 func (s *Store) lookup(path string) (data []byte, written, gone bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -72,8 +70,7 @@ func (s *Store) put(path string, r io.Reader, size int64) ([]byte, error) {
 	return data, nil
 }
 
-// Put records the object in memory: unless path exists with PutCreate,
-// if the overlay's version of path is opts.Version with PutIfVersion.
+// Put records the object in memory, if opts.Mode's condition holds.
 func (s *Store) Put(ctx context.Context, path string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
 	switch opts.Mode {
 	case storage.PutCreate:
