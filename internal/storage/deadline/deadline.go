@@ -26,9 +26,8 @@ type Timeouts struct {
 	Idle time.Duration
 }
 
-// Install puts t on tr: it wraps tr's dialers (a nil DialContext becomes
-// a net.Dialer with a 15s keep-alive) and replaces its
-// TLSHandshakeTimeout, ResponseHeaderTimeout and IdleConnTimeout.
+// Install puts t on tr, wrapping its dialers (nil DialContext: a
+// net.Dialer with a 15s keep-alive) and replacing its timeouts.
 func Install(tr *http.Transport, t Timeouts) {
 	dial := tr.DialContext
 	if dial == nil {
@@ -48,8 +47,7 @@ func Install(tr *http.Transport, t Timeouts) {
 
 type dialFunc = func(ctx context.Context, network, addr string) (net.Conn, error)
 
-// progressDialer bounds dial by timeout and gives its connections the
-// progress deadline idle.
+// progressDialer bounds dial by timeout; its connections get deadline idle.
 func progressDialer(dial dialFunc, timeout, idle time.Duration) dialFunc {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -79,8 +77,7 @@ func newProgressConn(c net.Conn, timeout time.Duration) *progressConn {
 func (c *progressConn) Read(p []byte) (int, error)  { return c.move(c.Conn.Read, p) }
 func (c *progressConn) Write(p []byte) (int, error) { return c.move(c.Conn.Write, p) }
 
-// move moves the deadline, then reads or writes, naming the progress
-// deadline in a timeout error.
+// move moves the deadline, then reads or writes.
 func (c *progressConn) move(op func([]byte) (int, error), p []byte) (int, error) {
 	if err := c.Conn.SetDeadline(time.Now().Add(c.timeout)); err != nil {
 		return 0, err
