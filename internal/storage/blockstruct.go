@@ -31,11 +31,10 @@ func BlockFields(v any) (names []string) {
 	return names
 }
 
-// DecodeBlock reads b into the block struct dst points to, member by
-// member, through b's methods, which report each problem. check, if not
-// nil, gets each member whose value passed its tags and is in *dst, to
-// check what no tag says or rewrite it; false sets the field back to
-// zero, refused with its invalid tag's message, or as check reported. A
+// DecodeBlock reads b into the block struct dst points to, through b's
+// methods, which report each problem. check, if not nil, gets each member
+// whose value passed its tags, to check or rewrite it; false zeroes the
+// field, refused with its invalid tag's message or as check reported. A
 // pattern compiles only when a block has its member, not at every start.
 func DecodeBlock(b Block, dst any, check func(b Block, name string) bool) {
 	for f, v := range reflect.ValueOf(dst).Elem().Fields() {
@@ -54,8 +53,8 @@ func DecodeBlock(b Block, dst any, check func(b Block, name string) bool) {
 	}
 }
 
-// readMember reads member name into v, the value of field f (flags: its
-// block tag's, within commas); it reports whether it set a value.
+// readMember reads member name into field f's value v (flags: its block
+// tag's, within commas); it reports whether it set a value.
 func readMember(b Block, f reflect.StructField, v reflect.Value, name, flags string) bool {
 	switch {
 	case f.Type == reflect.TypeFor[time.Duration]():
