@@ -1,10 +1,9 @@
 // Package s3 implements storage.Store on a key prefix of an S3 bucket (AWS
 // or any S3-compatible server) with minio-go, through package objstore.
 //
-// Writes: Put is one PutObject, which S3 applies atomically. Objects
-// larger than minio-go's part size (16 MiB) go up as a multipart upload,
-// which is also invisible until completed and is aborted (its parts
-// deleted) on failure. The body is streamed once, so a failed Put is not
+// Writes: Put is one atomic PutObject; objects above minio-go's part size
+// (16 MiB) go up as a multipart upload, invisible until completed and
+// aborted on failure. The body is streamed once, so a failed Put is not
 // retried (reads, listings and deletes are, by minio-go).
 //
 // PutIfVersion writes are a single conditional PutObject (never a
