@@ -4,13 +4,11 @@
 // would more than double the binary and slow every start-up (docs/design.md,
 // "GCS client").
 //
-// Writes: every write is one multipart upload request (object metadata
-// and bytes in one body of known length), which GCS applies atomically.
-// No write leaves anything behind, so SweepTemp finds nothing. Versions are
-// generations: PutCreate and PutIfVersion with the zero Version send
-// ifGenerationMatch=0 (create only if absent), PutIfVersion with a Version
-// ifGenerationMatch=<generation>; the server's 412 becomes
-// storage.ErrPrecondition.
+// Writes: every write is one multipart upload request (metadata and bytes
+// in one body of known length), which GCS applies atomically and which
+// leaves nothing behind. Versions are generations: PutCreate and the zero
+// Version send ifGenerationMatch=0 (create only if absent), another
+// ifGenerationMatch=<generation>; the server's 412 is storage.ErrPrecondition.
 //
 // Requests are sent once: retrying is the caller's decision (IsTransient
 // tells which failures are worth it). Deadlines are package deadline's
