@@ -9,13 +9,12 @@
 // (SweepTemp deletes those of blobs with no committed version).
 //
 // Conditions are enforced by the server: the zero Version sends
-// "If-None-Match: *", another "If-Match: <etag>", on Put Blob or, for a
-// PutCreate of a large blob, on the Put Block List that commits it. The
-// server's 409 BlobAlreadyExists or 412 (or a 404 for an If-Match on a
-// missing blob) becomes storage.ErrPrecondition. A PutIfVersion write is a
-// single Put Blob (at most MaxPutIfSize). Writes are never retried here: a
-// lost response must not turn a won race into a reported conflict, and a
-// streamed body cannot be sent again. Versions are the blobs' ETags.
+// "If-None-Match: *", another "If-Match: <etag>", on Put Blob or on the Put
+// Block List committing a large PutCreate. A 409 BlobAlreadyExists or 412
+// (or 404 for an If-Match on a missing blob) is storage.ErrPrecondition. A
+// PutIfVersion is one Put Blob (at most MaxPutIfSize). Writes are never
+// retried: a lost response must not turn a won race into a reported
+// conflict, and a streamed body cannot be sent again. Versions are ETags.
 //
 // Deadlines are package deadline's (see the Options timeouts). The SDK
 // sends a read, listing or delete that failed that way (or with a 408, 429
