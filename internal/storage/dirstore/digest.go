@@ -51,19 +51,16 @@ func SumVersion(sum []byte) storage.Version {
 	return storage.Version("sha256:" + hex.EncodeToString(sum))
 }
 
-// ContentVersion is the Version of data on a store that versions objects
-// by their content (see SumVersion).
+// ContentVersion is data's content Version (see SumVersion).
 func ContentVersion(data []byte) storage.Version {
 	sum := sha256.Sum256(data)
 	return SumVersion(sum[:])
 }
 
-// ReadDigested is the body of ReadVersioned on a store that versions
-// objects by their content: it shows r to fn through a reader that fails
-// once ctx is done, hashing the bytes on another core as they pass (a
-// large catalog is decoded and hashed at once), drains what fn leaves
-// unread and returns the Version of all of r. An error of fn is returned
-// as is, with no Version; a read error after fn is wrapped by wrap.
+// ReadDigested is ReadVersioned on a content-versioned store: fn reads r
+// (failing once ctx is done) while another core hashes it (a large catalog
+// is decoded and hashed at once); what fn leaves is drained. An error of fn
+// is returned as is; a read error after fn is wrapped by wrap.
 func ReadDigested(ctx context.Context, r io.Reader, fn func(io.Reader) error, wrap func(error) error) (storage.Version, error) {
 	h := parhash.New(sha256.New())
 	defer h.Close()
