@@ -1,6 +1,5 @@
-// What the adapters share beside the Store: their HTTP transport, the
-// exact body of an upload, the statuses worth a retry, their error
-// responses.
+// What the adapters share beside the Store: transport, exact upload
+// bodies, retryable statuses, error responses.
 
 package objstore
 
@@ -82,9 +81,8 @@ func Getenv(getenv func(string) string) func(string) string {
 	return getenv
 }
 
-// ResponseError is an object store's error response: its text (without
-// the client library's, which may list the request's URL and headers),
-// the storage error it stands for and what to do about it.
+// ResponseError is an object store's error response, without the client
+// library's text (which may list the request's URL and headers).
 type ResponseError struct {
 	Status int    // HTTP status, 0 if unknown
 	Code   string // the store's error code
@@ -148,9 +146,8 @@ func NewExactReader(ctx context.Context, r io.Reader, size int64) (*ExactReader,
 // the cause of a failed upload, whatever the client made of it.
 func (e *ExactReader) Err() error { return e.err }
 
-// Whole reports whether the reader handed on its last byte (the server may
-// hold the whole body). Once it returned false after the context ended,
-// the reader never hands on its last byte.
+// Whole reports whether the reader handed on its last byte; once false
+// after the context ended, it never will.
 func (e *ExactReader) Whole() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()

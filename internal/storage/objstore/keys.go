@@ -66,9 +66,8 @@ func ContentType(p string) string {
 	return "application/octet-stream"
 }
 
-// sortListing sorts the objects an object store listed by path, byte-wise
-// (the List contract's order, which a server's may not be), and refuses a
-// listing that names a path twice: such a listing cannot be trusted.
+// sortListing sorts a listing byte-wise by path (a server's order may
+// differ) and refuses one that names a path twice: it cannot be trusted.
 func sortListing(infos []storage.Info) ([]storage.Info, error) {
 	byPath := func(a, b storage.Info) int { return strings.Compare(a.Path, b.Path) }
 	if !slices.IsSortedFunc(infos, byPath) { // servers mostly list in order: one pass checks it
