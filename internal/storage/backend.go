@@ -96,9 +96,11 @@ type Block interface {
 	// URL parses s, member name's value, as an absolute http(s) URL with
 	// a host; ok is false (and the problem reported) when it is not one.
 	URL(name, s string) (u *url.URL, ok bool)
+	// Has reports whether the block sets member name.
 	Has(name string) bool
 	// Require reports that the required member name is missing; why, if
 	// not "", says what it is for.
 	Require(name, why string)
+	// Errorf reports a problem with the member name, at its line.
 	Errorf(name, format string, args ...any)
 }

@@ -222,6 +222,7 @@ type Store interface {
 	// String describes the root for humans, e.g. "s3://bucket/prefix".
 	String() string
 
+	// Close releases the store's resources.
 	Close() error
 }
 
@@ -231,6 +232,7 @@ type CallbackError struct{ Err error }
 
 func (e *CallbackError) Error() string { return e.Err.Error() }
 
+// Unwrap returns the callback's error.
 func (e *CallbackError) Unwrap() error { return e.Err }
 
 // ListResult is what an adapter's List returns for the error err of its
