@@ -22,6 +22,7 @@ type DigestSource struct {
 	v    storage.Version // of the last complete copy
 }
 
+// Size is the number of bytes a copy writes.
 func (src *DigestSource) Size() int64 { return src.size }
 
 // CopyTo rewinds the reader and copies exactly Size bytes of it to w,

@@ -102,6 +102,7 @@ type TreeDir interface {
 	Sub(ctx context.Context, name string) (TreeDir, error)
 	// Remove removes the file name; a missing one is not an error.
 	Remove(ctx context.Context, name string) error
+	// Close releases the directory.
 	Close()
 }
 
