@@ -109,6 +109,7 @@ func (e *ResponseError) Error() string {
 // Is reports whether target is the storage error e stands for.
 func (e *ResponseError) Is(target error) bool { return e.Means != nil && target == e.Means }
 
+// Unwrap returns the client library's error.
 func (e *ResponseError) Unwrap() error { return e.Err }
 
 // ExactReader yields exactly size bytes of a reader and fails, without
@@ -157,6 +158,7 @@ func (e *ExactReader) Whole() bool {
 // Left returns how many bytes have not been read yet.
 func (e *ExactReader) Left() int64 { return e.left }
 
+// Read implements io.Reader.
 func (e *ExactReader) Read(p []byte) (int, error) {
 	if e.err != nil {
 		return 0, e.err

@@ -538,6 +538,7 @@ func (s *Store) Sync(context.Context) error { return nil }
 // object store has no cheap rename, and a write is atomic already.
 var Properties = storage.Properties{AtomicSmallWrites: true, ListPages: true, Metadata: true, ServerConditions: true, Remote: true}
 
+// Properties implements storage.Store (see the variable Properties).
 func (s *Store) Properties() storage.Properties { return Properties }
 
 // RewriteIf implements storage.Store: object stores do not rewrite.
