@@ -101,8 +101,10 @@ func (e *StallError) Error() string {
 	return fmt.Sprintf("no data moved for %s (idle timeout): %v", e.Idle, e.Err)
 }
 
+// Unwrap returns the deadline error.
 func (e *StallError) Unwrap() error { return e.Err }
 
+// Timeout reports true: the error is a timeout.
 func (e *StallError) Timeout() bool { return true }
 
 // Temporary reports true, as the deadline error does (crypto/tls then
