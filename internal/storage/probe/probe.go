@@ -69,19 +69,15 @@ func GetReadBack(st storage.Store) ReadBack {
 	}
 }
 
-// Object proves that st enforces exclusive creates and version-conditioned
-// writes, on an object the caller created and owns: name holds own, written
-// at version v. An exclusive create of name and a write to it conditioned
-// on a version it does not have must both be refused with
-// storage.ErrPrecondition, and a read-back must find own unchanged (a server
-// that answers 412 and writes anyway is refused too): readBack, or a Get
-// when it is nil. Three requests.
+// Object proves, in three requests, that st enforces exclusive creates and
+// version-conditioned writes on the object name the caller created, holding
+// own at version v: both writes must fail with storage.ErrPrecondition and
+// readBack (nil: a Get) must find own unchanged (a server that answers 412
+// and writes anyway is refused too).
 //
-// mark(tag) gives the bytes each refused write carries (tag is
-// TagExclusiveCreate or TagWrongVersion): they must differ from own, so the
-// read-back sees a write that was applied anyway. A caller whose object
-// must stay recognisable even on a server that applies them (a lock record)
-// makes them its own record with a marker.
+// mark(tag) gives the bytes each refused write carries: they must differ
+// from own. A caller whose object must stay recognisable even on a server
+// that applies them (a lock record) makes them its own record with a marker.
 //
 // It returns an *UnenforcedError when the server accepted a write it had to
 // refuse, another error when the proof could not run.
