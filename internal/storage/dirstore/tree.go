@@ -13,17 +13,15 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage"
 )
 
-// HiddenError marks a path whose parent, on a directory store, is not a
-// plain directory: a symbolic link, a regular file, a device... Readers
-// treat such a path as missing (see Missing), Delete leaves it alone,
-// writers refuse it.
+// HiddenError marks a path whose parent is not a plain directory (a link,
+// a file...): readers treat it as missing (see Missing), Delete leaves it
+// alone, writers refuse it.
 type HiddenError struct {
 	Dir     string // the offending parent, relative to the root
 	Symlink bool
 }
 
-// CheckDir checks that fi, the Lstat of the directory dir (a store path),
-// is a plain directory; if not it returns a *HiddenError.
+// CheckDir returns a *HiddenError unless fi, dir's Lstat, is a plain directory.
 func CheckDir(dir string, fi fs.FileInfo) error {
 	if fi.IsDir() && fi.Mode()&fs.ModeSymlink == 0 {
 		return nil
@@ -55,9 +53,8 @@ func (e *HiddenError) Missing(op string) error {
 	return &fs.PathError{Op: op, Path: e.Dir, Err: fmt.Errorf("%w (%v)", storage.ErrNotExist, e)}
 }
 
-// NotObject is the error of the reader op for the store path p, whose Lstat
-// fi is not a regular file: it matches storage.ErrNotObject and
-// storage.ErrNotExist.
+// NotObject is the error of the reader op for p, whose Lstat fi is not a
+// regular file: it matches storage.ErrNotObject and storage.ErrNotExist.
 func NotObject(op, p string, fi fs.FileInfo) error {
 	return &fs.PathError{Op: op, Path: p, Err: fmt.Errorf("%w: %w (a %s is not an object)", storage.ErrNotObject, storage.ErrNotExist, FileKind(fi))}
 }
