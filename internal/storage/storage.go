@@ -112,9 +112,8 @@ type Store interface {
 	Get(ctx context.Context, path string) ([]byte, Version, error)
 
 	// ReadVersioned streams the object at path to fn and returns the Version
-	// of the bytes the object held (the same Version Get would return for them).
-	// Whatever fn leaves unread is drained so the Version describes the whole
-	// object. A missing object yields an error matching ErrNotExist (a directory,
+	// Get would return for those bytes; what fn leaves unread is drained. A
+	// missing object yields an error matching ErrNotExist (a directory,
 	// symbolic link or special file: ErrNotObject too), before fn is called.
 	// An error from fn is returned as is (unwrapped) and no Version.
 	ReadVersioned(ctx context.Context, path string, fn func(r io.Reader) error) (Version, error)
@@ -139,11 +138,10 @@ type Store interface {
 	// is unmanaged content). Callers that want objects only skip them.
 	List(ctx context.Context, prefix string, fn func(Info) error) error
 
-	// Delete removes the object at path. Deleting a missing object is not an
-	// error. Implementations may remove directories left empty below the
-	// root, but never one that was there before this store first wrote
-	// below it (see dirstore.Book): rolling back a file written into an empty
-	// directory leaves the directory as the store found it.
+	// Delete removes the object at path; a missing object is not an error.
+	// It may remove directories left empty below the root, but never one
+	// that was there before this store first wrote below it (dirstore.Book),
+	// so a rollback leaves a directory as the store found it.
 	Delete(ctx context.Context, path string) error
 
 	// Sync makes every Put that returned before it as durable as Put
