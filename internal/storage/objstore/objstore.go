@@ -120,10 +120,9 @@ func New(c Client, cfg Config) *Store {
 	return s
 }
 
-// Start checks the prefix and runs setup (the client's), then, unless
-// skipCheck, lists one key of the root, so that a wrong endpoint, bucket
-// (what), credentials or permission fails here, before anything is planned
-// or written. Its error names the store.
+// Start checks the prefix, runs the client's setup and, unless skipCheck,
+// lists one key, so that a wrong endpoint, bucket (what), credentials or
+// permission fails before anything is planned or written.
 func (s *Store) Start(ctx context.Context, what string, skipCheck bool, setup func() error) error {
 	err := func() error {
 		if s.cfg.Prefix != "" {
