@@ -69,10 +69,9 @@ type Options struct {
 	// between 0 and the ceiling (full jitter). Default 250ms.
 	Base time.Duration
 	Max  time.Duration // caps the backoff ceiling; default 5s
-	// Budget is the total time the Store may spend waiting between
-	// attempts, over all its calls (and goroutines) together. Once it is
-	// spent no call retries any more: a destination that keeps failing
-	// fails the run instead of stretching it. Default 30s.
+	// Budget is the total time the Store may wait between attempts, over
+	// all its calls: once spent, a destination that keeps failing fails
+	// the run instead of stretching it. Default 30s.
 	Budget time.Duration
 	// Sleep waits d, or until ctx is done (then it returns an error).
 	// Default: a timer.
