@@ -205,7 +205,7 @@ func (p *Plan) Counts() Counts {
 	return c
 }
 
-// Writes returns the items whose bytes must be written (create, overwrite).
+// Writes returns the create and overwrite items.
 func (p *Plan) Writes() []Item { return p.with(OpCreate, OpOverwrite) }
 
 // Deletes returns the delete items.
@@ -358,7 +358,6 @@ func makeForce(in Input, planned map[string]*Output, listing map[string]int64) *
 		Items: items, Edit: nextCatalog(in, nil, items)}
 }
 
-// deleteUnplanned adds a delete of every object of the listing not planned.
 func deleteUnplanned(items []Item, planned map[string]*Output, listing map[string]int64) []Item {
 	for path := range listing {
 		if planned[path] == nil && !isDir(path) {
@@ -368,8 +367,7 @@ func deleteUnplanned(items []Item, planned map[string]*Output, listing map[strin
 	return items
 }
 
-// plannedItems classifies every planned output against the records (nil for
-// none) and the listing.
+// plannedItems classifies each planned output against records and listing.
 func plannedItems(in Input, records map[string]*catalog.Output, listing map[string]int64) []Item {
 	items := make([]Item, 0, len(in.Outputs))
 	for i := range in.Outputs {
@@ -408,8 +406,7 @@ func sameRecord(rec *catalog.Output, in Input, o *Output) bool {
 		rec.URL == o.URL
 }
 
-// recorded returns the source_path and transform a record holds: only
-// generated outputs name them in the catalog.
+// recorded returns the source_path and transform a record holds (generated only).
 func (o *Output) recorded() (sourcePath, transform string) {
 	if o.Kind != catalog.KindGenerated {
 		return "", ""
