@@ -22,9 +22,8 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage"
 )
 
-// openRegular opens the bundle file p (a clean path) below root for reading,
-// refusing a symlink as p or as any of its parent directories, and anything
-// that is not a regular file. It returns the file and its info.
+// openRegular opens the bundle file p (a clean path) below root, with its info,
+// refusing a symlink as p or as any parent directory, and any non-regular file.
 func openRegular(root *os.Root, p string) (*os.File, fs.FileInfo, error) {
 	var fi fs.FileInfo
 	for i := 0; i <= len(p); i++ {

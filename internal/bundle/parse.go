@@ -71,8 +71,7 @@ func parseManifest(data []byte) (*Manifest, *ManifestError) {
 	return m, merr
 }
 
-// problemOf turns a strict decoding error of the value at field (empty for
-// the document) into a manifest problem.
+// problemOf turns a strict decoding error at field ("": the document) into a problem.
 func problemOf(field string, e *strictjson.Error) ManifestProblem {
 	switch {
 	case field == "":
@@ -301,8 +300,7 @@ func (f field) String() string {
 	return fmt.Sprintf("files[%d].%s", f.i, f.name)
 }
 
-// value reads a value; ok is false (and the problem recorded) when it is
-// not of kind, which want names.
+// value reads a value; ok false: it is not of kind (want names it), problem recorded.
 func (p *parser) value(f field, kind jsontext.Kind, want string) (v jsontext.Value, ok bool, err error) {
 	if v, err = p.dec.ReadValue(); err != nil || v.Kind() == kind {
 		return v, err == nil, err

@@ -225,8 +225,7 @@ func (k *Lock) stopRenewal() {
 // ErrReleased is the fence's error after Release.
 var ErrReleased = errors.New("lock released")
 
-// end ends the lock's validity for good, with err unless it lapsed
-// already, and returns err.
+// end ends the lock's validity for good (with err unless it lapsed) and returns err.
 func (k *Lock) end(err error) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()

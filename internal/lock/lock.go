@@ -186,8 +186,7 @@ func (l *Locker) defaults() {
 // margin is how long before its lease runs out a holder stops.
 func (l *Locker) margin() time.Duration { return l.Lease / 4 }
 
-// takeoverAfter is how long a waiter watches a silent record of holder
-// before it takes it over.
+// takeoverAfter is how long a waiter watches holder's silent record before takeover.
 func (l *Locker) takeoverAfter(holder Info) time.Duration {
 	return max(holder.lease(l.Lease), l.Lease) + l.SkewAllowance
 }
@@ -204,8 +203,7 @@ type sighting struct {
 	since   time.Duration
 }
 
-// silence records a sighting of version at name and returns how long it has
-// been unchanged.
+// silence records a sighting of version at name; it returns how long it is unchanged.
 func (w *watch) silence(name string, v storage.Version) time.Duration {
 	now := w.mono()
 	s, ok := w.seen[name]
@@ -358,8 +356,7 @@ func MoveIntent(ctx context.Context, st storage.Store, rec Info) error {
 	return nil
 }
 
-// goneHere reports whether cur's holder ran on this host and its process
-// is gone.
+// goneHere reports whether cur's holder ran on this host and its process is gone.
 func (l *Locker) goneHere(cur Info) bool {
 	return cur.Host == l.Host && cur.PID != l.PID && cur.PID > 0 && !l.Alive(cur.PID)
 }
