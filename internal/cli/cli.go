@@ -280,9 +280,8 @@ func (g *globals) configSource() string {
 	return "the default without --config or $" + config.EnvConfig
 }
 
-// session is what a command passes the library: its logger, the progress
-// display as event callback (it also carries the log lines and logs the
-// transfers at info and debug), and the lock's timing.
+// session is a command's logger, progress display as event callback (also
+// carrying log lines and logging transfers at info), and lock timing.
 func (g *globals) session() (*slog.Logger, func(distributor.Event), distributor.Tuning) {
 	logger := g.logger
 	progress := newProgress(g.progress, g.env)
@@ -323,13 +322,10 @@ func (g *globals) finish(doc any, failed bool, text func()) error {
 	if g.quiet && !failed {
 		text = func() {}
 	}
-	if err := g.show(doc, text); err != nil {
+	if err := g.show(doc, text); err != nil || !failed {
 		return err
 	}
-	if failed {
-		return errSilentFailure
-	}
-	return nil
+	return errSilentFailure
 }
 
 // show prints doc as JSON or, through text, as text: the answer of a
@@ -345,11 +341,11 @@ func (g *globals) show(doc any, text func()) error {
 // mapAppError turns use-case errors into exit statuses.
 func mapAppError(err error) error {
 	var ue *distributor.UsageError
-	if errors.As(err, &ue) {
-		return &exitError{code: ExitUsage, err: err}
-	}
 	var he *distributor.LockHeldError
-	if errors.As(err, &he) {
+	switch {
+	case errors.As(err, &ue):
+		return &exitError{code: ExitUsage, err: err}
+	case errors.As(err, &he):
 		return &exitError{code: ExitLocked, err: err}
 	}
 	return &exitError{code: ExitFailed, err: err}

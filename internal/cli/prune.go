@@ -98,11 +98,11 @@ func lockHeldStatus(err, cause error) error {
 // options and configuration exit 2, a command's own error stays, else exit 1.
 func mapMaintError(err error) error {
 	var ee *exitError
-	if errors.As(err, &ee) {
-		return err // the command's own
-	}
 	var ce *distributor.ConfigError
-	if errors.As(err, &ce) {
+	switch {
+	case errors.As(err, &ee):
+		return err // the command's own
+	case errors.As(err, &ce):
 		return &exitError{code: ExitUsage, err: err}
 	}
 	return mapAppError(err)
