@@ -170,9 +170,8 @@ func (p *canonParser) quoted(memo *string) (string, bool) {
 	return string(v), true
 }
 
-// plainText reports whether appendString writes b as it is: valid UTF-8
-// without control characters, U+2028 or U+2029 (eight bytes at a time
-// while ASCII).
+// plainText reports whether appendString writes b as is: valid UTF-8 without control
+// characters, U+2028 or U+2029 (eight bytes at a time while ASCII).
 func plainText(b []byte) bool {
 	const lo, hi = 0x2020202020202020, 0x8080808080808080
 	i := 0
@@ -193,8 +192,7 @@ func plainText(b []byte) bool {
 	return ascii || utf8.Valid(rest) && !bytes.Contains(rest, []byte("\u2028")) && !bytes.Contains(rest, []byte("\u2029"))
 }
 
-// str parses a string member; memo, if set, is the previous record's
-// value, reused when equal.
+// str parses a string member, reusing memo (the previous record's value) when equal.
 func (p *canonParser) str(name string, dst *string, more bool, memo *string) bool {
 	if !p.lit(name) {
 		return false
@@ -207,8 +205,7 @@ func (p *canonParser) str(name string, dst *string, more bool, memo *string) boo
 	return p.end(more)
 }
 
-// optStr parses an optional member: absent is "", present must be
-// non-empty (Encode omits empty ones).
+// optStr parses an optional member: absent is "", present non-empty (Encode omits empty).
 func (p *canonParser) optStr(name string, dst *string) bool {
 	if !bytes.HasPrefix(p.b, []byte(name)) {
 		*dst = ""
@@ -280,7 +277,6 @@ func (p *canonParser) time(name string, dst *time.Time, more bool) bool {
 	return p.end(more)
 }
 
-// daysIn returns the number of days of month m (1-12) of year y.
 func daysIn(y, m int) int {
 	switch m {
 	case 2:

@@ -17,8 +17,7 @@ type Edit struct {
 	Delete []string // paths whose records go (absent ones are ignored)
 }
 
-// sorted returns e's puts and deletes sorted by path, and refuses a path put
-// twice or both put and deleted.
+// sorted returns e's puts and deletes by path, refusing a path put twice or deleted.
 func (e *Edit) sorted() ([]Output, []string, error) {
 	put := append([]Output(nil), e.Put...)
 	sort.Slice(put, func(i, j int) bool { return put[i].Path < put[j].Path })

@@ -103,7 +103,6 @@ func (r *reader) read() error {
 	return errors.Join(append(r.problems, r.invalid...)...)
 }
 
-// members reads the top-level members up to the closing brace.
 func (r *reader) members() error {
 	var seen [len(topNames)]bool
 	var version int
@@ -310,8 +309,7 @@ func (r *reader) hand(o *Output, path, raw []byte) error {
 	return nil
 }
 
-// decodeRecord decodes a record v (at offset start) not in Encode's layout,
-// returning its values' problems.
+// decodeRecord decodes a record v (at start) not in Encode's layout: its problems.
 func (r *reader) decodeRecord(v jsontext.Value, start int64, f field, o *Output) ([]error, error) {
 	var w wireOutput
 	if err := r.decode(f.String(), v, start, &w); err != nil {

@@ -82,8 +82,7 @@ func (r *reader) decode(where string, v jsontext.Value, start int64, dst any) er
 	return nil
 }
 
-// explain describes a strict decoder's error about data, the value named
-// where at offset start.
+// explain describes a strict decoder's error about data, the value where at start.
 func (r *reader) explain(where string, data []byte, start int64, err error) error {
 	e := strictjson.Explain(err, data)
 	if rest, ok := strings.CutPrefix(e.Reason, "the document must be "); ok && where != "" {

@@ -89,8 +89,7 @@ func (e *Encoder) Add(o *Output) error {
 	return e.err
 }
 
-// addRaw writes a validated base's record given as its bytes in Encode's
-// layout, brace to brace.
+// addRaw writes a validated base's record, its bytes brace to brace in Encode's layout.
 func (e *Encoder) addRaw(path, raw []byte) error {
 	if e.err != nil {
 		return e.err
@@ -193,8 +192,7 @@ func appendField(b []byte, indent, name, value string, more bool) []byte {
 	return appendEnd(appendString(appendName(b, indent, name), value), more)
 }
 
-// appendTime is appendField for a timestamp, formatted as FormatTime does
-// without an intermediate string.
+// appendTime is appendField for a timestamp in FormatTime's form, without a string.
 func appendTime(b []byte, indent, name string, t time.Time, more bool) []byte {
 	b = append(appendName(b, indent, name), '"')
 	b = t.UTC().Truncate(time.Second).AppendFormat(b, time.RFC3339)

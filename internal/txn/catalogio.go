@@ -36,7 +36,6 @@ type encoded struct {
 // newEncoded returns an empty document, hashed on another core as written.
 func newEncoded() *encoded { return &encoded{sum: parhash.New(sha256.New())} }
 
-// Write implements io.Writer.
 func (e *encoded) Write(p []byte) (int, error) {
 	if e.sum != nil {
 		e.sum.Write(p)
