@@ -82,9 +82,8 @@ var legacyDestinationFields = []string{"state", "reconciliation", "takeover", "t
 // register in their packages' initialisers, which may run after this
 // package's (see package registry).
 
-// destinationFields are a destination's members: the fixed ones and a
-// block per backend that has one. An unlinked backend's block is accepted
-// and left undecoded: the backend's own problem says to link it.
+// destinationFields are the fixed members and each backend's block; an unlinked
+// backend's block is accepted undecoded: the backend's own problem says to link it.
 func destinationFields() []string {
 	return append([]string{"id", "backend", "path", "workflow", "max_deletes", "single_writer", "publish", "paths",
 		"markdown", "links", "headers", "index", "retention"}, append(blockNames(), registry.Unlinked()...)...)
@@ -262,9 +261,8 @@ func (d *decoder) pipeline(n *yaml.Node, field string, seen, destLines map[strin
 	return p, true
 }
 
-// distinct decodes field name: a required, non-empty list of strings, each
-// listed once; required, empty and kind word the messages. check vets an
-// item that is not a repeat; false drops it.
+// distinct decodes field name, a required non-empty list of strings listed once
+// (required, empty, kind word the messages); check vets non-repeats, false drops.
 func (d *decoder) distinct(o *object, name, kind, required, empty string, check func(s string, it *yaml.Node, f string) bool) []string {
 	items, v, ok := d.list(o, name, false)
 	switch {

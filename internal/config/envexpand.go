@@ -12,9 +12,8 @@ import (
 // references to them, and secret_env, which names a variable itself.
 var noEnvFields = map[string]bool{"id": true, "secret_env": true, "destinations[]": true, "on[]": true}
 
-// expandEnv expands the ${NAME} references of the document's values (not
-// keys, nor noEnvFields) before they are decoded, so "port: ${SFTP_PORT}"
-// decodes as a number. It reports whether there were no problems.
+// expandEnv expands ${NAME} in values (not keys, nor noEnvFields) before decoding,
+// so "port: ${SFTP_PORT}" decodes as a number; false when there were problems.
 func (d *decoder) expandEnv(root *yaml.Node) bool {
 	before := len(d.probs)
 	seen := map[*yaml.Node]bool{}
