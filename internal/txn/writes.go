@@ -39,8 +39,7 @@ func (a *attempt) stageAll(ctx context.Context) error {
 	}, func(int) {})
 }
 
-// putAll puts every write, phase by phase, each under the fence (send),
-// recording them in a.written.
+// putAll puts every write, phase by phase, under the fence (send), into a.written.
 func (a *attempt) putAll(ctx context.Context) error {
 	t, ch := a.t, a.ch
 	return a.byPhase(ctx, func(ctx context.Context, k int) error {
@@ -78,8 +77,7 @@ func (a *attempt) commitAll(ctx context.Context) error {
 	return err
 }
 
-// byPhase runs each over the writes (by index) phase by phase, stopping
-// after a phase with an error.
+// byPhase runs each over the writes (by index), phase by phase, until a phase fails.
 func (a *attempt) byPhase(ctx context.Context, fn func(ctx context.Context, k int) error, ok func(k int)) error {
 	for _, phase := range phases(a.ch.Writes) {
 		err := a.t.each(ctx, len(phase), func(ctx context.Context, i int) error { return fn(ctx, phase[i]) },
@@ -91,8 +89,7 @@ func (a *attempt) byPhase(ctx context.Context, fn func(ctx context.Context, k in
 	return nil
 }
 
-// abortStaged removes every staged write not committed and returns the
-// paths whose temporary object could not be removed.
+// abortStaged removes uncommitted staged writes, returning paths whose temporary stays.
 func (a *attempt) abortStaged() []string {
 	t := a.t
 	ctx, cancel := t.cleanupContext()
