@@ -8,26 +8,19 @@ import (
 )
 
 // Event is what one finished destination tells the webhooks subscribed to
-// its Name. It is built from the run's typed result (EventOf,
-// PipelineFailed), never from a rendered report.
+// its Name, built from the run's typed result.
 type Event struct {
-	// Name is config.EventPublished, config.EventSkipped or
-	// config.EventFailed.
-	Name          string
+	Name          string // config.EventPublished, EventSkipped or EventFailed
 	PipelineID    string
 	DestinationID string
 	Action        plan.Action
 	Root          string
 	PrimaryURL    string
-	// Counts is what took effect (for a failed destination only the
-	// changes that landed and are recorded).
-	Counts plan.Counts
-	Source *report.Source
-	// Err says why the destination failed (nil otherwise).
-	Err error
-	// Written and Deleted are the URLs of the outputs the run wrote and
-	// deleted (sorted; see outcome.Destination.ChangedURLs), with their
-	// totals, for receivers that purge a CDN.
+	Counts        plan.Counts // what took effect
+	Source        *report.Source
+	Err           error
+	// Written and Deleted are the changed URLs (see ChangedURLs), for CDN
+	// purges.
 	Written, Deleted           []string
 	WrittenTotal, DeletedTotal int
 }
@@ -36,15 +29,13 @@ type Event struct {
 // (a first publish of a large site) sees the totals and purges by prefix.
 const MaxURLs = 100
 
-// URLs is the payload's list of changed URLs: the first MaxURLs of each
-// list (sorted), the totals, and whether a list was cut.
+// URLs is the payload's changed URLs: up to MaxURLs of each, the totals.
 type URLs struct {
 	Written      []string `json:"written"`
 	Deleted      []string `json:"deleted"`
 	WrittenTotal int      `json:"written_total"`
 	DeletedTotal int      `json:"deleted_total"`
-	// Truncated says a list holds only its first MaxURLs entries, or
-	// outputs without a URL (no links.base_url) were counted but not listed.
+	// Truncated: a list was cut, or outputs without a URL were not listed.
 	Truncated bool `json:"truncated"`
 }
 
@@ -61,18 +52,13 @@ func EventOf(p *outcome.Pipeline, d *outcome.Destination) (Event, bool) {
 	return ev, true
 }
 
-// PipelineFailed is the "failed" event of a destination of pipeline p
-// whose bundle is invalid (p.Err): nothing was published to it. root is the
-// destination's configured path (placeholders unexpanded: they need the
-// manifest).
+// PipelineFailed is the "failed" event of a destination of pipeline p whose
+// bundle is invalid; root is unexpanded (placeholders need the manifest).
 func PipelineFailed(p *outcome.Pipeline, destinationID, root string) Event {
 	return Event{Name: config.EventFailed, PipelineID: p.ID, DestinationID: destinationID, Root: root,
 		Source: report.SourceOf(p), Err: p.Err}
 }
 
-// eventName: "failed" for a failed status or a fail_* action, "skipped" for
-// skip_same, "published" for an action that wrote or deleted and succeeded,
-// "" otherwise (a dry run's planned status).
 func eventName(a plan.Action, status outcome.Status) string {
 	switch {
 	case status == outcome.Failed || a.Failed():
@@ -87,7 +73,7 @@ func eventName(a plan.Action, status outcome.Status) string {
 	return ""
 }
 
-// Payload is the JSON body of e: a pure function of the event.
+// Payload is the JSON body of e.
 func (e Event) Payload() Payload {
 	p := Payload{Event: e.Name, PipelineID: e.PipelineID, DestinationID: e.DestinationID, Action: string(e.Action),
 		Root: e.Root, PrimaryURL: e.PrimaryURL, Counts: e.Counts, Source: e.Source,
@@ -100,8 +86,7 @@ func (e Event) Payload() Payload {
 	return p
 }
 
-// bounded is the first MaxURLs of urls, never nil (the payload always has
-// both lists).
+// bounded is the first MaxURLs of urls, never nil.
 func bounded(urls []string) []string {
 	if len(urls) > MaxURLs {
 		urls = urls[:MaxURLs]

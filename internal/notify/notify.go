@@ -1,10 +1,6 @@
-// Package notify delivers distributor's webhook notifications (spec section
-// 9): a JSON body POSTed to an HTTP(S) endpoint, optionally signed with
-// HMAC-SHA256, with a timeout per attempt and retries with backoff on
-// network errors and 5xx responses.
-//
-// The package knows nothing about configuration or the environment: callers
-// resolve secrets and pass them in a Target, and pass the *http.Client to use.
+// Package notify delivers webhook notifications (spec section 9): a JSON
+// body POSTed, optionally HMAC-SHA256 signed, retried with backoff on
+// network errors and 5xx. Callers pass secrets and the *http.Client.
 package notify
 
 import (
@@ -29,12 +25,8 @@ import (
 
 // Header names set on every delivery.
 const (
-	// SignatureHeader carries "sha256=<hex HMAC-SHA256 of the body>" when the
-	// target has a secret.
-	SignatureHeader = "X-Distributor-Signature"
-	// EventHeader repeats the body's event, so receivers can route without
-	// parsing the body.
-	EventHeader = "X-Distributor-Event"
+	SignatureHeader = "X-Distributor-Signature" // when the target has a secret
+	EventHeader     = "X-Distributor-Event"
 )
 
 // Delivery outcomes, as recorded in report.Notification.Status.
@@ -49,8 +41,7 @@ const (
 	DefaultTimeout  = 10 * time.Second
 )
 
-// Payload is the JSON body of a notification. Its fields are a stable
-// contract with webhook receivers.
+// Payload is the JSON body of a notification: a stable contract.
 type Payload struct {
 	Event         string         `json:"event"`
 	PipelineID    string         `json:"pipeline_id"`
@@ -61,12 +52,10 @@ type Payload struct {
 	Counts        plan.Counts    `json:"counts"`
 	Source        *report.Source `json:"source"`
 	Error         *string        `json:"error"`
-	// URLs are the URLs the run wrote and deleted, for CDN purges.
-	URLs URLs `json:"urls"`
+	URLs          URLs           `json:"urls"`
 }
 
-// Sign returns the X-Distributor-Signature value of body under secret:
-// "sha256=" followed by the lowercase hex HMAC-SHA256 of the exact body bytes.
+// Sign returns "sha256=" and the hex HMAC-SHA256 of the exact body bytes.
 func Sign(secret, body []byte) string {
 	m := hmac.New(sha256.New, secret)
 	m.Write(body)
@@ -76,32 +65,24 @@ func Sign(secret, body []byte) string {
 // Target is where one notification goes.
 type Target struct {
 	URL string
-	// Secret signs the body when non-empty. It is never logged nor part of
-	// an error message.
+	// Secret signs the body when non-empty; never logged nor in a message.
 	Secret []byte
 }
 
-// Sender delivers notifications. The zero value is not usable: Client is
-// required; the other fields have defaults.
+// Sender delivers notifications. Client is required; the rest default.
 type Sender struct {
 	// Client sends the requests. Its redirect policy is not used: a
 	// redirect is reported as a failure, so a signed body is never
 	// re-sent to another URL (and a 302 never turns the POST into a GET).
-	Client *http.Client
-	// UserAgent is the User-Agent header, e.g. "distributor/v0.1.0".
+	Client    *http.Client
 	UserAgent string
-	// Attempts is the total number of attempts (default DefaultAttempts).
-	Attempts int
-	// Timeout bounds each attempt, including reading the response status
-	// (default DefaultTimeout).
-	Timeout time.Duration
+	Attempts  int           // in total
+	Timeout   time.Duration // per attempt, response status included
 	// Backoff returns the wait before retry n (1 for the first retry).
-	// Default: 1s, 2s, 4s, ...
 	Backoff func(retry int) time.Duration
 }
 
-// DefaultBackoff waits 1s before the first retry and doubles each time, up
-// to 64s.
+// DefaultBackoff waits 1s, doubling up to 64s.
 func DefaultBackoff(retry int) time.Duration {
 	return backoff.Policy{Base: time.Second, Max: 64 * time.Second}.Wait(retry)
 }
@@ -130,11 +111,9 @@ type attemptError struct {
 	retryable bool
 }
 
-// Send POSTs body to t.URL with the JSON content type, the User-Agent, the
-// event header (when event is not "") and the signature (when t.Secret is
-// set). A 2xx response is success. Network errors, timeouts and 5xx
-// responses are retried after Backoff, up to Attempts in total; any other
-// status fails at once. The error is an *Error.
+// Send POSTs body to t.URL, signed when t.Secret is set. 2xx is success;
+// network errors, timeouts and 5xx are retried, other statuses fail at once.
+// The error is an *Error.
 func (s *Sender) Send(ctx context.Context, t Target, event string, body []byte) error {
 	u, err := url.Parse(t.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -208,8 +187,7 @@ func (s *Sender) attempt(ctx context.Context, client *http.Client, t Target, eve
 		return attemptError{err: err, retryable: true}
 	}
 	defer resp.Body.Close()
-	// Read a little of the body, for the message and so that the connection
-	// can be reused.
+	// Read a little of the body, for the message and connection reuse.
 	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	switch {
@@ -235,8 +213,7 @@ func stripURL(err error) error {
 	return err
 }
 
-// printable returns the first line of a response body, trimmed to 200
-// bytes, with non-printable bytes replaced.
+// printable is a body's first line, cut to 200 bytes, non-printables replaced.
 func printable(b []byte) string {
 	if i := bytes.IndexAny(b, "\r\n"); i >= 0 {
 		b = b[:i]
