@@ -2,8 +2,7 @@ package metrics
 
 import "strings"
 
-// parse reads the series of a previous metrics file, by destination;
-// lines it does not know (another writer's, a comment) are dropped.
+// parse reads a previous metrics file's series, dropping unknown lines.
 func parse(data []byte) map[key]series {
 	known := map[string]bool{}
 	for _, f := range families {
@@ -37,8 +36,7 @@ func parse(data []byte) map[key]series {
 	return out
 }
 
-// labelValues parses `a="x",b="y"` (values escaped as the text format
-// escapes them) into a map; a malformed set yields what came before.
+// labelValues parses `a="x",b="y"` (values escaped) into a map.
 func labelValues(s string) map[string]string {
 	out := map[string]string{}
 	for s != "" {

@@ -1,13 +1,10 @@
-// Package metrics writes the result of a run as a Prometheus text
-// exposition file (format 0.0.4) for node_exporter's textfile collector:
-// per pipeline and destination the last run's time, success, duration,
-// action, outputs by operation, bytes written, lock wait and retries, and
-// the time of the last success, which a failed run keeps.
+// Package metrics writes a run's result as a Prometheus text file (format
+// 0.0.4) for node_exporter's textfile collector, per pipeline and
+// destination; the last success time survives failed runs.
 //
-// The file is replaced atomically (a temporary file beside it, synced,
-// then renamed), so a reader sees the previous file or the new one, never
-// a part. Destinations that a run did not touch (another pipeline, a
-// --destination filter) keep their series from the previous file.
+// The file is replaced atomically (temporary file, synced, renamed), so a
+// reader never sees a part. Destinations a run did not touch keep their
+// series from the previous file.
 package metrics
 
 import (
@@ -29,26 +26,22 @@ import (
 // Sample is the last run of one destination of one pipeline.
 type Sample struct {
 	Pipeline, Destination string
-	// Finished is when the run ended.
-	Finished time.Time
-	// Success is false when the destination (or its whole pipeline)
-	// failed or its plan refused (a fail_* action).
+	Finished              time.Time
+	// Success is false when the destination or its pipeline failed, or its
+	// plan refused (a fail_* action).
 	Success bool
-	// Status is the destination's status (ok, failed); Action its
-	// plan's action ("" when it failed before planning).
+	// Action is "" when the destination failed before planning.
 	Status, Action string
 	Duration       time.Duration
 	LockWait       time.Duration
 	// Outputs counts what took effect, by operation.
-	Outputs plan.Counts
-	// WrittenBytes is the size of the outputs written.
+	Outputs      plan.Counts
 	WrittenBytes int64
 	Retries      int
 }
 
-// FromRun turns a run's result into samples, one per destination it ran;
-// a pipeline that failed as a whole (an invalid bundle) fails each of the
-// destinations that destinationsOf lists for it (those the run selected).
+// FromRun turns a run into samples, one per destination; a pipeline that
+// failed as a whole fails each destination destinationsOf lists for it.
 func FromRun(o *outcome.Run, destinationsOf func(pipeline string) []string) []Sample {
 	var out []Sample
 	for _, p := range o.Pipelines {
@@ -72,8 +65,7 @@ func FromRun(o *outcome.Run, destinationsOf func(pipeline string) []string) []Sa
 	return out
 }
 
-// writtenBytes sums the sizes of d's writes that took effect: all of them
-// when it succeeded, those in d.Done when it failed part-way.
+// writtenBytes sums the sizes of d's writes that took effect.
 func writtenBytes(d outcome.Destination) int64 {
 	done := map[string]bool{}
 	for _, p := range d.Done {
@@ -89,9 +81,8 @@ func writtenBytes(d outcome.Destination) int64 {
 	return n
 }
 
-// Write replaces the metrics file at path with the samples of this run,
-// the series of the previous file's other destinations, and the version.
-// A sample that failed keeps the previous file's last-success time.
+// Write replaces the metrics file at path with this run's samples over the
+// previous file's series.
 func Write(path, version string, samples []Sample) error {
 	old, err := os.ReadFile(path)
 	if err != nil && !os.IsNotExist(err) {
@@ -105,21 +96,18 @@ func Write(path, version string, samples []Sample) error {
 	return nil
 }
 
-// family is one metric of the file: its name, help and how a sample
-// gives its lines.
+// family is one metric: its name, help and how a sample gives its lines.
 type family struct {
 	name, help string
 	lines      func(s Sample, labels string, prev series) []string
 }
 
-// series is a previous file's lines of one destination, by family, and
-// the last-success value it held.
+// series is a previous file's lines of one destination, by family.
 type series struct {
 	lines       map[string][]string
 	lastSuccess string
 }
 
-// one is a family of one line per destination, valued v.
 func one(name, help string, v func(Sample) float64) family {
 	return family{name, help, func(s Sample, l string, _ series) []string { return []string{sample(name, l, v(s))} }}
 }
@@ -178,7 +166,6 @@ func sample(name, labels string, v float64) string {
 	return name + labels + " " + strconv.FormatFloat(v, 'f', -1, 64)
 }
 
-// key identifies a destination of a pipeline.
 type key struct{ pipeline, destination string }
 
 // withLabels adds name="value" pairs to a label set ("" or "{...}").
@@ -199,12 +186,10 @@ func withLabels(labels string, kv ...string) string {
 	return b.String()
 }
 
-// escape escapes a label value as the text format requires.
 func escape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s)
 }
 
-// render is the file for this run's samples over the previous series.
 func render(version string, samples []Sample, prev map[key]series) []byte {
 	current := map[key]Sample{}
 	keys := map[key]bool{}
