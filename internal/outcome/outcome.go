@@ -1,10 +1,5 @@
-// Package outcome holds the typed result of `distributor run`: for every
-// pipeline and each of its destinations, what was planned, what was
-// applied, the status, the error, the retries and the notifications sent.
-//
-// The JSON and text reports (internal/report) and the webhook payloads
-// (internal/notify) are pure functions of these values; nothing downstream
-// re-parses a rendered string.
+// Package outcome holds the typed result of `distributor run`, per pipeline
+// and destination. Reports and webhook payloads are pure functions of it.
 package outcome
 
 import (
@@ -20,12 +15,9 @@ type Status string
 
 // Destination statuses (stable: they appear in JSON output).
 const (
-	// OK: the plan was applied (or there was nothing to do).
-	OK Status = "ok"
-	// Planned: a dry run planned and wrote nothing.
-	Planned Status = "planned"
-	// Failed: the plan was refused, or applying it failed.
-	Failed Status = "failed"
+	OK      Status = "ok"      // applied (or nothing to do)
+	Planned Status = "planned" // a dry run: nothing written
+	Failed  Status = "failed"  // refused, or applying failed
 )
 
 // Run is the result of one `distributor run`.
@@ -39,15 +31,12 @@ type Run struct {
 
 // Pipeline is one pipeline's part of a run.
 type Pipeline struct {
-	ID string
-	// SourcePath is the bundle directory the run read.
+	ID         string
 	SourcePath string
 	// Source identifies the bundle; nil when it could not be loaded.
 	Source *catalog.Source
-	// Err fails the pipeline as a whole (an invalid bundle): nothing was
-	// written for any of its destinations.
-	Err error
-	// Warnings did not fail the pipeline.
+	// Err fails the pipeline as a whole (an invalid bundle): nothing written.
+	Err          error
 	Warnings     []string
 	Destinations []Destination
 }
@@ -59,65 +48,52 @@ type Destination struct {
 	Root      string
 	FixedPath bool
 	Workflow  string
-	// State is the root's catalog state the plan was made from ("" when
-	// the root was never read).
+	// State is the catalog state the plan was made from ("": never read).
 	State catalog.Status
-	// Plan is what the run decided to do; nil when it failed before
-	// planning (a bad path, an unreachable server).
+	// Plan is nil when the destination failed before planning.
 	Plan       *plan.Plan
 	PrimaryURL string
-	// Excluded lists the bundle paths publish.include/exclude filtered out.
-	Excluded []string
-	// Warnings did not fail the destination (a filter pattern that matches
-	// no bundle file).
-	Warnings []string
-	Status   Status
-	// Err says why the destination failed (nil unless Status is Failed).
-	Err error
-	// Applied counts what took effect: equal to the plan's counts when the
-	// plan was applied in full; for a failed destination only the writes
-	// and deletes that landed and are recorded (unchanged and retained are
-	// 0, as nothing was confirmed); zero for a dry run.
+	Excluded   []string
+	Warnings   []string
+	Status     Status
+	Err        error
+	// Applied counts what took effect: the plan's counts when applied in
+	// full; for a failed destination only the recorded writes and deletes
+	// (unchanged and retained 0, as nothing was confirmed); zero for a dry run.
 	Applied plan.Counts
 	// Done lists, sorted, the paths whose write or delete took effect and
-	// is recorded (nil for a dry run or when nothing was applied).
-	Done []string
-	// Retries counts storage operations repeated after a transient failure.
+	// is recorded.
+	Done    []string
 	Retries int
-	// Duration is how long the destination took, from expanding its path
-	// to ending its transaction (its notifications not included).
+	// Duration runs from expanding the path to ending the transaction
+	// (notifications not included).
 	Duration time.Duration
-	// LockWait is how long taking the root's lock took (the proof of
-	// conditional writes, a wait for another writer and a recovery
-	// included); 0 when the run took no lock.
+	// LockWait is how long taking the root's lock took (conditional-write
+	// proof, waiting and recovery included); 0 without a lock.
 	LockWait time.Duration
-	// RecoveryPending says a journal left by a dead (or running) writer is
-	// at the root: a real run recovers it before it plans. A dry run plans
-	// from the state that recovery would leave.
+	// RecoveryPending: a dead (or running) writer's journal is at the root;
+	// a real run recovers it before it plans, a dry run plans from the
+	// state recovery would leave.
 	RecoveryPending bool
-	// Recovered summarises the recovery this run performed, if any.
-	Recovered *Recovery
-	// TempSwept counts the temporary files (.distributor-tmp-*) that
-	// interrupted writes left and this run removed once it held the
-	// root's lock (below the whole root after a recovery, in its top
-	// directory otherwise); TempSweptBytes is their size.
+	Recovered       *Recovery
+	// TempSwept counts the temporary files (.distributor-tmp-*) this run
+	// removed once it held the lock (below the whole root after a
+	// recovery, in its top directory otherwise).
 	TempSwept      int
 	TempSweptBytes int64
-	// Notifications are the webhook deliveries this destination triggered.
-	Notifications []Notification
+	Notifications  []Notification
 }
 
-// Recovery summarises recovering a root from a dead run's journal: the
-// counts of what it did (or, in a dry run, would do).
+// Recovery counts what recovering a root from a dead run's journal did
+// (or, in a dry run, would do).
 type Recovery struct {
 	RunID         string
 	Committed     bool
 	RolledForward int
 	Removed       int
-	// RemovedBytes is the size of the Removed files.
-	RemovedBytes int64
-	Dropped      int
-	Left         int
+	RemovedBytes  int64
+	Dropped       int
+	Left          int
 }
 
 // Notification is the outcome of one webhook delivery.
@@ -136,8 +112,7 @@ func (d *Destination) Action() plan.Action {
 	return d.Plan.Action
 }
 
-// Counts returns what a report shows as the destination's counts: what a
-// dry run would do (the plan's counts), otherwise what was applied.
+// Counts is what a dry run would do (the plan's counts), else Applied.
 func (d *Destination) Counts() plan.Counts {
 	switch {
 	case d.Status != Planned:
@@ -148,9 +123,7 @@ func (d *Destination) Counts() plan.Counts {
 	return d.Plan.Counts()
 }
 
-// AppliedCounts counts the items of p whose path is in done (the paths
-// whose write or delete took effect and is recorded): created, overwritten
-// and deleted only.
+// AppliedCounts counts the creates, overwrites and deletes of p in done.
 func AppliedCounts(p *plan.Plan, done []string) plan.Counts {
 	var c plan.Counts
 	for _, it := range doneItems(p, done) {
@@ -166,10 +139,8 @@ func AppliedCounts(p *plan.Plan, done []string) plan.Counts {
 	return c
 }
 
-// ChangedURLs returns the URLs of the outputs d wrote (created or
-// overwritten) and deleted, as far as they took effect (Done), each list
-// sorted. Outputs without a URL (no links.base_url) are counted in the
-// totals but not listed.
+// ChangedURLs returns the sorted URLs of the outputs d wrote and deleted
+// (in Done); outputs without a URL are counted in the totals only.
 func (d *Destination) ChangedURLs() (written, deleted []string, writtenTotal, deletedTotal int) {
 	for _, it := range doneItems(d.Plan, d.Done) {
 		switch it.Op {
@@ -190,7 +161,6 @@ func (d *Destination) ChangedURLs() (written, deleted []string, writtenTotal, de
 	return written, deleted, writtenTotal, deletedTotal
 }
 
-// doneItems returns the items of p (nil for none) whose path is in done.
 func doneItems(p *plan.Plan, done []string) []plan.Item {
 	if p == nil || len(done) == 0 {
 		return nil
