@@ -26,10 +26,10 @@ func (a *App) Unlock(ctx context.Context, cfg *config.Config, opts UnlockOptions
 		return nil, err
 	}
 	rep := &report.Unlock{Target: t.head}
+	fail := func(err error) (*report.Unlock, error) { rep.Fail(err); return rep, nil }
 	st, err := a.openMaint(ctx, t)
 	if err != nil {
-		rep.Fail(err)
-		return rep, nil
+		return fail(err)
 	}
 	defer st.Close()
 	rep.Root = st.String()
@@ -38,8 +38,7 @@ func (a *App) Unlock(ctx context.Context, cfg *config.Config, opts UnlockOptions
 		return rep, nil
 	}
 	if err != nil {
-		rep.Fail(fmt.Errorf("read %s: %w", lock.Name, err))
-		return rep, nil
+		return fail(fmt.Errorf("read %s: %w", lock.Name, err))
 	}
 	rep.Locked = true
 	rep.Holder = &report.LockHolder{ID: info.ID, Host: info.Host, PID: info.PID, Command: info.Command,
@@ -47,23 +46,19 @@ func (a *App) Unlock(ctx context.Context, cfg *config.Config, opts UnlockOptions
 	l := &lock.Locker{Store: st, Now: a.Now}
 	rep.Stale = l.Stale(info)
 	if !rep.Stale && !opts.Force {
-		rep.Fail(fmt.Errorf("the holder looks alive (lease until %s): wait for it, or, if you are sure no run is active on this root, rerun with --force", rep.Holder.ExpiresAt))
-		return rep, nil
+		return fail(fmt.Errorf("the holder looks alive (lease until %s): wait for it, or, if you are sure no run is active on this root, rerun with --force", rep.Holder.ExpiresAt))
 	}
 	// The holder's unsettled change is the next writer's to recover: its
 	// intent goes to the journal before the record goes.
 	if err := lock.MoveIntent(ctx, st, info); err != nil {
-		rep.Fail(fmt.Errorf("%w; the lock was not removed", err))
-		return rep, nil
+		return fail(fmt.Errorf("%w; the lock was not removed", err))
 	}
 	// A waiter may have taken over (moving the same intent): not ours to remove.
 	if now, _, err := lock.Read(ctx, st); err == nil && now.ID != info.ID {
-		rep.Fail(fmt.Errorf("the lock changed hands while unlocking (now held by %s): it was not removed", now))
-		return rep, nil
+		return fail(fmt.Errorf("the lock changed hands while unlocking (now held by %s): it was not removed", now))
 	}
 	if err := st.Delete(ctx, lock.Name); err != nil {
-		rep.Fail(fmt.Errorf("remove %s: %w", lock.Name, err))
-		return rep, nil
+		return fail(fmt.Errorf("remove %s: %w", lock.Name, err))
 	}
 	rep.Removed = true
 	a.Logger.Warn("removed the lock of a destination root", "root", rep.Root, "holder", info.String(), "stale", rep.Stale)
