@@ -97,15 +97,14 @@ Exit status: 0 written; 1 the file could not be written; 2 the file exists
 				}
 				path = p
 			}
-			_, statErr := os.Lstat(path)
-			exists := statErr == nil
+			_, err := os.Lstat(path)
+			exists := err == nil
 			if exists && !force {
 				return usageErr("%s already exists: pass --force to replace it with the starter configuration", path)
 			}
-			if statErr != nil && !errors.Is(statErr, fs.ErrNotExist) {
-				return &exitError{code: ExitFailed, err: fmt.Errorf("config init: %w", statErr)}
+			if exists || errors.Is(err, fs.ErrNotExist) {
+				err = os.MkdirAll(filepath.Dir(path), 0o755)
 			}
-			err := os.MkdirAll(filepath.Dir(path), 0o755)
 			if err == nil {
 				err = atomicfile.Write(path, ".distributor-config-*", []byte(config.Starter))
 			}
