@@ -136,11 +136,10 @@ func (e *Encoder) Close() error {
 	if e.err != nil {
 		return e.err
 	}
-	if e.n == 0 {
-		e.buf = append(e.buf, "]\n}\n"...)
-	} else {
-		e.buf = append(e.buf, "\n  ]\n}\n"...)
+	if e.n > 0 {
+		e.buf = append(e.buf, "\n  "...)
 	}
+	e.buf = append(e.buf, "]\n}\n"...)
 	e.flush()
 	return e.err
 }
