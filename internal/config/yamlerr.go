@@ -26,11 +26,10 @@ func parseProblem(data []byte) string {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	for {
 		var n yaml.Node
-		err := dec.Decode(&n)
-		if errors.Is(err, io.EOF) {
+		switch err := dec.Decode(&n); {
+		case errors.Is(err, io.EOF):
 			return ""
-		}
-		if err != nil {
+		case err != nil:
 			_, msg := yamlProblem(err)
 			return msg
 		}
