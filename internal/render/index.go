@@ -93,8 +93,7 @@ func IndexEntries(d *config.Destination, recs []IndexRecord) []IndexEntry {
 	return out
 }
 
-// relativeHref is the escaped link from directory dir to output path p
-// (with pretty, ".../index.html" links to its directory).
+// relativeHref is the escaped link from dir to p (with pretty, ".../index.html" to its directory).
 func relativeHref(dir, p string, pretty bool) string {
 	parts := relSegments(dir, p)
 	for i, s := range parts {

@@ -58,8 +58,7 @@ func (e *BrokenLinksError) Error() string {
 		len(e.Links), noun, strings.Join(parts, "; "))
 }
 
-// linkTargets is what a relative link may point at: the planned outputs,
-// the index page and feed, and their directories.
+// linkTargets is what a relative link may point at: outputs, index page, feed, their directories.
 type linkTargets struct {
 	paths    map[string]bool
 	prefix   string // paths.prefix: a link leaving it is not checked

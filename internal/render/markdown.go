@@ -77,8 +77,7 @@ func newRenderer(d *config.Destination, htmlOut map[string]string, targets *link
 	}, nil
 }
 
-// renderFile reads and verifies the Markdown source f from dir and renders
-// the page for output path out, with its broken links.
+// renderFile reads and verifies f from dir and renders out's page, with its broken links.
 func (r *mdRenderer) renderFile(dir string, f bundle.File, out string) ([]byte, []BrokenLink, error) {
 	src, err := readVerified(dir, f)
 	if err != nil {
@@ -104,8 +103,7 @@ func (r *mdRenderer) renderFile(dir string, f bundle.File, out string) ([]byte, 
 	return buf.Bytes(), info.broken, nil
 }
 
-// convert renders Markdown src to an HTML fragment, with what the
-// transformer found.
+// convert renders Markdown src to an HTML fragment, with what the transformer found.
 func (r *mdRenderer) convert(src []byte, sourcePath, out string) ([]byte, *docInfo, error) {
 	info := &docInfo{sourcePath: sourcePath, outputPath: out}
 	pc := parser.NewContext()
@@ -238,8 +236,7 @@ func (t *docTransformer) Transform(doc *ast.Document, reader text.Reader, pc par
 	})
 }
 
-// link rewrites a relative link or image n to a bundle Markdown file to its
-// HTML output, or records it in info.broken if it points at nothing published.
+// link rewrites a relative link n to a bundle Markdown file to its HTML output, or records it as broken.
 func (t *docTransformer) link(n ast.Node, dest *[]byte, image bool, info *docInfo, src []byte) {
 	// Resolve backslash escapes and entities as the HTML renderer would.
 	d := string(util.ResolveEntityNames(util.ResolveNumericReferences(util.UnescapePunctuations(*dest))))

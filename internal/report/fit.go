@@ -72,9 +72,8 @@ func (f *fitter) emit() {
 	f.line = f.line[:0]
 }
 
-// pathLine writes prefix, path and suffix as one line, the path cut in its
-// middle to fit (after prefix alone, the suffix wrapped, if it leaves less
-// than minPath).
+// pathLine writes prefix, path and suffix as one line, the path cut in its middle
+// to fit (after prefix alone, the suffix wrapped, if it leaves less than minPath).
 func (f *fitter) pathLine(prefix, path, suffix string) {
 	if f.width > 0 {
 		room := f.width - runeLen(prefix) - runeLen(suffix)
@@ -108,9 +107,8 @@ func elide(s string, n int) string {
 	return string(r[:head]) + ellipsis + string(r[len(r)-tail:])
 }
 
-// fitLine wraps line to width runes, continuations indented two more. It
-// breaks first at runs of two or more spaces, then at single spaces; a word
-// too long for a line is cut in its middle.
+// fitLine wraps line to width runes, continuations indented two more, breaking first at
+// runs of two or more spaces, then single spaces; a too-long word is cut in its middle.
 func fitLine(line string, width int) []string {
 	if width <= 0 || runeLen(line) <= width {
 		return []string{line}

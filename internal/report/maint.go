@@ -83,14 +83,12 @@ type Prune struct {
 	Policy PrunePolicy `json:"policy"`
 	// Owned counts the outputs this pipeline/destination owns at the root.
 	Owned int `json:"owned"`
-	// Publications are those the policy selects, oldest first; Selected
-	// their outputs, by path.
+	// Publications are those the policy selects, oldest first; Selected their outputs, by path.
 	Publications []PrunePublication `json:"publications"`
 	Selected     []PruneEntry       `json:"selected"`
 	// Deleted: files deleted and records removed (empty in a dry run).
 	Deleted []PruneEntry `json:"deleted"`
-	// Rebuilt: archive index and feed paths rewritten without the deleted
-	// publications (empty in a dry run).
+	// Rebuilt: archive index and feed paths rewritten without them (empty in a dry run).
 	Rebuilt []string `json:"rebuilt"`
 	// Warnings did not make the command fail.
 	Warnings []string `json:"warnings,omitempty"`
@@ -152,8 +150,7 @@ type Verify struct {
 	Failure
 }
 
-// Failed reports whether verify must exit 1: an error, or any missing or
-// corrupt output.
+// Failed reports whether verify must exit 1: an error, or any missing or corrupt output.
 func (v *Verify) Failed() bool { return v.Error != nil || len(v.Missing) > 0 || len(v.Corrupt) > 0 }
 
 // StateShow is what `distributor state show` found at a root: the
