@@ -98,7 +98,6 @@ func (d *dirCache) forget() {
 	clear(d.m)
 }
 
-// close closes every handle the cache ever held.
 func (d *dirCache) close() {
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -79,7 +79,6 @@ func (s *Store) rootError(verb string, err error) error {
 	return fmt.Errorf("local %s: %s root: %w", s.path, verb, err)
 }
 
-// existingParent is the nearest directory above p that exists.
 func existingParent(p string) string {
 	for d := filepath.Dir(p); ; d = filepath.Dir(d) {
 		if _, err := os.Stat(d); err == nil || d == filepath.Dir(d) {

@@ -174,7 +174,6 @@ func (s *Store) Sync(ctx context.Context) error {
 	return nil
 }
 
-// syncAt opens name below root and calls sync on it.
 func syncAt(root *os.Root, name string, sync func(*os.File) error) error {
 	f, err := root.Open(name)
 	if err != nil {
@@ -241,7 +240,6 @@ func (s *Store) Close() error {
 	return err
 }
 
-// errorf wraps err with the store, the operation and the path.
 func (s *Store) errorf(op, p string, err error) error {
 	if he := (*hintError)(nil); errors.As(err, &he) && he.root {
 		return err // the root could not be opened: that names the store
@@ -313,8 +311,7 @@ func (s *Store) open(ctx context.Context, p string) (*os.File, error) {
 	return f, nil
 }
 
-// lstat validates p and returns its directory chain and the Lstat of its
-// final segment. The caller closes the chain.
+// lstat validates p; the caller closes the returned chain.
 func (s *Store) lstat(ctx context.Context, p string) (*chain, fs.FileInfo, error) {
 	if err := storage.CheckPath(p); err != nil {
 		return nil, nil, err

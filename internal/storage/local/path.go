@@ -22,10 +22,8 @@ type chain struct {
 	shared []bool
 }
 
-// parent returns the directory holding the final segment.
 func (c *chain) parent() *os.Root { return c.roots[len(c.roots)-1] }
 
-// base returns the final segment.
 func (c *chain) base() string { return c.segs[len(c.segs)-1] }
 
 // close closes every directory the chain opened (not the store root).

@@ -17,6 +17,5 @@ func (s *Store) createTempAt(int) (*os.File, string, error) {
 	return nil, "", errors.New("createTempAt is not available on this platform")
 }
 
-// startWriteback does nothing here: the file's fsync or the store's Sync
-// writes the bytes.
+// startWriteback does nothing here: the fsync or the store's Sync writes the bytes.
 func startWriteback(*os.File, int64, int64) {}

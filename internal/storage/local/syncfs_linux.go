@@ -9,5 +9,4 @@ import (
 // canSyncfs says the platform flushes a whole file system with one call.
 const canSyncfs = true
 
-// syncfs flushes the file system holding f.
 func syncfs(f *os.File) error { return unix.Syncfs(int(f.Fd())) }
