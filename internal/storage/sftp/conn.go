@@ -99,7 +99,6 @@ type HostKeyError struct {
 	addr string // host:port as dialled
 }
 
-// keyscan returns the ssh-keyscan command that shows the server's keys.
 func (e *HostKeyError) keyscan() string {
 	host, port, err := net.SplitHostPort(e.addr)
 	if err != nil {
@@ -390,8 +389,7 @@ func (p *progressConn) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// sinceRead returns how long ago the last byte came from the server (or
-// the connection was made, if none came yet).
+// sinceRead is the time since the last byte from the server (or the dial).
 func (p *progressConn) sinceRead() time.Duration {
 	return time.Since(p.start) - time.Duration(p.lastRead.Load())
 }
@@ -476,8 +474,7 @@ func (s *Store) handshake(nc *progressConn, l *login) (*conn, error) {
 	return c, nil
 }
 
-// client returns the live connection, connecting (again) if there is none
-// or the last one broke.
+// client returns the live connection, reconnecting if there is none or it broke.
 func (s *Store) client(ctx context.Context) (*conn, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -206,7 +206,6 @@ func (s *Store) Close() error {
 // makes them when they return, so it does nothing.
 func (s *Store) Sync(ctx context.Context) error { return nil }
 
-// errorf wraps err with the store, the operation and the path.
 func (s *Store) errorf(op, p string, err error) error {
 	return fmt.Errorf("%s: %s %s: %w", s, op, p, err)
 }
@@ -257,7 +256,6 @@ func (s *Store) Get(ctx context.Context, p string) ([]byte, storage.Version, err
 	return data, dirstore.ContentVersion(data), nil
 }
 
-// openSized opens the regular file at p for reading and returns its size.
 func (s *Store) openSized(c *conn, p string) (*sftplib.File, int64, error) {
 	if _, err := s.lstat(c, p); err != nil {
 		return nil, 0, err

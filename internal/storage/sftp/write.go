@@ -205,7 +205,6 @@ func (s *Store) begin(c *conn, p string) (*tempWriter, error) {
 	}
 }
 
-// createTemp creates a new, empty temporary file in the server directory dir.
 func createTemp(c *conn, dir string) (*sftplib.File, string, error) {
 	for range 5 {
 		tmp := path.Join(dir, storage.TempPrefix+rand.Text())
@@ -332,7 +331,6 @@ func (s *Store) walkParents(c *conn, p string, create bool) ([]string, error) {
 	return created, nil
 }
 
-// mkdirRoot creates the root and its missing parents.
 func (s *Store) mkdirRoot(c *conn) ([]string, error) {
 	var missing []string
 	for dir := s.root; ; dir = path.Dir(dir) {
@@ -391,8 +389,7 @@ func (s *Store) forgetDirs(dir string) {
 	maps.DeleteFunc(s.dirs, func(d string, _ bool) bool { return d == dir || strings.HasPrefix(d, dir+"/") })
 }
 
-// removeDirs removes the given directories, innermost first, while they are
-// empty (best effort).
+// removeDirs removes dirs, innermost first, while they are empty (best effort).
 func (s *Store) removeDirs(c *conn, dirs []string) {
 	for _, dir := range slices.Backward(dirs) {
 		s.forgetDirs(dir)
