@@ -40,9 +40,8 @@ type maintTarget struct {
 	head     report.Target // starts the command's report
 }
 
-// resolveMaint checks command's options (*UsageError; a bad --source manifest
-// is a plain error) and expands the root. --pipeline and --destination may be
-// left out when only one qualifies.
+// resolveMaint checks command's options (*UsageError; a bad --source manifest is a
+// plain error) and expands the root; --pipeline and --destination may go if only one qualifies.
 func resolveMaint(cfg *config.Config, command string, opts MaintOptions) (*maintTarget, error) {
 	if opts.Pipeline == "" {
 		switch ps := publishers(cfg, opts.Destination); {

@@ -120,22 +120,16 @@ func (a *App) audit(ctx context.Context, t *maintTarget, m *maintRoot, opts Veri
 		defer a.Progress.Finish(name)
 	}
 	records := func(fn func(o *catalog.Output, l *listed) error) error {
-		return m.cat.each(ctx, func(o *catalog.Output) error {
-			if !keep(o) {
+		visit := func(o *catalog.Output, l *listed) error {
+			if o == nil || !keep(o) {
 				return nil
 			}
-			return fn(o, nil)
-		})
-	}
-	if opts.Quick {
-		records = func(fn func(o *catalog.Output, l *listed) error) error {
-			return mergeListing(ctx, m.store, m.cat, func(o *catalog.Output, l *listed) error {
-				if o == nil || !keep(o) {
-					return nil
-				}
-				return fn(o, l)
-			})
+			return fn(o, l)
 		}
+		if opts.Quick {
+			return mergeListing(ctx, m.store, m.cat, visit)
+		}
+		return m.cat.each(ctx, func(o *catalog.Output) error { return visit(o, nil) })
 	}
 	return auditStream(ctx, m.store, records, opts.Quick, ao)
 }
