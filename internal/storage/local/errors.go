@@ -26,15 +26,6 @@ type hintError struct {
 func (e *hintError) Error() string { return e.msg }
 func (e *hintError) Unwrap() error { return e.err }
 
-// readOnly reports whether op only reads (a permission it lacks is read access).
-func readOnly(op string) bool {
-	switch op {
-	case "get", "read", "open", "stat", "list":
-		return true
-	}
-	return false
-}
-
 // explain translates a permission error of op on the store path p ("" or "."
 // for the root) into a message naming the directory, the user and the missing
 // access; any other err is returned unchanged.
@@ -48,7 +39,8 @@ func (s *Store) explain(op, p string, err error) error {
 		dir = filepath.Join(s.path, filepath.FromSlash(d))
 	}
 	access := "write and search (w and x) permission on the directory " + dir
-	if readOnly(op) {
+	switch op {
+	case "get", "read", "open", "stat", "list": // op only reads: it lacks read access
 		access = "read and search (r and x) permission on the directory " + dir + " and what it holds"
 	}
 	return &hintError{err: err, msg: fmt.Sprintf(

@@ -272,8 +272,7 @@ func (s *Store) Get(ctx context.Context, p string) ([]byte, storage.Version, err
 	if _, err := buf.ReadFrom(f); err != nil {
 		return nil, "", s.errorf("get", p, err)
 	}
-	data = buf.Bytes()
-	return data, dirstore.ContentVersion(data), nil
+	return buf.Bytes(), dirstore.ContentVersion(buf.Bytes()), nil
 }
 
 // ReadVersioned implements storage.Store (see dirstore.Writer): the
