@@ -287,7 +287,14 @@ func (s *Store) lstat(c *conn, p string) (fs.FileInfo, error) {
 		return nil, err
 	}
 	if err := s.checkParents(c, p); err != nil {
-		return nil, readerError(p, err)
+		// A missing parent, or one that is not a plain directory, makes p missing.
+		if h := (*dirstore.HiddenError)(nil); errors.As(err, &h) {
+			return nil, h.Missing("stat")
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, notExist(p, "")
+		}
+		return nil, err
 	}
 	fi, err := c.sftp.Lstat(s.full(p))
 	if err != nil {
@@ -405,17 +412,5 @@ func (s *Store) delete(ctx context.Context, p string) error {
 // a missing one matches fs.ErrNotExist, any other a *dirstore.HiddenError.
 func (s *Store) checkParents(c *conn, p string) error {
 	_, err := s.walkParents(c, p, false)
-	return err
-}
-
-// readerError maps an error of checkParents for a reader: a missing parent,
-// or one that is not a plain directory, makes p missing.
-func readerError(p string, err error) error {
-	if h := (*dirstore.HiddenError)(nil); errors.As(err, &h) {
-		return h.Missing("stat")
-	}
-	if errors.Is(err, fs.ErrNotExist) {
-		return notExist(p, "")
-	}
 	return err
 }
