@@ -195,9 +195,8 @@ type (
 	}
 )
 
-// atomFeed renders the Atom feed of the newest index.feed_entries entries;
-// updated is the newest report's created time, so an unchanged archive
-// gives the same bytes.
+// atomFeed renders the Atom feed of the newest index.feed_entries entries; updated is
+// the newest report's created time, so an unchanged archive gives the same bytes.
 func atomFeed(d *config.Destination, title string, entries []IndexEntry) ([]byte, error) {
 	if d.Links.BaseURL == "" {
 		return nil, fmt.Errorf("index.feed %s needs links.base_url", d.Index.Feed)

@@ -194,9 +194,8 @@ func headingID(text string) string {
 	return sb.String()
 }
 
-// docTransformer gives headings unique ids, records the title, rewrites
-// relative links to Markdown files to their HTML outputs, and records the
-// relative links that point at nothing published.
+// docTransformer gives headings unique ids, records the title, rewrites relative links to
+// Markdown files to their HTML outputs, and records those that point at nothing published.
 type docTransformer struct {
 	htmlOut      map[string]string // Markdown source path -> HTML output path
 	targets      *linkTargets      // what the other links may point at

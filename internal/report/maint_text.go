@@ -37,8 +37,7 @@ const noCatalogNote = "no catalog (" + catalog.FileName + ") at this root: nothi
 
 func owner(pipelineID, destinationID string) string { return pipelineID + "/" + destinationID }
 
-// writeHead writes a maintenance report's first line ("prune p/d at
-// ROOT", then suffix) and its warnings, and returns the owner named.
+// writeHead writes a report's first line ("prune p/d at ROOT", suffix) and warnings; returns the owner.
 func writeHead(w io.Writer, t *Target, suffix string, warnings []string) string {
 	who := owner(t.PipelineID, t.DestinationID)
 	fmt.Fprintf(w, "%s %s at %s%s\n", t.Command, who, t.Root, suffix)
@@ -84,8 +83,7 @@ func WritePruneText(out io.Writer, p *Prune, width int) {
 	}
 }
 
-// writePrunePublications lists the selected publications and their paths,
-// up to maxPathsText paths in all.
+// writePrunePublications lists the selected publications and up to maxPathsText of their paths.
 func writePrunePublications(w *fitter, p *Prune) {
 	deleted := make(map[string]bool, len(p.Deleted))
 	for _, d := range p.Deleted {
@@ -231,8 +229,7 @@ func writeVerifyOK(w io.Writer, v *Verify) {
 	}
 }
 
-// digestLine writes label and content ("sha256:<hex> (<size> bytes)"), the
-// digest cut in its middle to fit.
+// digestLine writes label and content ("sha256:<hex> (<size> bytes)"), the digest elided to fit.
 func (f *fitter) digestLine(label, content string) {
 	digest, rest, _ := strings.Cut(content, " ")
 	if rest != "" {

@@ -169,8 +169,7 @@ func countsLine(c plan.Counts, retained bool) string {
 	return s
 }
 
-// writeNotes explains a legacy root's deletes and what a fixed-path root's
-// action means.
+// writeNotes explains a legacy root's deletes and what a fixed-path root's action means.
 func writeNotes(w io.Writer, d *Destination) {
 	legacyClear := d.State == "legacy" && plan.Action(d.Action) == plan.ReplaceCatalog
 	if legacyClear {
