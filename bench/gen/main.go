@@ -61,7 +61,6 @@ func usage() {
 // created is the fixed creation time of generated bundles and records.
 var created = time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
 
-// writeRandom writes size pseudo-random bytes from rng to path (see random).
 func writeRandom(path string, size int64, rng *rand.ChaCha8, buf []byte) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return "", err
@@ -81,8 +80,7 @@ func writeRandom(path string, size int64, rng *rand.ChaCha8, buf []byte) (string
 	return sum, err
 }
 
-// random writes size pseudo-random bytes from rng to w and returns their
-// sha256 in catalog form.
+// random writes size pseudo-random bytes to w; returns their catalog sha256.
 func random(w io.Writer, size int64, rng *rand.ChaCha8, buf []byte) (string, error) {
 	h := sha256.New()
 	for left := size; left > 0; {

@@ -51,8 +51,7 @@ type Counts struct {
 	ByOp     map[string]int `json:"by_op"`
 }
 
-// operation names the S3 operation of r roughly: a listing, a multipart
-// step, or the method on an object or bucket.
+// operation roughly names r's S3 op: listing, multipart step, or method.
 func operation(r *http.Request) string {
 	q := r.URL.Query()
 	switch {

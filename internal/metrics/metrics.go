@@ -65,7 +65,6 @@ func FromRun(o *outcome.Run, destinationsOf func(pipeline string) []string) []Sa
 	return out
 }
 
-// writtenBytes sums the sizes of d's writes that took effect.
 func writtenBytes(d outcome.Destination) int64 {
 	done := map[string]bool{}
 	for _, p := range d.Done {

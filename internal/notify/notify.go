@@ -204,8 +204,7 @@ func (s *Sender) attempt(ctx context.Context, client *http.Client, t Target, eve
 	return attemptError{status: resp.StatusCode, err: errors.New(msg), retryable: resp.StatusCode >= 500}
 }
 
-// stripURL drops the URL from a *url.Error: the URL's path or query may hold
-// a token.
+// stripURL drops a *url.Error's URL: its path or query may hold a token.
 func stripURL(err error) error {
 	if ue, ok := errors.AsType[*url.Error](err); ok {
 		return ue.Err
