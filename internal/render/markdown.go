@@ -61,16 +61,15 @@ func newRenderer(d *config.Destination, htmlOut map[string]string, targets *link
 	} else {
 		ropts = append(ropts, renderer.WithNodeRenderers(util.Prioritized(escapedHTMLRenderer{}, 100)))
 	}
-	md := goldmark.New(
-		goldmark.WithExtensions(extension.GFM, extension.Footnote),
-		goldmark.WithParserOptions(
-			parser.WithASTTransformers(util.Prioritized(
-				&docTransformer{htmlOut: htmlOut, targets: targets, rawHTMLShown: !d.Markdown.RawHTML}, 1000)),
-		),
-		goldmark.WithRendererOptions(ropts...),
-	)
 	return &mdRenderer{
-		md:       md,
+		md: goldmark.New(
+			goldmark.WithExtensions(extension.GFM, extension.Footnote),
+			goldmark.WithParserOptions(
+				parser.WithASTTransformers(util.Prioritized(
+					&docTransformer{htmlOut: htmlOut, targets: targets, rawHTMLShown: !d.Markdown.RawHTML}, 1000)),
+			),
+			goldmark.WithRendererOptions(ropts...),
+		),
 		page:     page,
 		tmplName: d.Markdown.Template,
 		source:   PageSource{ID: m.ID, Digest: m.Digest, Created: m.Created},
@@ -93,8 +92,7 @@ func (r *mdRenderer) renderFile(dir string, f bundle.File, out string) ([]byte, 
 		title = base[:len(base)-len(markdownExt(base))]
 	}
 	var buf bytes.Buffer
-	data := PageData{Title: title, Content: template.HTML(body), Source: r.source, Path: out}
-	if err := r.page.Execute(&buf, data); err != nil {
+	if err := r.page.Execute(&buf, PageData{Title: title, Content: template.HTML(body), Source: r.source, Path: out}); err != nil {
 		if r.tmplName != "" {
 			return nil, nil, fmt.Errorf("render %q: markdown.template %s: %w", f.Path, r.tmplName, err)
 		}
