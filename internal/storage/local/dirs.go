@@ -8,8 +8,7 @@ import (
 	"strings"
 )
 
-// noteDirs records the parent directories of c's path, just walked with
-// create: made where the walk created one (c.dirty), found otherwise.
+// noteDirs records c's parent directories, just walked with create: made if c.dirty, else found.
 func (s *Store) noteDirs(c *chain) {
 	for i := range len(c.segs) - 1 {
 		s.book.Note(strings.Join(c.segs[:i+1], "/"), c.dirty[i])
@@ -31,8 +30,7 @@ func (s *Store) prune(c *chain, madeOnly bool) {
 	}
 }
 
-// removeDir removes the directory dir (a store path; name in parent) if it is
-// empty and this store may remove it, and reports whether it did.
+// removeDir removes dir (a store path; name in parent) if empty and ours to remove; true if it did.
 func (s *Store) removeDir(parent *os.Root, name, dir string) bool {
 	if !s.book.MayRemove(dir) {
 		return false

@@ -246,8 +246,7 @@ func (w *tempWriter) Detach() {
 	w.c = nil
 }
 
-// Attach implements dirstore.Temp: the target's directory chain is
-// opened again (through the directory cache, creating nothing).
+// Attach implements dirstore.Temp: it reopens the target's chain (via the cache, creating nothing).
 func (w *tempWriter) Attach(context.Context) error {
 	root, err := w.s.openRoot(false)
 	if err != nil {
