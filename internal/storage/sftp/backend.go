@@ -86,8 +86,7 @@ func (k *Block) check(b storage.Block, name string) bool {
 
 func spaceOrControl(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }
 
-// openStore connects to the server of the settings' block at root; the agent
-// socket comes from SSH_AUTH_SOCK.
+// openStore connects to the settings' server at root, with the agent at SSH_AUTH_SOCK.
 func openStore(ctx context.Context, settings any, root string, env func(string) string) (storage.Store, error) {
 	c, ok := settings.(*Options)
 	if !ok {

@@ -24,8 +24,7 @@ func (s *Store) prune(c *conn, dir string, madeOnly bool) {
 	}
 }
 
-// removeDir removes the server directory dir if it is empty and this
-// store may remove it (see prune), and reports whether it did.
+// removeDir removes dir if it is empty and this store may (see prune), reporting whether it did.
 func (s *Store) removeDir(c *conn, dir string, madeOnly bool) bool {
 	if !s.book.MayRemove(dir) || madeOnly && !s.book.Made(dir) {
 		return false

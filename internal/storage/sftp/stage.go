@@ -13,8 +13,7 @@ var properties = storage.Properties{Stage: true, Directories: true, Remote: true
 // Properties implements storage.Store.
 func (s *Store) Properties() storage.Properties { return properties }
 
-// RewriteIf implements storage.Store: SFTP does not rewrite (see
-// Properties.Rewrite).
+// RewriteIf implements storage.Store: SFTP does not rewrite (see Properties.Rewrite).
 func (s *Store) RewriteIf(_ context.Context, p string, _ storage.Version, _ func(io.Reader, io.Writer) error) error {
 	return storage.Unsupported(s, "rewrite-if", p)
 }
