@@ -194,15 +194,12 @@ func (d *decoder) document(data []byte) *Config {
 
 	// Destinations first, so that pipelines can check their references.
 	destLines := map[string]int{}
+	items, _, _ := d.list(o, "destinations", false)
+	cfg.Destinations = decodeAll(items, "destinations", destLines, d.destination)
 	var destIDs []string
-	if items, _, ok := d.list(o, "destinations", false); ok {
-		for i, it := range items {
-			if dst, ok := d.destination(it, fmt.Sprintf("destinations[%d]", i), destLines); ok {
-				cfg.Destinations = append(cfg.Destinations, dst)
-				if dst.ID != "" {
-					destIDs = append(destIDs, dst.ID)
-				}
-			}
+	for _, dst := range cfg.Destinations {
+		if dst.ID != "" {
+			destIDs = append(destIDs, dst.ID)
 		}
 	}
 
@@ -215,25 +212,26 @@ func (d *decoder) document(data []byte) *Config {
 	case ok && len(items) == 0:
 		d.add(n.Line, "pipelines", "at least one pipeline is required")
 	}
-	pipeLines := map[string]int{}
-	for i, it := range items {
-		if p, ok := d.pipeline(it, fmt.Sprintf("pipelines[%d]", i), pipeLines, destLines, destIDs); ok {
-			cfg.Pipelines = append(cfg.Pipelines, p)
-		}
-	}
+	cfg.Pipelines = decodeAll(items, "pipelines", map[string]int{}, func(n *yaml.Node, f string, seen map[string]int) (Pipeline, bool) {
+		return d.pipeline(n, f, seen, destLines, destIDs)
+	})
 
-	if items, _, ok := d.list(o, "notifications", false); ok {
-		noteLines := map[string]int{}
-		for i, it := range items {
-			if nt, ok := d.notification(it, fmt.Sprintf("notifications[%d]", i), noteLines); ok {
-				cfg.Notifications = append(cfg.Notifications, nt)
-			}
-		}
-	}
+	items, _, _ = d.list(o, "notifications", false)
+	cfg.Notifications = decodeAll(items, "notifications", map[string]int{}, d.notification)
 	if s, v, ok := d.str(o, "metrics_file", false); ok && d.noPlaceholder(s, v, "metrics_file") {
 		cfg.MetricsFile, _ = d.localPath(s, v, "metrics_file")
 	}
 	return cfg
+}
+
+// decodeAll decodes items with fn as name[i], seen shared, keeping those fn accepts.
+func decodeAll[T any](items []*yaml.Node, name string, seen map[string]int, fn func(*yaml.Node, string, map[string]int) (T, bool)) (out []T) {
+	for i, it := range items {
+		if v, ok := fn(it, fmt.Sprintf("%s[%d]", name, i), seen); ok {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 func (d *decoder) pipeline(n *yaml.Node, field string, seen, destLines map[string]int, destIDs []string) (Pipeline, bool) {
