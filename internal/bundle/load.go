@@ -76,8 +76,7 @@ func openFailed(what string, err error) *pathError {
 // hashBuf is the copy buffer size used when hashing files.
 const hashBuf = 256 << 10
 
-// hashFile returns f's formatted SHA-256 and length, or the reason it cannot
-// be read; err is the context's error.
+// hashFile returns f's formatted SHA-256 and length, or why it is unreadable; err is ctx's.
 func hashFile(ctx context.Context, f *os.File, buf []byte) (sum string, n int64, reason string, err error) {
 	h := sha256.New()
 	n, err = io.CopyBuffer(h, storage.ContextReader(ctx, f), buf) // stops promptly on cancellation
@@ -368,8 +367,7 @@ type digest interface {
 	Close()      // stops the hashing (a parhash's goroutine)
 }
 
-// newDigest returns the digest of a file of size bytes: computed as the
-// bytes pass or, for a large file, on another core (parhash).
+// newDigest hashes a size-byte file as bytes pass or, if large, on another core (parhash).
 func newDigest(size int64) digest {
 	if size >= parallelDigest {
 		return parhash.New(sha256.New())

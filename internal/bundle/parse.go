@@ -344,8 +344,7 @@ func (p *parser) integer(f field) (n int64, ok bool, err error) {
 	return big, true, nil
 }
 
-// unquote returns the string a JSON string value holds (its UTF-8 and
-// escapes were checked by the decoder).
+// unquote returns a JSON string value's string (the decoder checked its UTF-8 and escapes).
 func unquote(v jsontext.Value) (string, error) {
 	if bytes.IndexByte(v, '\\') < 0 {
 		return string(v[1 : len(v)-1]), nil

@@ -77,8 +77,7 @@ type pathError struct {
 func (e *pathError) Error() string { return e.reason }
 func (e *pathError) Unwrap() error { return e.err }
 
-// ioReason describes an I/O error without repeating the path that the
-// caller already names.
+// ioReason describes an I/O error without repeating the path the caller names.
 func ioReason(what string, err error) *pathError {
 	inner := err
 	if pe, ok := errors.AsType[*fs.PathError](err); ok {
