@@ -183,8 +183,7 @@ func syncAt(root *os.Root, name string, sync func(*os.File) error) error {
 	return sync(f)
 }
 
-// openRoot returns the root, opened on first use; a missing directory gives
-// (nil, nil), or is created with create.
+// openRoot returns the root, opened on first use; a missing one gives (nil, nil), or is made with create.
 func (s *Store) openRoot(create bool) (*os.Root, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
