@@ -146,8 +146,7 @@ func loadHostKeys(file string) (*hostKeys, error) {
 	return &hostKeys{file: file, callback: cb}, nil
 }
 
-// check is the ssh.HostKeyCallback: it accepts only a key the file lists
-// for the host, and otherwise returns a *HostKeyError.
+// check is the ssh.HostKeyCallback: it accepts only a key the file lists for the host, else a *HostKeyError.
 func (h *hostKeys) check(hostname string, remote net.Addr, key ssh.PublicKey) error {
 	err := h.callback(hostname, remote, key)
 	if err == nil {
@@ -285,8 +284,7 @@ func loadIdentity(opts *Options) (ssh.Signer, error) {
 	return signer, nil
 }
 
-// errDialTimeout is the cause of a dial's context when Options.DialTimeout
-// ran out (rather than the caller's context).
+// errDialTimeout is a dial context's cause when Options.DialTimeout ran out, not the caller's.
 var errDialTimeout = errors.New("dial timeout")
 
 // dial connects, verifies the host key, authenticates and starts the SFTP

@@ -185,8 +185,7 @@ func (s *Store) String() string {
 	return "sftp://" + s.opts.User + "@" + s.addr + s.root
 }
 
-// Close closes the connection. Calls after Close fail with an error matching
-// os.ErrClosed; closing twice is harmless.
+// Close closes the connection; later calls fail matching os.ErrClosed; closing twice is harmless.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
