@@ -164,8 +164,7 @@ func plannedOutputs(selected []bundle.File, d *config.Destination, prefix string
 	return outs
 }
 
-// sortOutputs sorts outs by path and fails with a *CollisionError for two
-// at one path.
+// sortOutputs sorts outs by path and fails with a *CollisionError for two at one path.
 func sortOutputs(outs []planned) error {
 	// Usually sorted already (the manifest is): then one pass checks it.
 	byOutput := func(x, y planned) int {
@@ -196,8 +195,7 @@ func sortOutputs(outs []planned) error {
 	return nil
 }
 
-// renderPages renders the generated outputs of outs and returns their
-// broken links, by source path and line.
+// renderPages renders outs' generated outputs and returns their broken links, by source and line.
 func renderPages(ctx context.Context, b *bundle.Bundle, d *config.Destination, outs []planned, prefix string) ([]BrokenLink, error) {
 	htmlOut := make(map[string]string) // Markdown source path -> its HTML output path
 	for _, p := range outs {
@@ -286,8 +284,7 @@ func sourceSelection(source string) (copyMD, copyAssets bool, err error) {
 		source, config.SourceAll, config.SourceAssets, config.SourceNone)
 }
 
-// checkRenames reports the first paths.rename entry with an unknown key or
-// an unclean target.
+// checkRenames reports the first paths.rename entry with an unknown key or unclean target.
 func checkRenames(p config.Paths, m *bundle.Manifest) error {
 	for _, k := range slices.Sorted(maps.Keys(p.Rename)) {
 		at := "paths.rename"
@@ -376,8 +373,7 @@ func loadTemplate(file string) (*template.Template, error) {
 	return t, nil
 }
 
-// CheckTemplate parses a markdown.template file, to find errors without a
-// bundle.
+// CheckTemplate parses a markdown.template file, to find errors without a bundle.
 func CheckTemplate(file string) error {
 	_, err := loadTemplate(file)
 	return err
