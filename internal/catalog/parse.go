@@ -126,8 +126,7 @@ func Parse(data []byte) (*Catalog, error) {
 	return c, nil
 }
 
-// decodeError names a strict decoder's error about data as the catalog's,
-// with line and column.
+// decodeError names a strict decoder's error about data as the catalog's, with line and column.
 func decodeError(err error, data []byte) error {
 	e, ok := err.(*strictjson.Error)
 	if !ok {

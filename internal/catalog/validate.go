@@ -33,8 +33,7 @@ type field int
 
 func (f field) String() string { return fmt.Sprintf("outputs[%d]", int(f)) }
 
-// Validate checks every rule of the schema-4 contract and returns every
-// problem, each naming its field.
+// Validate checks every schema-4 contract rule, returning every problem, each naming its field.
 func Validate(c *Catalog) error {
 	var errs []error
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }

@@ -55,8 +55,7 @@ func (r *reader) colon(name string) error {
 	return nil
 }
 
-// value reads the next JSON value with the strict decoder and returns it
-// with its document offset; where names it in problems.
+// value reads the next strict JSON value and its document offset; where names it in problems.
 func (r *reader) value(where string) (jsontext.Value, int64, error) {
 	if _, err := r.next(where); err != nil {
 		return nil, 0, err

@@ -10,8 +10,7 @@ import (
 	"unicode/utf8"
 )
 
-// FormatTime formats t the way the catalog stores timestamps: UTC, RFC3339,
-// second precision.
+// FormatTime formats t as the catalog stores timestamps: UTC, RFC3339, second precision.
 func FormatTime(t time.Time) string {
 	return t.UTC().Truncate(time.Second).Format(time.RFC3339)
 }
