@@ -269,7 +269,6 @@ func (g *globals) loadConfig() (*distributor.Config, error) {
 	return cfg, nil
 }
 
-// configSource says where the configuration's path came from.
 func (g *globals) configSource() string {
 	switch {
 	case g.config != "":
@@ -304,7 +303,6 @@ func (g *globals) session() (*slog.Logger, func(distributor.Event), distributor.
 	return logger, progress.event, t
 }
 
-// printJSON writes one JSON document to stdout.
 func (g *globals) printJSON(v any) error {
 	enc := json.NewEncoder(g.env.Stdout)
 	enc.SetIndent("", "  ")

@@ -69,7 +69,6 @@ installing a script.`,
 	}
 }
 
-// registerGlobalCompletions completes the values of the global flags.
 func registerGlobalCompletions(root *cobra.Command) {
 	fixed := func(flag string, values ...string) {
 		_ = root.RegisterFlagCompletionFunc(flag, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))

@@ -46,7 +46,6 @@ func unknownSubcommand(c *cobra.Command, name string) error {
 	return usageErr("%s (see '%s --help')", msg, c.CommandPath())
 }
 
-// subcommandNames lists c's available subcommands.
 func subcommandNames(c *cobra.Command) []string {
 	var names []string
 	for _, sub := range c.Commands() {

@@ -16,7 +16,6 @@ import (
 // What a destination's backend decides, through the storage.Backend the
 // registry lists under its name: how its path is read, and its block.
 
-// blockNames returns the names of the backends that have a block.
 func blockNames() []string {
 	var names []string
 	for _, b := range registry.All() {

@@ -102,7 +102,6 @@ func (d *decoder) destination(n *yaml.Node, field string, seen map[string]int) (
 	return dst, true
 }
 
-// links decodes a destination's links block.
 func (d *decoder) links(o *object) Links {
 	l := Links{Missing: MissingWarn}
 	lo := d.sub(o, "links", linksFields, nil)

@@ -53,7 +53,6 @@ func (d *decoder) enum(o *object, name string, allowed []string, def string) str
 	return def
 }
 
-// noPlaceholder rejects placeholders in fields that do not expand them.
 func (d *decoder) noPlaceholder(s string, n *yaml.Node, field string) bool {
 	if name := usedPlaceholder(s, placeholderNames); name != "" {
 		d.add(n.Line, field, "placeholder {%s} is not allowed here: placeholders are only allowed in path and paths.prefix", name)
@@ -62,7 +61,6 @@ func (d *decoder) noPlaceholder(s string, n *yaml.Node, field string) bool {
 	return true
 }
 
-// template checks the placeholder syntax of a path or prefix.
 func (d *decoder) template(s string, n *yaml.Node, field string) bool {
 	if _, err := parseTemplate(s); err != nil {
 		d.add(n.Line, field, "%v", err)
