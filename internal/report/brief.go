@@ -60,8 +60,7 @@ type splitter interface {
 	Split() (cause error, note string)
 }
 
-// briefSplit is Brief of an error whose chain holds a splitter: the
-// cause shortened to the room left, the statement whole.
+// briefSplit is Brief of an error holding a splitter: the cause shortened to the room left, the statement whole.
 func briefSplit(err error) (string, bool) {
 	var sp splitter
 	if !errors.As(err, &sp) {

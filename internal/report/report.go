@@ -176,8 +176,7 @@ func (r *Run) Summarise() {
 	r.Summary = s
 }
 
-// Failed reports whether the run must exit 1: a pipeline error, a failed
-// destination, or a fail_* action (also in a dry run).
+// Failed reports whether the run must exit 1: a pipeline error, failed destination or fail_* action (dry run too).
 func (r *Run) Failed() bool {
 	for _, p := range r.Pipelines {
 		if p.Error != nil {
