@@ -80,8 +80,7 @@ func writtenBytes(d outcome.Destination) int64 {
 	return n
 }
 
-// Write replaces the metrics file at path with this run's samples over the
-// previous file's series.
+// Write replaces the metrics file at path with this run's samples over the previous file's series.
 func Write(path, version string, samples []Sample) error {
 	old, err := os.ReadFile(path)
 	if err != nil && !os.IsNotExist(err) {

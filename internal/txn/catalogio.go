@@ -64,8 +64,7 @@ func (e *encoded) Write(p []byte) (int, error) {
 // digest is the sha256 of the document.
 func (e *encoded) digest() string { return fmt.Sprintf("%x", e.sum.Sum()) }
 
-// Open returns the bytes from their start; they stay valid until the next
-// Open or Close.
+// Open returns the bytes from their start, valid until the next Open or Close.
 func (e *encoded) Open() (io.ReadSeeker, error) {
 	if e.file == nil {
 		return bytes.NewReader(e.mem.Bytes()), nil
@@ -199,8 +198,7 @@ func encodeEdit(ctx context.Context, st storage.Store, e *catalog.Edit, base sto
 	return doc, nil
 }
 
-// sortedCatalog returns the root's catalog, which must still be at version
-// base, encoded with its records sorted.
+// sortedCatalog returns the root's catalog (still at version base) encoded with records sorted.
 func sortedCatalog(ctx context.Context, st storage.Store, base storage.Version) ([]byte, error) {
 	data, ver, err := st.Get(ctx, catalog.FileName)
 	if err != nil {
