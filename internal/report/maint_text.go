@@ -238,9 +238,8 @@ func (f *fitter) digestLine(label, content string) {
 	fmt.Fprintf(f, "%s%s%s\n", label, elide(digest, f.room(runeLen(label+rest))), rest)
 }
 
-// WriteStateText renders a catalog as a table of every output, fitted to
-// width columns (see stateTable): one pass over the records measures the
-// columns and counts owners, a second writes the rows.
+// WriteStateText renders a catalog as a table of every output, fitted to width columns (see
+// stateTable): one pass over the records measures columns and counts owners, a second writes rows.
 func WriteStateText(out io.Writer, s *StateShow, width int) error {
 	b := bufio.NewWriter(out)
 	w := newFitter(b, width)

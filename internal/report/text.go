@@ -8,8 +8,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/plan"
 )
 
-// WriteRunText renders a run for a human, fitted to width columns (0: no
-// limit). Unchanged paths are counted, not listed.
+// WriteRunText renders a run for a human, fitted to width columns (0: no limit); unchanged paths are counted.
 func WriteRunText(out io.Writer, r *Run, width int) {
 	w := newFitter(out, width)
 	defer w.flush()
