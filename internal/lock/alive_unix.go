@@ -7,7 +7,6 @@ import (
 	"syscall"
 )
 
-// processAlive reports whether a process with this pid exists on this host.
 func processAlive(pid int) bool {
 	if pid <= 0 {
 		return false
