@@ -190,7 +190,6 @@ func (e *ExactReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// checkEnd checks that r has no byte left and ctx is alive.
 func (e *ExactReader) checkEnd() error {
 	var extra [1]byte
 	n, err := io.ReadFull(e.r, extra[:])

@@ -165,7 +165,6 @@ func (s *Store) errorf(op, p string, err error) error {
 	return fmt.Errorf("%s: %s %s: %w", s, op, p, err)
 }
 
-// begin validates p and checks that the store is open and ctx alive.
 func (s *Store) begin(ctx context.Context, p string) error {
 	if err := storage.CheckPath(p); err != nil {
 		return err
@@ -361,9 +360,8 @@ func (s *Store) Delete(ctx context.Context, p string) error {
 	return nil
 }
 
-// rel returns the store path of a listed key, and whether it is a store
-// object: below the root, not a "directory marker" ending in "/", not a
-// temporary object.
+// rel returns a listed key's store path, and whether it is a store object
+// (below the root, no "/"-ending "directory marker", not temporary).
 func (s *Store) rel(key string) (string, bool) {
 	rel, ok := strings.CutPrefix(key, s.keyPrefix)
 	return rel, ok && rel != "" && !strings.HasSuffix(rel, "/") && !storage.IsTemp(rel)
@@ -378,7 +376,6 @@ func (s *Store) collect(infos *[]storage.Info) func(Object) {
 	}
 }
 
-// beginList validates a listing's prefix and checks that the store is open.
 func (s *Store) beginList(prefix string) error {
 	if _, _, err := storage.SplitPrefix(prefix); err != nil {
 		return err
@@ -519,7 +516,6 @@ func (s *Store) sweep(ctx context.Context, opts storage.SweepOptions) ([]string,
 	return found, nil
 }
 
-// dirOf returns what precedes p's last "/", or "".
 func dirOf(p string) string {
 	if i := strings.LastIndexByte(p, '/'); i >= 0 {
 		return p[:i]
