@@ -228,8 +228,7 @@ type treeSweep struct {
 	found []string // store paths
 }
 
-// take removes (unless DryRun) the temporary file name, of size bytes, in
-// d, whose store path is rel, and records it.
+// take removes (unless DryRun) and records the temporary file rel+name.
 func (sw *treeSweep) take(ctx context.Context, d TreeDir, rel, name string, size int64) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -297,8 +296,7 @@ func (sw *treeSweep) tree(ctx context.Context, d TreeDir, rel string, deep bool)
 	return count, nil
 }
 
-// dir sweeps the store directory p ("" is the root) itself, not what is
-// below it, then prunes it and its parents if that left them empty.
+// dir sweeps p itself, not below it, then prunes it and emptied parents.
 func (sw *treeSweep) dir(ctx context.Context, p string) error {
 	d, err := sw.t.OpenDir(ctx, p)
 	if err != nil || d == nil {

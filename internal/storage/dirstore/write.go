@@ -147,8 +147,7 @@ func check(ctx context.Context, p string, size int64) error {
 	return ctx.Err()
 }
 
-// written is a new, closed temporary file beside p that fill wrote; the
-// caller calls Done.
+// written is a new, closed temporary file beside p; the caller calls Done.
 func (d *Writer) written(ctx context.Context, p string, deferred, newName bool, fill func(io.Writer) error) (Temp, error) {
 	t, err := d.FS.Temp(ctx, p, deferred)
 	if err != nil {
@@ -383,7 +382,6 @@ func (d *Writer) ReadVersioned(ctx context.Context, p string, fn func(io.Reader)
 	return ReadDigested(ctx, f, fn, func(err error) error { return d.FS.Wrap("read", p, err) })
 }
 
-// current returns the Version of the object at p, "" if there is none.
 func (d *Writer) current(ctx context.Context, p string) (storage.Version, error) {
 	f, err := d.FS.OpenFile(ctx, p, true)
 	if errors.Is(err, fs.ErrNotExist) {
