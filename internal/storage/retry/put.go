@@ -48,7 +48,6 @@ func newBody(r io.Reader, hashed bool) *body {
 	return b
 }
 
-// attempt returns the reader of a new attempt.
 func (b *body) attempt() *attemptReader {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -79,8 +78,7 @@ func (b *body) end() attemptResult {
 	return res
 }
 
-// unreplayable says why the reader cannot be read again from the start,
-// or returns "" if it can.
+// unreplayable says why the reader cannot be replayed, or returns "".
 func (b *body) unreplayable() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -90,8 +88,7 @@ func (b *body) unreplayable() string {
 	return ""
 }
 
-// rewind prepares the reader for another attempt: it seeks back to where
-// it started, if anything was read.
+// rewind seeks the reader back to its start, if anything was read.
 func (b *body) rewind() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -261,7 +258,6 @@ func unknownOutcome(c *call, werr, rerr error) error {
 		c.op, c.path, werr, rerr)
 }
 
-// digest returns the SHA-256 and size of the object at path.
 func (s *Store) digest(ctx context.Context, path string) ([]byte, int64, error) {
 	rc, err := s.Store.Open(ctx, path)
 	if err != nil {

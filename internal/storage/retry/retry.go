@@ -161,8 +161,7 @@ func Count(st storage.Store) int {
 	return 0
 }
 
-// reserve draws the wait before retry number k (from 1) of a call and
-// takes it from the budget. It reports false when the budget is spent.
+// reserve takes the wait before retry k (from 1) from the budget, or is false.
 func (s *Store) reserve(k int) (time.Duration, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -175,7 +174,6 @@ func (s *Store) reserve(k int) (time.Duration, bool) {
 	return d, true
 }
 
-// call is the retry state of one call.
 type call struct {
 	s        *Store
 	ctx      context.Context
@@ -235,8 +233,7 @@ func (c *call) stopped() error {
 	return fmt.Errorf("%w (not retried; attempt %d failed with: %w)", ctxError(c.ctx), c.failed, c.last)
 }
 
-// ctxError returns ctx's error, with its cause when that says more (a
-// lock's fence that lapsed, say).
+// ctxError is ctx's error with its cause when that says more (a lapsed fence).
 func ctxError(ctx context.Context) error {
 	err := ctx.Err()
 	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, err) {
