@@ -44,7 +44,6 @@ func newCredentials(getenv func(string) string) *credentials.Credentials {
 	return credentials.NewChainCredentials(providers)
 }
 
-// firstEnv returns the first of the variables names that getenv finds set.
 func firstEnv(getenv func(string) string, names ...string) string {
 	for _, n := range names {
 		if v := getenv(n); v != "" {

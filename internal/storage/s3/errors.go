@@ -13,9 +13,8 @@ import (
 	"github.com/minio/minio-go/v7"
 )
 
-// explain turns a minio-go error into an *objstore.ResponseError (keeping
-// transport and other errors as they are). NoSuchKey matches
-// storage.ErrNotExist.
+// explain turns a minio-go error response into an *objstore.ResponseError
+// (NoSuchKey matches storage.ErrNotExist); other errors stay as they are.
 func explain(err error) error {
 	resp := minio.ToErrorResponse(err)
 	if resp.Code == "" && resp.StatusCode == 0 {
@@ -68,8 +67,7 @@ func isTransient(err error) bool {
 // mentioning EOF: the connection closed before the answer came.
 const minioEOF = "Connection closed by foreign host"
 
-// response returns the HTTP status and S3 error code of err if it is an
-// S3 error response (explain's or minio-go's).
+// response returns the status and code of an S3 error (explain's or minio-go's).
 func response(err error) (status int, code string, ok bool) {
 	var se *objstore.ResponseError
 	if errors.As(err, &se) {

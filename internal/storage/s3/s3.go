@@ -173,8 +173,7 @@ func (a api) Put(ctx context.Context, key string, w objstore.Write) (storage.Ver
 	return storage.Version(info.ETag), nil
 }
 
-// putError is the error of a failed PutObject of w: a refused condition
-// matches storage.ErrPrecondition.
+// putError is a failed PutObject's: a refused condition is ErrPrecondition.
 func putError(err error, w objstore.Write) error {
 	resp := minio.ToErrorResponse(err)
 	failed := resp.StatusCode == http.StatusPreconditionFailed || resp.Code == "PreconditionFailed"

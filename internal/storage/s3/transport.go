@@ -10,8 +10,7 @@ import (
 	"github.com/minio/minio-go/v7"
 )
 
-// newTransport returns the client's transport, with opts's timeouts (see
-// Options.Transport).
+// newTransport returns the transport with opts's timeouts (Options.Transport).
 func newTransport(opts *Options, secure bool) (http.RoundTripper, error) {
 	base, ok := opts.Transport.(*http.Transport)
 	switch {
@@ -47,7 +46,6 @@ func (t expectTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.RoundTripper.RoundTrip(req)
 }
 
-// parseEndpoint returns the host[:port] and whether to use TLS.
 func parseEndpoint(endpoint string) (string, bool, error) {
 	if endpoint == "" {
 		return "s3.amazonaws.com", true, nil
