@@ -133,7 +133,6 @@ func (s *Store) init(opts Options) error {
 	return nil
 }
 
-// parseEndpoint returns the base URLs of the JSON API and of uploads.
 func parseEndpoint(endpoint string) (api, upload string, err error) {
 	u, err := objstore.ParseEndpoint(cmp.Or(endpoint, defaultEndpoint), true, "no credentials, query or fragment")
 	if err != nil {

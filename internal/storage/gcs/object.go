@@ -50,8 +50,7 @@ func (a api) Put(ctx context.Context, key string, w objstore.Write) (storage.Ver
 	return v, err
 }
 
-// upload sends one multipart upload of w to key, with ifGenerationMatch=gen
-// unless gen is "", and returns the new generation.
+// upload sends w to key in one multipart upload, ifGenerationMatch=gen unless "".
 func (s *Store) upload(ctx context.Context, key string, w objstore.Write, gen string) (storage.Version, error) {
 	md := w.Metadata
 	if strings.ContainsAny(md.ContentType, "\r\n") {
