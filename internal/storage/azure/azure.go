@@ -162,7 +162,6 @@ func checkContainer(cont string) error {
 	return nil
 }
 
-// serviceURL returns the account's Blob service URL without trailing "/".
 func serviceURL(account, endpoint string) (string, error) {
 	if endpoint == "" {
 		return "https://" + account + ".blob.core.windows.net", nil

@@ -68,7 +68,6 @@ func open(ctx context.Context, settings any, root string, env func(string) strin
 		MaxAttempts: 1, SkipCheck: true})
 }
 
-// location names the container for the overlap check.
 func location(settings any) string {
 	s, _ := settings.(Settings)
 	u, err := serviceURL(s.Account, s.Endpoint)

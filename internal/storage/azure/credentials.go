@@ -92,7 +92,6 @@ func (c entraID) GetToken(ctx context.Context, o policy.TokenRequestOptions) (az
 	return tok, err
 }
 
-// withoutQuery returns u without its query (a SAS) and trailing "/".
 func withoutQuery(u string) string {
 	u, _, _ = strings.Cut(u, "?")
 	return strings.TrimSuffix(u, "/")

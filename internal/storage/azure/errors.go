@@ -62,7 +62,6 @@ func (e *redacted) Error() string { return e.msg }
 
 func (e *redacted) Unwrap() error { return e.err }
 
-// status returns the status and code of an Azure error in err's chain.
 func status(err error) (int, string, bool) {
 	var resp *azcore.ResponseError
 	if errors.As(err, &resp) {

@@ -46,7 +46,7 @@ func (a api) Head(ctx context.Context, key string) (objstore.Object, error) {
 	return object(key, resp.ContentLength, resp.LastModified, resp.ETag), nil
 }
 
-// object is the objstore.Object of key; any property may be nil.
+// object is key's objstore.Object; any property may be nil.
 func object(key string, size *int64, modTime *time.Time, etag *azcore.ETag) objstore.Object {
 	o := objstore.Object{Key: key, Version: etagVersion(etag)}
 	if size != nil {

@@ -41,8 +41,7 @@ func (a api) Put(ctx context.Context, key string, w objstore.Write) (storage.Ver
 	return storage.Version(*resp.ETag), nil
 }
 
-// putError is the error of a write of w (nil for none): a refused
-// condition matches storage.ErrPrecondition.
+// putError is a write's error (nil for none): a refused condition is ErrPrecondition.
 func putError(err error, w objstore.Write) error {
 	switch {
 	case err == nil:
