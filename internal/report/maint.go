@@ -57,8 +57,7 @@ type PruneSource struct {
 	Created string `json:"created"`
 }
 
-// PrunePublication is the outputs one owner holds under one source
-// identity, pruned whole or not at all.
+// PrunePublication is the outputs one owner holds under one source identity, pruned whole or not at all.
 type PrunePublication struct {
 	Source PruneSource `json:"source"`
 	// UpdatedAt is the latest updated_at among its outputs.
@@ -108,11 +107,9 @@ type ReconcileState struct {
 	Missing []Record `json:"missing"`
 	// Unmanaged lists storage paths no record holds (reserved names excluded).
 	Unmanaged []string `json:"unmanaged"`
-	// Removed lists the records actually dropped (empty in a dry run, or
-	// when the catalog could not be written).
+	// Removed lists the records actually dropped (empty in a dry run, or if the catalog could not be written).
 	Removed []Record `json:"removed"`
-	// TempFiles lists the temporary files (.distributor-tmp-*) interrupted
-	// writes left: removed, unless this is a dry run.
+	// TempFiles lists the temporary files (.distributor-tmp-*) interrupted writes left: removed unless a dry run.
 	TempFiles []string `json:"temp_files"`
 	// Warnings: as in Prune.
 	Warnings []string `json:"warnings,omitempty"`
