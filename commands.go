@@ -120,8 +120,7 @@ func selected(cfg *config.Config, only string) func(string) []string {
 	}
 }
 
-// onlyLockHeld reports whether the run failed and every failure was a
-// root another writer held past the lock timeout.
+// onlyLockHeld reports whether the run failed only on roots other writers held past the lock timeout.
 func onlyLockHeld(o *outcome.Run) bool {
 	held := false
 	for _, p := range o.Pipelines {
