@@ -399,8 +399,7 @@ func readInfo(ctx context.Context, st storage.Store, name string) (Info, storage
 	return info, v, nil
 }
 
-// waitReportEvery is how often a long wait is reported again: a wait
-// prints at most about ten lines.
+// waitReportEvery is how often a long wait is reported again: at most about ten lines in all.
 func waitReportEvery(wait time.Duration) time.Duration {
 	return max(30*time.Second, wait/10)
 }

@@ -222,8 +222,7 @@ func withCause(ctx context.Context, err error) error {
 	return err
 }
 
-// phases groups the indexes of ws by Write.Phase, lowest phase first,
-// keeping their order within a phase.
+// phases groups ws's indexes by Write.Phase, lowest first, keeping their order within a phase.
 func phases(ws []Write) [][]int {
 	idx := make([]int, len(ws))
 	for i := range idx {
