@@ -39,10 +39,9 @@ type IndexEntry struct {
 	Path, URL, Href string
 }
 
-// IndexEntries lists the reports of destination d among recs, one per
-// source identity, newest first. An entry's page is the generated
-// "index.html" with the fewest segments, else the first generated output,
-// else the first output. d.Index must be set.
+// IndexEntries lists the reports of destination d among recs, one per source identity, newest first.
+// An entry's page is the generated "index.html" with the fewest segments, else the first generated
+// output, else the first output. d.Index must be set.
 func IndexEntries(d *config.Destination, recs []IndexRecord) []IndexEntry {
 	type group struct {
 		src  PageSource
@@ -116,9 +115,8 @@ var indexFragment = template.Must(template.New("index").Parse(`<h1>{{.Title}}</h
 {{else}}<p>No reports yet.</p>
 {{end}}`))
 
-// Index renders d's archive index page and, with index.feed, its Atom feed,
-// as pure functions of entries and d. The page links relatively; the feed
-// uses absolute URLs, as Atom requires.
+// Index renders d's archive index page and, with index.feed, its Atom feed, as pure functions of
+// entries and d. The page links relatively; the feed uses absolute URLs, as Atom requires.
 func Index(d *config.Destination, entries []IndexEntry) ([]Output, error) {
 	if d.Index == nil {
 		return nil, nil

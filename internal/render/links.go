@@ -85,9 +85,8 @@ func newLinkTargets(d *config.Destination, outs []planned, prefix string, m *bun
 	return t
 }
 
-// check returns why the relative reference p of the page info is broken,
-// or "" when it points at something published or outside the publication
-// (above the root, or out of the paths.prefix folder: unknown here).
+// check returns why the relative reference p of the page info is broken, or "" when it points at
+// something published or outside the publication (above the root, or out of the paths.prefix folder: unknown here).
 func (t *linkTargets) check(info *docInfo, p string) string {
 	out := path.Join(path.Dir(info.outputPath), p)
 	if t.paths[out] || out == ".." || strings.HasPrefix(out, "../") || !strings.HasPrefix(out, t.prefix) {

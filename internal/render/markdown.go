@@ -176,9 +176,8 @@ func plainText(n ast.Node, src []byte, rawHTMLShown bool) string {
 	return strings.Join(strings.Fields(sb.String()), " ")
 }
 
-// headingID turns heading text into an id the way GitHub does: lower case,
-// letters, marks, digits, '-' and '_' kept, spaces turned into '-', anything
-// else dropped.
+// headingID turns heading text into an id the way GitHub does: lower case, letters, marks,
+// digits, '-' and '_' kept, spaces turned into '-', anything else dropped.
 func headingID(text string) string {
 	var sb strings.Builder
 	for _, r := range strings.ToLower(text) {
@@ -288,8 +287,7 @@ func relSegments(dir, to string) []string {
 	return append(parts, toSegs[i:]...)
 }
 
-// escapeRelPath percent-escapes each segment of p (a first one holding ':'
-// gets "./" so it cannot read as a scheme).
+// escapeRelPath percent-escapes each segment of p (a first one holding ':' gets "./" so it cannot read as a scheme).
 func escapeRelPath(p string) string {
 	segs := strings.Split(p, "/")
 	for i, s := range segs {
