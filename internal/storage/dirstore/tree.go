@@ -132,10 +132,9 @@ type treeEntry struct {
 	fi  fs.FileInfo
 }
 
-// listDir lists d, whose store path is rel ("" or ending in "/"), keeping
-// only entries whose key starts with filter, and recurses into
-// directories. With below (d is strictly below the listed prefix) an empty
-// d is reported as an Info with Dir set.
+// listDir lists d (store path rel, "" or ending in "/"), keys starting with
+// filter, recursing; with below (d strictly below the listed prefix) an
+// empty d is reported as an Info with Dir set.
 func listDir(ctx context.Context, d TreeDir, rel, filter string, below bool, fn func(storage.Info) error) error {
 	fis, err := d.Entries(ctx, "")
 	if errors.Is(err, fs.ErrNotExist) {
