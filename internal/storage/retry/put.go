@@ -320,9 +320,8 @@ type readerError struct{ err error }
 func (e *readerError) Error() string { return e.err.Error() }
 func (e *readerError) Unwrap() error { return e.err }
 
-// condPut runs the attempts of a conditional write: write sends one,
-// readBack reads the object back and reports its Version and whether it
-// holds this call's content.
+// condPut runs a conditional write's attempts: write sends one, readBack
+// reports the object's Version and whether it holds this call's content.
 func (s *Store) condPut(c *call, ifVersion storage.Version, write func() (storage.Version, error),
 	readBack func() (cur storage.Version, ours bool, err error)) (storage.Version, error) {
 	uncertain := false // an attempt failed without an answer: it may have landed
