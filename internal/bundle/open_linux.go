@@ -28,8 +28,7 @@ type fileOpener struct {
 	old    []*cachedDir          // replaced, closed by close
 }
 
-// maxOpenDirs bounds the directories a fileOpener keeps; beyond, they are
-// opened and closed each time.
+// maxOpenDirs bounds the directories a fileOpener keeps; beyond, each is opened per use.
 const maxOpenDirs = 256
 
 // cachedDir is an open directory of the bundle and its identity.

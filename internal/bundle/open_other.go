@@ -7,8 +7,7 @@ import (
 	"os"
 )
 
-// fileOpener is the fast path of Bundle.open on Linux (open_linux.go);
-// elsewhere every file is opened with openRegular.
+// fileOpener is Bundle.open's Linux fast path (open_linux.go); elsewhere openRegular opens every file.
 type fileOpener struct{}
 
 func newFileOpener(string) *fileOpener { return &fileOpener{} }
