@@ -52,9 +52,8 @@ func Brief(err error) string {
 	return s + briefHint
 }
 
-// splitter is an error that joins a failure with a statement about what
-// followed it (txn.FencedError): its brief shortens the failure and keeps
-// the statement whole, which is what the operator must read.
+// splitter is an error that joins a failure with a statement about what followed it (txn.FencedError): its
+// brief shortens the failure and keeps the statement whole, which is what the operator must read.
 type splitter interface {
 	error
 	Split() (cause error, note string)

@@ -8,9 +8,8 @@ import (
 	"unicode/utf8"
 )
 
-// Text reports fit their width (80 columns, or the terminal's): a fitter
-// wraps prose at spaces; lines listing paths cut the path (pathLine) so each
-// entry keeps one line; the state table drops and narrows columns.
+// Text reports fit their width (80 columns, or the terminal's): a fitter wraps prose at spaces; lines listing
+// paths cut the path (pathLine) so each entry keeps one line; the state table drops and narrows columns.
 
 // minPath is the fewest runes a path is cut to so that its line fits.
 const minPath = 24
@@ -204,9 +203,8 @@ func splitSpaces(s string, n int) []spaced {
 	return out
 }
 
-// table is a text table fitted to a width: columns can be dropped or
-// narrowed to a minimum. It holds no rows: they are measured (grow), then
-// written (writeRow), so a million rows take no more memory than ten.
+// table is a text table fitted to a width: columns can be dropped or narrowed to a minimum. It holds no
+// rows: they are measured (grow), then written (writeRow), so a million rows take no more memory than ten.
 type table struct {
 	heads []string
 	min   []int  // the narrowest each column may be cut to; 0: never cut

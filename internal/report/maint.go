@@ -150,9 +150,8 @@ type Verify struct {
 // Failed reports whether verify must exit 1: an error, or any missing or corrupt output.
 func (v *Verify) Failed() bool { return v.Error != nil || len(v.Missing) > 0 || len(v.Corrupt) > 0 }
 
-// StateShow is what `distributor state show` found at a root: the
-// catalog's top fields, its records and bytes streamed (Outputs, WriteRaw)
-// from a copy of what was read, which Close releases.
+// StateShow is what `distributor state show` found at a root: the catalog's top fields, its records and
+// bytes streamed (Outputs, WriteRaw) from a copy of what was read, which Close releases.
 type StateShow struct {
 	Target `json:"-"`
 	// State is "none" or "catalog" (other states are errors).
@@ -175,9 +174,8 @@ type StateSource interface {
 
 func (s *StateShow) Stream(src StateSource) { s.src = src }
 
-// Outputs calls fn for every record, in path order, each a fresh Output fn
-// may keep; fn's error stops the pass. Each call reads the records again,
-// in memory that does not grow with the catalog.
+// Outputs calls fn for every record, in path order, each a fresh Output fn may keep; fn's error stops
+// the pass. Each call reads the records again, in memory that does not grow with the catalog.
 func (s *StateShow) Outputs(fn func(*catalog.Output) error) error {
 	if s.src == nil {
 		return nil
