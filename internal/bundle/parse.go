@@ -84,8 +84,7 @@ func problemOf(field string, e *strictjson.Error) ManifestProblem {
 	return ManifestProblem{Field: field, Value: e.Value, Reason: e.Detail()}
 }
 
-// manifestMembers are the members of a manifest, in the order their
-// problems are reported; unknown members come after them.
+// manifestMembers are a manifest's members in the order their problems are reported; unknown ones follow.
 var manifestMembers = [...]string{"schema_version", "id", "created", "digest", "files"}
 
 // fileMembers are the members of a file entry, likewise.
@@ -101,8 +100,7 @@ type parser struct {
 	futureVersion bool
 }
 
-// keyedProblem is a problem and the member of its object it is about,
-// by which the object's problems are ordered.
+// keyedProblem is a problem and the member of its object it is about, which orders them.
 type keyedProblem struct {
 	member int
 	ManifestProblem
