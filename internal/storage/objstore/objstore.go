@@ -367,7 +367,6 @@ func (s *Store) rel(key string) (string, bool) {
 	return rel, ok && rel != "" && !strings.HasSuffix(rel, "/") && !storage.IsTemp(rel)
 }
 
-// collect returns the List callback that appends the store objects to *infos.
 func (s *Store) collect(infos *[]storage.Info) func(Object) {
 	return func(o Object) {
 		if rel, ok := s.rel(o.Key); ok {
