@@ -229,9 +229,8 @@ func (s *Store) send(c *call, r io.Reader, size int64, exclusive bool, attempt f
 	}
 }
 
-// settleNew settles a PutCreate whose attempt failed with perr (a
-// precondition failure) after earlier attempts sent all of the content
-// (digests sums) without an answer: it succeeds if the object holds one.
+// settleNew settles a PutCreate failing with perr (a precondition) after earlier
+// attempts sent the whole content (digests sums) unanswered: it succeeds if the object holds one.
 func (s *Store) settleNew(c *call, size int64, sums [][]byte, perr error) error {
 	for {
 		sum, n, err := s.digest(c.ctx, c.path)
