@@ -33,9 +33,8 @@ type IndexRecord struct {
 // IndexEntry is one report of the archive and its primary page.
 type IndexEntry struct {
 	Source PageSource
-	// Path is the primary page's output path; URL its public URL (for the
-	// feed); Href a link relative to the index page, so that a copy of the
-	// root (a preview, a mirror) links within itself.
+	// Path is the primary page's output path; URL its public URL (for the feed); Href a link relative
+	// to the index page, so that a copy of the root (a preview, a mirror) links within itself.
 	Path, URL, Href string
 }
 
