@@ -1,21 +1,8 @@
-// Command gen writes the data bench/run measures distributor on. It is part
-// of the benchmark harness, not of distributor.
-//
-//	gen bundle -dir DIR -files N -size BYTES [-id ID] [-seed S] [-per-dir K]
-//	    writes N files of BYTES random bytes each below DIR (K per
-//	    subdirectory, d000/f00000.bin, ...) and seals DIR as a bundle
-//	    (manifest.json) with bundle.Seal.
-//	gen root -dir DIR -outputs N [-size BYTES] [-per-dir K] [-files=false]
-//	         [-pipeline P] [-destination D]
-//	    writes N small random files below DIR (K per directory, default
-//	    100: d0000/f0000000.bin, ...) and a .distributor.json recording them
-//	    as managed outputs of P/D: a root holding N outputs, made without
-//	    publishing them. With -files=false only the catalog is written (the
-//	    content hashed, not stored), which also restores the catalog of a
-//	    root made earlier with the same flags.
-//
-// Content is pseudo-random (ChaCha8, seeded), so it neither compresses nor
-// deduplicates, and the same flags give the same bytes.
+// Command gen writes the data bench/run measures: `gen bundle` a sealed
+// bundle of N random files, `gen root` a root of N managed outputs and its
+// .distributor.json made without publishing (-files=false: the catalog only,
+// which also restores a root's catalog). Content is seeded ChaCha8, so it
+// neither compresses nor deduplicates, and the same flags give the same bytes.
 package main
 
 import (

@@ -1,18 +1,9 @@
-// Command s3count is a counting reverse proxy for bench/run's object-store
-// benchmarks (S3, GCS and Azure emulators): it forwards every request to one
-// server unchanged (the Host header kept, so SigV4 signatures made for the
-// proxy's address stay valid) and counts them by method and S3 operation (a
-// GCS or Azure listing, with its prefix parameter, counts as ListObjects).
-//
-//	s3count -target http://127.0.0.1:PORT [-listen 127.0.0.1:0] [-addr-file F] [-log F]
-//
-// It listens on 127.0.0.1 only and writes its address (host:port) to
-// -addr-file once it accepts connections. GET /__count returns the counts
-// as JSON; GET /__count?reset=1 returns them and starts again from zero;
-// &mark=NAME also labels the requests logged so far (see -log). On
-// SIGTERM or SIGINT it prints the counts to stdout and exits. With -log,
-// each forwarded request is appended to a file as "OPERATION METHOD
-// PATH?QUERY" (without presigned requests' signature parameters).
+// Command s3count is bench/run's counting reverse proxy in front of an S3,
+// GCS or Azure emulator on 127.0.0.1: it forwards every request unchanged
+// (Host kept, so SigV4 signatures stay valid) and counts them by method and
+// S3 operation (a GCS or Azure listing counts as ListObjects). GET /__count
+// returns the counts (?reset=1 restarts them, &mark=NAME labels the -log);
+// SIGTERM or SIGINT prints them and exits.
 package main
 
 import (
