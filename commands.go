@@ -161,21 +161,9 @@ func Validate(ctx context.Context, cfg *Config, opts ValidateOptions) (*Validate
 		app.ValidateOptions{Pipeline: opts.Pipeline, Source: opts.Source})
 }
 
-// Root selects the destination root a maintenance call works on.
-type Root struct {
-	// Pipeline is the owner's pipeline ("": the only one, or the only one
-	// publishing to Destination).
-	Pipeline string
-	// Destination is one of the pipeline's destinations ("": its only one).
-	Destination string
-	// Source is a bundle directory whose manifest fills the path's
-	// {source_*} placeholders ("": the pipeline's configured source).
-	Source string
-}
-
-func (r Root) maint() app.MaintOptions {
-	return app.MaintOptions{Pipeline: r.Pipeline, Destination: r.Destination, Source: r.Source}
-}
+// Root selects the destination root a maintenance call works on: Pipeline,
+// Destination and Source, each "" for the one the configuration implies.
+type Root = app.MaintOptions
 
 // PruneOptions are the inputs of Prune.
 type PruneOptions struct {
@@ -191,7 +179,7 @@ type PruneOptions struct {
 // than the policy's age, keeping the newest ones it names.
 func Prune(ctx context.Context, cfg *Config, opts PruneOptions) (*PruneReport, error) {
 	return session(cfg, opts.Logger, nil, opts.Tuning).Prune(ctx, cfg.c,
-		app.PruneOptions{MaintOptions: opts.maint(), Apply: opts.Apply})
+		app.PruneOptions{MaintOptions: opts.Root, Apply: opts.Apply})
 }
 
 // VerifyOptions are the inputs of Verify.
@@ -216,7 +204,7 @@ func Verify(ctx context.Context, cfg *Config, opts VerifyOptions) (*VerifyReport
 		return nil, &UsageError{Msg: "Jobs must be 0 (the backend's default) or more"}
 	}
 	return session(cfg, opts.Logger, opts.OnEvent, Tuning{}).Verify(ctx, cfg.c,
-		app.VerifyOptions{MaintOptions: opts.maint(), AllOwners: opts.AllOwners, Jobs: opts.Jobs, Quick: opts.Quick})
+		app.VerifyOptions{MaintOptions: opts.Root, AllOwners: opts.AllOwners, Jobs: opts.Jobs, Quick: opts.Quick})
 }
 
 // ReconcileOptions are the inputs of ReconcileState.
@@ -235,7 +223,7 @@ type ReconcileOptions struct {
 // no file and adopts nothing.
 func ReconcileState(ctx context.Context, cfg *Config, opts ReconcileOptions) (*ReconcileReport, error) {
 	return session(cfg, opts.Logger, nil, opts.Tuning).ReconcileState(ctx, cfg.c,
-		app.ReconcileOptions{MaintOptions: opts.maint(), AllOwners: opts.AllOwners, DryRun: opts.DryRun})
+		app.ReconcileOptions{MaintOptions: opts.Root, AllOwners: opts.AllOwners, DryRun: opts.DryRun})
 }
 
 // ShowOptions are the inputs of ShowState.
@@ -249,7 +237,7 @@ type ShowOptions struct {
 // catalog) and streams Outputs and WriteRaw from a copy of what was read (a
 // temporary file if large). Call its Close when done.
 func ShowState(ctx context.Context, cfg *Config, opts ShowOptions) (*StateReport, error) {
-	return session(cfg, opts.Logger, nil, Tuning{}).ShowState(ctx, cfg.c, opts.maint())
+	return session(cfg, opts.Logger, nil, Tuning{}).ShowState(ctx, cfg.c, opts.Root)
 }
 
 // UnlockOptions are the inputs of Unlock.
@@ -264,5 +252,5 @@ type UnlockOptions struct {
 // next writer recovers what its holder left).
 func Unlock(ctx context.Context, cfg *Config, opts UnlockOptions) (*UnlockReport, error) {
 	return session(cfg, opts.Logger, nil, Tuning{}).Unlock(ctx, cfg.c,
-		app.UnlockOptions{MaintOptions: opts.maint(), Force: opts.Force})
+		app.UnlockOptions{MaintOptions: opts.Root, Force: opts.Force})
 }

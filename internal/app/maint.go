@@ -20,10 +20,13 @@ import (
 
 // MaintOptions select the destination root a maintenance command works on.
 type MaintOptions struct {
-	Pipeline    string // required
-	Destination string // required: one of the pipeline's destinations
-	// Source is a bundle whose manifest fills the path's {source_*}
-	// placeholders; required exactly when the path uses them.
+	// Pipeline is the owner's pipeline ("": the only one, or the only one
+	// publishing to Destination).
+	Pipeline string
+	// Destination is one of the pipeline's destinations ("": its only one).
+	Destination string
+	// Source is a bundle directory whose manifest fills the path's
+	// {source_*} placeholders ("": the pipeline's configured source).
 	Source string
 }
 
