@@ -178,14 +178,10 @@ func withLabels(labels string, kv ...string) string {
 		if i > 0 {
 			b.WriteString(",")
 		}
-		b.WriteString(kv[i] + `="` + escape(kv[i+1]) + `"`)
+		b.WriteString(kv[i] + `="` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(kv[i+1]) + `"`)
 	}
 	b.WriteString("}")
 	return b.String()
-}
-
-func escape(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s)
 }
 
 func render(version string, samples []Sample, prev map[key]series) []byte {

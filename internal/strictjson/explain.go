@@ -192,7 +192,7 @@ func Field(p jsontext.Pointer) string {
 	var b strings.Builder
 	for tok := range p.Tokens() {
 		switch {
-		case isIndex(tok):
+		case tok != "" && len(tok) <= 18 && strings.Trim(tok, "0123456789") == "": // an index
 			b.WriteString("[" + tok + "]")
 		case isIdent(tok):
 			if b.Len() > 0 {
@@ -308,10 +308,6 @@ func loneSurrogate(body []byte) string {
 		i += 5
 	}
 	return ""
-}
-
-func isIndex(tok string) bool {
-	return tok != "" && len(tok) <= 18 && strings.Trim(tok, "0123456789") == ""
 }
 
 func isIdent(tok string) bool {

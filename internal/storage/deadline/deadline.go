@@ -56,7 +56,8 @@ func progressDialer(dial dialFunc, timeout, idle time.Duration) dialFunc {
 		if err != nil {
 			return nil, err
 		}
-		return newProgressConn(c, idle), nil
+		c.SetDeadline(time.Now().Add(idle))
+		return &progressConn{Conn: c, timeout: idle}, nil
 	}
 }
 
@@ -67,11 +68,6 @@ func progressDialer(dial dialFunc, timeout, idle time.Duration) dialFunc {
 type progressConn struct {
 	net.Conn
 	timeout time.Duration
-}
-
-func newProgressConn(c net.Conn, timeout time.Duration) *progressConn {
-	c.SetDeadline(time.Now().Add(timeout))
-	return &progressConn{Conn: c, timeout: timeout}
 }
 
 func (c *progressConn) Read(p []byte) (int, error)  { return c.move(c.Conn.Read, p) }
