@@ -5,7 +5,6 @@ import (
 	"io"
 	"slices"
 	"sort"
-	"strings"
 )
 
 // Edit is a change to a catalog, small next to it: records to put (new or
@@ -34,8 +33,8 @@ func (e *Edit) sorted() ([]Output, []string, error) {
 }
 
 // ApplyTo streams base (nil: none) through e to w in Encode's layout,
-// validating every base record; an unsorted base fails with ErrUnsorted (use
-// Apply). It returns the number of records written.
+// validating every base record; an unsorted base fails with ErrUnsorted (Encode
+// sorts one). It returns the number of records written.
 func (e *Edit) ApplyTo(base io.Reader, w io.Writer) (int, error) { return e.apply(base, w, false) }
 
 // Splice is ApplyTo for a base ScanCanonical found in Encode's layout, copying
@@ -112,25 +111,4 @@ func (m *merger) finish() (int, error) {
 		}
 	}
 	return m.enc.n, m.enc.Close()
-}
-
-// Apply returns e applied to c (nil: none), in memory.
-func (c *Catalog) Apply(e *Edit) (*Catalog, error) {
-	put, del, err := e.sorted()
-	if err != nil {
-		return nil, err
-	}
-	n := &Catalog{SchemaVersion: SchemaVersion, DistributorVersion: e.Header.DistributorVersion,
-		CreatedAt: e.Header.CreatedAt, UpdatedAt: e.Header.UpdatedAt}
-	if c != nil && !e.Fresh {
-		for _, o := range c.Outputs {
-			_, isPut := slices.BinarySearchFunc(put, o.Path, func(p Output, path string) int { return strings.Compare(p.Path, path) })
-			if _, isDel := slices.BinarySearch(del, o.Path); !isPut && !isDel {
-				n.Outputs = append(n.Outputs, o)
-			}
-		}
-	}
-	n.Outputs = append(n.Outputs, put...)
-	sort.Slice(n.Outputs, func(i, j int) bool { return n.Outputs[i].Path < n.Outputs[j].Path })
-	return n, nil
 }

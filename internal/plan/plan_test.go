@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/catalog/catalogtest"
 )
 
 var (
@@ -345,7 +346,7 @@ func resulting(t *testing.T, in Input, e *catalog.Edit) *catalog.Catalog {
 	if in.State.Status == catalog.StatusCatalog {
 		base = in.State.Catalog
 	}
-	c, err := base.Apply(e)
+	c, err := catalogtest.Apply(base, e)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/catalog/catalogtest"
 	"github.com/distributor-dev/distributor/internal/lock"
 	"github.com/distributor-dev/distributor/internal/storage"
 )
@@ -45,7 +46,7 @@ func TestCatalogEditPaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	next, err := c.Apply(e)
+	next, err := catalogtest.Apply(c, e)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/catalog/catalogtest"
 	"github.com/distributor-dev/distributor/internal/journal"
 	"github.com/distributor-dev/distributor/internal/lock"
 	"github.com/distributor-dev/distributor/internal/storage"
@@ -273,7 +274,7 @@ func TestLostCatalogAnswer(t *testing.T) {
 }
 
 func finalOf(t *testing.T) *catalog.Catalog {
-	c, err := (*catalog.Catalog)(nil).Apply(change(map[string]string{"a.txt": "a"}).Final)
+	c, err := catalogtest.Apply(nil, change(map[string]string{"a.txt": "a"}).Final)
 	if err != nil {
 		t.Fatal(err)
 	}
