@@ -256,20 +256,8 @@ func EncodeManifest(m *Manifest) ([]byte, error) {
 	if err := m.Validate(); err != nil {
 		return nil, fmt.Errorf("encode manifest: %w", err)
 	}
-	type jsonManifest struct {
-		SchemaVersion int    `json:"schema_version"`
-		ID            string `json:"id"`
-		Created       string `json:"created"`
-		Digest        string `json:"digest"`
-		Files         []File `json:"files"`
-	}
-	out := jsonManifest{
-		SchemaVersion: m.SchemaVersion,
-		ID:            m.ID,
-		Created:       m.Created.UTC().Format(time.RFC3339Nano),
-		Digest:        m.Digest,
-		Files:         slices.Clone(m.Files),
-	}
+	out := *m
+	out.Created, out.Files = m.Created.UTC(), slices.Clone(m.Files)
 	slices.SortStableFunc(out.Files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

@@ -5,13 +5,13 @@ import "time"
 // ManifestName is the manifest's file name inside a bundle directory.
 const ManifestName = "manifest.json"
 
-// Manifest is a parsed manifest.json (schema version 1).
+// Manifest is a parsed manifest.json (schema version 1; its tags are the manifest's names).
 type Manifest struct {
-	SchemaVersion int
-	ID            string
-	Created       time.Time
-	Digest        string // "sha256:<64 hex>"
-	Files         []File // sorted by Path, byte-wise
+	SchemaVersion int       `json:"schema_version"`
+	ID            string    `json:"id"`
+	Created       time.Time `json:"created"`
+	Digest        string    `json:"digest"` // "sha256:<64 hex>"
+	Files         []File    `json:"files"`  // sorted by Path, byte-wise
 }
 
 // File is one listed bundle file (its tags are the manifest's names).
