@@ -7,7 +7,7 @@ import (
 )
 
 // Apply returns e applied to c (nil: none), in memory: the reference the
-// streamed edit (ApplyTo, Splice) is checked against.
+// streamed edit (ApplyTo, spliced or not) is checked against.
 func (c *Catalog) Apply(e *Edit) (*Catalog, error) {
 	put, del, err := e.sorted()
 	if err != nil {

@@ -42,7 +42,7 @@ func parseCanonical(b []byte, o *Output, memo *canonMemo) int {
 
 // canonicalPath returns the path and length of the record at the start of
 // b if it starts and ends as appendOutput writes one, else 0, without
-// decoding the rest (Splice copies a record of a base Scan validated).
+// decoding the rest (a splicing ApplyTo copies a record of a base Scan validated).
 func canonicalPath(b []byte) (path []byte, n int) {
 	const open = "{\n      \"path\": \""
 	if !bytes.HasPrefix(b, []byte(open)) {

@@ -107,10 +107,10 @@ func TestParseCanonicalRefusesOtherLayouts(t *testing.T) {
 			// document as ApplyTo's.
 			var spliced, applied bytes.Buffer
 			e := &Edit{Header: Header{CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt}}
-			if _, err := e.Splice(strings.NewReader(doc), &spliced); err != nil {
+			if _, err := e.ApplyTo(strings.NewReader(doc), &spliced, true); err != nil {
 				t.Fatalf("Splice: %v", err)
 			}
-			if _, err := e.ApplyTo(strings.NewReader(doc), &applied); err != nil || !bytes.Equal(spliced.Bytes(), applied.Bytes()) {
+			if _, err := e.ApplyTo(strings.NewReader(doc), &applied, false); err != nil || !bytes.Equal(spliced.Bytes(), applied.Bytes()) {
 				t.Fatalf("Splice differs from ApplyTo (%v):\n%s", err, cmp.Diff(applied.String(), spliced.String()))
 			}
 		})
@@ -145,7 +145,7 @@ func TestSpliceOfAnotherLayout(t *testing.T) {
 		add.Path += ".new"
 		e := &Edit{Header: c.Header(), Put: []Output{add}}
 		var spliced bytes.Buffer
-		_, err := e.Splice(bytes.NewReader(other), &spliced)
+		_, err := e.ApplyTo(bytes.NewReader(other), &spliced, true)
 		if _, perr := Parse(other); perr != nil {
 			if err == nil {
 				t.Errorf("%s: Splice accepted an invalid base", name)
@@ -153,7 +153,7 @@ func TestSpliceOfAnotherLayout(t *testing.T) {
 			continue
 		}
 		var applied bytes.Buffer
-		if _, aerr := e.ApplyTo(bytes.NewReader(doc), &applied); err != nil || aerr != nil || !bytes.Equal(spliced.Bytes(), applied.Bytes()) {
+		if _, aerr := e.ApplyTo(bytes.NewReader(doc), &applied, false); err != nil || aerr != nil || !bytes.Equal(spliced.Bytes(), applied.Bytes()) {
 			t.Errorf("%s: Splice (%v) differs from ApplyTo on Encode's layout (%v):\n%s", name, err, aerr, cmp.Diff(applied.String(), spliced.String()))
 		}
 	}

@@ -133,11 +133,7 @@ func benchEdit(b *testing.B, splice bool) {
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
 			for b.Loop() {
-				apply := e.ApplyTo
-				if splice {
-					apply = e.Splice
-				}
-				if _, err := apply(bytes.NewReader(data), io.Discard); err != nil {
+				if _, err := e.ApplyTo(bytes.NewReader(data), io.Discard, splice); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -32,18 +32,13 @@ func (e *Edit) sorted() ([]Output, []string, error) {
 	return put, del, nil
 }
 
-// ApplyTo streams base (nil: none) through e to w in Encode's layout,
-// validating every base record; an unsorted base fails with ErrUnsorted (Encode
-// sorts one). It returns the number of records written.
-func (e *Edit) ApplyTo(base io.Reader, w io.Writer) (int, error) { return e.apply(base, w, false) }
-
-// Splice is ApplyTo for a base ScanCanonical found in Encode's layout, copying
-// the records it leaves alone undecoded. The caller guarantees (by the
+// ApplyTo streams base (nil: none) through e to w in Encode's layout and
+// returns the number of records written. It validates every base record;
+// an unsorted base fails with ErrUnsorted (Encode sorts one). With splice,
+// base is one ScanCanonical found in Encode's layout, and the records e
+// leaves alone are copied undecoded: the caller guarantees (by the
 // object's version) that the base is the one scanned.
-func (e *Edit) Splice(base io.Reader, w io.Writer) (int, error) { return e.apply(base, w, true) }
-
-// apply is ApplyTo, or with copy set Splice.
-func (e *Edit) apply(base io.Reader, w io.Writer, copy bool) (int, error) {
+func (e *Edit) ApplyTo(base io.Reader, w io.Writer, splice bool) (int, error) {
 	put, del, err := e.sorted()
 	if err != nil {
 		return 0, err
@@ -68,7 +63,7 @@ func (e *Edit) apply(base io.Reader, w io.Writer, copy bool) (int, error) {
 			}
 			return err
 		})
-		r.copy = copy
+		r.copy = splice
 		if err := scanError(r.read()); err != nil {
 			return m.enc.n, err
 		}

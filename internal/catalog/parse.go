@@ -38,7 +38,7 @@ func Scan(r io.Reader, fn func(*Output) error) (Header, int, error) {
 }
 
 // ScanCanonical is Scan that also reports whether every record is in
-// Encode's exact layout (the condition for Splice). It hands fn the same
+// Encode's exact layout (the condition for splicing). It hands fn the same
 // Output each time, so that no record allocates: fn copies what it keeps.
 func ScanCanonical(src io.Reader, fn func(*Output) error) (h Header, n int, canonical bool, err error) {
 	return scan(src, fn, true)

@@ -31,7 +31,7 @@ type reader struct {
 	memo canonMemo
 
 	whole   bool // read like Parse: records in any order, every value problem collected
-	copy    bool // hand records in Encode's layout to fn undecoded (Splice)
+	copy    bool // hand records in Encode's layout to fn undecoded (ApplyTo splicing)
 	borrow  bool // decode every record into scratch, which fn may not keep (ScanCanonical)
 	scratch Output
 	fn      func(o *Output, path, raw []byte) error

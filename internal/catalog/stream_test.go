@@ -177,9 +177,9 @@ func TestApplyToMatchesInMemoryApply(t *testing.T) {
 		}
 		var n int
 		if in != nil {
-			n, err = e.ApplyTo(in, &got)
+			n, err = e.ApplyTo(in, &got, false)
 		} else {
-			n, err = e.ApplyTo(nil, &got)
+			n, err = e.ApplyTo(nil, &got, false)
 			if mem, _ = (*Catalog)(nil).Apply(e); true {
 				want = must(Encode(mem))
 			}
@@ -194,7 +194,7 @@ func TestApplyToMatchesInMemoryApply(t *testing.T) {
 			// The same edit spliced into the same bytes gives the same
 			// document.
 			var spliced bytes.Buffer
-			ns, err := e.Splice(bytes.NewReader(must(Encode(base))), &spliced)
+			ns, err := e.ApplyTo(bytes.NewReader(must(Encode(base))), &spliced, true)
 			if err != nil {
 				t.Fatalf("case %d: splice: %v", i, err)
 			}
@@ -211,7 +211,7 @@ func TestApplyToMatchesInMemoryApply(t *testing.T) {
 func TestEditRefusesContradictions(t *testing.T) {
 	c := fullCatalog()
 	e := &Edit{Header: c.Header(), Put: []Output{c.Outputs[0]}, Delete: []string{c.Outputs[0].Path}}
-	if _, err := e.ApplyTo(nil, &bytes.Buffer{}); err == nil {
+	if _, err := e.ApplyTo(nil, &bytes.Buffer{}, false); err == nil {
 		t.Fatal("put and delete of one path accepted")
 	}
 	e = &Edit{Header: c.Header(), Put: []Output{c.Outputs[0], c.Outputs[0]}}

@@ -34,7 +34,7 @@ func Encode(c *Catalog) ([]byte, error) {
 }
 
 // Encoder writes a catalog record by record in Encode's layout, in constant
-// memory: the one catalog writer (Encode, Edit.ApplyTo, Edit.Splice).
+// memory: the one catalog writer (Encode, Edit.ApplyTo).
 type Encoder struct {
 	w    io.Writer // nil: the document stays in buf (Encode)
 	buf  []byte    // written to w when it holds flushAt bytes, and at Close

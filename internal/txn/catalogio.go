@@ -135,7 +135,7 @@ func (t *Txn) putEdit(ctx context.Context, e *catalog.Edit, ch *Change) error {
 // the next writer's recovery finds the writes recorded).
 func (t *Txn) rewrite(ctx context.Context, e *catalog.Edit, base storage.Version, splice bool) error {
 	return t.st.RewriteIf(ctx, catalog.FileName, base, func(cur io.Reader, w io.Writer) error {
-		if err := applyEdit(e, cur, w, splice); err != nil {
+		if _, err := e.ApplyTo(cur, w, splice); err != nil {
 			return err
 		}
 		if err := t.lk.Fence(); err != nil {
@@ -151,16 +151,6 @@ type fencedError struct{ err error }
 func (e *fencedError) Error() string { return e.err.Error() }
 func (e *fencedError) Unwrap() error { return e.err }
 
-// applyEdit writes e applied to base to w, spliced or not.
-func applyEdit(e *catalog.Edit, base io.Reader, w io.Writer, splice bool) error {
-	apply := e.ApplyTo
-	if splice {
-		apply = e.Splice
-	}
-	_, err := apply(base, w)
-	return err
-}
-
 // encodeEdit applies e to the root's catalog, which must still be at
 // version base ("" for none), streaming it once (from baseCopy when set),
 // spliced when canonical. An unsorted catalog (valid, but never written by
@@ -170,15 +160,18 @@ func encodeEdit(ctx context.Context, st storage.Store, e *catalog.Edit, base sto
 	var err error
 	switch {
 	case base == "" || e.Fresh:
-		err = applyEdit(e, nil, doc, false)
+		_, err = e.ApplyTo(nil, doc, false)
 	case baseCopy != nil:
 		var r io.Reader
 		if r, err = baseCopy.Open(); err == nil {
-			err = applyEdit(e, r, doc, canonical)
+			_, err = e.ApplyTo(r, doc, canonical)
 		}
 	default:
 		var ver storage.Version
-		ver, err = StreamCatalog(ctx, st, func(r io.Reader) error { return applyEdit(e, r, doc, canonical) })
+		ver, err = StreamCatalog(ctx, st, func(r io.Reader) error {
+			_, err := e.ApplyTo(r, doc, canonical)
+			return err
+		})
 		if err == nil && ver != base {
 			err = fmt.Errorf("%s changed since it was read (another writer?): %w", catalog.FileName, storage.ErrPrecondition)
 		}
@@ -188,7 +181,7 @@ func encodeEdit(ctx context.Context, st storage.Store, e *catalog.Edit, base sto
 		doc = newEncoded()
 		var sorted []byte
 		if sorted, err = sortedCatalog(ctx, st, base); err == nil {
-			err = applyEdit(e, bytes.NewReader(sorted), doc, false)
+			_, err = e.ApplyTo(bytes.NewReader(sorted), doc, false)
 		}
 	}
 	if err != nil {
