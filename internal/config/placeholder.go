@@ -116,9 +116,6 @@ func Expand(s string, v Vars) (string, error) {
 	return b.String(), nil
 }
 
-// HasPlaceholder reports whether s contains a placeholder.
-func HasPlaceholder(s string) bool { return usedPlaceholder(s, placeholderNames) != "" }
-
 // NeedsSource reports whether s uses a {source_*} placeholder (from the bundle's manifest).
 func NeedsSource(s string) bool { return usedPlaceholder(s, sourcePlaceholders) != "" }
 
@@ -133,4 +130,4 @@ func usedPlaceholder(s string, names []string) string {
 }
 
 // FixedPath reports whether the destination's path has no placeholder.
-func (d *Destination) FixedPath() bool { return !HasPlaceholder(d.Path) }
+func (d *Destination) FixedPath() bool { return usedPlaceholder(d.Path, placeholderNames) == "" }
