@@ -73,15 +73,7 @@ func parseManifest(data []byte) (*Manifest, *ManifestError) {
 
 // problemOf turns a strict decoding error at field ("": the document) into a problem.
 func problemOf(field string, e *strictjson.Error) ManifestProblem {
-	switch {
-	case field == "":
-		field = e.Field
-	case e.Field != "" && e.Field[0] == '[':
-		field += e.Field
-	case e.Field != "":
-		field += "." + e.Field
-	}
-	return ManifestProblem{Field: field, Value: e.Value, Reason: e.Detail()}
+	return ManifestProblem{Field: strictjson.JoinField(field, e.Field), Value: e.Value, Reason: e.Detail()}
 }
 
 // manifestMembers are a manifest's members in the order their problems are reported; unknown ones follow.

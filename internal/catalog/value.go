@@ -88,15 +88,7 @@ func (r *reader) explain(where string, data []byte, start int64, err error) erro
 		// Not the document: one of its values.
 		e.Reason = "must be " + strings.Replace(rest, "a JSON object", "an object", 1)
 	}
-	switch {
-	case where == "":
-	case e.Field == "":
-		e.Field = where
-	case e.Field[0] == '[':
-		e.Field = where + e.Field
-	default:
-		e.Field = where + "." + e.Field
-	}
+	e.Field = strictjson.JoinField(where, e.Field)
 	if e.Offset >= 0 {
 		e.Offset += start
 	}

@@ -189,21 +189,26 @@ func describeSemantic(e *Error, se *json.SemanticError) {
 // "files[3].size". A token of digits is an index (distributor's documents have
 // no such member names); a name not an identifier is quoted, as in `x["a b"]`.
 func Field(p jsontext.Pointer) string {
-	var b strings.Builder
+	f := ""
 	for tok := range p.Tokens() {
 		switch {
 		case tok != "" && len(tok) <= 18 && strings.Trim(tok, "0123456789") == "": // an index
-			b.WriteString("[" + tok + "]")
-		case isIdent(tok):
-			if b.Len() > 0 {
-				b.WriteByte('.')
-			}
-			b.WriteString(tok)
-		default:
-			b.WriteString("[" + Quote(tok) + "]")
+			tok = "[" + tok + "]"
+		case !isIdent(tok):
+			tok = "[" + Quote(tok) + "]"
 		}
+		f = JoinField(f, tok)
 	}
-	return b.String()
+	return f
+}
+
+// JoinField names the field child ("size", "[3]", or "" for parent itself)
+// of parent ("" for the document), as Field does.
+func JoinField(parent, child string) string {
+	if parent == "" || child == "" || child[0] == '[' {
+		return parent + child
+	}
+	return parent + "." + child
 }
 
 // LineColumn converts a byte offset in data to a 1-based line and column
