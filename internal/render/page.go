@@ -4,6 +4,8 @@ import (
 	_ "embed"
 	"html/template"
 	"time"
+
+	"github.com/distributor-dev/distributor/internal/catalog"
 )
 
 // PageData is what a page template (the built-in one or markdown.template)
@@ -26,12 +28,9 @@ type PageIndex struct {
 	Newest, Oldest time.Time    // zero without reports
 }
 
-// PageSource identifies the source bundle of a page.
-type PageSource struct {
-	ID      string    // manifest id
-	Digest  string    // manifest digest, "sha256:<hex>"
-	Created time.Time // manifest created time
-}
+// PageSource identifies the source bundle of a page: its manifest's id,
+// digest ("sha256:<hex>") and created time, as the catalog records them.
+type PageSource = catalog.Source
 
 //go:embed page.html.tmpl
 var builtinPageText string
