@@ -9,17 +9,16 @@ import (
 	"github.com/distributor-dev/distributor/internal/cleanpath"
 )
 
-// isName reports whether s matches [a-z0-9][a-z0-9._-]{0,max-1}, with
-// upper also [A-Z]: a slug (64, false) or a source id (128, true). Not a
+// isSlug reports whether s matches [a-z0-9][a-z0-9._-]{0,63}. Not a
 // regexp: Validate runs it for every record of large catalogs.
-func isName(s string, max int, upper bool) bool {
-	if len(s) == 0 || len(s) > max {
+func isSlug(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
-		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', upper && c >= 'A' && c <= 'Z':
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
 		case i > 0 && (c == '.' || c == '_' || c == '-'):
 		default:
 			return false
@@ -67,13 +66,13 @@ func validateOutput(o *Output, f field, add func(string, ...any)) {
 	if err := cleanpath.CheckUnreserved(o.Path); err != nil {
 		add("%s.path: %w", f, err)
 	}
-	if !isName(o.PipelineID, 64, false) {
+	if !isSlug(o.PipelineID) {
 		add("%s.pipeline_id: %q is not a slug ([a-z0-9][a-z0-9._-]{0,63})", f, o.PipelineID)
 	}
-	if !isName(o.DestinationID, 64, false) {
+	if !isSlug(o.DestinationID) {
 		add("%s.destination_id: %q is not a slug ([a-z0-9][a-z0-9._-]{0,63})", f, o.DestinationID)
 	}
-	if !isName(o.Source.ID, 128, true) {
+	if bundle.ValidateID(o.Source.ID) != nil {
 		add("%s.source.id: %q is not a source id", f, o.Source.ID)
 	}
 	if bundle.CheckSHA256(o.Source.Digest) != nil {
