@@ -52,7 +52,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"time"
 
 	"github.com/distributor-dev/distributor/internal/app"
 	"github.com/distributor-dev/distributor/internal/config"
@@ -149,45 +148,25 @@ func (c *Config) Destinations() []Destination {
 	return out
 }
 
-// EventKind says what an Event reports.
-type EventKind int
+// Event is progress (OnEvent): EventStart begins a task, such as a run's
+// writes to one destination (Files and Bytes: how much it will do),
+// EventDone reports one output written or checked (Path, Bytes), and
+// EventFinish ends it, whatever happened.
+type Event = app.Event
 
-// The events of a transfer or a check, in the order they come for one task.
+// EventKind says what an Event reports.
+type EventKind = app.EventKind
+
+// The events of a task, in the order they come.
 const (
-	// EventStart: a task begins; Files and Bytes say how much it will do.
-	EventStart EventKind = iota + 1
-	// EventDone: one output was written (run, prune) or checked (verify);
-	// Path names it and Bytes is its size or the bytes read.
-	EventDone
-	// EventFinish: the task ended, whatever happened.
-	EventFinish
+	EventStart  = app.EventStart
+	EventDone   = app.EventDone
+	EventFinish = app.EventFinish
 )
 
-// Event is progress: a run's writes to one destination, or a verify's
-// checks, are one task named by Task ("weather.daily -> latest").
-type Event struct {
-	Kind  EventKind
-	Task  string
-	Path  string
-	Files int
-	Bytes int64
-}
-
-// Tuning holds what a program rarely sets; its zero value is the defaults.
-type Tuning struct {
-	// LockTimeout is how long a writing call waits for a root another
-	// writer holds (0: 2 minutes; negative: fail at once).
-	LockTimeout time.Duration
-	// LockLease is the lease of the lock a writer holds, renewed every
-	// quarter (0: 1 minute; see docs/design.md, Fencing).
-	LockLease time.Duration
-	// LockSkewAllowance is how much longer than a holder's lease a waiter
-	// watches a silent lock before taking it over (0: the default).
-	LockSkewAllowance time.Duration
-	// Version is recorded as distributor_version in documents and locks
-	// ("": this module's version as the program was built with it).
-	Version string
-}
+// Tuning holds what a program rarely sets (the lock's timeout, lease and
+// skew allowance; the version documents record); its zero value is the defaults.
+type Tuning = app.Tuning
 
 func session(cfg *Config, logger *slog.Logger, onEvent func(Event), t Tuning) *app.App {
 	a := app.New(cmp.Or(t.Version, moduleVersion()), logger)

@@ -36,6 +36,46 @@ type App struct {
 	Progress          Progress // when set, receives transfer events
 }
 
+// Tuning holds what a program rarely sets; its zero value is the defaults.
+type Tuning struct {
+	// LockTimeout is how long a writing call waits for a root another
+	// writer holds (0: 2 minutes; negative: fail at once).
+	LockTimeout time.Duration
+	// LockLease is the lease of the lock a writer holds, renewed every
+	// quarter (0: 1 minute; see docs/design.md, Fencing).
+	LockLease time.Duration
+	// LockSkewAllowance is how much longer than a holder's lease a waiter
+	// watches a silent lock before taking it over (0: the default).
+	LockSkewAllowance time.Duration
+	// Version is recorded as distributor_version in documents and locks
+	// ("": this module's version as the program was built with it).
+	Version string
+}
+
+// EventKind says what an Event reports.
+type EventKind int
+
+// The events of a transfer or a check, in the order they come for one task.
+const (
+	// EventStart: a task begins; Files and Bytes say how much it will do.
+	EventStart EventKind = iota + 1
+	// EventDone: one output was written (run, prune) or checked (verify);
+	// Path names it and Bytes is its size or the bytes read.
+	EventDone
+	// EventFinish: the task ended, whatever happened.
+	EventFinish
+)
+
+// Event is progress: a run's writes to one destination, or a verify's
+// checks, are one task named by Task ("weather.daily -> latest").
+type Event struct {
+	Kind  EventKind
+	Task  string
+	Path  string
+	Files int
+	Bytes int64
+}
+
 // New returns an App with the default store opener and clock.
 func New(version string, logger *slog.Logger) *App {
 	if logger == nil {
@@ -65,9 +105,9 @@ func (a *App) DefaultOpenStore(ctx context.Context, d *config.Destination, root 
 	}}), nil
 }
 
-// Root is a destination root's catalog state (Version for compare-and-swap)
+// RootState is a destination root's catalog state (Version for compare-and-swap)
 // and listing.
-type Root struct {
+type RootState struct {
 	Store       storage.Store
 	State       catalog.State
 	Version     storage.Version

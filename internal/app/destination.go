@@ -8,9 +8,9 @@ import (
 	"github.com/distributor-dev/distributor/internal/bundle"
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/config"
-	"github.com/distributor-dev/distributor/internal/outcome"
 	"github.com/distributor-dev/distributor/internal/plan"
 	"github.com/distributor-dev/distributor/internal/render"
+	"github.com/distributor-dev/distributor/internal/report"
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/registry"
 	"github.com/distributor-dev/distributor/internal/txn"
@@ -24,10 +24,10 @@ type destinationRun struct {
 	b    *bundle.Bundle
 	vc   *contentCheck
 	opts RunOptions
-	rd   outcome.Destination
+	rd   report.Destination
 
 	st       storage.Store
-	root     *Root // what the last plan was made from
+	root     *RootState // what the last plan was made from
 	res      *render.Result
 	req      planRequest
 	reports  *reportCollector
@@ -43,7 +43,7 @@ type destinationRun struct {
 }
 
 func (dr *destinationRun) failed(err error) {
-	dr.rd.Status, dr.rd.Err = outcome.Failed, err
+	dr.rd.Status, dr.rd.Err = report.StatusFailed, err
 	dr.a.logFailure("destination failed", catalog.Owner{PipelineID: dr.p.ID, DestinationID: dr.d.ID}, err)
 }
 
@@ -95,7 +95,7 @@ func (dr *destinationRun) prepare(ctx context.Context) (storage.Store, error) {
 	return st, nil
 }
 
-func (dr *destinationRun) readRoot(ctx context.Context) (r *Root, err error) {
+func (dr *destinationRun) readRoot(ctx context.Context) (r *RootState, err error) {
 	dr.root.Close()
 	dr.reports.reset()
 	r, err = readPlanRoot(ctx, dr.st, dr.req)
@@ -103,7 +103,7 @@ func (dr *destinationRun) readRoot(ctx context.Context) (r *Root, err error) {
 	return r, err
 }
 
-func (dr *destinationRun) makePlan(r *Root) (plan.Input, *plan.Plan, error) {
+func (dr *destinationRun) makePlan(r *RootState) (plan.Input, *plan.Plan, error) {
 	d, b := dr.d, dr.b
 	owner := catalog.Owner{PipelineID: dr.p.ID, DestinationID: d.ID}
 	source := catalog.Source{ID: b.Manifest.ID, Digest: b.Manifest.Digest, Created: b.Manifest.Created}
@@ -118,7 +118,7 @@ func (dr *destinationRun) makePlan(r *Root) (plan.Input, *plan.Plan, error) {
 	pl, err := plan.Make(in)
 	if err == nil {
 		refuseForeignIndex(d, r.Known, pl)
-		dr.rd.State, dr.rd.Plan = r.State.Status, pl
+		dr.rd.State, dr.rd.Plan = string(r.State.Status), pl
 	}
 	return in, pl, err
 }
@@ -155,7 +155,7 @@ func (dr *destinationRun) check(ctx context.Context, in plan.Input, pl *plan.Pla
 
 // pending reports whether a dead (or running) run's journal is at r: only a
 // plan taking no lock needs to look, only after a partial read.
-func (dr *destinationRun) pending(ctx context.Context, r *Root) (bool, error) {
+func (dr *destinationRun) pending(ctx context.Context, r *RootState) (bool, error) {
 	if !r.Partial || r.Pending {
 		return r.Pending, nil
 	}
@@ -174,7 +174,7 @@ func (dr *destinationRun) run(ctx context.Context) {
 	defer func() { dr.root.Close() }() // a second read under the lock replaces it
 	err := dr.publish(ctx)
 	if rf, ok := err.(refusal); ok {
-		dr.rd.Status, dr.rd.Err, dr.rd.Applied = outcome.Failed, rf.error, plan.Counts{}
+		dr.rd.Status, dr.rd.Err, dr.rd.Counts = report.StatusFailed, rf.error, plan.Counts{}
 	} else if err != nil {
 		dr.failed(err)
 	}
@@ -204,7 +204,7 @@ func (dr *destinationRun) publish(ctx context.Context) error {
 		case !pend && cerr != nil:
 			return refusal{cerr} // refused before taking the lock: nothing written
 		case !pend:
-			dr.rd.Status, dr.rd.Applied = outcome.OK, pl.Counts()
+			dr.rd.Status, dr.rd.Counts = report.StatusOK, pl.Counts()
 			return nil
 		}
 	}
@@ -236,7 +236,7 @@ func (dr *destinationRun) dryRun(ctx context.Context, in plan.Input, pl *plan.Pl
 	if err := dr.check(ctx, in, pl); err != nil {
 		return refusal{err}
 	}
-	dr.rd.Status = outcome.Planned
+	dr.rd.Status = report.StatusPlanned
 	return nil
 }
 
@@ -265,8 +265,7 @@ func (dr *destinationRun) lockedApply(ctx context.Context, in plan.Input, pl *pl
 	}
 	defer tx.End()
 	ctx = tx.Context()
-	dr.rd.Recovered = recoverySummary(tx.Recovery)
-	dr.rd.TempSwept, dr.rd.TempSweptBytes = len(tx.Swept), tx.SweptBytes
+	dr.rd.RootRecovery = rootRecovery(tx)
 	// No journal and the catalog at the first plan's version: no writer
 	// committed since, the plan stands (a listing and parse are most of an
 	// additive run's cost).
@@ -292,7 +291,7 @@ func (dr *destinationRun) lockedApply(ctx context.Context, in plan.Input, pl *pl
 	return dr.apply(tx, ch, pl)
 }
 
-func (dr *destinationRun) change(r *Root, in plan.Input, pl *plan.Plan) *txn.Change {
+func (dr *destinationRun) change(r *RootState, in plan.Input, pl *plan.Plan) *txn.Change {
 	ch := runChange(in, pl, r.Version, bundleContent(dr.b, dr.outs), webWrites(dr.d, dr.res.PrimaryPath))
 	ch.BaseCopy, ch.BaseCanonical = r.CatalogCopy, r.CatalogCanonical
 	ch.Staged = dr.staging
@@ -323,7 +322,7 @@ func (dr *destinationRun) apply(tx *txn.Txn, ch *txn.Change, pl *plan.Plan) erro
 			dr.stopped, dr.rolledBack = true, len(applied.RolledBack)
 		}
 		if applied != nil {
-			dr.rd.Applied = outcome.AppliedCounts(pl, applied.Done)
+			dr.rd.Counts = report.AppliedCounts(pl, applied.Done)
 		}
 		return err
 	}
@@ -337,6 +336,6 @@ func (dr *destinationRun) apply(tx *txn.Txn, ch *txn.Change, pl *plan.Plan) erro
 		}
 		dr.vc.matched(done)
 	}
-	dr.rd.Status, dr.rd.Applied = outcome.OK, pl.Counts()
+	dr.rd.Status, dr.rd.Counts = report.StatusOK, pl.Counts()
 	return nil
 }

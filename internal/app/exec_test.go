@@ -106,7 +106,7 @@ func (f *fixture) app(wrap func(storage.Store) storage.Store) *App {
 
 func (f *fixture) run(a *App, pipeline string) *report.Destination {
 	f.t.Helper()
-	rep, err := a.Run(context.Background(), f.cfg, RunOptions{Pipeline: pipeline})
+	rep, err := a.Run(context.Background(), f.cfg, RunOptions{Pipelines: []string{pipeline}})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestSourceChangedDuringCopy(t *testing.T) {
 			})
 		}}
 	})
-	rep, err := a.Run(context.Background(), f.cfg, RunOptions{Pipeline: "mine"})
+	rep, err := a.Run(context.Background(), f.cfg, RunOptions{Pipelines: []string{"mine"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,7 +350,7 @@ func TestCancelLeavesTruthfulCatalog(t *testing.T) {
 			}
 		}}
 	})
-	rep, err := a.Run(ctx, f.cfg, RunOptions{Pipeline: "mine"})
+	rep, err := a.Run(ctx, f.cfg, RunOptions{Pipelines: []string{"mine"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
-	"github.com/distributor-dev/distributor/internal/config"
-	"github.com/distributor-dev/distributor/internal/report"
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/txn"
 )
@@ -25,15 +23,6 @@ func SelectPrune(outputs []catalog.Output, owner catalog.Owner, now time.Time, o
 		return nil
 	}, owner, now, olderThan, keepMin)
 	return s.publications()
-}
-
-// Run is Publish with the run's document, report.RunOf its result.
-func (a *App) Run(ctx context.Context, cfg *config.Config, opts RunOptions) (*report.Run, error) {
-	o, err := a.Publish(ctx, cfg, opts)
-	if err != nil {
-		return nil, err
-	}
-	return report.RunOf(o), nil
 }
 
 // Truthful reports whether every audited record matched storage.
@@ -58,8 +47,8 @@ func Audit(ctx context.Context, st storage.Store, c *catalog.Catalog, keep func(
 }
 
 // ReadRoot reads a root's catalog state and lists it.
-func ReadRoot(ctx context.Context, st storage.Store) (*Root, error) {
-	r := &Root{Store: st, Listing: map[string]int64{}, ReadAt: time.Now()}
+func ReadRoot(ctx context.Context, st storage.Store) (*RootState, error) {
+	r := &RootState{Store: st, Listing: map[string]int64{}, ReadAt: time.Now()}
 	// List first: if a writer commits before the catalog is read, its
 	// listing entry is older than the version read, so catalogUnchanged
 	// sees a change (the safe direction).

@@ -169,7 +169,7 @@ func netApp(f *fixture, srv netServer) *App {
 // configured one) and returns its destination's result. It may run on any
 // goroutine.
 func runNet(ctx context.Context, a *App, cfg *config.Config, source string, jobs int) (*report.Destination, error) {
-	rep, err := a.Run(ctx, cfg, RunOptions{Pipeline: "mine", Source: source, Jobs: jobs})
+	rep, err := a.Run(ctx, cfg, RunOptions{Pipelines: []string{"mine"}, Source: source, Jobs: jobs})
 	if err != nil {
 		return nil, err
 	}
@@ -375,7 +375,7 @@ type partitionRun struct {
 	v2                  map[string]string
 	proxy               *faultproxy.Proxy
 	direct, partitioned *config.Config
-	r0                  *Root
+	r0                  *RootState
 }
 
 // partitionResult is how writer A's run ended, and when.

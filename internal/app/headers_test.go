@@ -274,7 +274,7 @@ func newHeadersRun(t *testing.T, root headersRoot) *headersRun {
 // run runs pipeline mine with cfg, which must succeed.
 func (h *headersRun) run(t *testing.T, cfg *config.Config, rewrite bool) *report.Destination {
 	t.Helper()
-	rep, err := h.a.Run(t.Context(), cfg, RunOptions{Pipeline: "mine", Rewrite: rewrite})
+	rep, err := h.a.Run(t.Context(), cfg, RunOptions{Pipelines: []string{"mine"}, Rewrite: rewrite})
 	if err != nil {
 		t.Fatal(err)
 	}

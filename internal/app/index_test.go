@@ -207,7 +207,7 @@ destinations:
 		return fs
 	})
 	p.Now = func() time.Time { return time.Date(2026, 7, 20, 8, 0, 0, 0, time.UTC) }
-	rep, err := p.Prune(context.Background(), f.cfg, PruneOptions{MaintOptions: MaintOptions{Pipeline: "air", Destination: "archive"}, Apply: true})
+	rep, err := p.Prune(context.Background(), f.cfg, PruneOptions{Root: Root{Pipeline: "air", Destination: "archive"}, Apply: true})
 	if err != nil {
 		t.Fatal(err)
 	}

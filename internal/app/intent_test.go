@@ -33,7 +33,7 @@ func TestKilledRunRecoveredFromItsLockRecord(t *testing.T) {
 			next.LockTimeout = 20 * time.Second
 			next.LockLease, next.LockSkewAllowance = dying.LockLease, dying.LockSkewAllowance
 			if how == "unlock --force" {
-				rep, err := next.Unlock(context.Background(), f.cfg, UnlockOptions{MaintOptions: MaintOptions{Pipeline: "mine", Destination: "site"}, Force: true})
+				rep, err := next.Unlock(context.Background(), f.cfg, UnlockOptions{Root: Root{Pipeline: "mine", Destination: "site"}, Force: true})
 				if err != nil || !rep.Removed {
 					t.Fatalf("unlock --force: %+v %v", rep, err)
 				}
@@ -204,7 +204,7 @@ func TestUnlockLeavesARecordThatChangedHands(t *testing.T) {
 	f := newFixture(t, "additive")
 	killedWithIntent(t, f)
 	a := f.app(func(s storage.Store) storage.Store { return &handover{Store: s, root: f.root} })
-	rep, err := a.Unlock(context.Background(), f.cfg, UnlockOptions{MaintOptions: MaintOptions{Pipeline: "mine", Destination: "site"}, Force: true})
+	rep, err := a.Unlock(context.Background(), f.cfg, UnlockOptions{Root: Root{Pipeline: "mine", Destination: "site"}, Force: true})
 	if err != nil {
 		t.Fatal(err)
 	}

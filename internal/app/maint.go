@@ -18,8 +18,8 @@ import (
 	"github.com/distributor-dev/distributor/internal/txn"
 )
 
-// MaintOptions select the destination root a maintenance command works on.
-type MaintOptions struct {
+// Root selects the destination root a maintenance call works on.
+type Root struct {
 	// Pipeline is the owner's pipeline ("": the only one, or the only one
 	// publishing to Destination).
 	Pipeline string
@@ -45,7 +45,7 @@ type maintTarget struct {
 
 // resolveMaint checks command's options (*UsageError; a bad --source manifest is a
 // plain error) and expands the root; --pipeline and --destination may go if only one qualifies.
-func resolveMaint(cfg *config.Config, command string, opts MaintOptions) (*maintTarget, error) {
+func resolveMaint(cfg *config.Config, command string, opts Root) (*maintTarget, error) {
 	if opts.Pipeline == "" {
 		switch ps := publishers(cfg, opts.Destination); {
 		case len(ps) == 1:
@@ -189,7 +189,7 @@ func (m *maintRoot) recovery() report.RootRecovery {
 	if m.tx == nil {
 		return report.RootRecovery{}
 	}
-	return report.RecoveryOf(recoverySummary(m.tx.Recovery), len(m.tx.Swept), m.tx.SweptBytes)
+	return rootRecovery(m.tx)
 }
 
 func (a *App) maintFailed(f *report.Failure, t *maintTarget, err error) {

@@ -46,35 +46,35 @@ func TestMaintenanceHeapDoesNotGrowWithTheCatalog(t *testing.T) {
 		f := yamlFixture(t, maintYAML)
 		size := writeLargeCatalog(t, f.root, n)
 		a := f.app(nil)
-		theirs := MaintOptions{Pipeline: "theirs", Destination: "site-theirs"}
-		mine := MaintOptions{Pipeline: "mine", Destination: "site"}
+		theirs := Root{Pipeline: "theirs", Destination: "site-theirs"}
+		mine := Root{Pipeline: "mine", Destination: "site"}
 		commands := []struct {
 			name string
 			run  func() error
 		}{
 			{"prune --dry-run", func() error {
-				rep, err := a.Prune(ctx, f.cfg, PruneOptions{MaintOptions: theirs})
+				rep, err := a.Prune(ctx, f.cfg, PruneOptions{Root: theirs})
 				if err == nil && (rep.Error != nil || rep.Owned != n || len(rep.Selected) != 0 || len(rep.Publications) != 0) {
 					err = errors.New(report.Brief(rep.Cause) + ": " + strings.Join(mtPaths(rep.Selected), " "))
 				}
 				return err
 			}},
 			{"verify --quick", func() error {
-				rep, err := a.Verify(ctx, f.cfg, VerifyOptions{MaintOptions: mine, Quick: true})
+				rep, err := a.Verify(ctx, f.cfg, VerifyOptions{Root: mine, Quick: true})
 				if err == nil && (rep.Error != nil || rep.OK != 0 || rep.Failed()) {
 					err = errors.New("unexpected report")
 				}
 				return err
 			}},
 			{"verify", func() error {
-				rep, err := a.Verify(ctx, f.cfg, VerifyOptions{MaintOptions: mine})
+				rep, err := a.Verify(ctx, f.cfg, VerifyOptions{Root: mine})
 				if err == nil && (rep.Error != nil || rep.Failed()) {
 					err = errors.New("unexpected report")
 				}
 				return err
 			}},
 			{"reconcile-state --dry-run", func() error {
-				rep, err := a.ReconcileState(ctx, f.cfg, ReconcileOptions{MaintOptions: mine, DryRun: true})
+				rep, err := a.ReconcileState(ctx, f.cfg, ReconcileOptions{Root: mine, DryRun: true})
 				if err == nil && (rep.Error != nil || rep.Checked != 0 || len(rep.Unmanaged) != 0) {
 					err = errors.New("unexpected report")
 				}
@@ -150,7 +150,7 @@ func TestReconcileMergesListingWithCatalogInPathOrder(t *testing.T) {
 		if err := os.WriteFile(path, doc, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		rep, err := f.app(nil).ReconcileState(context.Background(), f.cfg, ReconcileOptions{MaintOptions: MaintOptions{Pipeline: "mine", Destination: "site"}})
+		rep, err := f.app(nil).ReconcileState(context.Background(), f.cfg, ReconcileOptions{Root: Root{Pipeline: "mine", Destination: "site"}})
 		if err != nil || rep.Error != nil {
 			t.Fatalf("unsorted %v: %v %v", unsorted, err, rep.Error)
 		}
@@ -233,7 +233,7 @@ func TestVerifyPassesReadTheVersionClassified(t *testing.T) {
 	})
 	p := &progressRecorder{started: map[string][2]int64{}, done: map[string]int64{}}
 	a.Progress = p
-	rep, err := a.Verify(context.Background(), f.cfg, VerifyOptions{MaintOptions: MaintOptions{Pipeline: "mine", Destination: "site"}})
+	rep, err := a.Verify(context.Background(), f.cfg, VerifyOptions{Root: Root{Pipeline: "mine", Destination: "site"}})
 	if err != nil || rep.Error != nil || rep.Failed() || rep.OK != 2 {
 		t.Fatalf("verify: %+v %v %v", rep, err, str(rep.Error))
 	}

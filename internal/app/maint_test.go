@@ -225,8 +225,8 @@ func (f *mtFixture) mtStandard() *catalog.Catalog {
 	}, map[string]string{"hand.txt": "by hand", "alpha/stray.txt": "stray"})
 }
 
-func mtOpts(o catalog.Owner) app.MaintOptions {
-	return app.MaintOptions{Pipeline: o.PipelineID, Destination: o.DestinationID}
+func mtOpts(o catalog.Owner) app.Root {
+	return app.Root{Pipeline: o.PipelineID, Destination: o.DestinationID}
 }
 
 // mtStore returns an OpenStore that opens local stores and lets wrap

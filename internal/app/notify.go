@@ -10,7 +10,7 @@ import (
 
 	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/notify"
-	"github.com/distributor-dev/distributor/internal/outcome"
+	"github.com/distributor-dev/distributor/internal/report"
 )
 
 // CheckNotifications checks, before a real run, that every webhook's
@@ -36,7 +36,7 @@ func (a *App) missingSecrets(cfg *config.Config) []string {
 
 // notifyDestination sends d's notifications and records them in d; a failure
 // is a logged warning, never changing d's status.
-func (a *App) notifyDestination(ctx context.Context, cfg *config.Config, p *outcome.Pipeline, d *outcome.Destination) {
+func (a *App) notifyDestination(ctx context.Context, cfg *config.Config, p *report.Pipeline, d *report.Destination) {
 	if len(cfg.Notifications) == 0 {
 		return
 	}
@@ -48,7 +48,7 @@ func (a *App) notifyDestination(ctx context.Context, cfg *config.Config, p *outc
 // notifyPipelineFailed raises "failed" for each destination (only, when set)
 // of a pipeline with an invalid bundle; failed deliveries become pipeline
 // warnings, as no destination is listed.
-func (a *App) notifyPipelineFailed(ctx context.Context, cfg *config.Config, p *config.Pipeline, only string, op *outcome.Pipeline) {
+func (a *App) notifyPipelineFailed(ctx context.Context, cfg *config.Config, p *config.Pipeline, only string, op *report.Pipeline) {
 	if len(cfg.Notifications) == 0 {
 		return
 	}
@@ -69,12 +69,12 @@ func (a *App) notifyPipelineFailed(ctx context.Context, cfg *config.Config, p *c
 }
 
 // notificationWarning is the pipeline warning for an unlisted undelivered n.
-func notificationWarning(n outcome.Notification, id string) string {
+func notificationWarning(n report.Notification, id string) string {
 	return fmt.Sprintf("notification %s (%s) for destination %s %s: %s", n.ID, n.Event, id, n.Status, n.Error)
 }
 
 // deliver sends ev to every subscribed notification, in configuration order.
-func (a *App) deliver(ctx context.Context, cfg *config.Config, ev notify.Event) []outcome.Notification {
+func (a *App) deliver(ctx context.Context, cfg *config.Config, ev notify.Event) []report.Notification {
 	var targets []config.Notification
 	for _, n := range cfg.Notifications {
 		if slices.Contains(n.On, ev.Name) {
@@ -92,9 +92,9 @@ func (a *App) deliver(ctx context.Context, cfg *config.Config, ev notify.Event) 
 	// Its own http.Client (the default transport, so proxy variables apply;
 	// no shared client is modified), notify's default timeout and attempts.
 	sender := &notify.Sender{Client: &http.Client{}, UserAgent: "distributor/" + a.Version}
-	out := make([]outcome.Notification, 0, len(targets))
+	out := make([]report.Notification, 0, len(targets))
 	for _, n := range targets {
-		rn := outcome.Notification{ID: n.ID, Event: ev.Name, Status: notify.StatusSent}
+		rn := report.Notification{ID: n.ID, Event: ev.Name, Status: notify.StatusSent}
 		err := encErr
 		if err == nil {
 			err = a.send(ctx, sender, n, ev.Name, body)

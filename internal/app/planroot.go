@@ -45,8 +45,8 @@ func (req planRequest) keepCopy() bool { return !req.props.Rewrite }
 // and storage is asked only about unrecorded planned paths and their parents
 // (plan.Lookups). The whole root is listed only without a valid catalog, with
 // --force, or when so many paths are new that one listing is cheaper.
-func readPlanRoot(ctx context.Context, st storage.Store, req planRequest) (*Root, error) {
-	r := &Root{Store: st, ReadAt: time.Now()}
+func readPlanRoot(ctx context.Context, st storage.Store, req planRequest) (*RootState, error) {
+	r := &RootState{Store: st, ReadAt: time.Now()}
 	scan := true
 	if req.props.Directories {
 		// An object store (S3) skips this: it has no directories to
@@ -94,7 +94,7 @@ func readPlanRoot(ctx context.Context, st storage.Store, req planRequest) (*Root
 }
 
 // Close releases the copy of the catalog a run kept, if any.
-func (r *Root) Close() {
+func (r *RootState) Close() {
 	if r != nil && r.CatalogCopy != nil {
 		r.CatalogCopy.Close()
 		r.CatalogCopy = nil
@@ -145,7 +145,7 @@ func recordOrJournal(ctx context.Context, st storage.Store) (bool, error) {
 }
 
 // scanCatalog streams the catalog, keeping the records req needs.
-func (r *Root) scanCatalog(ctx context.Context, req planRequest) error {
+func (r *RootState) scanCatalog(ctx context.Context, req planRequest) error {
 	keep := plan.Wants(req.outputs, req.owner, req.workflow)
 	known := &plan.Known{Records: map[string]*catalog.Output{}}
 	// On S3, note which parent keys of planned paths have records below (lookUp).
@@ -210,7 +210,7 @@ func useLookups(req planRequest, known *plan.Known) bool {
 // it: that output's run looked, and a later object at the parent key is another
 // key, not overwritten. With Properties.ListPages, one listing per top-most
 // parent key the catalog does not vouch for answers the rest (cover).
-func (r *Root) lookUp(ctx context.Context, req planRequest) error {
+func (r *RootState) lookUp(ctx context.Context, req planRequest) error {
 	paths, parents := plan.Lookups(req.outputs, r.Known)
 	r.Listing, r.Partial = map[string]int64{}, true
 	var mu sync.Mutex
@@ -286,7 +286,7 @@ const coverPage = 100
 // cover answers paths' lookups on S3 with one bounded listing per top-most
 // parent key not in r.recordedDirs (or per path), reporting through found. It
 // returns the paths and parents no listing answered, to look up key by key.
-func (r *Root) cover(ctx context.Context, jobs int, paths []string, found func(storage.Info)) (restPaths, restParents []string) {
+func (r *RootState) cover(ctx context.Context, jobs int, paths []string, found func(storage.Info)) (restPaths, restParents []string) {
 	groups := map[string][]string{}
 	var prefixes []string
 	for _, p := range paths {

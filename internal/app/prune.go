@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"slices"
 	"strings"
@@ -19,10 +20,13 @@ import (
 	"github.com/distributor-dev/distributor/internal/txn"
 )
 
-// PruneOptions are the inputs of `distributor prune`.
+// PruneOptions are the inputs of Prune.
 type PruneOptions struct {
-	MaintOptions
-	Apply bool // delete the selected outputs (otherwise only list them)
+	Root
+	// Apply deletes the selected publications (otherwise only listed).
+	Apply  bool
+	Logger *slog.Logger
+	Tuning
 }
 
 // Publication is the unit of retention (spec section 7): the outputs one
@@ -149,7 +153,7 @@ func (s *pruneSelection) publications() []Publication {
 // exactly the records of files deleted. The error is for invalid options, no
 // prune policy (*ConfigError) or an unreadable --source; the rest is reported.
 func (a *App) Prune(ctx context.Context, cfg *config.Config, opts PruneOptions) (*report.Prune, error) {
-	t, err := resolveMaint(cfg, "prune", opts.MaintOptions)
+	t, err := resolveMaint(cfg, "prune", opts.Root)
 	if err != nil {
 		return nil, err
 	}

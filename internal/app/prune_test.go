@@ -116,7 +116,7 @@ func TestPruneDryRunChangesNothing(t *testing.T) {
 	f := newMT(t)
 	f.mtStandard()
 	before := storagetest.DirSnapshot(t, f.root)
-	rep, err := f.app().Prune(context.Background(), f.cfg, app.PruneOptions{MaintOptions: mtOpts(alphaA)})
+	rep, err := f.app().Prune(context.Background(), f.cfg, app.PruneOptions{Root: mtOpts(alphaA)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestPruneApply(t *testing.T) {
 	f := newMT(t)
 	f.mtStandard()
 	before := storagetest.DirSnapshot(t, f.root)
-	rep, err := f.app().Prune(context.Background(), f.cfg, app.PruneOptions{MaintOptions: mtOpts(alphaA), Apply: true})
+	rep, err := f.app().Prune(context.Background(), f.cfg, app.PruneOptions{Root: mtOpts(alphaA), Apply: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestPruneApply(t *testing.T) {
 	}
 	// A second prune finds nothing and does not rewrite the catalog.
 	before = storagetest.DirSnapshot(t, f.root)
-	rep, err = f.app().Prune(context.Background(), f.cfg, app.PruneOptions{MaintOptions: mtOpts(alphaA), Apply: true})
+	rep, err = f.app().Prune(context.Background(), f.cfg, app.PruneOptions{Root: mtOpts(alphaA), Apply: true})
 	if err != nil || rep.Failed() || len(rep.Selected) != 0 {
 		t.Fatalf("second prune: %+v %v", rep, err)
 	}
@@ -176,7 +176,7 @@ func TestPruneApply(t *testing.T) {
 func TestPruneOtherOwner(t *testing.T) {
 	f := newMT(t)
 	f.mtStandard()
-	rep, err := f.app().Prune(context.Background(), f.cfg, app.PruneOptions{MaintOptions: mtOpts(betaB), Apply: true})
+	rep, err := f.app().Prune(context.Background(), f.cfg, app.PruneOptions{Root: mtOpts(betaB), Apply: true})
 	if err != nil || rep.Failed() {
 		t.Fatalf("%+v %v", rep, err)
 	}
@@ -198,7 +198,7 @@ func TestPruneDeleteFailureRecordsWhatWasDeleted(t *testing.T) {
 		fs.Ignore = faultstore.IgnoreLock
 		return fs
 	})
-	rep, err := a.Prune(context.Background(), f.cfg, app.PruneOptions{MaintOptions: mtOpts(alphaA), Apply: true})
+	rep, err := a.Prune(context.Background(), f.cfg, app.PruneOptions{Root: mtOpts(alphaA), Apply: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func TestPruneDiesBeforeCatalog(t *testing.T) {
 			fs.Ignore = faultstore.IgnoreLock
 			return fs
 		})
-		rep, err := a.Prune(context.Background(), f.cfg, app.PruneOptions{MaintOptions: mtOpts(alphaA), Apply: true})
+		rep, err := a.Prune(context.Background(), f.cfg, app.PruneOptions{Root: mtOpts(alphaA), Apply: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -241,12 +241,12 @@ func TestPruneDiesBeforeCatalog(t *testing.T) {
 			t.Fatalf("fail at %d: want old2 deleted and the journal left", failAt)
 		}
 		// Read-only commands do not recover; they warn.
-		v, err := f.app().Verify(context.Background(), f.cfg, app.VerifyOptions{MaintOptions: mtOpts(alphaA)})
+		v, err := f.app().Verify(context.Background(), f.cfg, app.VerifyOptions{Root: mtOpts(alphaA)})
 		if err != nil || len(v.Warnings) != 1 || !strings.Contains(v.Warnings[0], journal.Name) {
 			t.Fatalf("verify after a dead prune: %+v %v", v, err)
 		}
 		// The next writer recovers: the catalog is truthful, the journal gone.
-		rec, err := f.app().ReconcileState(context.Background(), f.cfg, app.ReconcileOptions{MaintOptions: mtOpts(betaB)})
+		rec, err := f.app().ReconcileState(context.Background(), f.cfg, app.ReconcileOptions{Root: mtOpts(betaB)})
 		if err != nil || rec.Failed() {
 			t.Fatalf("reconcile: %+v %v", rec, err)
 		}
@@ -267,12 +267,12 @@ func TestPruneRefusals(t *testing.T) {
 		t.Errorf("no selector: %v, want a UsageError", err)
 	}
 	// A destination the pipeline does not publish to.
-	_, err = f.app().Prune(ctx, f.cfg, app.PruneOptions{MaintOptions: app.MaintOptions{Pipeline: "alpha", Destination: "shared-b"}})
+	_, err = f.app().Prune(ctx, f.cfg, app.PruneOptions{Root: app.Root{Pipeline: "alpha", Destination: "shared-b"}})
 	if !errors.As(err, &ue) {
 		t.Errorf("wrong destination: %v, want a UsageError", err)
 	}
 	// No policy: a configuration error.
-	_, err = f.app().Prune(ctx, f.cfg, app.PruneOptions{MaintOptions: app.MaintOptions{Pipeline: "alpha", Destination: "nopolicy"}})
+	_, err = f.app().Prune(ctx, f.cfg, app.PruneOptions{Root: app.Root{Pipeline: "alpha", Destination: "nopolicy"}})
 	var ce *app.ConfigError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "retention.prune") {
 		t.Errorf("no policy: %v, want a ConfigError naming retention.prune", err)
@@ -283,7 +283,7 @@ func TestPruneStates(t *testing.T) {
 	f := newMT(t)
 	ctx := context.Background()
 	// none: nothing to prune, nothing written.
-	rep, err := f.app().Prune(ctx, f.cfg, app.PruneOptions{MaintOptions: mtOpts(alphaA), Apply: true})
+	rep, err := f.app().Prune(ctx, f.cfg, app.PruneOptions{Root: mtOpts(alphaA), Apply: true})
 	if err != nil || rep.Failed() || rep.State != "none" || len(rep.Selected) != 0 {
 		t.Fatalf("none: %+v %v", rep, err)
 	}
@@ -298,7 +298,7 @@ func TestPruneStates(t *testing.T) {
 		mtWrite(t, f.root, catalog.FileName, doc)
 		mtWrite(t, f.root, "a.txt", "a")
 		before := storagetest.DirSnapshot(t, f.root)
-		rep, err := f.app().Prune(ctx, f.cfg, app.PruneOptions{MaintOptions: mtOpts(alphaA), Apply: true})
+		rep, err := f.app().Prune(ctx, f.cfg, app.PruneOptions{Root: mtOpts(alphaA), Apply: true})
 		if err != nil || !rep.Failed() || rep.State != name || !strings.Contains(*rep.Error, name+" state") {
 			t.Errorf("%s: %+v %v %v", name, rep, err, mtDeref(rep.Error))
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/cleanpath"
@@ -12,11 +13,15 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage"
 )
 
-// ReconcileOptions are the inputs of `distributor reconcile-state`.
+// ReconcileOptions are the inputs of ReconcileState.
 type ReconcileOptions struct {
-	MaintOptions
-	AllOwners bool // check every owner's records, not just the selected one's
-	DryRun    bool // report without rewriting the catalog
+	Root
+	// AllOwners checks every owner's records, not just the selected one's.
+	AllOwners bool
+	// DryRun reports without rewriting the catalog.
+	DryRun bool
+	Logger *slog.Logger
+	Tuning
 }
 
 // ReconcileState drops the records whose file was removed behind distributor's
@@ -24,7 +29,7 @@ type ReconcileOptions struct {
 // digest and never rewrites legacy, invalid or future state. The error is for
 // invalid options; the rest is reported.
 func (a *App) ReconcileState(ctx context.Context, cfg *config.Config, opts ReconcileOptions) (*report.ReconcileState, error) {
-	t, err := resolveMaint(cfg, "reconcile-state", opts.MaintOptions)
+	t, err := resolveMaint(cfg, "reconcile-state", opts.Root)
 	if err != nil {
 		return nil, err
 	}

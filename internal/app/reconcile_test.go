@@ -42,7 +42,7 @@ func TestReconcileDryRunLeavesCatalogByteIdentical(t *testing.T) {
 	before := storagetest.DirSnapshot(t, f.root)
 	for _, all := range []bool{false, true} {
 		rep, err := f.app().ReconcileState(context.Background(), f.cfg,
-			app.ReconcileOptions{MaintOptions: mtOpts(alphaA), DryRun: true, AllOwners: all})
+			app.ReconcileOptions{Root: mtOpts(alphaA), DryRun: true, AllOwners: all})
 		if err != nil || rep.Failed() {
 			t.Fatalf("%+v %v", rep, err)
 		}
@@ -66,7 +66,7 @@ func TestReconcileScoped(t *testing.T) {
 	f.mtStandard()
 	f.mtRemoveByHand("alpha/mid.txt", "beta/fresh.txt")
 	before := storagetest.DirSnapshot(t, f.root)
-	rep, err := f.app().ReconcileState(context.Background(), f.cfg, app.ReconcileOptions{MaintOptions: mtOpts(alphaA)})
+	rep, err := f.app().ReconcileState(context.Background(), f.cfg, app.ReconcileOptions{Root: mtOpts(alphaA)})
 	if err != nil || rep.Failed() {
 		t.Fatalf("%+v %v %v", rep, err, mtDeref(rep.Error))
 	}
@@ -99,7 +99,7 @@ func TestReconcileAllOwnersMakesCatalogTruthful(t *testing.T) {
 	f.mtStandard()
 	f.mtRemoveByHand("alpha/mid.txt", "beta/fresh.txt")
 	rep, err := f.app().ReconcileState(context.Background(), f.cfg,
-		app.ReconcileOptions{MaintOptions: mtOpts(betaB), AllOwners: true})
+		app.ReconcileOptions{Root: mtOpts(betaB), AllOwners: true})
 	if err != nil || rep.Failed() {
 		t.Fatalf("%+v %v", rep, err)
 	}
@@ -117,7 +117,7 @@ func TestReconcileAllOwnersMakesCatalogTruthful(t *testing.T) {
 	// Nothing missing any more: no rewrite.
 	before := storagetest.DirSnapshot(t, f.root)
 	rep, err = f.app().ReconcileState(context.Background(), f.cfg,
-		app.ReconcileOptions{MaintOptions: mtOpts(betaB), AllOwners: true})
+		app.ReconcileOptions{Root: mtOpts(betaB), AllOwners: true})
 	if err != nil || rep.Failed() || len(rep.Missing) != 0 {
 		t.Fatalf("%+v %v", rep, err)
 	}
@@ -129,7 +129,7 @@ func TestReconcileChecksNoDigest(t *testing.T) {
 	f.mtStandard()
 	mtWrite(t, f.root, "alpha/new.txt", "changed by hand")
 	before := storagetest.DirSnapshot(t, f.root)
-	rep, err := f.app().ReconcileState(context.Background(), f.cfg, app.ReconcileOptions{MaintOptions: mtOpts(alphaA)})
+	rep, err := f.app().ReconcileState(context.Background(), f.cfg, app.ReconcileOptions{Root: mtOpts(alphaA)})
 	if err != nil || rep.Failed() || len(rep.Missing) != 0 {
 		t.Fatalf("%+v %v", rep, err)
 	}
@@ -141,7 +141,7 @@ func TestReconcileStates(t *testing.T) {
 	ctx := context.Background()
 	mtWrite(t, f.root, "a.txt", "a")
 	// none: every file is unmanaged; no catalog is created.
-	rep, err := f.app().ReconcileState(ctx, f.cfg, app.ReconcileOptions{MaintOptions: mtOpts(alphaA)})
+	rep, err := f.app().ReconcileState(ctx, f.cfg, app.ReconcileOptions{Root: mtOpts(alphaA)})
 	if err != nil || rep.Failed() || rep.State != "none" {
 		t.Fatalf("none: %+v %v", rep, err)
 	}
@@ -157,7 +157,7 @@ func TestReconcileStates(t *testing.T) {
 		for _, dry := range []bool{true, false} {
 			mtWrite(t, f.root, catalog.FileName, doc)
 			before := storagetest.DirSnapshot(t, f.root)
-			rep, err := f.app().ReconcileState(ctx, f.cfg, app.ReconcileOptions{MaintOptions: mtOpts(alphaA), DryRun: dry})
+			rep, err := f.app().ReconcileState(ctx, f.cfg, app.ReconcileOptions{Root: mtOpts(alphaA), DryRun: dry})
 			if err != nil || !rep.Failed() || rep.State != name || !strings.Contains(*rep.Error, name+" state") {
 				t.Errorf("%s: %+v %v %v", name, rep, err, mtDeref(rep.Error))
 			}

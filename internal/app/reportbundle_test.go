@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/distributor-dev/distributor/internal/outcome"
 	"github.com/distributor-dev/distributor/internal/plan"
+	"github.com/distributor-dev/distributor/internal/report"
 )
 
 // TestReportBundle pins who reports a bundle whose bytes failed their
@@ -17,12 +17,12 @@ import (
 func TestReportBundle(t *testing.T) {
 	bad := errors.New("bundle /b: data.csv: sha256 mismatch")
 	stopped := func(id string) *destinationRun {
-		return &destinationRun{stopped: true, rd: outcome.Destination{ID: id, Status: outcome.Failed, Err: bad}}
+		return &destinationRun{stopped: true, rd: report.Destination{DestinationID: id, Status: report.StatusFailed, Err: bad}}
 	}
-	ids := func(ds []outcome.Destination) []string {
+	ids := func(ds []report.Destination) []string {
 		var out []string
 		for _, d := range ds {
-			out = append(out, d.ID)
+			out = append(out, d.DestinationID)
 		}
 		return out
 	}
@@ -30,9 +30,9 @@ func TestReportBundle(t *testing.T) {
 	t.Run("stopped destinations are not listed", func(t *testing.T) {
 		a, b := stopped("a"), stopped("b")
 		b.rolledBack = 2
-		b.rd.Notifications = []outcome.Notification{{ID: "ok", Event: "failed", Status: "sent"},
+		b.rd.Notifications = []report.Notification{{ID: "ok", Event: "failed", Status: "sent"},
 			{ID: "ops", Event: "failed", Status: "failed", Error: "HTTP 500"}}
-		op := outcome.Pipeline{ID: "p", SourcePath: "/b"}
+		op := report.Pipeline{PipelineID: "p", Source: &report.Source{Path: "/b"}}
 		reportBundle(&op, []*destinationRun{a, b}, bad)
 		if op.Err == nil || !strings.Contains(op.Err.Error(), "data.csv: sha256 mismatch") {
 			t.Errorf("pipeline error %v", op.Err)
@@ -48,10 +48,10 @@ func TestReportBundle(t *testing.T) {
 	})
 
 	t.Run("a destination with its own report stays", func(t *testing.T) {
-		own := &destinationRun{rd: outcome.Destination{ID: "own", Status: outcome.Failed, Err: errors.New("connection refused")}}
+		own := &destinationRun{rd: report.Destination{DestinationID: "own", Status: report.StatusFailed, Err: errors.New("connection refused")}}
 		recovered := stopped("recovered")
-		recovered.rd.Recovered = &outcome.Recovery{Removed: 1}
-		op := outcome.Pipeline{ID: "p", SourcePath: "/b"}
+		recovered.rd.Recovered = &report.Recovery{Removed: 1}
+		op := report.Pipeline{PipelineID: "p", Source: &report.Source{Path: "/b"}}
 		reportBundle(&op, []*destinationRun{own, stopped("a"), recovered}, bad)
 		if op.Err == nil {
 			t.Error("no pipeline error")
@@ -62,8 +62,8 @@ func TestReportBundle(t *testing.T) {
 	})
 
 	t.Run("after a destination published, a warning", func(t *testing.T) {
-		pub := &destinationRun{rd: outcome.Destination{ID: "pub", Status: outcome.OK, Applied: plan.Counts{Created: 1}}}
-		op := outcome.Pipeline{ID: "p", SourcePath: "/b"}
+		pub := &destinationRun{rd: report.Destination{DestinationID: "pub", Status: report.StatusOK, Counts: plan.Counts{Created: 1}}}
+		op := report.Pipeline{PipelineID: "p", Source: &report.Source{Path: "/b"}}
 		reportBundle(&op, []*destinationRun{pub, stopped("a")}, bad)
 		if op.Err != nil || len(op.Warnings) != 1 || !strings.Contains(op.Warnings[0], "keep what they published") {
 			t.Errorf("error %v, warnings %q", op.Err, op.Warnings)
@@ -74,8 +74,8 @@ func TestReportBundle(t *testing.T) {
 	})
 
 	t.Run("a good bundle lists every destination", func(t *testing.T) {
-		op := outcome.Pipeline{ID: "p", SourcePath: "/b"}
-		reportBundle(&op, []*destinationRun{{rd: outcome.Destination{ID: "a", Status: outcome.OK}}}, nil)
+		op := report.Pipeline{PipelineID: "p", Source: &report.Source{Path: "/b"}}
+		reportBundle(&op, []*destinationRun{{rd: report.Destination{DestinationID: "a", Status: report.StatusOK}}}, nil)
 		if op.Err != nil || len(op.Destinations) != 1 {
 			t.Errorf("error %v, destinations %v", op.Err, ids(op.Destinations))
 		}

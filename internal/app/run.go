@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"slices"
 	"time"
 
@@ -16,10 +17,11 @@ import (
 	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/journal"
 	"github.com/distributor-dev/distributor/internal/lock"
+	"github.com/distributor-dev/distributor/internal/metrics"
 	"github.com/distributor-dev/distributor/internal/notify"
-	"github.com/distributor-dev/distributor/internal/outcome"
 	"github.com/distributor-dev/distributor/internal/plan"
 	"github.com/distributor-dev/distributor/internal/render"
+	"github.com/distributor-dev/distributor/internal/report"
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/overlay"
 	"github.com/distributor-dev/distributor/internal/storage/registry"
@@ -27,19 +29,37 @@ import (
 	"github.com/distributor-dev/distributor/internal/txn"
 )
 
-// RunOptions are the inputs of `distributor run`.
+// RunOptions are the inputs of Run, as `distributor run` takes them
+// (Logger, OnEvent and Tuning make the library's App for the call).
 type RunOptions struct {
-	Pipeline    string // "" = every pipeline
-	Destination string // "" = every destination of the selected pipelines
-	Source      string // overrides the pipeline's bundle directory (needs Pipeline)
-	DryRun      bool
-	Force       bool // needs Pipeline and Destination
-	MaxDeletes  *int // overrides every destination's max_deletes
-	// AllowEmpty lets a replacement plan with no outputs delete this owner's
-	// outputs (an empty bundle selection is more often a mistake).
+	// Pipelines selects the pipelines to publish (none: every one).
+	Pipelines []string
+	// Destination publishes only to this destination ("": every one).
+	Destination string
+	// Source publishes this bundle directory instead of the pipeline's
+	// configured source (needs exactly one pipeline).
+	Source string
+	// DryRun plans and reports; nothing is written and no webhook called.
+	DryRun bool
+	// Force replaces everything under one root, unmanaged files included
+	// (needs one pipeline and Destination).
+	Force bool
+	// MaxDeletes, when set, overrides every destination's max_deletes.
+	MaxDeletes *int
+	// AllowEmpty lets a replacement that plans no outputs delete the owner's
+	// (an empty bundle selection is more often a mistake).
 	AllowEmpty bool
-	Jobs       int  // transfers at once per destination (0: the backend's default)
-	Rewrite    bool // write unchanged outputs too (see plan.Input.Rewrite)
+	// Jobs is how many transfers run at once per destination (0: the backend's default).
+	Jobs int
+	// Rewrite writes every planned output, unchanged ones too (to re-apply headers).
+	Rewrite bool
+	// MetricsFile is where a real run writes its Prometheus metrics (pass
+	// cfg.MetricsFile() for metrics_file); a write failure only warns.
+	MetricsFile string
+	Logger      *slog.Logger
+	// OnEvent receives progress, from several goroutines at once.
+	OnEvent func(Event)
+	Tuning
 }
 
 // jobsFor is jobs when set, else the backend's default (storage.Backend.Jobs).
@@ -56,49 +76,111 @@ type UsageError struct{ Msg string }
 
 func (e *UsageError) Error() string { return e.Msg }
 
-// Publish publishes every selected pipeline to each of its destinations,
-// independently. The error is only for invalid options; the rest is in the result.
-func (a *App) Publish(ctx context.Context, cfg *config.Config, opts RunOptions) (*outcome.Run, error) {
-	pipelines, err := selectPipelines(cfg, opts)
-	if err != nil {
-		return nil, err
+// Run publishes every selected pipeline to each of its destinations,
+// independently, and writes the metrics file of a real run. The error is
+// only for invalid options; the rest is in the document.
+func (a *App) Run(ctx context.Context, cfg *config.Config, opts RunOptions) (*report.Run, error) {
+	if len(opts.Pipelines) > 1 && (opts.Source != "" || opts.Force) {
+		return nil, &UsageError{Msg: "Source and Force need exactly one pipeline"}
 	}
-	o := &outcome.Run{DryRun: opts.DryRun, DistributorVersion: a.Version, StartedAt: a.Now(), Pipelines: []outcome.Pipeline{}}
-	for _, p := range pipelines {
-		o.Pipelines = append(o.Pipelines, a.runPipeline(ctx, cfg, p, opts))
+	r := &report.Run{Command: "run", DryRun: opts.DryRun, DistributorVersion: a.Version,
+		StartedAt: catalog.FormatTime(a.Now()), Pipelines: []report.Pipeline{}}
+	for i := 0; i == 0 || i < len(opts.Pipelines); i++ {
+		pipelines, err := selectPipelines(cfg, opts, i)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range pipelines {
+			r.Pipelines = append(r.Pipelines, a.runPipeline(ctx, cfg, p, opts))
+		}
 	}
-	o.FinishedAt = a.Now()
-	return o, nil
+	finished := a.Now()
+	r.FinishedAt = catalog.FormatTime(finished)
+	if opts.MetricsFile != "" && !opts.DryRun {
+		samples := metrics.FromRun(r, finished, func(pipeline string) []string {
+			return selected(cfg, pipeline, opts.Destination)
+		})
+		if err := metrics.Write(opts.MetricsFile, a.Version, samples); err != nil {
+			a.Logger.Warn("the metrics file was not written (the run's exit status is unchanged)", "err", err)
+		}
+	}
+	r.Finish()
+	r.LockHeld = onlyLockHeld(r)
+	return r, nil
 }
 
-func selectPipelines(cfg *config.Config, opts RunOptions) ([]*config.Pipeline, error) {
-	if opts.Source != "" && opts.Pipeline == "" {
+// selected lists the destinations of pipeline that only ("": all) selects.
+func selected(cfg *config.Config, pipeline, only string) []string {
+	p, ok := cfg.Pipeline(pipeline)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, id := range p.Destinations {
+		if only == "" || id == only {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// onlyLockHeld reports whether the run failed only on roots other writers held past the lock timeout.
+func onlyLockHeld(r *report.Run) bool {
+	held := false
+	for _, p := range r.Pipelines {
+		if p.Err != nil {
+			return false
+		}
+		for _, d := range p.Destinations {
+			if d.Plan != nil && d.Plan.Action.Failed() {
+				return false
+			}
+			if d.Status != report.StatusFailed {
+				continue
+			}
+			var he *lock.HeldError
+			if !errors.As(d.Err, &he) {
+				return false
+			}
+			held = true
+		}
+	}
+	return held
+}
+
+// selectPipelines selects the pipelines of opts.Pipelines[i] (none: every one).
+func selectPipelines(cfg *config.Config, opts RunOptions, i int) ([]*config.Pipeline, error) {
+	pipeline := ""
+	if i < len(opts.Pipelines) {
+		pipeline = opts.Pipelines[i]
+	}
+	if opts.Source != "" && pipeline == "" {
 		ps := publishers(cfg, opts.Destination)
 		if len(ps) != 1 {
 			return nil, &UsageError{fmt.Sprintf("--source needs --pipeline: it names the bundle of one pipeline (pipelines: %s)", pipelineList(cfg))}
 		}
-		opts.Pipeline = ps[0].ID
+		pipeline = ps[0].ID
 	}
-	if opts.Force && (opts.Pipeline == "" || opts.Destination == "") {
+	if opts.Force && (pipeline == "" || opts.Destination == "") {
 		return nil, &UsageError{"--force needs --pipeline and --destination: it replaces exactly one destination root"}
 	}
-	if opts.Pipeline == "" {
+	if pipeline == "" {
 		ps := publishers(cfg, opts.Destination)
 		if len(ps) == 0 {
 			return nil, &UsageError{fmt.Sprintf("no pipeline publishes to destination %q", opts.Destination)}
 		}
 		return ps, nil
 	}
-	p, err := pipelineFor(cfg, opts.Pipeline, opts.Destination)
+	p, err := pipelineFor(cfg, pipeline, opts.Destination)
 	if err != nil {
 		return nil, err
 	}
 	return []*config.Pipeline{p}, nil
 }
 
-func (a *App) runPipeline(ctx context.Context, cfg *config.Config, p *config.Pipeline, opts RunOptions) outcome.Pipeline {
+func (a *App) runPipeline(ctx context.Context, cfg *config.Config, p *config.Pipeline, opts RunOptions) report.Pipeline {
 	dir := cmp.Or(opts.Source, p.Source)
-	op := outcome.Pipeline{ID: p.ID, SourcePath: dir, Destinations: []outcome.Destination{}}
+	op := report.Pipeline{PipelineID: p.ID, Source: &report.Source{Path: dir}, Destinations: []report.Destination{}}
 	// Bytes are hashed only if a destination writes (contentCheck): a no-op rerun reads none.
 	b, err := bundle.LoadShallow(ctx, dir)
 	if err != nil {
@@ -117,9 +199,7 @@ func (a *App) runPipeline(ctx context.Context, cfg *config.Config, p *config.Pip
 		return op
 	}
 	defer b.Close()
-	m := b.Manifest
-	op.SourcePath = b.Dir
-	op.Source = &catalog.Source{ID: m.ID, Digest: m.Digest, Created: m.Created}
+	op.Source = sourceOf(b)
 	for _, u := range b.Unlisted {
 		op.Warnings = append(op.Warnings, fmt.Sprintf("%s is in the bundle directory but not in its manifest: ignored", u))
 	}
@@ -146,16 +226,16 @@ func (a *App) runPipeline(ctx context.Context, cfg *config.Config, p *config.Pip
 // (bad) once: as the pipeline's failure if no destination published (listing
 // only those with their own failure or recovery; the others' undelivered
 // notifications become warnings), else as a warning.
-func reportBundle(op *outcome.Pipeline, runs []*destinationRun, bad error) {
+func reportBundle(op *report.Pipeline, runs []*destinationRun, bad error) {
 	for _, dr := range runs {
 		op.Destinations = append(op.Destinations, dr.rd)
 	}
 	if bad == nil {
 		return
 	}
-	err := sourceErr(op.SourcePath, bad)
-	wrote := slices.ContainsFunc(op.Destinations, func(d outcome.Destination) bool {
-		return d.Applied.Created+d.Applied.Overwritten+d.Applied.Deleted > 0
+	err := sourceErr(op.Source.Path, bad)
+	wrote := slices.ContainsFunc(op.Destinations, func(d report.Destination) bool {
+		return d.Counts.Created+d.Counts.Overwritten+d.Counts.Deleted > 0
 	})
 	if wrote {
 		op.Warnings = append(op.Warnings, err.Error()+"; destinations published before it was found keep what they published")
@@ -171,11 +251,11 @@ func reportBundle(op *outcome.Pipeline, runs []*destinationRun, bad error) {
 		}
 		if dr.rolledBack > 0 {
 			op.Warnings = append(op.Warnings, fmt.Sprintf("destination %s: %d file(s) created before the mismatch was found were removed again",
-				rd.ID, dr.rolledBack))
+				rd.DestinationID, dr.rolledBack))
 		}
 		for _, n := range rd.Notifications {
 			if n.Status != notify.StatusSent {
-				op.Warnings = append(op.Warnings, notificationWarning(n, rd.ID))
+				op.Warnings = append(op.Warnings, notificationWarning(n, rd.DestinationID))
 			}
 		}
 	}
@@ -249,7 +329,7 @@ func (c *contentCheck) failed(err error) {
 // runDestination publishes bundle b to destination d.
 func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.Destination, b *bundle.Bundle, vc *contentCheck, opts RunOptions) *destinationRun {
 	dr := &destinationRun{a: a, p: p, d: d, b: b, vc: vc, opts: opts,
-		rd: outcome.Destination{ID: d.ID, Backend: d.Backend, Root: d.Path, FixedPath: d.FixedPath(), Workflow: d.Workflow}}
+		rd: report.Destination{DestinationID: d.ID, Backend: d.Backend, Root: d.Path, FixedPath: d.FixedPath(), Workflow: d.Workflow}}
 	st, err := dr.prepare(ctx)
 	if st != nil {
 		defer st.Close()
@@ -267,7 +347,7 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 
 // previewRecovery reads the root as a real run would after recovering a dead
 // run's journal, changing nothing: txn.Recover runs over an in-memory overlay.
-func previewRecovery(ctx context.Context, st storage.Store, req planRequest, now time.Time) (*Root, *txn.Recovery, error) {
+func previewRecovery(ctx context.Context, st storage.Store, req planRequest, now time.Time) (*RootState, *txn.Recovery, error) {
 	view := overlay.New(st)
 	// A lock record's intent is recovered as a journal once its holder's
 	// lock is removed (lock.MoveIntent): preview it from the overlay.
@@ -292,12 +372,21 @@ func previewRecovery(ctx context.Context, st storage.Store, req planRequest, now
 	return r, rec, nil
 }
 
-func recoverySummary(rec *txn.Recovery) *outcome.Recovery {
+func recoverySummary(rec *txn.Recovery) *report.Recovery {
 	if rec == nil {
 		return nil
 	}
-	return &outcome.Recovery{RunID: rec.Journal.RunID, Committed: rec.Committed, RolledForward: len(rec.RolledForward),
+	return &report.Recovery{DeadRun: rec.Journal.RunID, Committed: rec.Committed, RolledForward: len(rec.RolledForward),
 		Removed: len(rec.Removed), RemovedBytes: rec.RemovedBytes, Dropped: len(rec.Dropped), Left: len(rec.Left)}
+}
+
+// rootRecovery is what the transaction's begin recovered and swept.
+func rootRecovery(tx *txn.Txn) report.RootRecovery {
+	rr := report.RootRecovery{Recovered: recoverySummary(tx.Recovery)}
+	if len(tx.Swept) > 0 {
+		rr.TempSwept = &report.Removal{Files: len(tx.Swept), Bytes: tx.SweptBytes}
+	}
+	return rr
 }
 
 // streamedSources returns the bundle files a staged write checks as it copies
@@ -320,7 +409,7 @@ func streamedSources(outs []render.Output) (streamed map[string]bool, sources ma
 // as when r was read: absent both times, the same Version (S3's ETag), or the
 // same size and modification time. A commit it misses is not lost: the catalog
 // write is a compare-and-swap against r.Version. Any doubt says it changed.
-func catalogUnchanged(ctx context.Context, st storage.Store, r *Root) bool {
+func catalogUnchanged(ctx context.Context, st storage.Store, r *RootState) bool {
 	const stableFor = 2 * time.Second
 	info, err := st.Stat(ctx, catalog.FileName)
 	if errors.Is(err, storage.ErrNotExist) && !errors.Is(err, storage.ErrNotObject) {

@@ -125,7 +125,7 @@ func testS3Lookups(t *testing.T, srv *s3test.Server) {
 			cfg := writeConfig(t, f.dir, "distributor.yaml", s3SiteYAML(srv, srv.Bucket, prefix, "    publish: {html: false, source: all}\n"))
 			a := f.app(nil)
 			a.Getenv = srv.Getenv
-			rep, err := a.Run(t.Context(), cfg, RunOptions{Pipeline: "mine"})
+			rep, err := a.Run(t.Context(), cfg, RunOptions{Pipelines: []string{"mine"}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -24,7 +24,7 @@ func TestS3MissingBucketFailsBeforePlanning(t *testing.T) {
 	cfg := writeConfig(t, f.dir, "distributor.yaml", s3SiteYAML(srv, "nope", "site", ""))
 	a := f.app(nil)
 	a.Getenv = srv.Getenv
-	rep, err := a.Run(t.Context(), cfg, RunOptions{Pipeline: "mine"})
+	rep, err := a.Run(t.Context(), cfg, RunOptions{Pipelines: []string{"mine"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -365,7 +365,7 @@ func testRequestsDoNotGrow(t *testing.T, sizes []int, budget requestBudget, newR
 		var got [2][]string
 		for i, want := range []string{"upsert_additive", "skip_same"} {
 			counter.takeSteps()
-			rep, err := a.Run(t.Context(), cfg, RunOptions{Pipeline: "mine"})
+			rep, err := a.Run(t.Context(), cfg, RunOptions{Pipelines: []string{"mine"}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/config"
@@ -12,11 +13,17 @@ import (
 	"github.com/distributor-dev/distributor/internal/txn"
 )
 
+// ShowOptions are the inputs of ShowState.
+type ShowOptions struct {
+	Root
+	Logger *slog.Logger
+}
+
 // ShowState reads a root's catalog for `distributor state show`: its top
 // fields, and outputs and stored document that the report streams from a copy
 // until its Close. State none is not an error; legacy, invalid and future are.
-func (a *App) ShowState(ctx context.Context, cfg *config.Config, opts MaintOptions) (*report.StateShow, error) {
-	t, err := resolveMaint(cfg, "state show", opts)
+func (a *App) ShowState(ctx context.Context, cfg *config.Config, opts ShowOptions) (*report.StateShow, error) {
+	t, err := resolveMaint(cfg, "state show", opts.Root)
 	if err != nil {
 		return nil, err
 	}

@@ -45,7 +45,7 @@ func TestShowStateHeapDoesNotGrowWithTheCatalog(t *testing.T) {
 			var err error
 			peak := peakHeap(func() {
 				var rep *report.StateShow
-				rep, err = a.ShowState(ctx, f.cfg, MaintOptions{Pipeline: "mine", Destination: "site"})
+				rep, err = a.ShowState(ctx, f.cfg, ShowOptions{Root: Root{Pipeline: "mine", Destination: "site"}})
 				if err != nil {
 					return
 				}
@@ -92,7 +92,7 @@ func TestShowStateUnsortedCatalog(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(f.root, catalog.FileName), []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := f.app(nil).ShowState(context.Background(), f.cfg, MaintOptions{Pipeline: "mine", Destination: "site"})
+	rep, err := f.app(nil).ShowState(context.Background(), f.cfg, ShowOptions{Root: Root{Pipeline: "mine", Destination: "site"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -86,7 +86,7 @@ destinations:
 			// prune --apply selects every output (older than 1s a day
 			// later) and must not delete through the link either.
 			now = now.Add(24 * time.Hour)
-			rep, err := a.Prune(context.Background(), cfg, PruneOptions{MaintOptions: MaintOptions{Pipeline: "mine", Destination: "site"}, Apply: true})
+			rep, err := a.Prune(context.Background(), cfg, PruneOptions{Root: Root{Pipeline: "mine", Destination: "site"}, Apply: true})
 			if err != nil {
 				t.Fatal(err)
 			}

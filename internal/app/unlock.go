@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/lock"
@@ -11,17 +12,19 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage"
 )
 
-// UnlockOptions are the inputs of `distributor unlock`.
+// UnlockOptions are the inputs of Unlock.
 type UnlockOptions struct {
-	MaintOptions
-	Force bool // remove a lock whose holder looks alive
+	Root
+	// Force removes a lock whose holder looks alive.
+	Force  bool
+	Logger *slog.Logger
 }
 
 // Unlock removes a stale lock (lease expired, or a gone holder on this host)
 // or, with Force, any. The next writer recovers, from the journal (an intent
 // in the record moves there first: lock.MoveIntent).
 func (a *App) Unlock(ctx context.Context, cfg *config.Config, opts UnlockOptions) (*report.Unlock, error) {
-	t, err := resolveMaint(cfg, "unlock", opts.MaintOptions)
+	t, err := resolveMaint(cfg, "unlock", opts.Root)
 	if err != nil {
 		return nil, err
 	}

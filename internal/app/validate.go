@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 
@@ -14,10 +15,13 @@ import (
 	"github.com/distributor-dev/distributor/internal/report"
 )
 
-// ValidateOptions are the inputs of `distributor validate`.
+// ValidateOptions are the inputs of Validate.
 type ValidateOptions struct {
-	Pipeline string // "" = every pipeline
-	Source   string // "" = configuration only
+	// Pipeline checks only this pipeline ("" every one).
+	Pipeline string
+	// Source checks this bundle directory instead of the configured sources.
+	Source string
+	Logger *slog.Logger
 }
 
 // Validate checks a configuration and the outputs the --source bundle (else

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path"
 	"strings"
 
@@ -13,21 +14,26 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage"
 )
 
-// VerifyOptions are the inputs of `distributor verify`.
+// VerifyOptions are the inputs of Verify.
 type VerifyOptions struct {
-	MaintOptions
-	AllOwners bool // verify every owner's outputs, not just the selected one's
-	Jobs      int  // outputs read and hashed at once (0: the backend's default)
-	// Quick checks only listed sizes, reading no content: blind to changes
-	// that keep the size (bitrot, an in-place edit).
-	Quick bool
+	Root
+	// AllOwners verifies every owner's outputs at the root.
+	AllOwners bool
+	// Jobs is how many outputs are read and hashed at once (0: the
+	// backend's default).
+	Jobs int
+	// Quick checks only each output's listed size, reading no content:
+	// blind to changes that keep the size (bitrot, an in-place edit).
+	Quick   bool
+	Logger  *slog.Logger
+	OnEvent func(Event)
 }
 
 // Verify is a read-only bitrot check, taking no lock: it compares each selected
 // output's sha256 and size with its record, opts.Jobs at a time; lists are in
 // catalog order. The error is for invalid options; the rest is reported.
 func (a *App) Verify(ctx context.Context, cfg *config.Config, opts VerifyOptions) (*report.Verify, error) {
-	t, err := resolveMaint(cfg, "verify", opts.MaintOptions)
+	t, err := resolveMaint(cfg, "verify", opts.Root)
 	if err != nil {
 		return nil, err
 	}

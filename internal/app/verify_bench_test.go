@@ -74,7 +74,7 @@ func benchVerify(b *testing.B, a *App, cfg *config.Config, n, size int, jobs ...
 			b.SetBytes(int64(n * size))
 			for b.Loop() {
 				rep, err := a.Verify(context.Background(), cfg, VerifyOptions{
-					MaintOptions: MaintOptions{Pipeline: "mine", Destination: "site"}, Jobs: j})
+					Root: Root{Pipeline: "mine", Destination: "site"}, Jobs: j})
 				if err != nil || rep.Failed() || rep.OK != n {
 					b.Fatalf("verify: %+v %v", rep, err)
 				}
@@ -84,7 +84,7 @@ func benchVerify(b *testing.B, a *App, cfg *config.Config, n, size int, jobs ...
 	b.Run("quick", func(b *testing.B) {
 		for b.Loop() {
 			rep, err := a.Verify(context.Background(), cfg, VerifyOptions{
-				MaintOptions: MaintOptions{Pipeline: "mine", Destination: "site"}, Quick: true})
+				Root: Root{Pipeline: "mine", Destination: "site"}, Quick: true})
 			if err != nil || rep.Failed() || rep.OK != n {
 				b.Fatalf("verify: %+v %v", rep, err)
 			}

@@ -94,7 +94,7 @@ func TestVerifyParallelMatchesSequential(t *testing.T) {
 			verify := func(jobs int) *report.Verify {
 				t.Helper()
 				rep, err := a.Verify(context.Background(), f.cfg, VerifyOptions{
-					MaintOptions: MaintOptions{Pipeline: "mine", Destination: "site"}, AllOwners: true, Jobs: jobs})
+					Root: Root{Pipeline: "mine", Destination: "site"}, AllOwners: true, Jobs: jobs})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -154,7 +154,7 @@ func TestVerifyQuick(t *testing.T) {
 	a := f.app(func(st storage.Store) storage.Store { cs = &countingStore{Store: st}; return cs })
 	sameSize, resized, removed := verifyRoot(t, f, a, f.root)
 	rep, err := a.Verify(context.Background(), f.cfg, VerifyOptions{
-		MaintOptions: MaintOptions{Pipeline: "mine", Destination: "site"}, Quick: true})
+		Root: Root{Pipeline: "mine", Destination: "site"}, Quick: true})
 	if err != nil || rep.Error != nil || !rep.Quick {
 		t.Fatalf("quick verify: %+v %v", rep, err)
 	}
@@ -181,7 +181,7 @@ func TestVerifyQuick(t *testing.T) {
 	if want := 60 - len(resized) - len(removed); rep.OK != want {
 		t.Errorf("ok %d, want %d (the %d same-size changes %v included)", rep.OK, want, len(sameSize), sameSize)
 	}
-	full, err := a.Verify(context.Background(), f.cfg, VerifyOptions{MaintOptions: MaintOptions{Pipeline: "mine", Destination: "site"}})
+	full, err := a.Verify(context.Background(), f.cfg, VerifyOptions{Root: Root{Pipeline: "mine", Destination: "site"}})
 	if err != nil || len(full.Corrupt) != len(sameSize)+len(resized) {
 		t.Errorf("the full verify after it finds %d corrupt, want %d: %v", len(full.Corrupt), len(sameSize)+len(resized), err)
 	}
@@ -209,7 +209,7 @@ func TestVerifyParallelReadError(t *testing.T) {
 	}
 	for _, jobs := range []int{1, 8} {
 		rep, err := a.Verify(context.Background(), f.cfg, VerifyOptions{
-			MaintOptions: MaintOptions{Pipeline: "mine", Destination: "site"}, Jobs: jobs})
+			Root: Root{Pipeline: "mine", Destination: "site"}, Jobs: jobs})
 		if err != nil || rep.Error == nil || !strings.Contains(*rep.Error, "d2/f04.txt: permission denied") {
 			t.Errorf("--jobs %d: error %v, report error %s; want the read error of d2/f04.txt", jobs, err, str(rep.Error))
 		}
@@ -256,7 +256,7 @@ func TestVerifyProgress(t *testing.T) {
 	}
 	p := &progressRecorder{started: map[string][2]int64{}, done: map[string]int64{}}
 	a.Progress = p
-	rep, err := a.Verify(context.Background(), f.cfg, VerifyOptions{MaintOptions: MaintOptions{Pipeline: "mine", Destination: "site"}, Jobs: 2})
+	rep, err := a.Verify(context.Background(), f.cfg, VerifyOptions{Root: Root{Pipeline: "mine", Destination: "site"}, Jobs: 2})
 	if err != nil || rep.Failed() {
 		t.Fatalf("verify: %+v %v", rep, err)
 	}

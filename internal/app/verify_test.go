@@ -17,7 +17,7 @@ func TestVerifyDetectsModifiedAndMissing(t *testing.T) {
 	f := newMT(t)
 	f.mtStandard()
 	ctx := context.Background()
-	rep, err := f.app().Verify(ctx, f.cfg, app.VerifyOptions{MaintOptions: mtOpts(alphaA), AllOwners: true})
+	rep, err := f.app().Verify(ctx, f.cfg, app.VerifyOptions{Root: mtOpts(alphaA), AllOwners: true})
 	if err != nil || rep.Failed() || rep.OK != 7 {
 		t.Fatalf("intact root: %+v %v", rep, err)
 	}
@@ -26,7 +26,7 @@ func TestVerifyDetectsModifiedAndMissing(t *testing.T) {
 	f.mtRemoveByHand("alpha/new.txt")
 	before := storagetest.DirSnapshot(t, f.root)
 
-	rep, err = f.app().Verify(ctx, f.cfg, app.VerifyOptions{MaintOptions: mtOpts(alphaA)})
+	rep, err = f.app().Verify(ctx, f.cfg, app.VerifyOptions{Root: mtOpts(alphaA)})
 	if err != nil || !rep.Failed() || rep.Error != nil {
 		t.Fatalf("scoped: %+v %v", rep, err)
 	}
@@ -40,7 +40,7 @@ func TestVerifyDetectsModifiedAndMissing(t *testing.T) {
 		t.Errorf("corrupt %+v", rep.Corrupt)
 	}
 
-	rep, err = f.app().Verify(ctx, f.cfg, app.VerifyOptions{MaintOptions: mtOpts(betaB), AllOwners: true})
+	rep, err = f.app().Verify(ctx, f.cfg, app.VerifyOptions{Root: mtOpts(betaB), AllOwners: true})
 	if err != nil || !rep.Failed() {
 		t.Fatalf("all owners: %+v %v", rep, err)
 	}
@@ -57,13 +57,13 @@ func TestVerifyDetectsModifiedAndMissing(t *testing.T) {
 func TestVerifyStates(t *testing.T) {
 	f := newMT(t)
 	ctx := context.Background()
-	rep, err := f.app().Verify(ctx, f.cfg, app.VerifyOptions{MaintOptions: mtOpts(alphaA)})
+	rep, err := f.app().Verify(ctx, f.cfg, app.VerifyOptions{Root: mtOpts(alphaA)})
 	// No catalog: a mistyped root must not look healthy.
 	if err != nil || !rep.Failed() || rep.State != "none" || rep.OK != 0 || !strings.HasPrefix(mtDeref(rep.Error), "no catalog (.distributor.json) found at "+f.root+", which is empty or does not exist:") {
 		t.Fatalf("none: %+v %v", rep, err)
 	}
 	mtWrite(t, f.root, catalog.FileName, `{"schema_version": 1}`)
-	rep, err = f.app().Verify(ctx, f.cfg, app.VerifyOptions{MaintOptions: mtOpts(alphaA)})
+	rep, err = f.app().Verify(ctx, f.cfg, app.VerifyOptions{Root: mtOpts(alphaA)})
 	if err != nil || !rep.Failed() || !strings.Contains(mtDeref(rep.Error), "legacy state") {
 		t.Fatalf("legacy: %+v %v", rep, err)
 	}
@@ -72,13 +72,13 @@ func TestVerifyStates(t *testing.T) {
 func TestShowState(t *testing.T) {
 	f := newMT(t)
 	ctx := context.Background()
-	s, err := f.app().ShowState(ctx, f.cfg, mtOpts(alphaA))
+	s, err := f.app().ShowState(ctx, f.cfg, app.ShowOptions{Root: mtOpts(alphaA)})
 	var raw strings.Builder
 	if err != nil || s.State != "none" || s.Count != 0 || s.WriteRaw(&raw) != nil || raw.Len() != 0 {
 		t.Fatalf("none: %+v %v", s, err)
 	}
 	f.mtStandard()
-	s, err = f.app().ShowState(ctx, f.cfg, mtOpts(betaB))
+	s, err = f.app().ShowState(ctx, f.cfg, app.ShowOptions{Root: mtOpts(betaB)})
 	if err != nil || s.State != "catalog" || s.Count != 7 {
 		t.Fatalf("catalog: %+v %v", s, err)
 	}
@@ -90,7 +90,7 @@ func TestShowState(t *testing.T) {
 		"legacy": `{"schema_version": 2}`, "invalid": `[]`, "future": `{"schema_version": 99}`,
 	} {
 		mtWrite(t, f.root, catalog.FileName, doc)
-		_, err := f.app().ShowState(ctx, f.cfg, mtOpts(alphaA))
+		_, err := f.app().ShowState(ctx, f.cfg, app.ShowOptions{Root: mtOpts(alphaA)})
 		if err == nil || !strings.HasPrefix(err.Error(), "state "+name) {
 			t.Errorf("%s: %v", name, err)
 		}
@@ -100,8 +100,8 @@ func TestShowState(t *testing.T) {
 func TestTemplatedPathNeedsSource(t *testing.T) {
 	f := newMT(t)
 	ctx := context.Background()
-	arch := app.MaintOptions{Pipeline: "alpha", Destination: "arch"}
-	_, err := f.app().Verify(ctx, f.cfg, app.VerifyOptions{MaintOptions: arch})
+	arch := app.Root{Pipeline: "alpha", Destination: "arch"}
+	_, err := f.app().Verify(ctx, f.cfg, app.VerifyOptions{Root: arch})
 	var ue *app.UsageError
 	if !mtIsUsage(err, &ue) || !strings.Contains(err.Error(), "--source") {
 		t.Fatalf("without --source: %v, want a UsageError naming --source", err)
@@ -110,21 +110,21 @@ func TestTemplatedPathNeedsSource(t *testing.T) {
 	day := filepath.Join(f.dir, "arch", "2026-06-19")
 	f.populate(day, []mtRec{{"index.html", alphaA, "x", 30 * 24 * time.Hour}}, nil)
 	arch.Source = dir
-	rep, err := f.app().Verify(ctx, f.cfg, app.VerifyOptions{MaintOptions: arch, AllOwners: true})
+	rep, err := f.app().Verify(ctx, f.cfg, app.VerifyOptions{Root: arch, AllOwners: true})
 	if err != nil || rep.Failed() || rep.OK != 1 || rep.Root != day {
 		t.Fatalf("with --source: %+v %v", rep, err)
 	}
 	// The other maintenance commands resolve it the same way.
-	pr, err := f.app().Prune(ctx, f.cfg, app.PruneOptions{MaintOptions: arch})
+	pr, err := f.app().Prune(ctx, f.cfg, app.PruneOptions{Root: arch})
 	if err != nil || pr.Root != day {
 		t.Fatalf("prune: %+v %v", pr, err)
 	}
-	if _, err := f.app().ShowState(ctx, f.cfg, app.MaintOptions{Pipeline: "alpha", Destination: "arch"}); !mtIsUsage(err, &ue) {
+	if _, err := f.app().ShowState(ctx, f.cfg, app.ShowOptions{Root: app.Root{Pipeline: "alpha", Destination: "arch"}}); !mtIsUsage(err, &ue) {
 		t.Errorf("state show without --source: %v", err)
 	}
 	// A --source without a manifest is an error (not a usage error).
 	arch.Source = f.dir
-	if _, err := f.app().ReconcileState(ctx, f.cfg, app.ReconcileOptions{MaintOptions: arch}); err == nil || mtIsUsage(err, &ue) {
+	if _, err := f.app().ReconcileState(ctx, f.cfg, app.ReconcileOptions{Root: arch}); err == nil || mtIsUsage(err, &ue) {
 		t.Errorf("bad --source: %v", err)
 	}
 }

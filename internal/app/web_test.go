@@ -132,7 +132,7 @@ destinations:
 	a := f.app(nil)
 	f.run(a, "mine")
 	f.bundle("mine", "mine.two", map[string]string{"report.md": "# R2\n", "new.csv": "y", "same.css": "c"})
-	o, err := a.Publish(t.Context(), f.cfg, RunOptions{Pipeline: "mine"})
+	o, err := a.Run(t.Context(), f.cfg, RunOptions{Pipelines: []string{"mine"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ destinations:
 		t.Errorf("written %v (%d), deleted %v (%d); want %v, %v", ev.Written, ev.WrittenTotal, ev.Deleted, ev.DeletedTotal, wantW, wantD)
 	}
 	// A skip_same rerun changes nothing and lists nothing.
-	o, _ = a.Publish(t.Context(), f.cfg, RunOptions{Pipeline: "mine"})
+	o, _ = a.Run(t.Context(), f.cfg, RunOptions{Pipelines: []string{"mine"}})
 	p = &o.Pipelines[0]
 	if ev, _ := notify.EventOf(p, &p.Destinations[0]); ev.Name != "skipped" || ev.WrittenTotal != 0 || len(ev.Payload().URLs.Written) != 0 {
 		t.Errorf("rerun: %+v", ev)

@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/atomicfile"
-	"github.com/distributor-dev/distributor/internal/outcome"
 	"github.com/distributor-dev/distributor/internal/plan"
+	"github.com/distributor-dev/distributor/internal/report"
 )
 
 // Sample is the last run of one destination of one pipeline.
@@ -40,32 +40,33 @@ type Sample struct {
 	Retries      int
 }
 
-// FromRun turns a run into samples, one per destination; a pipeline that
-// failed as a whole fails each destination destinationsOf lists for it.
-func FromRun(o *outcome.Run, destinationsOf func(pipeline string) []string) []Sample {
+// FromRun turns a run that finished at finished into samples, one per
+// destination; a pipeline that failed as a whole fails each destination
+// destinationsOf lists for it.
+func FromRun(r *report.Run, finished time.Time, destinationsOf func(pipeline string) []string) []Sample {
 	var out []Sample
-	for _, p := range o.Pipelines {
+	for _, p := range r.Pipelines {
 		if p.Err != nil && len(p.Destinations) == 0 {
-			for _, id := range destinationsOf(p.ID) {
-				out = append(out, Sample{Pipeline: p.ID, Destination: id, Finished: o.FinishedAt, Status: string(outcome.Failed)})
+			for _, id := range destinationsOf(p.PipelineID) {
+				out = append(out, Sample{Pipeline: p.PipelineID, Destination: id, Finished: finished, Status: report.StatusFailed})
 			}
 			continue
 		}
 		for _, d := range p.Destinations {
-			s := Sample{Pipeline: p.ID, Destination: d.ID, Finished: o.FinishedAt, Status: string(d.Status),
-				Duration: d.Duration, LockWait: d.LockWait, Outputs: d.Applied, Retries: d.Retries}
+			s := Sample{Pipeline: p.PipelineID, Destination: d.DestinationID, Finished: finished, Status: d.Status,
+				Duration: d.Duration, LockWait: d.LockWait, Outputs: d.Counts, Retries: d.Retries}
 			if d.Plan != nil {
 				s.Action = string(d.Plan.Action)
 				s.WrittenBytes = writtenBytes(d)
 			}
-			s.Success = p.Err == nil && d.Status == outcome.OK && (d.Plan == nil || !d.Plan.Action.Failed())
+			s.Success = p.Err == nil && d.Status == report.StatusOK && (d.Plan == nil || !d.Plan.Action.Failed())
 			out = append(out, s)
 		}
 	}
 	return out
 }
 
-func writtenBytes(d outcome.Destination) int64 {
+func writtenBytes(d report.Destination) int64 {
 	done := map[string]bool{}
 	for _, p := range d.Done {
 		done[p] = true
@@ -73,7 +74,7 @@ func writtenBytes(d outcome.Destination) int64 {
 	var n int64
 	for _, it := range d.Plan.Items {
 		if (it.Op == plan.OpCreate || it.Op == plan.OpOverwrite) && it.Output != nil &&
-			(d.Status == outcome.OK || done[it.Path]) {
+			(d.Status == report.StatusOK || done[it.Path]) {
 			n += it.Output.Size
 		}
 	}

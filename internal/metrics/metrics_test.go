@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/distributor-dev/distributor/internal/outcome"
 	"github.com/distributor-dev/distributor/internal/plan"
+	"github.com/distributor-dev/distributor/internal/report"
 )
 
 var (
@@ -116,17 +116,17 @@ func TestFromRun(t *testing.T) {
 	item := func(p string, op plan.Op, size int64) plan.Item {
 		return plan.Item{Path: p, Op: op, Output: &plan.Output{Size: size}}
 	}
-	o := &outcome.Run{FinishedAt: t1, Pipelines: []outcome.Pipeline{
-		{ID: "bad", Err: errors.New("sha256 mismatch")},
-		{ID: "p", Destinations: []outcome.Destination{
-			{ID: "ok", Status: outcome.OK, Plan: &plan.Plan{Action: plan.PublishNew, Items: []plan.Item{
+	r := &report.Run{Pipelines: []report.Pipeline{
+		{PipelineID: "bad", Err: errors.New("sha256 mismatch")},
+		{PipelineID: "p", Destinations: []report.Destination{
+			{DestinationID: "ok", Status: report.StatusOK, Plan: &plan.Plan{Action: plan.PublishNew, Items: []plan.Item{
 				item("a", plan.OpCreate, 10), item("b", plan.OpOverwrite, 5), item("c", plan.OpUnchanged, 100)}}},
-			{ID: "partial", Status: outcome.Failed, Done: []string{"a"}, Plan: &plan.Plan{Action: plan.PublishNew, Items: []plan.Item{
+			{DestinationID: "partial", Status: report.StatusFailed, Done: []string{"a"}, Plan: &plan.Plan{Action: plan.PublishNew, Items: []plan.Item{
 				item("a", plan.OpCreate, 10), item("b", plan.OpCreate, 5)}}},
-			{ID: "refused", Status: outcome.OK, Plan: &plan.Plan{Action: plan.FailUnmanaged}},
+			{DestinationID: "refused", Status: report.StatusOK, Plan: &plan.Plan{Action: plan.FailUnmanaged}},
 		}},
 	}}
-	got := FromRun(o, func(p string) []string {
+	got := FromRun(r, t1, func(p string) []string {
 		if p == "bad" {
 			return []string{"x", "y"}
 		}

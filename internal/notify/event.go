@@ -2,7 +2,6 @@ package notify
 
 import (
 	"github.com/distributor-dev/distributor/internal/config"
-	"github.com/distributor-dev/distributor/internal/outcome"
 	"github.com/distributor-dev/distributor/internal/plan"
 	"github.com/distributor-dev/distributor/internal/report"
 )
@@ -41,29 +40,33 @@ type URLs struct {
 
 // EventOf returns the event a finished destination of pipeline p raises,
 // and false when it raises none (a dry run's planned status).
-func EventOf(p *outcome.Pipeline, d *outcome.Destination) (Event, bool) {
-	name := eventName(d.Action(), d.Status)
+func EventOf(p *report.Pipeline, d *report.Destination) (Event, bool) {
+	var action plan.Action
+	if d.Plan != nil {
+		action = d.Plan.Action
+	}
+	name := eventName(action, d.Status)
 	if name == "" {
 		return Event{}, false
 	}
-	ev := Event{Name: name, PipelineID: p.ID, DestinationID: d.ID, Action: d.Action(), Root: d.Root,
-		PrimaryURL: d.PrimaryURL, Counts: d.Applied, Source: report.SourceOf(p), Err: d.Err}
+	ev := Event{Name: name, PipelineID: p.PipelineID, DestinationID: d.DestinationID, Action: action, Root: d.Root,
+		PrimaryURL: d.PrimaryURL, Counts: d.Counts, Source: p.Source, Err: d.Err}
 	ev.Written, ev.Deleted, ev.WrittenTotal, ev.DeletedTotal = d.ChangedURLs()
 	return ev, true
 }
 
 // PipelineFailed is the "failed" event of a destination of pipeline p whose
 // bundle is invalid; root is unexpanded (placeholders need the manifest).
-func PipelineFailed(p *outcome.Pipeline, destinationID, root string) Event {
-	return Event{Name: config.EventFailed, PipelineID: p.ID, DestinationID: destinationID, Root: root,
-		Source: report.SourceOf(p), Err: p.Err}
+func PipelineFailed(p *report.Pipeline, destinationID, root string) Event {
+	return Event{Name: config.EventFailed, PipelineID: p.PipelineID, DestinationID: destinationID, Root: root,
+		Source: p.Source, Err: p.Err}
 }
 
-func eventName(a plan.Action, status outcome.Status) string {
+func eventName(a plan.Action, status string) string {
 	switch {
-	case status == outcome.Failed || a.Failed():
+	case status == report.StatusFailed || a.Failed():
 		return config.EventFailed
-	case status != outcome.OK:
+	case status != report.StatusOK:
 		return ""
 	case a == plan.SkipSame:
 		return config.EventSkipped

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/distributor-dev/distributor/internal/outcome"
 	"github.com/distributor-dev/distributor/internal/plan"
+	"github.com/distributor-dev/distributor/internal/report"
 )
 
 // recorder is a webhook endpoint on loopback that answers with the next
@@ -75,26 +75,26 @@ func fastSender(waits *[]int) *Sender {
 func TestEventOf(t *testing.T) {
 	for _, tc := range []struct {
 		action plan.Action
-		status outcome.Status
+		status string
 		want   string
 	}{
-		{plan.PublishNew, outcome.OK, "published"},
-		{plan.UpsertAdditive, outcome.OK, "published"},
-		{plan.ReplaceCatalog, outcome.OK, "published"},
-		{plan.ForceReplace, outcome.OK, "published"},
-		{plan.SkipSame, outcome.OK, "skipped"},
-		{plan.FailUnmanaged, outcome.Failed, "failed"},
-		{plan.FailConflict, outcome.Failed, "failed"},
-		{plan.PublishNew, outcome.Failed, "failed"}, // the write failed
-		{"", outcome.Failed, "failed"},              // failed before planning
-		{plan.PublishNew, outcome.Planned, ""},      // dry run
-		{plan.FailConflict, outcome.Planned, "failed"},
+		{plan.PublishNew, report.StatusOK, "published"},
+		{plan.UpsertAdditive, report.StatusOK, "published"},
+		{plan.ReplaceCatalog, report.StatusOK, "published"},
+		{plan.ForceReplace, report.StatusOK, "published"},
+		{plan.SkipSame, report.StatusOK, "skipped"},
+		{plan.FailUnmanaged, report.StatusFailed, "failed"},
+		{plan.FailConflict, report.StatusFailed, "failed"},
+		{plan.PublishNew, report.StatusFailed, "failed"}, // the write failed
+		{"", report.StatusFailed, "failed"},              // failed before planning
+		{plan.PublishNew, report.StatusPlanned, ""},      // dry run
+		{plan.FailConflict, report.StatusPlanned, "failed"},
 	} {
-		d := &outcome.Destination{ID: "d", Status: tc.status}
+		d := &report.Destination{DestinationID: "d", Status: tc.status}
 		if tc.action != "" {
 			d.Plan = &plan.Plan{Action: tc.action}
 		}
-		ev, ok := EventOf(&outcome.Pipeline{ID: "p"}, d)
+		ev, ok := EventOf(&report.Pipeline{PipelineID: "p"}, d)
 		if ok != (tc.want != "") || ev.Name != tc.want {
 			t.Errorf("EventOf(%q, %q) = %q, %v, want %q", tc.action, tc.status, ev.Name, ok, tc.want)
 		}
@@ -106,9 +106,9 @@ func TestEventOf(t *testing.T) {
 func TestPayloadOfFailedDestination(t *testing.T) {
 	pl := &plan.Plan{Action: plan.PublishNew, Items: []plan.Item{
 		{Path: "a", Op: plan.OpCreate}, {Path: "b", Op: plan.OpCreate}}}
-	d := &outcome.Destination{ID: "d", Root: "/r", Status: outcome.Failed, Plan: pl,
-		Applied: outcome.AppliedCounts(pl, []string{"a"}), Err: errors.New("write b: disk full")}
-	ev, ok := EventOf(&outcome.Pipeline{ID: "p", SourcePath: "/b"}, d)
+	d := &report.Destination{DestinationID: "d", Root: "/r", Status: report.StatusFailed, Plan: pl,
+		Counts: report.AppliedCounts(pl, []string{"a"}), Err: errors.New("write b: disk full")}
+	ev, ok := EventOf(&report.Pipeline{PipelineID: "p", Source: &report.Source{Path: "/b"}}, d)
 	if !ok {
 		t.Fatal("no event")
 	}

@@ -1,9 +1,12 @@
 // Package report holds the documents distributor prints (spec section 8):
 // JSON-tagged types that are the stable machine contract, and the text
-// renderings an operator reads.
+// renderings an operator reads. A run's document is also its typed result
+// (the fields out of JSON), which webhooks and metrics read.
 package report
 
 import (
+	"time"
+
 	"github.com/distributor-dev/distributor/internal/plan"
 )
 
@@ -28,6 +31,8 @@ type Pipeline struct {
 	Error        *string       `json:"error"`
 	Warnings     []string      `json:"warnings,omitempty"`
 	Destinations []Destination `json:"destinations"`
+	// Err fails the pipeline as a whole (an invalid bundle): nothing written.
+	Err error `json:"-"`
 }
 
 // Source identifies the bundle a pipeline published.
@@ -50,8 +55,9 @@ type Destination struct {
 	Status        string   `json:"status"`
 	Outputs       []Output `json:"outputs"`
 	Unmanaged     []string `json:"unmanaged"`
-	// Counts is what took effect (for planned, what a dry run would do);
-	// a failed destination counts only the recorded writes and deletes.
+	// Counts is what took effect (for planned, once finished, what a dry run
+	// would do); a failed destination counts only the recorded writes and
+	// deletes (unchanged and retained 0, as nothing was confirmed).
 	Counts plan.Counts `json:"counts"`
 	// Planned is the plan's counts, whatever happened to it; null when the
 	// destination failed before planning.
@@ -74,6 +80,19 @@ type Destination struct {
 	// real run recovers it first; a dry run plans from what recovery leaves).
 	RecoveryPending bool `json:"recovery_pending,omitempty"`
 	RootRecovery
+	// Plan is nil when the destination failed before planning.
+	Plan *plan.Plan `json:"-"`
+	// Err is the failure Error and ErrorDetail render.
+	Err error `json:"-"`
+	// Done lists, sorted, the paths whose write or delete took effect and
+	// is recorded.
+	Done []string `json:"-"`
+	// Duration runs from expanding the path to ending the transaction
+	// (notifications not included).
+	Duration time.Duration `json:"-"`
+	// LockWait is how long taking the root's lock took (conditional-write
+	// proof, waiting and recovery included); 0 without a lock.
+	LockWait time.Duration `json:"-"`
 }
 
 // RootRecovery is what a writing command, once it held the root's lock,
@@ -102,9 +121,9 @@ type Recovery struct {
 
 // Destination statuses.
 const (
-	StatusOK      = "ok"
-	StatusPlanned = "planned"
-	StatusFailed  = "failed"
+	StatusOK      = "ok"      // applied (or nothing to do)
+	StatusPlanned = "planned" // a dry run: nothing written
+	StatusFailed  = "failed"  // refused, or applying failed
 )
 
 // Output is one path of a destination's plan.

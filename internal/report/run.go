@@ -1,80 +1,43 @@
 package report
 
 import (
-	"github.com/distributor-dev/distributor/internal/catalog"
-	"github.com/distributor-dev/distributor/internal/outcome"
+	"sort"
+
 	"github.com/distributor-dev/distributor/internal/plan"
 )
 
-// RunOf is the document of a run: a pure function of its typed result.
-func RunOf(o *outcome.Run) *Run {
-	r := &Run{Command: "run", DryRun: o.DryRun, DistributorVersion: o.DistributorVersion,
-		StartedAt: catalog.FormatTime(o.StartedAt), FinishedAt: catalog.FormatTime(o.FinishedAt),
-		Pipelines: make([]Pipeline, 0, len(o.Pipelines))}
-	for i := range o.Pipelines {
-		r.Pipelines = append(r.Pipelines, PipelineOf(&o.Pipelines[i]))
-	}
-	r.Summarise()
-	return r
-}
-
-// SourceOf is the report's identification of a pipeline's bundle.
-func SourceOf(p *outcome.Pipeline) *Source {
-	s := &Source{Path: p.SourcePath}
-	if p.Source != nil {
-		s.ID, s.Digest, s.Created = p.Source.ID, p.Source.Digest, catalog.FormatTime(p.Source.Created)
-	}
-	return s
-}
-
-// PipelineOf is one pipeline's part of the run document.
-func PipelineOf(p *outcome.Pipeline) Pipeline {
-	rp := Pipeline{PipelineID: p.ID, Source: SourceOf(p), Warnings: p.Warnings,
-		Destinations: make([]Destination, 0, len(p.Destinations))}
-	if p.Err != nil {
-		rp.Error = Str(p.Err.Error())
-	}
-	for i := range p.Destinations {
-		rp.Destinations = append(rp.Destinations, DestinationOf(&p.Destinations[i]))
-	}
-	return rp
-}
-
-// DestinationOf is one destination's part of the run document.
-func DestinationOf(d *outcome.Destination) Destination {
-	rd := Destination{DestinationID: d.ID, Backend: d.Backend, Root: d.Root, FixedPath: d.FixedPath,
-		Workflow: d.Workflow, State: string(d.State), Action: string(d.Action()), Status: string(d.Status),
-		Outputs: []Output{}, Unmanaged: []string{}, Counts: d.Counts(), PrimaryURL: d.PrimaryURL,
-		Notifications: []Notification{}, Retries: d.Retries, RecoveryPending: d.RecoveryPending,
-		Excluded: d.Excluded, Warnings: d.Warnings}
-	if d.Plan != nil {
-		planned := d.Plan.Counts()
-		rd.Planned = &planned
-		rd.Reason = d.Plan.Reason
-		rd.Outputs = outputsOf(d.Plan)
-		if d.Plan.Unmanaged != nil {
-			rd.Unmanaged = d.Plan.Unmanaged
+// Finish fills in what the document shows of each pipeline's and
+// destination's typed result (errors, plans; lists never null), and the
+// summary.
+func (r *Run) Finish() {
+	for i := range r.Pipelines {
+		p := &r.Pipelines[i]
+		if p.Err != nil {
+			p.Error = Str(p.Err.Error())
+		}
+		for j := range p.Destinations {
+			p.Destinations[j].finish()
 		}
 	}
-	rd.Error, rd.ErrorDetail = Errors(d.Err)
-	rd.RootRecovery = RecoveryOf(d.Recovered, d.TempSwept, d.TempSweptBytes)
-	for _, n := range d.Notifications {
-		rd.Notifications = append(rd.Notifications, Notification(n))
-	}
-	return rd
+	r.Summarise()
 }
 
-// RecoveryOf is the RootRecovery of a recovery (nil for none) and swept temp files.
-func RecoveryOf(r *outcome.Recovery, swept int, sweptBytes int64) RootRecovery {
-	var rr RootRecovery
-	if r != nil {
-		rr.Recovered = &Recovery{DeadRun: r.RunID, Committed: r.Committed, RolledForward: r.RolledForward,
-			Removed: r.Removed, RemovedBytes: r.RemovedBytes, Dropped: r.Dropped, Left: r.Left}
+func (d *Destination) finish() {
+	d.Outputs, d.Unmanaged, d.Planned = []Output{}, []string{}, nil
+	if d.Notifications == nil {
+		d.Notifications = []Notification{}
 	}
-	if swept > 0 {
-		rr.TempSwept = &Removal{Files: swept, Bytes: sweptBytes}
+	if pl := d.Plan; pl != nil {
+		planned := pl.Counts()
+		d.Action, d.Planned, d.Reason, d.Outputs = string(pl.Action), &planned, pl.Reason, outputsOf(pl)
+		if pl.Unmanaged != nil {
+			d.Unmanaged = pl.Unmanaged
+		}
+		if d.Status == StatusPlanned {
+			d.Counts = planned
+		}
 	}
-	return rr
+	d.Error, d.ErrorDetail = Errors(d.Err)
 }
 
 func outputsOf(pl *plan.Plan) []Output {
@@ -90,6 +53,61 @@ func outputsOf(pl *plan.Plan) []Output {
 			ro.Kind, ro.SourcePath, ro.SHA256, ro.Size, ro.URL = it.Previous.Kind, it.Previous.SourcePath, it.Previous.SHA256, &size, it.Previous.URL
 		}
 		out = append(out, ro)
+	}
+	return out
+}
+
+// AppliedCounts counts the creates, overwrites and deletes of p in done.
+func AppliedCounts(p *plan.Plan, done []string) plan.Counts {
+	var c plan.Counts
+	for _, it := range doneItems(p, done) {
+		switch it.Op {
+		case plan.OpCreate:
+			c.Created++
+		case plan.OpOverwrite:
+			c.Overwritten++
+		case plan.OpDelete:
+			c.Deleted++
+		}
+	}
+	return c
+}
+
+// ChangedURLs returns the sorted URLs of the outputs d wrote and deleted
+// (in Done); outputs without a URL are counted in the totals only.
+func (d *Destination) ChangedURLs() (written, deleted []string, writtenTotal, deletedTotal int) {
+	for _, it := range doneItems(d.Plan, d.Done) {
+		switch it.Op {
+		case plan.OpCreate, plan.OpOverwrite:
+			writtenTotal++
+			if it.Output != nil && it.Output.URL != "" {
+				written = append(written, it.Output.URL)
+			}
+		case plan.OpDelete:
+			deletedTotal++
+			if it.Previous != nil && it.Previous.URL != "" {
+				deleted = append(deleted, it.Previous.URL)
+			}
+		}
+	}
+	sort.Strings(written)
+	sort.Strings(deleted)
+	return written, deleted, writtenTotal, deletedTotal
+}
+
+func doneItems(p *plan.Plan, done []string) []plan.Item {
+	if p == nil || len(done) == 0 {
+		return nil
+	}
+	set := make(map[string]bool, len(done))
+	for _, d := range done {
+		set[d] = true
+	}
+	var out []plan.Item
+	for _, it := range p.Items {
+		if set[it.Path] {
+			out = append(out, it)
+		}
 	}
 	return out
 }
