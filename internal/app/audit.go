@@ -7,24 +7,10 @@ import (
 	"fmt"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/report"
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/txn"
 )
-
-// Corrupt is a managed output whose stored bytes differ from its record.
-type Corrupt struct {
-	Path     string        `json:"path"`
-	Expected string        `json:"expected"`
-	Actual   string        `json:"actual"`
-	Owner    catalog.Owner `json:"-"`
-}
-
-// AuditResult says how the records of a catalog compare with storage.
-type AuditResult struct {
-	OK      int
-	Missing []catalog.Output
-	Corrupt []Corrupt
-}
 
 // AuditOptions tune an audit.
 type AuditOptions struct {
@@ -43,10 +29,11 @@ type auditRecord struct {
 	l *listed
 }
 
-// auditStream audits what records yields, auditBatch at a time (with quick
-// only listed sizes, else the bytes), in its order whatever the jobs.
-func auditStream(ctx context.Context, st storage.Store, records func(fn func(o *catalog.Output, l *listed) error) error, quick bool, opts AuditOptions) (*AuditResult, error) {
-	res := &AuditResult{}
+// auditStream audits what records yields into res (OK, Missing, Corrupt),
+// auditBatch at a time (with quick only listed sizes, else the bytes), in
+// its order whatever the jobs.
+func auditStream(ctx context.Context, st storage.Store, records func(fn func(o *catalog.Output, l *listed) error) error,
+	quick bool, opts AuditOptions, res *report.Verify) error {
 	batch := make([]auditRecord, 0, auditBatch)
 	flush := func() error {
 		err := auditRecords(ctx, st, batch, quick, opts, res)
@@ -63,17 +50,14 @@ func auditStream(ctx context.Context, st storage.Store, records func(fn func(o *
 	if err == nil {
 		err = flush()
 	}
-	if err != nil {
-		return nil, err
-	}
-	return res, nil
+	return err
 }
 
 // auditRecords checks a batch, opts.Jobs at once, adding verdicts to res in order.
-func auditRecords(ctx context.Context, st storage.Store, sel []auditRecord, quick bool, opts AuditOptions, res *AuditResult) error {
+func auditRecords(ctx context.Context, st storage.Store, sel []auditRecord, quick bool, opts AuditOptions, res *report.Verify) error {
 	type verdict struct {
 		missing bool
-		corrupt *Corrupt
+		corrupt *report.VerifyCorrupt
 		err     error
 	}
 	verdicts := make([]verdict, len(sel))
@@ -101,7 +85,7 @@ func auditRecords(ctx context.Context, st storage.Store, sel []auditRecord, quic
 			read = size
 		}
 		if actual != "" {
-			v.corrupt = &Corrupt{Path: o.Path, Expected: fmt.Sprintf("%s (%d bytes)", o.SHA256, o.Size), Actual: actual, Owner: o.Owner()}
+			v.corrupt = &report.VerifyCorrupt{Record: report.RecordOf(o), Expected: fmt.Sprintf("%s (%d bytes)", o.SHA256, o.Size), Actual: actual}
 		}
 		if opts.Checked != nil {
 			opts.Checked(o.Path, read)
@@ -124,7 +108,7 @@ func auditRecords(ctx context.Context, st storage.Store, sel []auditRecord, quic
 		case v.err != nil:
 			return v.err
 		case v.missing:
-			res.Missing = append(res.Missing, *sel[k].o)
+			res.Missing = append(res.Missing, report.RecordOf(sel[k].o))
 		case v.corrupt != nil:
 			res.Corrupt = append(res.Corrupt, *v.corrupt)
 		default:

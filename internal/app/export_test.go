@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/report"
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/txn"
 )
@@ -25,6 +26,9 @@ func SelectPrune(outputs []catalog.Output, owner catalog.Owner, now time.Time, o
 	return s.publications()
 }
 
+// AuditResult says how the records of a catalog compare with storage.
+type AuditResult struct{ *report.Verify }
+
 // Truthful reports whether every audited record matched storage.
 func (r *AuditResult) Truthful() bool { return len(r.Missing) == 0 && len(r.Corrupt) == 0 }
 
@@ -43,7 +47,11 @@ func Audit(ctx context.Context, st storage.Store, c *catalog.Catalog, keep func(
 		}
 		return nil
 	}
-	return auditStream(ctx, st, records, false, AuditOptions{})
+	res := &AuditResult{&report.Verify{}}
+	if err := auditStream(ctx, st, records, false, AuditOptions{}, res.Verify); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // ReadRoot reads a root's catalog state and lists it.

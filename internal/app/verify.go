@@ -58,17 +58,10 @@ func (a *App) Verify(ctx context.Context, cfg *config.Config, opts VerifyOptions
 		// Most likely a mistyped root, which must not pass for a healthy one.
 		return fail(noCatalogError(ctx, m.store, m.pending))
 	}
-	res, err := a.audit(ctx, t, m, opts)
-	if err != nil {
+	if err := a.audit(ctx, t, m, opts, rep); err != nil {
 		return fail(fmt.Errorf("verify: %w", err))
 	}
-	rep.OK = res.OK
-	for i := range res.Missing {
-		rep.Missing = append(rep.Missing, report.RecordOf(&res.Missing[i]))
-	}
-	for _, cr := range res.Corrupt {
-		rep.Corrupt = append(rep.Corrupt, report.VerifyCorrupt{Path: cr.Path, Expected: cr.Expected, Actual: cr.Actual,
-			PipelineID: cr.Owner.PipelineID, DestinationID: cr.Owner.DestinationID})
+	for _, cr := range rep.Corrupt {
 		a.Logger.Info("corrupt output", "path", cr.Path, "expected", cr.Expected, "actual", cr.Actual)
 	}
 	return rep, nil
@@ -102,8 +95,8 @@ func noCatalogError(ctx context.Context, st storage.Store, pending bool) error {
 }
 
 // audit checks the selected records against storage (with opts.Quick, the
-// listing); with a.Progress, a first pass counts what there is to check.
-func (a *App) audit(ctx context.Context, t *maintTarget, m *maintRoot, opts VerifyOptions) (*AuditResult, error) {
+// listing) into rep; with a.Progress, a first pass counts what there is to check.
+func (a *App) audit(ctx context.Context, t *maintTarget, m *maintRoot, opts VerifyOptions, rep *report.Verify) error {
 	keep := ownedBy(t.owner, opts.AllOwners)
 	ao := AuditOptions{Jobs: jobsFor(t.dest.Backend, opts.Jobs)}
 	if a.Progress != nil {
@@ -119,7 +112,7 @@ func (a *App) audit(ctx context.Context, t *maintTarget, m *maintRoot, opts Veri
 			return nil
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		a.Progress.Start(name, files, bytes)
 		ao.Checked = func(path string, read int64) { a.Progress.Done(name, path, read) }
@@ -137,5 +130,5 @@ func (a *App) audit(ctx context.Context, t *maintTarget, m *maintRoot, opts Veri
 		}
 		return m.cat.each(ctx, func(o *catalog.Output) error { return visit(o, nil) })
 	}
-	return auditStream(ctx, m.store, records, opts.Quick, ao)
+	return auditStream(ctx, m.store, records, opts.Quick, ao, rep)
 }

@@ -119,9 +119,7 @@ type ReconcileState struct {
 
 // VerifyCorrupt is a managed output whose stored bytes differ from its record.
 type VerifyCorrupt struct {
-	Path          string `json:"path"`
-	PipelineID    string `json:"pipeline_id"`
-	DestinationID string `json:"destination_id"`
+	Record
 	// Expected and Actual are "sha256:<hex> (<size> bytes)".
 	Expected string `json:"expected"`
 	Actual   string `json:"actual"`
