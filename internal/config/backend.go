@@ -1,9 +1,9 @@
 package config
 
 import (
+	"maps"
 	"net/url"
 	"path"
-	"slices"
 	"strings"
 	"time"
 
@@ -26,16 +26,15 @@ func blockNames() []string {
 	return names
 }
 
-// withBackendFields adds to m each field of a backend's block that is not
-// a fixed block's, mapped to the blocks that have it, joined by "|".
+// withBackendFields adds to m (the fixed blocks' fields) each field of a
+// backend's block that is not already m's, mapped to the blocks that have
+// it, joined by "|".
 func withBackendFields(m map[string]string) map[string]string {
+	fixed := maps.Clone(m)
 	for _, b := range registry.All() {
 		for _, f := range b.Fields {
-			switch cur, ok := m[f]; {
-			case !ok:
-				m[f] = b.Name
-			case !slices.Contains(fixedBlocks, strings.Split(cur, "|")[0]):
-				m[f] = cur + "|" + b.Name
+			if _, ok := fixed[f]; !ok {
+				m[f] = strings.TrimPrefix(m[f]+"|"+b.Name, "|")
 			}
 		}
 	}

@@ -100,9 +100,6 @@ func misplacedDestinationFields() map[string]string {
 	})
 }
 
-// fixedBlocks are the destination blocks every backend shares.
-var fixedBlocks = []string{"publish", "paths", "markdown", "links", "retention", "retention.prune"}
-
 // The value patterns (also in schema.json) are matched by hand: compiling
 // them as regular expressions cost every start of the program about 1.5 ms.
 var (
