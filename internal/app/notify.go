@@ -74,18 +74,18 @@ func notificationWarning(n report.Notification, id string) string {
 }
 
 // deliver sends ev to every subscribed notification, in configuration order.
-func (a *App) deliver(ctx context.Context, cfg *config.Config, ev notify.Event) []report.Notification {
+func (a *App) deliver(ctx context.Context, cfg *config.Config, ev notify.Payload) []report.Notification {
 	var targets []config.Notification
 	for _, n := range cfg.Notifications {
-		if slices.Contains(n.On, ev.Name) {
+		if slices.Contains(n.On, ev.Event) {
 			targets = append(targets, n)
 		}
 	}
 	if len(targets) == 0 {
 		return nil
 	}
-	log := a.Logger.With("event", ev.Name, "pipeline", ev.PipelineID, "destination", ev.DestinationID)
-	body, encErr := json.Marshal(ev.Payload())
+	log := a.Logger.With("event", ev.Event, "pipeline", ev.PipelineID, "destination", ev.DestinationID)
+	body, encErr := json.Marshal(ev)
 	if encErr != nil {
 		encErr = fmt.Errorf("encode the notification body: %w", encErr)
 	}
@@ -94,10 +94,10 @@ func (a *App) deliver(ctx context.Context, cfg *config.Config, ev notify.Event) 
 	sender := &notify.Sender{Client: &http.Client{}, UserAgent: "distributor/" + a.Version}
 	out := make([]report.Notification, 0, len(targets))
 	for _, n := range targets {
-		rn := report.Notification{ID: n.ID, Event: ev.Name, Status: notify.StatusSent}
+		rn := report.Notification{ID: n.ID, Event: ev.Event, Status: notify.StatusSent}
 		err := encErr
 		if err == nil {
-			err = a.send(ctx, sender, n, ev.Name, body)
+			err = a.send(ctx, sender, n, ev.Event, body)
 		}
 		if err != nil {
 			rn.Status, rn.Error = notify.StatusFailed, err.Error()

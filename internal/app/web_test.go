@@ -138,19 +138,19 @@ destinations:
 	}
 	p := &o.Pipelines[0]
 	ev, ok := notify.EventOf(p, &p.Destinations[0])
-	if !ok || ev.Name != "published" {
+	if !ok || ev.Event != "published" {
 		t.Fatalf("event %+v %v", ev, ok)
 	}
 	// same.css is unchanged (its record only moves to the new source).
 	wantW := []string{"https://r.example.com/", "https://r.example.com/archive.html", "https://r.example.com/new.csv"}
 	wantD := []string{"https://r.example.com/old.csv"}
-	if fmt.Sprint(ev.Written) != fmt.Sprint(wantW) || fmt.Sprint(ev.Deleted) != fmt.Sprint(wantD) || ev.WrittenTotal != 3 || ev.DeletedTotal != 1 {
-		t.Errorf("written %v (%d), deleted %v (%d); want %v, %v", ev.Written, ev.WrittenTotal, ev.Deleted, ev.DeletedTotal, wantW, wantD)
+	if fmt.Sprint(ev.URLs.Written) != fmt.Sprint(wantW) || fmt.Sprint(ev.URLs.Deleted) != fmt.Sprint(wantD) || ev.URLs.WrittenTotal != 3 || ev.URLs.DeletedTotal != 1 {
+		t.Errorf("written %v (%d), deleted %v (%d); want %v, %v", ev.URLs.Written, ev.URLs.WrittenTotal, ev.URLs.Deleted, ev.URLs.DeletedTotal, wantW, wantD)
 	}
 	// A skip_same rerun changes nothing and lists nothing.
 	o, _ = a.Run(t.Context(), f.cfg, RunOptions{Pipelines: []string{"mine"}})
 	p = &o.Pipelines[0]
-	if ev, _ := notify.EventOf(p, &p.Destinations[0]); ev.Name != "skipped" || ev.WrittenTotal != 0 || len(ev.Payload().URLs.Written) != 0 {
+	if ev, _ := notify.EventOf(p, &p.Destinations[0]); ev.Event != "skipped" || ev.URLs.WrittenTotal != 0 || len(ev.URLs.Written) != 0 {
 		t.Errorf("rerun: %+v", ev)
 	}
 }

@@ -41,7 +41,8 @@ const (
 	DefaultTimeout  = 10 * time.Second
 )
 
-// Payload is the JSON body of a notification: a stable contract.
+// Payload is a notification, its JSON the body POSTed: a stable contract.
+// Event is config.EventPublished, EventSkipped or EventFailed.
 type Payload struct {
 	Event         string         `json:"event"`
 	PipelineID    string         `json:"pipeline_id"`

@@ -95,8 +95,8 @@ func TestEventOf(t *testing.T) {
 			d.Plan = &plan.Plan{Action: tc.action}
 		}
 		ev, ok := EventOf(&report.Pipeline{PipelineID: "p"}, d)
-		if ok != (tc.want != "") || ev.Name != tc.want {
-			t.Errorf("EventOf(%q, %q) = %q, %v, want %q", tc.action, tc.status, ev.Name, ok, tc.want)
+		if ok != (tc.want != "") || ev.Event != tc.want {
+			t.Errorf("EventOf(%q, %q) = %q, %v, want %q", tc.action, tc.status, ev.Event, ok, tc.want)
 		}
 	}
 }
@@ -112,7 +112,7 @@ func TestPayloadOfFailedDestination(t *testing.T) {
 	if !ok {
 		t.Fatal("no event")
 	}
-	p := ev.Payload()
+	p := ev
 	if p.Event != "failed" || p.Action != "publish_new" || p.Counts.Created != 1 || p.Error == nil || *p.Error != "write b: disk full" ||
 		p.Source == nil || p.Source.Path != "/b" {
 		t.Errorf("payload %+v", p)
