@@ -5,11 +5,12 @@
 # scripts/test-servers sources this file and calls start_ftp NAME for each
 # NAME in $ftp_servers, stop_ftp and ftp_alive; $state/ftp-NAME/env is that
 # server's part of the env file, with NAME in upper case and '-' as '_':
-#   DISTRIBUTOR_TEST_FTP_<NAME>_ADDR, _USER, _PASSWORD, _CA, _ROOT
+#   DISTRIBUTOR_TEST_FTP_<NAME>_ADDR, _USER, _PASSWORD, _CA, _ROOT, _PASV
 # _CA is the CA that signed the servers' certificate (subjectAltName
 # IP:127.0.0.1 and DNS:localhost, generated once per state directory with
 # openssl), _ROOT the local directory the login sees as "/" (chrooted),
-# owned by the login's uid.
+# owned by the login's uid, _PASV the first of the 100 passive data ports
+# (tests proxy them, ftptest.Proxy).
 #
 #   vsftpd               vsftpd 3.0.3: local system user $ftp_user through a
 #                        PAM service of its own (pam_unix); requires TLS
@@ -308,7 +309,7 @@ ftp_config() {
 start_ftp() {
   local name=$1 d=$state/ftp-$1
   mkdir -p "$d"
-  if alive "$d/server.pid" && [ -s "$d/env" ] && listening "$(cat "$d/port")"; then
+  if alive "$d/server.pid" && grep -q _PASV= "$d/env" 2>/dev/null && listening "$(cat "$d/port")"; then
     log "ftp: reusing $name on 127.0.0.1:$(cat "$d/port")"
     return 0
   fi
@@ -316,10 +317,11 @@ start_ftp() {
   rm -f "$d/env"
   ftp_prepare || { log "ftp: $name not started"; return 1; }
   mkdir -p "$d/root" && chown "$ftp_user:$ftp_user" "$d/root" && chmod 755 "$d/root" && ftp_reach "$d/root" || return 1
-  local port cmd
+  local port cmd pasv
   for _ in 1 2 3; do
     port=$(free_port) || return 1
-    ftp_config "$name" "$d" "$port" "$(ftp_port_range)" || { log "ftp: $name not started"; return 1; }
+    pasv=$(ftp_port_range)
+    ftp_config "$name" "$d" "$port" "$pasv" || { log "ftp: $name not started"; return 1; }
     "${cmd[@]}" >>"$d/server.log" 2>&1 </dev/null &
     echo $! >"$d/server.pid"
     if wait_port "$port" "$d/server.pid" 10; then
@@ -339,6 +341,7 @@ export ${v}_USER=$ftp_user
 export ${v}_PASSWORD=$(cat "$ftp_password")
 export ${v}_CA=$state/ftp-ca.pem
 export ${v}_ROOT=$d/root
+export ${v}_PASV=$pasv
 EOF
   log "ftp: $name on 127.0.0.1:$port"
 }

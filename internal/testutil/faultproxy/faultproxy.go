@@ -9,14 +9,15 @@
 //	client := dial(p.Addr())
 //	p.Stall() // from now on the server looks partitioned away
 //
-// The proxy listens on 127.0.0.1 only and forwards only to a loopback
-// target. Everything it started (listener, connections, goroutines) stops
+// The proxy listens on a loopback address only (127.0.0.1, or another of
+// 127.0.0.0/8 with NewAt) and forwards only to a loopback target. Everything it started (listener, connections, goroutines) stops
 // when the test ends, through t.Cleanup.
 package faultproxy
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"sync"
@@ -67,6 +68,21 @@ type conn struct {
 // a loopback address). It stops when the test ends.
 func New(t testing.TB, target string) *Proxy {
 	t.Helper()
+	p, err := NewAt(t, "127.0.0.1:0", target)
+	if err != nil {
+		t.Fatalf("faultproxy: %v", err)
+	}
+	return p
+}
+
+// NewAt is New listening on listen, a loopback address and port (a proxy
+// that must take the target's port number, on another loopback address).
+// It returns the error of the listen, so that a caller can try another.
+func NewAt(t testing.TB, listen, target string) (*Proxy, error) {
+	t.Helper()
+	if h, _, err := net.SplitHostPort(listen); err != nil || !net.ParseIP(h).IsLoopback() {
+		t.Fatalf("faultproxy: listen address %q is not a loopback address", listen)
+	}
 	host, _, err := net.SplitHostPort(target)
 	if err != nil {
 		t.Fatalf("faultproxy: target %q: %v", target, err)
@@ -74,19 +90,19 @@ func New(t testing.TB, target string) *Proxy {
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		t.Fatalf("faultproxy: target %q is not a loopback address", target)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", listen)
 	if err != nil {
-		t.Fatalf("faultproxy: listen: %v", err)
+		return nil, fmt.Errorf("listen: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &Proxy{ln: ln, target: target, ctx: ctx, cancel: cancel, conns: map[*conn]struct{}{}}
 	p.wg.Add(1)
 	go p.acceptLoop()
 	t.Cleanup(p.close)
-	return p
+	return p, nil
 }
 
-// Addr returns the proxy's address, "127.0.0.1:port".
+// Addr returns the proxy's address, "127.0.0.1:port" (New).
 func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 
 // Port returns the proxy's TCP port.

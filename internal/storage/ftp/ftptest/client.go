@@ -1,6 +1,7 @@
 package ftptest
 
 import (
+	"cmp"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -19,7 +20,7 @@ import (
 const dialTimeout = 30 * time.Second
 
 // TLSConfig returns the client TLS configuration for l's server: the
-// certificate verified against CAFile for the name Host, and a session
+// certificate verified against CAFile for the name ServerName or Host, and a session
 // cache, so that the data connections resume the control connection's TLS
 // session, which vsftpd and ProFTPD require.
 func (l Login) TLSConfig(t testing.TB) *tls.Config {
@@ -34,7 +35,7 @@ func (l Login) TLSConfig(t testing.TB) *tls.Config {
 	}
 	return &tls.Config{
 		RootCAs:            roots,
-		ServerName:         l.Host,
+		ServerName:         cmp.Or(l.ServerName, l.Host),
 		MinVersion:         tls.VersionTLS12,
 		ClientSessionCache: tls.NewLRUClientSessionCache(0),
 	}

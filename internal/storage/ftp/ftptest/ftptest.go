@@ -41,6 +41,12 @@ type Login struct {
 	CAFile         string // PEM of the CA that signed the server certificate (SAN IP:127.0.0.1, DNS:localhost)
 	Root           string // the local directory that the login sees as "/"
 	Path           string // the server path of the test's root ("/" until FreshRoot)
+	// ServerName is the name the certificate is checked for, "" for Host
+	// (a Proxy's login: "localhost").
+	ServerName string
+	// Pasv is the first of the server's 100 passive data ports (0: not
+	// known, and no Proxy).
+	Pasv int
 }
 
 // Real returns the login of the FTP server of scripts/test-servers named
@@ -61,7 +67,8 @@ func Real(t testing.TB, server string) Login {
 	if err != nil {
 		t.Fatalf("%sADDR: %v", prefix, err)
 	}
-	return Login{Server: server, Host: host, Port: p, User: env[1], Password: env[2], CAFile: env[3], Root: env[4], Path: "/"}
+	pasv, _ := strconv.Atoi(os.Getenv(prefix + "PASV"))
+	return Login{Server: server, Host: host, Port: p, User: env[1], Password: env[2], CAFile: env[3], Root: env[4], Path: "/", Pasv: pasv}
 }
 
 // FreshRoot returns l with Path a new directory below l.Path,
