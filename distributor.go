@@ -174,22 +174,9 @@ func session(cfg *Config, logger *slog.Logger, onEvent func(Event), t Tuning) *a
 		a.Getenv = cfg.getenv
 	}
 	a.LockTimeout, a.LockLease, a.LockSkewAllowance = t.LockTimeout, t.LockLease, t.LockSkewAllowance
-	if onEvent != nil {
-		a.Progress = events(onEvent)
-	}
+	a.OnEvent = onEvent
 	return a
 }
-
-// events adapts OnEvent to the use cases' progress interface.
-type events func(Event)
-
-func (f events) Start(task string, files int, bytes int64) {
-	f(Event{Kind: EventStart, Task: task, Files: files, Bytes: bytes})
-}
-func (f events) Done(task, path string, bytes int64) {
-	f(Event{Kind: EventDone, Task: task, Path: path, Bytes: bytes})
-}
-func (f events) Finish(task string) { f(Event{Kind: EventFinish, Task: task}) }
 
 // moduleVersion is this module's version in the build information:
 // "(devel)" inside this repository, a tag in a program requiring it, or "dev".

@@ -33,7 +33,9 @@ type App struct {
 	LockTimeout       time.Duration
 	LockLease         time.Duration
 	LockSkewAllowance time.Duration
-	Progress          Progress // when set, receives transfer events
+	// OnEvent, when set, receives progress; EventDone comes from transfer
+	// goroutines, so it must be safe for concurrent use.
+	OnEvent func(Event)
 }
 
 // Tuning holds what a program rarely sets; its zero value is the defaults.

@@ -300,15 +300,15 @@ func (dr *destinationRun) change(r *RootState, in plan.Input, pl *plan.Plan) *tx
 
 func (dr *destinationRun) apply(tx *txn.Txn, ch *txn.Change, pl *plan.Plan) error {
 	a, p, d := dr.a, dr.p, dr.d
-	if a.Progress != nil {
+	if a.OnEvent != nil {
 		name := p.ID + " -> " + d.ID
 		var total int64
 		for _, w := range ch.Writes {
 			total += w.Size
 		}
-		a.Progress.Start(name, len(ch.Writes), total)
-		defer a.Progress.Finish(name)
-		ch.Written = func(path string, size int64) { a.Progress.Done(name, path, size) }
+		a.OnEvent(Event{Kind: EventStart, Task: name, Files: len(ch.Writes), Bytes: total})
+		defer a.OnEvent(Event{Kind: EventFinish, Task: name})
+		ch.Written = func(path string, size int64) { a.OnEvent(Event{Kind: EventDone, Task: name, Path: path, Bytes: size}) }
 	}
 	applied, err := tx.Apply(ch)
 	if applied != nil {

@@ -232,7 +232,7 @@ func TestVerifyPassesReadTheVersionClassified(t *testing.T) {
 		}}
 	})
 	p := &progressRecorder{started: map[string][2]int64{}, done: map[string]int64{}}
-	a.Progress = p
+	a.OnEvent = p.event
 	rep, err := a.Verify(context.Background(), f.cfg, VerifyOptions{Root: Root{Pipeline: "mine", Destination: "site"}})
 	if err != nil || rep.Error != nil || rep.Failed() || rep.OK != 2 {
 		t.Fatalf("verify: %+v %v %v", rep, err, str(rep.Error))

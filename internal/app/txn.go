@@ -15,14 +15,6 @@ import (
 	"github.com/distributor-dev/distributor/internal/txn"
 )
 
-// Progress receives transfer events for a display; Done is called from
-// transfer goroutines, so implementations must be safe for concurrent use.
-type Progress interface {
-	Start(destination string, files int, bytes int64)
-	Done(destination, path string, bytes int64)
-	Finish(destination string)
-}
-
 // Content opens the bytes of a planned write.
 type Content func(ctx context.Context, it plan.Item) (io.ReadCloser, error)
 

@@ -95,11 +95,11 @@ func noCatalogError(ctx context.Context, st storage.Store, pending bool) error {
 }
 
 // audit checks the selected records against storage (with opts.Quick, the
-// listing) into rep; with a.Progress, a first pass counts what there is to check.
+// listing) into rep; with a.OnEvent, a first pass counts what there is to check.
 func (a *App) audit(ctx context.Context, t *maintTarget, m *maintRoot, opts VerifyOptions, rep *report.Verify) error {
 	keep := ownedBy(t.owner, opts.AllOwners)
 	ao := AuditOptions{Jobs: jobsFor(t.dest.Backend, opts.Jobs)}
-	if a.Progress != nil {
+	if a.OnEvent != nil {
 		name := "verify " + t.owner.PipelineID + " -> " + t.owner.DestinationID
 		files, bytes := 0, int64(0)
 		err := m.cat.each(ctx, func(o *catalog.Output) error {
@@ -114,9 +114,11 @@ func (a *App) audit(ctx context.Context, t *maintTarget, m *maintRoot, opts Veri
 		if err != nil {
 			return err
 		}
-		a.Progress.Start(name, files, bytes)
-		ao.Checked = func(path string, read int64) { a.Progress.Done(name, path, read) }
-		defer a.Progress.Finish(name)
+		a.OnEvent(Event{Kind: EventStart, Task: name, Files: files, Bytes: bytes})
+		ao.Checked = func(path string, read int64) {
+			a.OnEvent(Event{Kind: EventDone, Task: name, Path: path, Bytes: read})
+		}
+		defer a.OnEvent(Event{Kind: EventFinish, Task: name})
 	}
 	records := func(fn func(o *catalog.Output, l *listed) error) error {
 		visit := func(o *catalog.Output, l *listed) error {

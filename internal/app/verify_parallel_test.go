@@ -216,7 +216,7 @@ func TestVerifyParallelReadError(t *testing.T) {
 	}
 }
 
-// progressRecorder is an app.Progress that records what it was told.
+// progressRecorder records the progress events (App.OnEvent) it was told.
 type progressRecorder struct {
 	mu       sync.Mutex
 	started  map[string][2]int64
@@ -244,6 +244,17 @@ func (p *progressRecorder) Finish(d string) {
 	p.finished = append(p.finished, d)
 }
 
+func (p *progressRecorder) event(e Event) {
+	switch e.Kind {
+	case EventStart:
+		p.Start(e.Task, e.Files, e.Bytes)
+	case EventDone:
+		p.Done(e.Task, e.Path, e.Bytes)
+	case EventFinish:
+		p.Finish(e.Task)
+	}
+}
+
 // TestVerifyProgress: verify announces the outputs and bytes it will read,
 // reports each output checked, and finishes its display.
 func TestVerifyProgress(t *testing.T) {
@@ -255,7 +266,7 @@ func TestVerifyProgress(t *testing.T) {
 		t.Fatalf("run: %s %v", d.Status, str(d.Error))
 	}
 	p := &progressRecorder{started: map[string][2]int64{}, done: map[string]int64{}}
-	a.Progress = p
+	a.OnEvent = p.event
 	rep, err := a.Verify(context.Background(), f.cfg, VerifyOptions{Root: Root{Pipeline: "mine", Destination: "site"}, Jobs: 2})
 	if err != nil || rep.Failed() {
 		t.Fatalf("verify: %+v %v", rep, err)
