@@ -169,11 +169,12 @@ const (
 type Tuning = app.Tuning
 
 func session(cfg *Config, logger *slog.Logger, onEvent func(Event), t Tuning) *app.App {
-	a := app.New(cmp.Or(t.Version, moduleVersion()), logger)
+	t.Version = cmp.Or(t.Version, moduleVersion())
+	a := app.New(t.Version, logger)
 	if cfg != nil && cfg.getenv != nil {
 		a.Getenv = cfg.getenv
 	}
-	a.LockTimeout, a.LockLease, a.LockSkewAllowance = t.LockTimeout, t.LockLease, t.LockSkewAllowance
+	a.Tuning = t
 	a.OnEvent = onEvent
 	return a
 }

@@ -23,16 +23,11 @@ type OpenStore func(ctx context.Context, d *config.Destination, root string) (st
 
 // App carries what every use case needs. The zero value is not usable: use New.
 type App struct {
-	Version string
-	Logger  *slog.Logger
-	Now     func() time.Time
-	Open    OpenStore
-	Getenv  func(string) string // the environment (secrets, credentials)
-	// LockTimeout is how long a writer waits for a live holder's lock (0:
-	// 2m; negative: no wait). LockLease, LockSkewAllowance: 0 is lock.Locker's default.
-	LockTimeout       time.Duration
-	LockLease         time.Duration
-	LockSkewAllowance time.Duration
+	Tuning // Version is what documents and locks record
+	Logger *slog.Logger
+	Now    func() time.Time
+	Open   OpenStore
+	Getenv func(string) string // the environment (secrets, credentials)
 	// OnEvent, when set, receives progress; EventDone comes from transfer
 	// goroutines, so it must be safe for concurrent use.
 	OnEvent func(Event)
@@ -83,7 +78,7 @@ func New(version string, logger *slog.Logger) *App {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	a := &App{Version: version, Logger: logger, Now: time.Now, Getenv: os.Getenv}
+	a := &App{Tuning: Tuning{Version: version}, Logger: logger, Now: time.Now, Getenv: os.Getenv}
 	a.Open = a.DefaultOpenStore
 	return a
 }
