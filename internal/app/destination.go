@@ -258,7 +258,7 @@ func (dr *destinationRun) lockedApply(ctx context.Context, in plan.Input, pl *pl
 	if checked && !pl.Action.Failed() {
 		intent = ch
 	}
-	tx, err := a.beginChange(ctx, st, dr.d, "run", dr.jobs, intent)
+	tx, err := a.begin(ctx, st, dr.d, "run", dr.jobs, intent)
 	dr.rd.LockWait = a.Now().Sub(locking)
 	if err != nil {
 		return err

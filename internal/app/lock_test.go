@@ -29,7 +29,7 @@ func TestLostLockCancelsWork(t *testing.T) {
 	defer st.Close()
 	a := New("test", nil)
 	a.LockLease = 300 * time.Millisecond // renewed every 100ms
-	tx, err := a.begin(context.Background(), st, &config.Destination{}, "run", 1)
+	tx, err := a.begin(context.Background(), st, &config.Destination{}, "run", 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

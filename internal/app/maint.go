@@ -163,7 +163,7 @@ func (a *App) openMaintRoot(ctx context.Context, t *maintTarget, write bool) (*m
 	}
 	m := &maintRoot{store: st}
 	if write {
-		if m.tx, err = a.begin(ctx, st, t.dest, t.head.Command, 1); err != nil {
+		if m.tx, err = a.begin(ctx, st, t.dest, t.head.Command, 1, nil); err != nil {
 			st.Close()
 			return nil, err
 		}

@@ -28,7 +28,7 @@ func TestS3BeginListsTheReservedNames(t *testing.T) {
 	a := New("test", nil)
 	begin := func() (journalFound bool, catalog storage.Version, known bool) {
 		t.Helper()
-		tx, err := a.begin(ctx, st, &config.Destination{}, "run", 1)
+		tx, err := a.begin(ctx, st, &config.Destination{}, "run", 1, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

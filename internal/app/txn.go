@@ -19,14 +19,10 @@ import (
 type Content func(ctx context.Context, it plan.Item) (io.ReadCloser, error)
 
 // begin starts a write transaction (txn.Begin: probe, lock, recover, sweep),
-// waiting up to LockTimeout; writers call it before reading what they plan from.
-func (a *App) begin(ctx context.Context, st storage.Store, d *config.Destination, command string, jobs int) (*txn.Txn, error) {
-	return a.beginChange(ctx, st, d, command, jobs, nil)
-}
-
-// beginChange is begin for a command that planned its change before it
-// locks (run): intent travels in the lock record (txn.Options.Intent).
-func (a *App) beginChange(ctx context.Context, st storage.Store, d *config.Destination, command string, jobs int,
+// waiting up to LockTimeout; writers call it before reading what they plan
+// from. A command that planned its change before it locks (run) passes it as
+// intent, which travels in the lock record (txn.Options.Intent).
+func (a *App) begin(ctx context.Context, st storage.Store, d *config.Destination, command string, jobs int,
 	intent *txn.Change) (*txn.Txn, error) {
 	return txn.Begin(ctx, txn.Options{
 		Store: st, Command: command, Logger: a.Logger, Jobs: jobs, Now: a.Now, Intent: intent,
