@@ -52,10 +52,7 @@ func (a *App) notifyPipelineFailed(ctx context.Context, cfg *config.Config, p *c
 	if len(cfg.Notifications) == 0 {
 		return
 	}
-	for _, id := range p.Destinations {
-		if only != "" && id != only {
-			continue
-		}
+	for _, id := range selected(p, only) {
 		root := ""
 		if d, ok := cfg.Destination(id); ok {
 			root = d.Path // unexpanded: placeholders need the manifest

@@ -97,8 +97,9 @@ func (a *App) Run(ctx context.Context, cfg *config.Config, opts RunOptions) (*re
 	finished := a.Now()
 	r.FinishedAt = catalog.FormatTime(finished)
 	if opts.MetricsFile != "" && !opts.DryRun {
-		samples := metrics.FromRun(r, finished, func(pipeline string) []string {
-			return selected(cfg, pipeline, opts.Destination)
+		samples := metrics.FromRun(r, finished, func(id string) []string {
+			p, _ := cfg.Pipeline(id)
+			return selected(p, opts.Destination)
 		})
 		if err := metrics.Write(opts.MetricsFile, a.Version, samples); err != nil {
 			a.Logger.Warn("the metrics file was not written (the run's exit status is unchanged)", "err", err)
@@ -109,10 +110,9 @@ func (a *App) Run(ctx context.Context, cfg *config.Config, opts RunOptions) (*re
 	return r, nil
 }
 
-// selected lists the destinations of pipeline that only ("": all) selects.
-func selected(cfg *config.Config, pipeline, only string) []string {
-	p, ok := cfg.Pipeline(pipeline)
-	if !ok {
+// selected lists the destinations of p (nil: none) that only ("": all) selects.
+func selected(p *config.Pipeline, only string) []string {
+	if p == nil {
 		return nil
 	}
 	var out []string
@@ -205,10 +205,7 @@ func (a *App) runPipeline(ctx context.Context, cfg *config.Config, p *config.Pip
 	}
 	vc := &contentCheck{b: b}
 	var runs []*destinationRun
-	for _, id := range p.Destinations {
-		if opts.Destination != "" && id != opts.Destination {
-			continue
-		}
+	for _, id := range selected(p, opts.Destination) {
 		d, _ := cfg.Destination(id) // references are validated by config
 		began := a.Now()
 		dr := a.runDestination(ctx, p, d, b, vc, opts)
