@@ -18,7 +18,7 @@ import (
 	"golang.org/x/crypto/ssh/agent"
 	"golang.org/x/crypto/ssh/knownhosts"
 
-	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/dirstore"
 )
 
 // Extensions of the SFTP protocol the store uses (OpenSSH's names).
@@ -498,28 +498,7 @@ func (s *Store) client(ctx context.Context) (*conn, error) {
 }
 
 // watch closes c if ctx is cancelled and the operation has not finished
-// storage.AnswerGrace later (pkg/sftp cannot cancel one request; the grace lets
-// its answer say what the server did): other calls on c fail, the next reconnects.
+// storage.AnswerGrace later (see dirstore.Watch: pkg/sftp cannot cancel one request).
 func watch(ctx context.Context, c *conn) (stop func()) {
-	var (
-		mu    sync.Mutex
-		done  bool
-		timer *time.Timer
-	)
-	stopAfter := context.AfterFunc(ctx, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if !done {
-			timer = time.AfterFunc(storage.AnswerGrace, func() { c.close() })
-		}
-	})
-	return func() {
-		stopAfter()
-		mu.Lock()
-		defer mu.Unlock()
-		done = true
-		if timer != nil {
-			timer.Stop()
-		}
-	}
+	return dirstore.Watch(ctx, func() { c.close() })
 }
