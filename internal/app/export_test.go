@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
@@ -12,6 +14,14 @@ import (
 )
 
 // This file holds what only tests use.
+
+// Publication is the unit of retention (spec section 7): the outputs one
+// owner holds under one source identity (id, digest, created).
+type Publication struct {
+	Source catalog.Source
+	// Outputs are the publication's records, sorted by path.
+	Outputs []catalog.Output
+}
 
 // SelectPrune is Prune's selection over a slice of outputs (see
 // selectPublications): the publications of owner that the policy selects,
@@ -23,7 +33,13 @@ func SelectPrune(outputs []catalog.Output, owner catalog.Owner, now time.Time, o
 		}
 		return nil
 	}, owner, now, olderThan, keepMin)
-	return s.publications()
+	selected := make([]Publication, 0, len(s.chosen))
+	for _, p := range s.chosen {
+		outs := slices.Clone(p.outputs)
+		slices.SortFunc(outs, func(a, b catalog.Output) int { return strings.Compare(a.Path, b.Path) })
+		selected = append(selected, Publication{Source: p.source, Outputs: outs})
+	}
+	return selected
 }
 
 // AuditResult says how the records of a catalog compare with storage.

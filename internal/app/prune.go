@@ -29,14 +29,6 @@ type PruneOptions struct {
 	Tuning
 }
 
-// Publication is the unit of retention (spec section 7): the outputs one
-// owner holds under one source identity (id, digest, created).
-type Publication struct {
-	Source catalog.Source
-	// Outputs are the publication's records, sorted by path.
-	Outputs []catalog.Output
-}
-
 func sourceKey(s catalog.Source) string {
 	return s.ID + "\x00" + s.Digest + "\x00" + s.Created.UTC().Format(time.RFC3339Nano)
 }
@@ -73,6 +65,8 @@ type pruneSelection struct {
 	chosen []*pubSummary // oldest first
 }
 
+// pubSummary is a publication, the unit of retention (spec section 7): the
+// outputs one owner holds under one source identity (id, digest, created).
 type pubSummary struct {
 	source   catalog.Source
 	latest   time.Time // the newest UpdatedAt of its outputs
@@ -137,17 +131,6 @@ func (s *pruneSelection) collect(o *catalog.Output) error {
 	return nil
 }
 
-// publications returns the chosen ones, oldest first, outputs sorted by path.
-func (s *pruneSelection) publications() []Publication {
-	selected := make([]Publication, 0, len(s.chosen))
-	for _, p := range s.chosen {
-		outs := slices.Clone(p.outputs)
-		slices.SortFunc(outs, func(a, b catalog.Output) int { return strings.Compare(a.Path, b.Path) })
-		selected = append(selected, Publication{Source: p.source, Outputs: outs})
-	}
-	return selected
-}
-
 // Prune deletes (opts.Apply) or lists the outputs of one owner that its
 // retention.prune policy selects, in one locked transaction: the catalog drops
 // exactly the records of files deleted. The error is for invalid options, no
@@ -187,10 +170,11 @@ func (a *App) Prune(ctx context.Context, cfg *config.Config, opts PruneOptions) 
 		return fail(err)
 	}
 	rep.Owned = sel.owned
-	for _, pub := range sel.publications() {
-		rp := report.PrunePublication{Paths: make([]string, len(pub.Outputs)),
-			Source: report.PruneSource{ID: pub.Source.ID, Digest: pub.Source.Digest, Created: catalog.FormatTime(pub.Source.Created)}}
-		for i, o := range pub.Outputs {
+	for _, pub := range sel.chosen { // oldest first, outputs by path
+		slices.SortFunc(pub.outputs, func(a, b catalog.Output) int { return strings.Compare(a.Path, b.Path) })
+		rp := report.PrunePublication{Paths: make([]string, len(pub.outputs)),
+			Source: report.PruneSource{ID: pub.source.ID, Digest: pub.source.Digest, Created: catalog.FormatTime(pub.source.Created)}}
+		for i, o := range pub.outputs {
 			e := report.PruneEntry{Path: o.Path, UpdatedAt: catalog.FormatTime(o.UpdatedAt)}
 			rp.Paths[i], rp.UpdatedAt = o.Path, max(rp.UpdatedAt, e.UpdatedAt)
 			rep.Selected = append(rep.Selected, e)
