@@ -9,6 +9,7 @@ package all
 
 import (
 	_ "github.com/distributor-dev/distributor/backend/azure"
+	_ "github.com/distributor-dev/distributor/backend/ftp"
 	_ "github.com/distributor-dev/distributor/backend/gcs"
 	_ "github.com/distributor-dev/distributor/backend/s3"
 	_ "github.com/distributor-dev/distributor/backend/sftp"

@@ -20,7 +20,7 @@ import (
 
 // Capabilities that a probe proves.
 const (
-	ExclusiveCreate = "exclusive create (S3 If-None-Match: *, SFTP O_EXCL or hardlink@openssh.com)"
+	ExclusiveCreate = "exclusive create (S3 If-None-Match: *, SFTP O_EXCL or hardlink@openssh.com, FTP MKD)"
 	CompareAndSwap  = "compare-and-swap (S3 If-Match)"
 )
 

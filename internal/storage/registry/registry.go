@@ -17,7 +17,7 @@ import (
 
 // order names the backends this module provides, in the order messages, help
 // and the schema list them; a program's own backends come after, by name.
-var order = []string{"local", "sftp", "s3", "gcs", "azure"}
+var order = []string{"local", "sftp", "s3", "gcs", "azure", "ftp"}
 
 var (
 	mu       sync.RWMutex

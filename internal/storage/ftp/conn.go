@@ -1,0 +1,394 @@
+package ftp
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/textproto"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	ftplib "github.com/jlaffaye/ftp"
+
+	"github.com/distributor-dev/distributor/internal/storage/deadline"
+	"github.com/distributor-dev/distributor/internal/storage/dirstore"
+)
+
+// conn is one logged-in control connection with its data connections.
+// One call uses it at a time (the pool hands it out).
+type conn struct {
+	sc     *ftplib.ServerConn
+	mlst   bool            // the server offers MLST/MLSD (else LIST, SIZE and MDTM)
+	ctx    context.Context // ends with the connection: a data connection's dial stops
+	cancel context.CancelFunc
+	used   time.Time // when it went back to the pool
+
+	mu   sync.Mutex
+	nets []net.Conn // the control connection, then the current data connection
+	dead atomic.Bool
+}
+
+// close cuts the control connection and its data connection (idempotent):
+// a call blocked on either fails at once; the pool discards c.
+func (c *conn) close() {
+	c.dead.Store(true)
+	c.cancel()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, n := range c.nets {
+		n.Close()
+	}
+}
+
+// track records the new TCP connection n (the control one first), so
+// that close cuts it; on a closed c it closes n and reports false.
+func (c *conn) track(n net.Conn) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dead.Load() {
+		n.Close()
+		return false
+	}
+	if len(c.nets) > 1 {
+		c.nets = c.nets[:1] // the client closed the previous data connection
+	}
+	c.nets = append(c.nets, n)
+	return true
+}
+
+// do returns err, closing c first when err leaves the connection in an
+// unknown state (anything but the server's reply, an aborted upload's
+// source or a refused command line).
+func (c *conn) do(err error) error {
+	if lost(err) {
+		c.close()
+	}
+	return err
+}
+
+func lost(err error) bool {
+	if err == nil {
+		return false
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if lost(e) {
+				return true
+			}
+		}
+		return false
+	}
+	var reply *textproto.Error
+	return !errors.As(err, &reply) && !errors.Is(err, errAborted) && !errors.Is(err, ftplib.ErrInvalidCommand)
+}
+
+// code is the reply code of the server's refusal err, 0 if it is none.
+func code(err error) int {
+	var reply *textproto.Error
+	if errors.As(err, &reply) {
+		return reply.Code
+	}
+	return 0
+}
+
+// refused reports whether err is the server's "requested action not
+// taken" (550: no such file or directory, not a file, exists, denied).
+func refused(err error) bool { return code(err) == ftplib.StatusFileUnavailable }
+
+// progressConn is a TCP connection whose every Read and Write must make
+// progress within idle (its deadline moves before each).
+type progressConn struct {
+	net.Conn
+	idle time.Duration
+}
+
+func (p *progressConn) Read(b []byte) (int, error)  { return p.move(p.Conn.Read, b) }
+func (p *progressConn) Write(b []byte) (int, error) { return p.move(p.Conn.Write, b) }
+
+func (p *progressConn) move(op func([]byte) (int, error), b []byte) (int, error) {
+	if err := p.Conn.SetDeadline(time.Now().Add(p.idle)); err != nil {
+		return 0, err
+	}
+	n, err := op(b)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		err = &deadline.StallError{Idle: p.idle, Err: err}
+	}
+	return n, err
+}
+
+// errDialTimeout is a dial context's cause when Options.DialTimeout ran out.
+var errDialTimeout = errors.New("dial timeout")
+
+// dial connects, secures (as Options.TLS says), logs in and sets binary
+// mode and UTF-8 (where FEAT offers it), within ctx and DialTimeout.
+func (s *Store) dial(ctx context.Context) (*conn, error) {
+	parent := ctx
+	ctx, cancel := context.WithTimeoutCause(ctx, s.opts.DialTimeout, errDialTimeout)
+	defer cancel()
+	c := &conn{}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	cfg, err := s.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	opts := []ftplib.DialOption{ftplib.DialWithDialFunc(s.dialFunc(ctx, c, cfg))}
+	switch s.opts.TLS {
+	case TLSExplicit:
+		opts = append(opts, ftplib.DialWithExplicitTLS(cfg))
+	case TLSImplicit:
+		opts = append(opts, ftplib.DialWithTLS(cfg))
+	}
+	stop := context.AfterFunc(ctx, c.close)
+	sc, err := ftplib.Dial(s.addr, opts...)
+	if err == nil {
+		if err = sc.Login(s.opts.User, string(s.opts.Password)); code(err) == ftplib.StatusNotLoggedIn {
+			err = fmt.Errorf("login as %s refused (check user and password): %w", s.opts.User, err)
+		}
+	}
+	if !stop() || err != nil {
+		c.close()
+		switch {
+		case parent.Err() != nil:
+			err = fmt.Errorf("%w (%w)", context.Cause(parent), err)
+		case errors.Is(context.Cause(ctx), errDialTimeout):
+			err = fmt.Errorf("no login within %s (dial timeout): %w (%w)", s.opts.DialTimeout, context.DeadlineExceeded, err)
+		}
+		return nil, fmt.Errorf("connect to %s: %w", s.addr, err)
+	}
+	c.sc, c.mlst = sc, sc.IsTimePreciseInList()
+	return c, nil
+}
+
+// dialFunc dials c's connections: the control one within ctx (with TLS
+// from the first byte when implicit), then the data ones within
+// DialTimeout, with TLS that resumes the control connection's session
+// (cfg's cache is c's own: vsftpd and ProFTPD refuse a data connection
+// that does not resume it). Its TLS starts with the first byte sent or
+// read: the server shakes hands only after the command that opens it.
+func (s *Store) dialFunc(ctx context.Context, c *conn, cfg *tls.Config) func(network, addr string) (net.Conn, error) {
+	control := true
+	return func(network, addr string) (net.Conn, error) {
+		dctx := ctx
+		if !control {
+			var cancel context.CancelFunc
+			dctx, cancel = context.WithTimeout(c.ctx, s.opts.DialTimeout)
+			defer cancel()
+		}
+		raw, err := (&net.Dialer{KeepAlive: 15 * time.Second}).DialContext(dctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		if !c.track(raw) {
+			return nil, net.ErrClosed
+		}
+		var nc net.Conn = &progressConn{Conn: raw, idle: s.opts.IdleTimeout}
+		if cfg != nil && (!control || s.opts.TLS == TLSImplicit) {
+			nc = tls.Client(nc, cfg)
+		}
+		control = false
+		return nc, nil
+	}
+}
+
+// tlsConfig is a new connection's TLS configuration (nil for plain FTP):
+// the certificate verified against the system's roots and CAFile, a
+// session cache of its own. TLS 1.2 at most: vsftpd 3.0 fails uploads on
+// TLS 1.3 data connections past their first kilobytes (426 "Failure
+// reading network stream"); over TLS 1.2, session tickets resume the
+// control connection's session on vsftpd, Pure-FTPd and ProFTPD alike.
+func (s *Store) tlsConfig() (*tls.Config, error) {
+	if s.opts.TLS == TLSNone {
+		return nil, nil
+	}
+	cfg := &tls.Config{
+		ServerName:         s.opts.ServerName,
+		RootCAs:            s.roots,
+		MinVersion:         tls.VersionTLS12,
+		MaxVersion:         tls.VersionTLS12,
+		ClientSessionCache: tls.NewLRUClientSessionCache(1),
+	}
+	if cfg.ServerName == "" {
+		cfg.ServerName = s.opts.Host
+	}
+	return cfg, nil
+}
+
+// loadRoots is the system's certificate pool with the certificates of file.
+func loadRoots(file string) (*x509.CertPool, error) {
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	if file == "" {
+		return pool, nil
+	}
+	pem, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("read ca_file: %w", err)
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("ca_file %s holds no PEM certificate", file)
+	}
+	return pool, nil
+}
+
+// pool hands out at most Options.Connections logged-in connections.
+type pool struct {
+	slots chan struct{}
+	mu    sync.Mutex
+	idle  []*conn
+	shut  bool
+}
+
+// reuseAfter is how long a connection may sit in the pool before it is
+// checked with NOOP (servers close idle sessions after minutes).
+const reuseAfter = 30 * time.Second
+
+// acquire returns a connection for one call, waiting for a free slot.
+func (s *Store) acquire(ctx context.Context) (*conn, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	select {
+	case s.pool.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	for {
+		s.pool.mu.Lock()
+		if s.pool.shut {
+			s.pool.mu.Unlock()
+			<-s.pool.slots
+			return nil, os.ErrClosed
+		}
+		var c *conn
+		if n := len(s.pool.idle); n > 0 {
+			c, s.pool.idle = s.pool.idle[n-1], s.pool.idle[:n-1]
+		}
+		s.pool.mu.Unlock()
+		if c == nil {
+			break
+		}
+		if !c.dead.Load() && (time.Since(c.used) < reuseAfter || c.do(c.sc.NoOp()) == nil) {
+			return c, nil
+		}
+		c.close()
+	}
+	c, err := s.dial(ctx)
+	if err != nil {
+		<-s.pool.slots
+		return nil, err
+	}
+	return c, nil
+}
+
+// release gives c back to the pool, or closes it when it is dead.
+func (s *Store) release(c *conn) {
+	s.pool.mu.Lock()
+	if c.dead.Load() || s.pool.shut {
+		c.close()
+	} else {
+		c.used = time.Now()
+		s.pool.idle = append(s.pool.idle, c)
+	}
+	s.pool.mu.Unlock()
+	<-s.pool.slots
+}
+
+// revive returns c, or a new connection in its slot when c is dead.
+func (s *Store) revive(ctx context.Context, c *conn) (*conn, error) {
+	if !c.dead.Load() {
+		return c, nil
+	}
+	return s.dial(ctx)
+}
+
+// watch closes c if ctx ends and the call has not finished
+// storage.AnswerGrace later (see dirstore.Watch).
+func watch(ctx context.Context, c *conn) (stop func()) { return dirstore.Watch(ctx, c.close) }
+
+// session is one call's connection: acquired, watched, released by end.
+func (s *Store) session(ctx context.Context) (c *conn, end func(), err error) {
+	if c, err = s.acquire(ctx); err != nil {
+		return nil, nil, err
+	}
+	stop := watch(ctx, c)
+	return c, func() { stop(); s.release(c) }, nil
+}
+
+// errAborted ends the upload of a write whose source failed.
+var errAborted = errors.New("upload aborted")
+
+// upload is a STOR of a temporary file, fed through a pipe by Write.
+type upload struct {
+	c      *conn
+	tmp    string // server path
+	pw     *io.PipeWriter
+	result chan error // Stor's outcome
+	err    error      // once received
+	ended  bool
+}
+
+// start sends STOR tmp on c and returns once the server opened the file
+// (its data connection takes bytes) or refused it.
+func start(c *conn, tmp string) (*upload, error) {
+	pr, pw := io.Pipe()
+	u := &upload{c: c, tmp: tmp, pw: pw, result: make(chan error, 1)}
+	opened := make(chan struct{})
+	go func() {
+		err := c.sc.Stor(tmp, &openedReader{r: pr, opened: opened})
+		pr.CloseWithError(cmpErr(err, io.ErrClosedPipe))
+		u.result <- err
+	}()
+	select {
+	case <-opened:
+		return u, nil
+	case err := <-u.result:
+		u.ended = true
+		return nil, c.do(err)
+	}
+}
+
+func cmpErr(err, def error) error {
+	if err == nil {
+		return def
+	}
+	return err
+}
+
+// Write implements io.Writer: the bytes go to the data connection.
+func (u *upload) Write(b []byte) (int, error) { return u.pw.Write(b) }
+
+// finish ends the upload, complete (abort false) or aborted, and returns
+// the server's verdict on it.
+func (u *upload) finish(abort bool) error {
+	if u.ended {
+		return u.err
+	}
+	u.ended = true
+	if abort {
+		u.pw.CloseWithError(errAborted)
+	} else {
+		u.pw.Close()
+	}
+	u.err = u.c.do(<-u.result)
+	return u.err
+}
+
+// openedReader closes opened at its first Read.
+type openedReader struct {
+	r      io.Reader
+	opened chan struct{}
+	once   sync.Once
+}
+
+func (o *openedReader) Read(b []byte) (int, error) {
+	o.once.Do(func() { close(o.opened) })
+	return o.r.Read(b)
+}

@@ -1,0 +1,116 @@
+package ftp_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/ftp"
+	"github.com/distributor-dev/distributor/internal/storage/ftp/ftptest"
+	"github.com/distributor-dev/distributor/internal/storage/storagetest"
+)
+
+// options are the store options of the login l, at its Path.
+func options(l ftptest.Login) ftp.Options {
+	return ftp.Options{Host: l.Host, Port: l.Port, User: l.User, Password: ftp.Secret(l.Password), CAFile: l.CAFile, Root: l.Path}
+}
+
+// open opens a store on l with opts changed by mods, closed when the test ends.
+func open(t testing.TB, l ftptest.Login, mods ...func(*ftp.Options)) *ftp.Store {
+	t.Helper()
+	opts := options(l)
+	for _, m := range mods {
+		m(&opts)
+	}
+	s, err := ftp.New(t.Context(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// eachServer runs fn on each reference server, as a subtest.
+func eachServer(t *testing.T, fn func(t *testing.T, l ftptest.Login)) {
+	for _, server := range ftptest.Servers {
+		t.Run(server, func(t *testing.T) { fn(t, ftptest.Real(t, server)) })
+	}
+}
+
+// roots maps the stores of a conformance run to their logins.
+type roots struct {
+	mu sync.Mutex
+	m  map[storage.Store]ftptest.Login
+}
+
+func (r *roots) login(s storage.Store) ftptest.Login {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.m[s]
+}
+
+// TestConformance runs the storage conformance suite on the three
+// reference servers.
+func TestConformance(t *testing.T) {
+	eachServer(t, func(t *testing.T, l ftptest.Login) {
+		r := &roots{m: map[storage.Store]ftptest.Login{}}
+		storagetest.Run(t, func(t *testing.T) storage.Store {
+			fl := l.FreshRoot(t)
+			s := open(t, fl)
+			r.mu.Lock()
+			r.m[s] = fl
+			r.mu.Unlock()
+			return s
+		}, storagetest.WithPlantTemp(func(t *testing.T, s storage.Store, dir string) string {
+			l := r.login(s)
+			mkdirOwned(t, l, dir)
+			p := storagetest.PlantTempFile(t, l.Dir(), dir)
+			chown(t, l, filepath.Join(l.Dir(), filepath.FromSlash(p)))
+			return p
+		}), storagetest.WithMakeDir(func(t *testing.T, s storage.Store, dir string) {
+			mkdirOwned(t, r.login(s), dir)
+		}))
+	})
+}
+
+// mkdirOwned makes the directory dir below l's root on disk, with its
+// parents, owned by the FTP login's user (the owner of l.Root), as the
+// operator of the server would.
+func mkdirOwned(t testing.TB, l ftptest.Login, dir string) {
+	t.Helper()
+	p := l.Dir()
+	for _, seg := range append([]string{""}, strings.Split(dir, "/")...) {
+		p = filepath.Join(p, seg)
+		if err := os.Mkdir(p, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+			t.Fatal(err)
+		}
+		chown(t, l, p)
+	}
+}
+
+// chown gives p to the owner of l.Root.
+func chown(t testing.TB, l ftptest.Login, p string) {
+	t.Helper()
+	fi, err := os.Stat(l.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	if err := os.Chown(p, int(st.Uid), int(st.Gid)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// put writes data to p.
+func put(t testing.TB, s storage.Store, p, data string) {
+	t.Helper()
+	if _, err := s.Put(context.Background(), p, strings.NewReader(data), int64(len(data)), storage.PutOptions{}); err != nil {
+		t.Fatalf("Put(%q): %v", p, err)
+	}
+}

@@ -1,0 +1,171 @@
+package ftp
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	ftplib "github.com/jlaffaye/ftp"
+
+	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/dirstore"
+)
+
+// List implements storage.Store with dirstore.ListTree: one listing per
+// directory, each on a connection of the pool (fn runs without one).
+func (s *Store) List(ctx context.Context, prefix string, fn func(storage.Info) error) error {
+	return storage.ListResult(dirstore.ListTree(ctx, tree{s}, prefix, fn), func(err error) error {
+		return s.errorf("list", strconv.Quote(prefix), err)
+	})
+}
+
+// SweepTemp implements storage.Store with dirstore.SweepTree. It waits for
+// this Store's in-flight writes, but cannot see other processes' writes:
+// call it (without DryRun) only while holding the destination lock.
+func (s *Store) SweepTemp(ctx context.Context, opts storage.SweepOptions) ([]string, error) {
+	found, err := s.sweepTemp(ctx, opts)
+	if err != nil {
+		return found, fmt.Errorf("%s: sweep temporary files: %w", s, err)
+	}
+	return found, nil
+}
+
+func (s *Store) sweepTemp(ctx context.Context, opts storage.SweepOptions) ([]string, error) {
+	if _, err := storage.CheckSweepDirs(opts.Dirs); err != nil {
+		return nil, err
+	}
+	if !opts.DryRun {
+		if err := s.proven(ctx); err != nil {
+			return nil, err
+		}
+	}
+	defer s.dw.Exclusive()()
+	return dirstore.SweepTree(ctx, tree{s}, opts)
+}
+
+// tree is the store's directory tree as dirstore.ListTree and
+// dirstore.SweepTree walk it.
+type tree struct{ s *Store }
+
+// OpenDir implements dirstore.Tree: a missing directory shows as such in
+// its listing.
+func (t tree) OpenDir(_ context.Context, p string) (dirstore.TreeDir, error) {
+	return dir{t.s, t.s.full(p)}, nil
+}
+
+// PruneDir implements dirstore.Tree (see Store.prune).
+func (t tree) PruneDir(ctx context.Context, p string, parents bool) {
+	c, end, err := t.s.session(ctx)
+	if err != nil {
+		return
+	}
+	defer end()
+	if parents {
+		t.s.prune(c, t.s.full(p), false)
+	} else {
+		t.s.removeDir(c, t.s.full(p), false)
+	}
+}
+
+// dir is a directory of the tree: its server path.
+type dir struct {
+	s    *Store
+	path string
+}
+
+// Entries implements dirstore.TreeDir: MLSD, or CWD and LIST. Guards are
+// left out; one whose file is missing shows as that file, empty (as a
+// read sees it).
+func (d dir) Entries(ctx context.Context, prefix string) ([]fs.FileInfo, error) {
+	c, end, err := d.s.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer end()
+	entries, err := list(c, d.path)
+	if refused(err) {
+		return nil, fmt.Errorf("%w (%w)", fs.ErrNotExist, err)
+	} else if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var guarded []fs.FileInfo
+	fis := make([]fs.FileInfo, 0, len(entries))
+	for _, e := range entries {
+		name := e.Name
+		seen[name] = true
+		switch {
+		case name == "." || name == ".." || name == "" || strings.Contains(name, "/"):
+		case strings.HasPrefix(name, GuardPrefix):
+			if name = strings.TrimPrefix(name, GuardPrefix); strings.HasPrefix(name, prefix) {
+				guarded = append(guarded, info{&ftplib.Entry{Name: name, Time: e.Time}})
+			}
+		case strings.HasPrefix(name, prefix):
+			fis = append(fis, info{e})
+		}
+	}
+	for _, g := range guarded {
+		if !seen[g.Name()] {
+			fis = append(fis, g)
+		}
+	}
+	return fis, nil
+}
+
+// list lists the server directory dir: MLSD, or CWD and LIST (whose
+// argument some servers read as a pattern and options).
+func list(c *conn, dir string) ([]*ftplib.Entry, error) {
+	if c.mlst {
+		entries, err := c.sc.List(dir)
+		return entries, c.do(err)
+	}
+	if err := c.do(c.sc.ChangeDir(dir)); err != nil {
+		return nil, err
+	}
+	entries, err := c.sc.List("")
+	return entries, c.do(err)
+}
+
+// Sub implements dirstore.TreeDir.
+func (d dir) Sub(_ context.Context, name string) (dirstore.TreeDir, error) {
+	return dir{d.s, path.Join(d.path, name)}, nil
+}
+
+// Remove implements dirstore.TreeDir.
+func (d dir) Remove(ctx context.Context, name string) error {
+	c, end, err := d.s.session(ctx)
+	if err != nil {
+		return err
+	}
+	defer end()
+	if err := c.do(c.sc.Delete(path.Join(d.path, name))); err != nil && !refused(err) {
+		return err
+	}
+	return nil
+}
+
+// Close implements dirstore.TreeDir.
+func (dir) Close() {}
+
+// info is a listed entry as an fs.FileInfo.
+type info struct{ e *ftplib.Entry }
+
+func (i info) Name() string       { return i.e.Name }
+func (i info) Size() int64        { return int64(i.e.Size) }
+func (i info) ModTime() time.Time { return i.e.Time }
+func (i info) IsDir() bool        { return i.e.Type == ftplib.EntryTypeFolder }
+func (i info) Sys() any           { return nil }
+
+func (i info) Mode() fs.FileMode {
+	switch i.e.Type {
+	case ftplib.EntryTypeFolder:
+		return fs.ModeDir | 0o755
+	case ftplib.EntryTypeLink:
+		return fs.ModeSymlink | 0o777
+	}
+	return 0o644
+}
