@@ -39,7 +39,7 @@ func (f *fitter) Write(p []byte) (int, error) {
 			break
 		}
 		f.line = append(f.line, p[:i]...)
-		f.emit()
+		f.emit("\n")
 		p = p[i+1:]
 	}
 	if f.err != nil {
@@ -51,23 +51,13 @@ func (f *fitter) Write(p []byte) (int, error) {
 // flush writes the last line if it has no newline.
 func (f *fitter) flush() {
 	if len(f.line) > 0 && f.err == nil {
-		for i, l := range fitLine(string(f.line), f.width) {
-			if i > 0 {
-				l = "\n" + l
-			}
-			_, f.err = io.WriteString(f.w, l)
-		}
-		f.line = f.line[:0]
+		f.emit("")
 	}
 }
 
-func (f *fitter) emit() {
-	var b strings.Builder
-	for _, l := range fitLine(string(f.line), f.width) {
-		b.WriteString(l)
-		b.WriteByte('\n')
-	}
-	_, f.err = io.WriteString(f.w, b.String())
+// emit writes the line, fitted, and end after it.
+func (f *fitter) emit(end string) {
+	_, f.err = io.WriteString(f.w, strings.Join(fitLine(string(f.line), f.width), "\n")+end)
 	f.line = f.line[:0]
 }
 
