@@ -73,8 +73,9 @@ var (
 // globals are the persistent flags.
 type globals struct {
 	env        Env
-	args       []string // the command line (without the program name)
-	configPath string   // the configuration file loadConfig resolved
+	stdout     *countingWriter // env.Stdout
+	args       []string        // the command line (without the program name)
+	configPath string          // the configuration file loadConfig resolved
 	config     string
 	output     string
 	logLevel   string
@@ -100,7 +101,7 @@ func Execute(ctx context.Context, args []string, env Env) int {
 	columns := helpColumns(env)
 	stdout := &countingWriter{w: env.Stdout}
 	env.Stdout = stdout
-	g := &globals{env: env, args: args, columns: columns}
+	g := &globals{env: env, args: args, columns: columns, stdout: stdout}
 	root := newRoot(g)
 	root.SetArgs(args)
 	root.SetOut(env.Stdout)

@@ -14,15 +14,20 @@ import (
 	"github.com/distributor-dev/distributor/internal/report"
 )
 
-// countingWriter counts bytes written, so Execute knows whether a command printed its document.
+// countingWriter counts bytes written, so Execute knows whether a command
+// printed its document, and keeps the last (state show ends its line).
 type countingWriter struct {
-	w io.Writer
-	n int64
+	w    io.Writer
+	n    int64
+	last byte
 }
 
 func (c *countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
+	if n > 0 {
+		c.last = p[n-1]
+	}
 	return n, err
 }
 

@@ -58,7 +58,7 @@ usage or configuration error.`,
 		if g.output != "json" {
 			return report.WriteStateText(g.env.Stdout, s, g.width())
 		}
-		out := &lastByte{w: g.env.Stdout}
+		out := g.stdout
 		err := s.WriteRaw(out)
 		if err == nil && s.State != "catalog" {
 			_, err = io.WriteString(out, "null")
@@ -72,18 +72,4 @@ usage or configuration error.`,
 		return nil
 	})
 	return cmd
-}
-
-// lastByte is a writer to w that remembers the last byte written.
-type lastByte struct {
-	w    io.Writer
-	last byte
-}
-
-func (l *lastByte) Write(p []byte) (int, error) {
-	n, err := l.w.Write(p)
-	if n > 0 {
-		l.last = p[n-1]
-	}
-	return n, err
 }
