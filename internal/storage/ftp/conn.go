@@ -16,6 +16,7 @@ import (
 
 	ftplib "github.com/jlaffaye/ftp"
 
+	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/deadline"
 	"github.com/distributor-dev/distributor/internal/storage/dirstore"
 )
@@ -29,18 +30,25 @@ type conn struct {
 	cancel context.CancelFunc
 	used   time.Time // when it went back to the pool
 
-	mu   sync.Mutex
-	nets []net.Conn // the control connection, then the current data connection
-	dead atomic.Bool
+	mu    sync.Mutex
+	nets  []net.Conn // the control connection, then the current data connection
+	cause error      // why c was cut (a stall, a cancel), if it was
+	dead  atomic.Bool
 }
 
 // close cuts the control connection and its data connection (idempotent):
 // a call blocked on either fails at once; the pool discards c.
-func (c *conn) close() {
+func (c *conn) close() { c.cut(nil) }
+
+// cut is close, for the reason why (kept: see do).
+func (c *conn) cut(why error) {
 	c.dead.Store(true)
 	c.cancel()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.cause == nil {
+		c.cause = why
+	}
 	for _, n := range c.nets {
 		n.Close()
 	}
@@ -64,10 +72,16 @@ func (c *conn) track(n net.Conn) bool {
 
 // do returns err, closing c first when err leaves the connection in an
 // unknown state (anything but the server's reply, an aborted upload's
-// source or a refused command line).
+// source or a refused command line), and then with the reason c was cut.
 func (c *conn) do(err error) error {
-	if lost(err) {
-		c.close()
+	if !lost(err) {
+		return err
+	}
+	c.close()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cause != nil && !errors.Is(err, c.cause) {
+		return fmt.Errorf("%w (then: %v)", c.cause, err)
 	}
 	return err
 }
@@ -101,11 +115,13 @@ func code(err error) int {
 // taken" (550: no such file or directory, not a file, exists, denied).
 func refused(err error) bool { return code(err) == ftplib.StatusFileUnavailable }
 
-// progressConn is a TCP connection whose every Read and Write must make
-// progress within idle (its deadline moves before each).
+// progressConn is a TCP connection of c whose every Read and Write must
+// make progress within idle (its deadline moves before each); a stall
+// closes all of c, so that the steps after it fail at once.
 type progressConn struct {
 	net.Conn
 	idle time.Duration
+	c    *conn
 }
 
 func (p *progressConn) Read(b []byte) (int, error)  { return p.move(p.Conn.Read, b) }
@@ -118,6 +134,7 @@ func (p *progressConn) move(op func([]byte) (int, error), b []byte) (int, error)
 	n, err := op(b)
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		err = &deadline.StallError{Idle: p.idle, Err: err}
+		p.c.cut(err)
 	}
 	return n, err
 }
@@ -187,7 +204,7 @@ func (s *Store) dialFunc(ctx context.Context, c *conn, cfg *tls.Config) func(net
 		if !c.track(raw) {
 			return nil, net.ErrClosed
 		}
-		var nc net.Conn = &progressConn{Conn: raw, idle: s.opts.IdleTimeout}
+		var nc net.Conn = &progressConn{Conn: raw, idle: s.opts.IdleTimeout, c: c}
 		if cfg != nil && (!control || s.opts.TLS == TLSImplicit) {
 			nc = tls.Client(nc, cfg)
 		}
@@ -311,7 +328,11 @@ func (s *Store) revive(ctx context.Context, c *conn) (*conn, error) {
 
 // watch closes c if ctx ends and the call has not finished
 // storage.AnswerGrace later (see dirstore.Watch).
-func watch(ctx context.Context, c *conn) (stop func()) { return dirstore.Watch(ctx, c.close) }
+func watch(ctx context.Context, c *conn) (stop func()) {
+	return dirstore.Watch(ctx, func() {
+		c.cut(fmt.Errorf("cut %s after the call's context ended: %w", storage.AnswerGrace, context.Cause(ctx)))
+	})
+}
 
 // session is one call's connection: acquired, watched, released by end.
 func (s *Store) session(ctx context.Context) (c *conn, end func(), err error) {

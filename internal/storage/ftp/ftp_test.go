@@ -18,7 +18,8 @@ import (
 
 // options are the store options of the login l, at its Path.
 func options(l ftptest.Login) ftp.Options {
-	return ftp.Options{Host: l.Host, Port: l.Port, User: l.User, Password: ftp.Secret(l.Password), CAFile: l.CAFile, Root: l.Path}
+	return ftp.Options{Host: l.Host, Port: l.Port, User: l.User, Password: ftp.Secret(l.Password), CAFile: l.CAFile,
+		ServerName: l.ServerName, Root: l.Path}
 }
 
 // open opens a store on l with opts changed by mods, closed when the test ends.

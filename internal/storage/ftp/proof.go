@@ -18,14 +18,14 @@ import (
 // ProofError reports a server that lacks a behaviour the store relies on
 // (see the package doc, "No trust without proof"). Nothing was written.
 type ProofError struct {
-	Root      string // the store, as String gives it
+	Root      string // the store, as String gives it (not in Error: the store's errors start with it)
 	Behaviour string // what the server does not do
 	Setting   string // the usual server settings that cause it
 	Err       error  // the server's answer, if it refused
 }
 
 func (e *ProofError) Error() string {
-	msg := fmt.Sprintf("%s: the server does not %s", e.Root, e.Behaviour)
+	msg := "the server does not " + e.Behaviour
 	if e.Err != nil {
 		msg += " (" + e.Err.Error() + ")"
 	}

@@ -54,22 +54,33 @@ func (d dirFS) Temp(ctx context.Context, p string, _ bool) (dirstore.Temp, error
 		return nil, err
 	}
 	w := &tempWriter{s: s, c: c, stop: watch(ctx, c), target: s.full(p)}
+	w.created, err = s.inDir(c, p, func() (err error) {
+		w.upload, err = start(c, tempName(w.target))
+		return err
+	})
+	if err != nil {
+		w.Done(ctx)
+		return nil, fmt.Errorf("create temporary file: %w", err)
+	}
+	return w, nil
+}
+
+// inDir makes the missing parents of the store path p (see mkdirs), then
+// runs fn in their directory, again (3 times at most) after fn's refusal:
+// a Delete of this store, or of another, may have pruned a directory this
+// store knew. It returns the directories it made.
+func (s *Store) inDir(c *conn, p string, fn func() error) ([]string, error) {
+	var made []string
 	for attempt := 1; ; attempt++ {
-		made, err := s.mkdirs(c, p)
-		w.created = append(w.created, made...)
+		m, err := s.mkdirs(c, p)
+		made = append(made, m...)
 		if err == nil {
-			if w.upload, err = start(c, tempName(w.target)); err != nil {
-				err = fmt.Errorf("create temporary file: %w", err)
-			}
+			err = fn()
 		}
-		if err == nil {
-			return w, nil
+		if err == nil || !refused(err) || attempt == 3 {
+			return made, err
 		}
 		s.forgetDirs(s.root)
-		if !refused(err) || attempt == 3 {
-			w.Done(ctx)
-			return nil, err
-		}
 	}
 }
 
@@ -288,23 +299,27 @@ func (d dirFS) CreateNew(ctx context.Context, p string, src *dirstore.DigestSour
 	}
 	stop := watch(ctx, c)
 	defer func() { stop(); s.release(c) }()
-	made, err := s.mkdirs(c, p)
-	if err == nil {
-		err = ctx.Err()
-	}
 	target := s.full(p)
 	g := guard(target)
-	if err == nil {
-		if err = c.do(c.sc.MakeDir(g)); err != nil {
-			held, herr := isDir(c, g)
-			if held {
-				return fmt.Errorf("%w (its guard %s exists)", fs.ErrExist, g)
-			}
-			err = fmt.Errorf("make the guard directory %s: %w", g, cmpErr(herr, err))
+	made, err := s.inDir(c, p, func() error {
+		if err := ctx.Err(); err != nil {
+			return err
 		}
-	}
+		err := c.do(c.sc.MakeDir(g))
+		if err == nil {
+			return nil
+		}
+		if held, herr := isDir(c, g); held {
+			return fmt.Errorf("%w (its guard %s exists)", fs.ErrExist, g)
+		} else if herr != nil {
+			return herr
+		}
+		return fmt.Errorf("make the guard directory %s: %w", g, err)
+	})
 	if err != nil {
-		s.removeDirs(c, made)
+		if !errors.Is(err, fs.ErrExist) {
+			s.removeDirs(c, made)
+		}
 		return err
 	}
 	var unknown bool
