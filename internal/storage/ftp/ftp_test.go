@@ -3,8 +3,10 @@ package ftp_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -114,4 +116,37 @@ func put(t testing.TB, s storage.Store, p, data string) {
 	if _, err := s.Put(context.Background(), p, strings.NewReader(data), int64(len(data)), storage.PutOptions{}); err != nil {
 		t.Fatalf("Put(%q): %v", p, err)
 	}
+}
+
+// TestNamesRoundTrip: names with spaces (inside and leading), UTF-8 and
+// leading dots are written, listed and read back by the store, and an
+// independent client finds the same names and bytes on the server. A
+// name with a line break, which FTP can neither send nor list, is refused.
+func TestNamesRoundTrip(t *testing.T) {
+	names := []string{"with space.txt", " leading space", "dir with space/ünïcödé 日本語.txt", ".dotfile", ".dotdir/.inner", "a/b c/d"}
+	eachServer(t, func(t *testing.T, l ftptest.Login) {
+		l = l.FreshRoot(t)
+		s := open(t, l)
+		want := map[string]string{}
+		for _, n := range names {
+			put(t, s, n, "content of "+n)
+			want[n] = "content of " + n
+		}
+		if got := list(t, s, ""); !slices.Equal(got, slices.Sorted(maps.Keys(want))) {
+			t.Errorf("List = %q", got)
+		}
+		if got := l.ListFiles(t); !maps.Equal(got, want) {
+			t.Errorf("the server holds %q, want %q", got, want)
+		}
+		for n, data := range want {
+			if got, _, err := s.Get(t.Context(), n); err != nil || string(got) != data {
+				t.Errorf("Get(%q) = %q, %v", n, got, err)
+			}
+		}
+		for _, n := range []string{"line\nbreak", "carriage\rreturn"} {
+			if _, err := s.Put(t.Context(), n, strings.NewReader("x"), 1, storage.PutOptions{}); !errors.Is(err, storage.ErrInvalidPath) {
+				t.Errorf("Put(%q): %v, want ErrInvalidPath", n, err)
+			}
+		}
+	})
 }

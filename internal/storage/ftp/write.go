@@ -122,13 +122,22 @@ func (*tempWriter) Link(context.Context) error {
 // Exists implements dirstore.Temp.
 func (w *tempWriter) Exists(context.Context) (bool, error) { return taken(w.c, w.target) }
 
-// taken reports whether an entry has the server path target: a file
-// (SIZE), a directory or the guard of an exclusive create (CWD).
+// taken reports whether an entry has the server path target: a file or
+// a directory (MLST, else SIZE and CWD), or the guard of an exclusive
+// create (CWD).
 func taken(c *conn, target string) (bool, error) {
-	if _, err := c.sc.FileSize(target); err == nil || !refused(err) {
+	var err error
+	dirs := []string{guard(target)}
+	if c.mlst {
+		_, err = c.sc.GetEntry(target)
+	} else {
+		_, err = c.sc.FileSize(target)
+		dirs = append([]string{target}, dirs...)
+	}
+	if err == nil || !refused(err) {
 		return err == nil, c.do(err)
 	}
-	for _, d := range []string{target, guard(target)} {
+	for _, d := range dirs {
 		if ok, err := isDir(c, d); ok || err != nil {
 			return ok, err
 		}
