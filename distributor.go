@@ -41,7 +41,7 @@
 //
 //	import _ "github.com/distributor-dev/distributor/backend/s3"
 //
-// (backend/sftp, s3, gcs, azure, or backend/all as the command line does).
+// (backend/sftp, s3, gcs, azure, ftp, or backend/all as the command line does).
 // A program that imports none links no cloud SDK nor SSH code; a destination
 // whose backend is not linked is a configuration problem.
 package distributor
@@ -134,7 +134,7 @@ func (c *Config) Pipelines() []Pipeline {
 // Destination is one destination of a configuration as a caller sees it.
 type Destination struct {
 	ID       string
-	Backend  string // local, sftp, s3, gcs or azure
+	Backend  string // local, sftp, s3, gcs, azure or ftp
 	Path     string // the root as configured, {source_*} placeholders unexpanded
 	Workflow string // additive or replacement
 }

@@ -3,7 +3,7 @@
 //
 //	import _ "github.com/distributor-dev/distributor/backend/all"
 //
-// Local disk is always there; this adds SFTP, S3, GCS and Azure Blob Storage.
+// Local disk is always there; this adds SFTP, S3, GCS, Azure Blob Storage and FTP/FTPS.
 // A program using only one imports that backend's package, and links less.
 package all
 

@@ -19,6 +19,8 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/azure"
 	"github.com/distributor-dev/distributor/internal/storage/azure/azuretest"
+	"github.com/distributor-dev/distributor/internal/storage/ftp"
+	"github.com/distributor-dev/distributor/internal/storage/ftp/ftptest"
 	"github.com/distributor-dev/distributor/internal/storage/gcs"
 	"github.com/distributor-dev/distributor/internal/storage/gcs/gcstest"
 	"github.com/distributor-dev/distributor/internal/storage/s3"
@@ -42,6 +44,7 @@ type backend struct {
 	gcs  *gcs.Options
 	// azure: the root's container, prefix and endpoint.
 	azure *azure.Options
+	ftp   *ftp.Options
 	// list, where set, lists the root with a client independent of
 	// distributor: each object's name below the root with its content.
 	list func(t *testing.T) map[string]string
@@ -62,6 +65,9 @@ var backends = []struct {
 	{"s3-seaweedfs", realWeed},
 	{"gcs-fake", fakeGCS},
 	{"azure-azurite", azurite},
+	{"ftp-vsftpd", ftpBackend("vsftpd")},
+	{"ftp-pureftpd", ftpBackend("pureftpd")},
+	{"ftp-proftpd", ftpBackend("proftpd")},
 }
 
 func sftpBackend(t *testing.T, opts sftp.Options) backend {
@@ -168,6 +174,35 @@ func azurite(t *testing.T) backend {
       container: %s
       endpoint: %s
 `, opts.Prefix, opts.Account, opts.Container, opts.Endpoint)}
+}
+
+// ftpBackend opens a fresh directory on the FTP server of scripts/test-servers
+// named server; the CLI finds the password in DISTRIBUTOR_FTP_PASSWORD, and
+// the test reads the server back with ftptest's own client.
+func ftpBackend(server string) func(t *testing.T) backend {
+	return func(t *testing.T) backend {
+		l := ftptest.Real(t, server).FreshRoot(t)
+		t.Setenv("DISTRIBUTOR_FTP_PASSWORD", l.Password)
+		opts := ftpOptions(l)
+		st, err := ftp.New(t.Context(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return backend{store: st, ftp: &opts, list: func(t *testing.T) map[string]string { return l.ListFiles(t) }, yaml: fmt.Sprintf(`    backend: ftp
+    path: %s
+    ftp:
+      host: %s
+      port: %d
+      user: %s
+      ca_file: %s
+`, opts.Root, opts.Host, opts.Port, opts.User, opts.CAFile)}
+	}
+}
+
+// ftpOptions returns the ftp adapter's Options for a test server's login.
+func ftpOptions(l ftptest.Login) ftp.Options {
+	return ftp.Options{Host: l.Host, Port: l.Port, User: l.User, Password: ftp.Secret(l.Password), CAFile: l.CAFile, Root: l.Path}
 }
 
 // cliResult is one in-process CLI run.
@@ -532,6 +567,9 @@ func TestRemoteExamples(t *testing.T) {
 				case be.gcs != nil:
 					d["path"] = be.gcs.Prefix + "/" + id
 					d["gcs"] = map[string]any{"bucket": be.gcs.Bucket, "endpoint": be.gcs.Endpoint, "anonymous": true}
+				case be.ftp != nil:
+					d["path"] = be.ftp.Root + "/" + id
+					d["ftp"] = map[string]any{"host": be.ftp.Host, "port": be.ftp.Port, "user": be.ftp.User, "ca_file": be.ftp.CAFile}
 				}
 			}
 			out, err := yaml.Marshal(cfg)

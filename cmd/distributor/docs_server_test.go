@@ -6,7 +6,10 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"fmt"
+	"net"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -15,6 +18,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/azure"
 	"github.com/distributor-dev/distributor/internal/storage/azure/azuretest"
+	"github.com/distributor-dev/distributor/internal/storage/ftp"
 	"github.com/distributor-dev/distributor/internal/storage/gcs"
 	"github.com/distributor-dev/distributor/internal/storage/gcs/gcstest"
 	"github.com/distributor-dev/distributor/internal/storage/s3"
@@ -27,6 +31,7 @@ var serverVars = map[string][]string{
 	"s3":    {"DISTRIBUTOR_TEST_S3_ENDPOINT", "DISTRIBUTOR_TEST_S3_BUCKET", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"},
 	"gcs":   {"DISTRIBUTOR_TEST_GCS_ENDPOINT", "DISTRIBUTOR_TEST_GCS_BUCKET"},
 	"azure": {"DISTRIBUTOR_TEST_AZURE_ENDPOINT", "DISTRIBUTOR_TEST_AZURE_ACCOUNT", "DISTRIBUTOR_TEST_AZURE_KEY", "DISTRIBUTOR_TEST_AZURE_CONTAINER"},
+	"ftp":   {"DISTRIBUTOR_TEST_FTP_PROFTPD_ADDR", "DISTRIBUTOR_TEST_FTP_PROFTPD_USER", "DISTRIBUTOR_TEST_FTP_PROFTPD_PASSWORD", "DISTRIBUTOR_TEST_FTP_PROFTPD_CA"},
 }
 
 // missingServer says why the test server of the backend kind cannot be
@@ -59,7 +64,7 @@ func missingServer(kind string) string {
 // server is not configured (docScript); under CI=true that fails.
 func cmdDocsServer(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
-		ts.Fatalf("usage: docs-server s3|gcs|azure CONFIG")
+		ts.Fatalf("usage: docs-server s3|gcs|azure|ftp CONFIG")
 	}
 	kind, file := args[0], ts.MkAbs(args[1])
 	if msg := missingServer(kind); msg != "" {
@@ -67,6 +72,9 @@ func cmdDocsServer(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	for _, n := range serverVars[kind] {
 		ts.Setenv(n, os.Getenv(n))
+	}
+	if kind == "ftp" {
+		ts.Setenv("DISTRIBUTOR_FTP_PASSWORD", os.Getenv("DISTRIBUTOR_TEST_FTP_PROFTPD_PASSWORD"))
 	}
 	data, err := os.ReadFile(file)
 	ts.Check(err)
@@ -81,13 +89,17 @@ func cmdDocsServer(ts *testscript.TestScript, neg bool, args []string) {
 		prefix := "docs/" + strings.ToLower(rand.Text()[:10])
 		path, _ := d["path"].(string)
 		d["path"] = prefix + "/" + path
+		shown := prefix + "/" // the path as validate shows it, before the example's
+		if kind == "ftp" { // an absolute path on the server
+			d["path"], shown = "/"+prefix+path, "/"+prefix
+		}
 		block := d[kind].(map[string]any)
 		doc, real := serverBlock(kind, block, prefix)
 		d[kind] = block
 		st.exact = st.exact && len(doc) == len(real)
 		// The root as the report prints it, then as validate does (the path
 		// alone).
-		st.roots = append(st.roots, [2]string{real, doc}, [2]string{prefix + "/", ""})
+		st.roots = append(st.roots, [2]string{real, doc}, [2]string{shown, ""})
 		ts.Defer(func() { emptyPrefix(kind, prefix) })
 	}
 	out, err := yaml.Marshal(cfg)
@@ -112,6 +124,18 @@ func serverBlock(kind string, block map[string]any, prefix string) (doc, real st
 		clear(block)
 		block["bucket"], block["endpoint"], block["anonymous"] = get("DISTRIBUTOR_TEST_GCS_BUCKET"), get("DISTRIBUTOR_TEST_GCS_ENDPOINT"), true
 		return doc, "gs://" + get("DISTRIBUTOR_TEST_GCS_BUCKET") + "/" + prefix + "/"
+	case "ftp":
+		port := "21"
+		if p, ok := block["port"]; ok {
+			port = fmt.Sprint(p)
+		}
+		doc = fmt.Sprintf("ftp://%s@%s:%s", block["user"], block["host"], port)
+		clear(block)
+		host, port, _ := net.SplitHostPort(get("DISTRIBUTOR_TEST_FTP_PROFTPD_ADDR"))
+		p, _ := strconv.Atoi(port)
+		block["host"], block["port"], block["user"] = host, p, get("DISTRIBUTOR_TEST_FTP_PROFTPD_USER")
+		block["ca_file"] = get("DISTRIBUTOR_TEST_FTP_PROFTPD_CA")
+		return doc, "ftp://" + get("DISTRIBUTOR_TEST_FTP_PROFTPD_USER") + "@" + get("DISTRIBUTOR_TEST_FTP_PROFTPD_ADDR") + "/" + prefix
 	default: // azure
 		doc = "azure://" + block["account"].(string) + "/" + block["container"].(string) + "/"
 		clear(block)
@@ -148,6 +172,11 @@ func emptyPrefix(kind, prefix string) {
 			Account: os.Getenv("DISTRIBUTOR_TEST_AZURE_ACCOUNT"), Key: os.Getenv("DISTRIBUTOR_TEST_AZURE_KEY"),
 			Container: os.Getenv("DISTRIBUTOR_TEST_AZURE_CONTAINER")}
 		st, err = azure.New(ctx, srv.Options(prefix))
+	case "ftp":
+		host, port, _ := net.SplitHostPort(os.Getenv("DISTRIBUTOR_TEST_FTP_PROFTPD_ADDR"))
+		p, _ := strconv.Atoi(port)
+		st, err = ftp.New(ctx, ftp.Options{Host: host, Port: p, User: os.Getenv("DISTRIBUTOR_TEST_FTP_PROFTPD_USER"),
+			Password: ftp.Secret(os.Getenv("DISTRIBUTOR_TEST_FTP_PROFTPD_PASSWORD")), CAFile: os.Getenv("DISTRIBUTOR_TEST_FTP_PROFTPD_CA"), Root: "/" + prefix})
 	}
 	if err != nil || st == nil {
 		return

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/journal"
+	"github.com/distributor-dev/distributor/internal/storage/ftp"
+	"github.com/distributor-dev/distributor/internal/storage/ftp/ftptest"
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/s3/s3test"
 	"github.com/distributor-dev/distributor/internal/storage/sftp"
@@ -27,7 +29,11 @@ import (
 // destination as the CLI reaches it (through the proxy), the store opened
 // directly on the same root, and the environment the CLI needs.
 type stallServer struct {
-	proxy *faultproxy.Proxy
+	proxy interface {
+		Forwarded() int64
+		Stall()
+		Heal()
+	}
 	yaml  string
 	store storage.Store
 	env   []string
@@ -46,6 +52,26 @@ func stallSFTP(t *testing.T, l sftptest.Login) stallServer {
     sftp: {host: 127.0.0.1, port: %d, user: %s, identity_file: %s, known_hosts_file: %s}
 `, opts.Root, p.Port(), opts.User, opts.IdentityFile, sftptest.KnownHostsFor(t, opts.KnownHostsFile, p.Addr()))
 	return stallServer{proxy: p, yaml: yaml, store: st}
+}
+
+// stallFTP is an FTP test server behind an ftptest.Proxy (the control and
+// every data connection); the CLI finds the password in
+// DISTRIBUTOR_FTP_PASSWORD.
+func stallFTP(t *testing.T, server string) stallServer {
+	l := ftptest.Real(t, server).FreshRoot(t)
+	opts := ftpOptions(l)
+	st, err := ftp.New(t.Context(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	p := l.Proxy(t)
+	pl := p.Login()
+	yaml := fmt.Sprintf(`    backend: ftp
+    path: %s
+    ftp: {host: %s, port: %d, user: %s, ca_file: %s, server_name: %s}
+`, pl.Path, pl.Host, pl.Port, pl.User, pl.CAFile, pl.ServerName)
+	return stallServer{proxy: p, yaml: yaml, store: st, env: []string{"DISTRIBUTOR_FTP_PASSWORD=" + l.Password}}
 }
 
 func stallS3(t *testing.T, srv *s3test.Server) stallServer {
@@ -80,6 +106,9 @@ func TestSignalDuringStalledUpload(t *testing.T) {
 		{"sftp-sshd", func(t *testing.T) stallServer { return stallSFTP(t, sftptest.SSHD(t).FreshRoot(t)) }},
 		{"s3-gofakes3", func(t *testing.T) stallServer { return stallS3(t, s3test.Start(t)) }},
 		{"s3-versitygw", func(t *testing.T) stallServer { return stallS3(t, s3test.Versitygw(t)) }},
+		{"ftp-vsftpd", func(t *testing.T) stallServer { return stallFTP(t, "vsftpd") }},
+		{"ftp-pureftpd", func(t *testing.T) stallServer { return stallFTP(t, "pureftpd") }},
+		{"ftp-proftpd", func(t *testing.T) stallServer { return stallFTP(t, "proftpd") }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			srv := c.open(t)

@@ -59,7 +59,7 @@ func decodeDestinationErrs() []decodeErrCase {
 		{"dotdot s3 path", strings.Replace(minimal, "backend: local\n    path: ./out", "backend: s3\n    path: a/../b\n    s3: {bucket: reports}", 1), 8, "destinations[0].path", `has a ".." segment`, 0},
 		{"double slash s3 path", strings.Replace(minimal, "backend: local\n    path: ./out", "backend: s3\n    path: a//b\n    s3: {bucket: reports}", 1), 8, "destinations[0].path", `empty segment`, 0},
 		{"missing local path", strings.Replace(minimal, "    path: ./out\n", "", 1), 6, "destinations[0].path", `is required`, 0},
-		{"bad backend", strings.Replace(minimal, "backend: local", "backend: ftp", 1), 7, "destinations[0].backend", `"ftp" is not one of local, sftp, s3`, 0},
+		{"bad backend", strings.Replace(minimal, "backend: local", "backend: gopher", 1), 7, "destinations[0].backend", `"gopher" is not one of local, sftp, s3`, 0},
 		{"missing backend", strings.Replace(minimal, "    backend: local\n", "", 1), 6, "destinations[0].backend", `is required (local, sftp, s3`, 0},
 		{"zero sftp keepalive", strings.Replace(minimal, "backend: local\n    path: ./out", "backend: sftp\n    path: /srv\n    sftp: {host: h, user: u, known_hosts_file: kh, keepalive_timeout: 0s}", 1), 9, "destinations[0].sftp.keepalive_timeout", `must be greater than zero`, 0},
 		{"bad s3 idle timeout", strings.Replace(minimal, "backend: local\n    path: ./out", "backend: s3\n    s3: {bucket: reports, idle_timeout: 30 seconds}", 1), 8, "destinations[0].s3.idle_timeout", `invalid duration`, 0},

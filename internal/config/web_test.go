@@ -78,7 +78,7 @@ func TestDecodeWebErrors(t *testing.T) {
 		line                   int
 	}{
 		{"headers on local", local + "    headers: [{match: \"**\", cache_control: no-cache}]\n", "destinations[0].headers",
-			"only allowed with backend: " + withHeaders + " (this destination's backend is local): local disk and SFTP store no response headers, the web server", 10},
+			"only allowed with backend: " + withHeaders + " (this destination's backend is local): local disk, SFTP and FTP store no response headers, the web server", 10},
 		{"headers on sftp", sftp + "    headers:\n      - {match: \"**\", cache_control: no-cache}\n", "destinations[0].headers",
 			"only allowed with backend: " + withHeaders + " (this destination's backend is sftp)", 10},
 		{"rule without match", s3Site + "    headers: [{cache_control: no-cache}]\n", "destinations[0].headers[0].match", "is required", 9},

@@ -54,10 +54,10 @@ func TestBackendsAreComplete(t *testing.T) {
 			t.Errorf("backend %s: schema properties %v (type %q, additionalProperties %v), Fields %v", b.Name, props, frag.Type, frag.AdditionalProperties, fields)
 		}
 	}
-	if _, ok := Lookup("ftp"); ok {
-		t.Error(`Lookup("ftp") found a backend`)
+	if _, ok := Lookup("gopher"); ok {
+		t.Error(`Lookup("gopher") found a backend`)
 	}
-	if got := JobsDefaults(); got != "4 for local, 8 for sftp, s3, gcs and azure" {
+	if got := JobsDefaults(); got != "4 for local and ftp, 8 for sftp, s3, gcs and azure" {
 		t.Errorf("JobsDefaults = %q", got)
 	}
 	if got := List([]string{"a", "b", "c"}, "or"); got != "a, b or c" {
@@ -69,7 +69,7 @@ func TestBackendsAreComplete(t *testing.T) {
 // order their packages registered in, and a second registration of a name
 // panics.
 func TestOrderAndDuplicates(t *testing.T) {
-	if got := Names(); !slices.Equal(got, []string{"local", "sftp", "s3", "gcs", "azure"}) {
+	if got := Names(); !slices.Equal(got, []string{"local", "sftp", "s3", "gcs", "azure", "ftp"}) {
 		t.Errorf("Names = %v", got)
 	}
 	defer func() {
