@@ -304,7 +304,7 @@ func hostileConfigCases() []hostileCase {
 		cc("keep_min a string", configEdit("older_than: 1d\n", "older_than: 1d\n        keep_min: five\n"), "keep_min"),
 		cc("root a list", configText("- pipelines\n"), "mapping"),
 		cc("workflow typo", configEdit("workflow: additive", "workflow: replace"), "workflow", `"replace" is not one of additive, replacement; did you mean "replacement"?`),
-		cc("unknown backend", configEdit("backend: local", "backend: ftp"), "backend", `"ftp"`),
+		cc("unknown backend", configEdit("backend: local", "backend: gopher"), "backend", `"gopher"`),
 		cc("duplicate destination", configEdit("destinations:\n  - id: site\n", "destinations:\n  - id: site\n    backend: local\n    path: other\n  - id: site\n"), "destinations[1].id", "site"),
 		cc("unknown destination", configEdit("destinations: [site]", "destinations: [site, nowhere]"), `"nowhere"`),
 		cc("duplicate key", configEdit("    path: www\n", "    path: www\n    path: /etc\n"), "destinations[0].path"),
