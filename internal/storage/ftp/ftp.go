@@ -81,6 +81,8 @@ import (
 	"sync"
 	"time"
 
+	ftplib "github.com/jlaffaye/ftp"
+
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/dirstore"
 	"github.com/distributor-dev/distributor/internal/storage/probe"
@@ -273,10 +275,20 @@ func notExist(p string, err error) error {
 	return &fs.PathError{Op: "stat", Path: p, Err: fmt.Errorf("%w (%w)", storage.ErrNotExist, err)}
 }
 
-// isDir reports whether the server path dir is a directory (CWD: 250 or 550).
+// isDir reports whether the server path dir is a directory: MLST where the
+// server has it (Pure-FTPd delays every failed CWD that follows another),
+// else CWD (vsftpd), each answered 250 or 550.
 func isDir(c *conn, dir string) (bool, error) {
-	err := c.do(c.sc.ChangeDir(dir))
-	if code(err) >= 500 {
+	var err error
+	if c.mlst {
+		var e *ftplib.Entry
+		if e, err = c.sc.GetEntry(dir); err == nil {
+			return e.Type == ftplib.EntryTypeFolder, nil
+		}
+	} else {
+		err = c.sc.ChangeDir(dir)
+	}
+	if err = c.do(err); code(err) >= 500 {
 		return false, nil
 	}
 	return err == nil, err

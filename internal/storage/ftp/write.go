@@ -284,11 +284,13 @@ func (r *reader) end() error {
 	return err
 }
 
-// Close implements io.Closer; the refusal of a transfer the caller
-// abandoned is no error.
+// Close implements io.Closer. A transfer the caller abandons is cut with
+// its connection: FTP's abort (ABOR) is not in the client, and servers
+// answer a closed data connection slowly (Pure-FTPd: seconds).
 func (r *reader) Close() error {
-	if err := r.end(); lost(err) {
-		return err
+	if !r.done {
+		r.c.close()
+		r.end()
 	}
 	return nil
 }
