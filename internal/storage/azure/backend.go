@@ -24,21 +24,17 @@ type Settings struct {
 // block decodes into Settings.
 func Backend() storage.Backend { return backend }
 
-var backend = storage.Backend{
-	Name:       "azure",
-	Title:      "Azure Blob Storage",
-	Summary:    "a container in Azure Blob Storage",
-	Jobs:       8,
-	Remote:     true,
-	Fields:     storage.BlockFields(Settings{}),
-	Needs:      "account and container",
-	Path:       storage.PathKey,
-	Properties: objstore.Properties,
-	Schema:     schema,
-	Decode:     decode,
-	Open:       open,
-	Location:   location,
-}
+var backend = objstore.Backend(storage.Backend{
+	Name:     "azure",
+	Title:    "Azure Blob Storage",
+	Summary:  "a container in Azure Blob Storage",
+	Fields:   storage.BlockFields(Settings{}),
+	Needs:    "account and container",
+	Schema:   schema,
+	Decode:   decode,
+	Open:     open,
+	Location: location,
+})
 
 // decode reads the block, then checks the names with New's messages (a
 // container name has no "--" either, which its pattern lets through).

@@ -16,18 +16,14 @@ import (
 // decodes into an *Options whose Prefix and Getenv Open sets.
 func Backend() storage.Backend { return backend }
 
-var backend = storage.Backend{
-	Name:       "gcs",
-	Title:      "GCS",
-	Summary:    "a Google Cloud Storage bucket",
-	Jobs:       8,
-	Remote:     true,
-	Fields:     storage.BlockFields(Block{}),
-	Needs:      "bucket",
-	Path:       storage.PathKey,
-	Properties: objstore.Properties,
-	Schema:     schema,
-	Decode:     decode,
+var backend = objstore.Backend(storage.Backend{
+	Name:    "gcs",
+	Title:   "GCS",
+	Summary: "a Google Cloud Storage bucket",
+	Fields:  storage.BlockFields(Block{}),
+	Needs:   "bucket",
+	Schema:  schema,
+	Decode:  decode,
 	Open: func(ctx context.Context, settings any, root string, env func(string) string) (storage.Store, error) {
 		opts := *settings.(*Options)
 		opts.Prefix, opts.Getenv = root, env
@@ -40,7 +36,7 @@ var backend = storage.Backend{
 		o := settings.(*Options)
 		return "gs://" + o.Bucket + " at " + strings.TrimSuffix(cmp.Or(o.Endpoint, defaultEndpoint), "/")
 	},
-}
+})
 
 // Block is the gcs block (see storage.DecodeBlock and schema.json).
 type Block struct {

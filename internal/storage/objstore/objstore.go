@@ -532,6 +532,13 @@ func (s *Store) Sync(context.Context) error { return nil }
 // object store has no cheap rename, and a write is atomic already.
 var Properties = storage.Properties{AtomicSmallWrites: true, ListPages: true, Metadata: true, ServerConditions: true, Remote: true}
 
+// Backend returns b with what every object store's descriptor says: paths
+// are key prefixes, 8 transfers at once, Remote, and Properties.
+func Backend(b storage.Backend) storage.Backend {
+	b.Path, b.Jobs, b.Remote, b.Properties = storage.PathKey, 8, true, Properties
+	return b
+}
+
 // Properties implements storage.Store (see the variable Properties).
 func (s *Store) Properties() storage.Properties { return Properties }
 

@@ -16,21 +16,17 @@ import (
 // (see storage.Backend): a destination's s3 block decodes into an
 // *Options holding the block's fields, which ForRoot completes.
 func Backend() storage.Backend {
-	return storage.Backend{
-		Name:       "s3",
-		Title:      "S3",
-		Summary:    "S3-compatible object storage",
-		Fields:     storage.BlockFields(Block{}),
-		Needs:      "bucket",
-		Path:       storage.PathKey,
-		Jobs:       8,
-		Remote:     true,
-		Properties: objstore.Properties,
-		Schema:     schema,
-		Decode:     decode,
-		Open:       openStore,
-		Location:   location,
-	}
+	return objstore.Backend(storage.Backend{
+		Name:     "s3",
+		Title:    "S3",
+		Summary:  "S3-compatible object storage",
+		Fields:   storage.BlockFields(Block{}),
+		Needs:    "bucket",
+		Schema:   schema,
+		Decode:   decode,
+		Open:     openStore,
+		Location: location,
+	})
 }
 
 func openStore(ctx context.Context, settings any, root string, env func(string) string) (storage.Store, error) {
