@@ -79,7 +79,7 @@ func (d dirFS) CreateNew(ctx context.Context, p string, src *dirstore.DigestSour
 		err = ctx.Err()
 	}
 	if err != nil {
-		s.removeDirs(c, created)
+		s.dirs.Undo(created, c.sftp.RemoveDirectory)
 		return err
 	}
 	target := s.full(p)
@@ -101,7 +101,7 @@ func (d dirFS) CreateNew(ctx context.Context, p string, src *dirstore.DigestSour
 			}
 			continue
 		}
-		s.removeDirs(c, created)
+		s.dirs.Undo(created, c.sftp.RemoveDirectory)
 		return err
 	}
 	err = src.CopyTo(ctx, f)
@@ -113,7 +113,7 @@ func (d dirFS) CreateNew(ctx context.Context, p string, src *dirstore.DigestSour
 	}
 	if err != nil {
 		c.sftp.Remove(target)
-		s.removeDirs(c, created)
+		s.dirs.Undo(created, c.sftp.RemoveDirectory)
 	}
 	return err
 }

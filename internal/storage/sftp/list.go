@@ -78,13 +78,9 @@ func (t tree) OpenDir(_ context.Context, p string) (dirstore.TreeDir, error) {
 	return dir{t.c, t.s.full(p)}, nil
 }
 
-// PruneDir implements dirstore.Tree (see Store.removeDir and Store.prune).
+// PruneDir implements dirstore.Tree (see dirstore.Dirs.Prune).
 func (t tree) PruneDir(_ context.Context, p string, parents bool) {
-	if parents {
-		t.s.prune(t.c, t.s.full(p), false)
-		return
-	}
-	t.s.removeDir(t.c, t.s.full(p), false)
+	t.s.dirs.Prune(t.s.full(p), parents, false, t.c.sftp.RemoveDirectory)
 }
 
 // dir is a directory of the tree: its server path on the connection c.

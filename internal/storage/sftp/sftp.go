@@ -113,12 +113,10 @@ type Store struct {
 	conn   *conn
 	closed bool
 
-	dirMu sync.Mutex
-	dirs  map[string]bool // directories (server paths) known to exist, none a link
-
-	// book: the directories (server paths, below the root) this store's writes
-	// created or found in place, which decide what a cleanup may remove (dirs.go).
-	book dirstore.Book
+	// dirs: the directories (server paths) known to exist, none a link, and
+	// those this store's writes created or found in place, which decide what
+	// a cleanup may remove.
+	dirs dirstore.Dirs
 
 	// dw writes (Put, Stage) through the shared protocol (write.go).
 	dw dirstore.Writer
@@ -147,8 +145,8 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 		opts: opts,
 		addr: net.JoinHostPort(opts.Host, strconv.Itoa(opts.Port)),
 		root: path.Clean(opts.Root),
-		dirs: map[string]bool{},
 	}
+	s.dirs.Root = s.root
 	s.dw.FS = dirFS{s}
 	if err := s.init(ctx); err != nil {
 		return nil, fmt.Errorf("%s: %w", s, err)
@@ -215,15 +213,6 @@ func (s *Store) full(p string) string {
 		return s.root
 	}
 	return path.Join(s.root, p)
-}
-
-// below reports whether the server path p is strictly below the root.
-func (s *Store) below(p string) bool {
-	root := s.root
-	if root != "/" {
-		root += "/"
-	}
-	return len(p) > len(root) && strings.HasPrefix(p, root)
 }
 
 // notExist is the error for a missing path, matching storage.ErrNotExist.
@@ -402,7 +391,7 @@ func (s *Store) delete(ctx context.Context, p string) error {
 	if err := c.sftp.Remove(full); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	s.prune(c, path.Dir(full), false)
+	s.dirs.Prune(path.Dir(full), true, false, c.sftp.RemoveDirectory)
 	return nil
 }
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"net"
 	"os"
 	"path"
@@ -190,7 +189,7 @@ func (s *Store) begin(c *conn, p string) (*tempWriter, error) {
 		made, err := s.mkdirs(c, p)
 		created = append(created, made...)
 		if err != nil {
-			s.removeDirs(c, created)
+			s.dirs.Undo(created, c.sftp.RemoveDirectory)
 			return nil, err
 		}
 		f, tmp, err := createTemp(c, dir)
@@ -199,7 +198,7 @@ func (s *Store) begin(c *conn, p string) (*tempWriter, error) {
 		}
 		s.forgetParents(p)
 		if !errors.Is(err, fs.ErrNotExist) || attempt == 10 {
-			s.removeDirs(c, created)
+			s.dirs.Undo(created, c.sftp.RemoveDirectory)
 			return nil, fmt.Errorf("create temporary file: %w", err)
 		}
 	}
@@ -261,9 +260,9 @@ func (w *tempWriter) cleanup(ctx context.Context) {
 		c = fresh
 	}
 	if w.staged {
-		w.s.prune(c, path.Dir(w.target), true)
+		w.s.dirs.Prune(path.Dir(w.target), true, true, c.sftp.RemoveDirectory)
 	} else {
-		w.s.removeDirs(c, w.created)
+		w.s.dirs.Undo(w.created, c.sftp.RemoveDirectory)
 	}
 }
 
@@ -279,10 +278,10 @@ func connLost(c *conn, err error) bool {
 
 // mkdirs creates the missing parent directories of the store path p (the root
 // like mkdir -p) and returns those it created, outermost first; each is noted in
-// s.book, made or found. A parent that is a symbolic link fails with
+// s.dirs, made or found. A parent that is a symbolic link fails with
 // storage.ErrInvalidPath, one that is not a directory with an error naming it.
 func (s *Store) mkdirs(c *conn, p string) (created []string, err error) {
-	if !s.knownDir(s.root) {
+	if !s.dirs.Known(s.root) {
 		if created, err = s.mkdirRoot(c); err != nil {
 			return nil, err
 		}
@@ -292,16 +291,16 @@ func (s *Store) mkdirs(c *conn, p string) (created []string, err error) {
 }
 
 // walkParents is checkParents, which with create makes the missing
-// directories (returning those it made) and notes each in s.book.
+// directories (returning those it made) and notes each in s.dirs.
 func (s *Store) walkParents(c *conn, p string, create bool) ([]string, error) {
 	var created []string
 	segs := strings.Split(p, "/")
 	for i := 1; i < len(segs); i++ {
 		rel := strings.Join(segs[:i], "/")
 		dir := s.full(rel)
-		if s.knownDir(dir) {
+		if s.dirs.Known(dir) {
 			if create {
-				s.noteDir(dir, false) // there, or made by an earlier write (noted then)
+				s.dirs.Note(dir, false) // there, or made by an earlier write (noted then)
 			}
 			continue
 		}
@@ -324,9 +323,9 @@ func (s *Store) walkParents(c *conn, p string, create bool) ([]string, error) {
 			return created, err
 		}
 		if create {
-			s.noteDir(dir, made)
+			s.dirs.Note(dir, made)
 		}
-		s.markDir(dir)
+		s.dirs.Mark(dir)
 	}
 	return created, nil
 }
@@ -356,20 +355,8 @@ func (s *Store) mkdirRoot(c *conn) ([]string, error) {
 			created = append(created, dir)
 		}
 	}
-	s.markDir(s.root)
+	s.dirs.Mark(s.root)
 	return created, nil
-}
-
-func (s *Store) knownDir(dir string) bool {
-	s.dirMu.Lock()
-	defer s.dirMu.Unlock()
-	return s.dirs[dir]
-}
-
-func (s *Store) markDir(dir string) {
-	s.dirMu.Lock()
-	defer s.dirMu.Unlock()
-	s.dirs[dir] = true
 }
 
 // forgetParents forgets the parent directories of the store path p (the root
@@ -379,22 +366,5 @@ func (s *Store) forgetParents(p string) {
 	if !ok {
 		top = ""
 	}
-	s.forgetDirs(s.full(top))
-}
-
-// forgetDirs forgets dir and everything below it.
-func (s *Store) forgetDirs(dir string) {
-	s.dirMu.Lock()
-	defer s.dirMu.Unlock()
-	maps.DeleteFunc(s.dirs, func(d string, _ bool) bool { return d == dir || strings.HasPrefix(d, dir+"/") })
-}
-
-// removeDirs removes dirs, innermost first, while they are empty (best effort).
-func (s *Store) removeDirs(c *conn, dirs []string) {
-	for _, dir := range slices.Backward(dirs) {
-		s.forgetDirs(dir)
-		if c.sftp.RemoveDirectory(dir) != nil {
-			return
-		}
-	}
+	s.dirs.Forget(s.full(top))
 }
