@@ -21,26 +21,26 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage/dirstore"
 )
 
-// conn is one logged-in control connection with its data connections.
-// One call uses it at a time (the pool hands it out).
+// conn is one logged-in control connection with its data connections,
+// used by one call at a time (the pool hands it out).
 type conn struct {
 	sc     *ftplib.ServerConn
-	mlst   bool            // the server offers MLST/MLSD (else LIST, SIZE and MDTM)
-	ctx    context.Context // ends with the connection: a data connection's dial stops
+	mlst   bool            // the server has MLST and MLSD
+	ctx    context.Context // ends with c: a data connection's dial stops
 	cancel context.CancelFunc
 	used   time.Time // when it went back to the pool
 
 	mu    sync.Mutex
 	nets  []net.Conn // the control connection, then the current data connection
-	cause error      // why c was cut (a stall, a cancel), if it was
+	cause error      // why c was cut (a stall, a cancel)
 	dead  atomic.Bool
 }
 
-// close cuts the control connection and its data connection (idempotent):
-// a call blocked on either fails at once; the pool discards c.
+// close cuts c's connections (idempotent): a call blocked on one fails at
+// once, and the pool discards c.
 func (c *conn) close() { c.cut(nil) }
 
-// cut is close, for the reason why (kept: see do).
+// cut is close for the reason why, which do adds to the errors that follow.
 func (c *conn) cut(why error) {
 	c.dead.Store(true)
 	c.cancel()
@@ -54,8 +54,8 @@ func (c *conn) cut(why error) {
 	}
 }
 
-// track records the new TCP connection n (the control one first), so
-// that close cuts it; on a closed c it closes n and reports false.
+// track records c's new TCP connection n (the control one first); on a
+// closed c it closes n and reports false.
 func (c *conn) track(n net.Conn) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -63,16 +63,12 @@ func (c *conn) track(n net.Conn) bool {
 		n.Close()
 		return false
 	}
-	if len(c.nets) > 1 {
-		c.nets = c.nets[:1] // the client closed the previous data connection
-	}
-	c.nets = append(c.nets, n)
+	c.nets = append(c.nets[:min(len(c.nets), 1)], n) // the previous data connection is closed
 	return true
 }
 
 // do returns err, closing c first when err leaves the connection in an
-// unknown state (anything but the server's reply, an aborted upload's
-// source or a refused command line), and then with the reason c was cut.
+// unknown state (see lost), and then with the reason c was cut.
 func (c *conn) do(err error) error {
 	if !lost(err) {
 		return err
@@ -86,10 +82,9 @@ func (c *conn) do(err error) error {
 	return err
 }
 
+// lost reports whether err is anything but the server's reply, an aborted
+// upload's source or a refused command line.
 func lost(err error) bool {
-	if err == nil {
-		return false
-	}
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		for _, e := range j.Unwrap() {
 			if lost(e) {
@@ -98,11 +93,10 @@ func lost(err error) bool {
 		}
 		return false
 	}
-	var reply *textproto.Error
-	return !errors.As(err, &reply) && !errors.Is(err, errAborted) && !errors.Is(err, ftplib.ErrInvalidCommand)
+	return err != nil && code(err) == 0 && !errors.Is(err, errAborted) && !errors.Is(err, ftplib.ErrInvalidCommand)
 }
 
-// code is the reply code of the server's refusal err, 0 if it is none.
+// code is the code of the server's reply err, 0 if it is none.
 func code(err error) int {
 	var reply *textproto.Error
 	if errors.As(err, &reply) {
@@ -115,9 +109,16 @@ func code(err error) int {
 // taken" (550: no such file or directory, not a file, exists, denied).
 func refused(err error) bool { return code(err) == ftplib.StatusFileUnavailable }
 
+func cmpErr(err, def error) error {
+	if err == nil {
+		return def
+	}
+	return err
+}
+
 // progressConn is a TCP connection of c whose every Read and Write must
-// make progress within idle (its deadline moves before each); a stall
-// closes all of c, so that the steps after it fail at once.
+// make progress within idle (its deadline moves before each); a stall cuts
+// all of c, so that the steps after it fail at once.
 type progressConn struct {
 	net.Conn
 	idle time.Duration
@@ -142,18 +143,15 @@ func (p *progressConn) move(op func([]byte) (int, error), b []byte) (int, error)
 // errDialTimeout is a dial context's cause when Options.DialTimeout ran out.
 var errDialTimeout = errors.New("dial timeout")
 
-// dial connects, secures (as Options.TLS says), logs in and sets binary
-// mode and UTF-8 (where FEAT offers it), within ctx and DialTimeout.
+// dial connects, secures (Options.TLS), logs in and sets binary mode and
+// UTF-8 (where FEAT offers it), within ctx and DialTimeout.
 func (s *Store) dial(ctx context.Context) (*conn, error) {
 	parent := ctx
 	ctx, cancel := context.WithTimeoutCause(ctx, s.opts.DialTimeout, errDialTimeout)
 	defer cancel()
 	c := &conn{}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	cfg, err := s.tlsConfig()
-	if err != nil {
-		return nil, err
-	}
+	cfg := s.tlsConfig()
 	opts := []ftplib.DialOption{ftplib.DialWithDialFunc(s.dialFunc(ctx, c, cfg))}
 	switch s.opts.TLS {
 	case TLSExplicit:
@@ -182,12 +180,11 @@ func (s *Store) dial(ctx context.Context) (*conn, error) {
 	return c, nil
 }
 
-// dialFunc dials c's connections: the control one within ctx (with TLS
-// from the first byte when implicit), then the data ones within
-// DialTimeout, with TLS that resumes the control connection's session
-// (cfg's cache is c's own: vsftpd and ProFTPD refuse a data connection
-// that does not resume it). Its TLS starts with the first byte sent or
-// read: the server shakes hands only after the command that opens it.
+// dialFunc dials c's connections: the control one within ctx (TLS from
+// the first byte when implicit), then data ones within DialTimeout, with
+// TLS that resumes the control connection's session (cfg's cache is c's
+// own) and starts with the first byte: the server shakes hands only after
+// the command that opens the connection.
 func (s *Store) dialFunc(ctx context.Context, c *conn, cfg *tls.Config) func(network, addr string) (net.Conn, error) {
 	control := true
 	return func(network, addr string) (net.Conn, error) {
@@ -214,26 +211,17 @@ func (s *Store) dialFunc(ctx context.Context, c *conn, cfg *tls.Config) func(net
 }
 
 // tlsConfig is a new connection's TLS configuration (nil for plain FTP):
-// the certificate verified against the system's roots and CAFile, a
+// the certificate verified against the system's roots and CAFile, and a
 // session cache of its own. TLS 1.2 at most: vsftpd 3.0 fails uploads on
 // TLS 1.3 data connections past their first kilobytes (426 "Failure
-// reading network stream"); over TLS 1.2, session tickets resume the
+// reading network stream"); over TLS 1.2 session tickets resume the
 // control connection's session on vsftpd, Pure-FTPd and ProFTPD alike.
-func (s *Store) tlsConfig() (*tls.Config, error) {
+func (s *Store) tlsConfig() *tls.Config {
 	if s.opts.TLS == TLSNone {
-		return nil, nil
+		return nil
 	}
-	cfg := &tls.Config{
-		ServerName:         s.opts.ServerName,
-		RootCAs:            s.roots,
-		MinVersion:         tls.VersionTLS12,
-		MaxVersion:         tls.VersionTLS12,
-		ClientSessionCache: tls.NewLRUClientSessionCache(1),
-	}
-	if cfg.ServerName == "" {
-		cfg.ServerName = s.opts.Host
-	}
-	return cfg, nil
+	return &tls.Config{ServerName: cmpOr(s.opts.ServerName, s.opts.Host), RootCAs: s.roots,
+		MinVersion: tls.VersionTLS12, MaxVersion: tls.VersionTLS12, ClientSessionCache: tls.NewLRUClientSessionCache(1)}
 }
 
 // loadRoots is the system's certificate pool with the certificates of file.
@@ -279,16 +267,16 @@ func (s *Store) acquire(ctx context.Context) (*conn, error) {
 	}
 	for {
 		s.pool.mu.Lock()
-		if s.pool.shut {
-			s.pool.mu.Unlock()
-			<-s.pool.slots
-			return nil, os.ErrClosed
-		}
+		shut, n := s.pool.shut, len(s.pool.idle)
 		var c *conn
-		if n := len(s.pool.idle); n > 0 {
+		if n > 0 {
 			c, s.pool.idle = s.pool.idle[n-1], s.pool.idle[:n-1]
 		}
 		s.pool.mu.Unlock()
+		if shut {
+			<-s.pool.slots
+			return nil, os.ErrClosed
+		}
 		if c == nil {
 			break
 		}
@@ -318,16 +306,8 @@ func (s *Store) release(c *conn) {
 	<-s.pool.slots
 }
 
-// revive returns c, or a new connection in its slot when c is dead.
-func (s *Store) revive(ctx context.Context, c *conn) (*conn, error) {
-	if !c.dead.Load() {
-		return c, nil
-	}
-	return s.dial(ctx)
-}
-
-// watch closes c if ctx ends and the call has not finished
-// storage.AnswerGrace later (see dirstore.Watch).
+// watch cuts c if ctx ends and the call has not finished storage.AnswerGrace
+// later (see dirstore.Watch).
 func watch(ctx context.Context, c *conn) (stop func()) {
 	return dirstore.Watch(ctx, func() {
 		c.cut(fmt.Errorf("cut %s after the call's context ended: %w", storage.AnswerGrace, context.Cause(ctx)))
@@ -376,18 +356,11 @@ func start(c *conn, tmp string) (*upload, error) {
 	}
 }
 
-func cmpErr(err, def error) error {
-	if err == nil {
-		return def
-	}
-	return err
-}
-
 // Write implements io.Writer: the bytes go to the data connection.
 func (u *upload) Write(b []byte) (int, error) { return u.pw.Write(b) }
 
-// finish ends the upload, complete (abort false) or aborted, and returns
-// the server's verdict on it.
+// finish ends the upload, complete or aborted, and returns the server's
+// verdict on it.
 func (u *upload) finish(abort bool) error {
 	if u.ended {
 		return u.err

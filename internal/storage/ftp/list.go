@@ -64,11 +64,7 @@ func (t tree) PruneDir(ctx context.Context, p string, parents bool) {
 		return
 	}
 	defer end()
-	if parents {
-		t.s.prune(c, t.s.full(p), false)
-	} else {
-		t.s.removeDir(c, t.s.full(p), false)
-	}
+	t.s.dirs.Prune(t.s.full(p), parents, false, rmdir(c))
 }
 
 // dir is a directory of the tree: its server path.

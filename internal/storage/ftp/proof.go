@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/textproto"
 	"path"
 	"slices"
 	"strings"
@@ -18,7 +17,7 @@ import (
 // ProofError reports a server that lacks a behaviour the store relies on
 // (see the package doc, "No trust without proof"). Nothing was written.
 type ProofError struct {
-	Root      string // the store, as String gives it (not in Error: the store's errors start with it)
+	Root      string // the store, as String gives it (the store's errors start with it)
 	Behaviour string // what the server does not do
 	Setting   string // the usual server settings that cause it
 	Err       error  // the server's answer, if it refused
@@ -37,14 +36,14 @@ func (e *ProofError) Unwrap() error { return e.Err }
 
 // What the proofs find missing, and the settings that usually cause it.
 const (
-	behaviourReplace = "replace an existing file in one step with a rename (RNFR/RNTO)"
-	settingReplace   = "ProFTPD needs AllowOverwrite on; Pure-FTPd must run without --norename (-G)"
-	behaviourDots    = "list files whose names start with a dot"
-	settingDots      = "vsftpd needs force_dot_files=YES; Pure-FTPd needs --displaydotfiles (-D)"
+	replace    = "replace an existing file in one step with a rename (RNFR/RNTO)"
+	replaceFix = "ProFTPD needs AllowOverwrite on; Pure-FTPd must run without --norename (-G)"
+	dots       = "list files whose names start with a dot"
+	dotsFix    = "vsftpd needs force_dot_files=YES; Pure-FTPd needs --displaydotfiles (-D)"
 )
 
 // writable checks the store path p of a write, once the server's behaviour
-// is proven (see proven and prove).
+// is proven.
 func (s *Store) writable(ctx context.Context, p string) error {
 	if err := checkPath(p); err != nil {
 		return err
@@ -53,16 +52,15 @@ func (s *Store) writable(ctx context.Context, p string) error {
 		return err
 	}
 	if s.spaceless && (strings.HasSuffix(p, " ") || strings.Contains(p, " /")) {
-		return fmt.Errorf("%w: %q has a name ending in a space, which this server rewrites (Pure-FTPd writes an underscore instead)", storage.ErrInvalidPath, p)
+		return fmt.Errorf("%w: %q has a name ending in a space, which this server rewrites (Pure-FTPd: to an underscore)", storage.ErrInvalidPath, p)
 	}
 	return nil
 }
 
 // proven proves the server's behaviour once per store, before its first
-// write (see prove); a refusal is kept, a proof that could not run (the
+// write (see prove): a refusal is kept, a proof that could not run (the
 // network failed) is tried again by the next write. A server whose MKD
-// does not refuse an existing directory is not refused here: it is noted
-// for CreateNew (see the package doc).
+// does not fail on an existing directory is noted for CreateNew.
 func (s *Store) proven(ctx context.Context) error {
 	s.proofMu.Lock()
 	defer s.proofMu.Unlock()
@@ -71,50 +69,49 @@ func (s *Store) proven(ctx context.Context) error {
 	}
 	err := s.prove(ctx)
 	var pe *ProofError
-	var ue *probe.UnenforcedError
-	switch {
-	case errors.As(err, &ue):
-		s.mkdLies, err = ue, nil
-	case err != nil && !errors.As(err, &pe):
+	if errors.As(err, &s.mkdLies) {
+		err = nil
+	} else if err != nil && !errors.As(err, &pe) {
 		return fmt.Errorf("prove the server's behaviour: %w", err)
 	}
 	s.proofDone, s.proofErr = true, err
 	return err
 }
 
-// prove checks, on scratch names in the root (temporary names: a sweep
-// removes what a cut proof leaves), that a rename replaces an existing
-// file in one step, that a listing shows dotfiles (the scratch files are
-// dotfiles), and that MKD of an existing directory fails; it removes them
-// again, and the directories it made for the root. It notes whether the
-// server keeps a trailing space in a name it creates (Pure-FTPd writes an
-// underscore instead: writes refuse such names there, see writable).
+// prove checks on scratch names in the root (temporary names: a sweep
+// removes what a cut proof leaves) that a rename replaces a file in one
+// step, that a listing shows dotfiles (the scratch files are dotfiles), and
+// that MKD of an existing directory fails; it notes whether a created
+// name's trailing space is kept. It removes the scratch names again, and
+// the directories it made for the root.
 func (s *Store) prove(ctx context.Context) error {
 	c, err := s.acquire(ctx)
 	if err != nil {
 		return err
 	}
 	stop := watch(ctx, c)
-	defer func() { stop(); s.release(c) }()
 	made, err := s.mkdirs(c, "x")
-	defer func() { s.removeDirs(c, made) }()
-	if err != nil {
-		return err
-	}
 	base := path.Join(s.root, storage.TempPrefix+"proof-"+rand.Text())
 	a, b, d := base+"-a", base+"-b", base+"-d " // Pure-FTPd makes "-d_"
 	defer func() {
-		c = s.remove(ctx, c, a)
-		c = s.remove(ctx, c, b)
-		c.do(c.sc.RemoveDir(d))
+		for _, f := range []string{a, b} {
+			c = s.cleanup(ctx, c, func(c *conn) error { return c.sc.Delete(f) })
+		}
+		rmdir(c)(d)
+		s.dirs.Undo(made, rmdir(c))
+		stop()
+		s.release(c)
 	}()
 	for _, f := range []string{a, b} {
-		if err := c.do(c.sc.Stor(f, strings.NewReader(f))); err != nil {
-			return err
+		if err == nil {
+			err = c.do(c.sc.Stor(f, strings.NewReader(f)))
 		}
 	}
-	if err := c.do(c.sc.Rename(b, a)); isReply(err) {
-		return s.refusal(behaviourReplace, settingReplace, err)
+	if err != nil {
+		return err
+	}
+	if err := c.do(c.sc.Rename(b, a)); code(err) >= 500 {
+		return &ProofError{s.String(), replace, replaceFix, err}
 	} else if err != nil {
 		return err
 	}
@@ -123,17 +120,16 @@ func (s *Store) prove(ctx context.Context) error {
 		return c.do(err)
 	}
 	got, err := io.ReadAll(io.LimitReader(resp, int64(len(b)+1)))
-	if err = errors.Join(err, resp.Close()); c.do(err) != nil {
+	if err = c.do(errors.Join(err, resp.Close())); err != nil {
 		return err
-	}
-	if string(got) != b {
-		return s.refusal(behaviourReplace, settingReplace, errors.New("the renamed file does not hold the new content"))
+	} else if string(got) != b {
+		return &ProofError{s.String(), replace, replaceFix, errors.New("the renamed file does not hold the new content")}
 	}
 	if err := c.do(c.sc.MakeDir(d)); err != nil {
 		return err
 	}
 	entries, err := list(c, s.root)
-	names := make([]string, 0, len(entries))
+	var names []string
 	for _, e := range entries {
 		names = append(names, e.Name)
 		if strings.HasPrefix(e.Name, path.Base(base)+"-d") {
@@ -144,25 +140,16 @@ func (s *Store) prove(ctx context.Context) error {
 	case err != nil:
 		return err
 	case !slices.Contains(names, path.Base(a)):
-		return s.refusal(behaviourDots, settingDots, nil)
+		return &ProofError{s.String(), dots, dotsFix, nil}
 	case slices.Contains(names, path.Base(b)):
-		return s.refusal(behaviourReplace, settingReplace, errors.New("the renamed file is still listed"))
+		return &ProofError{s.String(), replace, replaceFix, errors.New("the renamed file is still listed")}
 	}
 	s.spaceless = !strings.HasSuffix(d, " ")
 	if err := c.do(c.sc.MakeDir(base + "-d ")); err == nil {
 		return &probe.UnenforcedError{Root: s.String(), Capability: probe.ExclusiveCreate,
-			Detail: "MKD of an existing directory succeeded, so a second lock could be created over the first"}
-	} else if !isReply(err) {
+			Detail: "MKD of an existing directory succeeded, so a second lock could be made over the first"}
+	} else if code(err) == 0 {
 		return err
 	}
 	return nil
-}
-
-func (s *Store) refusal(behaviour, setting string, err error) error {
-	return &ProofError{Root: s.String(), Behaviour: behaviour, Setting: setting, Err: err}
-}
-
-func isReply(err error) bool {
-	var reply *textproto.Error
-	return errors.As(err, &reply)
 }

@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"path"
-	"slices"
 	"strings"
 	"time"
 
@@ -21,7 +19,7 @@ import (
 
 // Put implements storage.Store with dirstore.Writer: PutCreate looks, then
 // renames (safe under the destination lock); PutIfVersion compares, then
-// writes (FTP carries one transfer per connection at a time).
+// writes (one transfer per connection at a time).
 func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
 	return s.dw.Put(ctx, p, r, size, opts)
 }
@@ -42,8 +40,7 @@ func (d dirFS) Wrap(op, p string, err error) error { return d.errorf(op, p, err)
 func (dirFS) CanLink(context.Context) bool { return false }
 
 // Temp implements dirstore.FS: MKD of the missing parents, then a STOR
-// that the temporary file's Writes feed. A concurrent Delete may prune a
-// directory just made: Temp then starts over.
+// that the temporary file's Writes feed.
 func (d dirFS) Temp(ctx context.Context, p string, _ bool) (dirstore.Temp, error) {
 	s := d.Store
 	if err := s.writable(ctx, p); err != nil {
@@ -65,26 +62,6 @@ func (d dirFS) Temp(ctx context.Context, p string, _ bool) (dirstore.Temp, error
 	return w, nil
 }
 
-// inDir makes the missing parents of the store path p (see mkdirs), then
-// runs fn in their directory, again (3 times at most) after fn's refusal:
-// a Delete of this store, or of another, may have pruned a directory this
-// store knew. It returns the directories it made.
-func (s *Store) inDir(c *conn, p string, fn func() error) ([]string, error) {
-	var made []string
-	for attempt := 1; ; attempt++ {
-		m, err := s.mkdirs(c, p)
-		made = append(made, m...)
-		if err == nil {
-			err = fn()
-		}
-		if err == nil || !refused(err) || attempt == 3 {
-			return made, err
-		}
-		s.forgetDirs(s.root)
-	}
-}
-
-// tempName is a new temporary file's server path beside target.
 func tempName(target string) string {
 	return path.Join(path.Dir(target), storage.TempPrefix+rand.Text())
 }
@@ -94,14 +71,14 @@ type tempWriter struct {
 	*upload
 	s         *Store
 	c         *conn
-	stop      func() // stops watching the context on c; nil while detached
+	stop      func() // stops watching the context on c
 	target    string
 	created   []string // directories Temp made, outermost first
 	staged    bool     // detached once: its cleanup prunes (see Detach)
 	published bool
 }
 
-// Close implements dirstore.Temp: the end of the upload, and the server's
+// Close implements dirstore.Temp: the end of the upload and the server's
 // verdict on it.
 func (w *tempWriter) Close(bool) error { return w.finish(false) }
 
@@ -119,20 +96,16 @@ func (*tempWriter) Link(context.Context) error {
 	return fmt.Errorf("FTP has no hard links: %w", errors.ErrUnsupported)
 }
 
-// Exists implements dirstore.Temp.
-func (w *tempWriter) Exists(context.Context) (bool, error) { return taken(w.c, w.target) }
-
-// taken reports whether an entry has the server path target: a file or
-// a directory (MLST, else SIZE and CWD), or the guard of an exclusive
-// create (CWD).
-func taken(c *conn, target string) (bool, error) {
+// Exists implements dirstore.Temp: a file or directory (MLST, else SIZE and
+// CWD) or the guard of an exclusive create has the target's name.
+func (w *tempWriter) Exists(context.Context) (bool, error) {
+	c, dirs := w.c, []string{guard(w.target)}
 	var err error
-	dirs := []string{guard(target)}
 	if c.mlst {
-		_, err = c.sc.GetEntry(target)
+		_, err = c.sc.GetEntry(w.target)
 	} else {
-		_, err = c.sc.FileSize(target)
-		dirs = append([]string{target}, dirs...)
+		_, err = c.sc.FileSize(w.target)
+		dirs = append(dirs, w.target)
 	}
 	if err == nil || !refused(err) {
 		return err == nil, c.do(err)
@@ -151,37 +124,31 @@ func taken(c *conn, target string) (bool, error) {
 func (w *tempWriter) Detach() {
 	w.stop()
 	w.s.release(w.c)
-	w.c, w.stop, w.staged = nil, nil, true
+	w.c, w.staged = nil, true
 }
 
 // Attach implements dirstore.Temp on a connection of the pool.
-func (w *tempWriter) Attach(ctx context.Context) error {
-	c, err := w.s.acquire(ctx)
-	if err != nil {
-		return err
+func (w *tempWriter) Attach(ctx context.Context) (err error) {
+	if w.c, err = w.s.acquire(ctx); err == nil {
+		w.stop = watch(ctx, w.c)
 	}
-	w.c, w.stop = c, watch(ctx, c)
-	return nil
+	return err
 }
 
-// Done implements dirstore.Temp: the unpublished temporary file goes (on a
-// fresh connection if this one died, unless ctx is done: a signal must end
-// a run within seconds; else it stays for SweepTemp), then the empty
-// directories Temp made (staged: see Detach).
+// Done implements dirstore.Temp: the unpublished temporary file goes (see
+// cleanup), then the empty directories Temp made (staged: see Detach).
 func (w *tempWriter) Done(ctx context.Context) error {
 	if w.c == nil {
 		return nil
 	}
-	if w.upload != nil {
+	if w.upload != nil && !w.published {
 		w.finish(true)
-		if !w.published {
-			w.c = w.s.remove(ctx, w.c, w.tmp)
-		}
+		w.c = w.s.cleanup(ctx, w.c, func(c *conn) error { return c.sc.Delete(w.tmp) })
 	}
 	if w.staged {
-		w.s.prune(w.c, path.Dir(w.target), true)
+		w.s.dirs.Prune(path.Dir(w.target), true, true, rmdir(w.c))
 	} else {
-		w.s.removeDirs(w.c, w.created)
+		w.s.dirs.Undo(w.created, rmdir(w.c))
 	}
 	w.stop()
 	w.s.release(w.c)
@@ -189,16 +156,16 @@ func (w *tempWriter) Done(ctx context.Context) error {
 	return nil
 }
 
-// cleanupTimeout bounds the removal of a failed write's temporary file on
-// a fresh connection (within the caller's context).
+// cleanupTimeout bounds a failed write's cleanup on a fresh connection.
 const cleanupTimeout = 5 * time.Second
 
-// remove deletes the file at the server path p (missing: done) on c, or,
-// when c is dead, on a fresh connection unless ctx is done; it returns
-// the connection to go on with (in c's pool slot).
-func (s *Store) remove(ctx context.Context, c *conn, p string) *conn {
+// cleanup runs the removal op (a missing file or directory is no error) on
+// c, or, when c is dead, on a fresh connection in its pool slot, unless ctx
+// is done (a signal must end a run within seconds: what stays is for
+// SweepTemp or the lock's takeover). It returns the connection to go on with.
+func (s *Store) cleanup(ctx context.Context, c *conn, op func(*conn) error) *conn {
 	if !c.dead.Load() {
-		if err := c.do(c.sc.Delete(p)); err == nil || !c.dead.Load() {
+		if err := c.do(op(c)); err == nil || !c.dead.Load() {
 			return c
 		}
 	}
@@ -207,17 +174,17 @@ func (s *Store) remove(ctx context.Context, c *conn, p string) *conn {
 	}
 	ctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
 	defer cancel()
-	fresh, err := s.revive(ctx, c)
+	fresh, err := s.dial(ctx)
 	if err != nil {
 		return c
 	}
 	defer watch(ctx, fresh)()
-	fresh.do(fresh.sc.Delete(p))
+	fresh.do(op(fresh))
 	return fresh
 }
 
 // OpenFile implements dirstore.FS: RETR, whose reader checks ctx on every
-// Read, and ends with the server's verdict on the transfer (a cut data
+// Read and ends with the server's verdict on the transfer (a cut data
 // connection ends like a complete one). A missing file whose guard exists
 // reads as empty (see the package doc).
 func (d dirFS) OpenFile(ctx context.Context, p string, _ bool) (io.ReadCloser, error) {
@@ -231,16 +198,16 @@ func (d dirFS) OpenFile(ctx context.Context, p string, _ bool) (io.ReadCloser, e
 	}
 	stop := watch(ctx, c)
 	resp, err := c.sc.Retr(s.full(p))
-	if err != nil {
-		_, err = s.orGuard(c, p, storage.Info{}, c.do(err))
-		stop()
-		s.release(c)
-		if err != nil {
-			return nil, err
-		}
-		return io.NopCloser(strings.NewReader("")), nil
+	if err == nil {
+		return &reader{r: storage.ContextReader(ctx, resp), resp: resp, s: s, c: c, stop: stop}, nil
 	}
-	return &reader{r: storage.ContextReader(ctx, resp), resp: resp, s: s, c: c, stop: stop}, nil
+	_, err = s.orGuard(c, p, storage.Info{}, c.do(err))
+	stop()
+	s.release(c)
+	if err != nil {
+		return nil, err
+	}
+	return io.NopCloser(strings.NewReader("")), nil
 }
 
 // reader is the io.ReadCloser of OpenFile.
@@ -259,12 +226,11 @@ func (r *reader) Read(b []byte) (int, error) {
 		return 0, r.err
 	}
 	n, err := r.r.Read(b)
-	switch {
-	case err == io.EOF:
+	if err == io.EOF {
 		if cerr := r.end(); cerr != nil {
 			err = fmt.Errorf("transfer incomplete: %w", cerr)
 		}
-	case err != nil:
+	} else if err != nil {
 		r.c.close()
 	}
 	r.err = err
@@ -285,8 +251,8 @@ func (r *reader) end() error {
 }
 
 // Close implements io.Closer. A transfer the caller abandons is cut with
-// its connection: FTP's abort (ABOR) is not in the client, and servers
-// answer a closed data connection slowly (Pure-FTPd: seconds).
+// its connection: the client has no ABOR, and servers answer a closed data
+// connection slowly (Pure-FTPd: seconds).
 func (r *reader) Close() error {
 	if !r.done {
 		r.c.close()
@@ -316,44 +282,42 @@ func (d dirFS) CreateNew(ctx context.Context, p string, src *dirstore.DigestSour
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		err := c.do(c.sc.MakeDir(g))
-		if err == nil {
-			return nil
+		if err := c.do(c.sc.MakeDir(g)); err != nil {
+			held, herr := isDir(c, g)
+			if held {
+				return fmt.Errorf("%w (its guard %s exists)", fs.ErrExist, g)
+			}
+			return fmt.Errorf("make the guard directory %s: %w", g, cmpErr(herr, err))
 		}
-		if held, herr := isDir(c, g); held {
-			return fmt.Errorf("%w (its guard %s exists)", fs.ErrExist, g)
-		} else if herr != nil {
-			return herr
-		}
-		return fmt.Errorf("make the guard directory %s: %w", g, err)
+		return nil
 	})
-	if err != nil {
-		if !errors.Is(err, fs.ErrExist) {
-			s.removeDirs(c, made)
+	var keep bool
+	if err == nil {
+		if c, keep, err = s.fill(ctx, c, target, src); err != nil && !keep {
+			c = s.cleanup(ctx, c, func(c *conn) error { return c.sc.RemoveDir(g) })
 		}
-		return err
 	}
-	var unknown bool
-	c, unknown, err = s.fill(ctx, c, target, src)
-	if err != nil && !unknown {
-		if !errors.Is(err, fs.ErrExist) || s.mkdLies == nil {
-			c = s.removeGuard(ctx, c, g)
-		}
-		s.removeDirs(c, made)
+	if err != nil && !keep {
+		s.dirs.Undo(made, rmdir(c))
 	}
 	return err
 }
 
+// rmdir is RMD on c.
+func rmdir(c *conn) func(string) error {
+	return func(dir string) error { return c.do(c.sc.RemoveDir(dir)) }
+}
+
 // fill writes src to the server path target whose guard this process
 // made: a temporary file renamed onto it, again (dirstore.CreateAttempts
-// times at most) when the lock's holder swept it first. unknown: the
-// rename may have happened (its answer was lost). It returns the
-// connection to go on with (see remove).
-func (s *Store) fill(ctx context.Context, c *conn, target string, src *dirstore.DigestSource) (_ *conn, unknown bool, err error) {
-	if _, err := c.sc.FileSize(target); err == nil {
-		if s.mkdLies != nil {
-			return c, false, fmt.Errorf("%w: %s exists", s.mkdLies, target)
-		}
+// times at most) when the lock's holder swept it first. keep: the guard
+// must stay (the rename's answer was lost, or the guard may be another
+// writer's on a server whose MKD does not fail). It returns the connection
+// to go on with (see cleanup).
+func (s *Store) fill(ctx context.Context, c *conn, target string, src *dirstore.DigestSource) (_ *conn, keep bool, err error) {
+	if _, err := c.sc.FileSize(target); err == nil && s.mkdLies != nil {
+		return c, true, fmt.Errorf("%w: %s exists", s.mkdLies, target)
+	} else if err == nil {
 		return c, false, fmt.Errorf("%w (written by a plain Put)", fs.ErrExist)
 	} else if !refused(err) {
 		return c, false, c.do(err)
@@ -368,55 +332,55 @@ func (s *Store) fill(ctx context.Context, c *conn, target string, src *dirstore.
 			err = cmpErr(ferr, ctx.Err())
 		}
 		if err == nil {
-			if err = c.do(c.sc.Rename(u.tmp, target)); err == nil {
-				return c, false, nil
-			} else if !refused(err) {
-				return c, true, err
+			if err = c.do(c.sc.Rename(u.tmp, target)); err == nil || !refused(err) {
+				return c, err != nil, err
 			}
 			if _, serr := c.sc.FileSize(u.tmp); refused(serr) {
 				err = fmt.Errorf("%w (%w)", dirstore.ErrTempVanished, err)
 			}
 		}
-		c = s.remove(ctx, c, u.tmp)
+		c = s.cleanup(ctx, c, func(c *conn) error { return c.sc.Delete(u.tmp) })
 		if !errors.Is(err, dirstore.ErrTempVanished) || attempt == dirstore.CreateAttempts {
 			return c, false, err
 		}
 	}
 }
 
-// removeGuard removes the guard g of a failed create (see remove).
-func (s *Store) removeGuard(ctx context.Context, c *conn, g string) *conn {
-	if err := c.do(c.sc.RemoveDir(g)); err == nil || !c.dead.Load() || ctx.Err() != nil {
-		return c
+// inDir makes the missing parents of the store path p (see mkdirs), then
+// runs fn in their directory, again (3 times at most) after fn's refusal:
+// a Delete of this store, or of another, may have pruned a directory this
+// store knew. It returns the directories it made.
+func (s *Store) inDir(c *conn, p string, fn func() error) ([]string, error) {
+	var made []string
+	for attempt := 1; ; attempt++ {
+		m, err := s.mkdirs(c, p)
+		made = append(made, m...)
+		if err == nil {
+			err = fn()
+		}
+		if err == nil || !refused(err) || attempt == 3 {
+			return made, err
+		}
+		s.dirs.Forget(s.root)
 	}
-	ctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
-	defer cancel()
-	fresh, err := s.revive(ctx, c)
-	if err != nil {
-		return c
-	}
-	defer watch(ctx, fresh)()
-	fresh.do(fresh.sc.RemoveDir(g))
-	return fresh
 }
 
 // mkdirs makes the missing directories of the root (and its parents) and
-// the parents of the store path p, noting those below the root in s.book,
-// made or found; it returns those it made, outermost first.
+// the parents of the store path p, noting them in s.dirs, made or found;
+// it returns those it made, outermost first.
 func (s *Store) mkdirs(c *conn, p string) ([]string, error) {
 	var dirs []string // outermost first
-	if !s.knownDir(s.root) {
+	if !s.dirs.Known(s.root) {
 		ok, err := isDir(c, s.root)
 		if err != nil {
 			return nil, err
 		}
-		if ok {
-			s.markDir(s.root)
-		}
 		for d := s.root; !ok && d != "/"; d = path.Dir(d) {
-			dirs = append(dirs, d)
+			dirs = append([]string{d}, dirs...)
 		}
-		slices.Reverse(dirs)
+		if ok {
+			s.dirs.Mark(s.root)
+		}
 	}
 	if dir := path.Dir(p); dir != "." {
 		parent := s.root
@@ -427,7 +391,7 @@ func (s *Store) mkdirs(c *conn, p string) ([]string, error) {
 	}
 	var made []string
 	for _, dir := range dirs {
-		if s.knownDir(dir) {
+		if s.dirs.Known(dir) {
 			continue
 		}
 		err := c.do(c.sc.MakeDir(dir))
@@ -436,57 +400,8 @@ func (s *Store) mkdirs(c *conn, p string) ([]string, error) {
 		} else if ok, cerr := isDir(c, dir); !ok {
 			return made, fmt.Errorf("directory %s: %w", dir, cmpErr(cerr, err))
 		}
-		if s.below(dir) {
-			s.book.Note(dir, err == nil)
-		}
-		s.markDir(dir)
+		s.dirs.Note(dir, err == nil)
+		s.dirs.Mark(dir)
 	}
 	return made, nil
-}
-
-func (s *Store) knownDir(dir string) bool {
-	s.dirMu.Lock()
-	defer s.dirMu.Unlock()
-	return s.dirs[dir]
-}
-
-func (s *Store) markDir(dir string) {
-	s.dirMu.Lock()
-	defer s.dirMu.Unlock()
-	s.dirs[dir] = true
-}
-
-// forgetDirs forgets dir and everything below it.
-func (s *Store) forgetDirs(dir string) {
-	s.dirMu.Lock()
-	defer s.dirMu.Unlock()
-	maps.DeleteFunc(s.dirs, func(d string, _ bool) bool { return d == dir || strings.HasPrefix(d, dir+"/") })
-}
-
-// removeDirs removes dirs, innermost first, while they are empty (best effort).
-func (s *Store) removeDirs(c *conn, dirs []string) {
-	for _, dir := range slices.Backward(dirs) {
-		s.forgetDirs(dir)
-		if c.do(c.sc.RemoveDir(dir)) != nil {
-			return
-		}
-	}
-}
-
-// prune removes the server directory dir, then its parents, while they are
-// empty and this store may remove them (dirstore.Book.MayRemove), never the
-// root; with madeOnly (a failed or aborted write) only those its writes created.
-func (s *Store) prune(c *conn, dir string, madeOnly bool) {
-	for d := dir; s.below(d) && s.removeDir(c, d, madeOnly); d = path.Dir(d) {
-	}
-}
-
-// removeDir removes dir if it is empty and this store may (see prune),
-// reporting whether it did.
-func (s *Store) removeDir(c *conn, dir string, madeOnly bool) bool {
-	if !s.book.MayRemove(dir) || madeOnly && !s.book.Made(dir) {
-		return false
-	}
-	s.forgetDirs(dir)
-	return c.do(c.sc.RemoveDir(dir)) == nil
 }
