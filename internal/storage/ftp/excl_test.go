@@ -14,6 +14,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage/dirstore"
 	"github.com/distributor-dev/distributor/internal/storage/ftp"
 	"github.com/distributor-dev/distributor/internal/storage/ftp/ftptest"
+	"github.com/distributor-dev/distributor/internal/storage/probe"
 	"github.com/distributor-dev/distributor/internal/storage/storagetest"
 )
 
@@ -169,4 +170,45 @@ func TestProofsRefuseServers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCreateOverUnguardedFile: an exclusive create whose guard MKD
+// succeeds over a name a file already has (a plain Put's, or one whose
+// guard is gone, as on a server whose MKD does not refuse an existing
+// directory) fails and leaves the file: with ErrPrecondition where the
+// proofs found MKD enforced, else with the *probe.UnenforcedError that the
+// lock's exclusion proof passes on (so that single_writer decides), keeping
+// the guard, which may be another writer's.
+func TestCreateOverUnguardedFile(t *testing.T) {
+	eachServer(t, func(t *testing.T, l ftptest.Login) {
+		for _, unenforced := range []bool{false, true} {
+			l := l.FreshRoot(t)
+			s := open(t, l)
+			ctx := t.Context()
+			if _, err := storage.PutIf(ctx, s, "lock", []byte("one"), ""); err != nil {
+				t.Fatal(err)
+			}
+			if unenforced {
+				ftp.AssumeMKDUnenforced(s)
+			}
+			guard := filepath.Join(l.Dir(), ftp.GuardPrefix+"lock")
+			if err := os.Remove(guard); err != nil {
+				t.Fatal(err)
+			}
+			_, err := storage.PutIf(ctx, s, "lock", []byte("two"), "")
+			var ue *probe.UnenforcedError
+			switch {
+			case !unenforced && !errors.Is(err, storage.ErrPrecondition):
+				t.Errorf("create over a file without guard: %v, want ErrPrecondition", err)
+			case unenforced && (!errors.As(err, &ue) || errors.Is(err, storage.ErrPrecondition)):
+				t.Errorf("create on a server whose MKD is unenforced: %v, want the *probe.UnenforcedError", err)
+			}
+			if data, _, err := s.Get(ctx, "lock"); err != nil || string(data) != "one" {
+				t.Errorf("Get = %q, %v; want one", data, err)
+			}
+			if isDir(guard) != unenforced {
+				t.Errorf("guard left: %v, want %v", isDir(guard), unenforced)
+			}
+		}
+	})
 }
