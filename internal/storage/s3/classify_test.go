@@ -50,5 +50,5 @@ func TestIsTransient(t *testing.T) {
 	for _, c := range own {
 		cases = append(cases, storagetest.TransientCase{Name: c.name, Err: c.err, Want: c.want})
 	}
-	storagetest.Classify(t, isTransient, cases)
+	storagetest.Classify(t, new(Store).IsTransient, cases)
 }

@@ -45,9 +45,7 @@ var credentialCodes = map[string]bool{
 // IsTransient implements storage.Store. Transient, besides storage.IsTransient:
 // an S3 error with status 408, 429, 499, 500, 502-504 or 520 or a code of
 // retryCodes, and a connection closed before the answer (minioEOF).
-func (s *Store) IsTransient(err error) bool { return isTransient(err) }
-
-func isTransient(err error) bool {
+func (s *Store) IsTransient(err error) bool {
 	if err == nil || storage.IsPermanent(err) {
 		return false
 	}
