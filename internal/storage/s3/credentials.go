@@ -32,7 +32,7 @@ func newCredentials(getenv func(string) string) *credentials.Credentials {
 	if file != "" {
 		providers = append(providers, &credentials.FileAWSCredentials{Filename: file, Profile: cmp.Or(getenv("AWS_PROFILE"), "default")})
 	}
-	iam := &credentials.IAM{Region: firstEnv(getenv, "AWS_REGION", "AWS_DEFAULT_REGION")}
+	iam := &credentials.IAM{Region: cmp.Or(getenv("AWS_REGION"), getenv("AWS_DEFAULT_REGION"))}
 	iam.Container.AuthorizationToken = getenv("AWS_CONTAINER_AUTHORIZATION_TOKEN")
 	iam.Container.AuthorizationTokenFile = getenv("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE")
 	iam.Container.CredentialsRelativeURI = getenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")
@@ -42,15 +42,6 @@ func newCredentials(getenv func(string) string) *credentials.Credentials {
 	iam.EKSIdentity.RoleSessionName = getenv("AWS_ROLE_SESSION_NAME")
 	providers = append(providers, iam)
 	return credentials.NewChainCredentials(providers)
-}
-
-func firstEnv(getenv func(string) string, names ...string) string {
-	for _, n := range names {
-		if v := getenv(n); v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // envProvider is minio-go's EnvAWS reading through getenv.
@@ -67,8 +58,8 @@ func (e *envProvider) Retrieve() (credentials.Value, error) {
 
 func (e *envProvider) RetrieveWithCredContext(*credentials.CredContext) (credentials.Value, error) {
 	e.retrieved = false
-	id := firstEnv(e.getenv, "AWS_ACCESS_KEY_ID", "AWS_ACCESS_KEY")
-	secret := firstEnv(e.getenv, "AWS_SECRET_ACCESS_KEY", "AWS_SECRET_KEY")
+	id := cmp.Or(e.getenv("AWS_ACCESS_KEY_ID"), e.getenv("AWS_ACCESS_KEY"))
+	secret := cmp.Or(e.getenv("AWS_SECRET_ACCESS_KEY"), e.getenv("AWS_SECRET_KEY"))
 	if id == "" || secret == "" {
 		return credentials.Value{SignerType: credentials.SignatureAnonymous}, errNoEnvCredentials
 	}
