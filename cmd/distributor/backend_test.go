@@ -45,6 +45,9 @@ type backend struct {
 	// azure: the root's container, prefix and endpoint.
 	azure *azure.Options
 	ftp   *ftp.Options
+	// disk, where set, is the root's directory on this machine (the FTP
+	// test servers keep it here): a test may look there, at disk speed.
+	disk string
 	// list, where set, lists the root with a client independent of
 	// distributor: each object's name below the root with its content.
 	list func(t *testing.T) map[string]string
@@ -189,7 +192,7 @@ func ftpBackend(server string) func(t *testing.T) backend {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { st.Close() })
-		return backend{store: st, ftp: &opts, list: func(t *testing.T) map[string]string { return l.ListFiles(t) }, yaml: fmt.Sprintf(`    backend: ftp
+		return backend{store: st, ftp: &opts, disk: l.Dir(), list: func(t *testing.T) map[string]string { return l.ListFiles(t) }, yaml: fmt.Sprintf(`    backend: ftp
     path: %s
     ftp:
       host: %s

@@ -21,6 +21,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/journal"
 	"github.com/distributor-dev/distributor/internal/lock"
 	"github.com/distributor-dev/distributor/internal/storage"
+	localfs "github.com/distributor-dev/distributor/internal/storage/local"
 	"github.com/distributor-dev/distributor/internal/testutil/testtime"
 )
 
@@ -181,6 +182,7 @@ const pausedFiles = 200
 type pausedRun struct {
 	local       bool
 	st          storage.Store
+	disk        string // the root's directory on this machine (be.disk), or ""
 	dir, cfg    string
 	b3          map[string]string
 	lease, skew string
@@ -210,13 +212,18 @@ func newPausedRun(t *testing.T, local bool, be backend) *pausedRun {
 	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return &pausedRun{local: local, st: st, dir: dir, cfg: cfg, b3: b3, lease: lease, skew: skew, takeover: takeover}
+	return &pausedRun{local: local, st: st, disk: be.disk, dir: dir, cfg: cfg, b3: b3, lease: lease, skew: skew, takeover: takeover}
 }
 
 // outputs counts the objects at the root that are not distributor's own.
 func (w *pausedRun) outputs(t *testing.T) int {
+	return countOutputs(t, w.st)
+}
+
+// countOutputs counts the objects of st that are not distributor's own.
+func countOutputs(t *testing.T, st storage.Store) int {
 	n := 0
-	if err := w.st.List(t.Context(), "", func(i storage.Info) error {
+	if err := st.List(t.Context(), "", func(i storage.Info) error {
 		if !strings.HasPrefix(i.Path, ".distributor") {
 			n++
 		}
@@ -232,15 +239,33 @@ func (w *pausedRun) outputs(t *testing.T) int {
 func (w *pausedRun) startAndPauseA(t *testing.T) (*proc, time.Time) {
 	const files = pausedFiles
 	ctx, st, dir, cfg := t.Context(), w.st, w.dir, w.cfg
+	fast := w.local // a look takes no round trip: wait between looks
+	if w.disk != "" {
+		// On FTP, A commits its renames faster than a look through the
+		// server sees the first: look at the server's disk, opened
+		// afresh for each look (A's proofs may remove the root directory
+		// they made, and A makes it again).
+		fast = true
+	}
+	look := func() storage.Store {
+		if w.disk == "" {
+			return st
+		}
+		view, err := localfs.New(w.disk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return view
+	}
 	// journalExists looks for the intent journal at the root: the journal
 	// or, where a run's intent travels in its lock record, that record with
 	// an intent, once A writes its outputs (before that, A may not have
 	// proved the server's conditional writes yet).
 	journalExists := func() bool {
 		t.Helper()
-		return intentPending(t, ctx, st)
+		return intentPending(t, ctx, look())
 	}
-	outputs := func() int { return w.outputs(t) }
+	outputs := func() int { return countOutputs(t, look()) }
 
 	a := startProc(t, command(t, "run", "--config", cfg, "--pipeline", "p", "--source", filepath.Join(dir, "b2"),
 		"--jobs", "1", "--lock-lease", w.lease, "--lock-skew-allowance", w.skew))
@@ -252,13 +277,13 @@ func (w *pausedRun) startAndPauseA(t *testing.T) (*proc, time.Time) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no %s at the root 15s after A started\n%s", journal.Name, a.kill())
 		}
-		if !w.local {
+		if !fast {
 			continue // a round trip per look is pause enough
 		}
 		time.Sleep(200 * time.Microsecond)
 	}
 	if err := a.cmd.Process.Signal(sigStop); err != nil {
-		t.Fatalf("SIGSTOP A: %v", err)
+		t.Fatalf("SIGSTOP A: %v (A ended first)\n%s", err, a.output())
 	}
 	paused := time.Now()
 	// A may have committed between the look and the signal; then there is
