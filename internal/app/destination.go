@@ -67,8 +67,8 @@ func (dr *destinationRun) prepare(ctx context.Context) (storage.Store, error) {
 	}
 	dr.res, dr.outs = res, res.Outputs
 	dr.rd.PrimaryURL = res.PrimaryURL
-	dr.rd.Excluded, dr.rd.Warnings = res.Excluded, res.Warnings
-	for _, w := range res.Warnings {
+	dr.rd.Excluded, dr.rd.Warnings = res.Excluded, append(backendWarnings(d), res.Warnings...)
+	for _, w := range dr.rd.Warnings {
 		a.Logger.Warn(w, "pipeline", p.ID, "destination", d.ID)
 	}
 	if opts.Force {

@@ -53,6 +53,9 @@ func (a *App) checkHost(cfg *config.Config, pipelines []*config.Pipeline, rep *r
 			if !ok {
 				continue
 			}
+			for _, w := range backendWarnings(d) {
+				rep.Warnings = append(rep.Warnings, fmt.Sprintf("destination %s: %s", d.ID, w))
+			}
 			for _, f := range d.LocalFiles { // each must be readable
 				if file, err := os.Open(f.Path); err != nil {
 					problem(rep, fmt.Sprintf("destination %s: %s %s: %v", d.ID, f.Field, f.Path, unwrapPath(err)))
@@ -72,6 +75,14 @@ func (a *App) checkHost(cfg *config.Config, pipelines []*config.Pipeline, rep *r
 		problem(rep, m+" (run exits 2 until it is set)")
 	}
 	return badTemplate
+}
+
+// backendWarnings are what d's backend says its settings make unsafe.
+func backendWarnings(d *config.Destination) []string {
+	if b, ok := registry.Lookup(d.Backend); ok && b.Warnings != nil {
+		return b.Warnings(d.Settings)
+	}
+	return nil
 }
 
 func unwrapPath(err error) error {

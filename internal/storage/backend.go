@@ -51,6 +51,10 @@ type Backend struct {
 	// so that an unknown host key fails before anything is planned) or
 	// defer its first request to the store's first use.
 	Open func(ctx context.Context, settings any, root string, env func(string) string) (Store, error)
+	// Warnings, when set, names what the settings from Decode make unsafe
+	// but the configuration allows (FTP without TLS): run says each on
+	// every run, validate lists them. Nil: none.
+	Warnings func(settings any) []string
 	// Location names where a root lives for the checks that find two
 	// destinations on one root (the same server, nested or equal paths):
 	// roots with the same Location and paths of which one is a prefix of

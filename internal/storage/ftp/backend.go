@@ -30,7 +30,16 @@ func Backend() storage.Backend {
 		Decode:     decode,
 		Open:       openStore,
 		Location:   location,
+		Warnings:   warnings,
 	}
+}
+
+// warnings says, on every run, that tls: none sends everything in the clear.
+func warnings(settings any) []string {
+	if o, ok := settings.(*Options); ok && o.TLS == TLSNone {
+		return []string{"tls: none: the password and every file cross the network in the clear (insecure_plaintext: true)"}
+	}
+	return nil
 }
 
 // Block is the ftp block (see storage.DecodeBlock; schema.json describes
