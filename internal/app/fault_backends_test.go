@@ -15,6 +15,8 @@ import (
 	"github.com/distributor-dev/distributor/internal/report"
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/azure/azuretest"
+	"github.com/distributor-dev/distributor/internal/storage/ftp"
+	"github.com/distributor-dev/distributor/internal/storage/ftp/ftptest"
 	"github.com/distributor-dev/distributor/internal/storage/gcs/gcstest"
 	"github.com/distributor-dev/distributor/internal/storage/local"
 	"github.com/distributor-dev/distributor/internal/storage/s3/s3test"
@@ -31,7 +33,8 @@ type keepOpen struct{ storage.Store }
 func (keepOpen) Close() error { return nil }
 
 // faultBackends are the stores the fault-injection test runs on: local
-// disk, the in-process S3 and SFTP servers, fake-gcs-server and Azurite.
+// disk, the in-process S3 and SFTP servers, fake-gcs-server, Azurite and
+// ProFTPD's FTPS.
 var faultBackends = []struct {
 	name string
 	open func(t *testing.T) storage.Store
@@ -60,6 +63,16 @@ var faultBackends = []struct {
 	}},
 	{"azure-azurite", func(t *testing.T) storage.Store {
 		return azuretest.Azurite(t).Open(t)
+	}},
+	{"ftp-proftpd", func(t *testing.T) storage.Store {
+		l := ftptest.Real(t, "proftpd").FreshRoot(t)
+		st, err := ftp.New(context.Background(), ftp.Options{Host: l.Host, Port: l.Port, User: l.User,
+			Password: ftp.Secret(l.Password), CAFile: l.CAFile, Root: l.Path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
 	}},
 }
 
