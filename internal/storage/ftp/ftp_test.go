@@ -59,18 +59,12 @@ func (r *roots) login(s storage.Store) ftptest.Login {
 }
 
 // TestConformance runs the storage conformance suite on the three
-// reference servers.
+// reference servers. Pure-FTPd writes a created name's trailing space as
+// "_", so there the store refuses such names (see the package doc).
 func TestConformance(t *testing.T) {
 	eachServer(t, func(t *testing.T, l ftptest.Login) {
 		r := &roots{m: map[storage.Store]ftptest.Login{}}
-		storagetest.Run(t, func(t *testing.T) storage.Store {
-			fl := l.FreshRoot(t)
-			s := open(t, fl)
-			r.mu.Lock()
-			r.m[s] = fl
-			r.mu.Unlock()
-			return s
-		}, storagetest.WithPlantTemp(func(t *testing.T, s storage.Store, dir string) string {
+		opts := []storagetest.Option{storagetest.WithPlantTemp(func(t *testing.T, s storage.Store, dir string) string {
 			l := r.login(s)
 			mkdirOwned(t, l, dir)
 			p := storagetest.PlantTempFile(t, l.Dir(), dir)
@@ -78,7 +72,20 @@ func TestConformance(t *testing.T) {
 			return p
 		}), storagetest.WithMakeDir(func(t *testing.T, s storage.Store, dir string) {
 			mkdirOwned(t, r.login(s), dir)
-		}))
+		})}
+		if l.Server == "pureftpd" {
+			opts = append(opts, storagetest.WithUnstorableNames(func(name string) bool {
+				return strings.HasSuffix(name, " ") || strings.Contains(name, " /")
+			}))
+		}
+		storagetest.Run(t, func(t *testing.T) storage.Store {
+			fl := l.FreshRoot(t)
+			s := open(t, fl)
+			r.mu.Lock()
+			r.m[s] = fl
+			r.mu.Unlock()
+			return s
+		}, opts...)
 	})
 }
 
