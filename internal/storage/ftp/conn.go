@@ -82,8 +82,8 @@ func (c *conn) do(err error) error {
 	return err
 }
 
-// lost reports whether err is anything but the server's reply, an aborted
-// upload's source or a refused command line.
+// lost reports whether err is anything but the server's reply or a refused
+// command line.
 func lost(err error) bool {
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		for _, e := range j.Unwrap() {
@@ -93,7 +93,7 @@ func lost(err error) bool {
 		}
 		return false
 	}
-	return err != nil && code(err) == 0 && !errors.Is(err, errAborted) && !errors.Is(err, ftplib.ErrInvalidCommand)
+	return err != nil && code(err) == 0 && !errors.Is(err, ftplib.ErrInvalidCommand)
 }
 
 // code is the code of the server's reply err, 0 if it is none.
@@ -323,9 +323,6 @@ func (s *Store) session(ctx context.Context) (c *conn, end func(), err error) {
 	return c, func() { stop(); s.release(c) }, nil
 }
 
-// errAborted ends the upload of a write whose source failed.
-var errAborted = errors.New("upload aborted")
-
 // upload is a STOR of a temporary file, fed through a pipe by Write.
 type upload struct {
 	c      *conn
@@ -359,18 +356,18 @@ func start(c *conn, tmp string) (*upload, error) {
 // Write implements io.Writer: the bytes go to the data connection.
 func (u *upload) Write(b []byte) (int, error) { return u.pw.Write(b) }
 
-// finish ends the upload, complete or aborted, and returns the server's
-// verdict on it.
-func (u *upload) finish(abort bool) error {
+// finish ends the upload and returns the server's verdict on it. An
+// upload whose source failed ends as a complete one (the server keeps what
+// came, which the caller removes): one cut short instead (a TLS data
+// connection closed before its handshake, when no byte came) can leave the
+// control connection unusable, and a writer whose context ended (its fence
+// lapsed) removes its temporary file only on that connection (see cleanup).
+func (u *upload) finish() error {
 	if u.ended {
 		return u.err
 	}
 	u.ended = true
-	if abort {
-		u.pw.CloseWithError(errAborted)
-	} else {
-		u.pw.Close()
-	}
+	u.pw.Close()
 	u.err = u.c.do(<-u.result)
 	return u.err
 }

@@ -161,3 +161,53 @@ func list(t testing.TB, s storage.Store, prefix string) []string {
 	}
 	return got
 }
+
+// TestLapseAfterCreateLeavesNothing: a write whose context ends right
+// after its temporary file was created, before a byte went into it (a
+// writer paused there resumes past its fence, and the lock cancels its
+// context at its first check), fails and leaves no temporary file with no
+// sweep: the lock's next holder swept before the file was made, and
+// nothing else would remove it (docs/design.md, "Fencing" point 1).
+func TestLapseAfterCreateLeavesNothing(t *testing.T) {
+	eachServer(t, func(t *testing.T, l ftptest.Login) {
+		l = l.FreshRoot(t)
+		s := open(t, l)
+		put(t, s, "d/before", "before") // the proofs, and d, are done
+		for _, stage := range []bool{false, true} {
+			ctx, cancel := context.WithCancelCause(t.Context())
+			r := &lapsesAtRead{cancel: cancel}
+			var err error
+			if stage {
+				var g storage.Staged
+				if g, err = s.Stage(ctx, "d/f", r, 5, storage.PutOptions{}); err == nil {
+					g.Abort(t.Context())
+				}
+			} else {
+				_, err = s.Put(ctx, "d/f", r, 5, storage.PutOptions{})
+			}
+			if err == nil {
+				t.Errorf("stage %t: a write whose context ended during it succeeded", stage)
+			}
+			for _, name := range storagetest.DirEntries(t, l.Dir()) {
+				if storage.IsTemp(name) {
+					t.Errorf("stage %t: temporary file %s left", stage, name)
+				}
+			}
+		}
+		if got := list(t, s, ""); len(got) != 1 || got[0] != "d/before" {
+			t.Errorf("List = %q, want d/before", got)
+		}
+	})
+}
+
+// errLapsed is the cause lapsesAtRead cancels with.
+var errLapsed = errors.New("fence lapsed")
+
+// lapsesAtRead is a source whose first Read ends the write's context, as
+// the lock cancels a resumed writer's context, and fails.
+type lapsesAtRead struct{ cancel context.CancelCauseFunc }
+
+func (r *lapsesAtRead) Read([]byte) (int, error) {
+	r.cancel(errLapsed)
+	return 0, errLapsed
+}

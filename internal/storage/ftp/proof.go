@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/dirstore"
 	"github.com/distributor-dev/distributor/internal/storage/probe"
 )
 
@@ -83,7 +84,10 @@ func (s *Store) proven(ctx context.Context) error {
 // step, that a listing shows dotfiles (the scratch files are dotfiles), and
 // that MKD of an existing directory fails; it notes whether a created
 // name's trailing space is kept. It removes the scratch names again, and
-// the directories it made for the root.
+// the directories it made for the root. The lock's holder sweeps the root
+// as another process proves (before it locks): a proof whose scratch file
+// vanished starts over with new names, dirstore.CreateAttempts times at
+// most, as a create whose temporary file vanished does.
 func (s *Store) prove(ctx context.Context) error {
 	c, err := s.acquire(ctx)
 	if err != nil {
@@ -91,6 +95,27 @@ func (s *Store) prove(ctx context.Context) error {
 	}
 	stop := watch(ctx, c)
 	made, err := s.mkdirs(c, "x")
+	defer func() {
+		s.dirs.Undo(made, rmdir(c))
+		stop()
+		s.release(c)
+	}()
+	if err != nil {
+		return err
+	}
+	for attempt := 1; ; attempt++ {
+		c, err = s.proveOnce(ctx, c)
+		if !errors.Is(err, dirstore.ErrTempVanished) || attempt == dirstore.CreateAttempts {
+			return err
+		}
+	}
+}
+
+// proveOnce is one proof of prove on new scratch names. A step that fails
+// because its scratch file is gone (see vanished) fails with
+// dirstore.ErrTempVanished, not as the server's refusal. It returns the
+// connection to go on with (see cleanup).
+func (s *Store) proveOnce(ctx context.Context, c *conn) (_ *conn, err error) {
 	base := path.Join(s.root, storage.TempPrefix+"proof-"+rand.Text())
 	a, b, d := base+"-a", base+"-b", base+"-d " // Pure-FTPd makes "-d_"
 	defer func() {
@@ -98,9 +123,6 @@ func (s *Store) prove(ctx context.Context) error {
 			c = s.cleanup(ctx, c, func(c *conn) error { return c.sc.Delete(f) })
 		}
 		rmdir(c)(d)
-		s.dirs.Undo(made, rmdir(c))
-		stop()
-		s.release(c)
 	}()
 	for _, f := range []string{a, b} {
 		if err == nil {
@@ -108,25 +130,25 @@ func (s *Store) prove(ctx context.Context) error {
 		}
 	}
 	if err != nil {
-		return err
+		return c, err
 	}
 	if err := c.do(c.sc.Rename(b, a)); code(err) >= 500 {
-		return &ProofError{s.String(), replace, replaceFix, err}
+		return c, vanished(c, b, &ProofError{s.String(), replace, replaceFix, err})
 	} else if err != nil {
-		return err
+		return c, err
 	}
 	resp, err := c.sc.Retr(a)
 	if err != nil {
-		return c.do(err)
+		return c, vanished(c, a, c.do(err))
 	}
 	got, err := io.ReadAll(io.LimitReader(resp, int64(len(b)+1)))
 	if err = c.do(errors.Join(err, resp.Close())); err != nil {
-		return err
+		return c, err
 	} else if string(got) != b {
-		return &ProofError{s.String(), replace, replaceFix, errors.New("the renamed file does not hold the new content")}
+		return c, &ProofError{s.String(), replace, replaceFix, errors.New("the renamed file does not hold the new content")}
 	}
 	if err := c.do(c.sc.MakeDir(d)); err != nil {
-		return err
+		return c, err
 	}
 	entries, err := list(c, s.root)
 	var names []string
@@ -138,18 +160,29 @@ func (s *Store) prove(ctx context.Context) error {
 	}
 	switch {
 	case err != nil:
-		return err
+		return c, err
 	case !slices.Contains(names, path.Base(a)):
-		return &ProofError{s.String(), dots, dotsFix, nil}
+		return c, vanished(c, a, &ProofError{s.String(), dots, dotsFix, nil})
 	case slices.Contains(names, path.Base(b)):
-		return &ProofError{s.String(), replace, replaceFix, errors.New("the renamed file is still listed")}
+		return c, &ProofError{s.String(), replace, replaceFix, errors.New("the renamed file is still listed")}
 	}
 	s.spaceless = !strings.HasSuffix(d, " ")
 	if err := c.do(c.sc.MakeDir(base + "-d ")); err == nil {
-		return &probe.UnenforcedError{Root: s.String(), Capability: probe.ExclusiveCreate,
+		return c, &probe.UnenforcedError{Root: s.String(), Capability: probe.ExclusiveCreate,
 			Detail: "MKD of an existing directory succeeded, so a second lock could be made over the first"}
 	} else if code(err) == 0 {
-		return err
+		return c, err
 	}
-	return nil
+	return c, nil
+}
+
+// vanished is err, the failure of a step on the scratch or temporary file
+// f, unless f is gone (SIZE refused: a concurrent writer holding the lock
+// swept it), then dirstore.ErrTempVanished, with err only as text: what
+// failed was no refusal by the server.
+func vanished(c *conn, f string, err error) error {
+	if _, serr := c.sc.FileSize(f); refused(serr) {
+		return fmt.Errorf("%w (%v)", dirstore.ErrTempVanished, err)
+	}
+	return err
 }

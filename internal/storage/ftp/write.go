@@ -39,8 +39,8 @@ func (d dirFS) Wrap(op, p string, err error) error { return d.errorf(op, p, err)
 // CanLink implements dirstore.FS: FTP has no hard links.
 func (dirFS) CanLink(context.Context) bool { return false }
 
-// Temp implements dirstore.FS: MKD of the missing parents, then a STOR
-// that the temporary file's Writes feed.
+// Temp implements dirstore.FS: MKD of the missing parents, then (the fence
+// checked again) a STOR that the temporary file's Writes feed.
 func (d dirFS) Temp(ctx context.Context, p string, _ bool) (dirstore.Temp, error) {
 	s := d.Store
 	if err := s.writable(ctx, p); err != nil {
@@ -52,7 +52,9 @@ func (d dirFS) Temp(ctx context.Context, p string, _ bool) (dirstore.Temp, error
 	}
 	w := &tempWriter{s: s, c: c, stop: watch(ctx, c), target: s.full(p)}
 	w.created, err = s.inDir(c, p, func() (err error) {
-		w.upload, err = start(c, tempName(w.target))
+		if err = ctx.Err(); err == nil { // the fence, right before the create
+			w.upload, err = start(c, tempName(w.target))
+		}
 		return err
 	})
 	if err != nil {
@@ -80,7 +82,7 @@ type tempWriter struct {
 
 // Close implements dirstore.Temp: the end of the upload and the server's
 // verdict on it.
-func (w *tempWriter) Close(bool) error { return w.finish(false) }
+func (w *tempWriter) Close(bool) error { return w.finish() }
 
 // Rename implements dirstore.Temp: RNFR/RNTO replaces the target.
 func (w *tempWriter) Rename(context.Context) error {
@@ -142,7 +144,7 @@ func (w *tempWriter) Done(ctx context.Context) error {
 		return nil
 	}
 	if w.upload != nil && !w.published {
-		w.finish(true)
+		w.finish()
 		w.c = w.s.cleanup(ctx, w.c, func(c *conn) error { return c.sc.Delete(w.tmp) })
 	}
 	if w.staged {
@@ -323,21 +325,22 @@ func (s *Store) fill(ctx context.Context, c *conn, target string, src *dirstore.
 		return c, false, c.do(err)
 	}
 	for attempt := 1; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return c, false, err
+		}
 		u, err := start(c, tempName(target))
 		if err != nil {
 			return c, false, err
 		}
 		err = src.CopyTo(ctx, u)
-		if ferr := u.finish(err != nil); err == nil {
+		if ferr := u.finish(); err == nil {
 			err = cmpErr(ferr, ctx.Err())
 		}
 		if err == nil {
 			if err = c.do(c.sc.Rename(u.tmp, target)); err == nil || !refused(err) {
 				return c, err != nil, err
 			}
-			if _, serr := c.sc.FileSize(u.tmp); refused(serr) {
-				err = fmt.Errorf("%w (%w)", dirstore.ErrTempVanished, err)
-			}
+			err = vanished(c, u.tmp, err)
 		}
 		c = s.cleanup(ctx, c, func(c *conn) error { return c.sc.Delete(u.tmp) })
 		if !errors.Is(err, dirstore.ErrTempVanished) || attempt == dirstore.CreateAttempts {
