@@ -1,6 +1,7 @@
 package ftp
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -29,6 +30,9 @@ type conn struct {
 	ctx    context.Context // ends with c: a data connection's dial stops
 	cancel context.CancelFunc
 	used   time.Time // when it went back to the pool
+	// unwatch stops watching the context of the call that holds c (see
+	// acquire), nil when none does.
+	unwatch func()
 
 	mu    sync.Mutex
 	nets  []net.Conn // the control connection, then the current data connection
@@ -108,13 +112,6 @@ func code(err error) int {
 // refused reports whether err is the server's "requested action not
 // taken" (550: no such file or directory, not a file, exists, denied).
 func refused(err error) bool { return code(err) == ftplib.StatusFileUnavailable }
-
-func cmpErr(err, def error) error {
-	if err == nil {
-		return def
-	}
-	return err
-}
 
 // progressConn is a TCP connection of c whose every Read and Write must
 // make progress within idle (its deadline moves before each); a stall cuts
@@ -220,7 +217,7 @@ func (s *Store) tlsConfig() *tls.Config {
 	if s.opts.TLS == TLSNone {
 		return nil
 	}
-	return &tls.Config{ServerName: cmpOr(s.opts.ServerName, s.opts.Host), RootCAs: s.roots,
+	return &tls.Config{ServerName: cmp.Or(s.opts.ServerName, s.opts.Host), RootCAs: s.roots,
 		MinVersion: tls.VersionTLS12, MaxVersion: tls.VersionTLS12, ClientSessionCache: tls.NewLRUClientSessionCache(1)}
 }
 
@@ -255,8 +252,14 @@ type pool struct {
 // checked with NOOP (servers close idle sessions after minutes).
 const reuseAfter = 30 * time.Second
 
-// acquire returns a connection for one call, waiting for a free slot.
-func (s *Store) acquire(ctx context.Context) (*conn, error) {
+// acquire returns a connection for one call, waiting for a free slot,
+// watched (see watch) until release.
+func (s *Store) acquire(ctx context.Context) (c *conn, err error) {
+	defer func() {
+		if err == nil {
+			c.unwatch = watch(ctx, c)
+		}
+	}()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -268,7 +271,7 @@ func (s *Store) acquire(ctx context.Context) (*conn, error) {
 	for {
 		s.pool.mu.Lock()
 		shut, n := s.pool.shut, len(s.pool.idle)
-		var c *conn
+		c = nil
 		if n > 0 {
 			c, s.pool.idle = s.pool.idle[n-1], s.pool.idle[:n-1]
 		}
@@ -285,16 +288,19 @@ func (s *Store) acquire(ctx context.Context) (*conn, error) {
 		}
 		c.close()
 	}
-	c, err := s.dial(ctx)
-	if err != nil {
+	if c, err = s.dial(ctx); err != nil {
 		<-s.pool.slots
-		return nil, err
 	}
-	return c, nil
+	return c, err
 }
 
-// release gives c back to the pool, or closes it when it is dead.
+// release stops watching c's call and gives c back to the pool, or closes
+// it when it is dead.
 func (s *Store) release(c *conn) {
+	if c.unwatch != nil {
+		c.unwatch()
+		c.unwatch = nil
+	}
 	s.pool.mu.Lock()
 	if c.dead.Load() || s.pool.shut {
 		c.close()
@@ -312,15 +318,6 @@ func watch(ctx context.Context, c *conn) (stop func()) {
 	return dirstore.Watch(ctx, func() {
 		c.cut(fmt.Errorf("cut %s after the call's context ended: %w", storage.AnswerGrace, context.Cause(ctx)))
 	})
-}
-
-// session is one call's connection: acquired, watched, released by end.
-func (s *Store) session(ctx context.Context) (c *conn, end func(), err error) {
-	if c, err = s.acquire(ctx); err != nil {
-		return nil, nil, err
-	}
-	stop := watch(ctx, c)
-	return c, func() { stop(); s.release(c) }, nil
 }
 
 // upload is a STOR of a temporary file, fed through a pipe by Write.
@@ -341,7 +338,7 @@ func start(c *conn, tmp string) (*upload, error) {
 	opened := make(chan struct{})
 	go func() {
 		err := c.sc.Stor(tmp, &openedReader{r: pr, opened: opened})
-		pr.CloseWithError(cmpErr(err, io.ErrClosedPipe))
+		pr.CloseWithError(cmp.Or(err, io.ErrClosedPipe))
 		u.result <- err
 	}()
 	select {

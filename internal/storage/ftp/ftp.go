@@ -64,6 +64,7 @@
 package ftp
 
 import (
+	"cmp"
 	"context"
 	"crypto/x509"
 	"errors"
@@ -138,7 +139,7 @@ var properties = storage.Properties{Stage: true, Directories: true, Remote: true
 // certificate fail here, before anything is written); ctx and
 // opts.DialTimeout bound it.
 func New(ctx context.Context, opts Options) (*Store, error) {
-	opts.TLS = cmpOr(opts.TLS, TLSExplicit)
+	opts.TLS = cmp.Or(opts.TLS, TLSExplicit)
 	if opts.Port == 0 {
 		opts.Port = 21
 		if opts.TLS == TLSImplicit {
@@ -162,13 +163,6 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("%s: %w", s, err)
 	}
 	return s, nil
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 func (s *Store) init(ctx context.Context) (err error) {
@@ -325,11 +319,11 @@ func (s *Store) Stat(ctx context.Context, p string) (info storage.Info, err erro
 }
 
 func (s *Store) stat(ctx context.Context, p string) (storage.Info, error) {
-	c, end, err := s.session(ctx)
+	c, err := s.acquire(ctx)
 	if err != nil {
 		return storage.Info{}, err
 	}
-	defer end()
+	defer s.release(c)
 	full, info := s.full(p), storage.Info{Path: p}
 	var e *ftplib.Entry
 	if c.mlst {
@@ -351,7 +345,7 @@ func (s *Store) orGuard(c *conn, p string, info storage.Info, err error) (storag
 		return info, err
 	}
 	if held, gerr := isDir(c, guard(s.full(p))); gerr != nil || !held {
-		return storage.Info{}, cmpErr(gerr, &fs.PathError{Op: "stat", Path: p, Err: fmt.Errorf("%w (%w)", storage.ErrNotExist, err)})
+		return storage.Info{}, cmp.Or[error](gerr, &fs.PathError{Op: "stat", Path: p, Err: fmt.Errorf("%w (%w)", storage.ErrNotExist, err)})
 	}
 	return storage.Info{Path: p}, nil
 }
@@ -373,11 +367,11 @@ func (s *Store) delete(ctx context.Context, p string) error {
 	if err := s.proven(ctx); err != nil {
 		return err
 	}
-	c, end, err := s.session(ctx)
+	c, err := s.acquire(ctx)
 	if err != nil {
 		return err
 	}
-	defer end()
+	defer s.release(c)
 	if err := ctx.Err(); err != nil {
 		return err
 	}

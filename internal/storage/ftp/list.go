@@ -59,11 +59,11 @@ func (t tree) OpenDir(_ context.Context, p string) (dirstore.TreeDir, error) {
 
 // PruneDir implements dirstore.Tree (see Store.prune).
 func (t tree) PruneDir(ctx context.Context, p string, parents bool) {
-	c, end, err := t.s.session(ctx)
+	c, err := t.s.acquire(ctx)
 	if err != nil {
 		return
 	}
-	defer end()
+	defer t.s.release(c)
 	t.s.dirs.Prune(t.s.full(p), parents, false, rmdir(c))
 }
 
@@ -77,11 +77,11 @@ type dir struct {
 // left out; one whose file is missing shows as that file, empty (as a
 // read sees it).
 func (d dir) Entries(ctx context.Context, prefix string) ([]fs.FileInfo, error) {
-	c, end, err := d.s.session(ctx)
+	c, err := d.s.acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer end()
+	defer d.s.release(c)
 	entries, err := list(c, d.path)
 	if refused(err) {
 		return nil, fmt.Errorf("%w (%w)", fs.ErrNotExist, err)
@@ -133,11 +133,11 @@ func (d dir) Sub(_ context.Context, name string) (dirstore.TreeDir, error) {
 
 // Remove implements dirstore.TreeDir.
 func (d dir) Remove(ctx context.Context, name string) error {
-	c, end, err := d.s.session(ctx)
+	c, err := d.s.acquire(ctx)
 	if err != nil {
 		return err
 	}
-	defer end()
+	defer d.s.release(c)
 	if err := c.do(c.sc.Delete(path.Join(d.path, name))); err != nil && !refused(err) {
 		return err
 	}

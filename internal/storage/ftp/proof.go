@@ -93,11 +93,9 @@ func (s *Store) prove(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	stop := watch(ctx, c)
 	made, err := s.mkdirs(c, "x")
 	defer func() {
 		s.dirs.Undo(made, rmdir(c))
-		stop()
 		s.release(c)
 	}()
 	if err != nil {

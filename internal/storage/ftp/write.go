@@ -1,6 +1,7 @@
 package ftp
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -50,7 +51,7 @@ func (d dirFS) Temp(ctx context.Context, p string, _ bool) (dirstore.Temp, error
 	if err != nil {
 		return nil, err
 	}
-	w := &tempWriter{s: s, c: c, stop: watch(ctx, c), target: s.full(p)}
+	w := &tempWriter{s: s, c: c, target: s.full(p)}
 	w.created, err = s.inDir(c, p, func() (err error) {
 		if err = ctx.Err(); err == nil { // the fence, right before the create
 			w.upload, err = start(c, tempName(w.target))
@@ -73,7 +74,6 @@ type tempWriter struct {
 	*upload
 	s         *Store
 	c         *conn
-	stop      func() // stops watching the context on c
 	target    string
 	created   []string // directories Temp made, outermost first
 	staged    bool     // detached once: its cleanup prunes (see Detach)
@@ -124,16 +124,13 @@ func (w *tempWriter) Exists(context.Context) (bool, error) {
 // staged write's cleanup prunes the directories the store made, not only
 // its own (staged writes share them: the last one undone removes them).
 func (w *tempWriter) Detach() {
-	w.stop()
 	w.s.release(w.c)
 	w.c, w.staged = nil, true
 }
 
 // Attach implements dirstore.Temp on a connection of the pool.
 func (w *tempWriter) Attach(ctx context.Context) (err error) {
-	if w.c, err = w.s.acquire(ctx); err == nil {
-		w.stop = watch(ctx, w.c)
-	}
+	w.c, err = w.s.acquire(ctx)
 	return err
 }
 
@@ -152,7 +149,6 @@ func (w *tempWriter) Done(ctx context.Context) error {
 	} else {
 		w.s.dirs.Undo(w.created, rmdir(w.c))
 	}
-	w.stop()
 	w.s.release(w.c)
 	w.c = nil
 	return nil
@@ -164,7 +160,8 @@ const cleanupTimeout = 5 * time.Second
 // cleanup runs the removal op (a missing file or directory is no error) on
 // c, or, when c is dead, on a fresh connection in its pool slot, unless ctx
 // is done (a signal must end a run within seconds: what stays is for
-// SweepTemp or the lock's takeover). It returns the connection to go on with.
+// SweepTemp or the lock's takeover). It returns the connection to go on with
+// (to release in c's stead).
 func (s *Store) cleanup(ctx context.Context, c *conn, op func(*conn) error) *conn {
 	if !c.dead.Load() {
 		if err := c.do(op(c)); err == nil || !c.dead.Load() {
@@ -182,6 +179,7 @@ func (s *Store) cleanup(ctx context.Context, c *conn, op func(*conn) error) *con
 	}
 	defer watch(ctx, fresh)()
 	fresh.do(op(fresh))
+	fresh.unwatch = c.unwatch // the caller's watch, which its release stops
 	return fresh
 }
 
@@ -198,13 +196,11 @@ func (d dirFS) OpenFile(ctx context.Context, p string, _ bool) (io.ReadCloser, e
 	if err != nil {
 		return nil, err
 	}
-	stop := watch(ctx, c)
 	resp, err := c.sc.Retr(s.full(p))
 	if err == nil {
-		return &reader{r: storage.ContextReader(ctx, resp), resp: resp, s: s, c: c, stop: stop}, nil
+		return &reader{r: storage.ContextReader(ctx, resp), resp: resp, s: s, c: c}, nil
 	}
 	_, err = s.orGuard(c, p, storage.Info{}, c.do(err))
-	stop()
 	s.release(c)
 	if err != nil {
 		return nil, err
@@ -218,7 +214,6 @@ type reader struct {
 	resp *ftplib.Response
 	s    *Store
 	c    *conn
-	stop func()
 	err  error // sticky
 	done bool
 }
@@ -247,7 +242,6 @@ func (r *reader) end() error {
 	}
 	r.done = true
 	err := r.c.do(r.resp.Close())
-	r.stop()
 	r.s.release(r.c)
 	return err
 }
@@ -276,8 +270,7 @@ func (d dirFS) CreateNew(ctx context.Context, p string, src *dirstore.DigestSour
 	if err != nil {
 		return err
 	}
-	stop := watch(ctx, c)
-	defer func() { stop(); s.release(c) }()
+	defer func() { s.release(c) }()
 	target := s.full(p)
 	g := guard(target)
 	made, err := s.inDir(c, p, func() error {
@@ -289,7 +282,7 @@ func (d dirFS) CreateNew(ctx context.Context, p string, src *dirstore.DigestSour
 			if held {
 				return fmt.Errorf("%w (its guard %s exists)", fs.ErrExist, g)
 			}
-			return fmt.Errorf("make the guard directory %s: %w", g, cmpErr(herr, err))
+			return fmt.Errorf("make the guard directory %s: %w", g, cmp.Or(herr, err))
 		}
 		return nil
 	})
@@ -334,7 +327,7 @@ func (s *Store) fill(ctx context.Context, c *conn, target string, src *dirstore.
 		}
 		err = src.CopyTo(ctx, u)
 		if ferr := u.finish(); err == nil {
-			err = cmpErr(ferr, ctx.Err())
+			err = cmp.Or(ferr, ctx.Err())
 		}
 		if err == nil {
 			if err = c.do(c.sc.Rename(u.tmp, target)); err == nil || !refused(err) {
@@ -401,7 +394,7 @@ func (s *Store) mkdirs(c *conn, p string) ([]string, error) {
 		if err == nil {
 			made = append(made, dir)
 		} else if ok, cerr := isDir(c, dir); !ok {
-			return made, fmt.Errorf("directory %s: %w", dir, cmpErr(cerr, err))
+			return made, fmt.Errorf("directory %s: %w", dir, cmp.Or(cerr, err))
 		}
 		s.dirs.Note(dir, err == nil)
 		s.dirs.Mark(dir)
