@@ -18,7 +18,8 @@
 #   pureftpd             Pure-FTPd 1.0.50: a virtual user (pure-pw, puredb)
 #   pureftpd-norename    the same with -G: renames are refused
 #   proftpd              ProFTPD 1.3.8 mod_tls: a virtual user (AuthUserFile),
-#                        AllowOverwrite on, TLS session reuse required
+#                        AllowOverwrite on, TLS session reuse required; every
+#                        command logged in commands.log (bench/run counts it)
 #   proftpd-nooverwrite  the same with AllowOverwrite off
 #
 # Debian's FTP server packages conflict with each other, and proftpd-core
@@ -273,6 +274,13 @@ AllowOverwrite $4
 PassivePorts $3 $(($3 + 99))
 SystemLog "$d/system.log"
 TransferLog "$d/transfer.log"
+# One line per command the server handled (its name, %m): bench/run counts
+# the lines a run adds; commands-full.log has them with their arguments
+# (%r; ProFTPD hides the password).
+LogFormat commands "%m"
+LogFormat commandlines "%r"
+ExtendedLog "$d/commands.log" ALL commands
+ExtendedLog "$d/commands-full.log" ALL commandlines
 ModulePath /usr/lib/proftpd
 LoadModule mod_tls.c
 TLSEngine on
