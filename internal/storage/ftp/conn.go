@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -148,7 +147,18 @@ func (s *Store) dial(ctx context.Context) (*conn, error) {
 	defer cancel()
 	c := &conn{}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	cfg := s.tlsConfig()
+	var cfg *tls.Config // nil for plain FTP
+	if s.opts.TLS != TLSNone {
+		// The certificate verified against the system's roots and CAFile,
+		// and a session cache of c's own. TLS 1.2 at most: vsftpd 3.0 fails
+		// uploads on TLS 1.3 data connections past their first kilobytes
+		// (426 "Failure reading network stream"); over TLS 1.2 session
+		// tickets resume the control connection's session on vsftpd,
+		// Pure-FTPd and ProFTPD alike.
+		cfg = &tls.Config{ServerName: cmp.Or(s.opts.ServerName, s.opts.Host), RootCAs: s.roots,
+			MinVersion: tls.VersionTLS12, MaxVersion: tls.VersionTLS12,
+			ClientSessionCache: tls.NewLRUClientSessionCache(1)}
+	}
 	opts := []ftplib.DialOption{ftplib.DialWithDialFunc(s.dialFunc(ctx, c, cfg))}
 	switch s.opts.TLS {
 	case TLSExplicit:
@@ -205,39 +215,6 @@ func (s *Store) dialFunc(ctx context.Context, c *conn, cfg *tls.Config) func(net
 		control = false
 		return nc, nil
 	}
-}
-
-// tlsConfig is a new connection's TLS configuration (nil for plain FTP):
-// the certificate verified against the system's roots and CAFile, and a
-// session cache of its own. TLS 1.2 at most: vsftpd 3.0 fails uploads on
-// TLS 1.3 data connections past their first kilobytes (426 "Failure
-// reading network stream"); over TLS 1.2 session tickets resume the
-// control connection's session on vsftpd, Pure-FTPd and ProFTPD alike.
-func (s *Store) tlsConfig() *tls.Config {
-	if s.opts.TLS == TLSNone {
-		return nil
-	}
-	return &tls.Config{ServerName: cmp.Or(s.opts.ServerName, s.opts.Host), RootCAs: s.roots,
-		MinVersion: tls.VersionTLS12, MaxVersion: tls.VersionTLS12, ClientSessionCache: tls.NewLRUClientSessionCache(1)}
-}
-
-// loadRoots is the system's certificate pool with the certificates of file.
-func loadRoots(file string) (*x509.CertPool, error) {
-	pool, err := x509.SystemCertPool()
-	if err != nil {
-		pool = x509.NewCertPool()
-	}
-	if file == "" {
-		return pool, nil
-	}
-	pem, err := os.ReadFile(file)
-	if err != nil {
-		return nil, fmt.Errorf("read ca_file: %w", err)
-	}
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("ca_file %s holds no PEM certificate", file)
-	}
-	return pool, nil
 }
 
 // pool hands out at most Options.Connections logged-in connections.
@@ -336,8 +313,9 @@ func start(c *conn, tmp string) (*upload, error) {
 	pr, pw := io.Pipe()
 	u := &upload{c: c, tmp: tmp, pw: pw, result: make(chan error, 1)}
 	opened := make(chan struct{})
+	open := sync.OnceFunc(func() { close(opened) })
 	go func() {
-		err := c.sc.Stor(tmp, &openedReader{r: pr, opened: opened})
+		err := c.sc.Stor(tmp, readFunc(func(b []byte) (int, error) { open(); return pr.Read(b) }))
 		pr.CloseWithError(cmp.Or(err, io.ErrClosedPipe))
 		u.result <- err
 	}()
@@ -369,14 +347,7 @@ func (u *upload) finish() error {
 	return u.err
 }
 
-// openedReader closes opened at its first Read.
-type openedReader struct {
-	r      io.Reader
-	opened chan struct{}
-	once   sync.Once
-}
+// readFunc is an io.Reader of its func.
+type readFunc func([]byte) (int, error)
 
-func (o *openedReader) Read(b []byte) (int, error) {
-	o.once.Do(func() { close(o.opened) })
-	return o.r.Read(b)
-}
+func (f readFunc) Read(b []byte) (int, error) { return f(b) }

@@ -72,6 +72,7 @@ import (
 	"io"
 	"io/fs"
 	"net"
+	"os"
 	"path"
 	"strconv"
 	"strings"
@@ -178,9 +179,18 @@ func (s *Store) init(ctx context.Context) (err error) {
 	case strings.ContainsFunc(s.opts.Root, func(r rune) bool { return r < ' ' || r == 0x7f || r == '\\' }):
 		return fmt.Errorf("root %q contains a control character or a backslash", s.opts.Root)
 	}
-	if s.opts.TLS != TLSNone {
-		if s.roots, err = loadRoots(s.opts.CAFile); err != nil {
-			return err
+	if s.opts.TLS != TLSNone { // the system's certificate pool, with CAFile's
+		if s.roots, err = x509.SystemCertPool(); err != nil {
+			s.roots = x509.NewCertPool()
+		}
+		if s.opts.CAFile != "" {
+			pem, err := os.ReadFile(s.opts.CAFile)
+			if err != nil {
+				return fmt.Errorf("read ca_file: %w", err)
+			}
+			if !s.roots.AppendCertsFromPEM(pem) {
+				return fmt.Errorf("ca_file %s holds no PEM certificate", s.opts.CAFile)
+			}
 		}
 	}
 	c, err := s.acquire(ctx)

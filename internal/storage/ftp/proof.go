@@ -143,7 +143,8 @@ func (s *Store) proveOnce(ctx context.Context, c *conn) (_ *conn, err error) {
 	if err = c.do(errors.Join(err, resp.Close())); err != nil {
 		return c, err
 	} else if string(got) != b {
-		return c, &ProofError{s.String(), replace, replaceFix, errors.New("the renamed file does not hold the new content")}
+		return c, &ProofError{s.String(), replace, replaceFix,
+			errors.New("the renamed file does not hold the new content")}
 	}
 	if err := c.do(c.sc.MakeDir(d)); err != nil {
 		return c, err
@@ -162,7 +163,8 @@ func (s *Store) proveOnce(ctx context.Context, c *conn) (_ *conn, err error) {
 	case !slices.Contains(names, path.Base(a)):
 		return c, vanished(c, a, &ProofError{s.String(), dots, dotsFix, nil})
 	case slices.Contains(names, path.Base(b)):
-		return c, &ProofError{s.String(), replace, replaceFix, errors.New("the renamed file is still listed")}
+		return c, &ProofError{s.String(), replace, replaceFix,
+			errors.New("the renamed file is still listed")}
 	}
 	s.spaceless = !strings.HasSuffix(d, " ")
 	if err := c.do(c.sc.MakeDir(base + "-d ")); err == nil {
