@@ -44,7 +44,7 @@ const (
 // every unchanged output of a compressing destination into a rewrite.
 const (
 	GzipLevel     = 8  // flate level of klauspost/compress/gzip
-	BrotliQuality = 5  // brotli quality, 0..11
+	BrotliQuality = 6  // brotli quality, 0..11
 	BrotliLGWin   = 20 // brotli window: 1 MiB
 	ZstdLevel     = zstd.SpeedBetterCompression
 	ZstdWindow    = 1 << 20 // zstd window: 1 MiB
@@ -100,7 +100,7 @@ func (e Encoding) Transform() string {
 // Close flushes the end of the stream and does not close dst. Whatever the
 // input size, the writer holds about (measured by TestMemoryBounded on 256 MiB):
 //   - gzip: 1 MiB (a 32 KiB window and the level's hash chains),
-//   - br: 13 MiB (the 1 MiB ring buffer, the quality's hash tables, a block),
+//   - br: 14 MiB (the 1 MiB ring buffer, the quality's hash tables, a block),
 //   - zstd: 7 MiB (the 1 MiB window twice, the level's tables, a block).
 func NewWriter(e Encoding, dst io.Writer) (io.WriteCloser, error) {
 	return newWriter(e, dst, settings{GzipLevel, BrotliQuality, BrotliLGWin, ZstdLevel, ZstdWindow})
@@ -140,7 +140,7 @@ func newWriter(e Encoding, dst io.Writer, s settings) (io.WriteCloser, error) {
 
 // A Compressor compresses with writers it keeps from one Copy to the next:
 // a new writer's tables cost more than compressing a 100 KB file (brotli's
-// 13 MiB are zeroed at creation), and a reset writer gives the bytes a new one
+// 14 MiB are zeroed at creation), and a reset writer gives the bytes a new one
 // gives (TestDeterministic). The zero value is ready to use; a Compressor is
 // not safe for concurrent use (one per worker) and holds its writers' memory
 // until it is dropped.
