@@ -259,6 +259,13 @@ func (s *Store) errorf(op, p string, err error) error {
 	return fmt.Errorf("%s: %s %s: %w", s, op, p, err)
 }
 
+// wrap is errorf on *err, unless nil, for a deferred call.
+func (s *Store) wrap(op, p string, err *error) {
+	if *err != nil {
+		*err = s.errorf(op, p, *err)
+	}
+}
+
 // full returns the server path of the store path p ("" is the root).
 func (s *Store) full(p string) string { return path.Join(s.root, p) }
 
@@ -318,17 +325,11 @@ func (s *Store) Open(ctx context.Context, p string) (io.ReadCloser, error) { ret
 
 // Stat implements storage.Store: MLST where the server has it, else SIZE
 // and MDTM.
-func (s *Store) Stat(ctx context.Context, p string) (info storage.Info, err error) {
-	if err = checkPath(p); err == nil {
-		info, err = s.stat(ctx, p)
+func (s *Store) Stat(ctx context.Context, p string) (_ storage.Info, err error) {
+	defer s.wrap("stat", p, &err)
+	if err := checkPath(p); err != nil {
+		return storage.Info{}, err
 	}
-	if err != nil {
-		return storage.Info{}, s.errorf("stat", p, err)
-	}
-	return info, nil
-}
-
-func (s *Store) stat(ctx context.Context, p string) (storage.Info, error) {
 	c, err := s.acquire(ctx)
 	if err != nil {
 		return storage.Info{}, err
@@ -338,14 +339,18 @@ func (s *Store) stat(ctx context.Context, p string) (storage.Info, error) {
 	var e *ftplib.Entry
 	if c.mlst {
 		if e, err = c.sc.GetEntry(full); err == nil && e.Type != ftplib.EntryTypeFile {
-			return info, &fs.PathError{Op: "stat", Path: p, Err: fmt.Errorf("%w: %w (a %s)", storage.ErrNotObject, storage.ErrNotExist, e.Type)}
+			return storage.Info{}, &fs.PathError{Op: "stat", Path: p,
+				Err: fmt.Errorf("%w: %w (a %s)", storage.ErrNotObject, storage.ErrNotExist, e.Type)}
 		} else if err == nil {
 			info.Size, info.ModTime = int64(e.Size), e.Time
 		}
 	} else if info.Size, err = c.sc.FileSize(full); err == nil && c.sc.IsGetTimeSupported() {
 		info.ModTime, err = c.sc.GetTime(full)
 	}
-	return s.orGuard(c, p, info, c.do(err))
+	if info, err = s.orGuard(c, p, info, c.do(err)); err != nil {
+		return storage.Info{}, err
+	}
+	return info, nil
 }
 
 // orGuard returns info for a read of p that failed with err: a refusal
@@ -363,14 +368,8 @@ func (s *Store) orGuard(c *conn, p string, info storage.Info, err error) (storag
 // Delete implements storage.Store: DELE, then RMD of the guard (see the
 // package doc), then the directories left empty that the store may remove;
 // a missing path or a directory is left alone.
-func (s *Store) Delete(ctx context.Context, p string) error {
-	if err := s.delete(ctx, p); err != nil {
-		return s.errorf("delete", p, err)
-	}
-	return nil
-}
-
-func (s *Store) delete(ctx context.Context, p string) error {
+func (s *Store) Delete(ctx context.Context, p string) (err error) {
+	defer s.wrap("delete", p, &err)
 	if err := checkPath(p); err != nil {
 		return err
 	}
