@@ -164,6 +164,15 @@ func (dr *destinationRun) pending(ctx context.Context, r *RootState) (bool, erro
 	return r.Pending, err
 }
 
+// partialCatalog reports whether r's catalog, read invalid, may be one a
+// writer is creating: on a remote directory store an exclusive create can
+// show its name before its bytes (SFTP's O_EXCL in place, FTP's guard
+// directory), so the locked path reads it again before refusing.
+func (dr *destinationRun) partialCatalog(r *RootState) bool {
+	p := dr.st.Properties()
+	return r.State.Status == catalog.StatusInvalid && p.Remote && p.Directories
+}
+
 // refusal is a plan refused before any change: nothing was applied.
 type refusal struct{ error }
 
@@ -201,7 +210,7 @@ func (dr *destinationRun) publish(ctx context.Context) error {
 		switch {
 		case err != nil:
 			return err
-		case !pend && cerr != nil:
+		case !pend && cerr != nil && !dr.partialCatalog(r):
 			return refusal{cerr} // refused before taking the lock: nothing written
 		case !pend:
 			dr.rd.Status, dr.rd.Counts = report.StatusOK, pl.Counts()

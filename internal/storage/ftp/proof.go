@@ -83,8 +83,8 @@ func (s *Store) proven(ctx context.Context) error {
 // removes what a cut proof leaves) that a rename replaces a file in one
 // step, that a listing shows dotfiles (the scratch files are dotfiles), and
 // that MKD of an existing directory fails; it notes whether a created
-// name's trailing space is kept. It removes the scratch names again, and
-// the directories it made for the root. The lock's holder sweeps the root
+// name's trailing space is kept. It removes the scratch names again, and,
+// when it refuses the server, the directories it made for the root. The lock's holder sweeps the root
 // as another process proves (before it locks): a proof whose scratch file
 // vanished starts over with new names, dirstore.CreateAttempts times at
 // most, as a create whose temporary file vanished does.
@@ -95,7 +95,12 @@ func (s *Store) prove(ctx context.Context) error {
 	}
 	made, err := s.mkdirs(c, "x")
 	defer func() {
-		s.dirs.Undo(made, rmdir(c))
+		// A refused server keeps nothing, not even the root; a proven one
+		// keeps the root it made for the write that follows: removed, it
+		// would pull the directory from under another writer's proof.
+		if err != nil {
+			s.dirs.Undo(made, rmdir(c))
+		}
 		s.release(c)
 	}()
 	if err != nil {
