@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
 	"github.com/distributor-dev/distributor/internal/storage"
@@ -101,19 +100,6 @@ func mkdirOwned(t testing.TB, l ftptest.Login, dir string) {
 			t.Fatal(err)
 		}
 		chown(t, l, p)
-	}
-}
-
-// chown gives p to the owner of l.Root.
-func chown(t testing.TB, l ftptest.Login, p string) {
-	t.Helper()
-	fi, err := os.Stat(l.Root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := fi.Sys().(*syscall.Stat_t)
-	if err := os.Chown(p, int(st.Uid), int(st.Gid)); err != nil {
-		t.Fatal(err)
 	}
 }
 
