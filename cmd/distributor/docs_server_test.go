@@ -90,7 +90,7 @@ func cmdDocsServer(ts *testscript.TestScript, neg bool, args []string) {
 		path, _ := d["path"].(string)
 		d["path"] = prefix + "/" + path
 		shown := prefix + "/" // the path as validate shows it, before the example's
-		if kind == "ftp" { // an absolute path on the server
+		if kind == "ftp" {    // an absolute path on the server
 			d["path"], shown = "/"+prefix+path, "/"+prefix
 		}
 		block := d[kind].(map[string]any)
