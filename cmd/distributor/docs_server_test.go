@@ -89,8 +89,10 @@ func cmdDocsServer(ts *testscript.TestScript, neg bool, args []string) {
 		prefix := "docs/" + strings.ToLower(rand.Text()[:10])
 		path, _ := d["path"].(string)
 		d["path"] = prefix + "/" + path
-		shown := prefix + "/" // the path as validate shows it, before the example's
-		if kind == "ftp" {    // an absolute path on the server
+		// shown: the path as validate shows it, before the example's. On
+		// FTP the path is absolute on the server.
+		shown := prefix + "/"
+		if kind == "ftp" {
 			d["path"], shown = "/"+prefix+path, "/"+prefix
 		}
 		block := d[kind].(map[string]any)
