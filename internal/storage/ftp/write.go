@@ -144,9 +144,13 @@ func (w *tempWriter) Done(ctx context.Context) error {
 		w.finish()
 		w.c = w.s.cleanup(ctx, w.c, func(c *conn) error { return c.sc.Delete(w.tmp) })
 	}
-	if w.staged {
+	switch {
+	case w.published:
+		// The file keeps its directories: an RMD would be refused (one
+		// command per file of a cold publish) and forget them.
+	case w.staged:
 		w.s.dirs.Prune(path.Dir(w.target), true, true, rmdir(w.c))
-	} else {
+	default:
 		w.s.dirs.Undo(w.created, rmdir(w.c))
 	}
 	w.s.release(w.c)
