@@ -10,9 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -53,16 +51,6 @@ func cliSize(t testing.TB, files [][]byte, tool string, args ...string) int64 {
 		total += int64(len(out))
 	}
 	return total
-}
-
-// cpuTime is the process's user and system CPU time so far: on a shared
-// machine, a steadier measure than the wall clock.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // measure runs fn on every file and returns the total size it wrote and the
