@@ -370,6 +370,21 @@ func (d *Writer) Open(ctx context.Context, p string) (io.ReadCloser, error) {
 	return f, nil
 }
 
+// Get is storage.Store.Get on the FS: the file read whole (whole: the
+// store may read ahead) and its Version, the digest of its bytes.
+func (d *Writer) Get(ctx context.Context, p string, whole bool) ([]byte, storage.Version, error) {
+	f, err := d.FS.OpenFile(ctx, p, whole)
+	if err != nil {
+		return nil, "", d.FS.Wrap("get", p, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, "", d.FS.Wrap("get", p, err)
+	}
+	return data, ContentVersion(data), nil
+}
+
 // ReadVersioned is storage.Store.ReadVersioned on the FS: the file is hashed
 // on another core while fn decodes (every run reads its catalog, hundreds
 // of MB for a large root), and what fn leaves unread is drained.

@@ -303,16 +303,7 @@ func isDir(c *conn, dir string) (bool, error) {
 
 // Get implements storage.Store: it reads a file whole and returns its Version.
 func (s *Store) Get(ctx context.Context, p string) ([]byte, storage.Version, error) {
-	f, err := s.dw.FS.OpenFile(ctx, p, true)
-	if err != nil {
-		return nil, "", s.errorf("get", p, err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return nil, "", s.errorf("get", p, err)
-	}
-	return data, dirstore.ContentVersion(data), nil
+	return s.dw.Get(ctx, p, true)
 }
 
 // ReadVersioned implements storage.Store (see dirstore.Writer).

@@ -232,16 +232,7 @@ func notObject(p, why string) error {
 // Get implements storage.Store: it reads a regular file whole and returns
 // its Version ("sha256:<hex>").
 func (s *Store) Get(ctx context.Context, p string) ([]byte, storage.Version, error) {
-	f, err := s.dw.FS.OpenFile(ctx, p, false)
-	if err != nil {
-		return nil, "", s.errorf("get", p, err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return nil, "", s.errorf("get", p, err)
-	}
-	return data, dirstore.ContentVersion(data), nil
+	return s.dw.Get(ctx, p, false)
 }
 
 func (s *Store) openSized(c *conn, p string) (*sftplib.File, int64, error) {
