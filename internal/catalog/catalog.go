@@ -5,6 +5,7 @@
 package catalog
 
 import (
+	"strings"
 	"time"
 )
 
@@ -26,7 +27,38 @@ const (
 	// page and Atom feed, generated from the catalog: no source_path.
 	TransformIndex = "index"
 	TransformFeed  = "feed"
+	// TransformGzip, TransformBrotli and TransformZstd are precompressed
+	// sidecars (spec 3.4): P.gz, P.br, P.zst beside an output P; their
+	// source_path is P's, none for an index or feed.
+	TransformGzip   = "gzip"
+	TransformBrotli = "brotli"
+	TransformZstd   = "zstd"
 )
+
+// SidecarSuffix is the suffix a compression transform's sidecar adds to
+// its output's path (".br", ".gz", ".zst"); "" for any other transform.
+func SidecarSuffix(transform string) string {
+	switch transform {
+	case TransformBrotli:
+		return ".br"
+	case TransformGzip:
+		return ".gz"
+	case TransformZstd:
+		return ".zst"
+	}
+	return ""
+}
+
+// SidecarOf returns the path of the output whose sidecar a record at path
+// with transform is ("a.html" for "a.html.gz", gzip); ok false for a record
+// that is no sidecar.
+func SidecarOf(path, transform string) (plain string, ok bool) {
+	suffix := SidecarSuffix(transform)
+	if suffix == "" || !strings.HasSuffix(path, suffix) || len(path) == len(suffix) {
+		return "", false
+	}
+	return strings.TrimSuffix(path, suffix), true
+}
 
 // Catalog is a schema-4 destination state document.
 type Catalog struct {

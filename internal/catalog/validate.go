@@ -96,8 +96,13 @@ func validateOutput(o *Output, f field, add func(string, ...any)) {
 			if o.SourcePath != "" {
 				add("%s.source_path: transform %q is generated from the catalog and has no source_path", f, o.Transform)
 			}
+		case TransformGzip, TransformBrotli, TransformZstd:
+			if err := cleanpath.CheckUnreserved(o.SourcePath); o.SourcePath != "" && err != nil {
+				add("%s.source_path: %w", f, err)
+			}
 		default:
-			add("%s.transform: %q is not %q, %q or %q", f, o.Transform, TransformMarkdown, TransformIndex, TransformFeed)
+			add("%s.transform: %q is not %q, %q, %q, %q, %q or %q", f, o.Transform, TransformMarkdown, TransformIndex, TransformFeed,
+				TransformGzip, TransformBrotli, TransformZstd)
 		}
 	default:
 		add("%s.kind: %q is not %q or %q", f, o.Kind, KindSource, KindGenerated)

@@ -26,6 +26,7 @@ import (
 	"io"
 
 	"github.com/andybalholm/brotli"
+	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 )
@@ -70,28 +71,18 @@ func Parse(name string) (Encoding, error) {
 
 // Suffix is the sidecar's suffix appended to the output's path: ".br", ".gz",
 // ".zst"; "" for an unknown encoding.
-func (e Encoding) Suffix() string {
-	switch e {
-	case Brotli:
-		return ".br"
-	case Gzip:
-		return ".gz"
-	case Zstd:
-		return ".zst"
-	}
-	return ""
-}
+func (e Encoding) Suffix() string { return catalog.SidecarSuffix(e.Transform()) }
 
 // Transform is the catalog transform of a sidecar: "brotli", "gzip", "zstd";
 // "" for an unknown encoding.
 func (e Encoding) Transform() string {
 	switch e {
 	case Brotli:
-		return "brotli"
+		return catalog.TransformBrotli
 	case Gzip:
-		return "gzip"
+		return catalog.TransformGzip
 	case Zstd:
-		return "zstd"
+		return catalog.TransformZstd
 	}
 	return ""
 }

@@ -86,7 +86,7 @@ var legacyDestinationFields = []string{"state", "reconciliation", "takeover", "t
 // backend's block is accepted undecoded: the backend's own problem says to link it.
 func destinationFields() []string {
 	return append([]string{"id", "backend", "path", "workflow", "max_deletes", "single_writer", "publish", "paths",
-		"markdown", "links", "headers", "index", "retention"}, append(blockNames(), registry.Unlinked()...)...)
+		"markdown", "links", "headers", "index", "compress", "retention"}, append(blockNames(), registry.Unlinked()...)...)
 }
 
 // misplacedDestinationFields maps a field written directly in a destination

@@ -90,6 +90,7 @@ func (d *decoder) destination(n *yaml.Node, field string, seen map[string]int) (
 	dst.Links = d.links(o)
 	dst.Headers = d.headers(o, be, known)
 	dst.Index = d.index(o, dst.Links)
+	dst.Compress = d.compress(o)
 
 	if ro := d.sub(o, "retention", retentionFields, nil); ro != nil {
 		dst.Retention = &Retention{}

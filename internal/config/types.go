@@ -66,6 +66,7 @@ type Destination struct {
 	Links        Links
 	Headers      []HeaderRule // response-metadata rules, first match wins (backends with Properties.Metadata)
 	Index        *Index       // the archive index and feed, or nil
+	Compress     *Compress    // precompressed outputs, or nil for none
 	Retention    *Retention   // nil without a retention block
 	// Settings is the backend's Decode result (nil without a block), for Open and Location.
 	Settings any
@@ -112,6 +113,23 @@ type Index struct {
 	FeedEntries int    // how many of the newest reports the feed holds
 	Line        int
 }
+
+// Compress is a destination's precompressed outputs (spec 3.4): on a
+// directory store a sidecar per encoding beside each matching output, on an
+// object store the object itself stored gzip-compressed.
+type Compress struct {
+	Encodings []string // br, gzip, zstd; in configuration order, none twice
+	Match     []string // globs on output paths (prefix included)
+	MinSize   int64    // smaller outputs stay plain
+	Line      int
+}
+
+// DefaultCompressMatch and DefaultCompressMinSize are compress.match and
+// compress.min_size when not set: the text formats of the web, 1 KiB.
+var DefaultCompressMatch = []string{"**/*.{html,css,js,mjs,svg,json,xml,txt,csv,md}"}
+
+// DefaultCompressMinSize is compress.min_size when not set.
+const DefaultCompressMinSize = 1024
 
 // Paths maps source paths to output paths.
 type Paths struct {

@@ -157,6 +157,9 @@ func Wants(outputs []Output, owner catalog.Owner, workflow string) func(*catalog
 		if planned[o.Path] || dirs[o.Path] || (workflow == Replacement && o.Owner() == owner) {
 			return true
 		}
+		if p, ok := catalog.SidecarOf(o.Path, o.Transform); ok && planned[p] {
+			return true // a sidecar of a planned output (staleSidecars)
+		}
 		for d := parent(o.Path); d != ""; d = parent(d) {
 			if planned[d] {
 				return true
@@ -297,12 +300,14 @@ func makeCatalog(in Input, planned map[string]*Output, listing map[string]int64,
 			Items: items, Unmanaged: coll}
 	}
 	deleted := 0
-	if cat != nil && in.Workflow == Replacement {
-		for _, rec := range records {
-			if planned[rec.Path] == nil && rec.Owner() == in.Owner {
-				items = append(items, Item{Path: rec.Path, Op: OpDelete, Previous: rec})
-				deleted++
-			}
+	for _, rec := range records {
+		plain, sidecar := catalog.SidecarOf(rec.Path, rec.Transform)
+		if planned[rec.Path] == nil && (in.Workflow == Replacement && rec.Owner() == in.Owner || sidecar && planned[plain] != nil) {
+			// Replacement deletes this owner's unplanned outputs; every
+			// workflow deletes the sidecars of a planned output that this
+			// plan does not write again: they would serve stale bytes.
+			items = append(items, Item{Path: rec.Path, Op: OpDelete, Previous: rec})
+			deleted++
 		}
 	}
 	sortItems(items)

@@ -63,7 +63,7 @@ func IndexEntries(d *config.Destination, recs []IndexRecord) []IndexEntry {
 	groups := map[string]*group{}
 	for i := range recs {
 		r := &recs[i]
-		if r.DestinationID != d.ID || r.Transform == TransformIndex || r.Transform == TransformFeed {
+		if r.DestinationID != d.ID || (r.Transform != "" && r.Transform != TransformMarkdown) { // an index, feed or sidecar
 			continue
 		}
 		key := r.Source.ID + "\x00" + r.Source.Digest + "\x00" + r.Source.Created.UTC().Format(time.RFC3339Nano)

@@ -21,6 +21,11 @@ type Output struct {
 	// Content holds a generated output's bytes (nil for copies, streamed
 	// from the bundle file SourcePath).
 	Content []byte
+	// Encoding names the compression (compress.Encoding) of the output
+	// Plain that this output's bytes are: a sidecar, or an object stored
+	// compressed (spec 3.4). SHA256 and Size are the compressed bytes'.
+	Encoding string
+	Plain    *Output
 }
 
 // Result is everything a destination publishes from one bundle.
