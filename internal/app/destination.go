@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/distributor-dev/distributor/internal/bundle"
 	"github.com/distributor-dev/distributor/internal/catalog"
@@ -36,6 +37,7 @@ type destinationRun struct {
 	streamed map[string]bool
 	sources  map[string]string
 	jobs     int
+	z        compressed
 	// stopped: a failed bytes check left the root as it was (reportBundle);
 	// rolledBack counts files created and removed again (no staging).
 	stopped    bool
@@ -89,7 +91,11 @@ func (dr *destinationRun) prepare(ctx context.Context) (storage.Store, error) {
 	dr.staging = st.Properties().Stage
 	dr.streamed, dr.sources = streamedSources(res.Outputs)
 	dr.jobs = jobsFor(d.Backend, opts.Jobs)
-	req := planRequest{outputs: planOutputs(res.Outputs), owner: catalog.Owner{PipelineID: p.ID, DestinationID: d.ID},
+	planned, err := compressPlan(d.Compress, !st.Properties().Directories, res.Outputs)
+	if err != nil {
+		return st, err
+	}
+	req := planRequest{outputs: planOutputs(planned), owner: catalog.Owner{PipelineID: p.ID, DestinationID: d.ID},
 		workflow: d.Workflow, force: opts.Force, props: st.Properties(), jobs: dr.jobs}
 	dr.req, dr.reports = withIndexRequest(d, req)
 	return st, nil
@@ -103,18 +109,25 @@ func (dr *destinationRun) readRoot(ctx context.Context) (r *RootState, err error
 	return r, err
 }
 
-func (dr *destinationRun) makePlan(r *RootState) (plan.Input, *plan.Plan, error) {
+func (dr *destinationRun) makePlan(ctx context.Context, r *RootState) (plan.Input, *plan.Plan, error) {
 	d, b := dr.d, dr.b
 	owner := catalog.Owner{PipelineID: dr.p.ID, DestinationID: d.ID}
 	source := catalog.Source{ID: b.Manifest.ID, Digest: b.Manifest.Digest, Created: b.Manifest.Created}
-	var err error
-	if dr.outs, err = withIndex(d, owner, source, dr.opts.Force, r.State.Status, dr.reports.records(), dr.res.Outputs); err != nil {
-		return plan.Input{}, nil, err
-	}
-	in := plan.Input{Owner: owner, Source: source, Outputs: planOutputs(dr.outs),
+	in := plan.Input{Owner: owner, Source: source,
 		State: r.State, Known: r.Known, Listing: r.Listing, Partial: r.Partial,
 		Workflow: d.Workflow, Force: dr.opts.Force, Rewrite: dr.opts.Rewrite,
 		Now: dr.a.Now(), DistributorVersion: dr.a.Version}
+	outs, err := withIndex(d, owner, source, dr.opts.Force, r.State.Status, dr.reports.records(), dr.res.Outputs)
+	if err == nil {
+		outs, err = compressPlan(d.Compress, !dr.st.Properties().Directories, outs)
+	}
+	if err == nil {
+		err = dr.z.digest(ctx, in, outs, func(o *render.Output) (io.ReadCloser, error) { return openOutput(ctx, b, o, &dr.z) })
+	}
+	if err != nil {
+		return plan.Input{}, nil, err
+	}
+	dr.outs, in.Outputs = outs, planOutputs(outs)
 	pl, err := plan.Make(in)
 	if err == nil {
 		refuseForeignIndex(d, r.Known, pl)
@@ -194,7 +207,7 @@ func (dr *destinationRun) publish(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	in, pl, err := dr.makePlan(r)
+	in, pl, err := dr.makePlan(ctx, r)
 	if err != nil {
 		return err
 	}
@@ -238,7 +251,7 @@ func (dr *destinationRun) dryRun(ctx context.Context, in plan.Input, pl *plan.Pl
 			rec.LogAttrs(dr.rd.Root)...)
 		dr.root.Close()
 		dr.root = view
-		if in, pl, err = dr.makePlan(view); err != nil {
+		if in, pl, err = dr.makePlan(ctx, view); err != nil {
 			return err
 		}
 	}
@@ -289,7 +302,7 @@ func (dr *destinationRun) lockedApply(ctx context.Context, in plan.Input, pl *pl
 		if r, err = dr.readRoot(ctx); err != nil {
 			return err
 		}
-		if in, pl, err = dr.makePlan(r); err != nil {
+		if in, pl, err = dr.makePlan(ctx, r); err != nil {
 			return err
 		}
 		ch = dr.change(r, in, pl)
@@ -301,7 +314,7 @@ func (dr *destinationRun) lockedApply(ctx context.Context, in plan.Input, pl *pl
 }
 
 func (dr *destinationRun) change(r *RootState, in plan.Input, pl *plan.Plan) *txn.Change {
-	ch := runChange(in, pl, r.Version, bundleContent(dr.b, dr.outs), webWrites(dr.d, dr.res.PrimaryPath))
+	ch := runChange(in, pl, r.Version, bundleContent(dr.b, dr.outs, &dr.z), webWrites(dr.d, dr.res.PrimaryPath, dr.outs))
 	ch.BaseCopy, ch.BaseCanonical = r.CatalogCopy, r.CatalogCanonical
 	ch.Staged = dr.staging
 	return ch

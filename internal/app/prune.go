@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -15,8 +14,10 @@ import (
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/cleanpath"
 	"github.com/distributor-dev/distributor/internal/config"
+	"github.com/distributor-dev/distributor/internal/plan"
 	"github.com/distributor-dev/distributor/internal/render"
 	"github.com/distributor-dev/distributor/internal/report"
+	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/txn"
 )
 
@@ -185,7 +186,7 @@ func (a *App) Prune(ctx context.Context, cfg *config.Config, opts PruneOptions) 
 	if !opts.Apply || len(rep.Selected) == 0 {
 		return rep, nil
 	}
-	writes, err := rebuildIndex(ctx, t.dest, m.cat, sel.selects, now)
+	writes, err := rebuildIndex(ctx, t.dest, m.store.Properties(), m.cat, sel.selects, now)
 	if err != nil {
 		return fail(err)
 	}
@@ -243,7 +244,7 @@ func setOf(paths []string) map[string]bool {
 // rebuildIndex returns the writes that bring d's archive index and feed up to
 // date with c without the outputs gone selects: only those c records as d's,
 // only when their bytes change, as a run would write them (then skip_same).
-func rebuildIndex(ctx context.Context, d *config.Destination, c *maintCatalog, gone func(*catalog.Output) bool, now time.Time) ([]txn.Write, error) {
+func rebuildIndex(ctx context.Context, d *config.Destination, props storage.Properties, c *maintCatalog, gone func(*catalog.Output) bool, now time.Time) ([]txn.Write, error) {
 	if d.Index == nil {
 		return nil, nil
 	}
@@ -253,9 +254,11 @@ func rebuildIndex(ctx context.Context, d *config.Destination, c *maintCatalog, g
 		if gone(o) {
 			return nil
 		}
+		plain, sidecar := catalog.SidecarOf(o.Path, o.Transform)
 		if o.DestinationID == d.ID && (o.Path == d.Index.Path && o.Transform == catalog.TransformIndex ||
-			o.Path == d.Index.Feed && o.Transform == catalog.TransformFeed) {
-			recorded[o.Path] = o
+			o.Path == d.Index.Feed && o.Transform == catalog.TransformFeed || sidecar && (plain == d.Index.Path || plain == d.Index.Feed)) {
+			kept := *o
+			recorded[o.Path] = &kept
 		}
 		col.visit(o)
 		return nil
@@ -267,10 +270,17 @@ func rebuildIndex(ctx context.Context, d *config.Destination, c *maintCatalog, g
 		return nil, nil
 	}
 	outs, err := render.Index(d, render.IndexEntries(d, col.records()))
+	if err == nil { // compressed as a run would: sidecars, or objects stored gzip
+		outs, err = compressPlan(d.Compress, !props.Directories, outs)
+	}
+	var z compressed
+	if err == nil {
+		err = z.digest(ctx, plan.Input{}, outs, func(o *render.Output) (io.ReadCloser, error) { return openOutput(ctx, nil, o, &z) })
+	}
 	if err != nil {
 		return nil, fmt.Errorf("rebuild the archive index of destination %q: %w", d.ID, err)
 	}
-	shape := webWrites(d, "")
+	shape := webWrites(d, "", outs)
 	var writes []txn.Write
 	for _, out := range outs {
 		prev := recorded[out.Path]
@@ -281,7 +291,7 @@ func rebuildIndex(ctx context.Context, d *config.Destination, c *maintCatalog, g
 		rec.SHA256, rec.Size, rec.URL, rec.UpdatedAt = out.SHA256, out.Size, out.URL, now.UTC().Truncate(time.Second)
 		w := txn.Write{Path: out.Path, Existed: true, Previous: &txn.Digest{SHA256: prev.SHA256, Size: prev.Size},
 			SHA256: out.SHA256, Size: out.Size, Record: rec,
-			Open: func(context.Context) (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(out.Content)), nil }}
+			Open: func(ctx context.Context) (io.ReadCloser, error) { return openOutput(ctx, nil, &out, &z) }}
 		shape(&w)
 		writes = append(writes, w)
 	}

@@ -457,7 +457,7 @@ func planOutputs(outs []render.Output) []plan.Output {
 
 // bundleContent serves generated outputs from memory and source copies from
 // the bundle, verified against the manifest as they stream.
-func bundleContent(b *bundle.Bundle, outs []render.Output) Content {
+func bundleContent(b *bundle.Bundle, outs []render.Output, z *compressed) Content {
 	byPath := make(map[string]*render.Output, len(outs))
 	for i := range outs {
 		byPath[outs[i].Path] = &outs[i]
@@ -467,15 +467,32 @@ func bundleContent(b *bundle.Bundle, outs []render.Output) Content {
 		if o == nil {
 			return nil, fmt.Errorf("no content planned for %s", it.Path)
 		}
-		if o.Content != nil || o.Kind == render.KindGenerated {
-			// Seekable, so that a retried upload can start over.
-			return struct {
-				*bytes.Reader
-				io.Closer
-			}{bytes.NewReader(o.Content), io.NopCloser(nil)}, nil
-		}
-		return b.OpenVerified(o.SourcePath)
+		return openOutput(ctx, b, o, z)
 	}
+}
+
+// openOutput opens o's bytes: compressed as they stream (z), or from memory,
+// or copied from the bundle and verified against the manifest.
+func openOutput(ctx context.Context, b *bundle.Bundle, o *render.Output, z *compressed) (io.ReadCloser, error) {
+	switch {
+	case o.Encoding != "":
+		src, err := openOutput(ctx, b, o.Plain, z)
+		if err != nil {
+			return nil, err
+		}
+		return z.open(ctx, o, src), nil
+	case o.Content != nil || o.Kind == render.KindGenerated:
+		return seekable(o.Content), nil
+	}
+	return b.OpenVerified(o.SourcePath)
+}
+
+// seekable serves b so that a retried upload can start over.
+func seekable(b []byte) io.ReadCloser {
+	return struct {
+		*bytes.Reader
+		io.Closer
+	}{bytes.NewReader(b), io.NopCloser(nil)}
 }
 
 // removeCreatedRoot removes the root directory this run created (the lock's

@@ -77,12 +77,21 @@ func (a *App) checkHost(cfg *config.Config, pipelines []*config.Pipeline, rep *r
 	return badTemplate
 }
 
-// backendWarnings are what d's backend says its settings make unsafe.
+// backendWarnings are what d's backend says its settings make unsafe, and
+// the compress encodings an object store ignores (spec 3.4).
 func backendWarnings(d *config.Destination) []string {
-	if b, ok := registry.Lookup(d.Backend); ok && b.Warnings != nil {
-		return b.Warnings(d.Settings)
+	b, ok := registry.Lookup(d.Backend)
+	var ws []string
+	if ok && b.Warnings != nil {
+		ws = b.Warnings(d.Settings)
 	}
-	return nil
+	if c := d.Compress; ok && c != nil && !b.Properties.Directories {
+		if ignored := slices.DeleteFunc(slices.Clone(c.Encodings), func(e string) bool { return e == "gzip" }); len(ignored) > 0 {
+			ws = append(ws, fmt.Sprintf("compress.encodings %s: ignored on %s, which serves no content negotiation: only gzip applies there (each matching object stored gzip-compressed, with Content-Encoding: gzip)",
+				strings.Join(ignored, ", "), b.Title))
+		}
+	}
+	return ws
 }
 
 func unwrapPath(err error) error {

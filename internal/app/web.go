@@ -16,22 +16,35 @@ import (
 
 // Write phases (txn.Write.Phase): a reader never sees a page before the files
 // it references, nor the primary page (index, feed) before the pages it links.
+// A sidecar comes before its output (spec 3.4), so that a web server never
+// serves an output's old sidecar in place of its new bytes.
 const (
-	PhaseAssets = iota // every output that is not an HTML page
+	PhaseSidecars = iota // precompressed sidecars (P.gz beside P)
+	PhaseAssets          // every other output that is not an HTML page
 	PhaseHTML
 	PhasePrimary
 )
 
-// webWrites sets a write's phase and the metadata of the first matching
-// headers rule (S3 only; config rejects rules elsewhere).
-func webWrites(d *config.Destination, primary string) func(*txn.Write) {
+// webWrites sets a write's phase and its metadata: the first matching
+// headers rule's (object stores only; config rejects rules elsewhere), and
+// Content-Encoding for the outputs of outs stored compressed.
+func webWrites(d *config.Destination, primary string, outs []render.Output) func(*txn.Write) {
 	last := []string{primary}
 	if d.Index != nil {
 		last = append(last, d.Index.Path, d.Index.Feed)
 	}
+	encoded := map[string]string{}
+	for _, o := range outs {
+		if o.Encoding != "" && o.Path == o.Plain.Path {
+			encoded[o.Path] = o.Encoding
+		}
+	}
 	return func(w *txn.Write) {
 		lower := strings.ToLower(w.Path)
+		_, sidecar := catalog.SidecarOf(w.Path, w.Record.Transform)
 		switch {
+		case sidecar:
+			w.Phase = PhaseSidecars
 		case w.Path != "" && slices.Contains(last, w.Path):
 			w.Phase = PhasePrimary
 		case strings.HasSuffix(lower, ".html") || strings.HasSuffix(lower, ".htm"):
@@ -40,6 +53,7 @@ func webWrites(d *config.Destination, primary string) func(*txn.Write) {
 			w.Phase = PhaseAssets
 		}
 		w.Metadata = metadataFor(d.Headers, w.Path)
+		w.Metadata.ContentEncoding = encoded[w.Path]
 	}
 }
 

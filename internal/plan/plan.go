@@ -135,6 +135,14 @@ type Known struct {
 	Count   int                        // the records of the whole catalog
 }
 
+// Record returns the record at path, nil for none (also when k is nil).
+func (k *Known) Record(path string) *catalog.Output {
+	if k == nil {
+		return nil
+	}
+	return k.Records[path]
+}
+
 // KnownFrom indexes a whole catalog.
 func KnownFrom(c *catalog.Catalog) *Known {
 	return &Known{Header: c.Header(), Records: c.Index(), Count: len(c.Outputs)}
