@@ -322,6 +322,10 @@ type Metadata struct {
 	CacheControl       string
 	ContentType        string
 	ContentDisposition string
+	// ContentEncoding is "gzip" for an object stored gzip-compressed (spec
+	// 3.4), served with "Content-Encoding: gzip" and read back by Get as
+	// stored; "" for plain bytes, served with no Content-Encoding.
+	ContentEncoding string
 }
 
 // IsZero reports whether m sets nothing.
@@ -363,6 +367,10 @@ type PutOptions struct {
 	// metadata (S3); local disk and SFTP ignore it (their web server
 	// decides the headers).
 	Metadata Metadata
+	// SHA256 is the digest of the bytes written, "sha256:<64 hex>", or ""
+	// when the caller does not know it. S3 signs it, so that the server
+	// refuses a body that differs (package s3).
+	SHA256 string
 }
 
 // IfVersion is the PutOptions of a compare-and-swap against v ("" for
