@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/distributor-dev/distributor"
-	"github.com/distributor-dev/distributor/internal/report"
 )
 
 func newBundleCmd(g *globals) *cobra.Command {
@@ -57,9 +56,7 @@ distributor (.distributor*) are refused.`,
 			if err != nil {
 				return &exitError{code: ExitFailed, err: err}
 			}
-			return g.finish(rep, false, func() {
-				report.WriteLine(g.env.Stdout, g.width(), "sealed %s: %d file(s), id %s\n  digest %s", rep.Manifest, rep.Files, rep.ID, rep.Digest)
-			})
+			return g.finish(rep, false)
 		},
 	}
 	cmd.Flags().StringVar(&id, "id", "", "bundle id: 1-128 of [A-Za-z0-9._-], starting with a letter or digit (required)")
@@ -80,7 +77,7 @@ DIR that the manifest does not list are reported as warnings.`,
 		Args: oneDir("bundle verify takes exactly one DIR argument, got %d"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rep := distributor.VerifyBundle(cmd.Context(), args[0])
-			return g.finish(rep, !rep.Valid, func() { report.WriteBundleVerifyText(g.env.Stdout, rep, g.width()) })
+			return g.finish(rep, !rep.Valid)
 		},
 	}
 }

@@ -314,10 +314,11 @@ func (g *globals) printJSON(v any) error {
 	return nil
 }
 
-// finish prints a command's report (JSON, or text through text) and exits 1
-// when failed. With -q text is printed only on failure, so that cron mails
-// nothing but failures; JSON is always printed.
-func (g *globals) finish(doc any, failed bool, text func()) error {
+// finish prints a command's report (JSON, or text) and exits 1 when failed.
+// With -q text is printed only on failure, so that cron mails nothing but
+// failures; JSON is always printed.
+func (g *globals) finish(doc report.Doc, failed bool) error {
+	text := func() { report.Text(g.env.Stdout, doc, g.width()) }
 	if g.quiet && !failed {
 		text = func() {}
 	}

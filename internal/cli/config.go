@@ -61,13 +61,6 @@ or map it in the editor settings ("yaml.schemas").`,
 	}
 }
 
-// configInitDoc is the document 'config init --output json' prints.
-type configInitDoc struct {
-	Command  string `json:"command"`
-	Path     string `json:"path"`
-	Replaced bool   `json:"replaced"` // an existing file was overwritten (--force)
-}
-
 func newConfigInitCmd(g *globals) *cobra.Command {
 	var path string
 	var force bool
@@ -112,9 +105,7 @@ Exit status: 0 written; 1 the file could not be written; 2 the file exists
 				return &exitError{code: ExitFailed, err: fmt.Errorf("config init: %w", err)}
 			}
 			abs, _ := filepath.Abs(path)
-			return g.finish(configInitDoc{Command: "config init", Path: abs, Replaced: exists}, false, func() {
-				report.WriteLine(g.env.Stdout, g.width(), "wrote %s: check it with 'distributor validate --config %s'", abs, path)
-			})
+			return g.finish(&report.ConfigInit{Command: "config init", Path: abs, Replaced: exists, Named: path}, false)
 		},
 	}
 	cmd.Flags().StringVar(&path, "path", "", "file to write (default: --config, else $DISTRIBUTOR_CONFIG, else ./distributor.yaml)")

@@ -4,7 +4,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/distributor-dev/distributor"
-	"github.com/distributor-dev/distributor/internal/report"
 	"github.com/distributor-dev/distributor/internal/storage/registry"
 )
 
@@ -103,7 +102,7 @@ func newRunCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return mapAppError(err)
 			}
-			err = g.finish(rep, rep.Failed(), func() { report.WriteRunText(g.env.Stdout, rep, g.width()) })
+			err = g.finish(rep, rep.Failed())
 			if err != nil && rep.LockHeld {
 				return errLockHeld
 			}

@@ -60,7 +60,7 @@ variable the configuration needs; 2 the configuration is invalid.`,
 			if err != nil {
 				return mapAppError(err)
 			}
-			return g.finish(rep, !rep.Valid, func() { report.WriteValidateText(g.env.Stdout, rep, g.width()) })
+			return g.finish(rep, !rep.Valid)
 		},
 	}
 	f := cmd.Flags()

@@ -276,7 +276,12 @@ func (t *table) writeRow(w io.Writer, ws []int, cells []string) {
 	fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 }
 
-// WriteLine writes one fmt.Fprintf line to w, fitted to width (0: no limit).
-func WriteLine(w io.Writer, width int, format string, args ...any) {
-	fmt.Fprintf(newFitter(w, width), format+"\n", args...)
+// Doc is a document with a text rendering, which Text writes.
+type Doc interface{ text(w *fitter) }
+
+// Text renders doc for a human, fitted to width columns (0: no limit).
+func Text(out io.Writer, doc Doc, width int) {
+	w := newFitter(out, width)
+	doc.text(w)
+	w.flush()
 }

@@ -33,6 +33,9 @@ func (f *Failure) Fail(err error) {
 // Failed reports whether the command must exit 1.
 func (f *Failure) Failed() bool { return f.Error != nil }
 
+// Err is the error the document's failure renders (Cause), or nil.
+func (f *Failure) Err() error { return f.Cause }
+
 // Record names a catalog output record and its owner.
 type Record struct {
 	Path          string `json:"path"`

@@ -49,10 +49,7 @@ func writeHead(w io.Writer, t *Target, suffix string, warnings []string) string 
 
 func dryRunMark(dryRun bool) string { return map[bool]string{true: " (dry run)"}[dryRun] }
 
-// WritePruneText renders a prune for a human, fitted to width columns.
-func WritePruneText(out io.Writer, p *Prune, width int) {
-	w := newFitter(out, width)
-	defer w.flush()
+func (p *Prune) text(w *fitter) {
 	who := writeHead(w, &p.Target, dryRunMark(p.DryRun), p.Warnings)
 	p.RootRecovery.write(w, "  ", false)
 	fmt.Fprintf(w, "  policy   publications older than %s, never the %d newest\n", p.Policy.OlderThan, p.Policy.KeepMin)
@@ -114,10 +111,7 @@ func writePrunePublications(w *fitter, p *Prune) {
 	}
 }
 
-// WriteReconcileText renders a reconcile-state for a human, fitted to width.
-func WriteReconcileText(out io.Writer, r *ReconcileState, width int) {
-	w := newFitter(out, width)
-	defer w.flush()
+func (r *ReconcileState) text(w *fitter) {
 	who := writeHead(w, &r.Target, dryRunMark(r.DryRun), r.Warnings)
 	r.RootRecovery.write(w, "  ", false)
 	if r.State == string(catalog.StatusNone) && r.Error == nil {
@@ -169,10 +163,7 @@ func writeTempFiles(w *fitter, temps []string, what string) {
 	upTo(w, temps, "", func(p string) { w.pathLine("    temp       ", p, "") })
 }
 
-// WriteVerifyText renders a verify for a human, fitted to width columns.
-func WriteVerifyText(out io.Writer, v *Verify, width int) {
-	w := newFitter(out, width)
-	defer w.flush()
+func (v *Verify) text(w *fitter) {
 	scope := "outputs of " + owner(v.PipelineID, v.DestinationID)
 	if v.AllOwners {
 		scope = "outputs of every owner"

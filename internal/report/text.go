@@ -8,10 +8,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/plan"
 )
 
-// WriteRunText renders a run for a human, fitted to width columns (0: no limit); unchanged paths are counted.
-func WriteRunText(out io.Writer, r *Run, width int) {
-	w := newFitter(out, width)
-	defer w.flush()
+func (r *Run) text(w *fitter) {
 	for _, p := range r.Pipelines {
 		fmt.Fprintf(w, "pipeline %s\n", p.PipelineID)
 		if s := p.Source; s != nil && s.ID != "" {
@@ -190,10 +187,7 @@ func writeNotes(w io.Writer, d *Destination) {
 	}
 }
 
-// WriteValidateText renders a validate result, fitted to width columns.
-func WriteValidateText(out io.Writer, v *Validate, width int) {
-	w := newFitter(out, width)
-	defer w.flush()
+func (v *Validate) text(w *fitter) {
 	verdict := "ok"
 	if !v.Valid {
 		verdict = fmt.Sprintf("%d problem(s)", len(v.Problems))
@@ -228,10 +222,7 @@ func WriteValidateText(out io.Writer, v *Validate, width int) {
 	}
 }
 
-// WriteBundleVerifyText renders a bundle verification, fitted to width.
-func WriteBundleVerifyText(out io.Writer, v *BundleVerify, width int) {
-	w := newFitter(out, width)
-	defer w.flush()
+func (v *BundleVerify) text(w *fitter) {
 	for _, warn := range v.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)
 	}

@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"io"
 	"time"
 )
 
@@ -26,10 +25,7 @@ type LockHolder struct {
 	ExpiresAt string `json:"expires_at"`
 }
 
-// WriteUnlockText renders an unlock result, fitted to width columns.
-func WriteUnlockText(out io.Writer, u *Unlock, width int) {
-	w := newFitter(out, width)
-	defer w.flush()
+func (u *Unlock) text(w *fitter) {
 	fmt.Fprintf(w, "root %s (pipeline %s, destination %s)\n", u.Root, u.PipelineID, u.DestinationID)
 	if !u.Locked {
 		if u.Error != nil { // the lock could not even be read

@@ -1,5 +1,7 @@
 package report
 
+import "fmt"
+
 // Validate is the document `distributor validate` prints.
 type Validate struct {
 	Command      string `json:"command"`
@@ -64,4 +66,20 @@ type BundleSeal struct {
 	Digest   string `json:"digest"`
 	Created  string `json:"created"`
 	Files    int    `json:"files"`
+}
+
+func (s *BundleSeal) text(w *fitter) {
+	fmt.Fprintf(w, "sealed %s: %d file(s), id %s\n  digest %s\n", s.Manifest, s.Files, s.ID, s.Digest)
+}
+
+// ConfigInit is the document `distributor config init` prints.
+type ConfigInit struct {
+	Command  string `json:"command"`
+	Path     string `json:"path"`
+	Replaced bool   `json:"replaced"` // an existing file was overwritten (--force)
+	Named    string `json:"-"`        // the path as named, for the next step
+}
+
+func (c *ConfigInit) text(w *fitter) {
+	fmt.Fprintf(w, "wrote %s: check it with 'distributor validate --config %s'\n", c.Path, c.Named)
 }
