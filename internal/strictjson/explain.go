@@ -2,6 +2,7 @@ package strictjson
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -34,42 +35,29 @@ type Error struct {
 // Detail is the message without the field and the value: the reason, and
 // where a syntax error is.
 func (e *Error) Detail() string {
-	if !e.Syntax {
+	switch {
+	case !e.Syntax:
 		return e.Reason
-	}
-	if pos := e.position(); pos != "" {
-		return "invalid JSON at " + pos + ": " + e.Reason
+	case e.Line > 0:
+		return fmt.Sprintf("invalid JSON at line %d, column %d: %s", e.Line, e.Column, e.Reason)
+	case e.Offset >= 0:
+		return fmt.Sprintf("invalid JSON at byte offset %d: %s", e.Offset, e.Reason)
 	}
 	return "invalid JSON: " + e.Reason
-}
-
-func (e *Error) position() string {
-	switch {
-	case e.Line > 0:
-		return fmt.Sprintf("line %d, column %d", e.Line, e.Column)
-	case e.Offset >= 0:
-		return fmt.Sprintf("byte offset %d", e.Offset)
-	}
-	return ""
 }
 
 // Error formats the problem as `field value: detail`, for example
 // `files[3].size "1": must be an integer, got a string` or
 // `invalid JSON at line 2, column 8: unexpected end of input`.
 func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString(e.Field)
+	head := e.Field
 	if e.Value != "" {
-		if b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(e.Value)
+		head = strings.TrimPrefix(head+" "+e.Value, " ")
 	}
-	if b.Len() > 0 {
-		b.WriteString(": ")
+	if head == "" {
+		return e.Detail()
 	}
-	b.WriteString(e.Detail())
-	return b.String()
+	return head + ": " + e.Detail()
 }
 
 // Unwrap returns the underlying error.
@@ -264,23 +252,22 @@ func stringAt(data []byte, off int64) (lit []byte, name, ok bool) {
 	return data[open : end+1], len(rest) > 0 && rest[0] == ':', true
 }
 
-// unescapedQuote returns the index of the first unescaped quote of data
-// from i on, stepping by step, or -1.
+// unescapedQuote returns the index of the first quote of data from i on,
+// stepping by step, not escaped by an odd run of backslashes, or -1.
 func unescapedQuote(data []byte, i, step int) int {
 	for ; i >= 0 && i < len(data); i += step {
-		if data[i] == '"' && !escaped(data, i) {
+		if data[i] != '"' {
+			continue
+		}
+		j := i
+		for j > 0 && data[j-1] == '\\' {
+			j--
+		}
+		if (i-j)%2 == 0 {
 			return i
 		}
 	}
 	return -1
-}
-
-func escaped(data []byte, i int) bool {
-	n := 0
-	for j := i - 1; j >= 0 && data[j] == '\\'; j-- {
-		n++
-	}
-	return n%2 == 1
 }
 
 // loneSurrogate returns the first \uXXXX escape in the body of a JSON
@@ -366,12 +353,7 @@ var goKinds = map[reflect.Kind]string{
 }
 
 // jsonKind names the JSON kind k ("a string", "null", ...).
-func jsonKind(k jsontext.Kind) string {
-	if s, ok := jsonKinds[k]; ok {
-		return s
-	}
-	return "an invalid value"
-}
+func jsonKind(k jsontext.Kind) string { return cmp.Or(jsonKinds[k], "an invalid value") }
 
 var jsonKinds = map[jsontext.Kind]string{
 	'n': "null", 'f': "a boolean", 't': "a boolean", '"': "a string",
