@@ -233,7 +233,8 @@ func (p *parser) read(m *Manifest, name string) (err error) {
 
 func (p *parser) files() ([]File, error) {
 	if p.dec.PeekKind() != '[' {
-		return nil, p.wrongKind(field{-1, "files"}, "an array")
+		_, _, err := p.value(field{-1, "files"}, 0, "an array")
+		return nil, err
 	}
 	if _, err := p.dec.ReadToken(); err != nil {
 		return nil, err
@@ -242,7 +243,7 @@ func (p *parser) files() ([]File, error) {
 	for i := 0; p.dec.PeekKind() != ']'; i++ {
 		files = append(files, File{})
 		if p.dec.PeekKind() != '{' {
-			if err := p.wrongKind(field{i, ""}, "an object"); err != nil {
+			if _, _, err := p.value(field{i, ""}, 0, "an object"); err != nil {
 				return nil, err
 			}
 			continue
@@ -290,19 +291,14 @@ func (f field) String() string {
 	return fmt.Sprintf("files[%d].%s", f.i, f.name)
 }
 
-// value reads a value; ok false: it is not of kind (want names it), problem recorded.
+// value reads a value; ok false: it is not of kind (want names it; 0: a
+// value known to be of another kind), problem recorded.
 func (p *parser) value(f field, kind jsontext.Kind, want string) (v jsontext.Value, ok bool, err error) {
 	if v, err = p.dec.ReadValue(); err != nil || v.Kind() == kind {
 		return v, err == nil, err
 	}
 	p.add(f.String(), "", "must be "+want+", got "+strictjson.KindName(v))
 	return nil, false, nil
-}
-
-// wrongKind reads a value that is not of the kind wanted and reports it.
-func (p *parser) wrongKind(f field, want string) error {
-	_, _, err := p.value(f, 0, want)
-	return err
 }
 
 func (p *parser) str(f field) (s string, ok bool, err error) {

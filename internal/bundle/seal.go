@@ -67,7 +67,13 @@ func Seal(ctx context.Context, dir, id string, created time.Time) (*Manifest, er
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("seal bundle %s: %w", abs, err)
 		}
-		file, reason, err := hashListed(ctx, root, p, buf)
+		f, _, err := openRegular(root, p)
+		if err != nil {
+			problems = append(problems, Problem{Path: p, Reason: err.Error()})
+			continue
+		}
+		sum, n, reason, err := hashFile(ctx, f, buf)
+		f.Close()
 		if err != nil {
 			return nil, fmt.Errorf("seal bundle %s: %s: %w", abs, p, err)
 		}
@@ -75,7 +81,7 @@ func Seal(ctx context.Context, dir, id string, created time.Time) (*Manifest, er
 			problems = append(problems, Problem{Path: p, Reason: reason})
 			continue
 		}
-		m.Files = append(m.Files, file)
+		m.Files = append(m.Files, File{Path: p, SHA256: sum, Size: n})
 	}
 	if len(problems) > 0 {
 		return nil, &ValidationError{Dir: abs, Problems: problems}
@@ -131,18 +137,6 @@ func sealCandidates(ctx context.Context, root *os.Root) ([]string, []Problem, er
 	slices.Sort(paths)
 	slices.SortStableFunc(problems, func(a, b Problem) int { return strings.Compare(a.Path, b.Path) })
 	return paths, problems, nil
-}
-
-// hashListed hashes the regular file p for the manifest, or returns the reason
-// it cannot be listed (an error: ctx is done).
-func hashListed(ctx context.Context, root *os.Root, p string, buf []byte) (File, string, error) {
-	f, _, err := openRegular(root, p)
-	if err != nil {
-		return File{}, err.Error(), nil
-	}
-	defer f.Close()
-	sum, n, reason, err := hashFile(ctx, f, buf)
-	return File{Path: p, SHA256: sum, Size: n}, reason, err
 }
 
 // writeAtomic replaces name below root with data: a synced temporary file
