@@ -1,7 +1,6 @@
 package config
 
 import (
-	"maps"
 	"net/url"
 	"path"
 	"strings"
@@ -15,31 +14,6 @@ import (
 
 // What a destination's backend decides, through the storage.Backend the
 // registry lists under its name: how its path is read, and its block.
-
-func blockNames() []string {
-	var names []string
-	for _, b := range registry.All() {
-		if len(b.Fields) > 0 {
-			names = append(names, b.Name)
-		}
-	}
-	return names
-}
-
-// withBackendFields adds to m (the fixed blocks' fields) each field of a
-// backend's block that is not already m's, mapped to the blocks that have
-// it, joined by "|".
-func withBackendFields(m map[string]string) map[string]string {
-	fixed := maps.Clone(m)
-	for _, b := range registry.All() {
-		for _, f := range b.Fields {
-			if _, ok := fixed[f]; !ok {
-				m[f] = strings.TrimPrefix(m[f]+"|"+b.Name, "|")
-			}
-		}
-	}
-	return m
-}
 
 // backendBlocks checks each backend's block is present exactly with its
 // backend and decodes it into dst.Settings (others only for their problems).

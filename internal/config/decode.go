@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/distributor-dev/distributor/internal/storage/registry"
@@ -85,19 +87,35 @@ var legacyDestinationFields = []string{"state", "reconciliation", "takeover", "t
 // destinationFields are the fixed members and each backend's block; an unlinked
 // backend's block is accepted undecoded: the backend's own problem says to link it.
 func destinationFields() []string {
-	return append([]string{"id", "backend", "path", "workflow", "max_deletes", "single_writer", "publish", "paths",
-		"markdown", "links", "headers", "index", "compress", "retention"}, append(blockNames(), registry.Unlinked()...)...)
+	fields := []string{"id", "backend", "path", "workflow", "max_deletes", "single_writer", "publish", "paths",
+		"markdown", "links", "headers", "index", "compress", "retention"}
+	for _, b := range registry.All() {
+		if len(b.Fields) > 0 {
+			fields = append(fields, b.Name)
+		}
+	}
+	return append(fields, registry.Unlinked()...)
 }
 
 // misplacedDestinationFields maps a field written directly in a destination
-// to the blocks it belongs in ("s3|gcs").
+// to the blocks it belongs in: a fixed block's, else every backend block's
+// with the field, joined by "|" ("s3|gcs").
 func misplacedDestinationFields() map[string]string {
-	return withBackendFields(map[string]string{
+	m := map[string]string{
 		"html": "publish", "prefix": "paths", "rename": "paths",
 		"template": "markdown", "raw_html": "markdown",
 		"base_url": "links", "pretty": "links", "missing": "links",
 		"prune": "retention", "older_than": "retention.prune", "keep_min": "retention.prune",
-	})
+	}
+	fixed := maps.Clone(m)
+	for _, b := range registry.All() {
+		for _, f := range b.Fields {
+			if _, ok := fixed[f]; !ok {
+				m[f] = strings.TrimPrefix(m[f]+"|"+b.Name, "|")
+			}
+		}
+	}
+	return m
 }
 
 // The value patterns (also in schema.json) are matched by hand: compiling

@@ -6,41 +6,20 @@ import "strings"
 // transpositions, ignoring case) within a plausible typo, else the only
 // candidate that a name of 4 characters or more begins, else "".
 func Closest(name string, candidates []string) string {
-	if c := nearest(name, candidates); c != "" {
-		return c
-	}
-	return uniquePrefixOf(name, candidates)
-}
-
-func uniquePrefixOf(name string, candidates []string) string {
-	if len(name) < 4 {
-		return ""
-	}
-	found := ""
+	best, bestDist, prefixed, prefixes := "", 0, "", 0
 	for _, c := range candidates {
-		if len(c) > len(name) && strings.EqualFold(c[:len(name)], name) {
-			if found != "" {
-				return ""
-			}
-			found = c
+		if len(name) >= 4 && len(c) > len(name) && strings.EqualFold(c[:len(name)], name) {
+			prefixed, prefixes = c, prefixes+1
 		}
-	}
-	return found
-}
-
-func nearest(name string, candidates []string) string {
-	best, bestDist := "", 0
-	for _, c := range candidates {
 		if diff := len(name) - len(c); diff > 2 || diff < -2 {
 			continue // the distance is at least the length difference
 		}
-		d := editDistance(strings.ToLower(name), strings.ToLower(c))
-		if d > min(2, len(c)/2) {
-			continue
-		}
-		if best == "" || d < bestDist {
+		if d := editDistance(strings.ToLower(name), strings.ToLower(c)); d <= min(2, len(c)/2) && (best == "" || d < bestDist) {
 			best, bestDist = c, d
 		}
+	}
+	if best == "" && prefixes == 1 {
+		return prefixed
 	}
 	return best
 }

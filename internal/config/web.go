@@ -169,18 +169,10 @@ func Location(dst *Destination) string {
 	return ""
 }
 
-// rootKey identifies dst's root as far as configuration can tell (a
-// templated path is compared as written).
-func rootKey(dst *Destination) string {
-	return dst.Backend + "\x00" + dst.Path + "\x00" + Location(dst)
-}
-
 // indexOwners rejects two destinations sharing a root and an index or feed
 // path: each run would replace the other's listing with its own.
 func (d *decoder) indexOwners(dsts []Destination) {
-	type claim struct {
-		id, field string
-	}
+	type claim struct{ id, field string }
 	claims := map[string]claim{}
 	for i := range dsts {
 		dst := &dsts[i]
@@ -191,7 +183,8 @@ func (d *decoder) indexOwners(dsts []Destination) {
 			if c.path == "" {
 				continue
 			}
-			key := rootKey(dst) + "\x00" + c.path
+			// The root as far as configuration can tell (a templated path is compared as written).
+			key := dst.Backend + "\x00" + dst.Path + "\x00" + Location(dst) + "\x00" + c.path
 			if prev, ok := claims[key]; ok && prev.id != dst.ID {
 				d.add(dst.Index.Line, fmt.Sprintf("destinations[%d].%s", i, c.field),
 					"%q at this root is already destination %q's %s: two destinations sharing a root need their own index and feed paths",
