@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -219,6 +220,42 @@ func SweepTree(ctx context.Context, t Tree, opts storage.SweepOptions) ([]string
 	}
 	slices.Sort(sw.found)
 	return sw.found, err
+}
+
+// List is storage.Store.List with ListTree on the FS's Tree, never
+// following a symbolic link.
+func (d *Writer) List(ctx context.Context, prefix string, fn func(storage.Info) error) error {
+	t, done, err := d.FS.Walk(ctx, false)
+	if err == nil {
+		defer done()
+		err = ListTree(ctx, t, prefix, fn)
+	}
+	return storage.ListResult(err, func(err error) error { return d.FS.Wrap("list", strconv.Quote(prefix), err) })
+}
+
+// SweepTemp is storage.Store.SweepTemp with SweepTree on the FS's Tree,
+// never following a symbolic link. It waits for this Writer's writes in
+// flight, but cannot see other processes' writes: call it (without DryRun)
+// only while holding the destination lock, as part of crash recovery.
+func (d *Writer) SweepTemp(ctx context.Context, opts storage.SweepOptions) ([]string, error) {
+	found, err := d.sweep(ctx, opts)
+	if err != nil {
+		return found, fmt.Errorf("%s: sweep temporary files: %w", d.FS, err)
+	}
+	return found, nil
+}
+
+func (d *Writer) sweep(ctx context.Context, opts storage.SweepOptions) ([]string, error) {
+	if _, err := storage.CheckSweepDirs(opts.Dirs); err != nil {
+		return nil, err
+	}
+	t, done, err := d.FS.Walk(ctx, !opts.DryRun)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	defer d.Exclusive()()
+	return SweepTree(ctx, t, opts)
 }
 
 type treeSweep struct {

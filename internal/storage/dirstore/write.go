@@ -1,9 +1,10 @@
-// Package dirstore is the kit of the directory stores (local disk, SFTP),
-// whose root is a directory and objects are files. A store implements FS,
-// Temp, Tree and TreeDir on its file system and hands Put, Stage, Open,
-// ReadVersioned (Writer), List (ListTree) and SweepTemp (SweepTree) to this
-// package; Book records which directories its writes created, so cleanups
-// remove only those. Versions are content digests ("sha256:<hex>").
+// Package dirstore is the kit of the directory stores (local disk, SFTP,
+// FTP), whose root is a directory and objects are files. A store implements
+// FS, Temp, Tree and TreeDir on its file system and embeds a Writer, which
+// gives it Put, Stage, Open, Get, ReadVersioned, List (ListTree) and
+// SweepTemp (SweepTree), and the defaults of what it does not do; Book
+// records which directories its writes created, so cleanups remove only
+// those. Versions are content digests ("sha256:<hex>").
 package dirstore
 
 import (
@@ -40,6 +41,9 @@ type FS interface {
 	// link: an O_EXCL create of p written in place (a concurrent reader
 	// may see it partial), fs.ErrExist when p is taken.
 	CreateNew(ctx context.Context, p string, src *DigestSource) error
+	// Walk returns the Tree a List or SweepTemp walks and the func that
+	// releases it; removes: a SweepTemp that removes what it finds.
+	Walk(ctx context.Context, removes bool) (Tree, func(), error)
 }
 
 // Temp is a temporary file beside its target. Done ends every write
@@ -72,10 +76,14 @@ type Temp interface {
 	Done(ctx context.Context) error
 }
 
-// Writer is Put, Stage, Open and ReadVersioned of a directory store on its
-// FS. The zero value with FS set is ready; it is safe for concurrent use.
+// Writer is what a directory store embeds: the storage.Store methods the
+// kit implements on its FS (a store overrides the defaults of what it does
+// better: Sync, RewriteIf, RemoveCreatedRoot). The zero value with FS set
+// is ready; it is safe for concurrent use.
 type Writer struct {
 	FS FS
+	// GetWhole: Get opens its file as ReadVersioned does (FS.OpenFile's whole).
+	GetWhole bool
 	// Copy copies exactly size bytes of a Put or Stage (CopyExact if nil).
 	Copy func(ctx context.Context, dst io.Writer, src io.Reader, size int64) error
 	// CompareFirst: a compare-and-swap compares before it writes
@@ -85,6 +93,26 @@ type Writer struct {
 
 	writes sync.RWMutex // writes hold it shared, sweeps exclusively
 	cas    sync.Mutex   // serialises compare-and-swaps
+}
+
+// Sync is storage.Store.Sync of a store whose writes are as durable as its
+// server makes them when they return: it does nothing.
+func (d *Writer) Sync(context.Context) error { return nil }
+
+// RewriteIf is storage.Store.RewriteIf of a store that does not rewrite.
+func (d *Writer) RewriteIf(_ context.Context, p string, _ storage.Version, _ func(io.Reader, io.Writer) error) error {
+	return storage.Unsupported(d.FS, "rewrite-if", p)
+}
+
+// ListPage is storage.Store.ListPage of a store that lists no pages.
+func (d *Writer) ListPage(_ context.Context, prefix string, _ int) ([]storage.Info, bool, error) {
+	return nil, false, storage.Unsupported(d.FS, "list-page", prefix)
+}
+
+// RemoveCreatedRoot is storage.Store.RemoveCreatedRoot of a store that
+// removes no root.
+func (d *Writer) RemoveCreatedRoot(context.Context) (bool, error) {
+	return false, storage.Unsupported(d.FS, "remove-created-root", "")
 }
 
 // Exclusive waits for the writes in flight and holds off new ones (a
@@ -370,10 +398,10 @@ func (d *Writer) Open(ctx context.Context, p string) (io.ReadCloser, error) {
 	return f, nil
 }
 
-// Get is storage.Store.Get on the FS: the file read whole (whole: the
-// store may read ahead) and its Version, the digest of its bytes.
-func (d *Writer) Get(ctx context.Context, p string, whole bool) ([]byte, storage.Version, error) {
-	f, err := d.FS.OpenFile(ctx, p, whole)
+// Get is storage.Store.Get on the FS: the file read whole and its
+// Version, the digest of its bytes.
+func (d *Writer) Get(ctx context.Context, p string) ([]byte, storage.Version, error) {
+	f, err := d.FS.OpenFile(ctx, p, d.GetWhole)
 	if err != nil {
 		return nil, "", d.FS.Wrap("get", p, err)
 	}

@@ -24,7 +24,10 @@
 //
 // Writes: Put uploads to a temporary file storage.TempPrefix+random beside
 // the target (MKD of missing parents) and renames it over the target
-// (RNFR/RNTO): a reader sees the old file or the new one. A failed write
+// (RNFR/RNTO): a reader sees the old file or the new one. PutCreate looks,
+// then renames (safe under the destination lock); PutIfVersion compares,
+// then writes (one transfer per connection at a time); a staged write's
+// connection goes back to the pool until Commit. A failed write
 // removes its temporary file and the directories it made.
 //
 // No trust without proof: before its first write (Temp, CreateNew, Delete,
@@ -69,7 +72,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -121,7 +123,8 @@ type Store struct {
 	roots *x509.CertPool
 	pool  pool
 	dirs  dirstore.Dirs // known directories, and those the store's writes made
-	dw    dirstore.Writer
+
+	dirstore.Writer // Put, Stage, the reads, List and SweepTemp on dirFS
 
 	proofMu   sync.Mutex
 	proofDone bool
@@ -159,7 +162,7 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 	s := &Store{opts: opts, addr: net.JoinHostPort(opts.Host, strconv.Itoa(opts.Port)), root: path.Clean(opts.Root),
 		pool: pool{slots: make(chan struct{}, opts.Connections)}}
 	s.dirs.Root = s.root
-	s.dw = dirstore.Writer{FS: dirFS{s}, CompareFirst: true}
+	s.Writer = dirstore.Writer{FS: dirFS{s}, GetWhole: true, CompareFirst: true}
 	if err := s.init(ctx); err != nil {
 		return nil, fmt.Errorf("%s: %w", s, err)
 	}
@@ -218,25 +221,6 @@ func (s *Store) Close() error {
 
 // Properties implements storage.Store.
 func (s *Store) Properties() storage.Properties { return properties }
-
-// Sync implements storage.Store: writes are as durable as the server makes
-// them when they return.
-func (s *Store) Sync(context.Context) error { return nil }
-
-// RewriteIf implements storage.Store: FTP does not rewrite.
-func (s *Store) RewriteIf(_ context.Context, p string, _ storage.Version, _ func(io.Reader, io.Writer) error) error {
-	return storage.Unsupported(s, "rewrite-if", p)
-}
-
-// ListPage implements storage.Store: FTP lists no pages.
-func (s *Store) ListPage(_ context.Context, prefix string, _ int) ([]storage.Info, bool, error) {
-	return nil, false, storage.Unsupported(s, "list-page", prefix)
-}
-
-// RemoveCreatedRoot implements storage.Store: no FTP root is removed.
-func (s *Store) RemoveCreatedRoot(context.Context) (bool, error) {
-	return false, storage.Unsupported(s, "remove-created-root", "")
-}
 
 // IsTransient implements storage.Store. Never transient: storage.IsPermanent,
 // a failed proof, a 5xx reply. Transient: a 4xx reply ("try again": 421,
@@ -300,19 +284,6 @@ func isDir(c *conn, dir string) (bool, error) {
 	}
 	return err == nil, err
 }
-
-// Get implements storage.Store: it reads a file whole and returns its Version.
-func (s *Store) Get(ctx context.Context, p string) ([]byte, storage.Version, error) {
-	return s.dw.Get(ctx, p, true)
-}
-
-// ReadVersioned implements storage.Store (see dirstore.Writer).
-func (s *Store) ReadVersioned(ctx context.Context, p string, fn func(io.Reader) error) (storage.Version, error) {
-	return s.dw.ReadVersioned(ctx, p, fn)
-}
-
-// Open implements storage.Store: each Read checks ctx.
-func (s *Store) Open(ctx context.Context, p string) (io.ReadCloser, error) { return s.dw.Open(ctx, p) }
 
 // Stat implements storage.Store: MLST where the server has it, else SIZE
 // and MDTM.

@@ -5,46 +5,24 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"strconv"
 	"strings"
 	"time"
 
 	ftplib "github.com/jlaffaye/ftp"
 
-	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/dirstore"
 )
 
-// List implements storage.Store with dirstore.ListTree: one listing per
-// directory, each on a connection of the pool (fn runs without one).
-func (s *Store) List(ctx context.Context, prefix string, fn func(storage.Info) error) error {
-	return storage.ListResult(dirstore.ListTree(ctx, tree{s}, prefix, fn), func(err error) error {
-		return s.errorf("list", strconv.Quote(prefix), err)
-	})
-}
-
-// SweepTemp implements storage.Store with dirstore.SweepTree. It waits for
-// this Store's in-flight writes, but cannot see other processes' writes:
-// call it (without DryRun) only while holding the destination lock.
-func (s *Store) SweepTemp(ctx context.Context, opts storage.SweepOptions) ([]string, error) {
-	found, err := s.sweepTemp(ctx, opts)
-	if err != nil {
-		return found, fmt.Errorf("%s: sweep temporary files: %w", s, err)
-	}
-	return found, nil
-}
-
-func (s *Store) sweepTemp(ctx context.Context, opts storage.SweepOptions) ([]string, error) {
-	if _, err := storage.CheckSweepDirs(opts.Dirs); err != nil {
-		return nil, err
-	}
-	if !opts.DryRun {
-		if err := s.proven(ctx); err != nil {
-			return nil, err
+// Walk implements dirstore.FS: one listing per directory, each on a
+// connection of the pool (List's fn runs without one); a sweep that
+// removes proves the server first.
+func (d dirFS) Walk(ctx context.Context, removes bool) (dirstore.Tree, func(), error) {
+	if removes {
+		if err := d.proven(ctx); err != nil {
+			return nil, nil, err
 		}
 	}
-	defer s.dw.Exclusive()()
-	return dirstore.SweepTree(ctx, tree{s}, opts)
+	return tree{d.Store}, func() {}, nil
 }
 
 // tree is the store's directory tree as dirstore.ListTree and

@@ -18,19 +18,6 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage/dirstore"
 )
 
-// Put implements storage.Store with dirstore.Writer: PutCreate looks, then
-// renames (safe under the destination lock); PutIfVersion compares, then
-// writes (one transfer per connection at a time).
-func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
-	return s.dw.Put(ctx, p, r, size, opts)
-}
-
-// Stage implements storage.Store with dirstore.Writer: the connection goes
-// back to the pool until Commit.
-func (s *Store) Stage(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Staged, error) {
-	return s.dw.Stage(ctx, p, r, size, opts)
-}
-
 // dirFS is the store as dirstore.Writer writes to it.
 type dirFS struct{ *Store }
 

@@ -31,7 +31,7 @@ func (s *Store) rewriteIf(ctx context.Context, p string, ifVersion storage.Versi
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	defer s.dw.HoldCAS()()
+	defer s.HoldCAS()()
 	cur, err := s.open(ctx, p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return dirstore.CheckVersion("", ifVersion)

@@ -34,6 +34,9 @@ func (s *Store) explain(op, p string, err error) error {
 	if !errors.Is(err, fs.ErrPermission) || errors.As(err, &he) {
 		return err
 	}
+	if q, err := strconv.Unquote(p); err == nil {
+		p = q // a List's prefix
+	}
 	dir := s.path
 	if d := path.Dir(p); p != "" && d != "." {
 		dir = filepath.Join(s.path, filepath.FromSlash(d))

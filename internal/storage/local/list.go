@@ -3,43 +3,18 @@ package local
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"strings"
 
-	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/dirstore"
 )
 
-// List implements storage.Store with dirstore.ListTree, never following a
-// symbolic link. It reports regular files whose names the other methods reject
-// with storage.ErrInvalidPath (say, containing a backslash).
-func (s *Store) List(ctx context.Context, prefix string, fn func(storage.Info) error) error {
-	return storage.ListResult(dirstore.ListTree(ctx, tree{s}, prefix, fn), func(err error) error {
-		return fmt.Errorf("local %s: list %q: %w", s.path, prefix, s.explain("list", prefix, err))
-	})
-}
-
-// SweepTemp implements storage.Store with dirstore.SweepTree, never
-// following a symbolic link. It waits for this Store's in-flight writes,
-// but cannot see other processes' writes: call it (without DryRun) only
-// while holding the destination lock, as part of crash recovery.
-func (s *Store) SweepTemp(ctx context.Context, opts storage.SweepOptions) ([]string, error) {
-	found, err := s.sweepTemp(ctx, opts)
-	if err != nil {
-		return found, fmt.Errorf("local %s: sweep temporary files: %w", s.path, err)
-	}
-	return found, nil
-}
-
-func (s *Store) sweepTemp(ctx context.Context, opts storage.SweepOptions) ([]string, error) {
-	defer s.dw.Exclusive()()
-	found, err := dirstore.SweepTree(ctx, tree{s}, opts)
-	if len(found) > 0 && !opts.DryRun {
-		s.dirs.forget() // it may have pruned directories
-	}
-	return found, err
+// Walk implements dirstore.FS. List reports regular files whose names the
+// other methods reject with storage.ErrInvalidPath (say, containing a
+// backslash).
+func (d dirFS) Walk(context.Context, bool) (dirstore.Tree, func(), error) {
+	return tree{d.Store}, func() {}, nil
 }
 
 // tree is the store's directory tree as dirstore.ListTree and SweepTree walk it.

@@ -26,8 +26,11 @@
 //
 // Writes go to a temporary file storage.TempPrefix+random in the target's
 // directory, are fsynced, then renamed over the target (an exclusive create:
-// RENAME_NOREPLACE, else a hard link), and the directory is fsynced, so a
-// published file survives a power loss. Files get mode 0644 and directories
+// RENAME_NOREPLACE, else a hard link, else a look and the rename, safe under
+// the destination lock), and the directory is fsynced, so a published file
+// survives a power loss. A write checks ctx between reads (a Read blocked
+// in its source is not interrupted); PutIfVersion compares first, and
+// without hard links creates O_EXCL in place. Files get mode 0644 and directories
 // 0755, whatever the umask. Temporary files left by a crash are hidden from
 // List and removed by SweepTemp.
 //
@@ -40,7 +43,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -73,8 +75,7 @@ type Store struct {
 	// the root first (see RemoveCreatedRoot).
 	madeRoot []string
 
-	// dw writes (Put, Stage) through the shared protocol (temp.go).
-	dw dirstore.Writer
+	dirstore.Writer // Put, Stage, the reads, List and SweepTemp on dirFS
 
 	// deferDirSync: Put leaves directory fsyncs to Sync (see NewDeferred).
 	deferDirSync bool
@@ -105,7 +106,7 @@ func New(root string) (*Store, error) {
 		return nil, fmt.Errorf("local %s: root must be an absolute path", root)
 	}
 	s := &Store{path: filepath.Clean(root)}
-	s.dw = dirstore.Writer{FS: dirFS{s}, Copy: s.copyExact, CompareFirst: true}
+	s.Writer = dirstore.Writer{FS: dirFS{s}, Copy: s.copyExact, CompareFirst: true}
 	if _, err := s.openRoot(false); err != nil {
 		return nil, err
 	}
@@ -246,15 +247,6 @@ func (s *Store) errorf(op, p string, err error) error {
 	return fmt.Errorf("local %s: %s %s: %w", s.path, op, p, s.explain(op, p, err))
 }
 
-// Put implements storage.Store with dirstore.Writer; ctx is checked between
-// reads (a Read blocked in r is not interrupted). With PutCreate the complete
-// temporary file gets the name only if free: renameat2 RENAME_NOREPLACE, else
-// link(2), else a look and the rename (safe under the destination lock).
-// PutIfVersion compares first; without hard links it creates O_EXCL in place.
-func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
-	return s.dw.Put(ctx, p, r, size, opts)
-}
-
 // Get implements storage.Store: it reads a regular file whole and returns
 // its Version ("sha256:<hex>").
 func (s *Store) Get(ctx context.Context, p string) ([]byte, storage.Version, error) {
@@ -272,17 +264,6 @@ func (s *Store) Get(ctx context.Context, p string) ([]byte, storage.Version, err
 		return nil, "", s.errorf("get", p, err)
 	}
 	return buf.Bytes(), dirstore.ContentVersion(buf.Bytes()), nil
-}
-
-// ReadVersioned implements storage.Store (see dirstore.Writer): the
-// Version is "sha256:<hex>", as Get's.
-func (s *Store) ReadVersioned(ctx context.Context, p string, fn func(io.Reader) error) (storage.Version, error) {
-	return s.dw.ReadVersioned(ctx, p, fn)
-}
-
-// Open implements storage.Store: it opens a regular file for reading.
-func (s *Store) Open(ctx context.Context, p string) (io.ReadCloser, error) {
-	return s.dw.Open(ctx, p)
 }
 
 func (s *Store) open(ctx context.Context, p string) (*os.File, error) {

@@ -20,20 +20,9 @@ var properties = storage.Properties{Stage: true, Rewrite: true, CreatesRoot: tru
 // Properties implements storage.Store.
 func (s *Store) Properties() storage.Properties { return properties }
 
-// ListPage implements storage.Store: local disk lists no pages.
-func (s *Store) ListPage(_ context.Context, prefix string, _ int) ([]storage.Info, bool, error) {
-	return nil, false, storage.Unsupported(s, "list-page", prefix)
-}
-
 // IsTransient implements storage.Store: the network failures of
 // storage.IsTransient (a root on a network file system can see them).
 func (s *Store) IsTransient(err error) bool { return storage.IsTransient(err) }
-
-// Stage implements storage.Store with dirstore.Writer: the temporary file is
-// written and synced as Put's; no descriptor stays open until Commit.
-func (s *Store) Stage(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Staged, error) {
-	return s.dw.Stage(ctx, p, r, size, opts)
-}
 
 // missingDirs returns dir and its missing parents, dir first.
 func missingDirs(dir string) []string {

@@ -22,6 +22,9 @@ type dirFS struct{ *Store }
 // Wrap implements dirstore.FS.
 func (d dirFS) Wrap(op, p string, err error) error { return d.errorf(op, p, err) }
 
+// String names the store in the kit's messages, as errorf does.
+func (d dirFS) String() string { return "local " + d.path }
+
 // CanLink implements dirstore.FS: whether a file system can link is
 // known only once it refuses (Link).
 func (dirFS) CanLink(context.Context) bool { return true }

@@ -106,5 +106,11 @@ func location(settings any) string {
 	return fmt.Sprintf("sftp://%s@%s:%d", c.User, c.Host, c.Port)
 }
 
+// properties: SFTP stages (a rename or a hard link makes a staged file visible).
+var properties = storage.Properties{Stage: true, Directories: true, Remote: true}
+
+// Properties implements storage.Store.
+func (s *Store) Properties() storage.Properties { return properties }
+
 //go:embed schema.json
 var schema string // the block's JSON Schema (storage.Backend.Schema)

@@ -22,12 +22,6 @@ import (
 // requests, so a large object streams at the link's speed.
 const readBuffer = 1 << 20
 
-// ReadVersioned implements storage.Store (see dirstore.Writer): the
-// Version is "sha256:<hex>", as Get's.
-func (s *Store) ReadVersioned(ctx context.Context, p string, fn func(io.Reader) error) (storage.Version, error) {
-	return s.dw.ReadVersioned(ctx, p, fn)
-}
-
 // OpenFile implements dirstore.FS: each Read checks ctx, and Close stops
 // watching it. A file read whole is read in reads of up to readBuffer bytes.
 func (d dirFS) OpenFile(ctx context.Context, p string, whole bool) (io.ReadCloser, error) {

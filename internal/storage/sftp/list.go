@@ -3,57 +3,21 @@ package sftp
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 
-	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/dirstore"
 )
 
-// List implements storage.Store with dirstore.ListTree, never following a
-// symbolic link.
-func (s *Store) List(ctx context.Context, prefix string, fn func(storage.Info) error) error {
-	return storage.ListResult(s.list(ctx, prefix, fn), func(err error) error {
-		return s.errorf("list", strconv.Quote(prefix), err)
-	})
-}
-
-func (s *Store) list(ctx context.Context, prefix string, fn func(storage.Info) error) error {
-	c, err := s.client(ctx)
+// Walk implements dirstore.FS: the tree on the current connection, watched.
+func (d dirFS) Walk(ctx context.Context, _ bool) (dirstore.Tree, func(), error) {
+	c, err := d.client(ctx)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer watch(ctx, c)()
-	return dirstore.ListTree(ctx, tree{s, c}, prefix, fn)
-}
-
-// SweepTemp implements storage.Store with dirstore.SweepTree, never
-// following a symbolic link. It waits for this Store's in-flight writes,
-// but cannot see other processes' writes: call it (without DryRun) only
-// while holding the destination lock, as part of crash recovery.
-func (s *Store) SweepTemp(ctx context.Context, opts storage.SweepOptions) ([]string, error) {
-	found, err := s.sweepTemp(ctx, opts)
-	if err != nil {
-		return found, fmt.Errorf("%s: sweep temporary files: %w", s, err)
-	}
-	return found, nil
-}
-
-func (s *Store) sweepTemp(ctx context.Context, opts storage.SweepOptions) ([]string, error) {
-	if _, err := storage.CheckSweepDirs(opts.Dirs); err != nil {
-		return nil, err
-	}
-	c, err := s.client(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer watch(ctx, c)()
-	defer s.dw.Exclusive()()
-	return dirstore.SweepTree(ctx, tree{s, c}, opts)
+	return tree{d.Store, c}, watch(ctx, c), nil
 }
 
 // tree is the store's directory tree on the connection c, as

@@ -39,7 +39,11 @@
 // Writes: Put streams to a temporary file storage.TempPrefix+random in the
 // target's directory, fsyncs it when the server offers fsync@openssh.com, and
 // renames it over the target with posix-rename@openssh.com (required by New):
-// a reader sees the old file or the new one. A failed Put removes its temporary
+// a reader sees the old file or the new one. With PutCreate the complete
+// temporary file is hard-linked to the name; without a usable
+// hardlink@openssh.com (see conn.linkUnsupported) a look, then the rename
+// (safe under the destination lock). With PutIfVersion the current object is
+// hashed while the new one uploads. A failed Put removes its temporary
 // file and the directories it created. Files get the server's default mode (for
 // OpenSSH see internal-sftp -u). Versions are "sha256:" plus the hex SHA-256.
 //
@@ -53,7 +57,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net"
 	"path"
@@ -118,8 +121,7 @@ type Store struct {
 	// a cleanup may remove.
 	dirs dirstore.Dirs
 
-	// dw writes (Put, Stage) through the shared protocol (write.go).
-	dw dirstore.Writer
+	dirstore.Writer // Put, Stage, the reads, List and SweepTemp on dirFS
 }
 
 var _ storage.Store = (*Store)(nil)
@@ -147,7 +149,7 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 		root: path.Clean(opts.Root),
 	}
 	s.dirs.Root = s.root
-	s.dw.FS = dirFS{s}
+	s.FS = dirFS{s}
 	if err := s.init(ctx); err != nil {
 		return nil, fmt.Errorf("%s: %w", s, err)
 	}
@@ -199,10 +201,6 @@ func (s *Store) Close() error {
 	return err
 }
 
-// Sync implements storage.Store. Put and PutIfVersion are as durable as the server
-// makes them when they return, so it does nothing.
-func (s *Store) Sync(ctx context.Context) error { return nil }
-
 func (s *Store) errorf(op, p string, err error) error {
 	return fmt.Errorf("%s: %s %s: %w", s, op, p, err)
 }
@@ -227,12 +225,6 @@ func notExist(p, why string) error {
 // notObject is the error for an existing entry that is not a regular file.
 func notObject(p, why string) error {
 	return &fs.PathError{Op: "stat", Path: p, Err: fmt.Errorf("%w: %w (%s)", storage.ErrNotObject, storage.ErrNotExist, why)}
-}
-
-// Get implements storage.Store: it reads a regular file whole and returns
-// its Version ("sha256:<hex>").
-func (s *Store) Get(ctx context.Context, p string) ([]byte, storage.Version, error) {
-	return s.dw.Get(ctx, p, false)
 }
 
 func (s *Store) openSized(c *conn, p string) (*sftplib.File, int64, error) {
@@ -307,12 +299,6 @@ func (s *Store) belowFile(c *conn, p string, err error) bool {
 		}
 	}
 	return false
-}
-
-// Open implements storage.Store: it opens a regular file for streaming
-// reads. Each Read checks ctx.
-func (s *Store) Open(ctx context.Context, p string) (io.ReadCloser, error) {
-	return s.dw.Open(ctx, p)
 }
 
 // Stat implements storage.Store: it describes a regular file.

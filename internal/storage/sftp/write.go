@@ -21,14 +21,6 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage/dirstore"
 )
 
-// Put implements storage.Store with dirstore.Writer. With PutCreate the complete
-// temporary file is hard-linked to the name; without a usable hardlink@openssh.com
-// (see conn.linkUnsupported) a look, then the rename (safe under the destination
-// lock). With PutIfVersion the current object is hashed while the new one uploads.
-func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64, opts storage.PutOptions) (storage.Version, error) {
-	return s.dw.Put(ctx, p, r, size, opts)
-}
-
 // dirFS is the store as dirstore.Writer writes to it: each call takes the
 // current connection (reconnecting if it broke) and watches its context.
 type dirFS struct{ *Store }
