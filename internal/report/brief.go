@@ -119,7 +119,7 @@ func shorten(err error) (string, layers) {
 		out.WriteString(p)
 		seen += p
 	}
-	out.WriteString(shortenURLs(b.leaf))
+	out.WriteString(urlRE.ReplaceAllString(b.leaf, "$1"))
 	long := len(full) > BriefMax
 	for i := len(b.suffixes) - 1; i >= 0; i-- {
 		suf := dropLongAsides(b.suffixes[i])
@@ -240,10 +240,8 @@ func dropLongAsides(s string) string {
 	}
 }
 
+// urlRE matches an http(s) URL with a path: shorten keeps its scheme and host.
 var urlRE = regexp.MustCompile(`\b(https?://[^/\s"]+)/[^\s"]*[^\s".,;)]`)
-
-// shortenURLs cuts every http(s) URL in s down to its scheme and host.
-func shortenURLs(s string) string { return urlRE.ReplaceAllString(s, "$1") }
 
 // nextSteps keeps, of the "; "-separated clauses of a long trailing text,
 // the first (often "(gave up after 4 attempts)") and those naming what next.

@@ -74,12 +74,14 @@ func (f *fitter) pathLine(prefix, path, suffix string) {
 	fmt.Fprintf(f, "%s%s%s\n", prefix, path, suffix)
 }
 
-// room is the runes left on a line after used runes (-1: no limit).
-func (f *fitter) room(used int) int {
-	if f.width <= 0 {
-		return -1
+// list writes format for each item, its later lines indented by indent ("": as they are).
+func (f *fitter) list(format, indent string, items []string) {
+	for _, it := range items {
+		if indent != "" {
+			it = indentLines(it, indent)
+		}
+		fmt.Fprintf(f, format, it)
 	}
-	return max(f.width-used, minPath)
 }
 
 func runeLen(s string) int { return utf8.RuneCountInString(s) }

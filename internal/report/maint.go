@@ -2,6 +2,7 @@ package report
 
 import (
 	"io"
+	"time"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
 )
@@ -201,3 +202,26 @@ func (s *StateShow) Close() error {
 	s.src = nil
 	return err
 }
+
+// Unlock is the document `distributor unlock` prints.
+type Unlock struct {
+	Target
+	Locked  bool        `json:"locked"`
+	Holder  *LockHolder `json:"holder"`
+	Stale   bool        `json:"stale"`
+	Removed bool        `json:"removed"`
+	Failure
+}
+
+// LockHolder describes the process a lock record names.
+type LockHolder struct {
+	ID        string `json:"id"`
+	Host      string `json:"host"`
+	PID       int    `json:"pid"`
+	Command   string `json:"command"`
+	Acquired  string `json:"acquired_at"`
+	ExpiresAt string `json:"expires_at"`
+}
+
+// FormatLockTime formats a lock record's time as the unlock document does.
+func FormatLockTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }

@@ -38,12 +38,10 @@ const noCatalogNote = "no catalog (" + catalog.FileName + ") at this root: nothi
 func owner(pipelineID, destinationID string) string { return pipelineID + "/" + destinationID }
 
 // writeHead writes a report's first line ("prune p/d at ROOT", suffix) and warnings; returns the owner.
-func writeHead(w io.Writer, t *Target, suffix string, warnings []string) string {
+func writeHead(w *fitter, t *Target, suffix string, warnings []string) string {
 	who := owner(t.PipelineID, t.DestinationID)
 	fmt.Fprintf(w, "%s %s at %s%s\n", t.Command, who, t.Root, suffix)
-	for _, warn := range warnings {
-		fmt.Fprintf(w, "  warning: %s\n", indentLines(warn, "    "))
-	}
+	w.list("  warning: %s\n", "    ", warnings)
 	return who
 }
 
@@ -226,7 +224,10 @@ func (f *fitter) digestLine(label, content string) {
 	if rest != "" {
 		rest = " " + rest
 	}
-	fmt.Fprintf(f, "%s%s%s\n", label, elide(digest, f.room(runeLen(label+rest))), rest)
+	if f.width > 0 {
+		digest = elide(digest, max(f.width-runeLen(label+rest), minPath))
+	}
+	fmt.Fprintf(f, "%s%s%s\n", label, digest, rest)
 }
 
 // WriteStateText renders a catalog as a table of every output, fitted to width columns (see
@@ -234,9 +235,7 @@ func (f *fitter) digestLine(label, content string) {
 func WriteStateText(out io.Writer, s *StateShow, width int) error {
 	b := bufio.NewWriter(out)
 	w := newFitter(b, width)
-	for _, warn := range s.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", indentLines(warn, "  "))
-	}
+	w.list("warning: %s\n", "  ", s.Warnings)
 	if s.State != string(catalog.StatusCatalog) {
 		fmt.Fprintf(w, "state none at %s: %s does not exist; nothing is managed here\n", s.Root, catalog.FileName)
 		return stateWritten(w, b, nil)
@@ -342,4 +341,26 @@ func stateTable(t *table, owners []string, width int) (func(string) string, []st
 		notes = append(notes, fmt.Sprintf("left out to fit %d columns: %s (--output json has them)", width, strings.Join(left, ", ")))
 	}
 	return key, notes
+}
+
+func (u *Unlock) text(w *fitter) {
+	fmt.Fprintf(w, "root %s (pipeline %s, destination %s)\n", u.Root, u.PipelineID, u.DestinationID)
+	if !u.Locked {
+		if u.Error != nil { // the lock could not even be read
+			fmt.Fprintf(w, "  FAILED: %s\n", *u.Error)
+			return
+		}
+		fmt.Fprintf(w, "  not locked: nothing to do\n")
+		return
+	}
+	h := u.Holder
+	fmt.Fprintf(w, "  locked by %s on host %s, pid %d, since %s (lease until %s)\n", h.Command, h.Host, h.PID, h.Acquired, h.ExpiresAt)
+	switch {
+	case u.Removed && u.Stale:
+		fmt.Fprintf(w, "  the lock was stale: removed\n")
+	case u.Removed:
+		fmt.Fprintf(w, "  removed (--force)\n")
+	case u.Error != nil:
+		fmt.Fprintf(w, "  FAILED: %s\n", *u.Error)
+	}
 }

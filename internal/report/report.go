@@ -5,6 +5,8 @@
 package report
 
 import (
+	"fmt"
+	"sort"
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/plan"
@@ -212,3 +214,191 @@ func (r *Run) Failed() bool {
 
 // Str returns a pointer to s, for the nullable error fields.
 func Str(s string) *string { return &s }
+
+// Finish fills in what the document shows of each pipeline's and
+// destination's typed result (errors, plans; lists never null), and the
+// summary.
+func (r *Run) Finish() {
+	for i := range r.Pipelines {
+		p := &r.Pipelines[i]
+		if p.Err != nil {
+			p.Error = Str(p.Err.Error())
+		}
+		for j := range p.Destinations {
+			p.Destinations[j].finish()
+		}
+	}
+	r.Summarise()
+}
+
+func (d *Destination) finish() {
+	d.Outputs, d.Unmanaged, d.Planned = []Output{}, []string{}, nil
+	if d.Notifications == nil {
+		d.Notifications = []Notification{}
+	}
+	if pl := d.Plan; pl != nil {
+		planned := pl.Counts()
+		d.Action, d.Planned, d.Reason, d.Outputs = string(pl.Action), &planned, pl.Reason, outputsOf(pl)
+		if pl.Unmanaged != nil {
+			d.Unmanaged = pl.Unmanaged
+		}
+		if d.Status == StatusPlanned {
+			d.Counts = planned
+		}
+	}
+	d.Error, d.ErrorDetail = Errors(d.Err)
+}
+
+func outputsOf(pl *plan.Plan) []Output {
+	out := make([]Output, 0, len(pl.Items))
+	for _, it := range pl.Items {
+		ro := Output{Path: it.Path, Op: string(it.Op)}
+		switch {
+		case it.Output != nil:
+			size := it.Output.Size
+			ro.Kind, ro.SourcePath, ro.SHA256, ro.Size, ro.URL = it.Output.Kind, it.Output.SourcePath, it.Output.SHA256, &size, it.Output.URL
+		case it.Previous != nil:
+			size := it.Previous.Size
+			ro.Kind, ro.SourcePath, ro.SHA256, ro.Size, ro.URL = it.Previous.Kind, it.Previous.SourcePath, it.Previous.SHA256, &size, it.Previous.URL
+		}
+		out = append(out, ro)
+	}
+	return out
+}
+
+// AppliedCounts counts the creates, overwrites and deletes of p in done.
+func AppliedCounts(p *plan.Plan, done []string) plan.Counts {
+	var c plan.Counts
+	for _, it := range doneItems(p, done) {
+		switch it.Op {
+		case plan.OpCreate:
+			c.Created++
+		case plan.OpOverwrite:
+			c.Overwritten++
+		case plan.OpDelete:
+			c.Deleted++
+		}
+	}
+	return c
+}
+
+// ChangedURLs returns the sorted URLs of the outputs d wrote and deleted
+// (in Done); outputs without a URL are counted in the totals only.
+func (d *Destination) ChangedURLs() (written, deleted []string, writtenTotal, deletedTotal int) {
+	for _, it := range doneItems(d.Plan, d.Done) {
+		switch it.Op {
+		case plan.OpCreate, plan.OpOverwrite:
+			writtenTotal++
+			if it.Output != nil && it.Output.URL != "" {
+				written = append(written, it.Output.URL)
+			}
+		case plan.OpDelete:
+			deletedTotal++
+			if it.Previous != nil && it.Previous.URL != "" {
+				deleted = append(deleted, it.Previous.URL)
+			}
+		}
+	}
+	sort.Strings(written)
+	sort.Strings(deleted)
+	return written, deleted, writtenTotal, deletedTotal
+}
+
+func doneItems(p *plan.Plan, done []string) []plan.Item {
+	if p == nil || len(done) == 0 {
+		return nil
+	}
+	set := make(map[string]bool, len(done))
+	for _, d := range done {
+		set[d] = true
+	}
+	var out []plan.Item
+	for _, it := range p.Items {
+		if set[it.Path] {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// Validate is the document `distributor validate` prints.
+type Validate struct {
+	Command      string `json:"command"`
+	Config       string `json:"config"`
+	Valid        bool   `json:"valid"`
+	Pipelines    int    `json:"pipelines"`
+	Destinations int    `json:"destinations"`
+	// Source is the --source bundle, planned for every pipeline.
+	Source *Source `json:"source,omitempty"`
+	// Sources: without --source, the configured bundles read and planned.
+	Sources  []ValidateSource  `json:"sources,omitempty"`
+	Outputs  []ValidateOutputs `json:"outputs"`
+	Problems []string          `json:"problems"`
+	Warnings []string          `json:"warnings,omitempty"`
+	// Notes say what was not checked and why; they are not problems.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// ValidateSource is a configured source bundle validate read and planned.
+type ValidateSource struct {
+	PipelineID string `json:"pipeline_id"`
+	Source
+}
+
+// ValidateOutputs summarises what a bundle would publish at one destination.
+type ValidateOutputs struct {
+	PipelineID    string `json:"pipeline_id"`
+	DestinationID string `json:"destination_id"`
+	Root          string `json:"root"`
+	Outputs       int    `json:"outputs"`
+	PrimaryURL    string `json:"primary_url"`
+}
+
+// BundleVerify is the document `distributor bundle verify` prints.
+type BundleVerify struct {
+	Command  string          `json:"command"`
+	Dir      string          `json:"dir"`
+	Valid    bool            `json:"valid"`
+	ID       string          `json:"id,omitempty"`
+	Digest   string          `json:"digest,omitempty"`
+	Created  string          `json:"created,omitempty"`
+	Files    int             `json:"files"`
+	Problems []BundleProblem `json:"problems"`
+	// Hint is the next step for an invalid bundle, if any.
+	Hint     string   `json:"hint,omitempty"`
+	Warnings []string `json:"warnings"`
+}
+
+// BundleProblem is one reason a bundle is invalid.
+type BundleProblem struct {
+	// Path is the file, relative to the bundle; "" for the directory itself.
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// BundleSeal is the document `distributor bundle seal` prints.
+type BundleSeal struct {
+	Command  string `json:"command"`
+	Dir      string `json:"dir"`
+	Manifest string `json:"manifest"`
+	ID       string `json:"id"`
+	Digest   string `json:"digest"`
+	Created  string `json:"created"`
+	Files    int    `json:"files"`
+}
+
+func (s *BundleSeal) text(w *fitter) {
+	fmt.Fprintf(w, "sealed %s: %d file(s), id %s\n  digest %s\n", s.Manifest, s.Files, s.ID, s.Digest)
+}
+
+// ConfigInit is the document `distributor config init` prints.
+type ConfigInit struct {
+	Command  string `json:"command"`
+	Path     string `json:"path"`
+	Replaced bool   `json:"replaced"` // an existing file was overwritten (--force)
+	Named    string `json:"-"`        // the path as named, for the next step
+}
+
+func (c *ConfigInit) text(w *fitter) {
+	fmt.Fprintf(w, "wrote %s: check it with 'distributor validate --config %s'\n", c.Path, c.Named)
+}

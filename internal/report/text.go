@@ -16,15 +16,13 @@ func (r *Run) text(w *fitter) {
 		} else if p.Source != nil {
 			fmt.Fprintf(w, "  source   %s\n", p.Source.Path)
 		}
-		for _, warn := range p.Warnings {
-			fmt.Fprintf(w, "  warning: %s\n", warn)
-		}
+		w.list("  warning: %s\n", "", p.Warnings)
 		if p.Error != nil {
 			fmt.Fprintf(w, "  error: %s\n", indentLines(*p.Error, "    "))
 			fmt.Fprintf(w, "  nothing was published for this pipeline\n")
 		}
 		for _, d := range p.Destinations {
-			writeDestination(w, r.DryRun, &d)
+			writeDestination(w, &d)
 		}
 	}
 	s := r.Summary
@@ -43,14 +41,34 @@ func (r *Run) text(w *fitter) {
 	}
 }
 
-func writeDestination(w *fitter, dryRun bool, d *Destination) {
-	writeDestinationHeader(w, d)
+func writeDestination(w *fitter, d *Destination) {
+	fixed := map[bool]string{true: ", fixed path"}[d.FixedPath]
+	fmt.Fprintf(w, "\n  destination %s  %s  (%s, %s%s)\n", d.DestinationID, d.Root, d.Backend, d.Workflow, fixed)
+	if d.Action != "" {
+		fmt.Fprintf(w, "    state %s -> %s\n", d.State, d.Action)
+	}
+	d.RootRecovery.write(w, "    ", d.RecoveryPending)
+	w.list("    warning: %s\n", "", d.Warnings)
+	if len(d.Excluded) > 0 {
+		fmt.Fprintf(w, "    %d bundle file(s) not published (publish.include/exclude): %s\n", len(d.Excluded), strings.Join(first(d.Excluded, 5), ", "))
+	}
 	if d.Status == StatusFailed && len(d.Outputs) > 0 {
 		fmt.Fprintf(w, "    plan:\n")
 	}
 	writeOutputs(w, d.Outputs)
-	writeUnmanaged(w, d)
-	writeCounts(w, d)
+	if plan.Action(d.Action) == plan.FailUnmanaged {
+		upTo(w, d.Unmanaged, "blocked path(s)", func(u string) {
+			w.pathLine(fmt.Sprintf("    %-10s ", "blocked"), u, "  (exists, not managed: left untouched)")
+		})
+	} else if len(d.Unmanaged) > 0 {
+		fmt.Fprintf(w, "    %d unmanaged path(s) at the root left alone: %s\n", len(d.Unmanaged), strings.Join(first(d.Unmanaged, 5), ", "))
+	}
+	switch {
+	case d.Status == StatusFailed && d.Planned != nil:
+		fmt.Fprintf(w, "    planned  %s\n    applied  %s\n", countsLine(*d.Planned, true), countsLine(d.Counts, true))
+	case d.Status != StatusFailed:
+		fmt.Fprintf(w, "    %s\n", countsLine(d.Counts, true))
+	}
 	if d.PrimaryURL != "" {
 		fmt.Fprintf(w, "    url %s\n", d.PrimaryURL)
 	}
@@ -69,24 +87,6 @@ func writeDestination(w *fitter, dryRun bool, d *Destination) {
 		fmt.Fprintf(w, "    ok: already published, nothing to do\n")
 	case d.Status == StatusOK:
 		fmt.Fprintf(w, "    ok\n")
-	}
-}
-
-func writeDestinationHeader(w io.Writer, d *Destination) {
-	mode := d.Workflow
-	if d.FixedPath {
-		mode += ", fixed path"
-	}
-	fmt.Fprintf(w, "\n  destination %s  %s  (%s, %s)\n", d.DestinationID, d.Root, d.Backend, mode)
-	if d.Action != "" {
-		fmt.Fprintf(w, "    state %s -> %s\n", d.State, d.Action)
-	}
-	d.RootRecovery.write(w, "    ", d.RecoveryPending)
-	for _, warn := range d.Warnings {
-		fmt.Fprintf(w, "    warning: %s\n", warn)
-	}
-	if len(d.Excluded) > 0 {
-		fmt.Fprintf(w, "    %d bundle file(s) not published (publish.include/exclude): %s\n", len(d.Excluded), strings.Join(first(d.Excluded, 5), ", "))
 	}
 }
 
@@ -138,25 +138,6 @@ func outputDetail(o Output) string {
 	return detail
 }
 
-func writeUnmanaged(w *fitter, d *Destination) {
-	if plan.Action(d.Action) == plan.FailUnmanaged {
-		upTo(w, d.Unmanaged, "blocked path(s)", func(u string) {
-			w.pathLine(fmt.Sprintf("    %-10s ", "blocked"), u, "  (exists, not managed: left untouched)")
-		})
-	} else if len(d.Unmanaged) > 0 {
-		fmt.Fprintf(w, "    %d unmanaged path(s) at the root left alone: %s\n", len(d.Unmanaged), strings.Join(first(d.Unmanaged, 5), ", "))
-	}
-}
-
-func writeCounts(w io.Writer, d *Destination) {
-	switch c := d.Counts; {
-	case d.Status == StatusFailed && d.Planned != nil:
-		fmt.Fprintf(w, "    planned  %s\n    applied  %s\n", countsLine(*d.Planned, true), countsLine(c, true))
-	case d.Status != StatusFailed:
-		fmt.Fprintf(w, "    %s\n", countsLine(c, true))
-	}
-}
-
 func countsLine(c plan.Counts, retained bool) string {
 	s := fmt.Sprintf("%d created, %d overwritten, %d unchanged, %d deleted", c.Created, c.Overwritten, c.Unchanged, c.Deleted)
 	if retained {
@@ -199,12 +180,8 @@ func (v *Validate) text(w *fitter) {
 	for _, s := range v.Sources {
 		fmt.Fprintf(w, "pipeline %s: source %s\n  %s\n  %s\n", s.PipelineID, s.ID, s.Path, s.Digest)
 	}
-	for _, warn := range v.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", warn)
-	}
-	for _, n := range v.Notes {
-		fmt.Fprintf(w, "note: %s\n", indentLines(n, "  "))
-	}
+	w.list("warning: %s\n", "", v.Warnings)
+	w.list("note: %s\n", "  ", v.Notes)
 	for _, o := range v.Outputs {
 		if o.Root != "" {
 			fmt.Fprintf(w, "  %s -> %s: %d output(s) at %s", o.PipelineID, o.DestinationID, o.Outputs, o.Root)
@@ -214,18 +191,14 @@ func (v *Validate) text(w *fitter) {
 			fmt.Fprintln(w)
 		}
 	}
-	for _, p := range v.Problems {
-		fmt.Fprintf(w, "problem: %s\n", indentLines(p, "  "))
-	}
+	w.list("problem: %s\n", "  ", v.Problems)
 	if !v.Valid {
 		fmt.Fprintf(w, "invalid\n")
 	}
 }
 
 func (v *BundleVerify) text(w *fitter) {
-	for _, warn := range v.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", warn)
-	}
+	w.list("warning: %s\n", "", v.Warnings)
 	if v.Valid {
 		fmt.Fprintf(w, "%s: valid bundle %s, %d file(s)\n  digest %s\n", v.Dir, v.ID, v.Files, v.Digest)
 		return
