@@ -141,32 +141,26 @@ func sealCandidates(ctx context.Context, root *os.Root) ([]string, []Problem, er
 
 // writeAtomic replaces name below root with data: a synced temporary file
 // renamed over it, then the directory synced.
-func writeAtomic(root *os.Root, name string, data []byte) (err error) {
+func writeAtomic(root *os.Root, name string, data []byte) error {
 	var rnd [8]byte
-	if _, err := rand.Read(rnd[:]); err != nil {
-		return err
-	}
+	rand.Read(rnd[:]) // never fails: it crashes the program instead
 	tmp := sealTempPrefix + hex.EncodeToString(rnd[:]) + ".tmp"
 	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			root.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return err
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
 	}
-	if err = f.Sync(); err != nil {
-		return err
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	if err = f.Close(); err != nil {
-		return err
+	if err == nil {
+		err = root.Rename(tmp, name)
 	}
-	if err = root.Rename(tmp, name); err != nil {
+	if err != nil {
+		root.Remove(tmp)
 		return err
 	}
 	if d, derr := root.Open("."); derr == nil {
