@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"html/template"
+	"math"
 	"path"
 	"slices"
 	"strings"
@@ -46,19 +47,17 @@ func IndexEntries(d *config.Destination, recs []IndexRecord) []IndexEntry {
 		src  PageSource
 		best *IndexRecord
 	}
-	rank := func(r *IndexRecord) (int, int) {
+	rank := func(r *IndexRecord) int { // lower is a better primary page
 		switch {
 		case r.Kind == KindGenerated && path.Base(r.Path) == "index.html":
-			return 0, strings.Count(r.Path, "/")
+			return strings.Count(r.Path, "/")
 		case r.Kind == KindGenerated:
-			return 1, 0
+			return math.MaxInt - 1
 		}
-		return 2, 0
+		return math.MaxInt
 	}
-	better := func(a, b *IndexRecord) bool { // a is a better primary page than b
-		ra, sa := rank(a)
-		rb, sb := rank(b)
-		return cmp.Or(cmp.Compare(ra, rb), cmp.Compare(sa, sb), strings.Compare(a.Path, b.Path)) < 0
+	better := func(a, b *IndexRecord) bool {
+		return cmp.Or(cmp.Compare(rank(a), rank(b)), strings.Compare(a.Path, b.Path)) < 0
 	}
 	groups := map[string]*group{}
 	for i := range recs {

@@ -47,12 +47,8 @@ func describeKind(kind string) string {
 	return "copied"
 }
 
-// IsMarkdown reports whether p ends with ".md" or ".markdown", in any case.
-func IsMarkdown(p string) bool {
-	return markdownExt(p) != ""
-}
-
-// markdownExt returns the Markdown extension p ends with, or "".
+// markdownExt returns the Markdown extension p ends with (".md" or
+// ".markdown", in any case), or "".
 func markdownExt(p string) string {
 	lower := strings.ToLower(p)
 	for _, ext := range []string{".markdown", ".md"} {
@@ -142,7 +138,7 @@ func plannedOutputs(selected []bundle.File, d *config.Destination, prefix string
 		if r, ok := d.Paths.Rename[f.Path]; ok {
 			target = r
 		}
-		md := IsMarkdown(f.Path)
+		md := markdownExt(f.Path) != ""
 		if md && d.Publish.HTML {
 			outs = append(outs, planned{file: f, out: Output{
 				Path:       prefix + htmlName(target),
