@@ -5,6 +5,7 @@ package notify
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -124,10 +125,7 @@ func (s *Sender) Send(ctx context.Context, t Target, event string, body []byte) 
 	if s.Client == nil {
 		return &Error{Host: host, Err: errors.New("no HTTP client configured")}
 	}
-	attempts := s.Attempts
-	if attempts < 1 {
-		attempts = DefaultAttempts
-	}
+	attempts := cmp.Or(max(s.Attempts, 0), DefaultAttempts)
 	wait := s.Backoff
 	if wait == nil {
 		wait = DefaultBackoff
@@ -158,10 +156,7 @@ func (s *Sender) Send(ctx context.Context, t Target, event string, body []byte) 
 }
 
 func (s *Sender) attempt(ctx context.Context, client *http.Client, t Target, event string, body []byte) attemptError {
-	timeout := s.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
+	timeout := cmp.Or(max(s.Timeout, 0), DefaultTimeout)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.URL, bytes.NewReader(body))
