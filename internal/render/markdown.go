@@ -162,10 +162,7 @@ func plainText(n ast.Node, src []byte, rawHTMLShown bool) string {
 			sb.Write(c.Label(src))
 		case *ast.RawHTML:
 			if rawHTMLShown {
-				for i := range c.Segments.Len() {
-					seg := c.Segments.At(i)
-					sb.Write(seg.Value(src))
-				}
+				sb.Write(c.Segments.Value(src))
 			}
 			return ast.WalkSkipChildren, nil
 		case *east.FootnoteLink:
@@ -327,11 +324,7 @@ func renderEscapedRawHTML(w util.BufWriter, src []byte, node ast.Node, entering 
 	if !entering {
 		return ast.WalkSkipChildren, nil
 	}
-	n := node.(*ast.RawHTML)
-	for i := range n.Segments.Len() {
-		seg := n.Segments.At(i)
-		_, _ = w.Write(util.EscapeHTML(seg.Value(src)))
-	}
+	_, _ = w.Write(util.EscapeHTML(node.(*ast.RawHTML).Segments.Value(src)))
 	return ast.WalkSkipChildren, nil
 }
 
@@ -340,11 +333,7 @@ func renderEscapedHTMLBlock(w util.BufWriter, src []byte, node ast.Node, enterin
 		return ast.WalkContinue, nil
 	}
 	n := node.(*ast.HTMLBlock)
-	var raw []byte
-	for i := range n.Lines().Len() {
-		line := n.Lines().At(i)
-		raw = append(raw, line.Value(src)...)
-	}
+	raw := n.Lines().Value(src)
 	if n.HasClosure() {
 		raw = append(raw, n.ClosureLine.Value(src)...)
 	}
