@@ -206,10 +206,7 @@ func atomFeed(d *config.Destination, title string, entries []IndexEntry) ([]byte
 		updated = entries[0].Source.Created.UTC()
 	}
 	doc.Updated = updated.Format(time.RFC3339)
-	n := d.Index.FeedEntries
-	if n <= 0 {
-		n = config.DefaultFeedEntries
-	}
+	n := cmp.Or(max(d.Index.FeedEntries, 0), config.DefaultFeedEntries)
 	for _, e := range entries[:min(n, len(entries))] {
 		doc.Entries = append(doc.Entries, atomEntry{ID: e.URL, Title: e.Source.ID, Updated: e.Source.Created.UTC().Format(time.RFC3339),
 			Links:   []atomLink{{Rel: "alternate", Type: "text/html", Href: e.URL}},

@@ -10,8 +10,6 @@ import (
 	"html/template"
 	"maps"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -358,11 +356,7 @@ func loadTemplate(file string) (*template.Template, error) {
 	if file == "" {
 		return builtinPage, nil
 	}
-	data, err := os.ReadFile(file)
-	var t *template.Template
-	if err == nil {
-		t, err = template.New(filepath.Base(file)).Parse(string(data))
-	}
+	t, err := template.ParseFiles(file)
 	if err != nil {
 		return nil, fmt.Errorf("markdown.template %s: %w", file, err)
 	}
