@@ -1,6 +1,6 @@
-// Package cli is distributor's command line: one file per command, each
-// parsing flags into options, making one call into internal/app and
-// rendering the result as text or JSON.
+// Package cli is distributor's command line: each command parses flags into
+// options, makes one call into the library and renders the document it
+// returns as text or JSON.
 package cli
 
 import (
@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -124,7 +125,8 @@ func Execute(ctx context.Context, args []string, env Env) int {
 	} else {
 		// Errors from cobra itself (bad argument count) are usage errors.
 		fmt.Fprintf(env.Stderr, "distributor: %v\n", err)
-		if isCobraUsage(err) {
+		if slices.ContainsFunc([]string{"unknown flag", "unknown shorthand", "unknown command", "accepts ", "requires at least", "flag needs an argument", "invalid argument",
+			"required flag", "if any flags in the group", "none of the others can be"}, func(s string) bool { return strings.Contains(err.Error(), s) }) {
 			fmt.Fprintf(env.Stderr, "Run 'distributor --help' for usage.\n")
 			code = ExitUsage
 		}
@@ -137,16 +139,6 @@ func Execute(ctx context.Context, args []string, env Env) int {
 		}
 	}
 	return code
-}
-
-func isCobraUsage(err error) bool {
-	msg := err.Error()
-	for _, s := range []string{"unknown flag", "unknown shorthand", "unknown command", "accepts ", "requires at least", "flag needs an argument", "invalid argument", "required flag", "if any flags in the group", "none of the others can be"} {
-		if strings.Contains(msg, s) {
-			return true
-		}
-	}
-	return false
 }
 
 func newRoot(g *globals) *cobra.Command {
@@ -257,7 +249,13 @@ func (g *globals) loadConfig() (*distributor.Config, error) {
 	g.configPath = path
 	cfg, err := distributor.LoadConfigEnv(path, g.env.Getenv)
 	if err != nil {
-		where := path + " (" + g.configSource() + ")"
+		where := path + " (the default without --config or $" + config.EnvConfig + ")"
+		switch {
+		case g.config != "":
+			where = path + " (from --config)"
+		case g.env.Getenv(config.EnvConfig) != "":
+			where = path + " (from $" + config.EnvConfig + ")"
+		}
 		if fi, serr := os.Stat(path); serr == nil && fi.IsDir() {
 			return nil, usageErr("%s is a directory, not a configuration file: name the file (e.g. %s)", where, filepath.Join(path, config.DefaultFile))
 		}
@@ -270,22 +268,14 @@ func (g *globals) loadConfig() (*distributor.Config, error) {
 	return cfg, nil
 }
 
-func (g *globals) configSource() string {
-	switch {
-	case g.config != "":
-		return "from --config"
-	case g.env.Getenv(config.EnvConfig) != "":
-		return "from $" + config.EnvConfig
-	}
-	return "the default without --config or $" + config.EnvConfig
-}
-
 // session is a command's logger, progress display as event callback (also
 // carrying log lines and logging transfers at info), and lock timing.
 func (g *globals) session() (*slog.Logger, func(distributor.Event), distributor.Tuning) {
 	logger := g.logger
-	progress := newProgress(g.progress, g.env)
-	if progress != nil {
+	// Bars on stderr for --progress always, or auto on a terminal whose TERM is not "dumb" (no color).
+	var progress *progressDisplay
+	if terminal := g.env.IsTerminal(g.env.Stderr) && g.env.Getenv("TERM") != "dumb"; g.progress == "always" || g.progress == "auto" && terminal {
+		progress = &progressDisplay{out: g.env.Stderr, terminal: terminal}
 		logger = progressLogger(g.level, progress)
 	}
 	if logger != nil && logger.Enabled(context.Background(), slog.LevelInfo) {
@@ -361,4 +351,71 @@ func noArgs(cmd *cobra.Command, args []string) error {
 		hint = "; to name a pipeline: --pipeline " + args[0]
 	}
 	return usageErr("%s takes no arguments, got %q%s (see 'distributor %s --help')", cmd.CommandPath(), args, hint, cmd.Name())
+}
+
+const (
+	defaultColumns = 80
+	minColumns     = 40
+)
+
+// helpColumns is the width help and text reports fit: a terminal's (else
+// $COLUMNS; at least minColumns), otherwise defaultColumns, so that output
+// piped to a file is the same everywhere.
+func helpColumns(env Env) int {
+	if env.IsTerminal == nil || !env.IsTerminal(env.Stdout) {
+		return defaultColumns
+	}
+	n := 0
+	if env.TerminalWidth != nil {
+		n = env.TerminalWidth(env.Stdout)
+	}
+	if n <= 0 && env.Getenv != nil {
+		n, _ = strconv.Atoi(strings.TrimSpace(env.Getenv("COLUMNS")))
+	}
+	if n <= 0 {
+		return defaultColumns
+	}
+	return max(n, minColumns)
+}
+
+// width is the width of this command line's help and text reports.
+func (g *globals) width() int {
+	if g.columns == 0 {
+		return defaultColumns
+	}
+	return g.columns
+}
+
+// versionDoc is the document `distributor version --output json` prints.
+type versionDoc struct {
+	Command string `json:"command"`
+	Version string `json:"version"`
+	Commit  string `json:"commit,omitempty"`
+}
+
+func newVersionCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version (like --version)",
+		Long: `version prints what 'distributor --version' prints: the module version and,
+when the binary was built from a checkout, the VCS revision. With --output
+json it prints {"command": "version", "version": ..., "commit": ...}.`,
+		Example: `  distributor version
+  distributor version --output json`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return g.show(versionDoc{Command: "version", Version: g.env.Version, Commit: g.env.Commit}, func() {
+				fmt.Fprintf(g.env.Stdout, "distributor %s\n", versionString(g.env))
+			})
+		},
+	}
+}
+
+// versionString is the version and, when known, the commit.
+func versionString(env Env) string {
+	v := env.Version
+	if env.Commit != "" {
+		v += " (commit " + env.Commit + ")"
+	}
+	return v
 }

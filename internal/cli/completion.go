@@ -17,7 +17,13 @@ var completionShells = []string{"bash", "zsh", "fish", "powershell"}
 // newCompletionCmd returns the completion command, which replaces cobra's
 // default one, and registers value completions for root's global flags.
 func newCompletionCmd(g *globals, root *cobra.Command) *cobra.Command {
-	registerGlobalCompletions(root)
+	fixed := func(flag string, values ...string) {
+		_ = root.RegisterFlagCompletionFunc(flag, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
+	}
+	fixed("output", "text", "json")
+	fixed("log-level", "debug", "info", "warn", "error")
+	fixed("progress", "auto", "always", "never")
+	_ = root.MarkPersistentFlagFilename("config", "yaml", "yml")
 	return &cobra.Command{
 		Use:   "completion bash|zsh|fish|powershell",
 		Short: "Print a shell completion script",
@@ -67,16 +73,6 @@ installing a script.`,
 			return nil
 		},
 	}
-}
-
-func registerGlobalCompletions(root *cobra.Command) {
-	fixed := func(flag string, values ...string) {
-		_ = root.RegisterFlagCompletionFunc(flag, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
-	}
-	fixed("output", "text", "json")
-	fixed("log-level", "debug", "info", "warn", "error")
-	fixed("progress", "auto", "always", "never")
-	_ = root.MarkPersistentFlagFilename("config", "yaml", "yml")
 }
 
 // registerIDCompletions completes cmd's --pipeline and --destination with the

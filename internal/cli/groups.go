@@ -21,7 +21,7 @@ func groupCommand(g *globals, cmd *cobra.Command) *cobra.Command {
 		if len(args) > 0 {
 			return unknownSubcommand(c, args[0])
 		}
-		if rest := g.commandArgs(c); len(rest) > 0 {
+		if _, rest, err := c.Root().Find(g.args); err == nil && len(rest) > 0 {
 			// Parse the flags again, strictly, to name an unknown one.
 			fs := c.Flags()
 			fs.ParseErrorsAllowlist.UnknownFlags = false
@@ -54,15 +54,6 @@ func subcommandNames(c *cobra.Command) []string {
 		}
 	}
 	return names
-}
-
-// commandArgs returns the arguments after c's name on the command line.
-func (g *globals) commandArgs(c *cobra.Command) []string {
-	_, rest, err := c.Root().Find(g.args)
-	if err != nil {
-		return nil
-	}
-	return rest
 }
 
 // newHelpCmd replaces cobra's help command, which shows the nearest

@@ -17,16 +17,6 @@ import (
 	"github.com/distributor-dev/distributor/internal/report"
 )
 
-// newProgress returns the bars --progress mode asks for on stderr, or nil
-// (auto: only on a terminal whose TERM is not "dumb"). No color is used.
-func newProgress(mode string, env Env) *progressDisplay {
-	terminal := env.IsTerminal(env.Stderr) && env.Getenv("TERM") != "dumb"
-	if mode != "always" && (mode != "auto" || !terminal) { // "never"; setup rejected anything else
-		return nil
-	}
-	return &progressDisplay{out: env.Stderr, terminal: terminal}
-}
-
 // progressDisplay shows the library's events with mpb bars on out (stderr;
 // nil: none), one per destination while its files are written. It is also the
 // log writer (Write), so log lines appear above the bars; with log set it logs
@@ -216,7 +206,7 @@ func (d *progressDisplay) Done(destination, path string, n int64) {
 	d.log.Debug("wrote", "destination", destination, "path", path, "bytes", n)
 	if logProgress {
 		done := b.doneBytes.Load()
-		d.log.Info("progress", "destination", destination, "files", formatCount(b.doneFiles.Load(), b.files),
+		d.log.Info("progress", "destination", destination, "files", fmt.Sprintf("%d/%d", b.doneFiles.Load(), b.files),
 			"bytes", report.FormatBytes(done)+"/"+report.FormatBytes(b.bytes),
 			"rate", strings.TrimLeft(rateETA(done, b.bytes, false, time.Since(b.start)), " "))
 	}
@@ -247,13 +237,9 @@ func (d *progressDisplay) Finish(destination string) {
 	}
 	d.mu.Unlock()
 	if d.log != nil {
-		d.log.Info("writes finished", "destination", destination, "files", formatCount(b.doneFiles.Load(), b.files),
+		d.log.Info("writes finished", "destination", destination, "files", fmt.Sprintf("%d/%d", b.doneFiles.Load(), b.files),
 			"bytes", report.FormatBytes(b.doneBytes.Load()), "elapsed", time.Since(b.start).Round(time.Millisecond))
 	}
-}
-
-func formatCount(done, total int64) string {
-	return slog.Int64Value(done).String() + "/" + slog.Int64Value(total).String()
 }
 
 // Write writes log output above the bars while they are shown, else to
