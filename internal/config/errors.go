@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"strconv"
 	"strings"
 )
@@ -23,10 +24,7 @@ func (e *Error) Error() string { return strings.Join(e.Messages(), "\n") }
 
 // Messages formats each problem as "file:line: field: msg".
 func (e *Error) Messages() []string {
-	file := e.File
-	if file == "" {
-		file = "config"
-	}
+	file := cmp.Or(e.File, "config")
 	msgs := make([]string, 0, len(e.Problems))
 	for _, p := range e.Problems {
 		m := file
