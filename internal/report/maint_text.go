@@ -45,10 +45,8 @@ func writeHead(w *fitter, t *Target, suffix string, warnings []string) string {
 	return who
 }
 
-func dryRunMark(dryRun bool) string { return map[bool]string{true: " (dry run)"}[dryRun] }
-
 func (p *Prune) text(w *fitter) {
-	who := writeHead(w, &p.Target, dryRunMark(p.DryRun), p.Warnings)
+	who := writeHead(w, &p.Target, map[bool]string{true: " (dry run)"}[p.DryRun], p.Warnings)
 	p.RootRecovery.write(w, "  ", false)
 	fmt.Fprintf(w, "  policy   publications older than %s, never the %d newest\n", p.Policy.OlderThan, p.Policy.KeepMin)
 	fmt.Fprintf(w, "           (old enough: every output updated before %s)\n", p.Policy.Cutoff)
@@ -110,7 +108,7 @@ func writePrunePublications(w *fitter, p *Prune) {
 }
 
 func (r *ReconcileState) text(w *fitter) {
-	who := writeHead(w, &r.Target, dryRunMark(r.DryRun), r.Warnings)
+	who := writeHead(w, &r.Target, map[bool]string{true: " (dry run)"}[r.DryRun], r.Warnings)
 	r.RootRecovery.write(w, "  ", false)
 	if r.State == string(catalog.StatusNone) && r.Error == nil {
 		fmt.Fprintf(w, "  %s, no record to check\n", noCatalogNote)
@@ -185,7 +183,17 @@ func (v *Verify) text(w *fitter) {
 	writeTempFiles(w, v.TempFiles, "the next run, prune --apply or reconcile-state removes them")
 	fmt.Fprintf(w, "  %d ok, %d missing, %d corrupt\n", v.OK, len(v.Missing), len(v.Corrupt))
 	if !v.Failed() {
-		writeVerifyOK(w, v)
+		switch {
+		case v.OK == 0 && v.AllOwners:
+			fmt.Fprintf(w, "  ok, but nothing was verified: the catalog records no output at all\n")
+		case v.OK == 0:
+			fmt.Fprintf(w, "  ok, but nothing was verified: the catalog records no output of %s (--all-owners checks every owner's)\n",
+				owner(v.PipelineID, v.DestinationID))
+		case v.Quick:
+			fmt.Fprintf(w, "  ok: every checked output is present with its recorded size (contents not compared: run verify without --quick for that)\n")
+		default:
+			fmt.Fprintf(w, "  ok: every checked output matches its recorded sha256 and size\n")
+		}
 		return
 	}
 	fmt.Fprintf(w, "  FAILED: %d problem(s)\n", len(v.Missing)+len(v.Corrupt))
@@ -201,20 +209,6 @@ func (v *Verify) text(w *fitter) {
 	}
 	if len(v.Corrupt) > 0 {
 		fmt.Fprintf(w, "  corrupt: restore the file, or `distributor run --rewrite` writes it again\n")
-	}
-}
-
-func writeVerifyOK(w io.Writer, v *Verify) {
-	switch {
-	case v.OK == 0 && v.AllOwners:
-		fmt.Fprintf(w, "  ok, but nothing was verified: the catalog records no output at all\n")
-	case v.OK == 0:
-		fmt.Fprintf(w, "  ok, but nothing was verified: the catalog records no output of %s (--all-owners checks every owner's)\n",
-			owner(v.PipelineID, v.DestinationID))
-	case v.Quick:
-		fmt.Fprintf(w, "  ok: every checked output is present with its recorded size (contents not compared: run verify without --quick for that)\n")
-	default:
-		fmt.Fprintf(w, "  ok: every checked output matches its recorded sha256 and size\n")
 	}
 }
 

@@ -163,40 +163,6 @@ type Summary struct {
 	PipelinesFailed int `json:"pipelines_failed"`
 }
 
-// Summarise fills r.Summary from its destinations.
-func (r *Run) Summarise() {
-	s := Summary{Actions: map[plan.Action]int{}}
-	for _, a := range plan.Actions {
-		s.Actions[a] = 0
-	}
-	for _, p := range r.Pipelines {
-		if p.Error != nil {
-			s.PipelinesFailed++
-		}
-		for _, d := range p.Destinations {
-			s.Destinations++
-			if d.Status == StatusFailed {
-				s.Failed++
-			}
-			if d.Action != "" {
-				s.Actions[plan.Action(d.Action)]++
-			}
-			s.Created += d.Counts.Created
-			s.Overwritten += d.Counts.Overwritten
-			s.Unchanged += d.Counts.Unchanged
-			s.Deleted += d.Counts.Deleted
-			if d.Planned != nil {
-				s.Planned.Created += d.Planned.Created
-				s.Planned.Overwritten += d.Planned.Overwritten
-				s.Planned.Unchanged += d.Planned.Unchanged
-				s.Planned.Deleted += d.Planned.Deleted
-				s.Planned.Retained += d.Planned.Retained
-			}
-		}
-	}
-	r.Summary = s
-}
-
 // Failed reports whether the run must exit 1: a pipeline error, failed destination or fail_* action (dry run too).
 func (r *Run) Failed() bool {
 	for _, p := range r.Pipelines {
@@ -219,16 +185,42 @@ func Str(s string) *string { return &s }
 // destination's typed result (errors, plans; lists never null), and the
 // summary.
 func (r *Run) Finish() {
+	s := Summary{Actions: map[plan.Action]int{}}
+	for _, a := range plan.Actions {
+		s.Actions[a] = 0
+	}
 	for i := range r.Pipelines {
 		p := &r.Pipelines[i]
 		if p.Err != nil {
 			p.Error = Str(p.Err.Error())
 		}
+		if p.Error != nil {
+			s.PipelinesFailed++
+		}
 		for j := range p.Destinations {
-			p.Destinations[j].finish()
+			d := &p.Destinations[j]
+			d.finish()
+			s.Destinations++
+			if d.Status == StatusFailed {
+				s.Failed++
+			}
+			if d.Action != "" {
+				s.Actions[plan.Action(d.Action)]++
+			}
+			s.Created += d.Counts.Created
+			s.Overwritten += d.Counts.Overwritten
+			s.Unchanged += d.Counts.Unchanged
+			s.Deleted += d.Counts.Deleted
+			if d.Planned != nil {
+				s.Planned.Created += d.Planned.Created
+				s.Planned.Overwritten += d.Planned.Overwritten
+				s.Planned.Unchanged += d.Planned.Unchanged
+				s.Planned.Deleted += d.Planned.Deleted
+				s.Planned.Retained += d.Planned.Retained
+			}
 		}
 	}
-	r.Summarise()
+	r.Summary = s
 }
 
 func (d *Destination) finish() {
