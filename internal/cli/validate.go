@@ -49,7 +49,14 @@ variable the configuration needs; 2 the configuration is invalid.`,
 			if err != nil {
 				if g.output == "json" {
 					// The configuration's problems are the document.
-					if perr := g.printJSON(invalidConfigReport(g.configPath, err)); perr != nil {
+					rep := &report.Validate{Command: "validate", Config: g.configPath, Outputs: []report.ValidateOutputs{}, Problems: configProblems(err)}
+					if abs, aerr := filepath.Abs(g.configPath); aerr == nil && g.configPath != "" {
+						rep.Config = abs
+					}
+					if len(rep.Problems) == 0 {
+						rep.Problems = []string{err.Error()} // an *exitError's is its cause's
+					}
+					if perr := g.printJSON(rep); perr != nil {
 						return perr
 					}
 				}
@@ -68,18 +75,4 @@ variable the configuration needs; 2 the configuration is invalid.`,
 	f.StringVar(&opts.Source, "source", "", "validate and plan this bundle directory instead of the pipelines' configured sources")
 	registerIDCompletions(g, cmd)
 	return cmd
-}
-
-// invalidConfigReport is validate's document for a configuration that could
-// not be loaded: not valid, with each problem of the file (or the error).
-func invalidConfigReport(path string, err error) *report.Validate {
-	rep := &report.Validate{Command: "validate", Config: path, Valid: false,
-		Outputs: []report.ValidateOutputs{}, Problems: configProblems(err)}
-	if abs, aerr := filepath.Abs(path); aerr == nil && path != "" {
-		rep.Config = abs
-	}
-	if len(rep.Problems) == 0 {
-		rep.Problems = []string{err.Error()} // an *exitError's is its cause's
-	}
-	return rep
 }
