@@ -3,9 +3,11 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -137,4 +139,144 @@ func reason(err error) string {
 		return ce.Reason
 	}
 	return err.Error()
+}
+
+const (
+	digits     = "0123456789"
+	letters    = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	lowerDigit = "abcdefghijklmnopqrstuvwxyz0123456789"
+)
+
+// charPattern is an anchored pattern ^[first][rest]{min,max}$ over ASCII
+// classes; expr is it as a regular expression (a test checks both agree).
+type charPattern struct {
+	expr        string
+	first, rest string // character classes
+	min, max    int    // bounds on the count of rest characters; max -1: none
+}
+
+// MatchString reports whether s matches the pattern.
+func (p charPattern) MatchString(s string) bool {
+	if len(s) == 0 || !inClass(p.first, s[0]) {
+		return false
+	}
+	mid := s[1:]
+	if len(mid) < p.min || (p.max >= 0 && len(mid) > p.max) {
+		return false
+	}
+	for i := 0; i < len(mid); i++ {
+		if !inClass(p.rest, mid[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// inClass reports whether c is one of class's (ASCII) characters.
+func inClass(class string, c byte) bool {
+	return c < 0x80 && strings.IndexByte(class, c) >= 0
+}
+
+// durationUnits are ParseDuration's units, largest first; unitSizes their sizes.
+const durationUnits = "dhms"
+
+var unitSizes = [...]time.Duration{24 * time.Hour, time.Hour, time.Minute, time.Second}
+
+// ParseDuration parses a retention duration: pairs of a decimal number and a
+// unit d (24h), h, m or s, largest first, each at most once ("30d", "1d12h",
+// "90m"); no sign, fraction or space. Zero ("0d") is accepted: callers that
+// need a positive duration check that.
+func ParseDuration(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, fmt.Errorf("invalid duration %q: empty (write e.g. 30d, 1d12h or 90m)", s)
+	}
+	var total time.Duration
+	next := 0 // index in durationUnits of the largest unit still allowed
+	i := 0
+	for i < len(s) {
+		start := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i == start {
+			return 0, fmt.Errorf("invalid duration %q: expected a number at %q (write e.g. 30d, 1d12h or 90m)", s, s[start:])
+		}
+		digits := s[start:i]
+		if i == len(s) {
+			return 0, fmt.Errorf("invalid duration %q: missing unit after %s (use s, m, h or d)", s, digits)
+		}
+		u := s[i]
+		i++
+		idx := strings.IndexByte(durationUnits, u)
+		if idx < 0 {
+			return 0, fmt.Errorf("invalid duration %q: unknown unit %q (use s, m, h or d)", s, string(u))
+		}
+		if idx < next {
+			return 0, fmt.Errorf("invalid duration %q: units must go from largest to smallest (d, h, m, s), each at most once", s)
+		}
+		next = idx + 1
+		size := unitSizes[idx]
+		n, err := strconv.ParseInt(digits, 10, 64) // digits only: fails only out of range
+		if err != nil || n > int64(math.MaxInt64/size) || total > math.MaxInt64-time.Duration(n)*size {
+			return 0, fmt.Errorf("invalid duration %q: too large", s)
+		}
+		total += time.Duration(n) * size
+	}
+	return total, nil
+}
+
+// Closest returns the candidate nearest to name by edit distance (with
+// transpositions, ignoring case) within a plausible typo, else the only
+// candidate that a name of 4 characters or more begins, else "".
+func Closest(name string, candidates []string) string {
+	best, bestDist, prefixed, prefixes := "", 0, "", 0
+	for _, c := range candidates {
+		if len(name) >= 4 && len(c) > len(name) && strings.EqualFold(c[:len(name)], name) {
+			prefixed, prefixes = c, prefixes+1
+		}
+		if diff := len(name) - len(c); diff > 2 || diff < -2 {
+			continue // the distance is at least the length difference
+		}
+		if d := editDistance(strings.ToLower(name), strings.ToLower(c)); d <= min(2, len(c)/2) && (best == "" || d < bestDist) {
+			best, bestDist = c, d
+		}
+	}
+	if best == "" && prefixes == 1 {
+		return prefixed
+	}
+	return best
+}
+
+// editDistance is the optimal string alignment distance between a and b:
+// insertions, deletions, substitutions and adjacent transpositions each cost 1.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	// Inputs are field names and ids; guard against pathological lengths.
+	if len(ra) > 128 || len(rb) > 128 {
+		if a == b {
+			return 0
+		}
+		return max(len(ra), len(rb))
+	}
+	prev2 := make([]int, len(rb)+1)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(rb)]
 }
