@@ -8,7 +8,9 @@
 package dirstore
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -327,6 +329,20 @@ func CheckVersion(cur, want storage.Version) error {
 	}
 }
 
+// NewTemp calls create with new temporary names (storage.TempPrefix and
+// random text) until one is free: create fails matching fs.ErrExist when the
+// name is taken (and then returns no file); 10 names at most.
+func NewTemp[F any](create func(name string) (F, error)) (F, string, error) {
+	for range 10 {
+		name := storage.TempPrefix + rand.Text()
+		if f, err := create(name); !errors.Is(err, fs.ErrExist) {
+			return f, name, err
+		}
+	}
+	var none F
+	return none, "", errors.New("cannot create a unique temporary file")
+}
+
 // CreateAttempts bounds how many temporary files an exclusive create
 // (PutIfVersion with the zero Version, by a Store that writes a temporary
 // file and links it into place) writes when a sweep keeps removing them
@@ -399,18 +415,24 @@ func (d *Writer) Open(ctx context.Context, p string) (io.ReadCloser, error) {
 }
 
 // Get is storage.Store.Get on the FS: the file read whole and its
-// Version, the digest of its bytes.
+// Version, the digest of its bytes. A file that tells its size (an
+// *os.File) is read into one allocation.
 func (d *Writer) Get(ctx context.Context, p string) ([]byte, storage.Version, error) {
 	f, err := d.FS.OpenFile(ctx, p, d.GetWhole)
 	if err != nil {
 		return nil, "", d.FS.Wrap("get", p, err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(f)
-	if err != nil {
+	var buf bytes.Buffer
+	if st, ok := f.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		if fi, err := st.Stat(); err == nil && fi.Size() > 0 {
+			buf.Grow(int(fi.Size()) + 1) // no regrowth
+		}
+	}
+	if _, err := buf.ReadFrom(f); err != nil {
 		return nil, "", d.FS.Wrap("get", p, err)
 	}
-	return data, ContentVersion(data), nil
+	return buf.Bytes(), ContentVersion(buf.Bytes()), nil
 }
 
 // ReadVersioned is storage.Store.ReadVersioned on the FS: the file is hashed

@@ -39,7 +39,6 @@
 package local
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -245,25 +244,6 @@ func (s *Store) errorf(op, p string, err error) error {
 		return err // the root could not be opened: that names the store
 	}
 	return fmt.Errorf("local %s: %s %s: %w", s.path, op, p, s.explain(op, p, err))
-}
-
-// Get implements storage.Store: it reads a regular file whole and returns
-// its Version ("sha256:<hex>").
-func (s *Store) Get(ctx context.Context, p string) ([]byte, storage.Version, error) {
-	f, err := s.open(ctx, p)
-	if err != nil {
-		return nil, "", s.errorf("get", p, err)
-	}
-	defer f.Close()
-	var data []byte
-	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
-		data = make([]byte, 0, fi.Size()+1) // one allocation, no regrowth
-	}
-	buf := bytes.NewBuffer(data)
-	if _, err := buf.ReadFrom(f); err != nil {
-		return nil, "", s.errorf("get", p, err)
-	}
-	return buf.Bytes(), dirstore.ContentVersion(buf.Bytes()), nil
 }
 
 func (s *Store) open(ctx context.Context, p string) (*os.File, error) {

@@ -2,16 +2,14 @@ package local
 
 import (
 	"bytes"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"strconv"
 
+	"github.com/distributor-dev/distributor/internal/storage/dirstore"
 	"golang.org/x/sys/unix"
-
-	"github.com/distributor-dev/distributor/internal/storage"
 )
 
 // canCreateAt says that staged writes create their temporary files with
@@ -24,26 +22,21 @@ const canCreateAt = true
 // fcntl calls and a failing epoll_ctl, per file, when os opens it), and skips
 // the fchmod undoing the umask when the umask leaves 0644 as it is.
 func (s *Store) createTempAt(dirfd int) (*os.File, string, error) {
-	for range 10 {
-		name := storage.TempPrefix + rand.Text()
+	return dirstore.NewTemp(func(name string) (*os.File, error) {
 		fd, err := openat(dirfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(fileMode))
-		if errors.Is(err, unix.EEXIST) {
-			continue
-		}
 		if err != nil {
-			return nil, "", &fs.PathError{Op: "openat", Path: name, Err: err}
+			return nil, &fs.PathError{Op: "openat", Path: name, Err: err}
 		}
 		f := os.NewFile(uintptr(fd), name)
 		if !s.umaskKeepsFileMode() {
 			if err := f.Chmod(fileMode); err != nil {
 				f.Close()
 				unix.Unlinkat(dirfd, name, 0)
-				return nil, "", err
+				return nil, err
 			}
 		}
-		return f, name, nil
-	}
-	return nil, "", errors.New("cannot create a unique temporary file")
+		return f, nil
+	})
 }
 
 // renameNoReplace renames old to new in dirfd only if new does not exist

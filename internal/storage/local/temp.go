@@ -4,7 +4,6 @@ package local
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,7 +11,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/dirstore"
 )
 
@@ -101,23 +99,18 @@ func (s *Store) begin(p string) (*tempWriter, error) {
 
 // createTemp creates a new temporary file with mode 0644 in dir.
 func createTemp(dir *os.Root) (*os.File, string, error) {
-	for range 10 {
-		name := storage.TempPrefix + rand.Text()
+	return dirstore.NewTemp(func(name string) (*os.File, error) {
 		f, err := dir.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
 		if err != nil {
-			return nil, "", err
+			return nil, err
 		}
 		if err := f.Chmod(fileMode); err != nil { // undo the umask
 			f.Close()
 			dir.Remove(name)
-			return nil, "", err
+			return nil, err
 		}
-		return f, name, nil
-	}
-	return nil, "", errors.New("cannot create a unique temporary file")
+		return f, nil
+	})
 }
 
 // Write implements dirstore.Temp. Every writebackChunk bytes it starts

@@ -222,11 +222,6 @@ func notExist(p, why string) error {
 	return &fs.PathError{Op: "stat", Path: p, Err: err}
 }
 
-// notObject is the error for an existing entry that is not a regular file.
-func notObject(p, why string) error {
-	return &fs.PathError{Op: "stat", Path: p, Err: fmt.Errorf("%w: %w (%s)", storage.ErrNotObject, storage.ErrNotExist, why)}
-}
-
 func (s *Store) openSized(c *conn, p string) (*sftplib.File, int64, error) {
 	if _, err := s.lstat(c, p); err != nil {
 		return nil, 0, err
@@ -241,7 +236,7 @@ func (s *Store) openSized(c *conn, p string) (*sftplib.File, int64, error) {
 	// Lstat and Open are two steps: check what was opened.
 	fi, err := f.Stat()
 	if err == nil && !fi.Mode().IsRegular() {
-		err = notObject(p, "not a regular file")
+		err = dirstore.NotObject("stat", p, fi)
 	}
 	if err != nil {
 		f.Close()

@@ -2,7 +2,6 @@ package sftp
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -17,7 +16,6 @@ import (
 
 	sftplib "github.com/pkg/sftp"
 
-	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/dirstore"
 )
 
@@ -57,7 +55,6 @@ type tempWriter struct {
 	c         *conn
 	stop      func()        // stops watching the context on c; nil while detached
 	f         *sftplib.File // nil once closed
-	p         string        // the target's store path
 	tmp       string        // server path of the temporary file
 	target    string        // server path of the target
 	created   []string      // directories begin made, outermost first
@@ -121,7 +118,7 @@ func (w *tempWriter) Link(ctx context.Context) error {
 			return fmt.Errorf("hard-link into place failed (%v), then looking at the target: %w", err, serr)
 		}
 		if _, terr := c.sftp.Lstat(w.tmp); errors.Is(terr, fs.ErrNotExist) {
-			w.s.forgetParents(w.p) // the sweep may have pruned the directories too
+			w.s.dirs.Forget(w.s.root) // the sweep may have pruned the directories too
 			return fmt.Errorf("%w (%v)", dirstore.ErrTempVanished, err)
 		}
 		if attempt == 5 || errors.Is(err, fs.ErrPermission) {
@@ -186,9 +183,9 @@ func (s *Store) begin(c *conn, p string) (*tempWriter, error) {
 		}
 		f, tmp, err := createTemp(c, dir)
 		if err == nil {
-			return &tempWriter{s: s, c: c, f: f, p: p, tmp: tmp, target: target, created: created}, nil
+			return &tempWriter{s: s, c: c, f: f, tmp: tmp, target: target, created: created}, nil
 		}
-		s.forgetParents(p)
+		s.dirs.Forget(s.root) // one may have been removed behind our back
 		if !errors.Is(err, fs.ErrNotExist) || attempt == 10 {
 			s.dirs.Undo(created, c.sftp.RemoveDirectory)
 			return nil, fmt.Errorf("create temporary file: %w", err)
@@ -197,23 +194,19 @@ func (s *Store) begin(c *conn, p string) (*tempWriter, error) {
 }
 
 func createTemp(c *conn, dir string) (*sftplib.File, string, error) {
-	for range 5 {
-		tmp := path.Join(dir, storage.TempPrefix+rand.Text())
+	f, name, err := dirstore.NewTemp(func(name string) (*sftplib.File, error) {
+		tmp := path.Join(dir, name)
 		f, err := c.sftp.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
-		if err == nil {
-			return f, tmp, nil
+		if err == nil || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+			return f, err
 		}
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
-			return nil, "", err
+		// SFTP v3 reports an existing name as a generic failure: look.
+		if _, serr := c.sftp.Lstat(tmp); serr == nil {
+			return nil, fmt.Errorf("%w (%v)", fs.ErrExist, err)
 		}
-		// SFTP v3 reports an existing name as a generic failure: a random
-		// name collision is all but impossible, so any other error is
-		// retried only a few times.
-		if _, serr := c.sftp.Lstat(tmp); serr != nil {
-			return nil, "", err
-		}
-	}
-	return nil, "", errors.New("cannot create a unique temporary file")
+		return nil, err
+	})
+	return f, path.Join(dir, name), err
 }
 
 // cleanupTimeout bounds the removal of a failed write's temporary file on
@@ -349,14 +342,4 @@ func (s *Store) mkdirRoot(c *conn) ([]string, error) {
 	}
 	s.dirs.Mark(s.root)
 	return created, nil
-}
-
-// forgetParents forgets the parent directories of the store path p (the root
-// for a path at the root) and all below: one may have been removed behind our back.
-func (s *Store) forgetParents(p string) {
-	top, _, ok := strings.Cut(p, "/")
-	if !ok {
-		top = ""
-	}
-	s.dirs.Forget(s.full(top))
 }
