@@ -1,6 +1,7 @@
 // Package deadline gives the HTTP transport of an object store's client
-// (S3, GCS) its deadlines, so that no request waits forever on a silent
-// server, a stalled transfer or a network partition.
+// (S3, GCS) its deadlines, and an FTP store its progress deadline (Conn), so
+// that no request waits forever on a silent server, a stalled transfer or a
+// network partition.
 package deadline
 
 import (
@@ -57,30 +58,34 @@ func progressDialer(dial dialFunc, timeout, idle time.Duration) dialFunc {
 			return nil, err
 		}
 		c.SetDeadline(time.Now().Add(idle))
-		return &progressConn{Conn: c, timeout: idle}, nil
+		return &Conn{Conn: c, Idle: idle}, nil
 	}
 }
 
-// progressConn is a connection whose every Read and Write moves the
-// deadline of both directions to timeout from now. (A Write extends a Read
-// waiting for the response, so a long upload does not time out the wait
-// that follows.)
-type progressConn struct {
+// Conn is a connection whose every Read and Write moves the deadline of
+// both directions to Idle from now. (A Write extends a Read waiting for the
+// response, so a long upload does not time out the wait that follows.) A
+// stall fails with a *StallError, which Stalled, if set, sees first.
+type Conn struct {
 	net.Conn
-	timeout time.Duration
+	Idle    time.Duration
+	Stalled func(error)
 }
 
-func (c *progressConn) Read(p []byte) (int, error)  { return c.move(c.Conn.Read, p) }
-func (c *progressConn) Write(p []byte) (int, error) { return c.move(c.Conn.Write, p) }
+func (c *Conn) Read(p []byte) (int, error)  { return c.move(c.Conn.Read, p) }
+func (c *Conn) Write(p []byte) (int, error) { return c.move(c.Conn.Write, p) }
 
 // move moves the deadline, then reads or writes.
-func (c *progressConn) move(op func([]byte) (int, error), p []byte) (int, error) {
-	if err := c.Conn.SetDeadline(time.Now().Add(c.timeout)); err != nil {
+func (c *Conn) move(op func([]byte) (int, error), p []byte) (int, error) {
+	if err := c.Conn.SetDeadline(time.Now().Add(c.Idle)); err != nil {
 		return 0, err
 	}
 	n, err := op(p)
 	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
-		err = &StallError{Idle: c.timeout, Err: err}
+		err = &StallError{Idle: c.Idle, Err: err}
+		if c.Stalled != nil {
+			c.Stalled(err)
+		}
 	}
 	return n, err
 }

@@ -112,30 +112,6 @@ func code(err error) int {
 // taken" (550: no such file or directory, not a file, exists, denied).
 func refused(err error) bool { return code(err) == ftplib.StatusFileUnavailable }
 
-// progressConn is a TCP connection of c whose every Read and Write must
-// make progress within idle (its deadline moves before each); a stall cuts
-// all of c, so that the steps after it fail at once.
-type progressConn struct {
-	net.Conn
-	idle time.Duration
-	c    *conn
-}
-
-func (p *progressConn) Read(b []byte) (int, error)  { return p.move(p.Conn.Read, b) }
-func (p *progressConn) Write(b []byte) (int, error) { return p.move(p.Conn.Write, b) }
-
-func (p *progressConn) move(op func([]byte) (int, error), b []byte) (int, error) {
-	if err := p.Conn.SetDeadline(time.Now().Add(p.idle)); err != nil {
-		return 0, err
-	}
-	n, err := op(b)
-	if errors.Is(err, os.ErrDeadlineExceeded) {
-		err = &deadline.StallError{Idle: p.idle, Err: err}
-		p.c.cut(err)
-	}
-	return n, err
-}
-
 // errDialTimeout is a dial context's cause when Options.DialTimeout ran out.
 var errDialTimeout = errors.New("dial timeout")
 
@@ -208,7 +184,9 @@ func (s *Store) dialFunc(ctx context.Context, c *conn, cfg *tls.Config) func(net
 		if !c.track(raw) {
 			return nil, net.ErrClosed
 		}
-		var nc net.Conn = &progressConn{Conn: raw, idle: s.opts.IdleTimeout, c: c}
+		// Every Read and Write must make progress within IdleTimeout; a
+		// stall cuts all of c, so that the steps after it fail at once.
+		var nc net.Conn = &deadline.Conn{Conn: raw, Idle: s.opts.IdleTimeout, Stalled: c.cut}
 		if cfg != nil && (!control || s.opts.TLS == TLSImplicit) {
 			nc = tls.Client(nc, cfg)
 		}
