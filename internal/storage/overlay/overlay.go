@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -25,15 +24,14 @@ import (
 type Store struct {
 	Base storage.Store
 
-	mu      sync.Mutex
-	written map[string][]byte
-	deleted map[string]bool
-	now     time.Time
+	mu  sync.Mutex
+	own map[string][]byte // the paths written through it; nil: deleted
+	now time.Time
 }
 
 // New returns an overlay over base.
 func New(base storage.Store) *Store {
-	return &Store{Base: base, written: map[string][]byte{}, deleted: map[string]bool{}, now: time.Now()}
+	return &Store{Base: base, own: map[string][]byte{}, now: time.Now()}
 }
 
 func version(data []byte) storage.Version {
@@ -41,18 +39,15 @@ func version(data []byte) storage.Version {
 	return storage.Version("overlay:" + hex.EncodeToString(sum[:]))
 }
 
-// lookup returns path's bytes when written, gone when deleted, or neither.
-func (s *Store) lookup(path string) (data []byte, written, gone bool) {
+// lookup returns path's bytes when written through the overlay, an error
+// matching storage.ErrNotExist when deleted through it; !own: Base answers.
+func (s *Store) lookup(path string) (data []byte, own bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if d, ok := s.written[path]; ok {
-		return d, true, false
+	if data, own = s.own[path]; own && data == nil {
+		err = fmt.Errorf("%s: %w", path, storage.ErrNotExist)
 	}
-	return nil, false, s.deleted[path]
-}
-
-func notExist(path string) error {
-	return fmt.Errorf("%s: %w", path, storage.ErrNotExist)
+	return data, own, err
 }
 
 func (s *Store) put(path string, r io.Reader, size int64) ([]byte, error) {
@@ -63,10 +58,12 @@ func (s *Store) put(path string, r io.Reader, size int64) ([]byte, error) {
 	if int64(len(data)) != size {
 		return nil, fmt.Errorf("put %s: read %d bytes, want %d", path, len(data), size)
 	}
+	if data == nil {
+		data = []byte{} // not deleted
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.written[path] = data
-	delete(s.deleted, path)
+	s.own[path] = data
 	return data, nil
 }
 
@@ -95,36 +92,30 @@ func (s *Store) Put(ctx context.Context, path string, r io.Reader, size int64, o
 
 // Get reads the overlay's view of path.
 func (s *Store) Get(ctx context.Context, path string) ([]byte, storage.Version, error) {
-	data, written, gone := s.lookup(path)
-	switch {
-	case written:
+	if data, own, err := s.lookup(path); err != nil {
+		return nil, "", err
+	} else if own {
 		return bytes.Clone(data), version(data), nil
-	case gone:
-		return nil, "", notExist(path)
 	}
 	return s.Base.Get(ctx, path)
 }
 
 // Open reads the overlay's view of path.
 func (s *Store) Open(ctx context.Context, path string) (io.ReadCloser, error) {
-	data, written, gone := s.lookup(path)
-	switch {
-	case written:
+	if data, own, err := s.lookup(path); err != nil {
+		return nil, err
+	} else if own {
 		return io.NopCloser(bytes.NewReader(data)), nil
-	case gone:
-		return nil, notExist(path)
 	}
 	return s.Base.Open(ctx, path)
 }
 
 // Stat describes the overlay's view of path.
 func (s *Store) Stat(ctx context.Context, path string) (storage.Info, error) {
-	data, written, gone := s.lookup(path)
-	switch {
-	case written:
+	if data, own, err := s.lookup(path); err != nil {
+		return storage.Info{}, err
+	} else if own {
 		return storage.Info{Path: path, Size: int64(len(data)), ModTime: s.now}, nil
-	case gone:
-		return storage.Info{}, notExist(path)
 	}
 	return s.Base.Stat(ctx, path)
 }
@@ -133,12 +124,14 @@ func (s *Store) Stat(ctx context.Context, path string) (storage.Info, error) {
 func (s *Store) List(ctx context.Context, prefix string, fn func(storage.Info) error) error {
 	s.mu.Lock()
 	var extra []storage.Info
-	for p, data := range s.written {
-		if strings.HasPrefix(p, prefix) {
+	deleted := map[string]bool{}
+	for p, data := range s.own {
+		if data == nil {
+			deleted[p] = true
+		} else if strings.HasPrefix(p, prefix) {
 			extra = append(extra, storage.Info{Path: p, Size: int64(len(data)), ModTime: s.now})
 		}
 	}
-	deleted := maps.Clone(s.deleted)
 	s.mu.Unlock()
 	slices.SortFunc(extra, func(a, b storage.Info) int { return strings.Compare(a.Path, b.Path) })
 	i := 0
@@ -173,8 +166,7 @@ func (s *Store) List(ctx context.Context, prefix string, fn func(storage.Info) e
 func (s *Store) Delete(_ context.Context, path string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.written, path)
-	s.deleted[path] = true
+	s.own[path] = nil
 	return nil
 }
 
@@ -226,15 +218,15 @@ func (s *Store) Close() error { return nil }
 
 // ReadVersioned streams the overlay's view of path to fn.
 func (s *Store) ReadVersioned(ctx context.Context, path string, fn func(r io.Reader) error) (storage.Version, error) {
-	data, written, gone := s.lookup(path)
+	data, own, err := s.lookup(path)
 	switch {
-	case written:
-		if err := fn(bytes.NewReader(data)); err != nil {
-			return "", err
-		}
-		return version(data), nil
-	case gone:
-		return "", notExist(path)
+	case err != nil:
+		return "", err
+	case !own:
+		return s.Base.ReadVersioned(ctx, path, fn)
 	}
-	return s.Base.ReadVersioned(ctx, path, fn)
+	if err := fn(bytes.NewReader(data)); err != nil {
+		return "", err
+	}
+	return version(data), nil
 }
