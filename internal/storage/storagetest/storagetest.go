@@ -148,6 +148,7 @@ var tests = []struct {
 	{"PutIfCreateRace", testPutIfCreateRace},
 	{"InvalidPaths", testInvalidPaths},
 	{"ContextCancelled", testContextCancelled},
+	{"DigestCutShort", testDigestCutShort},
 	{"LargeObject", testLargeObject},
 	{"ConcurrentPuts", testConcurrentPuts},
 	{"ReadersSeeWholeObjects", testReadersSeeWholeObjects},
