@@ -20,6 +20,8 @@ import (
 // 10s to connect, 30s for headers and of no progress) and a second's wait
 // for "100 Continue" (Write.ExpectContinue). A nil base is
 // http.DefaultTransport without its dialer (deadline's has a keep-alive).
+// It never asks for compression itself, so it decodes nothing: a read
+// returns an object's bytes as stored, "Content-Encoding: gzip" or not.
 func Transport(base *http.Transport, dial, response, idle time.Duration) *http.Transport {
 	var tr *http.Transport
 	if base == nil {
@@ -30,7 +32,7 @@ func Transport(base *http.Transport, dial, response, idle time.Duration) *http.T
 	}
 	deadline.Install(tr, deadline.Timeouts{Dial: orDefault(dial, 10*time.Second),
 		Response: orDefault(response, 30*time.Second), Idle: orDefault(idle, 30*time.Second)})
-	tr.ExpectContinueTimeout = time.Second
+	tr.ExpectContinueTimeout, tr.DisableCompression = time.Second, true
 	return tr
 }
 

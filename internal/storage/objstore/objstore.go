@@ -11,6 +11,7 @@ package objstore
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -47,6 +48,7 @@ type Write struct {
 	Mode      storage.PutMode // with IfVersion, the condition (storage.Put)
 	IfVersion storage.Version
 	Metadata  storage.Metadata // ContentType set (from the extension unless given)
+	SHA256    string           // the body's "sha256:<hex>", or "" (storage.PutOptions.SHA256)
 	// ExpectContinue asks the server to confirm the condition ("Expect:
 	// 100-continue") before the body goes out, so that a server refusing
 	// it answers 412 without reading the body instead of resetting a
@@ -99,6 +101,9 @@ type Config struct {
 	// connection, so the client sees a reset instead of the 412: one HEAD
 	// then tells whether the condition failed (see cutShort).
 	Unanswered func(err error) bool
+	// HashPutIf: the client sends the body's SHA-256 (S3 signs it), so a
+	// PutIfVersion write whose caller gave none is hashed first (it seeks).
+	HashPutIf bool
 }
 
 // Store is an object store's storage.Store but IsTransient, which the
@@ -190,7 +195,7 @@ func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64, opts
 	if err := s.begin(ctx, p); err != nil {
 		return "", err
 	}
-	w := Write{Size: size, Mode: opts.Mode, IfVersion: opts.Version, Metadata: opts.Metadata}
+	w := Write{Size: size, Mode: opts.Mode, IfVersion: opts.Version, Metadata: opts.Metadata, SHA256: opts.SHA256}
 	if w.Mode == storage.PutIfVersion {
 		rs, err := storage.Seekable(r)
 		if err != nil {
@@ -198,6 +203,11 @@ func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64, opts
 		}
 		if s.cfg.MaxPutIf > 0 && size > s.cfg.MaxPutIf {
 			return "", fmt.Errorf("%d bytes: a conditional write is %s (%d bytes)", size, s.cfg.PutIfLimit, s.cfg.MaxPutIf)
+		}
+		if w.SHA256 == "" && s.cfg.HashPutIf {
+			if w.SHA256, err = digest(ctx, rs, size); err != nil {
+				return "", err
+			}
 		}
 		if _, err := rs.Seek(0, io.SeekStart); err != nil {
 			return "", fmt.Errorf("rewind the input: %w", err)
@@ -227,6 +237,24 @@ func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64, opts
 		return "", fmt.Errorf("the server returned no %s", s.cfg.VersionName)
 	}
 	return v, nil
+}
+
+// digest returns the "sha256:<hex>" of rs from its start, which must have
+// size bytes: a server that signs the digest but keeps a body cut short
+// (versitygw) would store the shorter one of a digest of fewer.
+func digest(ctx context.Context, rs io.ReadSeeker, size int64) (string, error) {
+	if _, err := rs.Seek(0, io.SeekStart); err != nil {
+		return "", fmt.Errorf("rewind the input: %w", err)
+	}
+	er, err := NewExactReader(ctx, rs, size)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	if _, err := io.CopyBuffer(h, er, make([]byte, storage.HashBuffer)); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("sha256:%x", h.Sum(nil)), nil
 }
 
 // send is the client's Put of w under a context that ctx cancels at once
