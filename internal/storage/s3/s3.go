@@ -6,6 +6,18 @@
 // aborted on failure. The body is streamed once, so a failed Put is not
 // retried (reads, listings and deletes are, by minio-go).
 //
+// Every upload request signs its body's SHA-256 (X-Amz-Content-Sha256), so
+// that the server refuses a body cut short or changed. Not minio-go's
+// default over http, the streaming signature, whose "Content-Encoding:
+// aws-chunked" servers such as versitygw keep with the object and serve;
+// nor UNSIGNED-PAYLOAD, with which versitygw stores a body cut short: an
+// object carries the Content-Encoding of its Metadata, or none. A PutObject
+// streams the body under the digest its caller gave
+// (storage.PutOptions.SHA256); without one it reads the body (at most the
+// part size) into memory to hash it, or (PutIfVersion) hashes it in a
+// first pass. Each part of a multipart upload is read into memory and
+// hashed.
+//
 // PutIfVersion writes are a single conditional PutObject (never a
 // multipart upload, so at most 5 GiB), enforced by the server: the zero
 // Version sends "If-None-Match: *", another "If-Match: <etag>"; the
@@ -24,11 +36,15 @@
 package s3
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/minio/minio-go/v7"
@@ -99,7 +115,7 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 	s := &Store{bucket: opts.Bucket}
 	s.Store = objstore.New(api{s}, objstore.Config{URL: "s3://" + opts.Bucket, Prefix: opts.Prefix,
 		MaxPage: 999, MaxPutIf: MaxPutIfSize, PutIfLimit: "one PUT, at most 5 GiB", VersionName: "ETag", SweepOp: "abort incomplete uploads",
-		Unanswered: func(err error) bool { _, _, ok := response(err); return !ok }})
+		Unanswered: func(err error) bool { _, _, ok := response(err); return !ok }, HashPutIf: true})
 	if err := s.Start(ctx, "bucket "+opts.Bucket, opts.SkipCheck, func() error { return s.init(opts) }); err != nil {
 		return nil, err
 	}
@@ -139,38 +155,92 @@ func (s *Store) init(opts Options) error {
 // api is the store's objstore.Client.
 type api struct{ s *Store }
 
+// partSize is minio-go's: a PutReplace or PutCreate above it goes up in
+// parts (of at least this size).
+const partSize = 16 << 20
+
 // Put sends one PutObject with the package documentation's condition; a
 // PutCreate sends If-None-Match: * too. A PutCreate above the part size goes
 // up in parts, and not every server checks the condition on completing them;
 // a PutIfVersion is never a multipart upload, so the server checks it.
 func (a api) Put(ctx context.Context, key string, w objstore.Write) (storage.Version, error) {
 	md := w.Metadata
-	// minio-go's streaming signature sends an empty body as chunked
-	// transfer without Content-Length, which servers may refuse (411); an
-	// empty payload needs no streaming signature.
 	opts := minio.PutObjectOptions{ContentType: md.ContentType, CacheControl: md.CacheControl,
-		ContentDisposition: md.ContentDisposition, DisableContentSha256: w.Size == 0}
-	var body io.Reader = w.Body
+		ContentDisposition: md.ContentDisposition, ContentEncoding: md.ContentEncoding, DisableContentSha256: true}
 	switch {
 	case w.Mode == storage.PutCreate, w.Mode == storage.PutIfVersion && w.IfVersion == "":
 		opts.SetMatchETagExcept("*")
 	case w.Mode == storage.PutIfVersion:
 		opts.SetMatchETag(string(w.IfVersion))
 	}
-	if w.Mode == storage.PutIfVersion {
-		opts.DisableMultipart = true
-		// A body that cannot seek is never retried by the client (nor read
-		// whole into memory).
-		body = struct{ io.Reader }{w.Body}
-		if w.ExpectContinue {
-			ctx = context.WithValue(ctx, expectContinueKey{}, true)
-		}
+	if w.Mode != storage.PutIfVersion && w.Size > partSize {
+		return "", putError(a.putParts(ctx, key, w, opts), w)
 	}
-	info, err := a.s.client.PutObject(ctx, a.s.bucket, key, body, w.Size, opts)
+	var body io.Reader = w.Body
+	sum, _ := strings.CutPrefix(w.SHA256, "sha256:")
+	if sum == "" {
+		buf := make([]byte, w.Size)
+		var err error
+		if sum, err = readPart(w.Body, buf); err != nil {
+			return "", err
+		}
+		body = bytes.NewReader(buf)
+	}
+	if w.ExpectContinue {
+		ctx = context.WithValue(ctx, expectContinueKey{}, true)
+	}
+	// A body that cannot seek is never sent twice by the client.
+	info, err := (minio.Core{Client: a.s.client}).PutObject(ctx, a.s.bucket, key, struct{ io.Reader }{body}, w.Size, "", sum, opts)
 	if err != nil {
 		return "", putError(err, w)
 	}
 	return storage.Version(info.ETag), nil
+}
+
+// putParts sends w as a multipart upload whose parts are each read into
+// one buffer and signed with their SHA-256 (the client may send a part
+// again), and aborts it if it fails.
+func (a api) putParts(ctx context.Context, key string, w objstore.Write, opts minio.PutObjectOptions) (err error) {
+	_, size, _, err := minio.OptimalPartInfo(w.Size, partSize)
+	if err != nil {
+		return err
+	}
+	c := minio.Core{Client: a.s.client}
+	id, err := c.NewMultipartUpload(ctx, a.s.bucket, key, opts)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			c.AbortMultipartUpload(context.WithoutCancel(ctx), a.s.bucket, key, id)
+		}
+	}()
+	buf := make([]byte, size)
+	var parts []minio.CompletePart
+	for left := w.Size; left > 0; left -= size {
+		part := buf[:min(left, size)]
+		sum, err := readPart(w.Body, part)
+		if err != nil {
+			return err
+		}
+		p, err := c.PutObjectPart(ctx, a.s.bucket, key, id, len(parts)+1, bytes.NewReader(part), int64(len(part)),
+			minio.PutObjectPartOptions{Sha256Hex: sum, DisableContentSha256: true})
+		if err != nil {
+			return err
+		}
+		parts = append(parts, minio.CompletePart{PartNumber: p.PartNumber, ETag: p.ETag})
+	}
+	_, err = c.CompleteMultipartUpload(ctx, a.s.bucket, key, id, parts, minio.PutObjectOptions{})
+	return err
+}
+
+// readPart fills buf from r and returns the hex SHA-256 of its bytes.
+func readPart(r io.Reader, buf []byte) (string, error) {
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(buf)
+	return hex.EncodeToString(sum[:]), nil
 }
 
 // putError is a failed PutObject's: a refused condition is ErrPrecondition.

@@ -46,8 +46,6 @@ type config struct {
 }
 
 // TLS serves HTTPS, with a certificate that Server.Transport trusts.
-// minio-go then sends plain payloads, while over HTTP it uses aws-chunked
-// bodies, which gofakes3 does not decode in multipart parts.
 func TLS() Option {
 	return func(c *config) { c.tls = true }
 }
