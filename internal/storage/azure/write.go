@@ -74,15 +74,18 @@ func condition(w objstore.Write) *blob.AccessConditions {
 	return &blob.AccessConditions{ModifiedAccessConditions: &m}
 }
 
+// headers are the blob's HTTP headers: m's, those it leaves empty unset.
 func headers(m storage.Metadata) *blob.HTTPHeaders {
-	h := &blob.HTTPHeaders{BlobContentType: new(m.ContentType)}
-	if m.CacheControl != "" {
-		h.BlobCacheControl = new(m.CacheControl)
+	return &blob.HTTPHeaders{BlobContentType: new(m.ContentType), BlobCacheControl: set(m.CacheControl),
+		BlobContentDisposition: set(m.ContentDisposition), BlobContentEncoding: set(m.ContentEncoding)}
+}
+
+// set is the address of v, or nil for "" (no header).
+func set(v string) *string {
+	if v == "" {
+		return nil
 	}
-	if m.ContentDisposition != "" {
-		h.BlobContentDisposition = new(m.ContentDisposition)
-	}
-	return h
+	return &v
 }
 
 // putBlocks uploads size bytes of er as blocks of the block size (each

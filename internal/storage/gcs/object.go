@@ -61,7 +61,8 @@ func (s *Store) upload(ctx context.Context, key string, w objstore.Write, gen st
 		ContentType        string `json:"contentType"`
 		CacheControl       string `json:"cacheControl,omitempty"`
 		ContentDisposition string `json:"contentDisposition,omitempty"`
-	}{key, md.ContentType, md.CacheControl, md.ContentDisposition})
+		ContentEncoding    string `json:"contentEncoding,omitempty"`
+	}{key, md.ContentType, md.CacheControl, md.ContentDisposition, md.ContentEncoding})
 	if err != nil {
 		return "", err
 	}
@@ -94,8 +95,16 @@ func (s *Store) upload(ctx context.Context, key string, w objstore.Write, gen st
 	return storage.Version(obj.Generation), nil
 }
 
+// Open sends one download of key that accepts gzip: GCS serves an object
+// stored with "Content-Encoding: gzip" as stored only then (else it
+// decompresses it), and the transport decodes nothing it did not ask for.
 func (a api) Open(ctx context.Context, key string) (io.ReadCloser, storage.Version, error) {
-	resp, err := a.s.request(ctx, http.MethodGet, a.s.objectURL(key, url.Values{"alt": {"media"}}))
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.s.objectURL(key, url.Values{"alt": {"media"}}), nil)
+	if err != nil {
+		return nil, "", err
+	}
+	req.Header.Set("Accept-Encoding", "gzip")
+	resp, err := a.s.send(req)
 	if err != nil {
 		return nil, "", err
 	}
