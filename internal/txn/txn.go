@@ -308,8 +308,9 @@ type Write struct {
 // putOptions are the options of w's Put or Stage. A path that did not
 // exist when planned is only created, never replaced: should a successor
 // have written it since, the write fails rather than destroy its file.
+// The digest lets a store that signs it (S3) refuse other bytes.
 func (w *Write) putOptions() storage.PutOptions {
-	o := storage.PutOptions{Mode: storage.PutCreate, Metadata: w.Metadata}
+	o := storage.PutOptions{Mode: storage.PutCreate, Metadata: w.Metadata, SHA256: w.SHA256}
 	if w.Existed {
 		o.Mode = storage.PutReplace
 	}
