@@ -328,12 +328,17 @@ func (g *globals) show(doc any, text func()) error {
 	return nil
 }
 
-// mapAppError turns use-case errors into exit statuses.
+// mapAppError turns use-case errors into exit statuses: invalid options and
+// configuration exit 2, a held lock 11, a command's own error keeps its own.
 func mapAppError(err error) error {
+	var ee *exitError
 	var ue *distributor.UsageError
+	var ce *distributor.ConfigError
 	var he *distributor.LockHeldError
 	switch {
-	case errors.As(err, &ue):
+	case errors.As(err, &ee):
+		return err
+	case errors.As(err, &ue), errors.As(err, &ce):
 		return &exitError{code: ExitUsage, err: err}
 	case errors.As(err, &he):
 		return &exitError{code: ExitLocked, err: err}

@@ -73,7 +73,7 @@ func maintCommand(g *globals, cmd *cobra.Command, root *distributor.Root, use fu
 		}
 		rep, err := use(cmd.Context(), cfg)
 		if err != nil {
-			return mapMaintError(err)
+			return mapAppError(err)
 		}
 		if s, ok := rep.(*report.StateShow); ok {
 			return g.showState(s)
@@ -83,37 +83,18 @@ func maintCommand(g *globals, cmd *cobra.Command, root *distributor.Root, use fu
 			Failed() bool
 			Err() error
 		})
-		return lockHeldStatus(g.finish(d, d.Failed()), d.Err())
+		// A failure because another writer held the root's lock past the wait exits 11.
+		var he *distributor.LockHeldError
+		if err := g.finish(d, d.Failed()); err == nil || !errors.As(d.Err(), &he) {
+			return err
+		}
+		return errLockHeld
 	}
 	f := cmd.Flags()
 	f.StringVar(&root.Pipeline, "pipeline", "", "the pipeline whose destination root to work on (default: the only pipeline, or the only one publishing to --destination)")
 	f.StringVar(&root.Destination, "destination", "", "the destination of that pipeline (default: the pipeline's only destination)")
 	f.StringVar(&root.Source, "source", "", "bundle directory whose manifest fills {source_*} placeholders of the destination path (default: the pipeline's configured source)")
 	registerIDCompletions(g, cmd) // also marks --source a directory
-}
-
-// lockHeldStatus is err, a printed report's status, but ExitLocked when it
-// failed because another writer held the root's lock past the wait (cause).
-func lockHeldStatus(err, cause error) error {
-	var he *distributor.LockHeldError
-	if err != nil && errors.As(cause, &he) {
-		return errLockHeld
-	}
-	return err
-}
-
-// mapMaintError maps a maintenance use case's error before a report: invalid
-// options and configuration exit 2, a command's own error stays, else exit 1.
-func mapMaintError(err error) error {
-	var ee *exitError
-	var ce *distributor.ConfigError
-	switch {
-	case errors.As(err, &ee):
-		return err // the command's own
-	case errors.As(err, &ce):
-		return &exitError{code: ExitUsage, err: err}
-	}
-	return mapAppError(err)
 }
 
 func newReconcileCmd(g *globals) *cobra.Command {
