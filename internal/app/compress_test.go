@@ -17,6 +17,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/plan"
 	"github.com/distributor-dev/distributor/internal/render"
 	"github.com/distributor-dev/distributor/internal/report"
+	"github.com/distributor-dev/distributor/internal/testutil/nginxtest"
 )
 
 const compressYAML = `pipelines:
@@ -175,5 +176,39 @@ func TestCompressedBytesChecked(t *testing.T) {
 	}
 	if bundle.CheckSHA256(outs[0].SHA256) != nil || outs[0].Size == 0 {
 		t.Errorf("digest left %q %d", outs[0].SHA256, outs[0].Size)
+	}
+}
+
+// TestSidecarsServedByNginx: a published root served by a real nginx with
+// gzip_static and brotli_static (as docs/cookbook.md configures it): a client
+// accepting br gets the brotli sidecar, one accepting gzip the gzip one, any
+// other the page itself, and all of them decode to exactly the page; a file
+// below min_size is served plain to everyone.
+func TestSidecarsServedByNginx(t *testing.T) {
+	f := yamlFixture(t, strings.ReplaceAll(compressYAML, "WORKFLOW", "additive"))
+	f.bundle("b", "w.1", map[string]string{"report.md": "# Weather\n\n" + strings.Repeat("Rain at noon, then sun. ", 100),
+		"small.txt": "tiny"})
+	if d := f.run(f.app(nil), "p"); d.Status != report.StatusOK {
+		t.Fatalf("run: %s %s", d.Action, d.Status)
+	}
+	base := nginxtest.Start(t, f.root)
+	for _, p := range []string{"report.html", "index.html", "report.md", "small.txt"} {
+		plain := readFile(t, filepath.Join(f.root, p))
+		for _, tc := range []struct{ accept, want string }{{"br", "br"}, {"gzip", "gzip"}, {"br, gzip", "br"}, {"", ""}, {"zstd", ""}} {
+			if p == "small.txt" {
+				tc.want = ""
+			}
+			body, enc := nginxtest.Get(t, base+"/"+p, tc.accept)
+			if enc != tc.want {
+				t.Errorf("%s, Accept-Encoding %q: Content-Encoding %q, want %q", p, tc.accept, enc, tc.want)
+				continue
+			}
+			if enc != "" {
+				body = decode(t, p+map[string]string{"br": ".br", "gzip": ".gz"}[enc], body)
+			}
+			if !bytes.Equal(body, plain) {
+				t.Errorf("%s, Accept-Encoding %q: the body does not decode to the page", p, tc.accept)
+			}
+		}
 	}
 }
