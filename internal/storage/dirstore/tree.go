@@ -237,15 +237,12 @@ func (d *Writer) List(ctx context.Context, prefix string, fn func(storage.Info) 
 // never following a symbolic link. It waits for this Writer's writes in
 // flight, but cannot see other processes' writes: call it (without DryRun)
 // only while holding the destination lock, as part of crash recovery.
-func (d *Writer) SweepTemp(ctx context.Context, opts storage.SweepOptions) ([]string, error) {
-	found, err := d.sweep(ctx, opts)
-	if err != nil {
-		return found, fmt.Errorf("%s: sweep temporary files: %w", d.FS, err)
-	}
-	return found, nil
-}
-
-func (d *Writer) sweep(ctx context.Context, opts storage.SweepOptions) ([]string, error) {
+func (d *Writer) SweepTemp(ctx context.Context, opts storage.SweepOptions) (_ []string, err error) {
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("%s: sweep temporary files: %w", d.FS, err)
+		}
+	}()
 	if _, err := storage.CheckSweepDirs(opts.Dirs); err != nil {
 		return nil, err
 	}

@@ -48,6 +48,14 @@ type FS interface {
 	Walk(ctx context.Context, removes bool) (Tree, func(), error)
 }
 
+// Wrap wraps *err, unless nil, with fsys.Wrap: deferred by a store's own
+// methods (Stat, Delete).
+func Wrap(fsys FS, op, p string, err *error) {
+	if *err != nil {
+		*err = fsys.Wrap(op, p, *err)
+	}
+}
+
 // Temp is a temporary file beside its target. Done ends every write
 // and every Attach.
 type Temp interface {

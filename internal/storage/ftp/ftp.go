@@ -239,17 +239,6 @@ func (s *Store) IsTransient(err error) bool {
 	return storage.IsTransient(err)
 }
 
-func (s *Store) errorf(op, p string, err error) error {
-	return fmt.Errorf("%s: %s %s: %w", s, op, p, err)
-}
-
-// wrap is errorf on *err, unless nil, for a deferred call.
-func (s *Store) wrap(op, p string, err *error) {
-	if *err != nil {
-		*err = s.errorf(op, p, *err)
-	}
-}
-
 // full returns the server path of the store path p ("" is the root).
 func (s *Store) full(p string) string { return path.Join(s.root, p) }
 
@@ -288,7 +277,7 @@ func isDir(c *conn, dir string) (bool, error) {
 // Stat implements storage.Store: MLST where the server has it, else SIZE
 // and MDTM.
 func (s *Store) Stat(ctx context.Context, p string) (_ storage.Info, err error) {
-	defer s.wrap("stat", p, &err)
+	defer dirstore.Wrap(s.FS, "stat", p, &err)
 	if err := checkPath(p); err != nil {
 		return storage.Info{}, err
 	}
@@ -331,7 +320,7 @@ func (s *Store) orGuard(c *conn, p string, info storage.Info, err error) (storag
 // package doc), then the directories left empty that the store may remove;
 // a missing path or a directory is left alone.
 func (s *Store) Delete(ctx context.Context, p string) (err error) {
-	defer s.wrap("delete", p, &err)
+	defer dirstore.Wrap(s.FS, "delete", p, &err)
 	if err := checkPath(p); err != nil {
 		return err
 	}

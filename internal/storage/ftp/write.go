@@ -22,7 +22,7 @@ import (
 type dirFS struct{ *Store }
 
 // Wrap implements dirstore.FS.
-func (d dirFS) Wrap(op, p string, err error) error { return d.errorf(op, p, err) }
+func (d dirFS) Wrap(op, p string, err error) error { return fmt.Errorf("%s: %s %s: %w", d, op, p, err) }
 
 // CanLink implements dirstore.FS: FTP has no hard links.
 func (dirFS) CanLink(context.Context) bool { return false }

@@ -32,7 +32,7 @@ func (s *Store) rewriteIf(ctx context.Context, p string, ifVersion storage.Versi
 		return err
 	}
 	defer s.HoldCAS()()
-	cur, err := s.open(ctx, p)
+	cur, err := s.FS.OpenFile(ctx, p, true)
 	if errors.Is(err, fs.ErrNotExist) {
 		return dirstore.CheckVersion("", ifVersion)
 	}
@@ -66,15 +66,6 @@ func (s *Store) rewriteIf(ctx context.Context, p string, ifVersion storage.Versi
 		return err
 	}
 	return w.Rename(ctx)
-}
-
-// OpenFile implements dirstore.FS.
-func (d dirFS) OpenFile(ctx context.Context, p string, _ bool) (io.ReadCloser, error) {
-	f, err := d.open(ctx, p)
-	if err != nil {
-		return nil, err // a nil *os.File is no nil io.ReadCloser
-	}
-	return f, nil
 }
 
 // CreateNew implements dirstore.FS: the exclusive create without hard links,

@@ -42,6 +42,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -246,8 +247,9 @@ func (s *Store) errorf(op, p string, err error) error {
 	return fmt.Errorf("local %s: %s %s: %w", s.path, op, p, s.explain(op, p, err))
 }
 
-func (s *Store) open(ctx context.Context, p string) (*os.File, error) {
-	c, fi, err := s.lstat(ctx, p)
+// OpenFile implements dirstore.FS: an *os.File (which tells Get its size).
+func (d dirFS) OpenFile(ctx context.Context, p string, _ bool) (io.ReadCloser, error) {
+	c, fi, err := d.lstat(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -313,14 +315,8 @@ func (s *Store) Stat(ctx context.Context, p string) (storage.Info, error) {
 // Delete implements storage.Store. It removes the regular file or symbolic link
 // (never its target) at p, fsyncs its directory and prunes the emptied ones; a
 // missing path, a directory or a path below a symbolic link is left alone.
-func (s *Store) Delete(ctx context.Context, p string) error {
-	if err := s.delete(ctx, p); err != nil {
-		return s.errorf("delete", p, err)
-	}
-	return nil
-}
-
-func (s *Store) delete(ctx context.Context, p string) error {
+func (s *Store) Delete(ctx context.Context, p string) (err error) {
+	defer dirstore.Wrap(s.FS, "delete", p, &err)
 	c, fi, err := s.lstat(ctx, p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil

@@ -31,7 +31,7 @@ type tree struct {
 // plain directories (checked with Lstat, never following a link).
 func (t tree) OpenDir(_ context.Context, p string) (dirstore.TreeDir, error) {
 	if p != "" {
-		err := t.s.checkParents(t.c, p+"/x") // p itself and its parents
+		_, err := t.s.walkParents(t.c, p+"/x", false) // p itself and its parents
 		if h := (*dirstore.HiddenError)(nil); errors.As(err, &h) || errors.Is(err, fs.ErrNotExist) || t.s.belowFile(t.c, p+"/x", err) {
 			return nil, nil
 		}

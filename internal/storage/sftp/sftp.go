@@ -201,10 +201,6 @@ func (s *Store) Close() error {
 	return err
 }
 
-func (s *Store) errorf(op, p string, err error) error {
-	return fmt.Errorf("%s: %s %s: %w", s, op, p, err)
-}
-
 // full returns the server path of the store path p ("" is the root).
 func (s *Store) full(p string) string {
 	if p == "" {
@@ -252,7 +248,7 @@ func (s *Store) lstat(c *conn, p string) (fs.FileInfo, error) {
 	if err := storage.CheckPath(p); err != nil {
 		return nil, err
 	}
-	if err := s.checkParents(c, p); err != nil {
+	if _, err := s.walkParents(c, p, false); err != nil {
 		// A missing parent, or one that is not a plain directory, makes p missing.
 		if h := (*dirstore.HiddenError)(nil); errors.As(err, &h) {
 			return nil, h.Missing("stat")
@@ -297,15 +293,8 @@ func (s *Store) belowFile(c *conn, p string, err error) bool {
 }
 
 // Stat implements storage.Store: it describes a regular file.
-func (s *Store) Stat(ctx context.Context, p string) (storage.Info, error) {
-	info, err := s.stat(ctx, p)
-	if err != nil {
-		return storage.Info{}, s.errorf("stat", p, err)
-	}
-	return info, nil
-}
-
-func (s *Store) stat(ctx context.Context, p string) (storage.Info, error) {
+func (s *Store) Stat(ctx context.Context, p string) (_ storage.Info, err error) {
+	defer dirstore.Wrap(s.FS, "stat", p, &err)
 	if err := storage.CheckPath(p); err != nil {
 		return storage.Info{}, err
 	}
@@ -324,14 +313,8 @@ func (s *Store) stat(ctx context.Context, p string) (storage.Info, error) {
 // Delete implements storage.Store. It removes the regular file or symbolic link
 // (never its target) at p, then prunes the emptied directories; a missing path,
 // a directory or a path below a symbolic link or a file is left alone.
-func (s *Store) Delete(ctx context.Context, p string) error {
-	if err := s.delete(ctx, p); err != nil {
-		return s.errorf("delete", p, err)
-	}
-	return nil
-}
-
-func (s *Store) delete(ctx context.Context, p string) error {
+func (s *Store) Delete(ctx context.Context, p string) (err error) {
+	defer dirstore.Wrap(s.FS, "delete", p, &err)
 	if err := storage.CheckPath(p); err != nil {
 		return err
 	}
@@ -340,7 +323,7 @@ func (s *Store) delete(ctx context.Context, p string) error {
 		return err
 	}
 	defer watch(ctx, c)()
-	if err := s.checkParents(c, p); err != nil {
+	if _, err := s.walkParents(c, p, false); err != nil {
 		if h := (*dirstore.HiddenError)(nil); errors.As(err, &h) || errors.Is(err, fs.ErrNotExist) {
 			return nil // nothing below a link (or a file) is touched
 		}
@@ -365,12 +348,4 @@ func (s *Store) delete(ctx context.Context, p string) error {
 	}
 	s.dirs.Prune(path.Dir(full), true, false, c.sftp.RemoveDirectory)
 	return nil
-}
-
-// checkParents checks with Lstat (never following a link) that every parent
-// directory of the store path p is a plain directory, remembering those verified:
-// a missing one matches fs.ErrNotExist, any other a *dirstore.HiddenError.
-func (s *Store) checkParents(c *conn, p string) error {
-	_, err := s.walkParents(c, p, false)
-	return err
 }

@@ -24,7 +24,7 @@ import (
 type dirFS struct{ *Store }
 
 // Wrap implements dirstore.FS.
-func (d dirFS) Wrap(op, p string, err error) error { return d.errorf(op, p, err) }
+func (d dirFS) Wrap(op, p string, err error) error { return fmt.Errorf("%s: %s %s: %w", d, op, p, err) }
 
 // CanLink implements dirstore.FS (see conn.canLink). Without a connection it
 // says yes: Temp then fails with the connection's error.
@@ -275,8 +275,11 @@ func (s *Store) mkdirs(c *conn, p string) (created []string, err error) {
 	return append(created, made...), err
 }
 
-// walkParents is checkParents, which with create makes the missing
-// directories (returning those it made) and notes each in s.dirs.
+// walkParents checks with Lstat (never following a link) that every parent
+// directory of the store path p is a plain directory, remembering those
+// verified: a missing one matches fs.ErrNotExist, any other a
+// *dirstore.HiddenError. With create it makes the missing ones (returning
+// those it made) and notes each in s.dirs.
 func (s *Store) walkParents(c *conn, p string, create bool) ([]string, error) {
 	var created []string
 	segs := strings.Split(p, "/")
