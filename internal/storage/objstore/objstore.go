@@ -101,9 +101,6 @@ type Config struct {
 	// connection, so the client sees a reset instead of the 412: one HEAD
 	// then tells whether the condition failed (see cutShort).
 	Unanswered func(err error) bool
-	// HashPutIf: the client sends the body's SHA-256 (S3 signs it), so a
-	// PutIfVersion write whose caller gave none is hashed first (it seeks).
-	HashPutIf bool
 }
 
 // Store is an object store's storage.Store but IsTransient, which the
@@ -204,7 +201,7 @@ func (s *Store) put(ctx context.Context, p string, r io.Reader, size int64, opts
 		if s.cfg.MaxPutIf > 0 && size > s.cfg.MaxPutIf {
 			return "", fmt.Errorf("%d bytes: a conditional write is %s (%d bytes)", size, s.cfg.PutIfLimit, s.cfg.MaxPutIf)
 		}
-		if w.SHA256 == "" && s.cfg.HashPutIf {
+		if w.SHA256 == "" { // for a store that signs it (S3), in a first pass
 			if w.SHA256, err = digest(ctx, rs, size); err != nil {
 				return "", err
 			}

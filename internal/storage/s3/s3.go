@@ -7,16 +7,12 @@
 // retried (reads, listings and deletes are, by minio-go).
 //
 // Every upload request signs its body's SHA-256 (X-Amz-Content-Sha256), so
-// that the server refuses a body cut short or changed. Not minio-go's
-// default over http, the streaming signature, whose "Content-Encoding:
-// aws-chunked" servers such as versitygw keep with the object and serve;
-// nor UNSIGNED-PAYLOAD, with which versitygw stores a body cut short: an
-// object carries the Content-Encoding of its Metadata, or none. A PutObject
-// streams the body under the digest its caller gave
-// (storage.PutOptions.SHA256); without one it reads the body (at most the
-// part size) into memory to hash it, or (PutIfVersion) hashes it in a
-// first pass. Each part of a multipart upload is read into memory and
-// hashed.
+// the server refuses a body cut short or changed: not minio-go's streaming
+// signature over http, whose "Content-Encoding: aws-chunked" versitygw keeps
+// with the object, nor UNSIGNED-PAYLOAD, with which it stores a body cut
+// short. The digest is the caller's (storage.PutOptions.SHA256), else the
+// body is hashed in memory (at most the part size, as every part of a
+// multipart upload is) or, for a PutIfVersion, in a first pass.
 //
 // PutIfVersion writes are a single conditional PutObject (never a
 // multipart upload, so at most 5 GiB), enforced by the server: the zero
@@ -115,7 +111,7 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 	s := &Store{bucket: opts.Bucket}
 	s.Store = objstore.New(api{s}, objstore.Config{URL: "s3://" + opts.Bucket, Prefix: opts.Prefix,
 		MaxPage: 999, MaxPutIf: MaxPutIfSize, PutIfLimit: "one PUT, at most 5 GiB", VersionName: "ETag", SweepOp: "abort incomplete uploads",
-		Unanswered: func(err error) bool { _, _, ok := response(err); return !ok }, HashPutIf: true})
+		Unanswered: func(err error) bool { _, _, ok := response(err); return !ok }})
 	if err := s.Start(ctx, "bucket "+opts.Bucket, opts.SkipCheck, func() error { return s.init(opts) }); err != nil {
 		return nil, err
 	}
@@ -179,12 +175,10 @@ func (a api) Put(ctx context.Context, key string, w objstore.Write) (storage.Ver
 	var body io.Reader = w.Body
 	sum, _ := strings.CutPrefix(w.SHA256, "sha256:")
 	if sum == "" {
-		buf := make([]byte, w.Size)
 		var err error
-		if sum, err = readPart(w.Body, buf); err != nil {
+		if body, sum, err = readPart(w.Body, make([]byte, w.Size)); err != nil {
 			return "", err
 		}
-		body = bytes.NewReader(buf)
 	}
 	if w.ExpectContinue {
 		ctx = context.WithValue(ctx, expectContinueKey{}, true)
@@ -218,12 +212,12 @@ func (a api) putParts(ctx context.Context, key string, w objstore.Write, opts mi
 	buf := make([]byte, size)
 	var parts []minio.CompletePart
 	for left := w.Size; left > 0; left -= size {
-		part := buf[:min(left, size)]
-		sum, err := readPart(w.Body, part)
+		n := min(left, size)
+		part, sum, err := readPart(w.Body, buf[:n])
 		if err != nil {
 			return err
 		}
-		p, err := c.PutObjectPart(ctx, a.s.bucket, key, id, len(parts)+1, bytes.NewReader(part), int64(len(part)),
+		p, err := c.PutObjectPart(ctx, a.s.bucket, key, id, len(parts)+1, part, n,
 			minio.PutObjectPartOptions{Sha256Hex: sum, DisableContentSha256: true})
 		if err != nil {
 			return err
@@ -234,13 +228,14 @@ func (a api) putParts(ctx context.Context, key string, w objstore.Write, opts mi
 	return err
 }
 
-// readPart fills buf from r and returns the hex SHA-256 of its bytes.
-func readPart(r io.Reader, buf []byte) (string, error) {
+// readPart fills buf from r and returns its bytes to send and their hex
+// SHA-256.
+func readPart(r io.Reader, buf []byte) (*bytes.Reader, string, error) {
 	if _, err := io.ReadFull(r, buf); err != nil {
-		return "", err
+		return nil, "", err
 	}
 	sum := sha256.Sum256(buf)
-	return hex.EncodeToString(sum[:]), nil
+	return bytes.NewReader(buf), hex.EncodeToString(sum[:]), nil
 }
 
 // putError is a failed PutObject's: a refused condition is ErrPrecondition.
