@@ -22,33 +22,30 @@ func (d dirFS) Walk(ctx context.Context, removes bool) (dirstore.Tree, func(), e
 			return nil, nil, err
 		}
 	}
-	return tree{d.Store}, func() {}, nil
+	return dir{d.Store, d.root}, func() {}, nil
 }
 
-// tree is the store's directory tree as dirstore.ListTree and
-// dirstore.SweepTree walk it.
-type tree struct{ s *Store }
-
-// OpenDir implements dirstore.Tree: a missing directory shows as such in
-// its listing.
-func (t tree) OpenDir(_ context.Context, p string) (dirstore.TreeDir, error) {
-	return dir{t.s, t.s.full(p)}, nil
-}
-
-// PruneDir implements dirstore.Tree (see Store.prune).
-func (t tree) PruneDir(ctx context.Context, p string, parents bool) {
-	c, err := t.s.acquire(ctx)
-	if err != nil {
-		return
-	}
-	defer t.s.release(c)
-	t.s.dirs.Prune(t.s.full(p), parents, false, rmdir(c))
-}
-
-// dir is a directory of the tree: its server path.
+// dir is the store's directory tree as dirstore.ListTree and
+// dirstore.SweepTree walk it, and its directory at the server path path.
 type dir struct {
 	s    *Store
 	path string
+}
+
+// OpenDir implements dirstore.Tree: a missing directory shows as such in
+// its listing.
+func (d dir) OpenDir(_ context.Context, p string) (dirstore.TreeDir, error) {
+	return dir{d.s, d.s.full(p)}, nil
+}
+
+// PruneDir implements dirstore.Tree (see dirstore.Dirs.Prune).
+func (d dir) PruneDir(ctx context.Context, p string, parents bool) {
+	c, err := d.s.acquire(ctx)
+	if err != nil {
+		return
+	}
+	defer d.s.release(c)
+	d.s.dirs.Prune(d.s.full(p), parents, false, rmdir(c))
 }
 
 // Entries implements dirstore.TreeDir: MLSD, or CWD and LIST. Guards are

@@ -17,40 +17,36 @@ func (d dirFS) Walk(ctx context.Context, _ bool) (dirstore.Tree, func(), error) 
 	if err != nil {
 		return nil, nil, err
 	}
-	return tree{d.Store, c}, watch(ctx, c), nil
+	return dir{d.Store, c, d.root}, watch(ctx, c), nil
 }
 
-// tree is the store's directory tree on the connection c, as
-// dirstore.ListTree and dirstore.SweepTree walk it.
-type tree struct {
-	s *Store
-	c *conn
+// dir is the store's directory tree on the connection c, as
+// dirstore.ListTree and dirstore.SweepTree walk it, and its directory at
+// the server path path.
+type dir struct {
+	s    *Store
+	c    *conn
+	path string
 }
 
 // OpenDir implements dirstore.Tree: the directory and its parents must be
 // plain directories (checked with Lstat, never following a link).
-func (t tree) OpenDir(_ context.Context, p string) (dirstore.TreeDir, error) {
+func (d dir) OpenDir(_ context.Context, p string) (dirstore.TreeDir, error) {
 	if p != "" {
-		_, err := t.s.walkParents(t.c, p+"/x", false) // p itself and its parents
-		if h := (*dirstore.HiddenError)(nil); errors.As(err, &h) || errors.Is(err, fs.ErrNotExist) || t.s.belowFile(t.c, p+"/x", err) {
+		_, err := d.s.walkParents(d.c, p+"/x", false) // p itself and its parents
+		if h := (*dirstore.HiddenError)(nil); errors.As(err, &h) || errors.Is(err, fs.ErrNotExist) || d.s.belowFile(d.c, p+"/x", err) {
 			return nil, nil
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
-	return dir{t.c, t.s.full(p)}, nil
+	return dir{d.s, d.c, d.s.full(p)}, nil
 }
 
 // PruneDir implements dirstore.Tree (see dirstore.Dirs.Prune).
-func (t tree) PruneDir(_ context.Context, p string, parents bool) {
-	t.s.dirs.Prune(t.s.full(p), parents, false, t.c.sftp.RemoveDirectory)
-}
-
-// dir is a directory of the tree: its server path on the connection c.
-type dir struct {
-	c    *conn
-	path string
+func (d dir) PruneDir(_ context.Context, p string, parents bool) {
+	d.s.dirs.Prune(d.s.full(p), parents, false, d.c.sftp.RemoveDirectory)
 }
 
 // Entries implements dirstore.TreeDir: READDIR returns each entry's own
@@ -67,7 +63,7 @@ func (d dir) Entries(ctx context.Context, prefix string) ([]fs.FileInfo, error) 
 
 // Sub implements dirstore.TreeDir.
 func (d dir) Sub(_ context.Context, name string) (dirstore.TreeDir, error) {
-	return dir{d.c, path.Join(d.path, name)}, nil
+	return dir{d.s, d.c, path.Join(d.path, name)}, nil
 }
 
 // Remove implements dirstore.TreeDir.
