@@ -262,12 +262,12 @@ func (p *canonParser) time(name string, dst *time.Time, more bool) bool {
 	if s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != 'Z' {
 		return false
 	}
-	// Refuse what time.Date would normalise (a 31 April, a 60th second):
+	// Refuse what time.Date normalised (a 31 April, a 60th second):
 	// time.Parse refuses it too, and the general decoder says why.
-	if v[1] < 1 || v[1] > 12 || v[2] < 1 || v[2] > daysIn(v[0], v[1]) || v[3] > 23 || v[4] > 59 || v[5] > 59 {
+	t := time.Date(v[0], time.Month(v[1]), v[2], v[3], v[4], v[5], 0, time.UTC)
+	if y, mo, d := t.Date(); y != v[0] || int(mo) != v[1] || d != v[2] || t.Hour() != v[3] || t.Minute() != v[4] || t.Second() != v[5] {
 		return false
 	}
-	t := time.Date(v[0], time.Month(v[1]), v[2], v[3], v[4], v[5], 0, time.UTC)
 	m := &p.memo.times[p.memo.next]
 	p.memo.next = (p.memo.next + 1) % len(p.memo.times)
 	copy(m.raw[:], s)
@@ -275,17 +275,4 @@ func (p *canonParser) time(name string, dst *time.Time, more bool) bool {
 	*dst = t
 	p.b = p.b[len(form):]
 	return p.end(more)
-}
-
-func daysIn(y, m int) int {
-	switch m {
-	case 2:
-		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
-			return 29
-		}
-		return 28
-	case 4, 6, 9, 11:
-		return 30
-	}
-	return 31
 }
