@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"bytes"
 	"io"
 	"strconv"
 	"strings"
@@ -24,12 +23,6 @@ func (r *reader) name(where string) (string, int64, error) {
 			return "", at, r.syntax(where, "object member name must be a string")
 		}
 		return "", at, r.syntax(where, "invalid character "+r.quoteNext()+" at start of value")
-	}
-	// The names distributor writes need no escapes: read them in place.
-	if j := bytes.IndexAny(r.b[r.i+1:], `"\`); j >= 0 && r.b[r.i+1+j] == '"' && plainText(r.b[r.i+1:r.i+1+j]) {
-		name := string(r.b[r.i+1 : r.i+1+j])
-		r.i += j + 2
-		return name, at, nil
 	}
 	v, start, err := r.value(where)
 	if err != nil {
