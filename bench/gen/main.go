@@ -1,5 +1,5 @@
 // Command gen writes the data bench/run measures: `gen bundle` a sealed
-// bundle of N random files, `gen root` a root of N managed outputs and its
+// bundle of N random files (or of report text, -text), `gen root` a root of N managed outputs and its
 // .distributor.json made without publishing (-files=false: the catalog only,
 // which also restores a root's catalog). Content is seeded ChaCha8, so it
 // neither compresses nor deduplicates, and the same flags give the same bytes.
@@ -15,10 +15,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/bundle"
 	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/compress/compresstest"
 )
 
 func main() {
@@ -41,7 +43,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: gen bundle -dir DIR -files N -size BYTES [-id ID] [-seed S] [-per-dir K]\n       gen root -dir DIR -outputs N [-size BYTES] [-per-dir K] [-files=false] [-pipeline P] [-destination D]")
+	fmt.Fprintln(os.Stderr, "usage: gen bundle -dir DIR -files N -size BYTES [-id ID] [-seed S] [-per-dir K] [-text]\n       gen root -dir DIR -outputs N [-size BYTES] [-per-dir K] [-files=false] [-pipeline P] [-destination D]")
 	os.Exit(2)
 }
 
@@ -90,6 +92,7 @@ func genBundle(args []string) error {
 	id := fs.String("id", "bench.bundle", "bundle id")
 	seed := fs.Uint64("seed", 1, "content seed")
 	perDir := fs.Int("per-dir", 100, "files per subdirectory")
+	text := fs.Bool("text", false, "report text (HTML, CSV, JSON: compresstest.ReportText) instead of random bytes")
 	fs.Parse(args)
 	if *dir == "" || *files < 1 || *size < 0 || *perDir < 1 {
 		return fmt.Errorf("bundle: need -dir, -files >= 1, -size >= 0, -per-dir >= 1")
@@ -98,7 +101,16 @@ func genBundle(args []string) error {
 	buf := make([]byte, 1<<20)
 	for i := range *files {
 		p := filepath.Join(*dir, fmt.Sprintf("d%03d", i / *perDir), fmt.Sprintf("f%05d.bin", i))
-		if _, err := writeRandom(p, *size, rng, buf); err != nil {
+		var err error
+		if *text {
+			p = strings.TrimSuffix(p, ".bin") + compresstest.Ext(i)
+			if err = os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
+				err = os.WriteFile(p, compresstest.ReportText(*seed, i, int(*size)), 0o644)
+			}
+		} else {
+			_, err = writeRandom(p, *size, rng, buf)
+		}
+		if err != nil {
 			return err
 		}
 	}

@@ -20,6 +20,8 @@ import (
 	"github.com/andybalholm/brotli"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/distributor-dev/distributor/internal/compress/compresstest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden.sha256 (only with a deliberate level or library change)")
@@ -66,9 +68,9 @@ func TestRoundTrip(t *testing.T) {
 	inputs := map[string][]byte{
 		"empty":  nil,
 		"byte":   []byte("x"),
-		"html":   reportText(7, 0, 300_000),
-		"csv":    reportText(7, 1, 100_000),
-		"json":   reportText(7, 2, 100_000),
+		"html":   compresstest.ReportText(7, 0, 300_000),
+		"csv":    compresstest.ReportText(7, 1, 100_000),
+		"json":   compresstest.ReportText(7, 2, 100_000),
 		"binary": bytes.Repeat([]byte{0, 255, 1, 254}, 50_000),
 	}
 	for _, e := range Encodings() {
@@ -108,7 +110,7 @@ func TestEmptyInput(t *testing.T) {
 }
 
 func TestDeterministic(t *testing.T) {
-	in := reportText(3, 0, 200_000)
+	in := compresstest.ReportText(3, 0, 200_000)
 	for _, e := range Encodings() {
 		want := sha256.Sum256(encode(t, e, in))
 		var wg sync.WaitGroup
@@ -129,7 +131,7 @@ func TestDeterministic(t *testing.T) {
 		for i, run := range []func(io.Writer) error{
 			func(w io.Writer) error { _, err := c.Copy(context.Background(), e, w, bytes.NewReader(in)); return err },
 			func(io.Writer) error {
-				_, err := c.Copy(context.Background(), e, io.Discard, bytes.NewReader(reportText(4, 1, 50_000)))
+				_, err := c.Copy(context.Background(), e, io.Discard, bytes.NewReader(compresstest.ReportText(4, 1, 50_000)))
 				return err
 			},
 			func(w io.Writer) error { _, err := c.Copy(context.Background(), e, w, bytes.NewReader(in)); return err },
@@ -265,7 +267,7 @@ func TestCancelStopsWithinOneBuffer(t *testing.T) {
 
 func TestWriteErrorIsReturned(t *testing.T) {
 	boom := errors.New("disk full")
-	in := reportText(1, 0, 300_000)
+	in := compresstest.ReportText(1, 0, 300_000)
 	for _, e := range Encodings() {
 		var c Compressor
 		_, err := c.Copy(context.Background(), e, failingWriter{boom}, bytes.NewReader(in))
@@ -297,7 +299,7 @@ type textStream struct {
 func newTextStream(n int, sample func()) *textStream {
 	s := &textStream{n: n, sample: sample}
 	for i := range 8 {
-		s.chunks = append(s.chunks, reportText(11, i, 1<<20)[:1<<20])
+		s.chunks = append(s.chunks, compresstest.ReportText(11, i, 1<<20)[:1<<20])
 	}
 	return s
 }

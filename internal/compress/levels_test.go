@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/distributor-dev/distributor/internal/compress/compresstest"
 )
 
 // The P1 workload: 2,000 files of 100 KB of report text.
@@ -26,7 +28,7 @@ const (
 func p1Sample(step int) [][]byte {
 	var files [][]byte
 	for i := 0; i < p1Files; i += step {
-		files = append(files, reportText(p1Seed, i, p1Size))
+		files = append(files, compresstest.ReportText(p1Seed, i, p1Size))
 	}
 	return files
 }

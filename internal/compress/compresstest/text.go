@@ -1,4 +1,8 @@
-package compress
+// Package compresstest generates the report text that precompression is
+// measured on (the P1 workload of issue 36): HTML pages, CSV tables and JSON
+// documents, deterministic for a seed, shared by internal/compress's tests
+// and bench/gen.
+package compresstest
 
 import (
 	"bytes"
@@ -17,10 +21,10 @@ var words = []string{
 	"decrease", "stable", "above", "below", "target", "threshold", "alert", "incident",
 }
 
-// reportText returns the i-th file of the P1 workload: about size bytes of
+// ReportText returns the i-th file of the P1 workload: about size bytes of
 // report text, an HTML page, a CSV table or a JSON document by i mod 3, the
 // same for the same (seed, i, size) on every machine.
-func reportText(seed uint64, i, size int) []byte {
+func ReportText(seed uint64, i, size int) []byte {
 	r := rand.New(rand.NewPCG(seed, uint64(i)))
 	var b bytes.Buffer
 	b.Grow(size + 4096)
@@ -64,3 +68,6 @@ func reportText(seed uint64, i, size int) []byte {
 	}
 	return b.Bytes()
 }
+
+// Ext is the file extension of ReportText's i-th file: .html, .csv or .json.
+func Ext(i int) string { return []string{".html", ".csv", ".json"}[i%3] }
