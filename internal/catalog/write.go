@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -25,19 +26,20 @@ func Encode(c *Catalog) ([]byte, error) {
 	if err := Validate(n); err != nil {
 		return nil, fmt.Errorf("encode catalog: %w", err)
 	}
-	e := newEncoder(nil, n.Header(), make([]byte, 0, 256+len(n.Outputs)*640))
+	buf := bytes.NewBuffer(make([]byte, 0, 256+len(n.Outputs)*640))
+	e, _ := NewEncoder(buf, n.Header()) // its header validated above
 	for i := range n.Outputs {
-		e.appendRecord(&n.Outputs[i]) // validated above
+		e.appendRecord(&n.Outputs[i]) // so was every record
 	}
-	e.Close()
-	return e.buf, nil
+	err := e.Close()
+	return buf.Bytes(), err
 }
 
 // Encoder writes a catalog record by record in Encode's layout, in constant
 // memory: the one catalog writer (Encode, Edit.ApplyTo).
 type Encoder struct {
-	w    io.Writer // nil: the document stays in buf (Encode)
-	buf  []byte    // written to w when it holds flushAt bytes, and at Close
+	w    io.Writer
+	buf  []byte // written to w when it holds flushAt bytes, and at Close
 	n    int
 	last []byte // the last record's path
 	err  error
@@ -55,19 +57,15 @@ func NewEncoder(w io.Writer, h Header) (*Encoder, error) {
 	if h.UpdatedAt.IsZero() {
 		return nil, errors.New("encode catalog: updated_at: missing")
 	}
-	return newEncoder(w, h, make([]byte, 0, flushAt+4096)), nil
-}
-
-func newEncoder(w io.Writer, h Header, buf []byte) *Encoder {
 	e := &Encoder{w: w}
-	b := append(buf, "{\n  \"schema_version\": 4,\n"...)
+	b := append(make([]byte, 0, flushAt+4096), "{\n  \"schema_version\": 4,\n"...)
 	if h.DistributorVersion != "" {
 		b = appendField(b, "  ", "distributor_version", h.DistributorVersion, true)
 	}
 	b = appendTime(b, "  ", "created_at", h.CreatedAt, true)
 	b = appendTime(b, "  ", "updated_at", h.UpdatedAt, true)
 	e.buf = append(b, "  \"state\": {\n    \"mode\": \"catalog\"\n  },\n  \"outputs\": ["...)
-	return e
+	return e, nil
 }
 
 // Add validates o and writes it. Paths must increase strictly.
@@ -125,7 +123,7 @@ func (e *Encoder) appendRecord(o *Output) {
 func added[P string | []byte](e *Encoder, path P) {
 	e.n++
 	e.last = append(e.last[:0], path...)
-	if e.w != nil && len(e.buf) >= flushAt {
+	if len(e.buf) >= flushAt {
 		e.flush()
 	}
 }
@@ -144,9 +142,6 @@ func (e *Encoder) Close() error {
 }
 
 func (e *Encoder) flush() {
-	if e.w == nil {
-		return
-	}
 	if e.err == nil && len(e.buf) > 0 {
 		_, e.err = e.w.Write(e.buf)
 	}
