@@ -256,7 +256,7 @@ func Make(in Input) (*Plan, error) {
 		}
 	}
 	if in.Force {
-		return makeForce(in, planned, listing), nil
+		return makeFresh(in, planned, listing, &Plan{Action: ForceReplace, Reason: "--force: the root is replaced by this run's outputs"}), nil
 	}
 	switch in.State.Status {
 	case catalog.StatusInvalid, catalog.StatusFuture:
@@ -272,7 +272,11 @@ func Make(in Input) (*Plan, error) {
 		}
 		return &Plan{Action: FailConflict, Reason: reason, Items: plannedItems(in, nil, listing), Unmanaged: um}, nil
 	case catalog.StatusLegacy:
-		return makeLegacy(in, planned, listing), nil
+		p := &Plan{Action: UpsertAdditive}
+		if in.Workflow == Replacement {
+			p = &Plan{Action: ReplaceCatalog, Reason: fmt.Sprintf("legacy schema %d state: replacement clears the root", in.State.SchemaVersion)}
+		}
+		return makeFresh(in, planned, listing, p), nil
 	case catalog.StatusNone:
 		return makeCatalog(in, planned, listing, nil), nil
 	case catalog.StatusCatalog:
@@ -344,40 +348,22 @@ func makeCatalog(in Input, planned map[string]*Output, listing map[string]int64,
 	return p
 }
 
-// makeLegacy plans over superseded state: nothing is recorded, planned paths
-// are overwritten; replacement clears every other entry of the root.
-func makeLegacy(in Input, planned map[string]*Output, listing map[string]int64) *Plan {
-	items := plannedItems(in, nil, listing)
-	p := &Plan{Action: UpsertAdditive}
-	if in.Workflow == Replacement {
-		p.Action = ReplaceCatalog
-		p.Reason = fmt.Sprintf("legacy schema %d state: replacement clears the root", in.State.SchemaVersion)
-		items = deleteUnplanned(items, planned, listing)
-	} else {
+// makeFresh completes p (Action and Reason set) with a fresh catalog for a
+// root nothing is recorded for (legacy state, --force): planned paths are
+// overwritten; a replacement or --force clears every other entry of the root.
+func makeFresh(in Input, planned map[string]*Output, listing map[string]int64, p *Plan) *Plan {
+	p.Items = plannedItems(in, nil, listing)
+	if p.Action == UpsertAdditive {
 		p.Unmanaged = unmanaged(listing, nil, planned)
 	}
-	sortItems(items)
-	p.Items = items
-	p.Edit = nextCatalog(in, nil, items)
-	return p
-}
-
-// makeForce plans --force: every entry of the root that is not planned is
-// deleted and a fresh catalog is written.
-func makeForce(in Input, planned map[string]*Output, listing map[string]int64) *Plan {
-	items := deleteUnplanned(plannedItems(in, nil, listing), planned, listing)
-	sortItems(items)
-	return &Plan{Action: ForceReplace, Reason: "--force: the root is replaced by this run's outputs",
-		Items: items, Edit: nextCatalog(in, nil, items)}
-}
-
-func deleteUnplanned(items []Item, planned map[string]*Output, listing map[string]int64) []Item {
 	for path := range listing {
-		if planned[path] == nil && !isDir(path) {
-			items = append(items, Item{Path: path, Op: OpDelete})
+		if p.Action != UpsertAdditive && planned[path] == nil && !isDir(path) {
+			p.Items = append(p.Items, Item{Path: path, Op: OpDelete})
 		}
 	}
-	return items
+	sortItems(p.Items)
+	p.Edit = nextCatalog(in, nil, p.Items)
+	return p
 }
 
 // plannedItems classifies each planned output against records and listing.
