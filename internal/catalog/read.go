@@ -158,16 +158,16 @@ func (r *reader) members() error {
 // topNames are the members of the document.
 var topNames = [...]string{"schema_version", "distributor_version", "created_at", "updated_at", "state", "outputs"}
 
-// header puts the document-level problems ahead of the records' (decoding's, then the rules').
+// header puts the document-level problems ahead of the records' (decoding's,
+// then the rules' as Validate states them).
 func (r *reader) header(version int, state *wireState, outputs bool) {
-	var times, head, rules []error
+	var head []error
 	if r.h.CreatedAt.IsZero() {
-		times = append(times, errors.New("created_at: missing"))
+		head = append(head, errors.New("created_at: missing"))
 	}
 	if r.h.UpdatedAt.IsZero() {
-		times = append(times, errors.New("updated_at: missing"))
+		head = append(head, errors.New("updated_at: missing"))
 	}
-	head = append(head, times...)
 	if state == nil {
 		head = append(head, errors.New("state: missing"))
 	} else if state.Mode != ModeCatalog {
@@ -176,11 +176,10 @@ func (r *reader) header(version int, state *wireState, outputs bool) {
 	if !outputs {
 		head = append(head, errors.New("outputs: missing (an empty list is [])"))
 	}
-	if version != SchemaVersion {
-		rules = append(rules, fmt.Errorf("schema_version: %d is not %d", version, SchemaVersion))
-	}
 	r.problems = append(head, r.problems...)
-	r.invalid = append(append(rules, times...), r.invalid...)
+	if err := Validate(&Catalog{SchemaVersion: version, CreatedAt: r.h.CreatedAt, UpdatedAt: r.h.UpdatedAt}); err != nil {
+		r.invalid = append([]error{err}, r.invalid...)
+	}
 }
 
 func (r *reader) member(name string, dst any) error {
