@@ -17,23 +17,23 @@ func parseCanonical(b []byte, o *Output, memo *canonMemo) int {
 	p := canonParser{b: b, memo: memo}
 	const in = "      "
 	ok := p.lit("{\n") &&
-		p.str(in+`"path": `, &o.Path, true, nil) &&
-		p.str(in+`"pipeline_id": `, &o.PipelineID, true, &memo.pipeline) &&
-		p.str(in+`"destination_id": `, &o.DestinationID, true, &memo.destination) &&
-		p.lit(in+"\"source\": {\n") &&
-		p.str(in+`  "id": `, &o.Source.ID, true, &memo.sourceID) &&
-		p.str(in+`  "digest": `, &o.Source.Digest, true, &memo.sourceDigest) &&
-		p.time(in+`  "created": `, &o.Source.Created, false) &&
-		p.lit(in+"},\n") &&
-		p.str(in+`"kind": `, &o.Kind, true, &memo.kind) &&
-		p.optStr(in+`"source_path": `, &o.SourcePath) &&
-		p.optStr(in+`"transform": `, &o.Transform) &&
-		p.optStr(in+`"url": `, &o.URL) &&
-		p.str(in+`"sha256": `, &o.SHA256, true, nil) &&
-		p.size(in+`"size": `, &o.Size) &&
-		p.time(in+`"created_at": `, &o.CreatedAt, true) &&
-		p.time(in+`"updated_at": `, &o.UpdatedAt, false) &&
-		p.lit("    }")
+		p.str(in+`"path": `, &o.Path, nil) &&
+		p.str(",\n"+in+`"pipeline_id": `, &o.PipelineID, &memo.pipeline) &&
+		p.str(",\n"+in+`"destination_id": `, &o.DestinationID, &memo.destination) &&
+		p.lit(",\n"+in+"\"source\": {\n") &&
+		p.str(in+`  "id": `, &o.Source.ID, &memo.sourceID) &&
+		p.str(",\n"+in+`  "digest": `, &o.Source.Digest, &memo.sourceDigest) &&
+		p.time(",\n"+in+`  "created": `, &o.Source.Created) &&
+		p.lit("\n"+in+"},\n") &&
+		p.str(in+`"kind": `, &o.Kind, &memo.kind) &&
+		p.optStr(",\n"+in+`"source_path": `, &o.SourcePath) &&
+		p.optStr(",\n"+in+`"transform": `, &o.Transform) &&
+		p.optStr(",\n"+in+`"url": `, &o.URL) &&
+		p.str(",\n"+in+`"sha256": `, &o.SHA256, nil) &&
+		p.size(",\n"+in+`"size": `, &o.Size) &&
+		p.time(",\n"+in+`"created_at": `, &o.CreatedAt) &&
+		p.time(",\n"+in+`"updated_at": `, &o.UpdatedAt) &&
+		p.lit(recordClose)
 	if !ok {
 		return 0
 	}
@@ -123,14 +123,6 @@ func (p *canonParser) lit(s string) bool {
 	return true
 }
 
-// end consumes ",\n" when more members follow, "\n" otherwise.
-func (p *canonParser) end(more bool) bool {
-	if more {
-		return p.lit(",\n")
-	}
-	return p.lit("\n")
-}
-
 // quoted consumes a JSON string in appendString's escaping, returning its value.
 func (p *canonParser) quoted(memo *string) (string, bool) {
 	if len(p.b) < 2 || p.b[0] != '"' {
@@ -192,8 +184,9 @@ func plainText(b []byte) bool {
 	return ascii || utf8.Valid(rest) && !bytes.Contains(rest, []byte("\u2028")) && !bytes.Contains(rest, []byte("\u2029"))
 }
 
-// str parses a string member, reusing memo (the previous record's value) when equal.
-func (p *canonParser) str(name string, dst *string, more bool, memo *string) bool {
+// str parses a string member (name: what precedes its value), reusing memo
+// (the previous record's value) when equal.
+func (p *canonParser) str(name string, dst *string, memo *string) bool {
 	if !p.lit(name) {
 		return false
 	}
@@ -202,7 +195,7 @@ func (p *canonParser) str(name string, dst *string, more bool, memo *string) boo
 		return false
 	}
 	*dst = v
-	return p.end(more)
+	return true
 }
 
 // optStr parses an optional member: absent is "", present non-empty (Encode omits empty).
@@ -211,7 +204,7 @@ func (p *canonParser) optStr(name string, dst *string) bool {
 		*dst = ""
 		return true
 	}
-	return p.str(name, dst, true, nil) && *dst != ""
+	return p.str(name, dst, nil) && *dst != ""
 }
 
 func (p *canonParser) size(name string, dst *int64) bool {
@@ -230,11 +223,11 @@ func (p *canonParser) size(name string, dst *int64) bool {
 	}
 	*dst = n
 	p.b = p.b[i:]
-	return p.end(true)
+	return true
 }
 
 // time parses "YYYY-MM-DDTHH:MM:SSZ", the only form FormatTime writes.
-func (p *canonParser) time(name string, dst *time.Time, more bool) bool {
+func (p *canonParser) time(name string, dst *time.Time) bool {
 	if !p.lit(name) {
 		return false
 	}
@@ -247,7 +240,7 @@ func (p *canonParser) time(name string, dst *time.Time, more bool) bool {
 		if m := &p.memo.times[i]; string(m.raw[:]) == string(s) && !m.t.IsZero() {
 			*dst = m.t
 			p.b = p.b[len(form):]
-			return p.end(more)
+			return true
 		}
 	}
 	var v [6]int
@@ -274,5 +267,5 @@ func (p *canonParser) time(name string, dst *time.Time, more bool) bool {
 	m.t = t
 	*dst = t
 	p.b = p.b[len(form):]
-	return p.end(more)
+	return true
 }
