@@ -24,12 +24,9 @@ func (r *reader) name(where string) (string, int64, error) {
 		}
 		return "", at, r.syntax(where, "invalid character "+r.quoteNext()+" at start of value")
 	}
-	v, start, err := r.value(where)
-	if err != nil {
-		return "", at, err
-	}
 	var name string
-	return name, at, r.decode(where, v, start, &name)
+	err = r.member(where, &name)
+	return name, at, err
 }
 
 func startsValue(c byte) bool {
