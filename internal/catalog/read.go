@@ -82,15 +82,8 @@ func (r *reader) read() error {
 	if c == '{' {
 		r.i++
 		err = r.members()
-	} else {
-		// null reads as an object without members; for anything else,
-		// what strict JSON says of it.
-		v, start, verr := r.value("")
-		if err = verr; err == nil && v.Kind() != 'n' {
-			var obj struct{}
-			return r.decode("", v, start, &obj)
-		}
-		r.header(0, nil, false)
+	} else if err = r.member("", &struct{}{}); err == nil {
+		r.header(0, nil, false) // null: an object without members
 	}
 	if err != nil {
 		return err
@@ -206,12 +199,7 @@ func (r *reader) outputs() (present bool, err error) {
 		return false, err
 	}
 	if c != '[' {
-		v, start, err := r.value("outputs")
-		if err != nil || v.Kind() == 'n' {
-			return false, err
-		}
-		var list []wireOutput
-		return false, r.decode("outputs", v, start, &list)
+		return false, r.member("outputs", new([]wireOutput)) // null: absent
 	}
 	r.i++
 	for first := true; ; first = false {
