@@ -101,6 +101,8 @@ func (r *reader) members() error {
 	var version int
 	var state *wireState
 	var outputs bool
+	var times [2]string
+	dst := [len(topNames)]any{&version, &r.h.DistributorVersion, &times[0], &times[1], &state}
 	for first := true; ; first = false {
 		more, err := r.delimiter("", '}', first, "object value")
 		if err != nil {
@@ -124,24 +126,19 @@ func (r *reader) members() error {
 		if err := r.colon(name); err != nil {
 			return err
 		}
-		switch name {
-		case "schema_version":
-			if err = r.member(name, &version); err == nil && !r.whole && version != SchemaVersion {
-				err = fmt.Errorf("schema_version: %d is not %d", version, SchemaVersion)
-			}
-		case "distributor_version":
-			err = r.member(name, &r.h.DistributorVersion)
-		case "created_at":
-			r.h.CreatedAt, err = r.timeMember(name)
-		case "updated_at":
-			r.h.UpdatedAt, err = r.timeMember(name)
-		case "state":
-			err = r.member(name, &state)
-		case "outputs":
+		if name == "outputs" {
 			outputs, err = r.outputs()
+		} else {
+			err = r.member(name, dst[k])
 		}
-		if err != nil {
+		switch {
+		case err != nil:
 			return err
+		case k == 0 && !r.whole && version != SchemaVersion:
+			return fmt.Errorf("schema_version: %d is not %d", version, SchemaVersion)
+		case k == 2 || k == 3: // created_at, updated_at
+			*[2]*time.Time{&r.h.CreatedAt, &r.h.UpdatedAt}[k-2] = parseTime(times[k-2], name,
+				func(format string, args ...any) { r.problems = append(r.problems, fmt.Errorf(format, args...)) })
 		}
 	}
 	r.header(version, state, outputs)
@@ -181,15 +178,6 @@ func (r *reader) member(name string, dst any) error {
 		return err
 	}
 	return r.decode(name, v, start, dst)
-}
-
-// timeMember reads a top-level timestamp.
-func (r *reader) timeMember(name string) (time.Time, error) {
-	var s string
-	if err := r.member(name, &s); err != nil {
-		return time.Time{}, err
-	}
-	return parseTime(s, name, func(format string, args ...any) { r.problems = append(r.problems, fmt.Errorf(format, args...)) }), nil
 }
 
 // outputs reads the outputs member's value; present is false for null.
