@@ -14,9 +14,11 @@ import (
 
 	"github.com/distributor-dev/distributor/internal/bundle"
 	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/plan"
 	"github.com/distributor-dev/distributor/internal/render"
 	"github.com/distributor-dev/distributor/internal/report"
+	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/testutil/nginxtest"
 )
 
@@ -210,5 +212,48 @@ func TestSidecarsServedByNginx(t *testing.T) {
 				t.Errorf("%s, Accept-Encoding %q: the body does not decode to the page", p, tc.accept)
 			}
 		}
+	}
+}
+
+// TestSidecarsOnRemoteDirectoryStores: the sidecars of spec 3.4 on SFTP and
+// FTP, as on local disk: each decodes to its output as the server stores
+// them, the catalog is truthful, a rerun is skip_same.
+func TestSidecarsOnRemoteDirectoryStores(t *testing.T) {
+	for _, b := range faultBackends {
+		if !strings.HasPrefix(b.name, "sftp") && !strings.HasPrefix(b.name, "ftp") {
+			continue
+		}
+		t.Run(b.name, func(t *testing.T) {
+			st := b.open(t)
+			f := yamlFixture(t, strings.ReplaceAll(compressYAML, "WORKFLOW", "replacement"))
+			f.cfg.Destinations = f.cfg.Destinations[:1]
+			f.cfg.Pipelines[0].Destinations = []string{"site"}
+			a := f.app(nil)
+			a.Open = func(context.Context, *config.Destination, string) (storage.Store, error) { return keepOpen{st}, nil }
+			f.bundle("b", "w.1", map[string]string{"report.md": "# Weather\n\n" + strings.Repeat("Rain at noon. ", 200)})
+			if d := f.run(a, "p"); d.Status != report.StatusOK || d.Action != "publish_new" {
+				t.Fatalf("run: %s %s", d.Action, d.Status)
+			}
+			cat := storeInvariants(t, st, nil, &catalog.Catalog{}, nil)
+			sidecars := 0
+			for _, o := range cat.Outputs {
+				plain, ok := catalog.SidecarOf(o.Path, o.Transform)
+				if !ok {
+					continue
+				}
+				sidecars++
+				got, _, err := st.Get(t.Context(), o.Path)
+				want, _, err2 := st.Get(t.Context(), plain)
+				if err != nil || err2 != nil || !bytes.Equal(decode(t, o.Path, got), want) {
+					t.Errorf("%s does not decode to %s (%v, %v)", o.Path, plain, err, err2)
+				}
+			}
+			if sidecars != 9 { // report.html, report.md and index.html, three encodings each
+				t.Errorf("%d sidecars, want 9", sidecars)
+			}
+			if d := f.run(a, "p"); d.Action != "skip_same" {
+				t.Errorf("rerun: %s, want skip_same", d.Action)
+			}
+		})
 	}
 }
