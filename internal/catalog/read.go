@@ -218,10 +218,8 @@ func (r *reader) record() error {
 	if !startsValue(r.b[r.i]) {
 		return r.syntax("outputs", "invalid character "+r.quoteNext()+" at start of value")
 	}
-	o := &r.scratch
-	if r.borrow {
-		*o = Output{}
-	} else {
+	o := &r.scratch // every field set below
+	if !r.borrow {
 		o = new(Output)
 	}
 	var probs []error
@@ -229,7 +227,6 @@ func (r *reader) record() error {
 		r.i += n
 	} else {
 		r.canonical = false
-		*o = Output{}
 		v, start, err := r.value(f.String())
 		if err != nil {
 			return err
