@@ -227,11 +227,8 @@ func (r *reader) record() error {
 		r.i += n
 	} else {
 		r.canonical = false
-		v, start, err := r.value(f.String())
-		if err != nil {
-			return err
-		}
-		if probs, err = r.decodeRecord(v, start, f, o); err != nil {
+		var err error
+		if probs, err = r.decodeRecord(f, o); err != nil {
 			return err
 		}
 	}
@@ -281,10 +278,10 @@ func (r *reader) hand(o *Output, path, raw []byte) error {
 	return nil
 }
 
-// decodeRecord decodes a record v (at start) not in Encode's layout: its problems.
-func (r *reader) decodeRecord(v jsontext.Value, start int64, f field, o *Output) ([]error, error) {
+// decodeRecord reads the next record, not in Encode's layout, into o: its problems.
+func (r *reader) decodeRecord(f field, o *Output) ([]error, error) {
 	var w wireOutput
-	if err := r.decode(f.String(), v, start, &w); err != nil {
+	if err := r.member(f.String(), &w); err != nil {
 		return nil, err
 	}
 	var probs []error
