@@ -82,7 +82,7 @@ func (r *reader) read() error {
 	if c == '{' {
 		r.i++
 		err = r.members()
-	} else if err = r.member("", &struct{}{}); err == nil {
+	} else if err = r.value("", &struct{}{}); err == nil {
 		r.header(0, nil, false) // null: an object without members
 	}
 	if err != nil {
@@ -129,7 +129,7 @@ func (r *reader) members() error {
 		if name == "outputs" {
 			outputs, err = r.outputs()
 		} else {
-			err = r.member(name, dst[k])
+			err = r.value(name, dst[k])
 		}
 		switch {
 		case err != nil:
@@ -172,14 +172,6 @@ func (r *reader) header(version int, state *wireState, outputs bool) {
 	}
 }
 
-func (r *reader) member(name string, dst any) error {
-	v, start, err := r.value(name)
-	if err != nil {
-		return err
-	}
-	return r.decode(name, v, start, dst)
-}
-
 // outputs reads the outputs member's value; present is false for null.
 func (r *reader) outputs() (present bool, err error) {
 	c, err := r.next("outputs")
@@ -187,7 +179,7 @@ func (r *reader) outputs() (present bool, err error) {
 		return false, err
 	}
 	if c != '[' {
-		return false, r.member("outputs", new([]wireOutput)) // null: absent
+		return false, r.value("outputs", new([]wireOutput)) // null: absent
 	}
 	r.i++
 	for first := true; ; first = false {
@@ -281,7 +273,7 @@ func (r *reader) hand(o *Output, path, raw []byte) error {
 // decodeRecord reads the next record, not in Encode's layout, into o: its problems.
 func (r *reader) decodeRecord(f field, o *Output) ([]error, error) {
 	var w wireOutput
-	if err := r.member(f.String(), &w); err != nil {
+	if err := r.value(f.String(), &w); err != nil {
 		return nil, err
 	}
 	var probs []error

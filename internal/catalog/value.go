@@ -6,8 +6,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/go-json-experiment/json/jsontext"
-
 	"github.com/distributor-dev/distributor/internal/strictjson"
 )
 
@@ -25,7 +23,7 @@ func (r *reader) name(where string) (string, int64, error) {
 		return "", at, r.syntax(where, "invalid character "+r.quoteNext()+" at start of value")
 	}
 	var name string
-	err = r.member(where, &name)
+	err = r.value(where, &name)
 	return name, at, err
 }
 
@@ -45,10 +43,10 @@ func (r *reader) colon(name string) error {
 	return nil
 }
 
-// value reads the next strict JSON value and its document offset; where names it in problems.
-func (r *reader) value(where string) (jsontext.Value, int64, error) {
+// value reads the next strict JSON value into dst; where names it in problems.
+func (r *reader) value(where string, dst any) error {
 	if _, err := r.next(where); err != nil {
-		return nil, 0, err
+		return err
 	}
 	start := r.pos()
 	r.feed.n = 0
@@ -56,15 +54,11 @@ func (r *reader) value(where string) (jsontext.Value, int64, error) {
 	v, err := r.dec.ReadValue()
 	if err != nil {
 		if r.rerr != nil {
-			return nil, start, r.rerr
+			return r.rerr
 		}
-		return nil, start, r.explain(where, r.b[r.i:r.i+r.feed.n], start, err)
+		return r.explain(where, r.b[r.i:r.i+r.feed.n], start, err)
 	}
 	r.i += r.feed.n - len(r.dec.UnreadBuffer())
-	return v, start, nil
-}
-
-func (r *reader) decode(where string, v jsontext.Value, start int64, dst any) error {
 	if err := strictjson.Unmarshal(v, dst); err != nil {
 		return r.explain(where, v, start, err)
 	}
