@@ -133,8 +133,8 @@ func (z *compressed) digest(ctx context.Context, in plan.Input, outs []render.Ou
 		}
 		o.SHA256 = bundle.FormatSHA256(h.Sum(nil))
 		d := &digested{sha256: o.SHA256, size: o.Size}
-		if buf != nil {
-			d.bytes = buf.Bytes()
+		if buf != nil { // exactly the bytes: a buffer's spare capacity would escape the budget
+			d.bytes = bytes.Clone(buf.Bytes())
 			z.budget.Add(int64(len(d.bytes)) - o.Plain.Size)
 		}
 		z.mu.Lock()
