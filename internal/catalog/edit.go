@@ -49,7 +49,7 @@ func (e *Edit) ApplyTo(base io.Reader, w io.Writer, splice bool) (int, error) {
 	}
 	m := &merger{enc: enc, put: put, del: del}
 	if base != nil && !e.Fresh {
-		r := newReader(base, nil, func(o *Output, path, raw []byte) error {
+		r := newReader(base, func(o *Output, path, raw []byte) error {
 			if raw != nil {
 				keep, err := mergeAt(m, path)
 				if keep && err == nil {

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -46,7 +47,7 @@ func ScanCanonical(src io.Reader, fn func(*Output) error) (h Header, n int, cano
 
 // scan is Scan, or with borrow ScanCanonical.
 func scan(src io.Reader, fn func(*Output) error, borrow bool) (h Header, n int, canonical bool, err error) {
-	r := newReader(src, nil, func(o *Output, _, _ []byte) error { return fn(o) })
+	r := newReader(src, func(o *Output, _, _ []byte) error { return fn(o) })
 	r.borrow = borrow
 	if err := scanError(r.read()); err != nil {
 		return Header{}, r.n, false, err
@@ -110,7 +111,7 @@ func Read(data []byte) State {
 // with the values; one with the JSON text alone, with line and column.
 func Parse(data []byte) (*Catalog, error) {
 	c := &Catalog{SchemaVersion: SchemaVersion, Outputs: []Output{}}
-	r := newReader(nil, data, func(o *Output, _, _ []byte) error {
+	r := newReader(bytes.NewReader(data), func(o *Output, _, _ []byte) error {
 		c.Outputs = append(c.Outputs, *o)
 		return nil
 	})

@@ -52,14 +52,8 @@ const windowSize = 512 << 10
 // reads a longer one.
 const maxFastRecord = 64 << 10
 
-// newReader returns a reader of src, or when src is nil of data in place.
-func newReader(src io.Reader, data []byte, fn func(o *Output, path, raw []byte) error) *reader {
-	r := &reader{src: src, fn: fn, canonical: true}
-	if src != nil {
-		r.b = make([]byte, 0, windowSize)
-	} else {
-		r.b, r.eof = data[:len(data):len(data)], true
-	}
+func newReader(src io.Reader, fn func(o *Output, path, raw []byte) error) *reader {
+	r := &reader{src: src, fn: fn, canonical: true, b: make([]byte, 0, windowSize)}
 	r.feed.r = r
 	r.dec = strictjson.NewDecoder(&r.feed)
 	r.opts = r.dec.Options()
