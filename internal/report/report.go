@@ -134,6 +134,7 @@ type Output struct {
 	Op         string `json:"op"`
 	Kind       string `json:"kind,omitempty"`
 	SourcePath string `json:"source_path,omitempty"`
+	Transform  string `json:"-"` // for the text: a sidecar says what it compresses
 	SHA256     string `json:"sha256,omitempty"`
 	Size       *int64 `json:"size,omitempty"`
 	URL        string `json:"url,omitempty"`
@@ -248,10 +249,10 @@ func outputsOf(pl *plan.Plan) []Output {
 		switch {
 		case it.Output != nil:
 			size := it.Output.Size
-			ro.Kind, ro.SourcePath, ro.SHA256, ro.Size, ro.URL = it.Output.Kind, it.Output.SourcePath, it.Output.SHA256, &size, it.Output.URL
+			ro.Kind, ro.SourcePath, ro.Transform, ro.SHA256, ro.Size, ro.URL = it.Output.Kind, it.Output.SourcePath, it.Output.Transform, it.Output.SHA256, &size, it.Output.URL
 		case it.Previous != nil:
 			size := it.Previous.Size
-			ro.Kind, ro.SourcePath, ro.SHA256, ro.Size, ro.URL = it.Previous.Kind, it.Previous.SourcePath, it.Previous.SHA256, &size, it.Previous.URL
+			ro.Kind, ro.SourcePath, ro.Transform, ro.SHA256, ro.Size, ro.URL = it.Previous.Kind, it.Previous.SourcePath, it.Previous.Transform, it.Previous.SHA256, &size, it.Previous.URL
 		}
 		out = append(out, ro)
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/plan"
 )
 
@@ -123,8 +124,11 @@ func writeOutputs(w *fitter, outputs []Output) {
 
 func outputDetail(o Output) string {
 	detail := ""
+	plain, sidecar := catalog.SidecarOf(o.Path, o.Transform)
 	switch {
 	case o.Op == string(plan.OpDelete):
+	case sidecar:
+		detail = fmt.Sprintf("  (%s of %s, %s)", o.Transform, plain, size(o.Size))
 	case o.Kind == "generated" && o.SourcePath == "":
 		detail = fmt.Sprintf("  (archive index, %s)", size(o.Size))
 	case o.Kind == "generated":
