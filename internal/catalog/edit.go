@@ -51,17 +51,9 @@ func (e *Edit) ApplyTo(base io.Reader, w io.Writer, splice bool) (int, error) {
 	if base != nil && !e.Fresh {
 		r := newReader(base, func(o *Output, path, raw []byte) error {
 			if raw != nil {
-				keep, err := mergeAt(m, path)
-				if keep && err == nil {
-					err = m.enc.addRaw(path, raw)
-				}
-				return err
+				return mergeAt(m, path, nil, raw)
 			}
-			keep, err := mergeAt(m, o.Path)
-			if keep && err == nil {
-				err = m.enc.Add(o)
-			}
-			return err
+			return mergeAt(m, o.Path, o, nil)
 		})
 		r.copy = splice
 		if err := scanError(r.read()); err != nil {
@@ -79,23 +71,27 @@ type merger struct {
 	i, j int      // the next put and delete
 }
 
-// mergeAt, called with each base record's path in order, writes the puts
-// before it and the one replacing it, and reports whether the base's stays.
-func mergeAt[P string | []byte](m *merger, path P) (keep bool, err error) {
+// mergeAt, called with each base record in path order (o, or with o nil
+// raw: its bytes at path), writes the puts before it and the one replacing
+// it, else the record unless deleted.
+func mergeAt[P string | []byte](m *merger, path P, o *Output, raw []byte) error {
 	for m.i < len(m.put) && m.put[m.i].Path < string(path) {
 		if err := m.enc.Add(&m.put[m.i]); err != nil {
-			return false, err
+			return err
 		}
 		m.i++
 	}
 	for m.j < len(m.del) && m.del[m.j] < string(path) {
 		m.j++
 	}
-	if m.i < len(m.put) && m.put[m.i].Path == string(path) {
+	switch {
+	case m.i < len(m.put) && m.put[m.i].Path == string(path):
 		m.i++
-		return false, m.enc.Add(&m.put[m.i-1])
+		return m.enc.Add(&m.put[m.i-1])
+	case m.j < len(m.del) && m.del[m.j] == string(path):
+		return nil
 	}
-	return m.j >= len(m.del) || m.del[m.j] != string(path), nil
+	return put(m.enc, path, o, raw, nil) // validated by the reader
 }
 
 // finish writes the remaining puts and ends the document.

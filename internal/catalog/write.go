@@ -29,7 +29,7 @@ func Encode(c *Catalog) ([]byte, error) {
 	buf := bytes.NewBuffer(make([]byte, 0, 256+len(n.Outputs)*640))
 	e, _ := NewEncoder(buf, n.Header()) // its header validated above
 	for i := range n.Outputs {
-		e.appendRecord(&n.Outputs[i]) // so was every record
+		put(e, n.Outputs[i].Path, &n.Outputs[i], nil, nil) // so was every record
 	}
 	err := e.Close()
 	return buf.Bytes(), err
@@ -70,62 +70,39 @@ func NewEncoder(w io.Writer, h Header) (*Encoder, error) {
 
 // Add validates o and writes it. Paths must increase strictly.
 func (e *Encoder) Add(o *Output) error {
+	var errs []error
+	validateOutput(o, field(e.n), func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) })
+	return put(e, o.Path, o, nil, errs)
+}
+
+// put writes the record at path after the last one unless it has problems
+// (errs): o, or with o nil raw, a validated record's bytes brace to brace
+// in Encode's layout.
+func put[P string | []byte](e *Encoder, path P, o *Output, raw []byte, errs []error) error {
 	if e.err != nil {
 		return e.err
 	}
-	var errs []error
-	validateOutput(o, field(e.n), func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) })
-	if err := after(e, o.Path); err != nil {
-		errs = append(errs, err)
+	if e.n > 0 && string(path) <= string(e.last) {
+		errs = append(errs, fmt.Errorf("%s.path: %q is not after %q (records must be sorted by path, each path once)", field(e.n), path, e.last))
 	}
 	if len(errs) > 0 {
 		e.err = fmt.Errorf("encode catalog: %w", errors.Join(errs...))
 		return e.err
 	}
-	e.appendRecord(o)
-	return e.err
-}
-
-// addRaw writes a validated base's record, its bytes brace to brace in Encode's layout.
-func (e *Encoder) addRaw(path, raw []byte) error {
-	if e.err != nil {
-		return e.err
-	}
-	if err := after(e, path); err != nil {
-		e.err = fmt.Errorf("encode catalog: %w", err)
-		return e.err
-	}
 	if e.n > 0 {
 		e.buf = append(e.buf, ',')
 	}
-	e.buf = append(append(e.buf, "\n    "...), raw...)
-	added(e, path)
-	return e.err
-}
-
-func after[P string | []byte](e *Encoder, path P) error {
-	if e.n > 0 && string(path) <= string(e.last) {
-		return fmt.Errorf("%s.path: %q is not after %q (records must be sorted by path, each path once)", field(e.n), path, e.last)
+	if o != nil {
+		e.buf = appendOutput(e.buf, o)
+	} else {
+		e.buf = append(append(e.buf, "\n    "...), raw...)
 	}
-	return nil
-}
-
-// appendRecord writes o, which is valid and comes after the last record.
-func (e *Encoder) appendRecord(o *Output) {
-	if e.n > 0 {
-		e.buf = append(e.buf, ',')
-	}
-	e.buf = appendOutput(e.buf, o)
-	added(e, o.Path)
-}
-
-// added notes the record just appended and writes the buffer when full.
-func added[P string | []byte](e *Encoder, path P) {
 	e.n++
 	e.last = append(e.last[:0], path...)
 	if len(e.buf) >= flushAt {
 		e.flush()
 	}
+	return e.err
 }
 
 // Close writes the end of the document.
