@@ -57,10 +57,15 @@ func (e *Edit) ApplyTo(base io.Reader, w io.Writer, splice bool) (int, error) {
 		})
 		r.copy = splice
 		if err := scanError(r.read()); err != nil {
-			return m.enc.n, err
+			return enc.n, err
 		}
 	}
-	return m.finish()
+	for ; m.i < len(m.put); m.i++ {
+		if err := enc.Add(&m.put[m.i]); err != nil {
+			return enc.n, err
+		}
+	}
+	return enc.n, enc.Close()
 }
 
 // merger merges an edit into a base's records, which come in path order.
@@ -92,14 +97,4 @@ func mergeAt[P string | []byte](m *merger, path P, o *Output, raw []byte) error 
 		return nil
 	}
 	return put(m.enc, path, o, raw, nil) // validated by the reader
-}
-
-// finish writes the remaining puts and ends the document.
-func (m *merger) finish() (int, error) {
-	for ; m.i < len(m.put); m.i++ {
-		if err := m.enc.Add(&m.put[m.i]); err != nil {
-			return m.enc.n, err
-		}
-	}
-	return m.enc.n, m.enc.Close()
 }
