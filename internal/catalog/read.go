@@ -117,9 +117,12 @@ func (r *reader) members() error {
 			return &strictjson.Error{Field: name, Reason: "duplicate field", Offset: at}
 		}
 		seen[k] = true
-		if err := r.colon(name); err != nil {
+		if c, err := r.next(name); err != nil {
 			return err
+		} else if c != ':' {
+			return r.syntax(name, "invalid character "+r.quoteNext()+" after object name (expecting ':')")
 		}
+		r.i++
 		if name == "outputs" {
 			outputs, err = r.outputs()
 		} else {

@@ -31,18 +31,6 @@ func startsValue(c byte) bool {
 	return strings.IndexByte(`{["-0123456789tfn`, c) >= 0
 }
 
-func (r *reader) colon(name string) error {
-	c, err := r.next(name)
-	if err != nil {
-		return err
-	}
-	if c != ':' {
-		return r.syntax(name, "invalid character "+r.quoteNext()+" after object name (expecting ':')")
-	}
-	r.i++
-	return nil
-}
-
 // value reads the next strict JSON value into dst; where names it in problems.
 func (r *reader) value(where string, dst any) error {
 	if _, err := r.next(where); err != nil {
