@@ -105,8 +105,14 @@ func (r *reader) members() error {
 		if !more {
 			break
 		}
-		name, at, err := r.name("")
-		if err != nil {
+		at := r.pos() // of the name, the next byte (delimiter read it)
+		if c := r.b[r.i]; c != '"' && startsValue(c) {
+			return r.syntax("", "object member name must be a string")
+		} else if c != '"' {
+			return r.syntax("", "invalid character "+r.quoteNext()+" at start of value")
+		}
+		var name string
+		if err := r.value("", &name); err != nil {
 			return err
 		}
 		k := slices.Index(topNames[:], name)

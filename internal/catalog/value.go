@@ -9,24 +9,6 @@ import (
 	"github.com/distributor-dev/distributor/internal/strictjson"
 )
 
-// name reads an object member name (after white space); at is its offset.
-func (r *reader) name(where string) (string, int64, error) {
-	c, err := r.next(where)
-	if err != nil {
-		return "", 0, err
-	}
-	at := r.pos()
-	if c != '"' {
-		if startsValue(c) {
-			return "", at, r.syntax(where, "object member name must be a string")
-		}
-		return "", at, r.syntax(where, "invalid character "+r.quoteNext()+" at start of value")
-	}
-	var name string
-	err = r.value(where, &name)
-	return name, at, err
-}
-
 func startsValue(c byte) bool {
 	return strings.IndexByte(`{["-0123456789tfn`, c) >= 0
 }
