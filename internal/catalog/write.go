@@ -58,13 +58,13 @@ func NewEncoder(w io.Writer, h Header) (*Encoder, error) {
 		return nil, errors.New("encode catalog: updated_at: missing")
 	}
 	e := &Encoder{w: w}
-	b := append(make([]byte, 0, flushAt+4096), "{\n  \"schema_version\": 4,\n"...)
+	b := append(make([]byte, 0, flushAt+4096), "{\n  \"schema_version\": 4"...)
 	if h.DistributorVersion != "" {
-		b = appendField(b, "  ", "distributor_version", h.DistributorVersion, true)
+		b = appendField(b, ",\n  \"distributor_version\": ", h.DistributorVersion)
 	}
-	b = appendTime(b, "  ", "created_at", h.CreatedAt, true)
-	b = appendTime(b, "  ", "updated_at", h.UpdatedAt, true)
-	e.buf = append(b, "  \"state\": {\n    \"mode\": \"catalog\"\n  },\n  \"outputs\": ["...)
+	b = appendTime(b, ",\n  \"created_at\": ", h.CreatedAt)
+	b = appendTime(b, ",\n  \"updated_at\": ", h.UpdatedAt)
+	e.buf = append(b, ",\n  \"state\": {\n    \"mode\": \"catalog\"\n  },\n  \"outputs\": ["...)
 	return e, nil
 }
 
@@ -127,58 +127,39 @@ func (e *Encoder) flush() {
 
 // appendOutput appends one record, from its opening newline to its brace.
 func appendOutput(b []byte, o *Output) []byte {
-	const in = "      "
-	b = append(b, "\n    {\n"...)
-	b = appendField(b, in, "path", o.Path, true)
-	b = appendField(b, in, "pipeline_id", o.PipelineID, true)
-	b = appendField(b, in, "destination_id", o.DestinationID, true)
-	b = append(b, in+"\"source\": {\n"...)
-	b = appendField(b, in+"  ", "id", o.Source.ID, true)
-	b = appendField(b, in+"  ", "digest", o.Source.Digest, true)
-	b = appendTime(b, in+"  ", "created", o.Source.Created, false)
-	b = append(b, in+"},\n"...)
-	b = appendField(b, in, "kind", o.Kind, true)
+	const in = ",\n      " // the end of the member before, and the indent
+	b = appendField(b, "\n    {\n      \"path\": ", o.Path)
+	b = appendField(b, in+`"pipeline_id": `, o.PipelineID)
+	b = appendField(b, in+`"destination_id": `, o.DestinationID)
+	b = appendField(b, in+"\"source\": {\n        \"id\": ", o.Source.ID)
+	b = appendField(b, in+`  "digest": `, o.Source.Digest)
+	b = appendTime(b, in+`  "created": `, o.Source.Created)
+	b = appendField(b, "\n      },\n      \"kind\": ", o.Kind)
 	if o.SourcePath != "" {
-		b = appendField(b, in, "source_path", o.SourcePath, true)
+		b = appendField(b, in+`"source_path": `, o.SourcePath)
 	}
 	if o.Transform != "" {
-		b = appendField(b, in, "transform", o.Transform, true)
+		b = appendField(b, in+`"transform": `, o.Transform)
 	}
 	if o.URL != "" {
-		b = appendField(b, in, "url", o.URL, true)
+		b = appendField(b, in+`"url": `, o.URL)
 	}
-	b = appendField(b, in, "sha256", o.SHA256, true)
-	b = append(b, in+"\"size\": "...)
-	b = strconv.AppendInt(b, o.Size, 10)
-	b = append(b, ",\n"...)
-	b = appendTime(b, in, "created_at", o.CreatedAt, true)
-	b = appendTime(b, in, "updated_at", o.UpdatedAt, false)
-	b = append(b, "    }"...)
-	return b
+	b = appendField(b, in+`"sha256": `, o.SHA256)
+	b = strconv.AppendInt(append(b, in+`"size": `...), o.Size, 10)
+	b = appendTime(b, in+`"created_at": `, o.CreatedAt)
+	b = appendTime(b, in+`"updated_at": `, o.UpdatedAt)
+	return append(b, recordClose...)
 }
 
-// appendField appends `<indent>"name": "value"`, a comma if more, a newline.
-func appendField(b []byte, indent, name, value string, more bool) []byte {
-	return appendEnd(appendString(appendName(b, indent, name), value), more)
+// appendField appends lit, what precedes a value, and the value as a JSON string.
+func appendField(b []byte, lit, value string) []byte {
+	return appendString(append(b, lit...), value)
 }
 
-// appendTime is appendField for a timestamp in FormatTime's form, without a string.
-func appendTime(b []byte, indent, name string, t time.Time, more bool) []byte {
-	b = append(appendName(b, indent, name), '"')
-	b = t.UTC().Truncate(time.Second).AppendFormat(b, time.RFC3339)
-	return appendEnd(append(b, '"'), more)
-}
-
-func appendName(b []byte, indent, name string) []byte {
-	b = append(append(b, indent...), '"')
-	return append(append(b, name...), "\": "...)
-}
-
-func appendEnd(b []byte, more bool) []byte {
-	if more {
-		b = append(b, ',')
-	}
-	return append(b, '\n')
+// appendTime is appendField for a timestamp in FormatTime's form.
+func appendTime(b []byte, lit string, t time.Time) []byte {
+	b = t.UTC().Truncate(time.Second).AppendFormat(append(append(b, lit...), '"'), time.RFC3339)
+	return append(b, '"')
 }
 
 // appendString appends s as a JSON string, escaped exactly as encoding/json
