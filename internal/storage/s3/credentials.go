@@ -2,7 +2,6 @@ package s3
 
 import (
 	"cmp"
-	"errors"
 	"path/filepath"
 
 	"github.com/distributor-dev/distributor/internal/storage/objstore"
@@ -24,7 +23,10 @@ import (
 // or logs the secrets.
 func newCredentials(getenv func(string) string) *credentials.Credentials {
 	getenv = objstore.Getenv(getenv)
-	providers := []credentials.Provider{&envProvider{getenv: getenv}}
+	providers := []credentials.Provider{&credentials.Static{Value: credentials.Value{ // anonymous, skipped, unless both are set
+		AccessKeyID:     cmp.Or(getenv("AWS_ACCESS_KEY_ID"), getenv("AWS_ACCESS_KEY")),
+		SecretAccessKey: cmp.Or(getenv("AWS_SECRET_ACCESS_KEY"), getenv("AWS_SECRET_KEY")),
+		SessionToken:    getenv("AWS_SESSION_TOKEN"), SignerType: credentials.SignatureV4}}}
 	file := getenv("AWS_SHARED_CREDENTIALS_FILE")
 	if home := getenv("HOME"); file == "" && home != "" {
 		file = filepath.Join(home, ".aws", "credentials")
@@ -43,33 +45,3 @@ func newCredentials(getenv func(string) string) *credentials.Credentials {
 	providers = append(providers, iam)
 	return credentials.NewChainCredentials(providers)
 }
-
-// envProvider is minio-go's EnvAWS reading through getenv.
-type envProvider struct {
-	getenv    func(string) string
-	retrieved bool
-}
-
-var errNoEnvCredentials = errors.New("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set")
-
-func (e *envProvider) Retrieve() (credentials.Value, error) {
-	return e.RetrieveWithCredContext(nil)
-}
-
-func (e *envProvider) RetrieveWithCredContext(*credentials.CredContext) (credentials.Value, error) {
-	e.retrieved = false
-	id := cmp.Or(e.getenv("AWS_ACCESS_KEY_ID"), e.getenv("AWS_ACCESS_KEY"))
-	secret := cmp.Or(e.getenv("AWS_SECRET_ACCESS_KEY"), e.getenv("AWS_SECRET_KEY"))
-	if id == "" || secret == "" {
-		return credentials.Value{SignerType: credentials.SignatureAnonymous}, errNoEnvCredentials
-	}
-	e.retrieved = true
-	return credentials.Value{
-		AccessKeyID:     id,
-		SecretAccessKey: secret,
-		SessionToken:    e.getenv("AWS_SESSION_TOKEN"),
-		SignerType:      credentials.SignatureV4,
-	}, nil
-}
-
-func (e *envProvider) IsExpired() bool { return !e.retrieved }
