@@ -415,15 +415,13 @@ func (t *Txn) Apply(ch *Change) (*Result, error) {
 		return res, fmt.Errorf("%w; no output was changed", err)
 	}
 	a := &attempt{t: t, ch: ch, written: map[string]bool{}, deleted: map[string]bool{}, started: map[string]bool{}}
-	var err error
 	if ch.Staged && len(ch.Writes) > 0 && t.st.Properties().Stage {
-		if err = a.stageAll(ctx); err != nil {
+		a.staged = make([]storage.Staged, len(ch.Writes))
+		if err := t.each(ctx, len(ch.Writes), a.stage, func(int) {}); err != nil {
 			return a.unstaged(err)
 		}
-		err = a.commitAll(ctx)
-	} else {
-		err = a.putAll(ctx)
 	}
+	err := a.writeAll(ctx)
 	if err == nil {
 		err = t.each(ctx, len(ch.Deletes), func(ctx context.Context, i int) error {
 			p := ch.Deletes[i]

@@ -20,69 +20,54 @@ import (
 	"github.com/distributor-dev/distributor/internal/storage"
 )
 
-// stageAll stages every write, up to Jobs at once, each under the fence
-// (send). On failure the caller aborts every staged write (unstaged).
-func (a *attempt) stageAll(ctx context.Context) error {
-	t, ch := a.t, a.ch
-	a.staged = make([]storage.Staged, len(ch.Writes))
-	return t.each(ctx, len(ch.Writes), func(ctx context.Context, i int) error {
-		w := &ch.Writes[i]
-		var sg storage.Staged
-		err := a.send(ctx, w, func(r io.Reader) (err error) {
-			sg, err = t.st.Stage(ctx, w.Path, r, w.Size, w.putOptions())
-			return err
-		})
+// stage stages write k under the fence (send), into a.staged. On failure
+// the caller aborts every staged write (unstaged).
+func (a *attempt) stage(ctx context.Context, k int) error {
+	w := &a.ch.Writes[k]
+	return a.send(ctx, w, func(r io.Reader) error {
+		sg, err := a.t.st.Stage(ctx, w.Path, r, w.Size, w.putOptions())
 		if err == nil {
-			a.staged[i] = sg
+			a.staged[k] = sg
 		}
 		return err
-	}, func(int) {})
-}
-
-// putAll puts every write, phase by phase, under the fence (send), into a.written.
-func (a *attempt) putAll(ctx context.Context) error {
-	t, ch := a.t, a.ch
-	return a.byPhase(ctx, func(ctx context.Context, k int) error {
-		w := &ch.Writes[k]
-		return a.send(ctx, w, func(r io.Reader) error {
-			a.start(w.Path)
-			_, err := t.st.Put(ctx, w.Path, r, w.Size, w.putOptions())
-			return err
-		})
-	}, func(k int) { a.written[ch.Writes[k].Path] = true })
-}
-
-// commitAll makes the staged writes visible in putAll's order, recording
-// them in a.written; on failure it aborts those not yet committed.
-func (a *attempt) commitAll(ctx context.Context) error {
-	t, ch := a.t, a.ch
-	err := a.byPhase(ctx, func(ctx context.Context, k int) error {
-		if err := t.lk.Fence(); err != nil {
-			return err
-		}
-		a.start(ch.Writes[k].Path)
-		if err := a.staged[k].Commit(ctx); err != nil {
-			return fmt.Errorf("write %s: %w", ch.Writes[k].Path, err)
-		}
-		return nil
-	}, func(k int) {
-		a.written[ch.Writes[k].Path] = true
-		a.staged[k] = nil
 	})
-	if err != nil && t.lk.Fence() == nil {
-		// (A writer that lost its lock changes nothing more: the next
-		// holder sweeps the temporary files.)
-		a.abortStaged()
-	}
-	return err
 }
 
-// byPhase runs each over the writes (by index), phase by phase, until a phase fails.
-func (a *attempt) byPhase(ctx context.Context, fn func(ctx context.Context, k int) error, ok func(k int)) error {
-	for _, phase := range phases(a.ch.Writes) {
-		err := a.t.each(ctx, len(phase), func(ctx context.Context, i int) error { return fn(ctx, phase[i]) },
-			func(i int) { ok(phase[i]) })
+// writeAll makes the writes visible phase by phase, under the fence, into
+// a.written: it commits the staged ones, or puts each (send). On failure
+// it aborts the staged writes not yet committed.
+func (a *attempt) writeAll(ctx context.Context) error {
+	t, ch := a.t, a.ch
+	for _, phase := range phases(ch.Writes) {
+		err := t.each(ctx, len(phase), func(ctx context.Context, i int) error {
+			w := &ch.Writes[phase[i]]
+			if a.staged == nil {
+				return a.send(ctx, w, func(r io.Reader) error {
+					a.start(w.Path)
+					_, err := t.st.Put(ctx, w.Path, r, w.Size, w.putOptions())
+					return err
+				})
+			}
+			if err := t.lk.Fence(); err != nil {
+				return err
+			}
+			a.start(w.Path)
+			if err := a.staged[phase[i]].Commit(ctx); err != nil {
+				return fmt.Errorf("write %s: %w", w.Path, err)
+			}
+			return nil
+		}, func(i int) {
+			a.written[ch.Writes[phase[i]].Path] = true
+			if a.staged != nil {
+				a.staged[phase[i]] = nil
+			}
+		})
 		if err != nil {
+			if a.staged != nil && t.lk.Fence() == nil {
+				// (A writer that lost its lock changes nothing more: the next
+				// holder sweeps the temporary files.)
+				a.abortStaged()
+			}
 			return err
 		}
 	}
