@@ -27,17 +27,16 @@ type destinationRun struct {
 	opts RunOptions
 	rd   report.Destination
 
-	st       storage.Store
-	root     *RootState // what the last plan was made from
-	res      *render.Result
-	req      planRequest
-	reports  *reportCollector
-	outs     []render.Output // of the last plan, with the archive index and feed
-	staging  bool            // written bytes are verified as copied (contentCheck)
-	streamed map[string]bool
-	sources  map[string]string
-	jobs     int
-	z        compressed
+	st      storage.Store
+	root    *RootState // what the last plan was made from
+	res     *render.Result
+	req     planRequest
+	reports *reportCollector
+	outs    []render.Output   // of the last plan, with the archive index and feed
+	staging bool              // written bytes are verified as copied (contentCheck)
+	staged  map[string]string // stagedSources
+	jobs    int
+	z       compressed
 	// stopped: a failed bytes check left the root as it was (reportBundle);
 	// rolledBack counts files created and removed again (no staging).
 	stopped    bool
@@ -89,7 +88,7 @@ func (dr *destinationRun) prepare(ctx context.Context) (storage.Store, error) {
 		return st, err
 	}
 	dr.staging = st.Properties().Stage
-	dr.streamed, dr.sources = streamedSources(res.Outputs)
+	dr.staged = stagedSources(res.Outputs)
 	dr.jobs = jobsFor(d.Backend, opts.Jobs)
 	planned, err := compressPlan(d.Compress, !st.Properties().Directories, res.Outputs)
 	if err != nil {
@@ -139,20 +138,15 @@ func (dr *destinationRun) makePlan(ctx context.Context, r *RootState) (plan.Inpu
 // check refuses a plan before any change: mismatched bytes, the delete guard, fail_*.
 func (dr *destinationRun) check(ctx context.Context, in plan.Input, pl *plan.Plan) error {
 	if len(pl.Writes()) > 0 && !pl.Action.Failed() {
-		var err error
-		if dr.staging && !dr.opts.DryRun {
-			// A dry run stages nothing, so it hashes everything.
-			written := map[string]bool{}
+		written := map[string]bool{}
+		if dr.staging && !dr.opts.DryRun { // a dry run stages nothing, so it hashes everything
 			for _, it := range pl.Writes() {
-				if src := dr.sources[it.Path]; dr.streamed[src] {
+				if src := dr.staged[it.Path]; src != "" {
 					written[src] = true
 				}
 			}
-			err = dr.vc.checkRest(ctx, func(p string) bool { return written[p] })
-		} else {
-			err = dr.vc.check(ctx)
 		}
-		if err != nil {
+		if err := dr.vc.check(ctx, written); err != nil {
 			dr.stopped = dr.vc.err != nil // not when cancelled
 			return fmt.Errorf("%w; nothing was written", sourceErr(dr.b.Dir, err))
 		}
@@ -348,15 +342,10 @@ func (dr *destinationRun) apply(tx *txn.Txn, ch *txn.Change, pl *plan.Plan) erro
 		}
 		return err
 	}
-	if dr.staging {
-		// Every source file this run wrote streamed through OpenVerified.
-		var done []string
-		for _, w := range ch.Writes {
-			if p := dr.sources[w.Path]; dr.streamed[p] {
-				done = append(done, p)
-			}
+	for _, w := range ch.Writes { // each staged source file streamed through OpenVerified
+		if p := dr.staged[w.Path]; dr.staging && p != "" {
+			dr.vc.matched(p)
 		}
-		dr.vc.matched(done)
 	}
 	dr.rd.Status, dr.rd.Counts = report.StatusOK, pl.Counts()
 	return nil

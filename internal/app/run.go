@@ -260,38 +260,23 @@ func reportBundle(op *report.Pipeline, runs []*destinationRun, bad error) {
 
 // contentCheck keeps what a run knows of a shallow bundle's bytes, so that a
 // mismatch fails every destination before any output is visible. A store that
-// cannot stage (S3) hashes every file first (check); one that stages checks
-// files as they are copied to temporary names (OpenVerified) and hashes up
-// front only the rest (checkRest): the bundle is read once.
+// cannot stage (S3) hashes every file first; one that stages checks files as
+// they are copied to temporary names (OpenVerified) and hashes up front only
+// the rest: the bundle is read once.
 type contentCheck struct {
 	b        *bundle.Bundle
-	all      bool            // every file's bytes matched
 	verified map[string]bool // these files' bytes matched
 	err      error           // the bundle is bad
 }
 
-func (c *contentCheck) check(ctx context.Context) error {
-	if c.err != nil || c.all {
-		return c.err
-	}
-	err := c.b.Verify(ctx)
-	switch {
-	case err == nil:
-		c.all = true
-	case ctx.Err() == nil:
-		c.err = err
-	}
-	return err
-}
-
-// checkRest verifies the files not staged and not known to match yet.
-func (c *contentCheck) checkRest(ctx context.Context, staged func(path string) bool) error {
-	if c.err != nil || c.all {
+// check verifies the files not staged and not known to match yet.
+func (c *contentCheck) check(ctx context.Context, staged map[string]bool) error {
+	if c.err != nil {
 		return c.err
 	}
 	var done []string
 	err := c.b.VerifyFiles(ctx, func(p string) bool {
-		if c.verified[p] || staged(p) {
+		if c.verified[p] || staged[p] {
 			return false
 		}
 		done = append(done, p)
@@ -299,14 +284,14 @@ func (c *contentCheck) checkRest(ctx context.Context, staged func(path string) b
 	})
 	switch {
 	case err == nil:
-		c.matched(done)
+		c.matched(done...)
 	case ctx.Err() == nil:
 		c.err = err
 	}
 	return err
 }
 
-func (c *contentCheck) matched(paths []string) {
+func (c *contentCheck) matched(paths ...string) {
 	if c.verified == nil {
 		c.verified = map[string]bool{}
 	}
@@ -386,20 +371,21 @@ func rootRecovery(tx *txn.Txn) report.RootRecovery {
 	return rr
 }
 
-// streamedSources returns the bundle files a staged write checks as it copies
-// them (OpenVerified, see bundleContent), and each output path's bundle file.
-func streamedSources(outs []render.Output) (streamed map[string]bool, sources map[string]string) {
-	streamed, sources = map[string]bool{}, map[string]string{}
+// stagedSources maps each output path to its bundle file when a staged
+// write checks that file as it copies it (OpenVerified, see bundleContent).
+func stagedSources(outs []render.Output) map[string]string {
+	streamed, staged := map[string]bool{}, map[string]string{}
 	for _, o := range outs {
-		if o.SourcePath == "" {
-			continue
-		}
-		sources[o.Path] = o.SourcePath
-		if o.Content == nil && o.Kind != render.KindGenerated {
+		if o.SourcePath != "" && o.Content == nil && o.Kind != render.KindGenerated {
 			streamed[o.SourcePath] = true
 		}
 	}
-	return streamed, sources
+	for _, o := range outs {
+		if streamed[o.SourcePath] {
+			staged[o.Path] = o.SourcePath
+		}
+	}
+	return staged
 }
 
 // catalogUnchanged reports, reading no catalog bytes, whether the catalog looks
