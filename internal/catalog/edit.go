@@ -56,7 +56,7 @@ func (e *Edit) ApplyTo(base io.Reader, w io.Writer, splice bool) (int, error) {
 			return mergeAt(m, o.Path, o, nil)
 		})
 		r.copy = splice
-		if err := scanError(r.read()); err != nil {
+		if err := r.scan(); err != nil {
 			return enc.n, err
 		}
 	}

@@ -49,19 +49,17 @@ func ScanCanonical(src io.Reader, fn func(*Output) error) (h Header, n int, cano
 func scan(src io.Reader, fn func(*Output) error, borrow bool) (h Header, n int, canonical bool, err error) {
 	r := newReader(src, func(o *Output, _, _ []byte) error { return fn(o) })
 	r.borrow = borrow
-	if err := scanError(r.read()); err != nil {
+	if err := r.scan(); err != nil {
 		return Header{}, r.n, false, err
 	}
 	return r.h, r.n, r.canonical, nil
 }
 
-// scanError returns a callback's error as is, any other as the catalog's.
-func scanError(err error) error {
-	if err == nil {
-		return nil
-	}
-	if stop, ok := errors.AsType[*errStop](err); ok {
-		return stop.err
+// scan reads the document, returning a callback's error as is, any other as the catalog's.
+func (r *reader) scan() error {
+	err := r.read()
+	if err == nil || r.stop != nil {
+		return err
 	}
 	return fmt.Errorf("decode catalog: %w", err)
 }

@@ -37,6 +37,7 @@ type reader struct {
 	borrow  bool // decode every record into scratch, which fn may not keep (ScanCanonical)
 	scratch Output
 	fn      func(o *Output, path, raw []byte) error
+	stop    error // fn's error, which ends the read and is returned as is
 
 	h         Header
 	n         int
@@ -62,14 +63,8 @@ func newReader(src io.Reader, fn func(o *Output, path, raw []byte) error) *reade
 	return r
 }
 
-// errStop is how a callback's error travels through the reader unchanged.
-type errStop struct{ err error }
-
-func (e *errStop) Error() string { return e.err.Error() }
-func (e *errStop) Unwrap() error { return e.err }
-
 // read reads the document, returning a *strictjson.Error for text not a strict
-// JSON catalog, the values' problems joined, or an *errStop.
+// JSON catalog, the values' problems joined, or fn's error.
 func (r *reader) read() error {
 	c, err := r.next("")
 	if err != nil {
@@ -269,10 +264,8 @@ func order[P string | []byte](r *reader, path P, f field) error {
 
 func (r *reader) hand(o *Output, path, raw []byte) error {
 	r.n++
-	if err := r.fn(o, path, raw); err != nil {
-		return &errStop{err}
-	}
-	return nil
+	r.stop = r.fn(o, path, raw)
+	return r.stop
 }
 
 // decodeRecord reads the next record, not in Encode's layout, into o: its problems.
