@@ -518,14 +518,13 @@ func truncate(s []string, n int) []string {
 // CheckForceRoot refuses --force on a root too broad to wipe: "/", a
 // top-level directory ("/srv"), or with keyPrefix a whole bucket.
 func CheckForceRoot(keyPrefix bool, root string) error {
-	if keyPrefix {
-		if strings.Trim(root, "/") == "" {
-			return fmt.Errorf("--force refuses to clear a whole bucket: give the destination a key prefix")
-		}
-		return nil
-	}
 	clean := strings.Trim(root, "/")
-	if clean == "" || !strings.Contains(clean, "/") {
+	switch {
+	case keyPrefix && clean == "":
+		return fmt.Errorf("--force refuses to clear a whole bucket: give the destination a key prefix")
+	case keyPrefix:
+		return nil
+	case clean == "" || !strings.Contains(clean, "/"):
 		return fmt.Errorf("--force refuses to clear %q: it is / or a top-level directory", root)
 	}
 	for _, seg := range strings.Split(clean, "/") {
