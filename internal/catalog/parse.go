@@ -90,18 +90,16 @@ func Read(data []byte) State {
 	if err := strictjson.Unmarshal(raw, &version); err != nil {
 		return State{Status: StatusInvalid, Problem: fmt.Errorf("schema_version %s is not an integer", raw)}
 	}
+	s := State{Status: StatusInvalid, SchemaVersion: version, Problem: perr}
 	switch {
 	case version >= 1 && version <= 3:
-		return State{Status: StatusLegacy, SchemaVersion: version,
-			Problem: fmt.Errorf("schema_version %d is superseded legacy state", version)}
+		s.Status, s.Problem = StatusLegacy, fmt.Errorf("schema_version %d is superseded legacy state", version)
 	case version > SchemaVersion:
-		return State{Status: StatusFuture, SchemaVersion: version,
-			Problem: fmt.Errorf("schema_version %d is newer than this distributor understands (%d)", version, SchemaVersion)}
+		s.Status, s.Problem = StatusFuture, fmt.Errorf("schema_version %d is newer than this distributor understands (%d)", version, SchemaVersion)
 	case version != SchemaVersion:
-		return State{Status: StatusInvalid, SchemaVersion: version,
-			Problem: fmt.Errorf("schema_version %d is not a known version", version)}
+		s.Problem = fmt.Errorf("schema_version %d is not a known version", version)
 	}
-	return State{Status: StatusInvalid, SchemaVersion: version, Problem: perr}
+	return s
 }
 
 // Parse decodes and validates a schema-4 document strictly. Unlike Scan it
