@@ -111,7 +111,7 @@ func Parse(data []byte) (*Catalog, error) {
 		c.Outputs = append(c.Outputs, *o)
 		return nil
 	})
-	r.whole = true
+	r.whole, r.seen = true, map[string]int{}
 	err := r.read()
 	if _, ok := err.(*strictjson.Error); ok {
 		return nil, decodeError(err, data)

@@ -245,9 +245,6 @@ func order[P string | []byte](r *reader, path P, f field) error {
 		if j, dup := r.seen[string(path)]; dup {
 			r.invalid = append(r.invalid, fmt.Errorf("%s.path: %q duplicates outputs[%d]", f, path, j))
 		} else {
-			if r.seen == nil {
-				r.seen = map[string]int{}
-			}
 			r.seen[string(path)] = r.n
 		}
 		return nil
