@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
-	"slices"
+	"strings"
 	"sync"
 
 	"github.com/distributor-dev/distributor/internal/storage"
@@ -31,19 +31,15 @@ type body struct {
 	gen      int       // the attempt whose reader may read
 	consumed int64     // bytes read over all attempts
 	n        int64     // bytes read in this attempt
-	h        hash.Hash // SHA-256 of this attempt's bytes, or nil
 	rerr     error     // the reader's own failure in this attempt
 }
 
-func newBody(r io.Reader, hashed bool) *body {
+func newBody(r io.Reader) *body {
 	b := &body{r: r}
 	if sk, ok := r.(io.Seeker); ok {
 		if off, err := sk.Seek(0, io.SeekCurrent); err == nil {
 			b.seeker, b.start = sk, off
 		}
-	}
-	if hashed {
-		b.h = sha256.New()
 	}
 	return b
 }
@@ -53,50 +49,30 @@ func (b *body) attempt() *attemptReader {
 	defer b.mu.Unlock()
 	b.gen++
 	b.n, b.rerr = 0, nil
-	if b.h != nil {
-		b.h.Reset()
-	}
 	return &attemptReader{b: b, gen: b.gen}
 }
 
-// attemptResult is what an attempt did with the reader.
-type attemptResult struct {
-	n    int64  // bytes read
-	sum  []byte // their SHA-256, if hashed
-	rerr error  // the reader's own failure
-}
-
-// end fences off the current attempt's reader and reports what it read.
-func (b *body) end() attemptResult {
+// end fences off the current attempt's reader and returns the bytes it
+// read and the reader's own failure.
+func (b *body) end() (int64, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.gen++
-	res := attemptResult{n: b.n, rerr: b.rerr}
-	if b.h != nil {
-		res.sum = b.h.Sum(nil)
-	}
-	return res
+	return b.n, b.rerr
 }
 
-// unreplayable says why the reader cannot be replayed, or returns "".
-func (b *body) unreplayable() string {
+// rewind seeks the reader back to its start, if anything was read (with
+// seek false, it only says why it could not).
+func (b *body) rewind(seek bool) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.consumed > 0 && b.seeker == nil {
-		return fmt.Sprintf("%d bytes of a reader that cannot seek were consumed", b.consumed)
-	}
-	return ""
-}
-
-// rewind seeks the reader back to its start, if anything was read.
-func (b *body) rewind() error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.consumed == 0 {
+	switch {
+	case b.consumed == 0:
 		return nil
-	}
-	if b.seeker == nil {
+	case b.seeker == nil:
 		return fmt.Errorf("%d bytes of a reader that cannot seek were consumed", b.consumed)
+	case !seek:
+		return nil
 	}
 	if _, err := b.seeker.Seek(b.start, io.SeekStart); err != nil {
 		return fmt.Errorf("seek the reader back: %w", err)
@@ -120,9 +96,6 @@ func (a *attemptReader) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
 	b.n += int64(n)
 	b.consumed += int64(n)
-	if b.h != nil {
-		b.h.Write(p[:n])
-	}
 	if err != nil && err != io.EOF {
 		b.rerr = err
 	}
@@ -147,17 +120,22 @@ func (a seekingAttempt) Seek(off int64, whence int) (int64, error) {
 	return pos, err
 }
 
-// digest returns the SHA-256 of the size bytes of the reader from its
-// start, reading them (any attempt's reader is fenced off first).
-func (b *body) digest(size int64) ([]byte, error) {
+// want returns the SHA-256 of the size bytes a Put sends: sum (its
+// PutOptions.SHA256) when given, else read again from the reader's start
+// (any attempt's reader is fenced off first).
+func (b *body) want(sum string, size int64) ([]byte, error) {
+	if d, err := hex.DecodeString(strings.TrimPrefix(sum, "sha256:")); err == nil && len(d) == sha256.Size {
+		return d, nil
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.gen++
-	if b.seeker == nil {
+	if b.seeker != nil {
+		if _, err := b.seeker.Seek(b.start, io.SeekStart); err != nil {
+			return nil, fmt.Errorf("seek the reader back: %w", err)
+		}
+	} else if b.consumed > 0 {
 		return nil, errors.New("the reader cannot seek")
-	}
-	if _, err := b.seeker.Seek(b.start, io.SeekStart); err != nil {
-		return nil, fmt.Errorf("seek the reader back: %w", err)
 	}
 	h := sha256.New()
 	n, err := io.CopyN(h, b.r, size)
@@ -176,7 +154,7 @@ func (s *Store) Put(ctx context.Context, path string, r io.Reader, size int64, o
 	if opts.Mode == storage.PutIfVersion {
 		return s.putIf(ctx, path, r, size, opts)
 	}
-	return "", s.send(&call{s: s, ctx: ctx, op: opts.Mode.Op(), path: path}, r, size, opts.Mode == storage.PutCreate, func(ar io.Reader) error {
+	return "", s.send(&call{s: s, ctx: ctx, op: opts.Mode.Op(), path: path}, r, size, opts, func(ar io.Reader) error {
 		_, err := s.Store.Put(ctx, path, ar, size, opts)
 		return err
 	})
@@ -188,7 +166,7 @@ func (s *Store) Put(ctx context.Context, path string, r io.Reader, size int64, o
 // establishes by looking at the path.
 func (s *Store) Stage(ctx context.Context, path string, r io.Reader, size int64, opts storage.PutOptions) (storage.Staged, error) {
 	var sg storage.Staged
-	err := s.send(&call{s: s, ctx: ctx, op: "stage", path: path}, r, size, false, func(ar io.Reader) (err error) {
+	err := s.send(&call{s: s, ctx: ctx, op: "stage", path: path}, r, size, storage.PutOptions{}, func(ar io.Reader) (err error) {
 		sg, err = s.Store.Stage(ctx, path, ar, size, opts)
 		return err
 	})
@@ -200,43 +178,49 @@ func (s *Store) Stage(ctx context.Context, path string, r io.Reader, size int64,
 
 // send runs the attempts of a PutReplace or PutCreate (exclusive) Put, or
 // of a Stage, each reading r through its own fenced-off view (see body).
-func (s *Store) send(c *call, r io.Reader, size int64, exclusive bool, attempt func(io.Reader) error) error {
-	b := newBody(r, exclusive)
-	var maybe [][]byte // PutCreate: digests of failed attempts that sent everything
+func (s *Store) send(c *call, r io.Reader, size int64, opts storage.PutOptions, attempt func(io.Reader) error) error {
+	b := newBody(r)
+	exclusive := opts.Mode == storage.PutCreate
+	sentAll := false // PutCreate: a failed attempt sent everything, unanswered
 	for {
 		err := attempt(b.attempt())
-		res := b.end()
+		n, rerr := b.end()
 		switch {
 		case err == nil:
 			return nil
-		case exclusive && len(maybe) > 0 && errors.Is(err, storage.ErrPrecondition):
-			return s.settleNew(c, size, maybe, err)
-		case res.rerr != nil, !s.IsTransient(err):
+		case exclusive && sentAll && errors.Is(err, storage.ErrPrecondition):
+			return s.settleNew(c, b, size, opts.SHA256, err)
+		case rerr != nil, !s.IsTransient(err):
 			return c.final(err)
 		}
-		if why := b.unreplayable(); why != "" {
-			return c.final(fmt.Errorf("%w (not retried: %s)", err, why))
+		if why := b.rewind(false); why != nil {
+			return c.final(fmt.Errorf("%w (not retried: %v)", err, why))
 		}
-		if exclusive && res.n == size {
-			maybe = append(maybe, res.sum)
-		}
+		sentAll = sentAll || exclusive && n == size
 		if err := c.again(err); err != nil {
 			return err
 		}
-		if rerr := b.rewind(); rerr != nil {
+		if rerr := b.rewind(true); rerr != nil {
 			return fmt.Errorf("%w (not retried: %v)", err, rerr)
 		}
 	}
 }
 
-// settleNew settles a PutCreate failing with perr (a precondition) after earlier
-// attempts sent the whole content (digests sums) unanswered: it succeeds if the object holds one.
-func (s *Store) settleNew(c *call, size int64, sums [][]byte, perr error) error {
+// settleNew settles a PutCreate failing with perr (a precondition) after an
+// earlier attempt sent all of b unanswered: it succeeds if the object holds b's bytes.
+func (s *Store) settleNew(c *call, b *body, size int64, sum string, perr error) error {
 	for {
-		sum, n, err := s.digest(c.ctx, c.path)
+		got, n, err := s.digest(c.ctx, c.path)
+		if err == nil && n == size {
+			want, werr := b.want(sum, size)
+			if werr != nil {
+				return unknownOutcome(c, perr, werr)
+			}
+			if bytes.Equal(got, want) {
+				return nil // an earlier attempt landed
+			}
+		}
 		switch {
-		case err == nil && n == size && slices.ContainsFunc(sums, func(s []byte) bool { return bytes.Equal(s, sum) }):
-			return nil // an earlier attempt landed
 		case err == nil, errors.Is(err, storage.ErrNotExist): // ErrNotObject too
 			// Another entry holds the name (or held it until just now).
 			return c.final(perr)
@@ -278,25 +262,24 @@ func (s *Store) putIf(ctx context.Context, path string, in io.Reader, size int64
 		return "", fmt.Errorf("put-if %s: %w", path, err)
 	}
 	// Not hashed while it is sent (a catalog of hundreds of MB, hashed
-	// by the store already): the rare read-back hashes r again.
-	b := newBody(r, false)
+	// by the store already): a read-back takes opts.SHA256, or hashes r again.
+	b := newBody(r)
 	b.seeker, b.start = r, 0 // the content is r from its start
-	// want is the SHA-256 of the content, once a read-back needed it.
 	var want []byte
 	return s.condPut(&call{s: s, ctx: ctx, op: "put-if", path: path}, opts.Version,
 		func() (storage.Version, error) {
-			if err := b.rewind(); err != nil {
+			if err := b.rewind(true); err != nil {
 				return "", &readerError{err}
 			}
 			v, err := s.Store.Put(ctx, path, seekingAttempt{b.attempt()}, size, opts)
-			if res := b.end(); err != nil && res.rerr != nil {
+			if _, rerr := b.end(); err != nil && rerr != nil {
 				return "", &readerError{err}
 			}
 			return v, err
 		},
 		func() (storage.Version, bool, error) {
 			if want == nil {
-				sum, err := b.digest(size)
+				sum, err := b.want(opts.SHA256, size)
 				if err != nil {
 					return "", false, &readerError{err}
 				}

@@ -2,6 +2,7 @@ package retry
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -134,6 +135,22 @@ func TestPutNewLostAnswer(t *testing.T) {
 	}
 	if got := get(t, f, "b"); got != "payload" {
 		t.Errorf("stored %q", got)
+	}
+}
+
+// TestPutNewLostAnswerDigest: with PutOptions.SHA256 given, the read-back
+// of a PutNew whose answer was lost compares the object with that digest,
+// without reading the caller's reader again.
+func TestPutNewLostAnswerDigest(t *testing.T) {
+	f, s, _, _ := setup(t)
+	f.fail("put-new", fault{err: errReset, after: true})
+	r := &rewinder{Reader: bytes.NewReader([]byte("payload"))}
+	opts := storage.PutOptions{Mode: storage.PutCreate, SHA256: fmt.Sprintf("sha256:%x", sha256.Sum256([]byte("payload")))}
+	if _, err := s.Put(t.Context(), "a", r, 7, opts); err != nil {
+		t.Fatal(err)
+	}
+	if n, o := f.count("put-new"), f.count("open"); n != 2 || o != 1 || r.seeks != 2 {
+		t.Errorf("%d calls, %d read-backs, %d seeks; want 2, 1 and 2 (the start, the rewind)", n, o, r.seeks)
 	}
 }
 
