@@ -4,12 +4,14 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/config"
+	"github.com/distributor-dev/distributor/internal/lock"
 	"github.com/distributor-dev/distributor/internal/plan"
 	"github.com/distributor-dev/distributor/internal/report"
 	"github.com/distributor-dev/distributor/internal/storage"
@@ -100,6 +102,37 @@ func (a *App) DefaultOpenStore(ctx context.Context, d *config.Destination, root 
 			a.Logger.Debug("the whole error of that attempt", "destination", d.ID, "op", op, "path", path, "attempt", attempt, "err", err)
 		}
 	}}), nil
+}
+
+// OpenDestination opens d's storage at its resolved root; getenv supplies the
+// environment (SSH_AUTH_SOCK, AWS credentials). SFTP connects here, S3 at the
+// first read: either way bad credentials fail before anything is written.
+func OpenDestination(ctx context.Context, d *config.Destination, root string, getenv func(string) string) (storage.Store, error) {
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	b, ok := registry.Lookup(d.Backend)
+	if !ok {
+		return nil, fmt.Errorf("destination %s: backend %q: %w", d.ID, d.Backend, ErrBackendUnsupported)
+	}
+	return b.Open(ctx, d.Settings, root, getenv)
+}
+
+// begin starts a write transaction (txn.Begin: probe, lock, recover, sweep),
+// waiting up to LockTimeout; writers call it before reading what they plan
+// from. A command that planned its change before it locks (run) passes it as
+// intent, which travels in the lock record (txn.Options.Intent).
+func (a *App) begin(ctx context.Context, st storage.Store, d *config.Destination, command string, jobs int,
+	intent *txn.Change) (*txn.Txn, error) {
+	return txn.Begin(ctx, txn.Options{
+		Store: st, Command: command, Logger: a.Logger, Jobs: jobs, Now: a.Now, Intent: intent,
+		SingleWriter: d.SingleWriter, Retries: func() int { return retry.Count(st) },
+		Lock: lock.Locker{Wait: a.LockTimeout, NoWait: a.LockTimeout < 0, Now: a.Now, Lease: a.LockLease,
+			SkewAllowance: a.LockSkewAllowance, OnWait: func(h lock.Info, waited, limit time.Duration) {
+				a.Logger.Warn(fmt.Sprintf("waiting for the lock of %s, held by %s: waited %s of up to %s (--lock-timeout)",
+					st, h, waited.Round(time.Second), limit), "destination", d.ID)
+			}},
+	})
 }
 
 // RootState is a destination root's catalog state (Version for compare-and-swap)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/distributor-dev/distributor/internal/bundle"
 	"github.com/distributor-dev/distributor/internal/catalog"
@@ -307,10 +308,47 @@ func (dr *destinationRun) lockedApply(ctx context.Context, in plan.Input, pl *pl
 	return dr.apply(tx, ch, pl)
 }
 
+// change turns a plan into its change: writes (records, for recovery; bytes
+// from memory or the bundle, see openOutput), deletes, the final catalog and
+// a partial one (plan.Settle).
 func (dr *destinationRun) change(r *RootState, in plan.Input, pl *plan.Plan) *txn.Change {
-	ch := runChange(in, pl, r.Version, bundleContent(dr.b, dr.outs, &dr.z), webWrites(dr.d, dr.res.PrimaryPath, dr.outs))
-	ch.BaseCopy, ch.BaseCanonical = r.CatalogCopy, r.CatalogCanonical
-	ch.Staged = dr.staging
+	now := in.Now.UTC().Truncate(time.Second)
+	ch := &txn.Change{Base: r.Version, Final: pl.Edit, BaseCopy: r.CatalogCopy, BaseCanonical: r.CatalogCanonical, Staged: dr.staging}
+	shape := webWrites(dr.d, dr.res.PrimaryPath, dr.outs)
+	outs := make(map[string]*render.Output, len(dr.outs))
+	for i := range dr.outs {
+		outs[dr.outs[i].Path] = &dr.outs[i]
+	}
+	items := make(map[string]plan.Item, len(pl.Items))
+	for _, it := range pl.Items {
+		items[it.Path] = it
+		switch it.Op {
+		case plan.OpCreate, plan.OpOverwrite:
+			o := outs[it.Path]
+			w := txn.Write{Path: it.Path, Existed: it.Op == plan.OpOverwrite, SHA256: it.Output.SHA256, Size: it.Output.Size,
+				Record: plan.Record(in, it, now),
+				Open: func(ctx context.Context) (io.ReadCloser, error) {
+					if o == nil {
+						return nil, fmt.Errorf("no content planned for %s", it.Path)
+					}
+					return openOutput(ctx, dr.b, o, &dr.z)
+				}}
+			if it.Previous != nil {
+				w.Previous = &txn.Digest{SHA256: it.Previous.SHA256, Size: it.Previous.Size}
+			}
+			shape(&w)
+			ch.Writes = append(ch.Writes, w)
+		case plan.OpDelete:
+			ch.Deletes = append(ch.Deletes, it.Path)
+		}
+	}
+	ch.Partial = func(done []string) *catalog.Edit {
+		di := make([]plan.Item, 0, len(done))
+		for _, path := range done {
+			di = append(di, items[path])
+		}
+		return plan.Settle(in, pl, di)
+	}
 	return ch
 }
 

@@ -441,22 +441,6 @@ func planOutputs(outs []render.Output) []plan.Output {
 	return po
 }
 
-// bundleContent serves generated outputs from memory and source copies from
-// the bundle, verified against the manifest as they stream.
-func bundleContent(b *bundle.Bundle, outs []render.Output, z *compressed) Content {
-	byPath := make(map[string]*render.Output, len(outs))
-	for i := range outs {
-		byPath[outs[i].Path] = &outs[i]
-	}
-	return func(ctx context.Context, it plan.Item) (io.ReadCloser, error) {
-		o := byPath[it.Path]
-		if o == nil {
-			return nil, fmt.Errorf("no content planned for %s", it.Path)
-		}
-		return openOutput(ctx, b, o, z)
-	}
-}
-
 // openOutput opens o's bytes: compressed as they stream (z), or from memory,
 // or copied from the bundle and verified against the manifest.
 func openOutput(ctx context.Context, b *bundle.Bundle, o *render.Output, z *compressed) (io.ReadCloser, error) {
