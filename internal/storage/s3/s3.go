@@ -33,6 +33,7 @@ package s3
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -40,10 +41,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/objstore"
@@ -330,4 +334,168 @@ func (a api) Abort(ctx context.Context, u objstore.Upload) error {
 		return explain(err)
 	}
 	return nil
+}
+
+// newTransport returns the transport with opts's timeouts (Options.Transport).
+func newTransport(opts *Options, secure bool) (http.RoundTripper, error) {
+	base, ok := opts.Transport.(*http.Transport)
+	switch {
+	case opts.Transport == nil:
+		def, err := minio.DefaultTransport(secure)
+		if err != nil {
+			return nil, err
+		}
+		def.DialContext = nil // deadline's, with a keep-alive
+		base = def
+	case !ok:
+		return opts.Transport, nil
+	}
+	return objstore.Transport(base, opts.DialTimeout, opts.ResponseTimeout, opts.IdleTimeout), nil
+}
+
+// expectContinueKey marks the context of a conditional PUT whose request
+// asks the server to confirm the condition first (see
+// objstore.Write.ExpectContinue).
+type expectContinueKey struct{}
+
+// expectTransport adds "Expect: 100-continue" to the PUT requests (with a
+// body) whose context expectContinueKey marks. The header is not signed, so
+// it can be added after minio-go signed the request.
+type expectTransport struct{ http.RoundTripper }
+
+func (t expectTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodPut && req.Body != nil && req.Body != http.NoBody &&
+		req.Context().Value(expectContinueKey{}) != nil {
+		req = req.Clone(req.Context())
+		req.Header.Set("Expect", "100-continue")
+	}
+	return t.RoundTripper.RoundTrip(req)
+}
+
+func parseEndpoint(endpoint string) (string, bool, error) {
+	if endpoint == "" {
+		return "s3.amazonaws.com", true, nil
+	}
+	if !strings.Contains(endpoint, "://") {
+		endpoint = "https://" + endpoint
+	}
+	u, err := objstore.ParseEndpoint(endpoint, false, "only scheme, host and port")
+	if err != nil {
+		return "", false, err
+	}
+	return u.Host, u.Scheme == "https", nil
+}
+
+// newCredentials returns the standard AWS credential chain, reading the
+// environment only through getenv:
+//
+//  1. AWS_ACCESS_KEY_ID (or AWS_ACCESS_KEY), AWS_SECRET_ACCESS_KEY (or
+//     AWS_SECRET_KEY) and the optional AWS_SESSION_TOKEN;
+//  2. the shared credentials file, AWS_SHARED_CREDENTIALS_FILE or
+//     ~/.aws/credentials, profile AWS_PROFILE or "default";
+//  3. the instance, container or EKS role (IAM). minio-go's IAM provider
+//     also consults the process environment for its container and web
+//     identity variables.
+//
+// The first provider that yields credentials wins. Nothing here formats
+// or logs the secrets.
+func newCredentials(getenv func(string) string) *credentials.Credentials {
+	getenv = objstore.Getenv(getenv)
+	providers := []credentials.Provider{&credentials.Static{Value: credentials.Value{ // anonymous, skipped, unless both are set
+		AccessKeyID:     cmp.Or(getenv("AWS_ACCESS_KEY_ID"), getenv("AWS_ACCESS_KEY")),
+		SecretAccessKey: cmp.Or(getenv("AWS_SECRET_ACCESS_KEY"), getenv("AWS_SECRET_KEY")),
+		SessionToken:    getenv("AWS_SESSION_TOKEN"), SignerType: credentials.SignatureV4}}}
+	file := getenv("AWS_SHARED_CREDENTIALS_FILE")
+	if home := getenv("HOME"); file == "" && home != "" {
+		file = filepath.Join(home, ".aws", "credentials")
+	}
+	if file != "" {
+		providers = append(providers, &credentials.FileAWSCredentials{Filename: file, Profile: cmp.Or(getenv("AWS_PROFILE"), "default")})
+	}
+	iam := &credentials.IAM{Region: cmp.Or(getenv("AWS_REGION"), getenv("AWS_DEFAULT_REGION"))}
+	iam.Container.AuthorizationToken = getenv("AWS_CONTAINER_AUTHORIZATION_TOKEN")
+	iam.Container.AuthorizationTokenFile = getenv("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE")
+	iam.Container.CredentialsRelativeURI = getenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")
+	iam.Container.CredentialsFullURI = getenv("AWS_CONTAINER_CREDENTIALS_FULL_URI")
+	iam.EKSIdentity.TokenFile = getenv("AWS_WEB_IDENTITY_TOKEN_FILE")
+	iam.EKSIdentity.RoleARN = getenv("AWS_ROLE_ARN")
+	iam.EKSIdentity.RoleSessionName = getenv("AWS_ROLE_SESSION_NAME")
+	providers = append(providers, iam)
+	return credentials.NewChainCredentials(providers)
+}
+
+// explain turns a minio-go error response into an *objstore.ResponseError
+// (NoSuchKey matches storage.ErrNotExist); other errors stay as they are.
+func explain(err error) error {
+	resp := minio.ToErrorResponse(err)
+	if resp.Code == "" && resp.StatusCode == 0 {
+		return err
+	}
+	e := &objstore.ResponseError{Status: resp.StatusCode, Code: resp.Code, Text: resp.Code}
+	if resp.Message != "" {
+		e.Text += ": " + resp.Message
+	}
+	switch {
+	case resp.Code == "NoSuchKey":
+		e.Means = storage.ErrNotExist
+	case resp.Code == "NoSuchBucket":
+		e.Hint = "the bucket does not exist"
+	case resp.StatusCode == http.StatusForbidden || credentialCodes[resp.Code]:
+		e.Hint = "check the credentials (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, the shared credentials file or the instance role) and their permissions (see docs/backends.md)"
+	}
+	return e
+}
+
+// credentialCodes are the error codes of rejected credentials (the last
+// is versitygw's for an unknown access key).
+var credentialCodes = map[string]bool{
+	"AccessDenied": true, "InvalidAccessKeyId": true, "SignatureDoesNotMatch": true,
+	"InvalidToken": true, "ExpiredToken": true, "TokenRefreshRequired": true, "XAdminUserNotFound": true,
+}
+
+// IsTransient implements storage.Store. Transient, besides storage.IsTransient:
+// an S3 error with status 408, 429, 499, 500, 502-504 or 520 or a code of
+// retryCodes, and a connection closed before the answer (minioEOF).
+func (s *Store) IsTransient(err error) bool {
+	if err == nil || storage.IsPermanent(err) {
+		return false
+	}
+	if status, code, ok := response(err); ok {
+		// Besides objstore's: nginx's "client closed request" and
+		// Cloudflare's "unknown origin error", which proxies send.
+		return retryCodes[code] || objstore.TransientStatus(status) || status == 499 || status == 520
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) && ue.Err != nil && strings.HasPrefix(ue.Err.Error(), minioEOF) {
+		return true
+	}
+	return storage.IsTransient(err)
+}
+
+// minioEOF starts the error minio-go puts in a *url.Error instead of one
+// mentioning EOF: the connection closed before the answer came.
+const minioEOF = "Connection closed by foreign host"
+
+// response returns the status and code of an S3 error (explain's or minio-go's).
+func response(err error) (status int, code string, ok bool) {
+	var se *objstore.ResponseError
+	if errors.As(err, &se) {
+		return se.Status, se.Code, true
+	}
+	var resp minio.ErrorResponse
+	if errors.As(err, &resp) && (resp.StatusCode != 0 || resp.Code != "") {
+		return resp.StatusCode, resp.Code, true
+	}
+	var presp *minio.ErrorResponse
+	if errors.As(err, &presp) && presp != nil && (presp.StatusCode != 0 || presp.Code != "") {
+		return presp.StatusCode, presp.Code, true
+	}
+	return 0, "", false
+}
+
+// retryCodes are the S3 error codes that ask the client to try again.
+var retryCodes = map[string]bool{
+	"RequestTimeout": true, "SlowDown": true, "SlowDownRead": true, "SlowDownWrite": true,
+	"InternalError": true, "ServiceUnavailable": true, "Throttling": true, "ThrottlingException": true,
+	"RequestThrottled": true, "RequestLimitExceeded": true,
 }
