@@ -32,10 +32,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
 	"github.com/distributor-dev/distributor/internal/storage"
@@ -170,4 +173,159 @@ func serviceURL(account, endpoint string) (string, error) {
 		return "", err
 	}
 	return strings.TrimSuffix(endpoint, "/"), nil
+}
+
+// Error codes (x-ms-error-code) the store tells apart.
+const (
+	codeBlobNotFound      = "BlobNotFound"
+	codeBlobAlreadyExists = "BlobAlreadyExists"
+	codeContainerNotFound = "ContainerNotFound"
+)
+
+// explain turns an SDK error into an *objstore.ResponseError (404
+// BlobNotFound matches storage.ErrNotExist) and takes the query (a SAS) out
+// of a transport error's URL; other errors stay as they are.
+func explain(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		if u, perr := url.Parse(ue.URL); perr == nil && u.RawQuery != "" {
+			query := "?" + u.RawQuery
+			ue.URL = strings.Replace(ue.URL, query, "?[query removed]", 1)
+			if msg := err.Error(); strings.Contains(msg, query) { // formatted before
+				return &redacted{msg: strings.ReplaceAll(msg, query, "?[query removed]"), err: err}
+			}
+		}
+	}
+	var resp *azcore.ResponseError
+	if !errors.As(err, &resp) {
+		return err
+	}
+	e := &objstore.ResponseError{Status: resp.StatusCode, Code: resp.ErrorCode, Text: resp.ErrorCode, Err: resp}
+	switch {
+	case resp.ErrorCode == codeBlobNotFound || resp.StatusCode == http.StatusNotFound && resp.ErrorCode == "":
+		e.Means = storage.ErrNotExist
+	case resp.ErrorCode == codeContainerNotFound:
+		e.Hint = "the container does not exist"
+	case resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusUnauthorized:
+		e.Hint = "check the credentials (AZURE_STORAGE_CONNECTION_STRING, AZURE_STORAGE_KEY, AZURE_STORAGE_SAS_TOKEN or " +
+			"Microsoft Entra ID) and their role on the container (see docs/backends.md)"
+	}
+	return e
+}
+
+// redacted is an error with its own message over the one it wraps: a URL's
+// query taken out, or the lines of Microsoft Entra ID's account joined.
+type redacted struct {
+	msg string
+	err error
+}
+
+func (e *redacted) Error() string { return e.msg }
+
+func (e *redacted) Unwrap() error { return e.err }
+
+func status(err error) (int, string, bool) {
+	var resp *azcore.ResponseError
+	if errors.As(err, &resp) {
+		return resp.StatusCode, resp.ErrorCode, true
+	}
+	return 0, "", false
+}
+
+// IsTransient implements storage.Store. Transient, besides storage.IsTransient:
+// an Azure error with status 408, 429, 500 or 502-504; a credential that
+// Microsoft Entra ID refused or could not find is final.
+func (s *Store) IsTransient(err error) bool {
+	var auth *azidentity.AuthenticationFailedError
+	if err == nil || storage.IsPermanent(err) || errors.As(err, &auth) {
+		return false
+	}
+	if code, _, ok := status(err); ok {
+		return objstore.TransientStatus(code)
+	}
+	return storage.IsTransient(err)
+}
+
+const (
+	envConnectionString = "AZURE_STORAGE_CONNECTION_STRING"
+	envKey              = "AZURE_STORAGE_KEY"
+	envSAS              = "AZURE_STORAGE_SAS_TOKEN"
+)
+
+// newClient returns the client of the container cont of account at the
+// Blob service URL endpoint, with the first credential found (spec section 3.2):
+//
+//  1. AZURE_STORAGE_CONNECTION_STRING, a connection string (naming the
+//     destination's container URL, so that the overlap check holds);
+//  2. AZURE_STORAGE_KEY, the shared key of the account;
+//  3. AZURE_STORAGE_SAS_TOKEN, a shared access signature (with or without
+//     its leading "?");
+//  4. Microsoft Entra ID through azidentity's DefaultAzureCredential:
+//     the environment (AZURE_TENANT_ID, AZURE_CLIENT_ID and a secret or
+//     certificate), workload identity, managed identity, the Azure CLI's
+//     login. It reads the process environment itself, not getenv, and
+//     asks for a token at the first request.
+//
+// Nothing here formats or logs the secrets.
+func newClient(account, endpoint, cont string, getenv func(string) string, opts *container.ClientOptions) (*container.Client, error) {
+	containerURL := endpoint + "/" + url.PathEscape(cont)
+	if cs := getenv(envConnectionString); cs != "" {
+		c, err := container.NewClientFromConnectionString(cs, cont, opts)
+		if err != nil {
+			// The SDK's message does not quote the string.
+			return nil, fmt.Errorf("%s: %w", envConnectionString, err)
+		}
+		if got := withoutQuery(c.URL()); !strings.EqualFold(got, containerURL) {
+			return nil, fmt.Errorf("%s names the container %s, the destination %s: set the destination's account and endpoint to match",
+				envConnectionString, got, containerURL)
+		}
+		return c, nil
+	}
+	if key := getenv(envKey); key != "" {
+		cred, err := container.NewSharedKeyCredential(account, key)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", envKey, err)
+		}
+		return container.NewClientWithSharedKeyCredential(containerURL, cred, opts)
+	}
+	if sas := strings.TrimPrefix(getenv(envSAS), "?"); sas != "" {
+		if _, err := url.ParseQuery(sas); err != nil {
+			return nil, fmt.Errorf("%s is not a query string", envSAS)
+		}
+		return container.NewClientWithNoCredential(containerURL+"?"+sas, opts)
+	}
+	tried := "no Azure credential found (tried " + envConnectionString + ", " + envKey + " and " + envSAS + ": not set; Microsoft Entra ID: "
+	if strings.HasPrefix(strings.ToLower(endpoint), "http:") {
+		return nil, fmt.Errorf("%snot used with an http:// endpoint, whose requests would carry its token unencrypted): set %s "+
+			"(Azurite: its account key), %s or %s, or use an https:// endpoint (see docs/backends.md)", tried, envKey, envSAS, envConnectionString)
+	}
+	cred, err := azidentity.NewDefaultAzureCredential(&azidentity.DefaultAzureCredentialOptions{ClientOptions: opts.ClientOptions})
+	if err != nil {
+		return nil, fmt.Errorf("%s%w)", tried, err)
+	}
+	return container.NewClient(containerURL, entraID{cred, tried}, opts)
+}
+
+// entraID is DefaultAzureCredential with its failure on one line, saying
+// what was tried when it found no credential.
+type entraID struct {
+	*azidentity.DefaultAzureCredential
+	tried string
+}
+
+func (c entraID) GetToken(ctx context.Context, o policy.TokenRequestOptions) (azcore.AccessToken, error) {
+	tok, err := c.DefaultAzureCredential.GetToken(ctx, o)
+	if err != nil {
+		msg := strings.NewReplacer(":\n\t", ": ", "\n\t\t", " ", "\n\t", "; ", "\n", " ").Replace(err.Error())
+		if !errors.As(err, new(*azidentity.AuthenticationFailedError)) {
+			msg = c.tried + msg + "): set one of them, or sign in to Microsoft Entra ID (see docs/backends.md)"
+		}
+		err = &redacted{msg: msg, err: err} // wraps the SDK's error: not retried
+	}
+	return tok, err
+}
+
+func withoutQuery(u string) string {
+	u, _, _ = strings.Cut(u, "?")
+	return strings.TrimSuffix(u, "/")
 }
