@@ -306,10 +306,12 @@ func makeCatalog(in Input, planned map[string]*Output, listing map[string]int64,
 	}
 	items := plannedItems(in, records, listing)
 	if coll := collisions(planned, listing, records); len(coll) > 0 {
-		return &Plan{Action: FailUnmanaged,
-			Reason: fmt.Sprintf("%d planned path(s) exist in storage but are not managed by distributor: %s (remove them, or rerun with --force after review)",
-				len(coll), strings.Join(truncate(coll, 5), ", ")),
-			Items: items, Unmanaged: coll}
+		shown := strings.Join(coll[:min(len(coll), 5)], ", ")
+		if len(coll) > 5 {
+			shown += fmt.Sprintf(", and %d more", len(coll)-5)
+		}
+		return &Plan{Action: FailUnmanaged, Items: items, Unmanaged: coll,
+			Reason: fmt.Sprintf("%d planned path(s) exist in storage but are not managed by distributor: %s (remove them, or rerun with --force after review)", len(coll), shown)}
 	}
 	deleted := 0
 	for _, rec := range records {
@@ -506,13 +508,6 @@ func unmanaged(listing map[string]int64, records map[string]*catalog.Output, pla
 
 func sortItems(items []Item) {
 	sort.SliceStable(items, func(i, j int) bool { return items[i].Path < items[j].Path })
-}
-
-func truncate(s []string, n int) []string {
-	if len(s) <= n {
-		return s
-	}
-	return append(append([]string(nil), s[:n]...), fmt.Sprintf("and %d more", len(s)-n))
 }
 
 // CheckForceRoot refuses --force on a root too broad to wipe: "/", a
