@@ -199,12 +199,13 @@ func (r *reader) record() error {
 	f := field(r.n)
 	if r.copy {
 		if path, n := canonicalPath(r.b[r.i:]); n > 0 {
-			raw := r.b[r.i : r.i+n]
 			if err := order(r, path, f); err != nil {
 				return err
 			}
 			r.i += n
-			return r.hand(nil, path, raw)
+			r.n++
+			r.stop = r.fn(nil, path, r.b[r.i-n:r.i])
+			return r.stop
 		}
 	}
 	if !startsValue(r.b[r.i]) {
@@ -236,7 +237,9 @@ func (r *reader) record() error {
 		r.n++
 		return nil
 	}
-	return r.hand(o, nil, nil)
+	r.n++
+	r.stop = r.fn(o, nil, nil)
+	return r.stop
 }
 
 // order checks that the record's path increases (whole: is unique).
@@ -257,12 +260,6 @@ func order[P string | []byte](r *reader, path P, f field) error {
 	}
 	r.last = append(r.last[:0], path...)
 	return nil
-}
-
-func (r *reader) hand(o *Output, path, raw []byte) error {
-	r.n++
-	r.stop = r.fn(o, path, raw)
-	return r.stop
 }
 
 // decodeRecord reads the next record, not in Encode's layout, into o: its problems.

@@ -48,14 +48,12 @@ func Validate(c *Catalog) error {
 	}
 	seen := make(map[string]int, len(c.Outputs))
 	for i := range c.Outputs {
-		o := &c.Outputs[i]
-		f := field(i)
-		if j, dup := seen[o.Path]; dup {
-			add("%s.path: %q duplicates outputs[%d]", f, o.Path, j)
+		if j, dup := seen[c.Outputs[i].Path]; dup {
+			add("%s.path: %q duplicates outputs[%d]", field(i), c.Outputs[i].Path, j)
 		} else {
-			seen[o.Path] = i
+			seen[c.Outputs[i].Path] = i
 		}
-		validateOutput(o, f, add)
+		validateOutput(&c.Outputs[i], field(i), add)
 	}
 	return errors.Join(errs...)
 }
