@@ -4,15 +4,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
+	"path"
+	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/distributor-dev/distributor/internal/bundle"
 	"github.com/distributor-dev/distributor/internal/catalog"
 	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/render"
 	"github.com/distributor-dev/distributor/internal/report"
+	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/storage/registry"
 )
 
 // ValidateOptions are the inputs of Validate.
@@ -181,4 +188,192 @@ func sourceErr(dir string, err error) error {
 		return fmt.Errorf("source %w", err)
 	}
 	return fmt.Errorf("source bundle %s: %w", dir, err)
+}
+
+type destKey struct{ pipeline, destination string }
+
+func problem(rep *report.Validate, msg string) {
+	rep.Valid = false
+	rep.Problems = append(rep.Problems, msg)
+}
+
+// checkHost checks what runs need on this host: missing files (templates must
+// parse) and secrets are problems, a missing source a warning (often written
+// just before the run). It returns the destinations whose template is broken.
+func (a *App) checkHost(cfg *config.Config, pipelines []*config.Pipeline, rep *report.Validate) map[string]bool {
+	badTemplate := map[string]bool{}
+	seen := map[string]bool{}
+	if cfg.MetricsFile != "" {
+		if dir := filepath.Dir(cfg.MetricsFile); !isDir(dir) { // following links
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("metrics_file %s: directory %s does not exist: a run cannot write its metrics there (create it, or fix metrics_file)",
+				cfg.MetricsFile, dir))
+		}
+	}
+	for _, p := range pipelines {
+		if _, err := os.Stat(p.Source); errors.Is(err, fs.ErrNotExist) {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("pipeline %s: source %s does not exist (yet): a run fails for this pipeline until a bundle is written there", p.ID, p.Source))
+		} else if err != nil {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("pipeline %s: source %s: %v", p.ID, p.Source, err))
+		}
+		for _, id := range p.Destinations {
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			d, ok := cfg.Destination(id)
+			if !ok {
+				continue
+			}
+			for _, w := range backendWarnings(d) {
+				rep.Warnings = append(rep.Warnings, fmt.Sprintf("destination %s: %s", d.ID, w))
+			}
+			for _, f := range d.LocalFiles { // each must be readable
+				if file, err := os.Open(f.Path); err != nil {
+					problem(rep, fmt.Sprintf("destination %s: %s %s: %v", d.ID, f.Field, f.Path, unwrapPath(err)))
+				} else {
+					file.Close()
+				}
+			}
+			if d.Markdown.Template != "" {
+				if err := render.CheckTemplate(d.Markdown.Template); err != nil {
+					badTemplate[d.ID] = true
+					problem(rep, fmt.Sprintf("destination %s: %v", d.ID, err))
+				}
+			}
+		}
+	}
+	for _, m := range a.missingSecrets(cfg) {
+		problem(rep, m+" (run exits 2 until it is set)")
+	}
+	return badTemplate
+}
+
+// backendWarnings are what d's backend says its settings make unsafe, and
+// the compress encodings an object store ignores (spec 3.4).
+func backendWarnings(d *config.Destination) []string {
+	b, ok := registry.Lookup(d.Backend)
+	var ws []string
+	if ok && b.Warnings != nil {
+		ws = b.Warnings(d.Settings)
+	}
+	if c := d.Compress; ok && c != nil && !b.Properties.Directories {
+		if ignored := slices.DeleteFunc(slices.Clone(c.Encodings), func(e string) bool { return e == "gzip" }); len(ignored) > 0 {
+			ws = append(ws, fmt.Sprintf("compress.encodings %s: ignored on %s, which serves no content negotiation: only gzip applies there (each matching object stored gzip-compressed, with Content-Encoding: gzip)",
+				strings.Join(ignored, ", "), b.Title))
+		}
+	}
+	return ws
+}
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// rootID is a root's server (config.Location, "" locally) and "/"-path on it.
+type rootID struct {
+	server string
+	path   string
+}
+
+func within(outer, inner string) bool {
+	if outer == "/" {
+		return inner != "/"
+	}
+	return strings.HasPrefix(inner, outer+"/")
+}
+
+// checkOverlaps finds a pipeline's destinations at one root with overlapping
+// outputs: by the planned manifest and paths, else by paths.prefix. Nested
+// roots get a warning.
+func checkOverlaps(cfg *config.Config, pipelines []*config.Pipeline, manifests map[string]*bundle.Manifest, planned map[destKey][]string, rep *report.Validate) {
+	for _, p := range pipelines {
+		m := manifests[p.ID]
+		type dest struct {
+			d      *config.Destination
+			root   rootID
+			prefix string
+		}
+		var ds []dest
+		for _, id := range p.Destinations {
+			d, ok := cfg.Destination(id)
+			if !ok {
+				continue
+			}
+			vars := config.Vars{PipelineID: p.ID, DestinationID: d.ID, SourceID: "source", SourceCreated: time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)}
+			if m != nil {
+				vars.SourceID, vars.SourceCreated = m.ID, m.Created
+			}
+			root, err := config.Expand(d.Path, vars)
+			prefix, perr := config.Expand(d.Paths.Prefix, vars)
+			if err != nil || perr != nil {
+				continue
+			}
+			if b, _ := registry.Lookup(d.Backend); b.Path == storage.PathLocal {
+				root = strings.ReplaceAll(root, `\`, "/") // a Windows path
+			}
+			ds = append(ds, dest{d, rootID{config.Location(d), path.Clean("/" + root)}, prefix})
+		}
+		for i := range ds {
+			for j := i + 1; j < len(ds); j++ {
+				x, y := ds[i], ds[j]
+				if x.root.server != y.root.server {
+					continue
+				}
+				switch {
+				case x.root.path == y.root.path:
+					sameRoot(p, x.d, y.d, x.root.path, x.prefix, y.prefix, planned, rep)
+				case within(y.root.path, x.root.path):
+					x, y = y, x // x is the outer one
+					fallthrough
+				case within(x.root.path, y.root.path):
+					rep.Warnings = append(rep.Warnings, fmt.Sprintf(
+						"pipeline %s: the root of destination %s (%s) is inside the root of destination %s (%s): runs to %s see %s's files, catalog and lock as unmanaged content, and a planned path there fails with fail_unmanaged; prefer roots side by side",
+						p.ID, y.d.ID, y.root.path, x.d.ID, x.root.path, x.d.ID, y.d.ID))
+				}
+			}
+		}
+	}
+}
+
+func sameRoot(p *config.Pipeline, x, y *config.Destination, root, px, py string, planned map[destKey][]string, rep *report.Validate) {
+	lead := fmt.Sprintf("pipeline %s: destinations %s and %s publish to the same root %s", p.ID, x.ID, y.ID, root)
+	fix := "each run would take the outputs over from the other destination and rewrite them, and neither run could ever skip; give them different roots or disjoint paths.prefix"
+	px2, py2 := planned[destKey{p.ID, x.ID}], planned[destKey{p.ID, y.ID}]
+	if px2 != nil && py2 != nil {
+		both := intersect(px2, py2)
+		if len(both) == 0 {
+			return
+		}
+		problem(rep, fmt.Sprintf("%s and both plan %d of the same output path(s) (%s): %s", lead, len(both), examples(both, 3), fix))
+		return
+	}
+	switch {
+	case px == py:
+		problem(rep, fmt.Sprintf("%s with the same paths.prefix %q, so they plan the same output paths: %s", lead, px, fix))
+	case strings.HasPrefix(px, py), strings.HasPrefix(py, px):
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s, paths.prefix %q and %q: their output paths may overlap (validate --source DIR tells)", lead, px, py))
+	}
+}
+
+func intersect(a, b []string) []string {
+	in := setOf(a)
+	out := slices.DeleteFunc(slices.Clone(b), func(s string) bool { return !in[s] })
+	slices.Sort(out)
+	return out
+}
+
+func examples(paths []string, n int) string {
+	if len(paths) <= n {
+		return strings.Join(paths, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(paths[:n], ", "), len(paths)-n)
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }

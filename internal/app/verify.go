@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,9 +10,11 @@ import (
 	"strings"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
+	"github.com/distributor-dev/distributor/internal/cleanpath"
 	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/report"
 	"github.com/distributor-dev/distributor/internal/storage"
+	"github.com/distributor-dev/distributor/internal/txn"
 )
 
 // VerifyOptions are the inputs of Verify.
@@ -133,4 +136,204 @@ func (a *App) audit(ctx context.Context, t *maintTarget, m *maintRoot, opts Veri
 		return m.cat.each(ctx, func(o *catalog.Output) error { return visit(o, nil) })
 	}
 	return auditStream(ctx, m.store, records, opts.Quick, ao, rep)
+}
+
+// ReconcileOptions are the inputs of ReconcileState.
+type ReconcileOptions struct {
+	Root
+	// AllOwners checks every owner's records, not just the selected one's.
+	AllOwners bool
+	// DryRun reports without rewriting the catalog.
+	DryRun bool
+	Logger *slog.Logger
+	Tuning
+}
+
+// ReconcileState drops the records whose file was removed behind distributor's
+// back and reports unmanaged paths. It deletes and adopts nothing, checks no
+// digest and never rewrites legacy, invalid or future state. The error is for
+// invalid options; the rest is reported.
+func (a *App) ReconcileState(ctx context.Context, cfg *config.Config, opts ReconcileOptions) (*report.ReconcileState, error) {
+	t, err := resolveMaint(cfg, "reconcile-state", opts.Root)
+	if err != nil {
+		return nil, err
+	}
+	rep := &report.ReconcileState{Target: t.head, DryRun: opts.DryRun, AllOwners: opts.AllOwners,
+		Missing: []report.Record{}, Unmanaged: []string{}, Removed: []report.Record{}, TempFiles: []string{}}
+	fail := func(err error) (*report.ReconcileState, error) { a.maintFailed(&rep.Failure, t, err); return rep, nil }
+	m, err := a.openMaintRoot(ctx, t, !opts.DryRun)
+	if m != nil {
+		defer m.close()
+		rep.Root, rep.State, rep.Warnings, rep.RootRecovery = m.store.String(), string(m.state.Status), m.warnings, m.recovery()
+	}
+	if err != nil {
+		return fail(err)
+	}
+	st := m.store
+	// Temporary files: removed under the lock, listed in a dry run.
+	var temps []string
+	if m.tx != nil {
+		temps, err = m.tx.SweepTemp(false)
+	} else {
+		temps, err = st.SweepTemp(ctx, storage.SweepOptions{DryRun: true})
+	}
+	if err != nil {
+		return fail(fmt.Errorf("temporary files: %w", err))
+	}
+	rep.TempFiles = append(rep.TempFiles, temps...)
+	ctx = m.ctx(ctx)
+	keep := ownedBy(t.owner, opts.AllOwners)
+	var drop []string
+	err = mergeListing(ctx, st, m.cat, func(o *catalog.Output, l *listed) error {
+		switch {
+		case o == nil:
+			if !cleanpath.HasReservedSegment(l.Path) {
+				rep.Unmanaged = append(rep.Unmanaged, l.Path)
+			}
+			return nil
+		case !keep(o):
+			return nil
+		}
+		rep.Checked++
+		if l != nil {
+			return nil
+		}
+		// Only a file Stat says does not exist is missing.
+		_, err := st.Stat(ctx, o.Path)
+		switch {
+		case err == nil:
+			return nil
+		case !errors.Is(err, storage.ErrNotExist):
+			return fmt.Errorf("check %s: %w", o.Path, err)
+		}
+		rep.Missing = append(rep.Missing, report.RecordOf(o))
+		drop = append(drop, o.Path)
+		return nil
+	})
+	if err != nil {
+		return fail(err)
+	}
+	if opts.DryRun || len(drop) == 0 {
+		return rep, nil
+	}
+	ch := m.change()
+	ch.Final = a.dropping(m.cat.Header, drop)
+	if _, err := m.tx.Apply(ch); err != nil {
+		return fail(err)
+	}
+	rep.Removed = append(rep.Removed, rep.Missing...)
+	for _, m := range rep.Removed {
+		a.Logger.Info("dropped record of missing file", "path", m.Path, "pipeline", m.PipelineID, "destination", m.DestinationID)
+	}
+	return rep, nil
+}
+
+// AuditOptions tune an audit.
+type AuditOptions struct {
+	Jobs int // outputs read and hashed at once (0 or 1: one at a time)
+	// Checked, when set, is called from any goroutine after each output,
+	// with the bytes read (0 when only sizes are compared).
+	Checked func(path string, read int64)
+}
+
+// auditBatch records are checked at a time: memory follows it, not the catalog.
+const auditBatch = 1024
+
+// auditRecord has a listing entry l when only sizes are compared (nil: not listed).
+type auditRecord struct {
+	o *catalog.Output
+	l *listed
+}
+
+// auditStream audits what records yields into res (OK, Missing, Corrupt),
+// auditBatch at a time (with quick only listed sizes, else the bytes), in
+// its order whatever the jobs.
+func auditStream(ctx context.Context, st storage.Store, records func(fn func(o *catalog.Output, l *listed) error) error,
+	quick bool, opts AuditOptions, res *report.Verify) error {
+	batch := make([]auditRecord, 0, auditBatch)
+	flush := func() error {
+		err := auditRecords(ctx, st, batch, quick, opts, res)
+		batch = batch[:0]
+		return err
+	}
+	err := records(func(o *catalog.Output, l *listed) error {
+		batch = append(batch, auditRecord{o: o, l: l})
+		if len(batch) < auditBatch {
+			return nil
+		}
+		return flush()
+	})
+	if err == nil {
+		err = flush()
+	}
+	return err
+}
+
+// auditRecords checks a batch, opts.Jobs at once, adding verdicts to res in order.
+func auditRecords(ctx context.Context, st storage.Store, sel []auditRecord, quick bool, opts AuditOptions, res *report.Verify) error {
+	type verdict struct {
+		missing bool
+		corrupt *report.VerifyCorrupt
+		err     error
+	}
+	verdicts := make([]verdict, len(sel))
+	check := func(ctx context.Context, k int) error {
+		o, v := sel[k].o, &verdicts[k]
+		actual, read := "", int64(0)
+		if l := sel[k].l; quick {
+			switch {
+			case l == nil:
+				v.missing = true
+			case l.Size != o.Size:
+				actual = fmt.Sprintf("%d bytes (content not read: --quick)", l.Size)
+			}
+		} else {
+			sum, size, err := txn.HashObject(ctx, st, o.Path)
+			switch {
+			case errors.Is(err, storage.ErrNotExist):
+				v.missing = true
+			case err != nil:
+				v.err = err
+				return err
+			case sum != o.SHA256 || size != o.Size:
+				actual = fmt.Sprintf("%s (%d bytes)", sum, size)
+			}
+			read = size
+		}
+		if actual != "" {
+			v.corrupt = &report.VerifyCorrupt{Record: report.RecordOf(o), Expected: fmt.Sprintf("%s (%d bytes)", o.SHA256, o.Size), Actual: actual}
+		}
+		if opts.Checked != nil {
+			opts.Checked(o.Path, read)
+		}
+		return nil
+	}
+
+	jobs := opts.Jobs
+	if quick {
+		jobs = 1 // nothing to wait for
+	}
+	// After the first failure the others' reads end early (parallel
+	// cancels them): their errors are not the cause.
+	failed := parallel(ctx, jobs, len(sel), check) != nil
+	var cancelled error
+	for k, v := range verdicts {
+		switch {
+		case v.err != nil && ctx.Err() == nil && errors.Is(v.err, context.Canceled):
+			cancelled = cmp.Or(cancelled, v.err) // stopped by another output's failure
+		case v.err != nil:
+			return v.err
+		case v.missing:
+			res.Missing = append(res.Missing, report.RecordOf(sel[k].o))
+		case v.corrupt != nil:
+			res.Corrupt = append(res.Corrupt, *v.corrupt)
+		default:
+			res.OK++
+		}
+	}
+	if failed || ctx.Err() != nil {
+		// Only cancellations were kept above: the cause was the caller's.
+		return cmp.Or(ctx.Err(), cancelled)
+	}
+	return nil
 }
