@@ -34,7 +34,7 @@ var ErrUnsorted = errors.New("catalog outputs are not sorted by path")
 // Encode's path order (ErrUnsorted). It returns the header and record count;
 // fn's error stops it, returned as is. Read classifies other documents.
 func Scan(r io.Reader, fn func(*Output) error) (Header, int, error) {
-	h, n, _, err := scan(r, fn, false)
+	h, n, _, err := ScanCanonical(r, func(o *Output) error { fresh := *o; return fn(&fresh) })
 	return h, n, err
 }
 
@@ -42,13 +42,7 @@ func Scan(r io.Reader, fn func(*Output) error) (Header, int, error) {
 // Encode's exact layout (the condition for splicing). It hands fn the same
 // Output each time, so that no record allocates: fn copies what it keeps.
 func ScanCanonical(src io.Reader, fn func(*Output) error) (h Header, n int, canonical bool, err error) {
-	return scan(src, fn, true)
-}
-
-// scan is Scan, or with borrow ScanCanonical.
-func scan(src io.Reader, fn func(*Output) error, borrow bool) (h Header, n int, canonical bool, err error) {
 	r := newReader(src, func(o *Output, _, _ []byte) error { return fn(o) })
-	r.borrow = borrow
 	if err := r.scan(); err != nil {
 		return Header{}, r.n, false, err
 	}

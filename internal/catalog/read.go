@@ -32,10 +32,9 @@ type reader struct {
 	feed feeder
 	memo canonMemo
 
-	whole   bool // read like Parse: records in any order, every value problem collected
-	copy    bool // hand records in Encode's layout to fn undecoded (ApplyTo splicing)
-	borrow  bool // decode every record into scratch, which fn may not keep (ScanCanonical)
-	scratch Output
+	whole   bool   // read like Parse: records in any order, every value problem collected
+	copy    bool   // hand records in Encode's layout to fn undecoded (ApplyTo splicing)
+	scratch Output // every record decoded, which fn may not keep
 	fn      func(o *Output, path, raw []byte) error
 	stop    error // fn's error, which ends the read and is returned as is
 
@@ -212,9 +211,6 @@ func (r *reader) record() error {
 		return r.syntax("outputs", "invalid character "+r.quoteNext()+" at start of value")
 	}
 	o := &r.scratch // every field set below
-	if !r.borrow {
-		o = new(Output)
-	}
 	var probs []error
 	if n := parseCanonical(r.b[r.i:], o, &r.memo); n > 0 {
 		r.i += n
