@@ -189,7 +189,24 @@ func (s *Store) send(c *call, r io.Reader, size int64, opts storage.PutOptions, 
 		case err == nil:
 			return nil
 		case exclusive && sentAll && errors.Is(err, storage.ErrPrecondition):
-			return s.settleNew(c, b, size, opts.SHA256, err)
+			// An earlier attempt may have landed: Put succeeds if the object
+			// holds b's bytes, fails with err if another entry holds the
+			// name (or held it until just now: absent, or not an object).
+			_, _, err = s.settleIf(c, "", err, func() (storage.Version, bool, error) {
+				got, n, err := s.digest(c.ctx, c.path)
+				if errors.Is(err, storage.ErrNotExist) {
+					err = nil // (ErrNotObject too) settleIf fails with the precondition
+				}
+				if err != nil || n != size {
+					return "", false, err
+				}
+				want, err := b.want(opts.SHA256, size)
+				if err != nil {
+					return "", false, &readerError{err}
+				}
+				return "", bytes.Equal(got, want), nil
+			})
+			return err
 		case rerr != nil, !s.IsTransient(err):
 			return c.final(err)
 		}
@@ -202,34 +219,6 @@ func (s *Store) send(c *call, r io.Reader, size int64, opts storage.PutOptions, 
 		}
 		if rerr := b.rewind(true); rerr != nil {
 			return fmt.Errorf("%w (not retried: %v)", err, rerr)
-		}
-	}
-}
-
-// settleNew settles a PutCreate failing with perr (a precondition) after an
-// earlier attempt sent all of b unanswered: it succeeds if the object holds b's bytes.
-func (s *Store) settleNew(c *call, b *body, size int64, sum string, perr error) error {
-	for {
-		got, n, err := s.digest(c.ctx, c.path)
-		if err == nil && n == size {
-			want, werr := b.want(sum, size)
-			if werr != nil {
-				return unknownOutcome(c, perr, werr)
-			}
-			if bytes.Equal(got, want) {
-				return nil // an earlier attempt landed
-			}
-		}
-		switch {
-		case err == nil, errors.Is(err, storage.ErrNotExist): // ErrNotObject too
-			// Another entry holds the name (or held it until just now).
-			return c.final(perr)
-		case s.IsTransient(err):
-			if err := c.again(err); err != nil {
-				return unknownOutcome(c, perr, err)
-			}
-		default:
-			return unknownOutcome(c, perr, err)
 		}
 	}
 }
