@@ -313,7 +313,6 @@ func makeCatalog(in Input, planned map[string]*Output, listing map[string]int64,
 		return &Plan{Action: FailUnmanaged, Items: items, Unmanaged: coll,
 			Reason: fmt.Sprintf("%d planned path(s) exist in storage but are not managed by distributor: %s (remove them, or rerun with --force after review)", len(coll), shown)}
 	}
-	deleted := 0
 	for _, rec := range records {
 		plain, sidecar := catalog.SidecarOf(rec.Path, rec.Transform)
 		if planned[rec.Path] == nil && (in.Workflow == Replacement && rec.Owner() == in.Owner || sidecar && planned[plain] != nil) {
@@ -321,24 +320,22 @@ func makeCatalog(in Input, planned map[string]*Output, listing map[string]int64,
 			// workflow deletes the sidecars of a planned output that this
 			// plan does not write again: they would serve stale bytes.
 			items = append(items, Item{Path: rec.Path, Op: OpDelete, Previous: rec})
-			deleted++
 		}
 	}
 	sortItems(items)
 	p := &Plan{Items: items, Unmanaged: unmanaged(listing, records, planned)}
 	if cat != nil {
-		p.Retained = cat.Count - deleted
-		for path := range planned {
-			if records[path] != nil {
+		p.Retained = cat.Count // less the records at planned or deleted paths
+		for _, it := range items {
+			if it.Previous != nil {
 				p.Retained--
 			}
 		}
 	}
-	changed := slices.ContainsFunc(items, func(it Item) bool { return it.Op != OpUnchanged })
 	switch {
 	case cat == nil:
 		p.Action = PublishNew
-	case !changed:
+	case !slices.ContainsFunc(items, func(it Item) bool { return it.Op != OpUnchanged }):
 		p.Action = SkipSame
 		return p
 	case in.Workflow == Replacement:
