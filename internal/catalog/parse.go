@@ -106,11 +106,10 @@ func Parse(data []byte) (*Catalog, error) {
 		return nil
 	})
 	r.whole, r.seen = true, map[string]int{}
-	err := r.read()
-	if _, ok := err.(*strictjson.Error); ok {
-		return nil, decodeError(err, data)
-	}
-	if err != nil {
+	if err := r.read(); err != nil {
+		if _, ok := err.(*strictjson.Error); ok {
+			err = decodeError(err, data)
+		}
 		return nil, err
 	}
 	c.DistributorVersion, c.CreatedAt, c.UpdatedAt = r.h.DistributorVersion, r.h.CreatedAt, r.h.UpdatedAt
@@ -120,13 +119,10 @@ func Parse(data []byte) (*Catalog, error) {
 // decodeError names a strict decoder's error about data as the catalog's, with line and column.
 func decodeError(err error, data []byte) error {
 	e, ok := err.(*strictjson.Error)
-	if !ok {
-		return fmt.Errorf("decode catalog: %w", err)
-	}
-	if e.Offset >= 0 {
+	if ok && e.Offset >= 0 {
 		e.Line, e.Column = strictjson.LineColumn(data, e.Offset)
 	}
-	if !e.Syntax && e.Line > 0 {
+	if ok && !e.Syntax && e.Line > 0 {
 		return fmt.Errorf("decode catalog: line %d, column %d: %w", e.Line, e.Column, err)
 	}
 	return fmt.Errorf("decode catalog: %w", err)
