@@ -163,9 +163,7 @@ func (k *Lock) renew(ctx context.Context, edit func(*Info)) error {
 		}
 		return fmt.Errorf("renew lock: %w", err)
 	}
-	k.mu.Lock()
-	info := k.info
-	k.mu.Unlock()
+	info := k.Info()
 	if cur.ID != info.ID {
 		return k.end(ErrLost)
 	}
@@ -250,28 +248,21 @@ func (k *Lock) Release(ctx context.Context) error {
 	defer k.renewing.Unlock()
 	defer k.end(ErrReleased)
 	k.timer.Stop()
-	if err := k.Fence(); err != nil {
+	if k.Fence() != nil {
 		return nil
 	}
-	cur, _, err := Read(ctx, k.l.Store)
-	if errors.Is(err, storage.ErrNotExist) {
+	// The fence is checked before each change (it never comes back).
+	switch cur, _, err := Read(ctx, k.l.Store); {
+	case errors.Is(err, storage.ErrNotExist), err == nil && cur.ID != k.Info().ID: // taken over: not ours to remove
 		return nil
-	}
-	if err != nil {
+	case err != nil:
 		return fmt.Errorf("release lock: %w", err)
-	}
-	if cur.ID != k.Info().ID {
-		return nil // taken over: not ours to remove
-	}
-	if k.keep.Load() {
-		if err := k.Fence(); err != nil {
-			return nil
-		}
+	case k.keep.Load() && k.Fence() == nil:
 		if err := MoveIntent(ctx, k.l.Store, cur); err != nil {
 			return fmt.Errorf("release lock: %w (the lock stays: the next writer takes it over and recovers the intent)", err)
 		}
 	}
-	if err := k.Fence(); err != nil {
+	if k.Fence() != nil {
 		return nil
 	}
 	if err := k.l.Store.Delete(ctx, Name); err != nil {

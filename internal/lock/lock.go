@@ -193,25 +193,21 @@ func (l *Locker) takeoverAfter(holder Info) time.Duration {
 
 // watch remembers, per object name, the version a waiter saw and since
 // when (on its monotonic clock).
-type watch struct {
-	mono MonoClock
-	seen map[string]sighting
-}
+type watch map[string]sighting
 
 type sighting struct {
 	version storage.Version
 	since   time.Duration
 }
 
-// silence records a sighting of version at name; it returns how long it is unchanged.
-func (w *watch) silence(name string, v storage.Version) time.Duration {
-	now := w.mono()
-	s, ok := w.seen[name]
-	if !ok || s.version != v {
-		w.seen[name] = sighting{version: v, since: now}
-		return 0
+// silence records a sighting of v at name in w; it returns how long it is unchanged.
+func (l *Locker) silence(w watch, name string, v storage.Version) time.Duration {
+	now := l.Mono()
+	if s, ok := w[name]; ok && s.version == v {
+		return now - s.since
 	}
-	return now - s.since
+	w[name] = sighting{v, now}
+	return 0
 }
 
 // Acquire takes the lock for command, waiting while another holder has it.
@@ -224,7 +220,7 @@ func (l *Locker) Acquire(ctx context.Context, command string) (*Lock, error) {
 	}
 	info := Info{ID: hex.EncodeToString(id), Host: l.Host, PID: l.PID, Command: command,
 		Acquired: l.Now().UTC().Truncate(time.Second), LeaseMS: l.Lease.Milliseconds(), Intent: l.Intent}
-	w := &watch{mono: l.Mono, seen: map[string]sighting{}}
+	w := watch{}
 	// The wait is measured on Go's monotonic clock; Mono measures silences.
 	start := time.Now()
 	reported, lastReport := -1, time.Duration(0)
@@ -278,7 +274,7 @@ const maxClaimDepth = 4
 // has it, grab first wins the claim name+".claim-"+holder (recursively),
 // checks that name is still the record it watched, deletes it and creates
 // it again exclusively.
-func (l *Locker) grab(ctx context.Context, name string, data []byte, ourID string, w *watch, depth int) (storage.Version, error) {
+func (l *Locker) grab(ctx context.Context, name string, data []byte, ourID string, w watch, depth int) (storage.Version, error) {
 	v, err := storage.PutIf(ctx, l.Store, name, data, "")
 	if err == nil {
 		return v, nil
@@ -296,7 +292,7 @@ func (l *Locker) grab(ctx context.Context, name string, data []byte, ourID strin
 	if cur.ID == ourID {
 		return curV, nil // our own create succeeded, the answer was lost
 	}
-	silent := w.silence(name, curV)
+	silent := l.silence(w, name, curV)
 	if !(l.goneHere(cur) || silent >= l.takeoverAfter(cur)) || depth >= maxClaimDepth {
 		return "", &heldNow{info: cur, silent: silent}
 	}
@@ -403,3 +399,18 @@ func readInfo(ctx context.Context, st storage.Store, name string) (Info, storage
 func waitReportEvery(wait time.Duration) time.Duration {
 	return max(30*time.Second, wait/10)
 }
+
+// processStart anchors goClock, set once at start-up.
+var processStart = time.Now()
+
+// goClock is Go's monotonic clock as a duration since the process started.
+func goClock() time.Duration { return time.Since(processStart) }
+
+// MonoClock reads a monotonic clock: only differences between two readings
+// mean anything. Fencing and stale-lock decisions use it, never the wall
+// clock, so neither a wrong nor a stepped system clock can fool them.
+type MonoClock func() time.Duration
+
+// SystemClock is the default MonoClock: CLOCK_BOOTTIME on Linux (it counts
+// time spent suspended), Go's monotonic clock elsewhere.
+func SystemClock() time.Duration { return bootClock() }
