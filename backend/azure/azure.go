@@ -1,10 +1,7 @@
 // Package azure enables distributor's azure backend, for destinations on
-// Azure Blob Storage (the Azure SDK for Go). Import it for its side effect:
-//
-//	import _ "github.com/distributor-dev/distributor/backend/azure"
-//
-// Without it, none of its code is linked and "backend: azure" is an unknown
-// backend. docs/backends.md describes its configuration block.
+// Azure Blob Storage (the Azure SDK for Go), in a program that imports it
+// for its side effect, as package all does; without it, none of its code is
+// linked and "backend: azure" is unknown. See docs/backends.md.
 package azure
 
 import (

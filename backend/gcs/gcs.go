@@ -1,10 +1,7 @@
-// Package gcs enables distributor's gcs backend, for destinations on
-// Google Cloud Storage (its JSON API; golang.org/x/oauth2 for credentials). Import it for its side effect:
-//
-//	import _ "github.com/distributor-dev/distributor/backend/gcs"
-//
-// Without it, none of its code is linked and "backend: gcs" is an unknown
-// backend. docs/backends.md describes its configuration block.
+// Package gcs enables distributor's gcs backend, for destinations on Google
+// Cloud Storage (its JSON API; golang.org/x/oauth2 for credentials), in a
+// program that imports it for its side effect, as package all does; without
+// it, none of its code is linked and "backend: gcs" is unknown. See docs/backends.md.
 package gcs
 
 import (

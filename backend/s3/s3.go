@@ -1,10 +1,8 @@
 // Package s3 enables distributor's s3 backend, for destinations on
-// S3-compatible object storage (AWS S3, MinIO, SeaweedFS, versitygw; github.com/minio/minio-go). Import it for its side effect:
-//
-//	import _ "github.com/distributor-dev/distributor/backend/s3"
-//
-// Without it, none of its code is linked and "backend: s3" is an unknown
-// backend. docs/backends.md describes its configuration block.
+// S3-compatible object storage (AWS S3, MinIO, SeaweedFS, versitygw;
+// github.com/minio/minio-go), in a program that imports it for its side
+// effect, as package all does; without it, none of its code is linked and
+// "backend: s3" is unknown. See docs/backends.md.
 package s3
 
 import (

@@ -1,10 +1,8 @@
-// Package sftp enables distributor's sftp backend, for destinations on
-// SFTP servers (OpenSSH and others; golang.org/x/crypto/ssh and github.com/pkg/sftp). Import it for its side effect:
-//
-//	import _ "github.com/distributor-dev/distributor/backend/sftp"
-//
-// Without it, none of its code is linked and "backend: sftp" is an unknown
-// backend. docs/backends.md describes its configuration block.
+// Package sftp enables distributor's sftp backend, for destinations on SFTP
+// servers (OpenSSH and others; golang.org/x/crypto/ssh and github.com/pkg/sftp),
+// in a program that imports it for its side effect, as package all does;
+// without it, none of its code is linked and "backend: sftp" is unknown.
+// See docs/backends.md.
 package sftp
 
 import (
