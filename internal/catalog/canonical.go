@@ -123,45 +123,6 @@ func (p *canonParser) lit(s string) bool {
 	return true
 }
 
-// quoted consumes a JSON string in appendString's escaping, returning its value.
-func (p *canonParser) quoted(memo *string) (string, bool) {
-	if len(p.b) < 2 || p.b[0] != '"' {
-		return "", false
-	}
-	i := bytes.IndexByte(p.b[1:], '"')
-	if i < 0 {
-		return "", false
-	}
-	raw := p.b[1 : 1+i]
-	if bytes.IndexByte(raw, '\\') < 0 {
-		// No escapes: canonical when appendString leaves it as it is.
-		if !plainText(raw) {
-			return "", false
-		}
-		p.b = p.b[2+i:]
-		if memo != nil {
-			if *memo != string(raw) {
-				*memo = string(raw)
-			}
-			return *memo, true
-		}
-		return string(raw), true
-	}
-	// Escapes: accept the string only if encoding its value again gives
-	// the same bytes.
-	n := closingQuote(p.b, 1)
-	if n >= len(p.b) {
-		return "", false
-	}
-	q := p.b[:n+1]
-	v, err := jsontext.AppendUnquote(nil, q)
-	if err != nil || !bytes.Equal(appendString(nil, string(v)), q) {
-		return "", false
-	}
-	p.b = p.b[n+1:]
-	return string(v), true
-}
-
 // plainText reports whether appendString writes b as is: valid UTF-8 without control
 // characters, U+2028 or U+2029 (eight bytes at a time while ASCII).
 func plainText(b []byte) bool {
@@ -184,17 +145,46 @@ func plainText(b []byte) bool {
 	return ascii || utf8.Valid(rest) && !bytes.Contains(rest, []byte("\u2028")) && !bytes.Contains(rest, []byte("\u2029"))
 }
 
-// str parses a string member (name: what precedes its value), reusing memo
-// (the previous record's value) when equal.
-func (p *canonParser) str(name string, dst *string, memo *string) bool {
-	if !p.lit(name) {
+// str parses a string member (name: what precedes its value) in
+// appendString's escaping, reusing memo (the previous record's value) when equal.
+func (p *canonParser) str(name string, dst, memo *string) bool {
+	if !p.lit(name) || len(p.b) < 2 || p.b[0] != '"' {
 		return false
 	}
-	v, ok := p.quoted(memo)
-	if !ok {
+	i := bytes.IndexByte(p.b[1:], '"')
+	if i < 0 {
 		return false
 	}
-	*dst = v
+	raw := p.b[1 : 1+i]
+	if bytes.IndexByte(raw, '\\') < 0 {
+		// No escapes: canonical when appendString leaves it as it is.
+		if !plainText(raw) {
+			return false
+		}
+		p.b = p.b[2+i:]
+		if memo == nil {
+			*dst = string(raw)
+			return true
+		}
+		if *memo != string(raw) {
+			*memo = string(raw)
+		}
+		*dst = *memo
+		return true
+	}
+	// Escapes: accept the string only if encoding its value again gives
+	// the same bytes.
+	n := closingQuote(p.b, 1)
+	if n >= len(p.b) {
+		return false
+	}
+	q := p.b[:n+1]
+	v, err := jsontext.AppendUnquote(nil, q)
+	if err != nil || !bytes.Equal(appendString(nil, string(v)), q) {
+		return false
+	}
+	p.b = p.b[n+1:]
+	*dst = string(v)
 	return true
 }
 
