@@ -255,54 +255,34 @@ func (s *Store) putIf(ctx context.Context, path string, in io.Reader, size int64
 	b := newBody(r)
 	b.seeker, b.start = r, 0 // the content is r from its start
 	var want []byte
-	return s.condPut(&call{s: s, ctx: ctx, op: "put-if", path: path}, opts.Version,
-		func() (storage.Version, error) {
-			if err := b.rewind(true); err != nil {
-				return "", &readerError{err}
+	// readBack reports the object's Version and whether it holds the content.
+	readBack := func() (storage.Version, bool, error) {
+		if want == nil {
+			sum, err := b.want(opts.SHA256, size)
+			if err != nil {
+				return "", false, &readerError{err}
 			}
-			v, err := s.Store.Put(ctx, path, seekingAttempt{b.attempt()}, size, opts)
-			if _, rerr := b.end(); err != nil && rerr != nil {
-				return "", &readerError{err}
-			}
-			return v, err
-		},
-		func() (storage.Version, bool, error) {
-			if want == nil {
-				sum, err := b.want(opts.SHA256, size)
-				if err != nil {
-					return "", false, &readerError{err}
-				}
-				want = sum
-			}
-			h := sha256.New()
-			var n int64
-			cur, err := s.Store.ReadVersioned(ctx, path, func(r io.Reader) (err error) {
-				n, err = storage.Hash(ctx, h, r)
-				return err
-			})
-			return cur, err == nil && n == size && bytes.Equal(h.Sum(nil), want), err
+			want = sum
+		}
+		h := sha256.New()
+		var n int64
+		cur, err := s.Store.ReadVersioned(ctx, path, func(r io.Reader) (err error) {
+			n, err = storage.Hash(ctx, h, r)
+			return err
 		})
-}
-
-// readerError marks a failure of the caller's reader (Read or Seek): it is
-// not retried, and returned as the error it wraps.
-type readerError struct{ err error }
-
-func (e *readerError) Error() string { return e.err.Error() }
-func (e *readerError) Unwrap() error { return e.err }
-
-// condPut runs a conditional write's attempts: write sends one, readBack
-// reports the object's Version and whether it holds this call's content.
-func (s *Store) condPut(c *call, ifVersion storage.Version, write func() (storage.Version, error),
-	readBack func() (cur storage.Version, ours bool, err error)) (storage.Version, error) {
+		return cur, err == nil && n == size && bytes.Equal(h.Sum(nil), want), err
+	}
+	c := &call{s: s, ctx: ctx, op: "put-if", path: path}
 	uncertain := false // an attempt failed without an answer: it may have landed
 	for {
-		v, err := write()
-		if err == nil {
-			return v, nil
+		if err := b.rewind(true); err != nil {
+			return "", c.final(err)
 		}
-		if re, ok := errors.AsType[*readerError](err); ok {
-			return "", c.final(re.err)
+		v, err := s.Store.Put(ctx, path, seekingAttempt{b.attempt()}, size, opts)
+		if _, rerr := b.end(); err == nil {
+			return v, nil
+		} else if rerr != nil {
+			return "", c.final(err) // the reader's own failure is not retried
 		}
 		precond := errors.Is(err, storage.ErrPrecondition)
 		switch {
@@ -314,7 +294,7 @@ func (s *Store) condPut(c *call, ifVersion storage.Version, write func() (storag
 				return "", err
 			}
 		}
-		v, retry, serr := s.settleIf(c, ifVersion, err, readBack)
+		v, retry, serr := s.settleIf(c, opts.Version, err, readBack)
 		if !retry {
 			return v, serr
 		}
@@ -329,6 +309,13 @@ func (s *Store) condPut(c *call, ifVersion storage.Version, write func() (storag
 		}
 	}
 }
+
+// readerError marks a failure of the caller's reader (Read or Seek) in a
+// read-back: it is not retried, and the outcome is unknown.
+type readerError struct{ err error }
+
+func (e *readerError) Error() string { return e.err.Error() }
+func (e *readerError) Unwrap() error { return e.err }
 
 // settleIf reads the object back after the attempt that failed with werr,
 // when one may have landed unanswered: the object's Version if it holds
