@@ -214,12 +214,28 @@ func (r *reader) record() error {
 	var probs []error
 	if n := parseCanonical(r.b[r.i:], o, &r.memo); n > 0 {
 		r.i += n
-	} else {
+	} else { // another layout: the strict decoder reads it
 		r.canonical = false
-		var err error
-		if probs, err = r.decodeRecord(f, o); err != nil {
+		var w wireOutput
+		if err := r.value(f.String(), &w); err != nil {
 			return err
 		}
+		add := func(format string, args ...any) { probs = append(probs, fmt.Errorf(f.String()+"."+format, args...)) }
+		*o = Output{Path: w.Path, PipelineID: w.PipelineID, DestinationID: w.DestinationID,
+			Kind: w.Kind, SourcePath: w.SourcePath, Transform: w.Transform, URL: w.URL, SHA256: w.SHA256}
+		if w.Source == nil {
+			add("source: missing")
+		} else {
+			o.Source = Source{ID: w.Source.ID, Digest: w.Source.Digest}
+			o.Source.Created = parseTime(w.Source.Created, "source.created", add)
+		}
+		if w.Size == nil {
+			add("size: missing")
+		} else {
+			o.Size = *w.Size
+		}
+		o.CreatedAt = parseTime(w.CreatedAt, "created_at", add)
+		o.UpdatedAt = parseTime(w.UpdatedAt, "updated_at", add)
 	}
 	validateOutput(o, f, func(format string, args ...any) { probs = append(probs, fmt.Errorf(format, args...)) })
 	if err := order(r, o.Path, f); err != nil {
@@ -256,32 +272,6 @@ func order[P string | []byte](r *reader, path P, f field) error {
 	}
 	r.last = append(r.last[:0], path...)
 	return nil
-}
-
-// decodeRecord reads the next record, not in Encode's layout, into o: its problems.
-func (r *reader) decodeRecord(f field, o *Output) ([]error, error) {
-	var w wireOutput
-	if err := r.value(f.String(), &w); err != nil {
-		return nil, err
-	}
-	var probs []error
-	add := func(format string, args ...any) { probs = append(probs, fmt.Errorf(f.String()+"."+format, args...)) }
-	*o = Output{Path: w.Path, PipelineID: w.PipelineID, DestinationID: w.DestinationID,
-		Kind: w.Kind, SourcePath: w.SourcePath, Transform: w.Transform, URL: w.URL, SHA256: w.SHA256}
-	if w.Source == nil {
-		add("source: missing")
-	} else {
-		o.Source = Source{ID: w.Source.ID, Digest: w.Source.Digest}
-		o.Source.Created = parseTime(w.Source.Created, "source.created", add)
-	}
-	if w.Size == nil {
-		add("size: missing")
-	} else {
-		o.Size = *w.Size
-	}
-	o.CreatedAt = parseTime(w.CreatedAt, "created_at", add)
-	o.UpdatedAt = parseTime(w.UpdatedAt, "updated_at", add)
-	return probs, nil
 }
 
 // wireOutput is a record as the strict decoder reads it.
