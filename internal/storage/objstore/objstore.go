@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -167,14 +168,21 @@ func (s *Store) errorf(op, p string, err error) error {
 	return fmt.Errorf("%s: %s %s: %w", s, op, p, err)
 }
 
+// begin returns the error of a call on p: its own, or os.ErrClosed, or ctx's.
 func (s *Store) begin(ctx context.Context, p string) error {
-	if err := storage.CheckPath(p); err != nil {
-		return err
-	}
+	return cmp.Or(storage.CheckPath(p), s.isClosed(), ctx.Err())
+}
+
+func (s *Store) beginList(prefix string) error {
+	_, _, err := storage.SplitPrefix(prefix)
+	return cmp.Or(err, s.isClosed())
+}
+
+func (s *Store) isClosed() error {
 	if s.closed.Load() {
 		return os.ErrClosed
 	}
-	return ctx.Err()
+	return nil
 }
 
 // Put implements storage.Store in one request; a PutIfVersion write carries
@@ -400,16 +408,6 @@ func (s *Store) collect(infos *[]storage.Info) func(Object) {
 	}
 }
 
-func (s *Store) beginList(prefix string) error {
-	if _, _, err := storage.SplitPrefix(prefix); err != nil {
-		return err
-	}
-	if s.closed.Load() {
-		return os.ErrClosed
-	}
-	return nil
-}
-
 // List implements storage.Store: the server's listing, collected whole
 // and sorted if it is not (some S3-compatible servers list in another
 // order), then handed to fn. A listing that names a key twice cannot be
@@ -487,13 +485,7 @@ func (s *Store) SweepTemp(ctx context.Context, opts storage.SweepOptions) ([]str
 
 func (s *Store) sweep(ctx context.Context, opts storage.SweepOptions) ([]string, error) {
 	dirs, err := storage.CheckSweepDirs(opts.Dirs)
-	if err != nil {
-		return nil, err
-	}
-	if s.closed.Load() {
-		return nil, os.ErrClosed
-	}
-	if err := ctx.Err(); err != nil {
+	if err := cmp.Or(err, s.isClosed(), ctx.Err()); err != nil {
 		return nil, err
 	}
 	// One listing of the whole root, or one per directory asked for (its
@@ -513,7 +505,8 @@ func (s *Store) sweep(ctx context.Context, opts storage.SweepOptions) ([]string,
 			return nil, err
 		}
 		for _, u := range ups {
-			if rel, ok := s.rel(u.Key); ok && (whole || dirOf(rel) == d) {
+			rel, ok := s.rel(u.Key)
+			if dir, _ := path.Split(rel); ok && (whole || dir == prefix) {
 				u.Key = rel
 				dead = append(dead, u)
 			}
@@ -538,13 +531,6 @@ func (s *Store) sweep(ctx context.Context, opts storage.SweepOptions) ([]string,
 		}
 	}
 	return found, nil
-}
-
-func dirOf(p string) string {
-	if i := strings.LastIndexByte(p, '/'); i >= 0 {
-		return p[:i]
-	}
-	return ""
 }
 
 // Sync implements storage.Store: a write is durable once answered.
