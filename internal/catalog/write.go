@@ -58,15 +58,13 @@ func NewEncoder(w io.Writer, h Header) (*Encoder, error) {
 	if h.UpdatedAt.IsZero() {
 		return nil, errors.New("encode catalog: updated_at: missing")
 	}
-	e := &Encoder{w: w}
 	b := append(make([]byte, 0, flushAt+4096), "{\n  \"schema_version\": 4"...)
 	if h.DistributorVersion != "" {
 		b = appendField(b, ",\n  \"distributor_version\": ", h.DistributorVersion)
 	}
 	b = appendTime(b, ",\n  \"created_at\": ", h.CreatedAt)
 	b = appendTime(b, ",\n  \"updated_at\": ", h.UpdatedAt)
-	e.buf = append(b, ",\n  \"state\": {\n    \"mode\": \"catalog\"\n  },\n  \"outputs\": ["...)
-	return e, nil
+	return &Encoder{w: w, buf: append(b, ",\n  \"state\": {\n    \"mode\": \"catalog\"\n  },\n  \"outputs\": ["...)}, nil
 }
 
 // Add validates o and writes it. Paths must increase strictly.
