@@ -99,10 +99,25 @@ func StreamCatalog(ctx context.Context, st storage.Store, fn func(io.Reader) err
 // remembers the digest of what it tried to write (t.catalogSum), so that a
 // cleanup can recognise its own write whose answer was lost. A fence error
 // is returned as a *fencedError.
+//
+// A rewrite checks the fence after the last byte, before the store
+// compares versions and renames. It leaves t.catalogSum unset: a local
+// rename does not lose its answer, except in a failure after the rename
+// (the directory's fsync), which the cleanup treats as a catalog it cannot
+// account for (the journal stays; the next writer's recovery finds the
+// writes recorded).
 func (t *Txn) putEdit(ctx context.Context, e *catalog.Edit, ch *Change) error {
 	t.catalogSum = ""
 	if t.st.Properties().Rewrite && ch.Base != "" && !e.Fresh {
-		err := t.rewrite(ctx, e, ch.Base, ch.BaseCanonical)
+		err := t.st.RewriteIf(ctx, catalog.FileName, ch.Base, func(cur io.Reader, w io.Writer) error {
+			if _, err := e.ApplyTo(cur, w, ch.BaseCanonical); err != nil {
+				return err
+			}
+			if err := t.lk.Fence(); err != nil {
+				return &fencedError{err}
+			}
+			return nil
+		})
 		if !errors.Is(err, catalog.ErrUnsorted) {
 			return err
 		}
@@ -125,26 +140,6 @@ func (t *Txn) putEdit(ctx context.Context, e *catalog.Edit, ch *Change) error {
 	o.SHA256 = "sha256:" + t.catalogSum // S3 signs it: no second pass over the catalog
 	_, err = t.st.Put(ctx, catalog.FileName, r, doc.size, o)
 	return err
-}
-
-// rewrite is putEdit on a store that rewrites (RewriteIf): one pass over
-// the old catalog, the fence checked after the last byte, before the store
-// compares versions and renames.
-//
-// It leaves t.catalogSum unset: a local rename does not lose its answer,
-// except in a failure after the rename (the directory's fsync), which the
-// cleanup treats as a catalog it cannot account for (the journal stays;
-// the next writer's recovery finds the writes recorded).
-func (t *Txn) rewrite(ctx context.Context, e *catalog.Edit, base storage.Version, splice bool) error {
-	return t.st.RewriteIf(ctx, catalog.FileName, base, func(cur io.Reader, w io.Writer) error {
-		if _, err := e.ApplyTo(cur, w, splice); err != nil {
-			return err
-		}
-		if err := t.lk.Fence(); err != nil {
-			return &fencedError{err}
-		}
-		return nil
-	})
 }
 
 // fencedError is the fence failing during a catalog write.

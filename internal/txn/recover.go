@@ -107,12 +107,8 @@ func (r *Recovery) LogPaths(logger *slog.Logger, root string) {
 // the rules apply to the journaled ops the catalog does not record as
 // done (a write recorded with other bytes, a delete still recorded): none
 // for a final commit, whose journal is only removed.
-func Recover(ctx context.Context, st storage.Store, fence func() error, now time.Time) (*Recovery, error) {
-	rec, err := recoverRoot(ctx, st, fence, now)
-	return rec, withCause(ctx, err)
-}
-
-func recoverRoot(ctx context.Context, st storage.Store, fence func() error, now time.Time) (*Recovery, error) {
+func Recover(ctx context.Context, st storage.Store, fence func() error, now time.Time) (_ *Recovery, err error) {
+	defer func() { err = withCause(ctx, err) }()
 	data, _, err := st.Get(ctx, journal.Name)
 	if errors.Is(err, storage.ErrNotExist) {
 		return nil, nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"sort"
 	"sync"
@@ -289,24 +290,14 @@ func (t *Txn) bounded(base context.Context, timeout time.Duration) (context.Cont
 	if timeout > 0 {
 		ctx, cancelTimeout = context.WithTimeout(ctx, timeout)
 	}
-	var mu sync.Mutex
-	var timer *time.Timer
-	interrupted := func() {
-		by := t.intr.mark()
-		mu.Lock()
-		defer mu.Unlock()
-		timer = time.AfterFunc(time.Until(by), func() {
-			cancelCause(fmt.Errorf("the run was interrupted: its cleanup stopped %v later, leaving the rest to the next writer", InterruptedCleanup))
-		})
-	}
-	stop := context.AfterFunc(t.intr.parent, interrupted)
+	// The timer waits for the interruption, which sets it.
+	timer := time.AfterFunc(math.MaxInt64, func() {
+		cancelCause(fmt.Errorf("the run was interrupted: its cleanup stopped %v later, leaving the rest to the next writer", InterruptedCleanup))
+	})
+	stop := context.AfterFunc(t.intr.parent, func() { timer.Reset(time.Until(t.intr.mark())) })
 	return ctx, func() {
 		stop()
-		mu.Lock()
-		if timer != nil {
-			timer.Stop() // the work ended first: no timer outlives it
-		}
-		mu.Unlock()
+		timer.Stop() // the work ended first: no timer outlives it
 		cancelTimeout()
 		cancelCause(nil)
 	}
