@@ -16,10 +16,6 @@
 // retried: a lost response must not turn a won race into a reported
 // conflict, and a streamed body cannot be sent again. Versions are ETags.
 //
-// Deadlines are package deadline's (see the Options timeouts). The SDK
-// sends a read, listing or delete that failed that way (or with a 408, 429
-// or 5xx) up to Options.MaxAttempts times, at most a second apart.
-//
 // Credentials, first found (see newClient): AZURE_STORAGE_CONNECTION_STRING,
 // AZURE_STORAGE_KEY (the shared key of the account), AZURE_STORAGE_SAS_TOKEN,
 // else Microsoft Entra ID. String and errors show only
@@ -65,8 +61,9 @@ type Options struct {
 	ResponseTimeout time.Duration
 	IdleTimeout     time.Duration
 	// MaxAttempts is how many times the SDK sends a read, listing, delete
-	// or Put Block that failed in a way it deems transient; 0 means 3, 1
-	// disables retries. Put Blob and Put Block List are sent once.
+	// or Put Block that failed in a way it deems transient (a deadline, a
+	// 408, 429 or 5xx), at most a second apart; 0 means 3, 1 disables
+	// retries. Put Blob and Put Block List are sent once.
 	MaxAttempts int
 	// BlockSize is the largest blob a PutReplace or PutCreate sends as one
 	// Put Blob, and the size of the blocks of a larger one; 0 means 16 MiB.

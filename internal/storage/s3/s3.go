@@ -22,11 +22,6 @@
 // writes are never retried, so a lost response cannot turn a won race
 // into a reported conflict. Versions are the objects' ETags.
 //
-// Deadlines are package deadline's (see the Options timeouts). minio-go
-// sends a request that failed that way, or with another transient error,
-// up to Options.MaxAttempts times, at most a second apart; retrying beyond
-// that is the caller's decision.
-//
 // Credentials come from the standard AWS chain (see newCredentials), never
 // from configuration; String and errors show only "s3://bucket/prefix".
 package s3
