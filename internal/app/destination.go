@@ -103,7 +103,7 @@ func (dr *destinationRun) prepare(ctx context.Context) (storage.Store, error) {
 
 func (dr *destinationRun) readRoot(ctx context.Context) (r *RootState, err error) {
 	dr.root.Close()
-	dr.reports.reset()
+	dr.reports.recs = nil
 	r, err = readPlanRoot(ctx, dr.st, dr.req)
 	dr.root = r
 	return r, err
@@ -117,7 +117,7 @@ func (dr *destinationRun) makePlan(ctx context.Context, r *RootState) (plan.Inpu
 		State: r.State, Known: r.Known, Listing: r.Listing, Partial: r.Partial,
 		Workflow: d.Workflow, Force: dr.opts.Force, Rewrite: dr.opts.Rewrite,
 		Now: dr.a.Now(), DistributorVersion: dr.a.Version}
-	outs, err := withIndex(d, owner, source, dr.opts.Force, r.State.Status, dr.reports.records(), dr.res.Outputs)
+	outs, err := withIndex(d, owner, source, dr.opts.Force, r.State.Status, dr.reports.recs, dr.res.Outputs)
 	if err == nil {
 		outs, err = compressPlan(d.Compress, !dr.st.Properties().Directories, outs)
 	}

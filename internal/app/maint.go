@@ -184,14 +184,6 @@ func (a *App) openMaintRoot(ctx context.Context, t *maintTarget, write bool) (*m
 	return m, refuseState(t.head.Command, st.String(), t.owner, m.state)
 }
 
-// recovery is what the transaction's begin recovered and swept.
-func (m *maintRoot) recovery() report.RootRecovery {
-	if m.tx == nil {
-		return report.RootRecovery{}
-	}
-	return rootRecovery(m.tx)
-}
-
 func (a *App) maintFailed(f *report.Failure, t *maintTarget, err error) {
 	f.Fail(err)
 	a.logFailure(t.head.Command+" failed", t.owner, err)

@@ -35,11 +35,6 @@ type planRequest struct {
 	reports  func(*catalog.Output) // when set, sees every record (reportCollector)
 }
 
-// keepCopy says whether the run keeps a copy of the catalog it streams, to
-// write the next one from: not where the store rewrites the catalog in one
-// pass over its current bytes (local disk: a read from the page cache).
-func (req planRequest) keepCopy() bool { return !req.props.Rewrite }
-
 // readPlanRoot reads what a run plans from at a cost that follows the plan:
 // the catalog streams once, keeping the records the plan needs (plan.Wants),
 // and storage is asked only about unrecorded planned paths and their parents
@@ -158,7 +153,9 @@ func (r *RootState) scanCatalog(ctx context.Context, req planRequest) error {
 			}
 		}
 	}
-	s, ver, c, err := streamCatalog(ctx, r.Store, req.keepCopy(), func(o *catalog.Output) error {
+	// A copy of the catalog to write the next one from is kept, except where
+	// the store rewrites it in one pass over its current bytes (local disk).
+	s, ver, c, err := streamCatalog(ctx, r.Store, !req.props.Rewrite, func(o *catalog.Output) error {
 		if keep(o) {
 			kept := *o // o is reused for the next record (ScanCanonical)
 			known.Records[o.Path] = &kept

@@ -156,7 +156,7 @@ func (a *App) Prune(ctx context.Context, cfg *config.Config, opts PruneOptions) 
 	m, err := a.openMaintRoot(ctx, t, opts.Apply)
 	if m != nil {
 		defer m.close()
-		rep.Root, rep.State, rep.Warnings, rep.RootRecovery = m.store.String(), string(m.state.Status), m.warnings, m.recovery()
+		rep.Root, rep.State, rep.Warnings, rep.RootRecovery = m.store.String(), string(m.state.Status), m.warnings, rootRecovery(m.tx)
 	}
 	if err != nil {
 		return fail(err)
@@ -269,7 +269,7 @@ func rebuildIndex(ctx context.Context, d *config.Destination, props storage.Prop
 	if len(recorded) == 0 {
 		return nil, nil
 	}
-	outs, err := render.Index(d, render.IndexEntries(d, col.records()))
+	outs, err := render.Index(d, render.IndexEntries(d, col.recs))
 	if err == nil { // compressed as a run would: sidecars, or objects stored gzip
 		outs, err = compressPlan(d.Compress, !props.Directories, outs)
 	}

@@ -362,8 +362,11 @@ func recoverySummary(rec *txn.Recovery) *report.Recovery {
 		Removed: len(rec.Removed), RemovedBytes: rec.RemovedBytes, Dropped: len(rec.Dropped), Left: len(rec.Left)}
 }
 
-// rootRecovery is what the transaction's begin recovered and swept.
+// rootRecovery is what the transaction's begin (none: nil) recovered and swept.
 func rootRecovery(tx *txn.Txn) report.RootRecovery {
+	if tx == nil {
+		return report.RootRecovery{}
+	}
 	rr := report.RootRecovery{Recovered: recoverySummary(tx.Recovery)}
 	if len(tx.Swept) > 0 {
 		rr.TempSwept = &report.Removal{Files: len(tx.Swept), Bytes: tx.SweptBytes}

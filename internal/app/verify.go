@@ -164,7 +164,7 @@ func (a *App) ReconcileState(ctx context.Context, cfg *config.Config, opts Recon
 	m, err := a.openMaintRoot(ctx, t, !opts.DryRun)
 	if m != nil {
 		defer m.close()
-		rep.Root, rep.State, rep.Warnings, rep.RootRecovery = m.store.String(), string(m.state.Status), m.warnings, m.recovery()
+		rep.Root, rep.State, rep.Warnings, rep.RootRecovery = m.store.String(), string(m.state.Status), m.warnings, rootRecovery(m.tx)
 	}
 	if err != nil {
 		return fail(err)

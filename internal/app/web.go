@@ -52,18 +52,14 @@ func webWrites(d *config.Destination, primary string, outs []render.Output) func
 		default:
 			w.Phase = PhaseAssets
 		}
-		w.Metadata = metadataFor(d.Headers, w.Path)
+		for _, r := range d.Headers { // the first matching rule's
+			if glob.Match(r.Match, w.Path) {
+				w.Metadata = storage.Metadata{CacheControl: r.CacheControl, ContentType: r.ContentType, ContentDisposition: r.ContentDisposition}
+				break
+			}
+		}
 		w.Metadata.ContentEncoding = encoded[w.Path]
 	}
-}
-
-func metadataFor(rules []config.HeaderRule, p string) storage.Metadata {
-	for _, r := range rules {
-		if glob.Match(r.Match, p) {
-			return storage.Metadata{CacheControl: r.CacheControl, ContentType: r.ContentType, ContentDisposition: r.ContentDisposition}
-		}
-	}
-	return storage.Metadata{}
 }
 
 // checkIndexPaths refuses an index or feed path that an output takes too.
@@ -83,7 +79,7 @@ func checkIndexPaths(d *config.Destination, outs []render.Output) error {
 }
 
 // reportCollector keeps, as the catalog streams, what one destination's archive
-// index needs of its records: a few dozen bytes each. Nil collects nothing.
+// index needs of its records: a few dozen bytes each.
 type reportCollector struct {
 	dest string
 	recs []render.IndexRecord
@@ -101,24 +97,12 @@ func indexRecord(path string, owner catalog.Owner, kind, transform string, s cat
 		Source: render.PageSource{ID: s.ID, Digest: s.Digest, Created: s.Created}}
 }
 
-func (c *reportCollector) records() []render.IndexRecord {
-	if c == nil {
-		return nil
-	}
-	return c.recs
-}
-
-func (c *reportCollector) reset() {
-	if c != nil {
-		c.recs = nil
-	}
-}
-
 // withIndexRequest plans d's index and feed paths too, and passes d's records
-// through the returned collector (nil without an index).
+// through the returned collector (none without an index).
 func withIndexRequest(d *config.Destination, req planRequest) (planRequest, *reportCollector) {
+	c := &reportCollector{dest: d.ID}
 	if d.Index == nil {
-		return req, nil
+		return req, c
 	}
 	req.outputs = slices.Clone(req.outputs)
 	for _, p := range []string{d.Index.Path, d.Index.Feed} {
@@ -126,7 +110,6 @@ func withIndexRequest(d *config.Destination, req planRequest) (planRequest, *rep
 			req.outputs = append(req.outputs, plan.Output{Path: p, Kind: catalog.KindGenerated})
 		}
 	}
-	c := &reportCollector{dest: d.ID}
 	req.reports = c.visit
 	return req, c
 }
