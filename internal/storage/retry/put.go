@@ -193,18 +193,24 @@ func (s *Store) send(c *call, r io.Reader, size int64, opts storage.PutOptions, 
 			// holds b's bytes, fails with err if another entry holds the
 			// name (or held it until just now: absent, or not an object).
 			_, _, err = s.settleIf(c, "", err, func() (storage.Version, bool, error) {
-				got, n, err := s.digest(c.ctx, c.path)
+				rc, err := s.Store.Open(c.ctx, c.path)
 				if errors.Is(err, storage.ErrNotExist) {
-					err = nil // (ErrNotObject too) settleIf fails with the precondition
-				}
-				if err != nil || n != size {
+					return "", false, nil // (ErrNotObject too) settleIf fails with the precondition
+				} else if err != nil {
 					return "", false, err
+				}
+				defer rc.Close()
+				h := sha256.New()
+				if n, err := storage.Hash(c.ctx, h, rc); err != nil {
+					return "", false, fmt.Errorf("read back %s: %w", c.path, err)
+				} else if n != size {
+					return "", false, nil
 				}
 				want, err := b.want(opts.SHA256, size)
 				if err != nil {
 					return "", false, &readerError{err}
 				}
-				return "", bytes.Equal(got, want), nil
+				return "", bytes.Equal(h.Sum(nil), want), nil
 			})
 			return err
 		case rerr != nil, !s.IsTransient(err):
@@ -228,20 +234,6 @@ func (s *Store) send(c *call, r io.Reader, size int64, opts storage.PutOptions, 
 func unknownOutcome(c *call, werr, rerr error) error {
 	return fmt.Errorf("%s %s: outcome unknown: an attempt may have written it before one failed (%v), and reading it back failed: %w",
 		c.op, c.path, werr, rerr)
-}
-
-func (s *Store) digest(ctx context.Context, path string) ([]byte, int64, error) {
-	rc, err := s.Store.Open(ctx, path)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer rc.Close()
-	h := sha256.New()
-	n, err := storage.Hash(ctx, h, rc)
-	if err != nil {
-		return nil, 0, fmt.Errorf("read back %s: %w", path, err)
-	}
-	return h.Sum(nil), n, nil
 }
 
 // putIf is Put with PutIfVersion (see the package documentation).

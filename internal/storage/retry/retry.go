@@ -225,21 +225,17 @@ func (c *call) final(err error) error {
 	return fmt.Errorf("%w (attempt %d; attempt %d failed with: %v)", err, c.failed+1, c.failed, c.last)
 }
 
-// stopped is the context's error wrapping the failure it cut off.
+// stopped is the context's error, with its cause when that says more (a
+// lapsed fence), wrapping the failure it cut off.
 func (c *call) stopped() error {
-	if errors.Is(c.last, c.ctx.Err()) {
+	err := c.ctx.Err()
+	if errors.Is(c.last, err) {
 		return c.last // the attempt saw the context end
 	}
-	return fmt.Errorf("%w (not retried; attempt %d failed with: %w)", ctxError(c.ctx), c.failed, c.last)
-}
-
-// ctxError is ctx's error with its cause when that says more (a lapsed fence).
-func ctxError(ctx context.Context) error {
-	err := ctx.Err()
-	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, err) {
-		return fmt.Errorf("%w: %w", err, cause)
+	if cause := context.Cause(c.ctx); cause != nil && !errors.Is(cause, err) {
+		err = fmt.Errorf("%w: %w", err, cause)
 	}
-	return err
+	return fmt.Errorf("%w (not retried; attempt %d failed with: %w)", err, c.failed, c.last)
 }
 
 // do runs attempt until it succeeds, fails for good or the limits run out.
