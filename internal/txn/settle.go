@@ -30,8 +30,6 @@ type attempt struct {
 	catalogUnsure bool
 	// staged holds, by write index, the staged writes not committed or aborted.
 	staged []storage.Staged
-	// recorded: during settle, the current catalog's records of created paths.
-	recorded map[string]*catalog.Output
 }
 
 // start records that the write or delete of p is about to go out.
@@ -87,7 +85,6 @@ func (a *attempt) settle(cause error) (*Result, error) {
 		}
 	}
 	curV, curSum, recorded, err := currentCatalog(ctx, t.st, paths)
-	a.recorded = recorded
 	if err != nil {
 		return a.giveUp(res, cause, fmt.Errorf("re-read %s: %w", catalog.FileName, err))
 	}
@@ -101,7 +98,7 @@ func (a *attempt) settle(cause error) (*Result, error) {
 		}
 		return a.giveUp(res, cause, fmt.Errorf("%s changed since this run read it (another writer?)", catalog.FileName))
 	}
-	done, err := a.settleWrites(ctx, res, doubt)
+	done, err := a.settleWrites(ctx, res, recorded, doubt)
 	if err != nil {
 		return a.giveUp(res, cause, err)
 	}
@@ -135,10 +132,10 @@ func (a *attempt) settle(cause error) (*Result, error) {
 }
 
 // settleWrites removes the new files that hold this run's bytes (unless
-// the catalog records the path) and returns the writes that cannot be
+// the catalog records the path: recorded) and returns the writes that cannot be
 // undone, to record. What it cannot account for goes to res.Left and doubt.
 // An error is the fence's: the caller gives up.
-func (a *attempt) settleWrites(ctx context.Context, res *Result, doubt func(string, ...any)) ([]string, error) {
+func (a *attempt) settleWrites(ctx context.Context, res *Result, recorded map[string]*catalog.Output, doubt func(string, ...any)) ([]string, error) {
 	t := a.t
 	var done []string
 	for i := range a.ch.Writes {
@@ -167,7 +164,7 @@ func (a *attempt) settleWrites(ctx context.Context, res *Result, doubt func(stri
 			}
 		case !mine:
 			res.Left = append(res.Left, Leftover{w.Path, "its bytes are not the ones this run wrote: left alone"})
-		case a.recorded[w.Path] != nil:
+		case recorded[w.Path] != nil:
 			// A recorded path whose file was missing: this run's bytes are
 			// there now, so record them rather than delete anything the
 			// catalog names.

@@ -138,9 +138,7 @@ func Begin(ctx context.Context, opts Options) (*Txn, error) {
 	if opts.CleanupTimeout <= 0 {
 		opts.CleanupTimeout = DefaultCleanupTimeout
 	}
-	if opts.Jobs < 1 {
-		opts.Jobs = 1
-	}
+	opts.Jobs = max(opts.Jobs, 1)
 	l := opts.Lock
 	l.Store = opts.Store
 	runID, started := RunID(), opts.Now().UTC().Truncate(time.Second)
@@ -220,18 +218,17 @@ func Begin(ctx context.Context, opts Options) (*Txn, error) {
 // recovery the whole tree is swept. A store whose small writes leave no
 // temporary object (Properties.AtomicSmallWrites: S3) needs no sweep then.
 func (t *Txn) sweepAtBegin(rec *Recovery) error {
-	scope := storage.SweepOptions{Dirs: []string{""}}
-	if rec != nil {
-		scope.Dirs = nil
+	if rec == nil && t.st.Properties().AtomicSmallWrites {
+		return nil
 	}
 	// Every removal counts, also one by a retried sweep's failed attempt
 	// (the returned list is the last attempt's).
-	scope.Found = func(i storage.Info) {
+	scope := storage.SweepOptions{Dirs: []string{""}, Found: func(i storage.Info) {
 		t.Swept = append(t.Swept, i.Path)
 		t.SweptBytes += i.Size
-	}
-	if rec == nil && t.st.Properties().AtomicSmallWrites {
-		return nil
+	}}
+	if rec != nil {
+		scope.Dirs = nil
 	}
 	_, err := t.sweep(t.ctx, scope)
 	slices.Sort(t.Swept)
@@ -276,10 +273,8 @@ func (t *Txn) SweepTemp(dryRun bool) ([]string, error) {
 }
 
 func (t *Txn) sweep(ctx context.Context, opts storage.SweepOptions) ([]string, error) {
-	if !opts.DryRun {
-		if err := t.lk.Fence(); err != nil {
-			return nil, err
-		}
+	if err := t.lk.Fence(); err != nil && !opts.DryRun {
+		return nil, err
 	}
 	return t.st.SweepTemp(ctx, opts)
 }
@@ -529,20 +524,18 @@ func (t *Txn) dropJournal() {
 // writeCatalog writes e applied to the catalog at ch.Base and names its failure.
 func (t *Txn) writeCatalog(ctx context.Context, e *catalog.Edit, ch *Change) error {
 	err := t.putEdit(ctx, e, ch)
-	switch {
+	fenced, isFenced := errors.AsType[*fencedError](err)
+	switch cause := context.Cause(ctx); {
 	case err == nil:
 		return nil
 	case errors.Is(err, storage.ErrPrecondition):
 		return fmt.Errorf("write %s: it changed since it was read (another writer?): %w", catalog.FileName, err)
-	}
-	var fenced *fencedError
-	if errors.As(err, &fenced) {
+	case isFenced:
 		return fenced.err
-	}
-	if cause := context.Cause(ctx); errors.Is(err, context.Canceled) && cause != nil && !errors.Is(cause, context.Canceled) {
+	case errors.Is(err, context.Canceled) && cause != nil && !errors.Is(cause, context.Canceled):
 		// The lock cancelled the write (its lease lapsed, or it was
 		// lost): say so, not just "context canceled".
-		return fmt.Errorf("write %s: %w", catalog.FileName, cause)
+		err = cause
 	}
 	return fmt.Errorf("write %s: %w", catalog.FileName, err)
 }
