@@ -172,17 +172,21 @@ func (a api) Put(ctx context.Context, key string, w objstore.Write) (storage.Ver
 	return storage.Version(*resp.ETag), nil
 }
 
-// putError is a write's error (nil for none): a refused condition is ErrPrecondition.
+// putError is a write's error (nil for none): the server's refusal of its
+// condition (412, 409 BlobAlreadyExists, or for an If-Match a 404 for a
+// missing blob) is ErrPrecondition.
 func putError(err error, w objstore.Write) error {
+	st, code, _ := status(err)
+	refused := st == http.StatusPreconditionFailed || code == codeBlobAlreadyExists
 	switch {
 	case err == nil:
 		return nil
-	case w.Mode == storage.PutCreate && isConditionFailed(err, ""):
+	case w.Mode == storage.PutCreate && refused:
 		return fmt.Errorf("%w: a blob exists: %w", storage.ErrPrecondition, explain(err))
 	case w.Mode != storage.PutIfVersion:
-	case isConditionFailed(err, w.IfVersion) && w.IfVersion == "":
+	case refused && w.IfVersion == "":
 		return fmt.Errorf("%w: blob exists", storage.ErrPrecondition)
-	case isConditionFailed(err, w.IfVersion):
+	case refused || w.IfVersion != "" && (code == codeBlobNotFound || st == http.StatusNotFound && code != codeContainerNotFound):
 		return fmt.Errorf("%w: version is not %s", storage.ErrPrecondition, w.IfVersion)
 	}
 	return explain(err)
@@ -247,20 +251,6 @@ func (s *Store) putBlocks(ctx context.Context, bb *blockblob.Client, er *objstor
 	return err
 }
 
-// isConditionFailed reports whether err is the server's refusal of a
-// write's condition: 412, 409 BlobAlreadyExists, or (for an If-Match,
-// ifVersion not "") a 404 for a missing blob.
-func isConditionFailed(err error, ifVersion storage.Version) bool {
-	st, code, ok := status(err)
-	switch {
-	case !ok:
-		return false
-	case st == http.StatusPreconditionFailed, code == codeBlobAlreadyExists:
-		return true
-	}
-	return ifVersion != "" && (code == codeBlobNotFound || st == http.StatusNotFound && code != codeContainerNotFound)
-}
-
 // onceBody is a request body that the SDK may seek (it measures the body,
 // and rewinds it before a retry) only before its first byte is read: a
 // streamed body is sent once.
@@ -272,11 +262,9 @@ type onceBody struct {
 }
 
 func (b *onceBody) Read(p []byte) (int, error) {
-	if !b.started {
-		b.started = true
-		if b.pos != 0 {
-			return 0, errors.New("body read away from its start")
-		}
+	first := !b.started
+	if b.started = true; first && b.pos != 0 {
+		return 0, errors.New("body read away from its start")
 	}
 	return b.er.Read(p)
 }
