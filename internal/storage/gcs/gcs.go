@@ -163,7 +163,8 @@ func defaultCredentials(getenv func(string) string, hc *http.Client) (oauth2.Tok
 		case getenv("HOME") != "":
 			dir = filepath.Join(getenv("HOME"), ".config", "gcloud")
 		}
-		if f := filepath.Join(dir, "application_default_credentials.json"); dir != "" && fileExists(f) {
+		f := filepath.Join(dir, "application_default_credentials.json")
+		if fi, err := os.Stat(f); dir != "" && err == nil && fi.Mode().IsRegular() {
 			file = f
 		} else if dir != "" {
 			adc = "no gcloud file " + f
@@ -215,11 +216,6 @@ func (m metadataSource) Token() (*oauth2.Token, error) {
 	return nil, fmt.Errorf("%w (tried GOOGLE_APPLICATION_CREDENTIALS: not set; %s; the metadata server %s: %s): set GOOGLE_APPLICATION_CREDENTIALS "+
 		"to a credentials file, run `gcloud auth application-default login`, or set anonymous: true for an emulator",
 		errNoCredentials, m.adc, m.host, strings.TrimPrefix(err.Error(), "oauth2/google: "))
-}
-
-func fileExists(name string) bool {
-	fi, err := os.Stat(name)
-	return err == nil && fi.Mode().IsRegular()
 }
 
 // Close marks the store closed: later calls fail with an error matching
@@ -276,20 +272,21 @@ func (s *Store) send(req *http.Request) (*http.Response, error) {
 	return nil, e
 }
 
-func (s *Store) request(ctx context.Context, method, u string) (*http.Response, error) {
+// call sends a request without a body to u and decodes the answer into v
+// (nil: none).
+func (s *Store) call(ctx context.Context, method, u string, v any) error {
 	req, err := http.NewRequestWithContext(ctx, method, u, nil)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return s.send(req)
-}
-
-func (s *Store) getJSON(ctx context.Context, u string, v any) error {
-	resp, err := s.request(ctx, http.MethodGet, u)
+	resp, err := s.send(req)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
+	if v == nil {
+		return nil
+	}
 	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
 		return fmt.Errorf("the server's answer: %w", err)
 	}
@@ -319,14 +316,10 @@ func (s *Store) IsTransient(err error) bool {
 	if err == nil || storage.IsPermanent(err) {
 		return false
 	}
-	var (
-		ae *objstore.ResponseError
-		re *oauth2.RetrieveError
-	)
-	switch {
-	case errors.As(err, &ae):
+	if ae, ok := errors.AsType[*objstore.ResponseError](err); ok {
 		return objstore.TransientStatus(ae.Status)
-	case errors.As(err, &re):
+	}
+	if re, ok := errors.AsType[*oauth2.RetrieveError](err); ok {
 		return re.Response != nil && objstore.TransientStatus(re.Response.StatusCode)
 	}
 	return storage.IsTransient(err)
@@ -447,19 +440,14 @@ func (o object) object() (objstore.Object, error) {
 
 func (a api) Head(ctx context.Context, key string) (objstore.Object, error) {
 	var o object
-	if err := a.s.getJSON(ctx, a.s.objectURL(key, url.Values{"fields": {"name,size,updated,generation"}}), &o); err != nil {
+	if err := a.s.call(ctx, http.MethodGet, a.s.objectURL(key, url.Values{"fields": {"name,size,updated,generation"}}), &o); err != nil {
 		return objstore.Object{}, err
 	}
 	return o.object()
 }
 
 func (a api) Delete(ctx context.Context, key string) error {
-	resp, err := a.s.request(ctx, http.MethodDelete, a.s.objectURL(key, nil))
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	return nil
+	return a.s.call(ctx, http.MethodDelete, a.s.objectURL(key, nil), nil)
 }
 
 // List sends listing requests of 1,000 objects each (GCS lists in
@@ -472,7 +460,7 @@ func (a api) List(ctx context.Context, prefix string, max int, fn func(objstore.
 			Items         []object
 			NextPageToken string
 		}
-		if err := a.s.getJSON(ctx, a.s.objects+"?"+q.Encode(), &pg); err != nil {
+		if err := a.s.call(ctx, http.MethodGet, a.s.objects+"?"+q.Encode(), &pg); err != nil {
 			return false, err
 		}
 		for _, it := range pg.Items {
