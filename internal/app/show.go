@@ -29,26 +29,22 @@ func (a *App) ShowState(ctx context.Context, cfg *config.Config, opts ShowOption
 	if err != nil {
 		return nil, err
 	}
-	st, err := a.openMaint(ctx, t)
-	if err != nil {
+	// The copy is kept: the text table reads the records twice.
+	m, err := a.openMaintRoot(ctx, t, false)
+	if m == nil {
 		return nil, err
 	}
-	defer st.Close()
-	// Kept: the text table reads the records twice, --output json prints them.
-	state, version, c, err := readMaintCatalog(ctx, st, true)
-	if err != nil {
+	defer m.store.Close() // the report closes m.cat
+	if err := refuseShowState(m.store.String(), m.state); err != nil {
 		return nil, err
 	}
-	if err := refuseShowState(st.String(), state); err != nil {
-		return nil, err
-	}
-	rep := &report.StateShow{Target: t.head, State: string(state.Status)}
-	rep.Root = st.String()
-	if c != nil {
+	rep := &report.StateShow{Target: t.head, State: string(m.state.Status), Warnings: m.warnings}
+	rep.Root = m.store.String()
+	if c := m.cat; c != nil {
 		src := &shownCatalog{ctx: ctx, root: rep.Root, c: c, raw: c.baseCopy()}
 		if src.raw == nil {
 			// Not sorted: c is a sorted copy, the stored bytes are read again.
-			if src.raw, err = spoolStored(ctx, st, version); err != nil {
+			if src.raw, err = spoolStored(ctx, m.store, m.version); err != nil {
 				c.close()
 				return nil, err
 			}
@@ -57,16 +53,8 @@ func (a *App) ShowState(ctx context.Context, cfg *config.Config, opts ShowOption
 		rep.Stream(src)
 	}
 	// Logged too, for --output json, which prints the stored document alone.
-	pending, err := journalPresent(ctx, st)
-	if err != nil {
-		rep.Close()
-		return nil, err
-	}
-	if pending {
-		rep.Warnings = journalWarning()
-		for _, w := range rep.Warnings {
-			a.Logger.Warn(w, "root", rep.Root)
-		}
+	for _, w := range rep.Warnings {
+		a.Logger.Warn(w, "root", rep.Root)
 	}
 	return rep, nil
 }
