@@ -183,8 +183,7 @@ const (
 // BlobNotFound matches storage.ErrNotExist) and takes the query (a SAS) out
 // of a transport error's URL; other errors stay as they are.
 func explain(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
+	if ue, ok := errors.AsType[*url.Error](err); ok {
 		if u, perr := url.Parse(ue.URL); perr == nil && u.RawQuery != "" {
 			query := "?" + u.RawQuery
 			ue.URL = strings.Replace(ue.URL, query, "?[query removed]", 1)
@@ -233,8 +232,7 @@ func status(err error) (int, string, bool) {
 // an Azure error with status 408, 429, 500 or 502-504; a credential that
 // Microsoft Entra ID refused or could not find is final.
 func (s *Store) IsTransient(err error) bool {
-	var auth *azidentity.AuthenticationFailedError
-	if err == nil || storage.IsPermanent(err) || errors.As(err, &auth) {
+	if err == nil || storage.IsPermanent(err) || errors.As(err, new(*azidentity.AuthenticationFailedError)) {
 		return false
 	}
 	if code, _, ok := status(err); ok {

@@ -460,8 +460,7 @@ func (s *Store) IsTransient(err error) bool {
 		// Cloudflare's "unknown origin error", which proxies send.
 		return retryCodes[code] || objstore.TransientStatus(status) || status == 499 || status == 520
 	}
-	var ue *url.Error
-	if errors.As(err, &ue) && ue.Err != nil && strings.HasPrefix(ue.Err.Error(), minioEOF) {
+	if ue, is := errors.AsType[*url.Error](err); is && ue.Err != nil && strings.HasPrefix(ue.Err.Error(), minioEOF) {
 		return true
 	}
 	return storage.IsTransient(err)
@@ -473,17 +472,14 @@ const minioEOF = "Connection closed by foreign host"
 
 // response returns the status and code of an S3 error (explain's or minio-go's).
 func response(err error) (status int, code string, ok bool) {
-	var se *objstore.ResponseError
-	if errors.As(err, &se) {
+	if se, is := errors.AsType[*objstore.ResponseError](err); is {
 		return se.Status, se.Code, true
 	}
-	var resp minio.ErrorResponse
-	if errors.As(err, &resp) && (resp.StatusCode != 0 || resp.Code != "") {
+	if resp, is := errors.AsType[minio.ErrorResponse](err); is && (resp.StatusCode != 0 || resp.Code != "") {
 		return resp.StatusCode, resp.Code, true
 	}
-	var presp *minio.ErrorResponse
-	if errors.As(err, &presp) && presp != nil && (presp.StatusCode != 0 || presp.Code != "") {
-		return presp.StatusCode, presp.Code, true
+	if resp, is := errors.AsType[*minio.ErrorResponse](err); is && resp != nil && (resp.StatusCode != 0 || resp.Code != "") {
+		return resp.StatusCode, resp.Code, true
 	}
 	return 0, "", false
 }
