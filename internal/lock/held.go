@@ -157,15 +157,12 @@ func (k *Lock) renew(ctx context.Context, edit func(*Info)) error {
 	}
 	sent := k.l.Mono()
 	cur, curV, err := Read(ctx, k.l.Store)
-	if err != nil {
-		if errors.Is(err, storage.ErrNotExist) {
-			return k.end(ErrLost)
-		}
-		return fmt.Errorf("renew lock: %w", err)
-	}
 	info := k.Info()
-	if cur.ID != info.ID {
+	switch {
+	case errors.Is(err, storage.ErrNotExist), err == nil && cur.ID != info.ID:
 		return k.end(ErrLost)
+	case err != nil:
+		return fmt.Errorf("renew lock: %w", err)
 	}
 	info.Renewals++
 	if edit != nil {

@@ -232,8 +232,8 @@ func (l *Locker) Acquire(ctx context.Context, command string) (*Lock, error) {
 		if err == nil {
 			return l.hold(ctx, info, v, sent), nil
 		}
-		var held *heldNow
-		if !errors.As(err, &held) {
+		held, ok := errors.AsType[*heldNow](err)
+		if !ok {
 			return nil, err
 		}
 		waited := time.Since(start)
@@ -283,13 +283,12 @@ func (l *Locker) grab(ctx context.Context, name string, data []byte, ourID strin
 		return "", fmt.Errorf("create %s: %w", name, err)
 	}
 	cur, curV, err := readInfo(ctx, l.Store, name)
-	if errors.Is(err, storage.ErrNotExist) {
+	switch {
+	case errors.Is(err, storage.ErrNotExist):
 		return "", &heldNow{info: Info{Command: "(released just now)"}} // try again
-	}
-	if err != nil {
+	case err != nil:
 		return "", err
-	}
-	if cur.ID == ourID {
+	case cur.ID == ourID:
 		return curV, nil // our own create succeeded, the answer was lost
 	}
 	silent := l.silence(w, name, curV)
@@ -298,8 +297,7 @@ func (l *Locker) grab(ctx context.Context, name string, data []byte, ourID strin
 	}
 	claim := name + ".claim-" + safeID(cur.ID)
 	if _, err := l.grab(ctx, claim, data, ourID, w, depth+1); err != nil {
-		var held *heldNow
-		if errors.As(err, &held) {
+		if _, ok := errors.AsType[*heldNow](err); ok {
 			return "", &heldNow{info: cur, silent: silent} // another waiter is taking over
 		}
 		return "", fmt.Errorf("claim stale %s: %w", name, err)
