@@ -61,9 +61,6 @@ func (e *encoded) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// digest is the sha256 of the document.
-func (e *encoded) digest() string { return fmt.Sprintf("%x", e.sum.Sum()) }
-
 // Open returns the bytes from their start, valid until the next Open or Close.
 func (e *encoded) Open() (io.ReadSeeker, error) {
 	if e.file == nil {
@@ -128,7 +125,7 @@ func (t *Txn) putEdit(ctx context.Context, e *catalog.Edit, ch *Change) error {
 		return err
 	}
 	defer doc.Close()
-	t.catalogSum = doc.digest()
+	t.catalogSum = fmt.Sprintf("%x", doc.sum.Sum())
 	if err := t.lk.Fence(); err != nil {
 		return &fencedError{err}
 	}

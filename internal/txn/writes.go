@@ -10,7 +10,6 @@ import (
 	"maps"
 	"path"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -209,17 +208,13 @@ func withCause(ctx context.Context, err error) error {
 
 // phases groups ws's indexes by Write.Phase, lowest first, keeping their order within a phase.
 func phases(ws []Write) [][]int {
-	idx := make([]int, len(ws))
-	for i := range idx {
-		idx[i] = i
+	byPhase := map[int][]int{}
+	for i, w := range ws {
+		byPhase[w.Phase] = append(byPhase[w.Phase], i)
 	}
-	sort.SliceStable(idx, func(i, j int) bool { return ws[idx[i]].Phase < ws[idx[j]].Phase })
 	var out [][]int
-	for k, i := range idx {
-		if k == 0 || ws[i].Phase != ws[idx[k-1]].Phase {
-			out = append(out, nil)
-		}
-		out[len(out)-1] = append(out[len(out)-1], i)
+	for _, p := range slices.Sorted(maps.Keys(byPhase)) {
+		out = append(out, byPhase[p])
 	}
 	return out
 }
