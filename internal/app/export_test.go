@@ -64,7 +64,7 @@ func Audit(ctx context.Context, st storage.Store, c *catalog.Catalog, keep func(
 		return nil
 	}
 	res := &AuditResult{&report.Verify{}}
-	if err := auditStream(ctx, st, records, false, AuditOptions{}, res.Verify); err != nil {
+	if err := auditStream(ctx, st, records, false, 0, nil, res.Verify); err != nil {
 		return nil, err
 	}
 	return res, nil

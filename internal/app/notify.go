@@ -34,24 +34,10 @@ func (a *App) missingSecrets(cfg *config.Config) []string {
 	return missing
 }
 
-// notifyDestination sends d's notifications and records them in d; a failure
-// is a logged warning, never changing d's status.
-func (a *App) notifyDestination(ctx context.Context, cfg *config.Config, p *report.Pipeline, d *report.Destination) {
-	if len(cfg.Notifications) == 0 {
-		return
-	}
-	if ev, ok := notify.EventOf(p, d); ok {
-		d.Notifications = append(d.Notifications, a.deliver(ctx, cfg, ev)...)
-	}
-}
-
 // notifyPipelineFailed raises "failed" for each destination (only, when set)
 // of a pipeline with an invalid bundle; failed deliveries become pipeline
 // warnings, as no destination is listed.
 func (a *App) notifyPipelineFailed(ctx context.Context, cfg *config.Config, p *config.Pipeline, only string, op *report.Pipeline) {
-	if len(cfg.Notifications) == 0 {
-		return
-	}
 	for _, id := range selected(p, only) {
 		root := ""
 		if d, ok := cfg.Destination(id); ok {

@@ -193,7 +193,7 @@ func (a *App) runPipeline(ctx context.Context, cfg *config.Config, p *config.Pip
 		}
 		op.Err = sourceErr(dir, err)
 		a.Logger.Error("invalid source bundle", "pipeline", p.ID, "dir", dir, "err", err)
-		if !opts.DryRun {
+		if !opts.DryRun && len(cfg.Notifications) > 0 {
 			a.notifyPipelineFailed(ctx, cfg, p, opts.Destination, &op)
 		}
 		return op
@@ -210,8 +210,10 @@ func (a *App) runPipeline(ctx context.Context, cfg *config.Config, p *config.Pip
 		began := a.Now()
 		dr := a.runDestination(ctx, p, d, b, vc, opts)
 		dr.rd.Duration = a.Now().Sub(began)
-		if !opts.DryRun {
-			a.notifyDestination(ctx, cfg, &op, &dr.rd)
+		if !opts.DryRun && len(cfg.Notifications) > 0 { // a failed one is a warning, never changing the status
+			if ev, ok := notify.EventOf(&op, &dr.rd); ok {
+				dr.rd.Notifications = append(dr.rd.Notifications, a.deliver(ctx, cfg, ev)...)
+			}
 		}
 		runs = append(runs, dr)
 	}

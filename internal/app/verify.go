@@ -101,7 +101,7 @@ func noCatalogError(ctx context.Context, st storage.Store, pending bool) error {
 // listing) into rep; with a.OnEvent, a first pass counts what there is to check.
 func (a *App) audit(ctx context.Context, t *maintTarget, m *maintRoot, opts VerifyOptions, rep *report.Verify) error {
 	keep := ownedBy(t.owner, opts.AllOwners)
-	ao := AuditOptions{Jobs: jobsFor(t.dest.Backend, opts.Jobs)}
+	var checked func(path string, read int64)
 	if a.OnEvent != nil {
 		name := "verify " + t.owner.PipelineID + " -> " + t.owner.DestinationID
 		files, bytes := 0, int64(0)
@@ -118,7 +118,7 @@ func (a *App) audit(ctx context.Context, t *maintTarget, m *maintRoot, opts Veri
 			return err
 		}
 		a.OnEvent(Event{Kind: EventStart, Task: name, Files: files, Bytes: bytes})
-		ao.Checked = func(path string, read int64) {
+		checked = func(path string, read int64) {
 			a.OnEvent(Event{Kind: EventDone, Task: name, Path: path, Bytes: read})
 		}
 		defer a.OnEvent(Event{Kind: EventFinish, Task: name})
@@ -135,7 +135,7 @@ func (a *App) audit(ctx context.Context, t *maintTarget, m *maintRoot, opts Veri
 		}
 		return m.cat.each(ctx, func(o *catalog.Output) error { return visit(o, nil) })
 	}
-	return auditStream(ctx, m.store, records, opts.Quick, ao, rep)
+	return auditStream(ctx, m.store, records, opts.Quick, jobsFor(t.dest.Backend, opts.Jobs), checked, rep)
 }
 
 // ReconcileOptions are the inputs of ReconcileState.
@@ -228,14 +228,6 @@ func (a *App) ReconcileState(ctx context.Context, cfg *config.Config, opts Recon
 	return rep, nil
 }
 
-// AuditOptions tune an audit.
-type AuditOptions struct {
-	Jobs int // outputs read and hashed at once (0 or 1: one at a time)
-	// Checked, when set, is called from any goroutine after each output,
-	// with the bytes read (0 when only sizes are compared).
-	Checked func(path string, read int64)
-}
-
 // auditBatch records are checked at a time: memory follows it, not the catalog.
 const auditBatch = 1024
 
@@ -247,12 +239,13 @@ type auditRecord struct {
 
 // auditStream audits what records yields into res (OK, Missing, Corrupt),
 // auditBatch at a time (with quick only listed sizes, else the bytes), in
-// its order whatever the jobs.
+// its order whatever the jobs. checked, when set, is called from any
+// goroutine after each output, with the bytes read (0 with quick).
 func auditStream(ctx context.Context, st storage.Store, records func(fn func(o *catalog.Output, l *listed) error) error,
-	quick bool, opts AuditOptions, res *report.Verify) error {
+	quick bool, jobs int, checked func(path string, read int64), res *report.Verify) error {
 	batch := make([]auditRecord, 0, auditBatch)
 	flush := func() error {
-		err := auditRecords(ctx, st, batch, quick, opts, res)
+		err := auditRecords(ctx, st, batch, quick, jobs, checked, res)
 		batch = batch[:0]
 		return err
 	}
@@ -269,8 +262,8 @@ func auditStream(ctx context.Context, st storage.Store, records func(fn func(o *
 	return err
 }
 
-// auditRecords checks a batch, opts.Jobs at once, adding verdicts to res in order.
-func auditRecords(ctx context.Context, st storage.Store, sel []auditRecord, quick bool, opts AuditOptions, res *report.Verify) error {
+// auditRecords checks a batch, jobs at once, adding verdicts to res in order.
+func auditRecords(ctx context.Context, st storage.Store, sel []auditRecord, quick bool, jobs int, checked func(string, int64), res *report.Verify) error {
 	type verdict struct {
 		missing bool
 		corrupt *report.VerifyCorrupt
@@ -303,13 +296,12 @@ func auditRecords(ctx context.Context, st storage.Store, sel []auditRecord, quic
 		if actual != "" {
 			v.corrupt = &report.VerifyCorrupt{Record: report.RecordOf(o), Expected: fmt.Sprintf("%s (%d bytes)", o.SHA256, o.Size), Actual: actual}
 		}
-		if opts.Checked != nil {
-			opts.Checked(o.Path, read)
+		if checked != nil {
+			checked(o.Path, read)
 		}
 		return nil
 	}
 
-	jobs := opts.Jobs
 	if quick {
 		jobs = 1 // nothing to wait for
 	}
