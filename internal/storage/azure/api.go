@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -132,13 +133,7 @@ func (a api) Uploads(ctx context.Context, prefix string) ([]objstore.Upload, err
 	if _, err := a.List(ctx, prefix, 0, func(o objstore.Object) { committed[o.Key] = true }); err != nil {
 		return nil, err
 	}
-	var dead []objstore.Upload
-	for _, u := range all {
-		if !committed[u.Key] {
-			dead = append(dead, u)
-		}
-	}
-	return dead, nil
+	return slices.DeleteFunc(all, func(u objstore.Upload) bool { return committed[u.Key] }), nil
 }
 
 // Abort deletes the uncommitted blob u (not conditioned on the listed
@@ -251,9 +246,9 @@ func (s *Store) putBlocks(ctx context.Context, bb *blockblob.Client, er *objstor
 	return err
 }
 
-// onceBody is a request body that the SDK may seek (it measures the body,
-// and rewinds it before a retry) only before its first byte is read: a
-// streamed body is sent once.
+// onceBody is a request body that the SDK may seek to its end or start (it
+// measures the body, and rewinds it before a retry) only before its first
+// byte is read: a streamed body is sent once.
 type onceBody struct {
 	er      *objstore.ExactReader
 	size    int64
@@ -273,20 +268,15 @@ func (b *onceBody) Seek(offset int64, whence int) (int64, error) {
 	if b.started {
 		return 0, errors.New("the body is streamed: it cannot be sent again")
 	}
-	switch whence {
-	case io.SeekStart:
-	case io.SeekCurrent:
-		offset += b.pos
-	case io.SeekEnd:
-		offset += b.size
-	default:
-		return 0, errors.New("bad whence")
+	switch {
+	case offset != 0 || uint(whence) > io.SeekEnd:
+		return 0, errors.New("the body seeks to its start or end only")
+	case whence == io.SeekStart:
+		b.pos = 0
+	case whence == io.SeekEnd:
+		b.pos = b.size
 	}
-	if offset < 0 || offset > b.size {
-		return 0, errors.New("seek out of range")
-	}
-	b.pos = offset
-	return offset, nil
+	return b.pos, nil
 }
 
 func (b *onceBody) Close() error { return nil }

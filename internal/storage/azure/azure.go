@@ -270,7 +270,8 @@ func newClient(account, endpoint, cont string, getenv func(string) string, opts 
 			// The SDK's message does not quote the string.
 			return nil, fmt.Errorf("%s: %w", envConnectionString, err)
 		}
-		if got := withoutQuery(c.URL()); !strings.EqualFold(got, containerURL) {
+		got, _, _ := strings.Cut(c.URL(), "?")
+		if got = strings.TrimSuffix(got, "/"); !strings.EqualFold(got, containerURL) {
 			return nil, fmt.Errorf("%s names the container %s, the destination %s: set the destination's account and endpoint to match",
 				envConnectionString, got, containerURL)
 		}
@@ -318,9 +319,4 @@ func (c entraID) GetToken(ctx context.Context, o policy.TokenRequestOptions) (az
 		err = &redacted{msg: msg, err: err} // wraps the SDK's error: not retried
 	}
 	return tok, err
-}
-
-func withoutQuery(u string) string {
-	u, _, _ = strings.Cut(u, "?")
-	return strings.TrimSuffix(u, "/")
 }
