@@ -23,6 +23,7 @@
 package lock
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -154,18 +155,12 @@ type Locker struct {
 }
 
 func (l *Locker) defaults() {
-	if l.Lease <= 0 {
-		l.Lease = DefaultLease
-	}
-	if l.SkewAllowance <= 0 {
-		l.SkewAllowance = DefaultSkewAllowance
-	}
+	l.Lease = cmp.Or(max(l.Lease, 0), DefaultLease) // (zero or negative: the default)
+	l.SkewAllowance = cmp.Or(max(l.SkewAllowance, 0), DefaultSkewAllowance)
 	if l.Wait <= 0 && !l.NoWait {
 		l.Wait = DefaultWait
 	}
-	if l.Poll <= 0 {
-		l.Poll = min(DefaultPoll, l.Lease/8)
-	}
+	l.Poll = cmp.Or(max(l.Poll, 0), min(DefaultPoll, l.Lease/8))
 	if l.Now == nil {
 		l.Now = time.Now
 	}
@@ -175,9 +170,7 @@ func (l *Locker) defaults() {
 	if l.Host == "" {
 		l.Host, _ = os.Hostname()
 	}
-	if l.PID == 0 {
-		l.PID = os.Getpid()
-	}
+	l.PID = cmp.Or(l.PID, os.Getpid())
 	if l.Alive == nil {
 		l.Alive = processAlive
 	}

@@ -45,6 +45,7 @@
 package retry
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -109,19 +110,10 @@ var _ storage.Store = (*Store)(nil)
 
 // New wraps st.
 func New(st storage.Store, opts Options) *Store {
-	if opts.Attempts <= 0 {
-		opts.Attempts = DefaultAttempts
-	}
-	if opts.Base <= 0 {
-		opts.Base = DefaultBase
-	}
-	if opts.Max <= 0 {
-		opts.Max = DefaultMax
-	}
-	opts.Max = max(opts.Max, opts.Base)
-	if opts.Budget <= 0 {
-		opts.Budget = DefaultBudget
-	}
+	opts.Attempts = cmp.Or(max(opts.Attempts, 0), DefaultAttempts) // (zero or negative: the default)
+	opts.Base = cmp.Or(max(opts.Base, 0), DefaultBase)
+	opts.Max = max(cmp.Or(max(opts.Max, 0), DefaultMax), opts.Base)
+	opts.Budget = cmp.Or(max(opts.Budget, 0), DefaultBudget)
 	if opts.Sleep == nil {
 		opts.Sleep = backoff.Sleep
 	}
