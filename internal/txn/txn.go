@@ -20,6 +20,7 @@ package txn
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -135,9 +136,7 @@ func Begin(ctx context.Context, opts Options) (*Txn, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.CleanupTimeout <= 0 {
-		opts.CleanupTimeout = DefaultCleanupTimeout
-	}
+	opts.CleanupTimeout = cmp.Or(max(opts.CleanupTimeout, 0), DefaultCleanupTimeout)
 	opts.Jobs = max(opts.Jobs, 1)
 	l := opts.Lock
 	l.Store = opts.Store
@@ -191,23 +190,22 @@ func Begin(ctx context.Context, opts Options) (*Txn, error) {
 	t := &Txn{opts: opts, st: opts.Store, lk: k, intr: &interruption{parent: ctx}, runID: runID, started: started}
 	t.intrStop = context.AfterFunc(ctx, func() { t.intr.mark() })
 	t.ctx, t.stop = k.Bind(ctx)
-	var rec *Recovery
 	if _, journaled := reserved[journal.Name]; reserved == nil || journaled {
-		if rec, err = Recover(t.ctx, t.st, k.Fence, opts.Now()); err != nil {
+		if t.Recovery, err = Recover(t.ctx, t.st, k.Fence, opts.Now()); err != nil {
 			t.End()
 			return nil, fmt.Errorf("recover %s: %w", t.st, err)
 		}
 	}
-	if reserved != nil && rec == nil {
+	if reserved != nil && t.Recovery == nil {
 		v := reserved[catalog.FileName].Version // "" for none
 		t.catalogSeen = &v
 	}
-	t.Recovery = rec
-	if err := t.sweepAtBegin(rec); err != nil {
+	err = t.sweepAtBegin(t.Recovery)
+	t.Recovery.log(opts.Logger, t.st.String())
+	if err != nil {
 		t.End()
 		return nil, err
 	}
-	rec.log(opts.Logger, t.st.String())
 	return t, nil
 }
 
@@ -236,7 +234,6 @@ func (t *Txn) sweepAtBegin(rec *Recovery) error {
 		rec.TempSwept, rec.TempBytes = len(t.Swept), t.SweptBytes
 	}
 	if err != nil {
-		rec.log(t.opts.Logger, t.st.String())
 		return fmt.Errorf("sweep temporary files of %s: %w", t.st, err)
 	}
 	return nil
