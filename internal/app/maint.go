@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -74,16 +75,12 @@ func resolveMaint(cfg *config.Config, command string, opts Root) (*maintTarget, 
 		return nil, &UsageError{fmt.Sprintf("unknown destination %q", opts.Destination)}
 	}
 	vars := config.Vars{PipelineID: p.ID, DestinationID: d.ID}
-	switch {
-	case opts.Source != "":
-		m, err := readManifest(opts.Source)
-		if err != nil {
+	if opts.Source != "" || config.NeedsSource(d.Path) {
+		m, err := readManifest(cmp.Or(opts.Source, p.Source)) // else the pipeline's configured bundle
+		switch {
+		case err != nil && opts.Source != "":
 			return nil, err
-		}
-		vars.SourceID, vars.SourceCreated = m.ID, m.Created
-	case config.NeedsSource(d.Path):
-		m, err := readManifest(p.Source) // the pipeline's configured bundle
-		if err != nil {
+		case err != nil:
 			return nil, &UsageError{fmt.Sprintf(
 				"destination %q has a templated path %q that takes values from a source bundle, and the pipeline's source %s has no readable manifest (%v): "+
 					"pass --source DIR with the bundle whose root %s should work on", d.ID, d.Path, p.Source, strings.TrimPrefix(err.Error(), "--source "), command)}
@@ -147,25 +144,19 @@ func (m *maintRoot) close() {
 	m.store.Close()
 }
 
-func (m *maintRoot) ctx(ctx context.Context) context.Context {
-	if m.tx != nil {
-		return m.tx.Context()
-	}
-	return ctx
-}
-
 // openMaintRoot opens t's store, begins a transaction when write is set, and
-// reads its state. On error nothing stays open, except with refuseState's error.
-func (a *App) openMaintRoot(ctx context.Context, t *maintTarget, write bool) (*maintRoot, error) {
+// reads its state; the context returned is the transaction's. On error
+// nothing stays open, except with refuseState's error.
+func (a *App) openMaintRoot(ctx context.Context, t *maintTarget, write bool) (*maintRoot, context.Context, error) {
 	st, err := a.openMaint(ctx, t)
 	if err != nil {
-		return nil, err
+		return nil, ctx, err
 	}
 	m := &maintRoot{store: st}
 	if write {
 		if m.tx, err = a.begin(ctx, st, t.dest, t.head.Command, 1, nil); err != nil {
 			st.Close()
-			return nil, err
+			return nil, ctx, err
 		}
 		ctx = m.tx.Context()
 	}
@@ -176,12 +167,12 @@ func (a *App) openMaintRoot(ctx context.Context, t *maintTarget, write bool) (*m
 	}
 	if err != nil {
 		m.close()
-		return nil, err
+		return nil, ctx, err
 	}
 	if m.pending {
 		m.warnings = journalWarning()
 	}
-	return m, refuseState(t.head.Command, st.String(), t.owner, m.state)
+	return m, ctx, refuseState(t.head.Command, st.String(), t.owner, m.state)
 }
 
 func (a *App) maintFailed(f *report.Failure, t *maintTarget, err error) {

@@ -153,7 +153,7 @@ func (a *App) Prune(ctx context.Context, cfg *config.Config, opts PruneOptions) 
 			Cutoff: catalog.FormatTime(now.Add(-pol.OlderThan))},
 		Publications: []report.PrunePublication{}, Selected: []report.PruneEntry{}, Deleted: []report.PruneEntry{}, Rebuilt: []string{}}
 	fail := func(err error) (*report.Prune, error) { a.maintFailed(&rep.Failure, t, err); return rep, nil }
-	m, err := a.openMaintRoot(ctx, t, opts.Apply)
+	m, ctx, err := a.openMaintRoot(ctx, t, opts.Apply)
 	if m != nil {
 		defer m.close()
 		rep.Root, rep.State, rep.Warnings, rep.RootRecovery = m.store.String(), string(m.state.Status), m.warnings, rootRecovery(m.tx)
@@ -164,7 +164,6 @@ func (a *App) Prune(ctx context.Context, cfg *config.Config, opts PruneOptions) 
 	if m.cat == nil {
 		return rep, nil // nothing is managed here: nothing to prune
 	}
-	ctx = m.ctx(ctx)
 	sel, err := selectPublications(func(fn func(*catalog.Output) error) error { return m.cat.each(ctx, fn) },
 		t.owner, now, pol.OlderThan, pol.KeepMin)
 	if err != nil {

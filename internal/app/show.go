@@ -30,7 +30,7 @@ func (a *App) ShowState(ctx context.Context, cfg *config.Config, opts ShowOption
 		return nil, err
 	}
 	// The copy is kept: the text table reads the records twice.
-	m, err := a.openMaintRoot(ctx, t, false)
+	m, _, err := a.openMaintRoot(ctx, t, false)
 	if m == nil {
 		return nil, err
 	}

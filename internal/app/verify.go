@@ -43,7 +43,7 @@ func (a *App) Verify(ctx context.Context, cfg *config.Config, opts VerifyOptions
 	rep := &report.Verify{Target: t.head, AllOwners: opts.AllOwners, Quick: opts.Quick,
 		Missing: []report.Record{}, Corrupt: []report.VerifyCorrupt{}, TempFiles: []string{}}
 	fail := func(err error) (*report.Verify, error) { a.maintFailed(&rep.Failure, t, err); return rep, nil }
-	m, err := a.openMaintRoot(ctx, t, false)
+	m, _, err := a.openMaintRoot(ctx, t, false)
 	if m != nil {
 		defer m.close()
 		rep.Root, rep.State, rep.Warnings, rep.RecoveryPending = m.store.String(), string(m.state.Status), m.warnings, m.pending
@@ -161,7 +161,7 @@ func (a *App) ReconcileState(ctx context.Context, cfg *config.Config, opts Recon
 	rep := &report.ReconcileState{Target: t.head, DryRun: opts.DryRun, AllOwners: opts.AllOwners,
 		Missing: []report.Record{}, Unmanaged: []string{}, Removed: []report.Record{}, TempFiles: []string{}}
 	fail := func(err error) (*report.ReconcileState, error) { a.maintFailed(&rep.Failure, t, err); return rep, nil }
-	m, err := a.openMaintRoot(ctx, t, !opts.DryRun)
+	m, ctx, err := a.openMaintRoot(ctx, t, !opts.DryRun)
 	if m != nil {
 		defer m.close()
 		rep.Root, rep.State, rep.Warnings, rep.RootRecovery = m.store.String(), string(m.state.Status), m.warnings, rootRecovery(m.tx)
@@ -181,7 +181,6 @@ func (a *App) ReconcileState(ctx context.Context, cfg *config.Config, opts Recon
 		return fail(fmt.Errorf("temporary files: %w", err))
 	}
 	rep.TempFiles = append(rep.TempFiles, temps...)
-	ctx = m.ctx(ctx)
 	keep := ownedBy(t.owner, opts.AllOwners)
 	var drop []string
 	err = mergeListing(ctx, st, m.cat, func(o *catalog.Output, l *listed) error {
