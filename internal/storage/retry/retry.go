@@ -52,6 +52,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/backoff"
@@ -101,9 +102,9 @@ type Store struct {
 	storage.Store
 	opts Options
 
-	mu      sync.Mutex // guards waited, retries and opts.Rand
+	mu      sync.Mutex // guards waited and opts.Rand
 	waited  time.Duration
-	retries int
+	retries atomic.Int64
 }
 
 var _ storage.Store = (*Store)(nil)
@@ -125,11 +126,7 @@ func New(st storage.Store, opts Options) *Store {
 
 // Retries returns how many attempts (read-backs included) the Store sent
 // after a transient failure, over all calls.
-func (s *Store) Retries() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.retries
-}
+func (s *Store) Retries() int { return int(s.retries.Load()) }
 
 // Unwrap returns the wrapped Store.
 func (s *Store) Unwrap() storage.Store { return s.Store }
@@ -202,9 +199,7 @@ func (c *call) again(err error) error {
 	if serr != nil {
 		return fmt.Errorf("%w (not retried: wait: %v)", err, serr)
 	}
-	c.s.mu.Lock()
-	c.s.retries++
-	c.s.mu.Unlock()
+	c.s.retries.Add(1)
 	return nil
 }
 
