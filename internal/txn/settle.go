@@ -39,17 +39,6 @@ func (a *attempt) start(p string) {
 	a.mu.Unlock()
 }
 
-// unanswered reports whether a write or delete went out and did not
-// return success: on a remote store it may still take effect.
-func (a *attempt) unanswered() bool {
-	for p := range a.started {
-		if !a.written[p] && !a.deleted[p] {
-			return true
-		}
-	}
-	return false
-}
-
 // done lists, sorted, the paths whose write or delete returned success.
 func (a *attempt) done() []string {
 	out := slices.AppendSeq(slices.Collect(maps.Keys(a.written)), maps.Keys(a.deleted))
@@ -74,8 +63,12 @@ func (a *attempt) settle(cause error) (*Result, error) {
 	defer cancel()
 	var doubts []string // why the journal must stay
 	doubt := func(format string, args ...any) { doubts = append(doubts, fmt.Sprintf(format, args...)) }
-	if cutShort(cause) && t.st.Properties().Remote && a.unanswered() {
-		doubt("requests cut short may still land") // the next writer looks
+	for p := range a.started {
+		if !a.written[p] && !a.deleted[p] && cutShort(cause) && t.st.Properties().Remote {
+			// A request that went out without success may still land.
+			doubt("requests cut short may still land") // the next writer looks
+			break
+		}
 	}
 
 	paths := map[string]bool{}
@@ -264,20 +257,6 @@ func (e *FencedError) Split() (cause error, note string) {
 // recovers the root from the intent journal.
 const InterruptedCleanup = 3 * time.Second
 
-// interruption records when the caller's context of a Txn was done.
-type interruption struct {
-	parent context.Context
-	once   sync.Once
-	at     time.Time
-}
-
-// mark records the moment of the interruption (the first call wins) and
-// returns when the work after it must end.
-func (in *interruption) mark() time.Time {
-	in.once.Do(func() { in.at = time.Now() })
-	return in.at.Add(InterruptedCleanup)
-}
-
 // bounded returns base bounded by timeout (none when 0) and cancelled
 // InterruptedCleanup after the caller's context is done, before or while
 // the work runs.
@@ -291,7 +270,7 @@ func (t *Txn) bounded(base context.Context, timeout time.Duration) (context.Cont
 	timer := time.AfterFunc(math.MaxInt64, func() {
 		cancelCause(fmt.Errorf("the run was interrupted: its cleanup stopped %v later, leaving the rest to the next writer", InterruptedCleanup))
 	})
-	stop := context.AfterFunc(t.intr.parent, func() { timer.Reset(time.Until(t.intr.mark())) })
+	stop := context.AfterFunc(t.parent, func() { timer.Reset(time.Until(t.interrupted())) })
 	return ctx, func() {
 		stop()
 		timer.Stop() // the work ended first: no timer outlives it

@@ -27,6 +27,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/catalog"
@@ -82,11 +83,13 @@ type Txn struct {
 	lk   *lock.Lock
 	ctx  context.Context
 	stop func()
-	// intr bounds the work after the caller's context is done (see
+	// parent is the caller's context; interrupted returns, from the first
+	// call (once parent is done), when the work after it must end (see
 	// InterruptedCleanup); intrStop ends its watch.
-	intr     *interruption
-	intrStop func() bool
-	Recovery *Recovery // what Begin recovered from a dead run's journal (nil: none)
+	parent      context.Context
+	interrupted func() time.Time
+	intrStop    func() bool
+	Recovery    *Recovery // what Begin recovered from a dead run's journal (nil: none)
 	// Swept lists the temporary files Begin removed, sorted; SweptBytes is
 	// their size (as far as the store knows: see storage.SweepOptions).
 	Swept       []string
@@ -187,8 +190,9 @@ func Begin(ctx context.Context, opts Options) (*Txn, error) {
 		opts.Logger.Warn("the server does not enforce conditional writes; writing anyway because the destination sets single_writer: "+
 			"two writers at once on this root would lose records", "root", opts.Store.String(), "missing", ue.Capability)
 	}
-	t := &Txn{opts: opts, st: opts.Store, lk: k, intr: &interruption{parent: ctx}, runID: runID, started: started}
-	t.intrStop = context.AfterFunc(ctx, func() { t.intr.mark() })
+	t := &Txn{opts: opts, st: opts.Store, lk: k, parent: ctx, runID: runID, started: started,
+		interrupted: sync.OnceValue(func() time.Time { return time.Now().Add(InterruptedCleanup) })}
+	t.intrStop = context.AfterFunc(ctx, func() { t.interrupted() })
 	t.ctx, t.stop = k.Bind(ctx)
 	if _, journaled := reserved[journal.Name]; reserved == nil || journaled {
 		if t.Recovery, err = Recover(t.ctx, t.st, k.Fence, opts.Now()); err != nil {
