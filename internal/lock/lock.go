@@ -78,10 +78,7 @@ func (i Info) String() string {
 
 // lease returns the holder's lease, or def when the record does not say.
 func (i Info) lease(def time.Duration) time.Duration {
-	if i.LeaseMS > 0 {
-		return time.Duration(i.LeaseMS) * time.Millisecond
-	}
-	return def
+	return cmp.Or(time.Duration(max(i.LeaseMS, 0))*time.Millisecond, def)
 }
 
 // HeldError reports a lock that stayed held until the wait ran out.
