@@ -494,11 +494,9 @@ func (t *Txn) writeJournal(ctx context.Context, ch *Change) error {
 
 func encodeJournal(ch *Change, runID, command string, started time.Time) ([]byte, error) {
 	j := &journal.Journal{RunID: runID, Command: command, Started: started, BaseVersion: string(ch.Base)}
-	for i := range ch.Writes {
-		w := &ch.Writes[i]
-		r := w.Record
+	for _, w := range ch.Writes { // (w is a copy: each op its own Record)
 		j.Ops = append(j.Ops, journal.Op{Op: journal.OpWrite, Path: w.Path, Existed: w.Existed,
-			SHA256: w.SHA256, Size: w.Size, Record: &r})
+			SHA256: w.SHA256, Size: w.Size, Record: &w.Record})
 	}
 	for _, p := range ch.Deletes {
 		j.Ops = append(j.Ops, journal.Op{Op: journal.OpDelete, Path: p})
