@@ -218,11 +218,12 @@ func (dr *destinationRun) publish(ctx context.Context) error {
 		switch {
 		case err != nil:
 			return err
-		case !pend && cerr != nil && !dr.partialCatalog(r):
-			return refusal{cerr} // refused before taking the lock: nothing written
-		case !pend:
+		case pend: // recover first, under the lock
+		case cerr == nil: // skip_same
 			dr.rd.Status, dr.rd.Counts = report.StatusOK, pl.Counts()
 			return nil
+		case !dr.partialCatalog(r):
+			return refusal{cerr} // refused before taking the lock: nothing written
 		}
 	}
 	return dr.lockedApply(ctx, in, pl, cerr == nil)
