@@ -34,14 +34,6 @@ func sourceKey(s catalog.Source) string {
 	return s.ID + "\x00" + s.Digest + "\x00" + s.Created.UTC().Format(time.RFC3339Nano)
 }
 
-// newerSource orders sources newest created first, then by id and digest.
-func newerSource(a, b catalog.Source) int {
-	if c := b.Created.Compare(a.Created); c != 0 {
-		return c
-	}
-	return cmp.Or(strings.Compare(a.ID, b.ID), strings.Compare(a.Digest, b.Digest))
-}
-
 // selectPublications selects owner's publications the retention policy prunes,
 // in two passes over each (memory follows publications, not outputs): summarise,
 // then, if any was chosen, collect. A publication is selected whole when all
@@ -90,12 +82,9 @@ func (s *pruneSelection) summarise(o *catalog.Output) error {
 		return nil
 	}
 	k := sourceKey(o.Source)
-	p := s.pubs[k]
-	if p == nil {
-		p = &pubSummary{source: o.Source, latest: o.UpdatedAt}
-		s.pubs[k] = p
-	}
-	if o.UpdatedAt.After(p.latest) {
+	if p := s.pubs[k]; p == nil {
+		s.pubs[k] = &pubSummary{source: o.Source, latest: o.UpdatedAt}
+	} else if o.UpdatedAt.After(p.latest) {
 		p.latest = o.UpdatedAt
 	}
 	return nil
@@ -103,9 +92,11 @@ func (s *pruneSelection) summarise(o *catalog.Output) error {
 
 func (s *pruneSelection) choose(now time.Time, olderThan time.Duration, keepMin int) {
 	pubs := slices.Collect(maps.Values(s.pubs))
-	slices.SortFunc(pubs, func(a, b *pubSummary) int { return newerSource(a.source, b.source) })
+	slices.SortFunc(pubs, func(a, b *pubSummary) int { // newest created first, then by id and digest
+		x, y := a.source, b.source
+		return cmp.Or(y.Created.Compare(x.Created), strings.Compare(x.ID, y.ID), strings.Compare(x.Digest, y.Digest))
+	})
 	cutoff := now.Add(-olderThan)
-	s.chosen = nil
 	for i, p := range pubs {
 		if i < keepMin || !p.latest.Before(cutoff) {
 			continue

@@ -47,8 +47,12 @@ func (a *App) Validate(ctx context.Context, cfg *config.Config, opts ValidateOpt
 	}
 	v := &validation{cfg: cfg, rep: rep, badTemplate: a.checkHost(cfg, pipelines, rep),
 		manifests: map[string]*bundle.Manifest{}, planned: map[destKey][]string{}}
-	if opts.Source != "" {
-		if b := v.load(ctx, opts.Source); b != nil {
+	if opts.Source != "" { // failing to load it is a problem
+		b, err := bundle.Load(ctx, opts.Source)
+		v.warnUnlisted("", b, err)
+		if err != nil {
+			problem(rep, sourceErr(opts.Source, err).Error())
+		} else {
 			rep.Source = sourceOf(b)
 			for _, p := range pipelines {
 				v.plan(ctx, p, b)
@@ -69,17 +73,6 @@ type validation struct {
 	badTemplate map[string]bool
 	manifests   map[string]*bundle.Manifest
 	planned     map[destKey][]string
-}
-
-// load loads the --source bundle; failing is a problem.
-func (v *validation) load(ctx context.Context, dir string) *bundle.Bundle {
-	b, err := bundle.Load(ctx, dir)
-	v.warnUnlisted("", b, err)
-	if err != nil {
-		problem(v.rep, sourceErr(dir, err).Error())
-		return nil
-	}
-	return b
 }
 
 // warnUnlisted warns, after who, of files bundle b (or the one refused with
