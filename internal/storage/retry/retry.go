@@ -134,20 +134,19 @@ func (s *Store) Unwrap() storage.Store { return s.Store }
 // Count returns the Retries of the first *Store in st's chain of wrapped
 // Stores (Unwrap() storage.Store), or 0 if there is none.
 func Count(st storage.Store) int {
-	for st != nil {
-		if s, ok := st.(*Store); ok {
+	for {
+		switch s := st.(type) {
+		case *Store:
 			if s == nil {
 				return 0
 			}
 			return s.Retries()
-		}
-		u, ok := st.(interface{ Unwrap() storage.Store })
-		if !ok {
+		case interface{ Unwrap() storage.Store }:
+			st = s.Unwrap()
+		default: // (nil too)
 			return 0
 		}
-		st = u.Unwrap()
 	}
-	return 0
 }
 
 // reserve takes the wait before retry k (from 1) from the budget, or is false.
