@@ -25,15 +25,34 @@ type Settings struct {
 func Backend() storage.Backend { return backend }
 
 var backend = objstore.Backend(storage.Backend{
-	Name:     "azure",
-	Title:    "Azure Blob Storage",
-	Summary:  "a container in Azure Blob Storage",
-	Fields:   storage.BlockFields(Settings{}),
-	Needs:    "account and container",
-	Schema:   schema,
-	Decode:   decode,
-	Open:     open,
-	Location: location,
+	Name:    "azure",
+	Title:   "Azure Blob Storage",
+	Summary: "a container in Azure Blob Storage",
+	Fields:  storage.BlockFields(Settings{}),
+	Needs:   "account and container",
+	Schema:  schema,
+	Decode:  decode,
+	// Open sends no request: a command's first one (a run's: the catalog
+	// read) checks endpoint, container and credential with the same
+	// explanation. The SDK sends each request once: the retry wrapper above
+	// the store is the one retry layer.
+	Open: func(ctx context.Context, settings any, root string, env func(string) string) (storage.Store, error) {
+		s, ok := settings.(Settings)
+		if !ok {
+			return nil, fmt.Errorf("azure: settings of type %T", settings)
+		}
+		return New(ctx, Options{Account: s.Account, Container: s.Container, Prefix: root, Endpoint: s.Endpoint, Getenv: env,
+			DialTimeout: s.DialTimeout, ResponseTimeout: s.ResponseTimeout, IdleTimeout: s.IdleTimeout,
+			MaxAttempts: 1, SkipCheck: true})
+	},
+	Location: func(settings any) string {
+		s, _ := settings.(Settings)
+		u, err := serviceURL(s.Account, s.Endpoint)
+		if err != nil {
+			u = s.Endpoint
+		}
+		return "azure:" + u + "/" + s.Container
+	},
 })
 
 // decode reads the block, then checks the names with New's messages (a
@@ -48,29 +67,6 @@ func decode(b storage.Block) any {
 		b.Errorf("container", "%v", err)
 	}
 	return s
-}
-
-// open sends no request: a command's first one (a run's: the catalog
-// read) checks endpoint, container and credential with the same
-// explanation. The SDK sends each request once: the retry wrapper above
-// the store is the one retry layer.
-func open(ctx context.Context, settings any, root string, env func(string) string) (storage.Store, error) {
-	s, ok := settings.(Settings)
-	if !ok {
-		return nil, fmt.Errorf("azure: settings of type %T", settings)
-	}
-	return New(ctx, Options{Account: s.Account, Container: s.Container, Prefix: root, Endpoint: s.Endpoint, Getenv: env,
-		DialTimeout: s.DialTimeout, ResponseTimeout: s.ResponseTimeout, IdleTimeout: s.IdleTimeout,
-		MaxAttempts: 1, SkipCheck: true})
-}
-
-func location(settings any) string {
-	s, _ := settings.(Settings)
-	u, err := serviceURL(s.Account, s.Endpoint)
-	if err != nil {
-		u = s.Endpoint
-	}
-	return "azure:" + u + "/" + s.Container
 }
 
 //go:embed schema.json

@@ -17,32 +17,27 @@ import (
 // *Options holding the block's fields, which ForRoot completes.
 func Backend() storage.Backend {
 	return objstore.Backend(storage.Backend{
-		Name:     "s3",
-		Title:    "S3",
-		Summary:  "S3-compatible object storage",
-		Fields:   storage.BlockFields(Block{}),
-		Needs:    "bucket",
-		Schema:   schema,
-		Decode:   decode,
-		Open:     openStore,
-		Location: location,
+		Name:    "s3",
+		Title:   "S3",
+		Summary: "S3-compatible object storage",
+		Fields:  storage.BlockFields(Block{}),
+		Needs:   "bucket",
+		Schema:  schema,
+		Decode:  decode,
+		Open: func(ctx context.Context, settings any, root string, env func(string) string) (storage.Store, error) {
+			o, ok := settings.(*Options)
+			if !ok {
+				return nil, fmt.Errorf("s3: no s3 block (settings %T)", settings)
+			}
+			return New(ctx, o.ForRoot(root, env))
+		},
+		Location: func(settings any) string {
+			if o, _ := settings.(*Options); o != nil {
+				return fmt.Sprintf("s3://%s/%s", o.Endpoint, o.Bucket)
+			}
+			return "s3://"
+		},
 	})
-}
-
-func openStore(ctx context.Context, settings any, root string, env func(string) string) (storage.Store, error) {
-	o, ok := settings.(*Options)
-	if !ok {
-		return nil, fmt.Errorf("s3: no s3 block (settings %T)", settings)
-	}
-	return New(ctx, o.ForRoot(root, env))
-}
-
-func location(settings any) string {
-	o, _ := settings.(*Options)
-	if o == nil {
-		return "s3://"
-	}
-	return fmt.Sprintf("s3://%s/%s", o.Endpoint, o.Bucket)
 }
 
 // ForRoot returns the options of a destination's store at the key prefix
