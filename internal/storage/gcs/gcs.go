@@ -89,8 +89,6 @@ type Store struct {
 	uploads   string            // the uploads' URL: <host>/upload<path>b/<bucket>/o
 }
 
-var _ storage.Store = (*Store)(nil)
-
 // New checks opts, sets up the client and, unless opts.SkipCheck, lists
 // one object of the root (see objstore.Store.Start).
 func New(ctx context.Context, opts Options) (*Store, error) {

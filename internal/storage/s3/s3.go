@@ -102,8 +102,6 @@ type Store struct {
 	bucket string
 }
 
-var _ storage.Store = (*Store)(nil)
-
 // New checks opts, sets up the client and, unless opts.SkipCheck, lists
 // one key of the root (see objstore.Store.Start).
 func New(ctx context.Context, opts Options) (*Store, error) {
