@@ -86,8 +86,6 @@ type Store struct {
 	blockSize int64
 }
 
-var _ storage.Store = (*Store)(nil)
-
 // New checks opts, sets up the client and, unless opts.SkipCheck, lists
 // one blob of the root (see objstore.Store.Start).
 func New(ctx context.Context, opts Options) (*Store, error) {
@@ -132,32 +130,28 @@ func (s *Store) init(opts Options) error {
 	return err
 }
 
+// lowerDigits are the characters of an account name.
+const lowerDigits = "abcdefghijklmnopqrstuvwxyz0123456789"
+
 func checkAccount(account string) error {
-	if account == "" {
+	switch {
+	case account == "":
 		return errors.New("account is required")
-	}
-	for _, c := range account {
-		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9') || len(account) < 3 || len(account) > 24 {
-			return fmt.Errorf("account %q: 3 to 24 lowercase letters and digits", account)
-		}
+	case len(account) < 3 || len(account) > 24 || strings.Trim(account, lowerDigits) != "":
+		return fmt.Errorf("account %q: 3 to 24 lowercase letters and digits", account)
 	}
 	return nil
 }
 
 func checkContainer(cont string) error {
-	bad := fmt.Errorf("container %q: 3 to 63 lowercase letters, digits and single hyphens inside, or $web or $root", cont)
 	switch {
 	case cont == "":
 		return errors.New("container is required")
 	case cont == "$web", cont == "$root":
 		return nil
-	case len(cont) < 3 || len(cont) > 63 || cont[0] == '-' || cont[len(cont)-1] == '-' || strings.Contains(cont, "--"):
-		return bad
-	}
-	for _, c := range cont {
-		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
-			return bad
-		}
+	case len(cont) < 3 || len(cont) > 63 || cont[0] == '-' || cont[len(cont)-1] == '-' || strings.Contains(cont, "--") ||
+		strings.Trim(cont, lowerDigits+"-") != "":
+		return fmt.Errorf("container %q: 3 to 63 lowercase letters, digits and single hyphens inside, or $web or $root", cont)
 	}
 	return nil
 }
