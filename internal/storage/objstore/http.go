@@ -4,6 +4,7 @@
 package objstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -35,17 +36,10 @@ func Transport(base *http.Transport, dial, response, idle time.Duration) *http.T
 	} else {
 		tr = base.Clone()
 	}
-	deadline.Install(tr, deadline.Timeouts{Dial: orDefault(dial, 10*time.Second),
-		Response: orDefault(response, 30*time.Second), Idle: orDefault(idle, 30*time.Second)})
+	deadline.Install(tr, deadline.Timeouts{Dial: cmp.Or(max(dial, 0), 10*time.Second),
+		Response: cmp.Or(max(response, 0), 30*time.Second), Idle: cmp.Or(max(idle, 0), 30*time.Second)})
 	tr.ExpectContinueTimeout, tr.DisableCompression = time.Second, true
 	return tr
-}
-
-func orDefault(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
 }
 
 // TransientStatus reports whether an HTTP status asks to try again: the
