@@ -32,7 +32,6 @@ type body struct {
 	consumed int64     // bytes read over all attempts
 	n        int64     // bytes read in this attempt
 	rerr     error     // the reader's own failure in this attempt
-	sum      []byte    // see want
 }
 
 func newBody(r io.Reader) *body {
@@ -123,16 +122,13 @@ func (a seekingAttempt) Seek(off int64, whence int) (int64, error) {
 
 // want returns the SHA-256 of the size bytes a Put sends: sum (its
 // PutOptions.SHA256) when given, else read again from the reader's start
-// (any attempt's reader is fenced off first), once.
+// (any attempt's reader is fenced off first).
 func (b *body) want(sum string, size int64) ([]byte, error) {
 	if d, err := hex.DecodeString(strings.TrimPrefix(sum, "sha256:")); err == nil && len(d) == sha256.Size {
 		return d, nil
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.sum != nil {
-		return b.sum, nil
-	}
 	b.gen++
 	if b.seeker != nil {
 		if _, err := b.seeker.Seek(b.start, io.SeekStart); err != nil {
@@ -150,8 +146,7 @@ func (b *body) want(sum string, size int64) ([]byte, error) {
 	case err != nil:
 		return nil, fmt.Errorf("hash the input: %w", err)
 	}
-	b.sum = h.Sum(nil)
-	return b.sum, nil
+	return h.Sum(nil), nil
 }
 
 // Put implements storage.Store, retrying as the package documentation says.
@@ -251,11 +246,15 @@ func (s *Store) putIf(ctx context.Context, path string, in io.Reader, size int64
 	// by the store already): a read-back takes opts.SHA256, or hashes r again.
 	b := newBody(r)
 	b.seeker, b.start = r, 0 // the content is r from its start
+	var want []byte
 	// readBack reports the object's Version and whether it holds the content.
 	readBack := func() (storage.Version, bool, error) {
-		want, err := b.want(opts.SHA256, size)
-		if err != nil {
-			return "", false, &readerError{err}
+		if want == nil {
+			sum, err := b.want(opts.SHA256, size)
+			if err != nil {
+				return "", false, &readerError{err}
+			}
+			want = sum
 		}
 		h := sha256.New()
 		var n int64
