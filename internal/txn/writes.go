@@ -23,11 +23,8 @@ import (
 // the caller aborts every staged write (unstaged).
 func (a *attempt) stage(ctx context.Context, k int) error {
 	w := &a.ch.Writes[k]
-	return a.send(ctx, w, func(r io.Reader) error {
-		sg, err := a.t.st.Stage(ctx, w.Path, r, w.Size, w.putOptions())
-		if err == nil {
-			a.staged[k] = sg
-		}
+	return a.send(ctx, w, func(r io.Reader) (err error) {
+		a.staged[k], err = a.t.st.Stage(ctx, w.Path, r, w.Size, w.putOptions()) // (nil on error)
 		return err
 	})
 }
