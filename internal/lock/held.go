@@ -20,11 +20,10 @@ type Lock struct {
 	l        *Locker
 	released atomic.Bool
 	keep     atomic.Bool // see KeepIntent
-	stopOnce sync.Once
-	stop     chan struct{}
-	done     chan struct{}
-	ctx      context.Context
-	cancel   context.CancelCauseFunc
+	// stopRenewal ends the renewal loop and waits for it (idempotent).
+	stopRenewal func()
+	ctx         context.Context
+	cancel      context.CancelCauseFunc
 
 	mu         sync.Mutex
 	info       Info
@@ -100,20 +99,21 @@ func (k *Lock) fenceLocked() error {
 
 func (l *Locker) hold(parent context.Context, info Info, v storage.Version, sent time.Duration) *Lock {
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(parent))
-	k := &Lock{l: l, info: info, version: v, stop: make(chan struct{}), done: make(chan struct{}),
-		cancel: cancel, ctx: ctx, validUntil: sent + l.Lease - l.margin()}
+	k := &Lock{l: l, info: info, version: v, cancel: cancel, ctx: ctx, validUntil: sent + l.Lease - l.margin()}
 	k.timer = time.AfterFunc(k.validUntil-l.Mono(), func() { k.Fence() })
-	go k.renewLoop()
+	stop, done := make(chan struct{}), make(chan struct{})
+	k.stopRenewal = sync.OnceFunc(func() { close(stop); <-done })
+	go k.renewLoop(stop, done)
 	return k
 }
 
-func (k *Lock) renewLoop() {
-	defer close(k.done)
+func (k *Lock) renewLoop(stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
 	t := time.NewTicker(k.l.Lease / 4)
 	defer t.Stop()
 	for {
 		select {
-		case <-k.stop:
+		case <-stop:
 			return
 		case <-t.C:
 			if k.Fence() != nil {
@@ -209,12 +209,6 @@ func (k *Lock) ProveExclusion(ctx context.Context, readBack probe.ReadBack) erro
 		}{info, tag})
 		return data
 	}, readBack)
-}
-
-// stopRenewal ends the renewal loop (idempotent).
-func (k *Lock) stopRenewal() {
-	k.stopOnce.Do(func() { close(k.stop) })
-	<-k.done
 }
 
 // ErrReleased is the fence's error after Release.

@@ -265,11 +265,10 @@ const maxClaimDepth = 4
 // checks that name is still the record it watched, deletes it and creates
 // it again exclusively.
 func (l *Locker) grab(ctx context.Context, name string, data []byte, ourID string, w watch, depth int) (storage.Version, error) {
-	v, err := storage.PutIf(ctx, l.Store, name, data, "")
-	if err == nil {
+	switch v, err := storage.PutIf(ctx, l.Store, name, data, ""); {
+	case err == nil:
 		return v, nil
-	}
-	if !errors.Is(err, storage.ErrPrecondition) {
+	case !errors.Is(err, storage.ErrPrecondition):
 		return "", fmt.Errorf("create %s: %w", name, err)
 	}
 	cur, curV, err := readInfo(ctx, l.Store, name)
@@ -313,12 +312,12 @@ func (l *Locker) grab(ctx context.Context, name string, data []byte, ourID strin
 			return "", fmt.Errorf("remove stale %s of %s: %w", name, cur, err)
 		}
 	}
-	v, err = storage.PutIf(ctx, l.Store, name, data, "")
-	if errors.Is(err, storage.ErrPrecondition) {
+	v, err := storage.PutIf(ctx, l.Store, name, data, "")
+	switch {
+	case errors.Is(err, storage.ErrPrecondition):
 		now, _, _ := readInfo(ctx, l.Store, name)
 		return "", &heldNow{info: now}
-	}
-	if err != nil {
+	case err != nil:
 		return "", fmt.Errorf("create %s: %w", name, err)
 	}
 	return v, nil
