@@ -92,10 +92,11 @@ type Txn struct {
 	Recovery    *Recovery // what Begin recovered from a dead run's journal (nil: none)
 	// Swept lists the temporary files Begin removed, sorted; SweptBytes is
 	// their size (as far as the store knows: see storage.SweepOptions).
-	Swept       []string
-	SweptBytes  int64
-	catalogSum  string           // sha256 of the catalog writeCatalog last tried to write
-	catalogSeen *storage.Version // see CatalogVersion; nil: not seen
+	Swept        []string
+	SweptBytes   int64
+	catalogSum   string          // sha256 of the catalog writeCatalog last tried to write
+	catalogSeen  storage.Version // see CatalogVersion, when seen
+	catalogKnown bool
 	// runID and started name this transaction in its journal.
 	runID   string
 	started time.Time
@@ -117,12 +118,7 @@ const ReservedPage = 100
 // lock ("" for none) and true, when Begin's one listing of the reserved
 // names (a store that lists a page in one request: S3) showed it and no
 // recovery changed the catalog after; otherwise false.
-func (t *Txn) CatalogVersion() (storage.Version, bool) {
-	if t.catalogSeen == nil {
-		return "", false
-	}
-	return *t.catalogSeen, true
-}
+func (t *Txn) CatalogVersion() (storage.Version, bool) { return t.catalogSeen, t.catalogKnown }
 
 // Begin takes the root's lock (as opts.Lock says), proves the server
 // enforces conditional writes (lock.Lock.ProveExclusion; refused unless
@@ -201,8 +197,7 @@ func Begin(ctx context.Context, opts Options) (*Txn, error) {
 		}
 	}
 	if reserved != nil && t.Recovery == nil {
-		v := reserved[catalog.FileName].Version // "" for none
-		t.catalogSeen = &v
+		t.catalogSeen, t.catalogKnown = reserved[catalog.FileName].Version, true // "" for none
 	}
 	err = t.sweepAtBegin(t.Recovery)
 	t.Recovery.log(opts.Logger, t.st.String())
