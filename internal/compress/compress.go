@@ -54,20 +54,8 @@ const (
 // gzipOS is the header's OS byte: 255, "unknown", on every machine.
 const gzipOS = 255
 
-// BufferSize is how much Copy reads between two looks at its context.
-const BufferSize = 64 << 10
-
-// Encodings lists every encoding, in the order of their configuration names.
-func Encodings() []Encoding { return []Encoding{Brotli, Gzip, Zstd} }
-
-// Parse returns the encoding a configuration name names.
-func Parse(name string) (Encoding, error) {
-	e := Encoding(name)
-	if e.Suffix() == "" {
-		return "", fmt.Errorf("unknown encoding %q: want one of br, gzip, zstd", name)
-	}
-	return e, nil
-}
+// bufferSize is how much Copy reads between two looks at its context.
+const bufferSize = 64 << 10
 
 // Suffix is the sidecar's suffix appended to the output's path: ".br", ".gz",
 // ".zst"; "" for an unknown encoding.
@@ -168,8 +156,8 @@ func (c *Compressor) writer(e Encoding, dst io.Writer) (io.WriteCloser, error) {
 }
 
 // Copy compresses src into dst with encoding e and returns the number of
-// compressed bytes written to dst. It reads BufferSize bytes at a time and
-// checks ctx before each, so a cancelled copy stops within one buffer; on
+// compressed bytes written to dst. It reads bufferSize bytes at a time and
+// checks ctx before each (bufferSize), so a cancelled copy stops within one buffer; on
 // error, what dst received is an incomplete stream to discard.
 func (c *Compressor) Copy(ctx context.Context, e Encoding, dst io.Writer, src io.Reader) (int64, error) {
 	cw := &countingWriter{w: dst}
@@ -177,7 +165,7 @@ func (c *Compressor) Copy(ctx context.Context, e Encoding, dst io.Writer, src io
 	if err != nil {
 		return 0, err
 	}
-	buf := make([]byte, BufferSize)
+	buf := make([]byte, bufferSize)
 	for {
 		if err := ctx.Err(); err != nil {
 			return cw.n, fmt.Errorf("compress %s: %w", e, context.Cause(ctx))
@@ -199,11 +187,6 @@ func (c *Compressor) Copy(ctx context.Context, e Encoding, dst io.Writer, src io
 		return cw.n, fmt.Errorf("compress %s: finish: %w", e, err)
 	}
 	return cw.n, nil
-}
-
-// Copy is Compressor.Copy with writers of its own, for a single output.
-func Copy(ctx context.Context, e Encoding, dst io.Writer, src io.Reader) (int64, error) {
-	return new(Compressor).Copy(ctx, e, dst, src)
 }
 
 type countingWriter struct {
