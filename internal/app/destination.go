@@ -262,9 +262,12 @@ func (dr *destinationRun) dryRun(ctx context.Context, in plan.Input, pl *plan.Pl
 // applies. checked says pl passed dr.check.
 func (dr *destinationRun) lockedApply(ctx context.Context, in plan.Input, pl *plan.Plan, checked bool) (err error) {
 	a, st := dr.a, dr.st
-	defer func() { // after the lock is released
-		if err != nil {
-			removeCreatedRoot(ctx, st, a)
+	defer func() { // after the lock is released: a failed first publish leaves no root it created
+		if err == nil || !st.Properties().CreatesRoot {
+			return
+		}
+		if _, err := st.RemoveCreatedRoot(context.WithoutCancel(ctx)); err != nil {
+			a.Logger.Warn("remove the empty root directory this run created", "root", st.String(), "err", err)
 		}
 	}()
 	locking := a.Now()

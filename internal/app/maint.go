@@ -170,7 +170,8 @@ func (a *App) openMaintRoot(ctx context.Context, t *maintTarget, write bool) (*m
 		return nil, ctx, err
 	}
 	if m.pending {
-		m.warnings = journalWarning()
+		m.warnings = []string{fmt.Sprintf("%s: a writer died at this root (or is running) and left its intent journal; "+
+			"the catalog may not match storage until the next run, prune --apply or reconcile-state on it recovers the root", journal.Name)}
 	}
 	return m, ctx, refuseState(t.head.Command, st.String(), t.owner, m.state)
 }
@@ -212,12 +213,6 @@ func (m *maintRoot) change() *txn.Change {
 		ch.BaseCopy, ch.BaseCanonical = m.cat.baseCopy(), m.cat.canonical && m.cat.sorted
 	}
 	return ch
-}
-
-// journalWarning is for commands that do not recover a pending journal.
-func journalWarning() []string {
-	return []string{fmt.Sprintf("%s: a writer died at this root (or is running) and left its intent journal; "+
-		"the catalog may not match storage until the next run, prune --apply or reconcile-state on it recovers the root", journal.Name)}
 }
 
 func ownedBy(owner catalog.Owner, allOwners bool) func(*catalog.Output) bool {

@@ -469,14 +469,3 @@ func seekable(b []byte) io.ReadCloser {
 		io.Closer
 	}{bytes.NewReader(b), io.NopCloser(nil)}
 }
-
-// removeCreatedRoot removes the root directory this run created (the lock's
-// first write) when a failure left it empty: a failed first publish leaves nothing.
-func removeCreatedRoot(ctx context.Context, st storage.Store, a *App) {
-	if !st.Properties().CreatesRoot {
-		return
-	}
-	if _, err := st.RemoveCreatedRoot(context.WithoutCancel(ctx)); err != nil {
-		a.Logger.Warn("remove the empty root directory this run created", "root", st.String(), "err", err)
-	}
-}

@@ -197,7 +197,8 @@ func (a *App) checkHost(cfg *config.Config, pipelines []*config.Pipeline, rep *r
 	badTemplate := map[string]bool{}
 	seen := map[string]bool{}
 	if cfg.MetricsFile != "" {
-		if dir := filepath.Dir(cfg.MetricsFile); !isDir(dir) { // following links
+		dir := filepath.Dir(cfg.MetricsFile)
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() { // following links
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("metrics_file %s: directory %s does not exist: a run cannot write its metrics there (create it, or fix metrics_file)",
 				cfg.MetricsFile, dir))
 		}
@@ -222,7 +223,7 @@ func (a *App) checkHost(cfg *config.Config, pipelines []*config.Pipeline, rep *r
 			}
 			for _, f := range d.LocalFiles { // each must be readable
 				if file, err := os.Open(f.Path); err != nil {
-					problem(rep, fmt.Sprintf("destination %s: %s %s: %v", d.ID, f.Field, f.Path, unwrapPath(err)))
+					problem(rep, fmt.Sprintf("destination %s: %s %s: %v", d.ID, f.Field, f.Path, errors.Unwrap(err))) // a *PathError: its cause
 				} else {
 					file.Close()
 				}
@@ -256,14 +257,6 @@ func backendWarnings(d *config.Destination) []string {
 		}
 	}
 	return ws
-}
-
-func unwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // rootID is a root's server (config.Location, "" locally) and "/"-path on it.
@@ -337,11 +330,17 @@ func sameRoot(p *config.Pipeline, x, y *config.Destination, root, px, py string,
 	fix := "each run would take the outputs over from the other destination and rewrite them, and neither run could ever skip; give them different roots or disjoint paths.prefix"
 	px2, py2 := planned[destKey{p.ID, x.ID}], planned[destKey{p.ID, y.ID}]
 	if px2 != nil && py2 != nil {
-		both := intersect(px2, py2)
+		in := setOf(px2)
+		both := slices.DeleteFunc(slices.Clone(py2), func(s string) bool { return !in[s] })
 		if len(both) == 0 {
 			return
 		}
-		problem(rep, fmt.Sprintf("%s and both plan %d of the same output path(s) (%s): %s", lead, len(both), examples(both, 3), fix))
+		slices.Sort(both)
+		some := strings.Join(both[:min(3, len(both))], ", ") // a few examples
+		if len(both) > 3 {
+			some = fmt.Sprintf("%s and %d more", some, len(both)-3)
+		}
+		problem(rep, fmt.Sprintf("%s and both plan %d of the same output path(s) (%s): %s", lead, len(both), some, fix))
 		return
 	}
 	switch {
@@ -350,23 +349,4 @@ func sameRoot(p *config.Pipeline, x, y *config.Destination, root, px, py string,
 	case strings.HasPrefix(px, py), strings.HasPrefix(py, px):
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s, paths.prefix %q and %q: their output paths may overlap (validate --source DIR tells)", lead, px, py))
 	}
-}
-
-func intersect(a, b []string) []string {
-	in := setOf(a)
-	out := slices.DeleteFunc(slices.Clone(b), func(s string) bool { return !in[s] })
-	slices.Sort(out)
-	return out
-}
-
-func examples(paths []string, n int) string {
-	if len(paths) <= n {
-		return strings.Join(paths, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(paths[:n], ", "), len(paths)-n)
-}
-
-func isDir(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.IsDir()
 }
