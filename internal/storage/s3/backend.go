@@ -43,15 +43,12 @@ func Backend() storage.Backend {
 // ForRoot returns the options of a destination's store at the key prefix
 // root, with credentials from the AWS chain through getenv.
 func (o Options) ForRoot(root string, getenv func(string) string) Options {
-	o.Prefix, o.Getenv = root, getenv
 	// One retry layer, not two stacked: the commands wrap the store in
 	// retry.Store (the backend is Remote), so minio-go sends each request
-	// once.
-	o.MaxAttempts = 1
-	// Every command's first request (a run's: the catalog read) checks
-	// endpoint, bucket and credentials before anything is planned or
-	// written: no separate listing request for it.
-	o.SkipCheck = true
+	// once. Every command's first request (a run's: the catalog read)
+	// checks endpoint, bucket and credentials before anything is planned
+	// or written: no separate listing request for it (SkipCheck).
+	o.Prefix, o.Getenv, o.MaxAttempts, o.SkipCheck = root, getenv, 1, true
 	return o
 }
 

@@ -119,9 +119,6 @@ func (s *Store) init(opts Options) error {
 	if s.bucket == "" {
 		return errors.New("bucket is required")
 	}
-	if opts.MaxAttempts <= 0 {
-		opts.MaxAttempts = objstore.DefaultMaxAttempts
-	}
 	host, secure, err := parseEndpoint(opts.Endpoint)
 	if err != nil {
 		return err
@@ -140,7 +137,7 @@ func (s *Store) init(opts Options) error {
 		Region:       opts.Region,
 		BucketLookup: lookup,
 		Transport:    expectTransport{transport},
-		MaxRetries:   opts.MaxAttempts,
+		MaxRetries:   cmp.Or(max(opts.MaxAttempts, 0), objstore.DefaultMaxAttempts),
 	})
 	return err
 }
@@ -285,8 +282,7 @@ func (a api) List(ctx context.Context, prefix string, max int, fn func(objstore.
 	defer cancel() // stops the client's listing
 	opts := minio.ListObjectsOptions{Prefix: prefix, Recursive: true}
 	if max > 0 {
-		fetchOwner := false
-		opts.MaxKeys, opts.FetchOwner = max, &fetchOwner
+		opts.MaxKeys, opts.FetchOwner = max, new(false)
 	}
 	n := 0
 	for obj := range a.s.client.ListObjectsIter(ctx, a.s.bucket, opts) {
