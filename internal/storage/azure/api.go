@@ -2,6 +2,7 @@ package azure
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -56,16 +57,10 @@ func (a api) Head(ctx context.Context, key string) (objstore.Object, error) {
 	return object(key, resp.ContentLength, resp.LastModified, resp.ETag), nil
 }
 
-// object is key's objstore.Object; any property may be nil.
+// object is key's objstore.Object; any property may be nil (zero).
 func object(key string, size *int64, modTime *time.Time, etag *azcore.ETag) objstore.Object {
-	o := objstore.Object{Key: key, Version: etagVersion(etag)}
-	if size != nil {
-		o.Size = *size
-	}
-	if modTime != nil {
-		o.ModTime = *modTime
-	}
-	return o
+	return objstore.Object{Key: key, Size: *cmp.Or(size, new(int64)), ModTime: *cmp.Or(modTime, new(time.Time)),
+		Version: etagVersion(etag)}
 }
 
 // etagVersion is the Version of a blob with the ETag e ("" for none), in
@@ -104,10 +99,7 @@ func (a api) list(ctx context.Context, opts *container.ListBlobsFlatOptions, max
 			if it == nil || it.Name == nil {
 				continue
 			}
-			pr := it.Properties
-			if pr == nil {
-				pr = &container.BlobProperties{}
-			}
+			pr := cmp.Or(it.Properties, &container.BlobProperties{})
 			fn(object(*it.Name, pr.ContentLength, pr.LastModified, pr.ETag))
 		}
 		if max > 0 {

@@ -112,20 +112,15 @@ func (s *Store) init(opts Options) error {
 	if err != nil {
 		return err
 	}
-	if opts.MaxAttempts <= 0 {
-		opts.MaxAttempts = objstore.DefaultMaxAttempts
-	}
+	retries := int32(cmp.Or(max(opts.MaxAttempts, 0), objstore.DefaultMaxAttempts) - 1)
 	tr := objstore.Transport(nil, opts.DialTimeout, opts.ResponseTimeout, opts.IdleTimeout)
 	copts := &container.ClientOptions{ClientOptions: policy.ClientOptions{
 		Transport: &http.Client{Transport: tr},
-		Retry: policy.RetryOptions{MaxRetries: int32(opts.MaxAttempts - 1), RetryDelay: 100 * time.Millisecond,
-			MaxRetryDelay: time.Second},
+		// MaxRetries 0 is the SDK's default (3), -1 none.
+		Retry: policy.RetryOptions{MaxRetries: cmp.Or(retries, -1), RetryDelay: 100 * time.Millisecond, MaxRetryDelay: time.Second},
 		// No telemetry header naming this program, no request logging.
 		Telemetry: policy.TelemetryOptions{Disabled: true},
 	}}
-	if opts.MaxAttempts == 1 {
-		copts.Retry.MaxRetries = -1
-	}
 	s.client, err = newClient(opts.Account, endpoint, opts.Container, objstore.Getenv(opts.Getenv), copts)
 	return err
 }
