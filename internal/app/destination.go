@@ -184,19 +184,9 @@ func (dr *destinationRun) partialCatalog(r *RootState) bool {
 // refusal is a plan refused before any change: nothing was applied.
 type refusal struct{ error }
 
-// run plans from an unlocked read. A dry run stops there, as does one with
+// publish plans from an unlocked read. A dry run stops there, as does one with
 // nothing to write (skip_same, fail_*) and no dead run's journal: no lock.
 // Anything else locks (recovering first), reads and plans again, and applies.
-func (dr *destinationRun) run(ctx context.Context) {
-	defer func() { dr.root.Close() }() // a second read under the lock replaces it
-	err := dr.publish(ctx)
-	if rf, ok := err.(refusal); ok {
-		dr.rd.Status, dr.rd.Err, dr.rd.Counts = report.StatusFailed, rf.error, plan.Counts{}
-	} else if err != nil {
-		dr.failed(err)
-	}
-}
-
 func (dr *destinationRun) publish(ctx context.Context) error {
 	r, err := dr.readRoot(ctx)
 	if err != nil {

@@ -78,9 +78,16 @@ func (a *App) deliver(ctx context.Context, cfg *config.Config, ev notify.Payload
 	out := make([]report.Notification, 0, len(targets))
 	for _, n := range targets {
 		rn := report.Notification{ID: n.ID, Event: ev.Event, Status: notify.StatusSent}
-		err := encErr
-		if err == nil {
-			err = a.send(ctx, sender, n, ev.Event, body)
+		err, secret := encErr, "" // signed with its secret_env's secret
+		if n.SecretEnv != "" {
+			secret = a.getenv(n.SecretEnv)
+		}
+		switch {
+		case err != nil:
+		case n.SecretEnv != "" && secret == "":
+			err = fmt.Errorf("not sent: environment variable %s (webhook.secret_env) is unset or empty", n.SecretEnv)
+		default:
+			err = sender.Send(ctx, notify.Target{URL: n.URL, Secret: []byte(secret)}, ev.Event, body)
 		}
 		if err != nil {
 			rn.Status, rn.Error = notify.StatusFailed, err.Error()
@@ -91,19 +98,6 @@ func (a *App) deliver(ctx context.Context, cfg *config.Config, ev notify.Payload
 		out = append(out, rn)
 	}
 	return out
-}
-
-// send delivers one notification, signed with its secret_env's secret.
-func (a *App) send(ctx context.Context, sender *notify.Sender, n config.Notification, event string, body []byte) error {
-	t := notify.Target{URL: n.URL}
-	if n.SecretEnv != "" {
-		secret := a.getenv(n.SecretEnv)
-		if secret == "" {
-			return fmt.Errorf("not sent: environment variable %s (webhook.secret_env) is unset or empty", n.SecretEnv)
-		}
-		t.Secret = []byte(secret)
-	}
-	return sender.Send(ctx, t, event, body)
 }
 
 func (a *App) getenv(name string) string {

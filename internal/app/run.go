@@ -318,10 +318,14 @@ func (a *App) runDestination(ctx context.Context, p *config.Pipeline, d *config.
 	if st != nil {
 		defer st.Close()
 	}
-	if err != nil {
+	if err == nil {
+		err = dr.publish(ctx)
+		dr.root.Close() // the last read: one under the lock replaces the first
+	}
+	if rf, ok := err.(refusal); ok {
+		dr.rd.Status, dr.rd.Err, dr.rd.Counts = report.StatusFailed, rf.error, plan.Counts{}
+	} else if err != nil {
 		dr.failed(err)
-	} else {
-		dr.run(ctx)
 	}
 	if st != nil {
 		dr.rd.Retries = retry.Count(st)
