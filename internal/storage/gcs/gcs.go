@@ -332,63 +332,51 @@ const noGeneration = math.MaxInt64
 // api is the store's objstore.Client.
 type api struct{ s *Store }
 
-// Put sends one upload with the package documentation's ifGenerationMatch.
+// Put sends w to key in one multipart upload, with the package
+// documentation's ifGenerationMatch.
 func (a api) Put(ctx context.Context, key string, w objstore.Write) (storage.Version, error) {
-	gen := ""
-	switch {
-	case w.Mode == storage.PutCreate, w.Mode == storage.PutIfVersion && w.IfVersion == "":
-		gen = "0"
-	case w.Mode == storage.PutIfVersion:
-		gen = strconv.FormatInt(noGeneration, 10)
-		if n, err := strconv.ParseInt(string(w.IfVersion), 10, 64); err == nil && n > 0 {
-			gen = string(w.IfVersion)
-		}
-	}
-	v, err := a.s.upload(ctx, key, w, gen)
-	if err != nil && w.Mode == storage.PutIfVersion && errors.Is(err, storage.ErrPrecondition) {
-		if w.IfVersion == "" {
-			return "", fmt.Errorf("%w: object exists", storage.ErrPrecondition)
-		}
-		return "", fmt.Errorf("%w: the object is absent or its generation is not %s", storage.ErrPrecondition, w.IfVersion)
-	}
-	return v, err
-}
-
-// upload sends w to key in one multipart upload, ifGenerationMatch=gen unless "".
-func (s *Store) upload(ctx context.Context, key string, w objstore.Write, gen string) (storage.Version, error) {
 	md := w.Metadata
 	if strings.ContainsAny(md.ContentType, "\r\n") {
 		return "", fmt.Errorf("content type %q: a line break", md.ContentType)
 	}
-	meta, err := json.Marshal(struct {
+	q := url.Values{"uploadType": {"multipart"}, "fields": {"generation"}}
+	switch {
+	case w.Mode == storage.PutCreate, w.Mode == storage.PutIfVersion && w.IfVersion == "":
+		q.Set("ifGenerationMatch", "0")
+	case w.Mode == storage.PutIfVersion:
+		q.Set("ifGenerationMatch", strconv.FormatInt(noGeneration, 10))
+		if n, err := strconv.ParseInt(string(w.IfVersion), 10, 64); err == nil && n > 0 {
+			q.Set("ifGenerationMatch", string(w.IfVersion))
+		}
+	}
+	meta, _ := json.Marshal(struct { // of strings: it cannot fail
 		Name               string `json:"name"`
 		ContentType        string `json:"contentType"`
 		CacheControl       string `json:"cacheControl,omitempty"`
 		ContentDisposition string `json:"contentDisposition,omitempty"`
 		ContentEncoding    string `json:"contentEncoding,omitempty"`
 	}{key, md.ContentType, md.CacheControl, md.ContentDisposition, md.ContentEncoding})
-	if err != nil {
-		return "", err
-	}
 	boundary := rand.Text()
 	head := "--" + boundary + "\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n" + string(meta) +
 		"\r\n--" + boundary + "\r\nContent-Type: " + md.ContentType + "\r\n\r\n"
 	tail := "\r\n--" + boundary + "--\r\n"
-	q := url.Values{"uploadType": {"multipart"}, "fields": {"generation"}}
-	if gen != "" {
-		q.Set("ifGenerationMatch", gen)
-	}
 	// The body is no *bytes.Reader or the like: the client cannot rewind
 	// it, so it never sends it twice.
 	body := io.NopCloser(io.MultiReader(strings.NewReader(head), w.Body, strings.NewReader(tail)))
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.uploads+"?"+q.Encode(), body)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.s.uploads+"?"+q.Encode(), body)
 	if err != nil {
 		return "", err
 	}
 	req.ContentLength = int64(len(head)) + w.Size + int64(len(tail))
 	req.Header.Set("Content-Type", "multipart/related; boundary="+boundary)
-	resp, err := s.send(req)
-	if err != nil {
+	resp, err := a.s.send(req)
+	refused := w.Mode == storage.PutIfVersion && errors.Is(err, storage.ErrPrecondition)
+	switch {
+	case refused && w.IfVersion == "":
+		return "", fmt.Errorf("%w: object exists", storage.ErrPrecondition)
+	case refused:
+		return "", fmt.Errorf("%w: the object is absent or its generation is not %s", storage.ErrPrecondition, w.IfVersion)
+	case err != nil:
 		return "", err
 	}
 	defer resp.Body.Close()
