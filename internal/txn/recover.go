@@ -166,12 +166,10 @@ func rollForward(ctx context.Context, st storage.Store, fence func() error, stat
 	if len(ops) == 0 {
 		return nil
 	}
-	var next *catalog.Catalog
+	t := now.UTC().Truncate(time.Second)
+	next := &catalog.Catalog{SchemaVersion: catalog.SchemaVersion, CreatedAt: t, UpdatedAt: t}
 	if state.Status == catalog.StatusCatalog {
 		next = state.Catalog.Clone()
-	} else {
-		t := now.UTC().Truncate(time.Second)
-		next = &catalog.Catalog{SchemaVersion: catalog.SchemaVersion, CreatedAt: t, UpdatedAt: t}
 	}
 	idx := next.Index()
 	var keep []catalog.Output
@@ -180,17 +178,12 @@ func rollForward(ctx context.Context, st storage.Store, fence func() error, stat
 		switch op.Op {
 		case journal.OpWrite:
 			sum, size, err := HashObject(ctx, st, op.Path)
-			if errors.Is(err, storage.ErrNotExist) {
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			completed := sum == op.SHA256 && size == op.Size
-			prev := idx[op.Path]
+			completed, prev := err == nil && sum == op.SHA256 && size == op.Size, idx[op.Path]
 			switch {
-			case op.Existed && !completed:
-				continue // the replace did not happen: the old bytes are there
+			case errors.Is(err, storage.ErrNotExist):
+			case err != nil:
+				return err
+			case op.Existed && !completed: // the replace did not happen: the old bytes are there
 			case completed && (prev != nil || op.Existed):
 				r := *op.Record
 				if prev != nil {
@@ -212,13 +205,11 @@ func rollForward(ctx context.Context, st storage.Store, fence func() error, stat
 				rec.RemovedBytes += size
 			}
 		case journal.OpDelete:
-			if _, err := st.Stat(ctx, op.Path); !errors.Is(err, storage.ErrNotExist) {
-				if err != nil {
-					return err
-				}
-				continue // still there: the delete did not happen
-			}
-			if idx[op.Path] != nil {
+			switch _, err := st.Stat(ctx, op.Path); {
+			case err != nil && !errors.Is(err, storage.ErrNotExist):
+				return err
+			case err == nil: // still there: the delete did not happen
+			case idx[op.Path] != nil:
 				drop[op.Path] = true
 				rec.Dropped = append(rec.Dropped, op.Path)
 			}
@@ -228,7 +219,7 @@ func rollForward(ctx context.Context, st storage.Store, fence func() error, stat
 		return nil // nothing rolled forward or dropped
 	}
 	next.Outputs = append(slices.DeleteFunc(next.Outputs, func(o catalog.Output) bool { return drop[o.Path] }), keep...)
-	next.UpdatedAt = now.UTC().Truncate(time.Second)
+	next.UpdatedAt = t
 	data, err := catalog.Encode(next)
 	if err != nil {
 		return fmt.Errorf("recovered catalog: %w", err)

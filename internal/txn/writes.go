@@ -51,13 +51,9 @@ func (a *attempt) writeAll(ctx context.Context) error {
 			if err := a.staged[phase[i]].Commit(ctx); err != nil {
 				return fmt.Errorf("write %s: %w", w.Path, err)
 			}
+			a.staged[phase[i]] = nil // committed: not to abort
 			return nil
-		}, func(i int) {
-			a.written[ch.Writes[phase[i]].Path] = true
-			if a.staged != nil {
-				a.staged[phase[i]] = nil
-			}
-		})
+		}, func(i int) { a.written[ch.Writes[phase[i]].Path] = true })
 		if err != nil {
 			if a.staged != nil && t.lk.Fence() == nil {
 				// (A writer that lost its lock changes nothing more: the next
