@@ -21,7 +21,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/txn"
 )
 
-// lookupLimit is how many lookups a run makes before it lists (useLookups).
+// lookupLimit is how many lookups a run makes before it lists (lookUp).
 const lookupLimit = 64
 
 // planRequest is what a run plans: its outputs, owner and workflow.
@@ -65,11 +65,12 @@ func readPlanRoot(ctx context.Context, st storage.Store, req planRequest) (*Root
 	} else if r.State, r.Version, err = txn.ReadCatalog(ctx, st); err != nil {
 		return nil, err
 	}
-	if r.State.Status == catalog.StatusCatalog && !req.force && useLookups(req, r.Known) {
-		if err := r.lookUp(ctx, req); err != nil {
+	if r.State.Status == catalog.StatusCatalog && !req.force {
+		if looked, err := r.lookUp(ctx, req); err != nil {
 			return nil, err
+		} else if looked {
+			return r, nil // Pending is unknown: see journalPresent
 		}
-		return r, nil // Pending is unknown: see journalPresent
 	}
 	r.Listing = map[string]int64{}
 	err = st.List(ctx, "", func(info storage.Info) error {
@@ -191,24 +192,22 @@ func (r *RootState) scanCatalog(ctx context.Context, req planRequest) error {
 	return nil
 }
 
-// useLookups says whether lookups beat one listing: up to lookupLimit, or
-// under a hundredth of the records (S3 lists about a thousand per request).
-func useLookups(req planRequest, known *plan.Known) bool {
-	paths, parents := plan.Lookups(req.outputs, known)
-	n := len(paths) + len(parents)
-	return n <= lookupLimit || n <= known.Count/100
-}
-
 // lookUp asks storage, in parallel, about each unrecorded planned path (an
 // object there or unrecorded ones below) and their parents (an object where a
-// directory must be): the partial listing the plan decides from.
+// directory must be): the partial listing the plan decides from. It looks
+// only if that beats one listing (looked).
 //
 // On S3 a parent key needs looking up only if no recorded output lies below
 // it: that output's run looked, and a later object at the parent key is another
 // key, not overwritten. With Properties.ListPages, one listing per top-most
 // parent key the catalog does not vouch for answers the rest (cover).
-func (r *RootState) lookUp(ctx context.Context, req planRequest) error {
+func (r *RootState) lookUp(ctx context.Context, req planRequest) (looked bool, err error) {
 	paths, parents := plan.Lookups(req.outputs, r.Known)
+	// Lookups beat one listing up to lookupLimit, or under a hundredth of
+	// the records (S3 lists about a thousand per request).
+	if n := len(paths) + len(parents); n > lookupLimit && n > r.Known.Count/100 {
+		return false, nil
+	}
 	r.Listing, r.Partial = map[string]int64{}, true
 	var mu sync.Mutex
 	found := func(info storage.Info) {
@@ -254,7 +253,7 @@ func (r *RootState) lookUp(ctx context.Context, req planRequest) error {
 		}
 		return false, err
 	}
-	err := parallel(ctx, req.jobs, len(paths)+len(parents), func(ctx context.Context, i int) error {
+	err = parallel(ctx, req.jobs, len(paths)+len(parents), func(ctx context.Context, i int) error {
 		if i >= len(paths) {
 			_, err := stat(ctx, parents[i-len(paths)])
 			return err
@@ -272,9 +271,9 @@ func (r *RootState) lookUp(ctx context.Context, req planRequest) error {
 		return below(ctx, p+"/", p)
 	})
 	if err != nil {
-		return fmt.Errorf("look up planned paths at %s: %w", r.Store, err)
+		return false, fmt.Errorf("look up planned paths at %s: %w", r.Store, err)
 	}
-	return nil
+	return true, nil
 }
 
 // coverPage is a covering listing's page: a prefix with more is looked up key by key.
@@ -328,7 +327,7 @@ func (r *RootState) cover(ctx context.Context, jobs int, paths []string, found f
 		return nil
 	})
 	if failed != nil {
-		return paths, unrecordedParents(paths, r.recordedDirs) // the key-by-key lookups report the error
+		restPaths = paths // the key-by-key lookups report the error
 	}
 	return restPaths, unrecordedParents(restPaths, r.recordedDirs)
 }

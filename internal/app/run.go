@@ -132,17 +132,11 @@ func onlyLockHeld(r *report.Run) bool {
 			return false
 		}
 		for _, d := range p.Destinations {
-			if d.Plan != nil && d.Plan.Action.Failed() {
-				return false
-			}
-			if d.Status != report.StatusFailed {
-				continue
-			}
 			var he *lock.HeldError
-			if !errors.As(d.Err, &he) {
+			if d.Plan != nil && d.Plan.Action.Failed() || d.Status == report.StatusFailed && !errors.As(d.Err, &he) {
 				return false
 			}
-			held = true
+			held = held || d.Status == report.StatusFailed
 		}
 	}
 	return held

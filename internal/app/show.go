@@ -161,8 +161,7 @@ func (a *App) Unlock(ctx context.Context, cfg *config.Config, opts UnlockOptions
 	rep.Locked = true
 	rep.Holder = &report.LockHolder{ID: info.ID, Host: info.Host, PID: info.PID, Command: info.Command,
 		Acquired: report.FormatLockTime(info.Acquired), ExpiresAt: report.FormatLockTime(info.ExpiresAt)}
-	l := &lock.Locker{Store: st, Now: a.Now}
-	rep.Stale = l.Stale(info)
+	rep.Stale = (&lock.Locker{Store: st, Now: a.Now}).Stale(info)
 	if !rep.Stale && !opts.Force {
 		return fail(fmt.Errorf("the holder looks alive (lease until %s): wait for it, or, if you are sure no run is active on this root, rerun with --force", rep.Holder.ExpiresAt))
 	}
