@@ -222,32 +222,26 @@ func (l *Locker) Acquire(ctx context.Context, command string) (*Lock, error) {
 		if err == nil {
 			return l.hold(ctx, info, v, sent), nil
 		}
-		held, ok := errors.AsType[*heldNow](err)
+		held, ok := errors.AsType[*HeldError](err)
 		if !ok {
 			return nil, err
 		}
 		waited := time.Since(start)
 		if l.OnWait != nil && !l.NoWait && waited < l.Wait && (reported < 0 || waited-lastReport >= waitReportEvery(l.Wait)) {
-			l.OnWait(held.info, waited, l.Wait)
+			l.OnWait(held.Holder, waited, l.Wait)
 			reported, lastReport = reported+1, waited
 		}
 		if l.NoWait || waited >= l.Wait {
-			return nil, &HeldError{Root: l.Store.String(), Holder: held.info, Waited: waited,
-				Silent: held.silent, RenewEvery: held.info.lease(l.Lease) / 4, TakeoverAfter: l.takeoverAfter(held.info),
-				ExpiredByHolderClock: !held.info.ExpiresAt.IsZero() && l.Now().After(held.info.ExpiresAt)}
+			held.Root, held.Waited, held.RenewEvery = l.Store.String(), waited, held.Holder.lease(l.Lease)/4
+			held.TakeoverAfter = l.takeoverAfter(held.Holder)
+			held.ExpiredByHolderClock = !held.Holder.ExpiresAt.IsZero() && l.Now().After(held.Holder.ExpiresAt)
+			return nil, held
 		}
 		if backoff.Sleep(ctx, l.Poll) != nil {
-			return nil, fmt.Errorf("waiting for the lock of %s held by %s: %w", l.Store.String(), held.info, context.Cause(ctx))
+			return nil, fmt.Errorf("waiting for the lock of %s held by %s: %w", l.Store.String(), held.Holder, context.Cause(ctx))
 		}
 	}
 }
-
-type heldNow struct {
-	info   Info
-	silent time.Duration
-}
-
-func (h *heldNow) Error() string { return "held by " + h.info.String() }
 
 // record stamps info's lease end (Lease from now) and encodes it.
 func (l *Locker) record(info *Info) []byte {
@@ -263,7 +257,8 @@ const maxClaimDepth = 4
 // grab creates the object name exclusively with data. If a stale holder
 // has it, grab first wins the claim name+".claim-"+holder (recursively),
 // checks that name is still the record it watched, deletes it and creates
-// it again exclusively.
+// it again exclusively. A holder to wait for is a *HeldError naming it and
+// its silence (Acquire completes it).
 func (l *Locker) grab(ctx context.Context, name string, data []byte, ourID string, w watch, depth int) (storage.Version, error) {
 	switch v, err := storage.PutIf(ctx, l.Store, name, data, ""); {
 	case err == nil:
@@ -274,7 +269,7 @@ func (l *Locker) grab(ctx context.Context, name string, data []byte, ourID strin
 	cur, curV, err := readInfo(ctx, l.Store, name)
 	switch {
 	case errors.Is(err, storage.ErrNotExist):
-		return "", &heldNow{info: Info{Command: "(released just now)"}} // try again
+		return "", &HeldError{Holder: Info{Command: "(released just now)"}} // try again
 	case err != nil:
 		return "", err
 	case cur.ID == ourID:
@@ -282,12 +277,12 @@ func (l *Locker) grab(ctx context.Context, name string, data []byte, ourID strin
 	}
 	silent := l.silence(w, name, curV)
 	if !(l.goneHere(cur) || silent >= l.takeoverAfter(cur)) || depth >= maxClaimDepth {
-		return "", &heldNow{info: cur, silent: silent}
+		return "", &HeldError{Holder: cur, Silent: silent}
 	}
 	claim := name + ".claim-" + safeID(cur.ID)
 	if _, err := l.grab(ctx, claim, data, ourID, w, depth+1); err != nil {
-		if _, ok := errors.AsType[*heldNow](err); ok {
-			return "", &heldNow{info: cur, silent: silent} // another waiter is taking over
+		if _, ok := errors.AsType[*HeldError](err); ok {
+			return "", &HeldError{Holder: cur, Silent: silent} // another waiter is taking over
 		}
 		return "", fmt.Errorf("claim stale %s: %w", name, err)
 	}
@@ -298,7 +293,7 @@ func (l *Locker) grab(ctx context.Context, name string, data []byte, ourID strin
 	case err != nil:
 		return "", err
 	case again.ID != cur.ID || againV != curV:
-		return "", &heldNow{info: again}
+		return "", &HeldError{Holder: again}
 	default:
 		// The stale holder's intent is the next holder's to recover: it
 		// goes to the journal before the record goes (a claim's intent is
@@ -316,7 +311,7 @@ func (l *Locker) grab(ctx context.Context, name string, data []byte, ourID strin
 	switch {
 	case errors.Is(err, storage.ErrPrecondition):
 		now, _, _ := readInfo(ctx, l.Store, name)
-		return "", &heldNow{info: now}
+		return "", &HeldError{Holder: now}
 	case err != nil:
 		return "", fmt.Errorf("create %s: %w", name, err)
 	}
