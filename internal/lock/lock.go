@@ -31,7 +31,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
+	"regexp"
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/backoff"
@@ -348,14 +348,10 @@ func (l *Locker) Stale(cur Info) bool {
 	return l.goneHere(cur) || l.Now().After(cur.ExpiresAt.Add(l.SkewAllowance))
 }
 
-func safeID(id string) string {
-	return strings.Map(func(r rune) rune {
-		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') || (r >= 'A' && r <= 'Z') {
-			return r
-		}
-		return '_'
-	}, id)
-}
+// safeID is id with every character but ASCII letters and digits made "_".
+func safeID(id string) string { return unsafeInID.ReplaceAllString(id, "_") }
+
+var unsafeInID = regexp.MustCompile(`[^a-zA-Z0-9]`)
 
 // Read returns the lock record, or an error matching storage.ErrNotExist.
 func Read(ctx context.Context, st storage.Store) (Info, storage.Version, error) {
