@@ -165,15 +165,12 @@ func (s *Store) Put(ctx context.Context, path string, r io.Reader, size int64, o
 // answer was lost has an unknown outcome, which the writer's cleanup
 // establishes by looking at the path.
 func (s *Store) Stage(ctx context.Context, path string, r io.Reader, size int64, opts storage.PutOptions) (storage.Staged, error) {
-	var sg storage.Staged
+	var sg storage.Staged // (nil with an error)
 	err := s.send(&call{s: s, ctx: ctx, op: "stage", path: path}, r, size, storage.PutOptions{}, func(ar io.Reader) (err error) {
 		sg, err = s.Store.Stage(ctx, path, ar, size, opts)
 		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return sg, nil
+	return sg, err
 }
 
 // send runs the attempts of a PutReplace or PutCreate (exclusive) Put, or
