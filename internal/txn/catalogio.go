@@ -18,25 +18,24 @@ import (
 const spoolAt = 4 << 20
 
 // Spool holds a document's bytes, in memory while small and in a temporary
-// file beyond spoolAt. A reader that will edit the catalog it read keeps a
-// Spool of it (Change.BaseCopy), sparing a second download.
-type Spool = encoded
-
-// NewSpool returns an empty, unhashed Spool. Close removes its file.
-func NewSpool() *Spool { return &encoded{} }
-
-// encoded is a catalog document ready to write, or a Spool.
-type encoded struct {
+// file beyond spoolAt: a catalog document to write (newEncoded), or the
+// catalog a reader that will edit it keeps (Change.BaseCopy), sparing a
+// second download.
+type Spool struct {
 	mem  bytes.Buffer
 	file *os.File
 	size int64
-	sum  *parhash.Hash // nil for a Spool
+	sum  *parhash.Hash // nil unless newEncoded
 }
 
-// newEncoded returns an empty document, hashed on another core as written.
-func newEncoded() *encoded { return &encoded{sum: parhash.New(sha256.New())} }
+// NewSpool returns an empty, unhashed Spool. Close removes its file.
+func NewSpool() *Spool { return &Spool{} }
 
-func (e *encoded) Write(p []byte) (int, error) {
+// newEncoded returns an empty document, hashed on another core as written.
+func newEncoded() *Spool { return &Spool{sum: parhash.New(sha256.New())} }
+
+// Write appends p, moving the bytes to a temporary file beyond spoolAt.
+func (e *Spool) Write(p []byte) (int, error) {
 	if e.sum != nil {
 		e.sum.Write(p)
 	}
@@ -62,7 +61,7 @@ func (e *encoded) Write(p []byte) (int, error) {
 }
 
 // Open returns the bytes from their start, valid until the next Open or Close.
-func (e *encoded) Open() (io.ReadSeeker, error) {
+func (e *Spool) Open() (io.ReadSeeker, error) {
 	if e.file == nil {
 		return bytes.NewReader(e.mem.Bytes()), nil
 	}
@@ -73,7 +72,7 @@ func (e *encoded) Open() (io.ReadSeeker, error) {
 }
 
 // Close releases the temporary file, if any.
-func (e *encoded) Close() {
+func (e *Spool) Close() {
 	if e.sum != nil {
 		e.sum.Close()
 	}
@@ -149,7 +148,7 @@ func (e *fencedError) Unwrap() error { return e.err }
 // version base ("" for none), streaming it once (from baseCopy when set),
 // spliced when canonical. An unsorted catalog (valid, but never written by
 // distributor) is read whole and sorted first.
-func encodeEdit(ctx context.Context, st storage.Store, e *catalog.Edit, base storage.Version, baseCopy *Spool, canonical bool) (*encoded, error) {
+func encodeEdit(ctx context.Context, st storage.Store, e *catalog.Edit, base storage.Version, baseCopy *Spool, canonical bool) (*Spool, error) {
 	doc := newEncoded()
 	var err error
 	switch {
