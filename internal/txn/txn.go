@@ -503,15 +503,13 @@ func encodeJournal(ch *Change, runID, command string, started time.Time) ([]byte
 // (or the fence lapsed), the next writer finds the catalog committed and
 // only removes the journal. An intent in the lock record goes with the record (End).
 func (t *Txn) dropJournal() {
-	if t.intentLive {
+	switch {
+	case t.intentLive:
 		t.intentLive = false
-		return
-	}
-	if err := t.lk.Fence(); err != nil {
-		return
-	}
-	if err := t.st.Delete(t.lk.Context(), journal.Name); err != nil {
-		t.opts.Logger.Warn("remove journal", "root", t.st.String(), "err", err)
+	case t.lk.Fence() == nil:
+		if err := t.st.Delete(t.lk.Context(), journal.Name); err != nil {
+			t.opts.Logger.Warn("remove journal", "root", t.st.String(), "err", err)
+		}
 	}
 }
 
