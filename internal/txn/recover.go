@@ -38,15 +38,6 @@ type Recovery struct {
 	TempBytes int64
 }
 
-// log reports the recovery, if any: LogAttrs as a warning, then LogPaths.
-func (r *Recovery) log(logger *slog.Logger, root string) {
-	if r == nil {
-		return
-	}
-	logger.Warn("recovered a root left by a dead run", r.LogAttrs(root)...)
-	r.LogPaths(logger, root)
-}
-
 // LogAttrs returns the recovery as bounded log attributes (counts, first paths).
 func (r *Recovery) LogAttrs(root string) []any {
 	attrs := []any{"root", root, "dead_run", r.Journal.RunID, "command", r.Journal.Command,

@@ -200,7 +200,10 @@ func Begin(ctx context.Context, opts Options) (*Txn, error) {
 		t.catalogSeen, t.catalogKnown = reserved[catalog.FileName].Version, true // "" for none
 	}
 	err = t.sweepAtBegin(t.Recovery)
-	t.Recovery.log(opts.Logger, t.st.String())
+	if rec := t.Recovery; rec != nil {
+		opts.Logger.Warn("recovered a root left by a dead run", rec.LogAttrs(t.st.String())...)
+		rec.LogPaths(opts.Logger, t.st.String())
+	}
 	if err != nil {
 		t.End()
 		return nil, err
