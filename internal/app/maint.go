@@ -37,11 +37,9 @@ type ConfigError struct{ Msg string }
 func (e *ConfigError) Error() string { return e.Msg }
 
 type maintTarget struct {
-	pipeline *config.Pipeline
-	dest     *config.Destination
-	owner    catalog.Owner
-	root     string        // the expanded destination path
-	head     report.Target // starts the command's report
+	dest  *config.Destination
+	owner catalog.Owner
+	head  report.Target // starts the command's report; Root is the expanded destination path
 }
 
 // resolveMaint checks command's options (*UsageError; a bad --source manifest is a
@@ -91,7 +89,7 @@ func resolveMaint(cfg *config.Config, command string, opts Root) (*maintTarget, 
 	if err != nil {
 		return nil, &UsageError{fmt.Sprintf("destination %q path: %v", d.ID, err)}
 	}
-	return &maintTarget{pipeline: p, dest: d, owner: catalog.Owner{PipelineID: p.ID, DestinationID: d.ID}, root: root,
+	return &maintTarget{dest: d, owner: catalog.Owner{PipelineID: p.ID, DestinationID: d.ID},
 		head: report.Target{Command: command, PipelineID: p.ID, DestinationID: d.ID, Root: root}}, nil
 }
 
@@ -117,9 +115,9 @@ func readManifest(dir string) (*bundle.Manifest, error) {
 }
 
 func (a *App) openMaint(ctx context.Context, t *maintTarget) (storage.Store, error) {
-	st, err := a.Open(ctx, t.dest, t.root)
+	st, err := a.Open(ctx, t.dest, t.head.Root)
 	if err != nil {
-		return nil, fmt.Errorf("open destination %s at %s: %w", t.dest.ID, t.root, err)
+		return nil, fmt.Errorf("open destination %s at %s: %w", t.dest.ID, t.head.Root, err)
 	}
 	return st, nil
 }

@@ -163,11 +163,10 @@ func planAt(ctx context.Context, b *bundle.Bundle, d *config.Destination, vars c
 		return nil, err
 	}
 	res, err := render.Plan(ctx, b, d, prefix)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		vo.Outputs, vo.PrimaryURL = len(res.Outputs), res.PrimaryURL
 	}
-	vo.Outputs, vo.PrimaryURL = len(res.Outputs), res.PrimaryURL
-	return res, nil
+	return res, err
 }
 
 func sourceOf(b *bundle.Bundle) *report.Source {
@@ -259,12 +258,6 @@ func backendWarnings(d *config.Destination) []string {
 	return ws
 }
 
-// rootID is a root's server (config.Location, "" locally) and "/"-path on it.
-type rootID struct {
-	server string
-	path   string
-}
-
 func within(outer, inner string) bool {
 	if outer == "/" {
 		return inner != "/"
@@ -280,7 +273,8 @@ func checkOverlaps(cfg *config.Config, pipelines []*config.Pipeline, manifests m
 		m := manifests[p.ID]
 		type dest struct {
 			d      *config.Destination
-			root   rootID
+			server string // config.Location, "" locally
+			root   string // a "/"-path on server
 			prefix string
 		}
 		var ds []dest
@@ -301,24 +295,24 @@ func checkOverlaps(cfg *config.Config, pipelines []*config.Pipeline, manifests m
 			if b, _ := registry.Lookup(d.Backend); b.Path == storage.PathLocal {
 				root = strings.ReplaceAll(root, `\`, "/") // a Windows path
 			}
-			ds = append(ds, dest{d, rootID{config.Location(d), path.Clean("/" + root)}, prefix})
+			ds = append(ds, dest{d, config.Location(d), path.Clean("/" + root), prefix})
 		}
 		for i := range ds {
 			for j := i + 1; j < len(ds); j++ {
 				x, y := ds[i], ds[j]
-				if x.root.server != y.root.server {
+				if x.server != y.server {
 					continue
 				}
 				switch {
-				case x.root.path == y.root.path:
-					sameRoot(p, x.d, y.d, x.root.path, x.prefix, y.prefix, planned, rep)
-				case within(y.root.path, x.root.path):
+				case x.root == y.root:
+					sameRoot(p, x.d, y.d, x.root, x.prefix, y.prefix, planned, rep)
+				case within(y.root, x.root):
 					x, y = y, x // x is the outer one
 					fallthrough
-				case within(x.root.path, y.root.path):
+				case within(x.root, y.root):
 					rep.Warnings = append(rep.Warnings, fmt.Sprintf(
 						"pipeline %s: the root of destination %s (%s) is inside the root of destination %s (%s): runs to %s see %s's files, catalog and lock as unmanaged content, and a planned path there fails with fail_unmanaged; prefer roots side by side",
-						p.ID, y.d.ID, y.root.path, x.d.ID, x.root.path, x.d.ID, y.d.ID))
+						p.ID, y.d.ID, y.root, x.d.ID, x.root, x.d.ID, y.d.ID))
 				}
 			}
 		}
