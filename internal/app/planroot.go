@@ -329,23 +329,17 @@ func (r *RootState) cover(ctx context.Context, jobs int, paths []string, found f
 	if failed != nil {
 		restPaths = paths // the key-by-key lookups report the error
 	}
-	return restPaths, unrecordedParents(restPaths, r.recordedDirs)
-}
-
-// unrecordedParents returns the parent keys of paths not in recorded, sorted, once.
-func unrecordedParents(paths []string, recorded map[string]bool) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, p := range paths {
+	seen := map[string]bool{} // their parent keys not in r.recordedDirs, sorted, once
+	for _, p := range restPaths {
 		for d := parentDir(p); d != "" && !seen[d]; d = parentDir(d) {
 			seen[d] = true
-			if !recorded[d] {
-				out = append(out, d)
+			if !r.recordedDirs[d] {
+				restParents = append(restParents, d)
 			}
 		}
 	}
-	slices.Sort(out)
-	return out
+	slices.Sort(restParents)
+	return restPaths, restParents
 }
 
 func parentDir(p string) string {

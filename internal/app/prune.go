@@ -295,13 +295,10 @@ func FormatRetention(d time.Duration) string {
 		return "0s"
 	}
 	var b strings.Builder
-	for _, u := range []struct {
-		name string
-		size time.Duration
-	}{{"d", 24 * time.Hour}, {"h", time.Hour}, {"m", time.Minute}, {"s", time.Second}} {
-		if n := d / u.size; n > 0 {
-			fmt.Fprintf(&b, "%d%s", n, u.name)
-			d -= n * u.size
+	for i, size := range []time.Duration{24 * time.Hour, time.Hour, time.Minute, time.Second} {
+		if n := d / size; n > 0 {
+			fmt.Fprintf(&b, "%d%c", n, "dhms"[i])
+			d -= n * size
 		}
 	}
 	return b.String()
