@@ -111,13 +111,11 @@ func (dr *destinationRun) readRoot(ctx context.Context) (r *RootState, err error
 
 func (dr *destinationRun) makePlan(ctx context.Context, r *RootState) (plan.Input, *plan.Plan, error) {
 	d, b := dr.d, dr.b
-	owner := catalog.Owner{PipelineID: dr.p.ID, DestinationID: d.ID}
-	source := catalog.Source{ID: b.Manifest.ID, Digest: b.Manifest.Digest, Created: b.Manifest.Created}
-	in := plan.Input{Owner: owner, Source: source,
+	in := plan.Input{Owner: dr.req.owner, Source: catalog.Source{ID: b.Manifest.ID, Digest: b.Manifest.Digest, Created: b.Manifest.Created},
 		State: r.State, Known: r.Known, Listing: r.Listing, Partial: r.Partial,
 		Workflow: d.Workflow, Force: dr.opts.Force, Rewrite: dr.opts.Rewrite,
 		Now: dr.a.Now(), DistributorVersion: dr.a.Version}
-	outs, err := withIndex(d, owner, source, dr.opts.Force, r.State.Status, dr.reports.recs, dr.res.Outputs)
+	outs, err := withIndex(d, in.Owner, in.Source, dr.opts.Force, r.State.Status, dr.reports.recs, dr.res.Outputs)
 	if err == nil {
 		outs, err = compressPlan(d.Compress, !dr.st.Properties().Directories, outs)
 	}

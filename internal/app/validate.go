@@ -37,13 +37,9 @@ type ValidateOptions struct {
 func (a *App) Validate(ctx context.Context, cfg *config.Config, opts ValidateOptions) (*report.Validate, error) {
 	rep := &report.Validate{Command: "validate", Config: cfg.File, Valid: true,
 		Pipelines: len(cfg.Pipelines), Destinations: len(cfg.Destinations), Problems: []string{}, Outputs: []report.ValidateOutputs{}}
-	pipelines := publishers(cfg, "")
-	if opts.Pipeline != "" {
-		p, err := pipelineFor(cfg, opts.Pipeline, "")
-		if err != nil {
-			return nil, err
-		}
-		pipelines = []*config.Pipeline{p}
+	pipelines, err := selectPipelines(cfg, RunOptions{Pipelines: []string{opts.Pipeline}}, 0) // as run selects them
+	if err != nil {
+		return nil, err
 	}
 	v := &validation{cfg: cfg, rep: rep, badTemplate: a.checkHost(cfg, pipelines, rep),
 		manifests: map[string]*bundle.Manifest{}, planned: map[destKey][]string{}}
