@@ -97,7 +97,16 @@ func (dr *destinationRun) prepare(ctx context.Context) (storage.Store, error) {
 	}
 	req := planRequest{outputs: planOutputs(planned), owner: catalog.Owner{PipelineID: p.ID, DestinationID: d.ID},
 		workflow: d.Workflow, force: opts.Force, props: st.Properties(), jobs: dr.jobs}
-	dr.req, dr.reports = withIndexRequest(d, req)
+	dr.reports = &reportCollector{dest: d.ID}
+	if d.Index != nil { // the index and feed paths are planned too, from d's records
+		for _, p := range []string{d.Index.Path, d.Index.Feed} {
+			if p != "" {
+				req.outputs = append(req.outputs, plan.Output{Path: p, Kind: catalog.KindGenerated})
+			}
+		}
+		req.reports = dr.reports.visit
+	}
+	dr.req = req
 	return st, nil
 }
 

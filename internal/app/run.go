@@ -375,7 +375,7 @@ func rootRecovery(tx *txn.Txn) report.RootRecovery {
 }
 
 // stagedSources maps each output path to its bundle file when a staged
-// write checks that file as it copies it (OpenVerified, see bundleContent).
+// write checks that file as it copies it (OpenVerified, see openOutput).
 func stagedSources(outs []render.Output) map[string]string {
 	streamed, staged := map[string]bool{}, map[string]string{}
 	for _, o := range outs {

@@ -97,23 +97,6 @@ func indexRecord(path string, owner catalog.Owner, kind, transform string, s cat
 		Source: render.PageSource{ID: s.ID, Digest: s.Digest, Created: s.Created}}
 }
 
-// withIndexRequest plans d's index and feed paths too, and passes d's records
-// through the returned collector (none without an index).
-func withIndexRequest(d *config.Destination, req planRequest) (planRequest, *reportCollector) {
-	c := &reportCollector{dest: d.ID}
-	if d.Index == nil {
-		return req, c
-	}
-	req.outputs = slices.Clone(req.outputs)
-	for _, p := range []string{d.Index.Path, d.Index.Feed} {
-		if p != "" {
-			req.outputs = append(req.outputs, plan.Output{Path: p, Kind: catalog.KindGenerated})
-		}
-	}
-	req.reports = c.visit
-	return req, c
-}
-
 // withIndex returns outs, sorted, with d's index and feed built from the
 // catalog as the run leaves it: recs minus what it replaces or deletes, plus outs.
 func withIndex(d *config.Destination, owner catalog.Owner, source catalog.Source, force bool, status catalog.Status, recs []render.IndexRecord, outs []render.Output) ([]render.Output, error) {
