@@ -53,7 +53,7 @@ func (r *AuditResult) Truthful() bool { return len(r.Missing) == 0 && len(r.Corr
 // at a time. Missing and Corrupt are in catalog order; the first read
 // error stops the audit and is returned.
 func Audit(ctx context.Context, st storage.Store, c *catalog.Catalog, keep func(*catalog.Output) bool) (*AuditResult, error) {
-	records := func(fn func(o *catalog.Output, l *listed) error) error {
+	records := func(fn func(o *catalog.Output, l *storage.Info) error) error {
 		for i := range c.Outputs {
 			if o := &c.Outputs[i]; keep == nil || keep(o) {
 				if err := fn(o, nil); err != nil {

@@ -122,18 +122,13 @@ func readMaintCatalog(ctx context.Context, st storage.Store, keepCopy bool) (cat
 
 var errListingOrder = errors.New("the listing is not in byte-wise path order")
 
-type listed struct {
-	Path string
-	Size int64
-}
-
 // mergeListing streams the listing alongside c's records (c nil: none), both
 // in path order, calling fn once per path with its record and listing entry
 // (nil when absent). Memory follows the listing page, not the root.
-func mergeListing(ctx context.Context, st storage.Store, c *maintCatalog, fn func(o *catalog.Output, l *listed) error) error {
+func mergeListing(ctx context.Context, st storage.Store, c *maintCatalog, fn func(o *catalog.Output, l *storage.Info) error) error {
 	next, stop := iter.Pull2(listObjects(ctx, st))
 	defer stop()
-	var cur *listed
+	var cur *storage.Info
 	advance := func() error {
 		info, err, ok := next()
 		switch {
@@ -144,7 +139,7 @@ func mergeListing(ctx context.Context, st storage.Store, c *maintCatalog, fn fun
 		case cur != nil && info.Path <= cur.Path:
 			return fmt.Errorf("list %s: %q after %q: %w", st, info.Path, cur.Path, errListingOrder)
 		default:
-			cur = &listed{Path: info.Path, Size: info.Size}
+			cur = &info
 		}
 		return nil
 	}

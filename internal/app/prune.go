@@ -44,7 +44,18 @@ func selectPublications(each func(func(*catalog.Output) error) error, owner cata
 	if err := each(s.summarise); err != nil {
 		return nil, err
 	}
-	s.choose(now, olderThan, keepMin)
+	pubs := slices.Collect(maps.Values(s.pubs))
+	slices.SortFunc(pubs, func(a, b *pubSummary) int { // newest created first, then by id and digest
+		x, y := a.source, b.source
+		return cmp.Or(y.Created.Compare(x.Created), strings.Compare(x.ID, y.ID), strings.Compare(x.Digest, y.Digest))
+	})
+	for i, p := range pubs {
+		if i >= keepMin && p.latest.Before(now.Add(-olderThan)) {
+			p.selected = true
+			s.chosen = append(s.chosen, p)
+		}
+	}
+	slices.Reverse(s.chosen)
 	if len(s.chosen) == 0 {
 		return s, nil
 	}
@@ -88,23 +99,6 @@ func (s *pruneSelection) summarise(o *catalog.Output) error {
 		p.latest = o.UpdatedAt
 	}
 	return nil
-}
-
-func (s *pruneSelection) choose(now time.Time, olderThan time.Duration, keepMin int) {
-	pubs := slices.Collect(maps.Values(s.pubs))
-	slices.SortFunc(pubs, func(a, b *pubSummary) int { // newest created first, then by id and digest
-		x, y := a.source, b.source
-		return cmp.Or(y.Created.Compare(x.Created), strings.Compare(x.ID, y.ID), strings.Compare(x.Digest, y.Digest))
-	})
-	cutoff := now.Add(-olderThan)
-	for i, p := range pubs {
-		if i < keepMin || !p.latest.Before(cutoff) {
-			continue
-		}
-		p.selected = true
-		s.chosen = append(s.chosen, p)
-	}
-	slices.Reverse(s.chosen)
 }
 
 func (s *pruneSelection) selects(o *catalog.Output) bool {

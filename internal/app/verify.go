@@ -123,8 +123,8 @@ func (a *App) audit(ctx context.Context, t *maintTarget, m *maintRoot, opts Veri
 		}
 		defer a.OnEvent(Event{Kind: EventFinish, Task: name})
 	}
-	records := func(fn func(o *catalog.Output, l *listed) error) error {
-		visit := func(o *catalog.Output, l *listed) error {
+	records := func(fn func(o *catalog.Output, l *storage.Info) error) error {
+		visit := func(o *catalog.Output, l *storage.Info) error {
 			if o == nil || !keep(o) {
 				return nil
 			}
@@ -183,7 +183,7 @@ func (a *App) ReconcileState(ctx context.Context, cfg *config.Config, opts Recon
 	rep.TempFiles = append(rep.TempFiles, temps...)
 	keep := ownedBy(t.owner, opts.AllOwners)
 	var drop []string
-	err = mergeListing(ctx, st, m.cat, func(o *catalog.Output, l *listed) error {
+	err = mergeListing(ctx, st, m.cat, func(o *catalog.Output, l *storage.Info) error {
 		switch {
 		case o == nil:
 			if !cleanpath.HasReservedSegment(l.Path) {
@@ -233,14 +233,14 @@ const auditBatch = 1024
 // auditRecord has a listing entry l when only sizes are compared (nil: not listed).
 type auditRecord struct {
 	o *catalog.Output
-	l *listed
+	l *storage.Info
 }
 
 // auditStream audits what records yields into res (OK, Missing, Corrupt),
 // auditBatch at a time (with quick only listed sizes, else the bytes), in
 // its order whatever the jobs. checked, when set, is called from any
 // goroutine after each output, with the bytes read (0 with quick).
-func auditStream(ctx context.Context, st storage.Store, records func(fn func(o *catalog.Output, l *listed) error) error,
+func auditStream(ctx context.Context, st storage.Store, records func(fn func(o *catalog.Output, l *storage.Info) error) error,
 	quick bool, jobs int, checked func(path string, read int64), res *report.Verify) error {
 	batch := make([]auditRecord, 0, auditBatch)
 	flush := func() error {
@@ -248,7 +248,7 @@ func auditStream(ctx context.Context, st storage.Store, records func(fn func(o *
 		batch = batch[:0]
 		return err
 	}
-	err := records(func(o *catalog.Output, l *listed) error {
+	err := records(func(o *catalog.Output, l *storage.Info) error {
 		batch = append(batch, auditRecord{o: o, l: l})
 		if len(batch) < auditBatch {
 			return nil
