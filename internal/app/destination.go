@@ -35,7 +35,7 @@ type destinationRun struct {
 	reports *reportCollector
 	outs    []render.Output   // of the last plan, with the archive index and feed
 	staging bool              // written bytes are verified as copied (contentCheck)
-	staged  map[string]string // stagedSources
+	staged  map[string]string // output path -> the bundle file a staged write checks as it copies
 	jobs    int
 	z       compressed
 	// stopped: a failed bytes check left the root as it was (reportBundle);
@@ -85,11 +85,31 @@ func (dr *destinationRun) prepare(ctx context.Context) (storage.Store, error) {
 	}
 	dr.st = st
 	dr.rd.Root = st.String()
-	if err := checkIndexPaths(d, res.Outputs); err != nil {
-		return st, err
+	if d.Index != nil { // an index or feed path an output takes too is refused
+		for _, o := range res.Outputs {
+			for _, x := range []struct{ field, path string }{{"index.path", d.Index.Path}, {"index.feed", d.Index.Feed}} {
+				if x.path != "" && o.Path == x.path {
+					return st, fmt.Errorf("destination %q: %s %q is also the output of bundle file %q: rename one of them (paths.rename, paths.prefix or %s)",
+						d.ID, x.field, x.path, o.SourcePath, x.field)
+				}
+			}
+		}
 	}
+	// A staged write checks an output's bundle file as it copies it
+	// (OpenVerified, see openOutput): staged maps their output paths to them.
 	dr.staging = st.Properties().Stage
-	dr.staged = stagedSources(res.Outputs)
+	streamed := map[string]bool{}
+	for _, o := range res.Outputs {
+		if o.SourcePath != "" && o.Content == nil && o.Kind != render.KindGenerated {
+			streamed[o.SourcePath] = true
+		}
+	}
+	dr.staged = map[string]string{}
+	for _, o := range res.Outputs {
+		if streamed[o.SourcePath] {
+			dr.staged[o.Path] = o.SourcePath
+		}
+	}
 	dr.jobs = jobsFor(d.Backend, opts.Jobs)
 	planned, err := compressPlan(d.Compress, !st.Properties().Directories, res.Outputs)
 	if err != nil {

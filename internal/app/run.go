@@ -374,23 +374,6 @@ func rootRecovery(tx *txn.Txn) report.RootRecovery {
 	return rr
 }
 
-// stagedSources maps each output path to its bundle file when a staged
-// write checks that file as it copies it (OpenVerified, see openOutput).
-func stagedSources(outs []render.Output) map[string]string {
-	streamed, staged := map[string]bool{}, map[string]string{}
-	for _, o := range outs {
-		if o.SourcePath != "" && o.Content == nil && o.Kind != render.KindGenerated {
-			streamed[o.SourcePath] = true
-		}
-	}
-	for _, o := range outs {
-		if streamed[o.SourcePath] {
-			staged[o.Path] = o.SourcePath
-		}
-	}
-	return staged
-}
-
 // catalogUnchanged reports, reading no catalog bytes, whether the catalog looks
 // as when r was read: absent both times, the same Version (S3's ETag), or the
 // same size and modification time. A commit it misses is not lost: the catalog

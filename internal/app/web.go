@@ -62,22 +62,6 @@ func webWrites(d *config.Destination, primary string, outs []render.Output) func
 	}
 }
 
-// checkIndexPaths refuses an index or feed path that an output takes too.
-func checkIndexPaths(d *config.Destination, outs []render.Output) error {
-	if d.Index == nil {
-		return nil
-	}
-	for _, o := range outs {
-		for _, x := range []struct{ field, path string }{{"index.path", d.Index.Path}, {"index.feed", d.Index.Feed}} {
-			if x.path != "" && o.Path == x.path {
-				return fmt.Errorf("destination %q: %s %q is also the output of bundle file %q: rename one of them (paths.rename, paths.prefix or %s)",
-					d.ID, x.field, x.path, o.SourcePath, x.field)
-			}
-		}
-	}
-	return nil
-}
-
 // reportCollector keeps, as the catalog streams, what one destination's archive
 // index needs of its records: a few dozen bytes each.
 type reportCollector struct {
