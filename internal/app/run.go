@@ -400,7 +400,7 @@ func catalogUnchanged(ctx context.Context, st storage.Store, r *RootState) bool 
 // deleteGuard refuses a plan deleting more than max_deletes (--max-deletes),
 // and a replacement planning no output that would delete (unless --allow-empty).
 func deleteGuard(d *config.Destination, opts RunOptions, pl *plan.Plan, outputs int) error {
-	deletes := len(pl.Deletes())
+	deletes := pl.Counts().Deleted
 	limit, source := -1, ""
 	if d.MaxDeletes != nil {
 		limit, source = *d.MaxDeletes, fmt.Sprintf("destination %s max_deletes", d.ID)

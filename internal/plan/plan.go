@@ -217,19 +217,8 @@ func (p *Plan) Counts() Counts {
 }
 
 // Writes returns the create and overwrite items.
-func (p *Plan) Writes() []Item { return p.with(OpCreate, OpOverwrite) }
-
-// Deletes returns the delete items.
-func (p *Plan) Deletes() []Item { return p.with(OpDelete) }
-
-func (p *Plan) with(ops ...Op) []Item {
-	var out []Item
-	for _, it := range p.Items {
-		if slices.Contains(ops, it.Op) {
-			out = append(out, it)
-		}
-	}
-	return out
+func (p *Plan) Writes() []Item {
+	return slices.DeleteFunc(slices.Clone(p.Items), func(it Item) bool { return it.Op != OpCreate && it.Op != OpOverwrite })
 }
 
 // Make computes the plan. It fails only on broken preconditions (unknown
