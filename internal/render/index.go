@@ -90,11 +90,20 @@ func IndexEntries(d *config.Destination, recs []IndexRecord) []IndexEntry {
 	return out
 }
 
-// relativeHref is the escaped link from dir to p (with pretty, ".../index.html" to its directory).
+// relativeHref is the escaped link from dir ("." the root) to p (with pretty, ".../index.html" to its directory).
 func relativeHref(dir, p string, pretty bool) string {
-	parts := relSegments(dir, p)
-	for i, s := range parts {
-		parts[i] = escapeSegment(s)
+	var from []string
+	if dir != "." {
+		from = strings.Split(dir, "/")
+	}
+	to := strings.Split(p, "/")
+	i := 0
+	for i < len(from) && i < len(to)-1 && from[i] == to[i] {
+		i++
+	}
+	parts := slices.Repeat([]string{".."}, len(from)-i)
+	for _, s := range to[i:] {
+		parts = append(parts, escapeSegment(s))
 	}
 	if pretty && parts[len(parts)-1] == "index.html" {
 		parts[len(parts)-1] = ""

@@ -245,7 +245,11 @@ func (t *docTransformer) link(n ast.Node, dest *[]byte, image bool, info *docInf
 		p = u
 	}
 	if out, ok := t.htmlOut[path.Join(path.Dir(info.sourcePath), p)]; ok && !dir {
-		*dest = []byte(escapeRelPath(relPath(info.outputPath, out)) + tail)
+		href := relativeHref(path.Dir(info.outputPath), out, false)
+		if first, _, _ := strings.Cut(href, "/"); strings.Contains(first, ":") {
+			href = "./" + href // so that it cannot read as a scheme
+		}
+		*dest = []byte(href + tail)
 		return
 	}
 	if t.targets == nil {
@@ -261,40 +265,6 @@ func (t *docTransformer) link(n ast.Node, dest *[]byte, image bool, info *docInf
 func hasScheme(d string) bool {
 	i := strings.IndexAny(d, ":/?#")
 	return i > 0 && d[i] == ':'
-}
-
-// relPath is the relative reference from file path from to file path to.
-func relPath(from, to string) string { return strings.Join(relSegments(path.Dir(from), to), "/") }
-
-// relSegments are the segments of the reference from dir ("." root) to to.
-func relSegments(dir, to string) []string {
-	var from []string
-	if dir != "." {
-		from = strings.Split(dir, "/")
-	}
-	toSegs := strings.Split(to, "/")
-	i := 0
-	for i < len(from) && i < len(toSegs)-1 && from[i] == toSegs[i] {
-		i++
-	}
-	parts := make([]string, 0, len(from)-i+len(toSegs)-i)
-	for range from[i:] {
-		parts = append(parts, "..")
-	}
-	return append(parts, toSegs[i:]...)
-}
-
-// escapeRelPath percent-escapes each segment of p (a first one holding ':' gets "./" so it cannot read as a scheme).
-func escapeRelPath(p string) string {
-	segs := strings.Split(p, "/")
-	for i, s := range segs {
-		segs[i] = escapeSegment(s)
-	}
-	out := strings.Join(segs, "/")
-	if strings.Contains(segs[0], ":") {
-		out = "./" + out
-	}
-	return out
 }
 
 // escapeSegment percent-escapes s but RFC 3986 unreserved and safe sub-delims.

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"path"
 	"regexp"
 	"strings"
 	"testing"
@@ -111,12 +112,21 @@ func TestRelPath(t *testing.T) {
 		{"p/x/a.html", "q/x/a.html", "../../q/x/a.html"},
 	}
 	for _, tt := range tests {
-		if got := relPath(tt.from, tt.to); got != tt.want {
-			t.Errorf("relPath(%q, %q) = %q, want %q", tt.from, tt.to, got, tt.want)
+		if got := relativeHref(path.Dir(tt.from), tt.to, false); got != tt.want {
+			t.Errorf("relativeHref(%q, %q) = %q, want %q", path.Dir(tt.from), tt.to, got, tt.want)
 		}
 	}
-	if got := escapeRelPath("a:b/c d#?.html"); got != "./a:b/c%20d%23%3F.html" {
-		t.Errorf("escapeRelPath = %q", got)
+	// A rewritten link is escaped, and "./" keeps a first segment with ':' from reading as a scheme.
+	r, err := newRenderer(dest(), map[string]string{"a:b/c d#?.md": "a:b/c d#?.html"}, nil, &bundle.Manifest{ID: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _, err := r.convert([]byte("[l](./a:b/c%20d%23%3F.md)"), "doc.md", "doc.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := hrefRE.FindStringSubmatch(string(body)); m == nil || m[1] != "./a:b/c%20d%23%3F.html" {
+		t.Errorf("rewritten link in %q, want href ./a:b/c%%20d%%23%%3F.html", body)
 	}
 }
 
