@@ -5,7 +5,6 @@
 package cleanpath
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"unicode"
@@ -26,12 +25,6 @@ type Error struct {
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("path %q: %s", e.Path, e.Reason) }
-
-// ErrUnclean is matched by errors.Is for every *Error.
-var ErrUnclean = errors.New("unclean path")
-
-// Is makes errors.Is(err, ErrUnclean) true for *Error.
-func (e *Error) Is(target error) bool { return target == ErrUnclean }
 
 // Check reports whether p is clean, with an *Error naming the first problem.
 func Check(p string) error {

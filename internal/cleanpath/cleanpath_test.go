@@ -136,10 +136,7 @@ func wantRejected(t *testing.T, fn, p string, err error, frag string) {
 	if err == nil {
 		t.Fatalf("%s(%q) = nil, want an error containing %q", fn, p, frag)
 	}
-	if !errors.Is(err, cleanpath.ErrUnclean) {
-		t.Errorf("%s(%q) = %v: errors.Is(err, ErrUnclean) is false", fn, p, err)
-	}
-	var ce *cleanpath.Error
+	var ce *cleanpath.Error // what errors.As finds through any wrapping
 	if !errors.As(err, &ce) {
 		t.Fatalf("%s(%q) = %T, want *cleanpath.Error", fn, p, err)
 	}
@@ -180,7 +177,7 @@ func FuzzCheck(f *testing.F) {
 				continue
 			}
 			var ce *cleanpath.Error
-			if !errors.As(e, &ce) || ce.Path != p || ce.Reason == "" || !errors.Is(e, cleanpath.ErrUnclean) {
+			if !errors.As(e, &ce) || ce.Path != p || ce.Reason == "" {
 				t.Fatalf("error for %q is not a *cleanpath.Error naming the path and a reason: %#v", p, e)
 			}
 		}

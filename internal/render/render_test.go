@@ -360,8 +360,8 @@ func TestPlanInvalidPaths(t *testing.T) {
 			d := dest()
 			d.Paths.Rename = tt.rename
 			_, err := Plan(context.Background(), newBundle(t, map[string]string{"a.md": "# A\n"}), d, tt.prefix)
-			if !errors.Is(err, cleanpath.ErrUnclean) {
-				t.Fatalf("Plan error = %v, want one matching cleanpath.ErrUnclean", err)
+			if _, ok := errors.AsType[*cleanpath.Error](err); !ok {
+				t.Fatalf("Plan error = %v, want one wrapping a *cleanpath.Error", err)
 			}
 			if !strings.Contains(err.Error(), `"`+tt.wantPath+`"`) {
 				t.Errorf("error %q does not name %q", err, tt.wantPath)
