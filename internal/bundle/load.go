@@ -100,19 +100,14 @@ func Load(ctx context.Context, dir string) (*Bundle, error) {
 }
 
 // LoadShallow is Load without reading the files' bytes (no sha256), so a run
-// with nothing to write never reads them; callers Verify, or OpenVerified.
+// with nothing to write never reads them; callers VerifyFiles, or OpenVerified.
 func LoadShallow(ctx context.Context, dir string) (*Bundle, error) {
 	return load(ctx, dir, false)
 }
 
-// Verify hashes every listed file against the manifest (a *ValidationError
-// lists every mismatch): what Load adds to LoadShallow.
-func (b *Bundle) Verify(ctx context.Context) error {
-	return b.VerifyFiles(ctx, func(string) bool { return true })
-}
-
-// VerifyFiles is Verify for the listed files include accepts (the others'
-// bytes being checked as they are copied, with OpenVerified).
+// VerifyFiles hashes the listed files include accepts against the manifest
+// (a *ValidationError lists every mismatch), what Load adds to LoadShallow;
+// the others' bytes are checked as they are copied, with OpenVerified.
 func (b *Bundle) VerifyFiles(ctx context.Context, include func(path string) bool) error {
 	m := b.Manifest
 	m.Files = slices.DeleteFunc(slices.Clone(m.Files), func(f File) bool { return !include(f.Path) })

@@ -38,7 +38,7 @@ func writeRandomBundle(b *testing.B, dir string, files, size int) {
 // every listed file, walk for unlisted files) over 2,000 files of 10 KiB
 // (20 MB) and 200 of 100 KiB: what `validate` pays, and what a run with
 // something to write pays before its first write (LoadShallow, then
-// Bundle.Verify: the same work). The files stay in the page cache, so this
+// Bundle.VerifyFiles: the same work). The files stay in the page cache, so this
 // is the CPU side: SHA-256 plus the per-file opens and stats.
 func BenchmarkLoad(b *testing.B) {
 	for _, c := range []struct{ files, size int }{{2000, 10 << 10}, {200, 100 << 10}} {

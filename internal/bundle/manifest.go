@@ -43,8 +43,8 @@ func (p ManifestProblem) String() string {
 	return (&strictjson.Error{Field: p.Field, Value: p.Value, Reason: p.Reason}).Error()
 }
 
-// ManifestError lists every problem found in a manifest. ParseManifest,
-// (*Manifest).Validate and EncodeManifest return it (possibly wrapped).
+// ManifestError lists every problem found in a manifest. ParseManifest and
+// EncodeManifest return it (possibly wrapped).
 type ManifestError struct {
 	Problems []ManifestProblem
 }
@@ -149,17 +149,6 @@ func (m *Manifest) Lookup(path string) (File, bool) {
 	return m.Files[i], true
 }
 
-// Validate checks every contract rule not involving the files on disk, the
-// digest among them. Files may be in any order; problems name entries by
-// index. It returns a *ManifestError listing every problem, or nil.
-func (m *Manifest) Validate() error {
-	probs := m.validate(true)
-	if len(probs) == 0 {
-		return nil
-	}
-	return &ManifestError{Problems: probs}
-}
-
 // validate returns every semantic problem of m; checkDigest false (the
 // parser found the files array malformed) skips the digest comparison.
 func (m *Manifest) validate(checkDigest bool) []ManifestProblem {
@@ -249,12 +238,13 @@ func unsupportedVersion(v int64) string {
 	return fmt.Sprintf("must be %d", SchemaVersion)
 }
 
-// EncodeManifest validates m (a wrapped *ManifestError if invalid) and
-// returns its canonical encoding: two-space indented JSON, fields in contract
+// EncodeManifest checks every contract rule not involving the files on disk
+// (a wrapped *ManifestError lists every problem, naming entries by index) and
+// returns m's canonical encoding: two-space indented JSON, fields in contract
 // order, files sorted by path, created in UTC RFC 3339, a trailing newline.
 func EncodeManifest(m *Manifest) ([]byte, error) {
-	if err := m.Validate(); err != nil {
-		return nil, fmt.Errorf("encode manifest: %w", err)
+	if probs := m.validate(true); len(probs) > 0 {
+		return nil, fmt.Errorf("encode manifest: %w", &ManifestError{Problems: probs})
 	}
 	out := *m
 	out.Created, out.Files = m.Created.UTC(), slices.Clone(m.Files)
