@@ -169,21 +169,17 @@ type key struct{ pipeline, destination string }
 
 // withLabels adds name="value" pairs to a label set ("" or "{...}").
 func withLabels(labels string, kv ...string) string {
-	var b strings.Builder
-	b.WriteString("{")
+	var pairs []string
 	if labels != "" {
-		b.WriteString(labels[1 : len(labels)-1])
-		b.WriteString(",")
+		pairs = append(pairs, labels[1:len(labels)-1])
 	}
 	for i := 0; i+1 < len(kv); i += 2 {
-		if i > 0 {
-			b.WriteString(",")
-		}
-		b.WriteString(kv[i] + `="` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(kv[i+1]) + `"`)
+		pairs = append(pairs, kv[i]+`="`+labelEscaper.Replace(kv[i+1])+`"`)
 	}
-	b.WriteString("}")
-	return b.String()
+	return "{" + strings.Join(pairs, ",") + "}"
 }
+
+var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
 
 func render(version string, samples []Sample, prev map[key]series) []byte {
 	current := map[key]Sample{}
