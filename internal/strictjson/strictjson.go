@@ -17,6 +17,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
@@ -116,18 +117,15 @@ func Explain(err error, data []byte) *Error {
 		return described
 	}
 	e := &Error{Offset: -1, Err: err}
-	var se *json.SemanticError
-	var sy *jsontext.SyntacticError
-	switch {
-	case errors.As(err, &sy):
+	if sy, ok := errors.AsType[*jsontext.SyntacticError](err); ok {
 		e.Offset, e.Field = sy.ByteOffset, Field(sy.JSONPointer)
 		describeSyntactic(e, sy, data)
-	case errors.As(err, &se):
+	} else if se, ok := errors.AsType[*json.SemanticError](err); ok {
 		e.Offset, e.Field = se.ByteOffset, Field(se.JSONPointer)
 		describeSemantic(e, se)
-	case errors.Is(err, io.ErrUnexpectedEOF):
+	} else if errors.Is(err, io.ErrUnexpectedEOF) {
 		e.Syntax, e.Reason = true, "unexpected end of input"
-	default:
+	} else {
 		e.Reason = err.Error()
 	}
 	if data != nil && e.Offset >= 0 && e.Offset <= int64(len(data)) {
@@ -323,36 +321,25 @@ func loneSurrogate(body []byte) string {
 		if err != nil {
 			return ""
 		}
-		switch {
-		case 0xD800 <= r && r < 0xDC00:
+		if utf16.IsSurrogate(rune(r)) {
+			var r2 uint64 // the escape after it, if any: a low surrogate makes a pair
 			if i+12 <= len(body) && body[i+6] == '\\' && body[i+7] == 'u' {
-				if r2, err := strconv.ParseUint(string(body[i+8:i+12]), 16, 16); err == nil && 0xDC00 <= r2 && r2 < 0xE000 {
-					i += 11
-					continue
-				}
+				r2, _ = strconv.ParseUint(string(body[i+8:i+12]), 16, 16)
 			}
-			return string(body[i : i+6])
-		case 0xDC00 <= r && r < 0xE000:
-			return string(body[i : i+6])
+			if utf16.DecodeRune(rune(r), rune(r2)) == utf8.RuneError {
+				return string(body[i : i+6])
+			}
+			i += 6
 		}
 		i += 5
 	}
 	return ""
 }
 
+// isIdent reports whether tok is an ASCII letter or _, then letters, digits, _ and -.
 func isIdent(tok string) bool {
-	if tok == "" {
-		return false
-	}
-	for i := 0; i < len(tok); i++ {
-		c := tok[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', c == '_', c == '-' && i > 0, '0' <= c && c <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
+	const first = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"
+	return tok != "" && strings.IndexByte(first, tok[0]) >= 0 && strings.Trim(tok[1:], first+"0123456789-") == ""
 }
 
 func isInteger(t reflect.Type) bool {
