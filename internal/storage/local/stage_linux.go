@@ -8,8 +8,9 @@ import (
 	"os"
 	"strconv"
 
-	"github.com/distributor-dev/distributor/internal/storage/dirstore"
 	"golang.org/x/sys/unix"
+
+	"github.com/distributor-dev/distributor/internal/storage/dirstore"
 )
 
 // canCreateAt says that staged writes create their temporary files with
@@ -96,3 +97,8 @@ func (s *Store) umaskKeepsFileMode() bool {
 func startWriteback(f *os.File, off, n int64) {
 	_ = unix.SyncFileRange(int(f.Fd()), off, n, unix.SYNC_FILE_RANGE_WRITE)
 }
+
+// canSyncfs says the platform flushes a whole file system with one call.
+const canSyncfs = true
+
+func syncfs(f *os.File) error { return unix.Syncfs(int(f.Fd())) }
