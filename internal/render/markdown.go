@@ -86,11 +86,7 @@ func (r *mdRenderer) renderFile(dir string, f bundle.File, out string) ([]byte, 
 	if err != nil {
 		return nil, nil, fmt.Errorf("render %q: %w", f.Path, err)
 	}
-	title := info.title
-	if title == "" {
-		base := path.Base(f.Path)
-		title = base[:len(base)-len(markdownExt(base))]
-	}
+	title := cmp.Or(info.title, strings.TrimSuffix(path.Base(f.Path), markdownExt(f.Path)))
 	var buf bytes.Buffer
 	if err := r.page.Execute(&buf, PageData{Title: title, Content: template.HTML(body), Source: r.source, Path: out}); err != nil {
 		if r.tmplName != "" {
@@ -121,8 +117,7 @@ func readVerified(dir string, f bundle.File) ([]byte, error) {
 		return nil, fmt.Errorf("read markdown source %q: %w", f.Path, err)
 	}
 	defer fh.Close()
-	h := sha256.New()
-	data, err := io.ReadAll(io.TeeReader(io.LimitReader(fh, f.Size+1), h))
+	data, err := io.ReadAll(io.LimitReader(fh, f.Size+1))
 	if err != nil {
 		return nil, fmt.Errorf("read markdown source %q: %w", f.Path, err)
 	}
@@ -130,7 +125,7 @@ func readVerified(dir string, f bundle.File) ([]byte, error) {
 		return nil, fmt.Errorf("markdown source %q: size %d, manifest lists %d: %w",
 			f.Path, len(data), f.Size, ErrSourceMismatch)
 	}
-	if got := bundle.FormatSHA256(h.Sum(nil)); got != f.SHA256 {
+	if got := sha256Digest(data); got != f.SHA256 {
 		return nil, fmt.Errorf("markdown source %q: sha256 %s, manifest lists %s: %w",
 			f.Path, got, f.SHA256, ErrSourceMismatch)
 	}

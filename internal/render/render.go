@@ -331,24 +331,14 @@ func outputURL(links config.Links, p string) string {
 	return links.BaseURL + strings.Join(segs, "/")
 }
 
-// primaryIndex is the index in outs of the primary output (-1: none).
+// primaryIndex is the index in outs of the primary output (-1: none): the
+// generated prefix+"index.html", else the first generated output, else the first.
 func primaryIndex(outs []Output, prefix string) int {
-	if len(outs) == 0 {
-		return -1
+	generated := func(o Output) bool { return o.Kind == KindGenerated }
+	if i := slices.IndexFunc(outs, func(o Output) bool { return generated(o) && o.Path == prefix+"index.html" }); i >= 0 {
+		return i
 	}
-	first := -1
-	for i, o := range outs {
-		if o.Kind != KindGenerated {
-			continue
-		}
-		if o.Path == prefix+"index.html" {
-			return i
-		}
-		if first < 0 {
-			first = i
-		}
-	}
-	return max(first, 0)
+	return min(max(slices.IndexFunc(outs, generated), 0), len(outs)-1)
 }
 
 // loadTemplate parses the custom page template file ("": the built-in one).
