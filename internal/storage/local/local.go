@@ -69,7 +69,7 @@ type Store struct {
 	root   *os.Root   // nil until the root directory exists
 	closed bool
 	// book holds the directories this store's writes created or found in
-	// place, which decide what a cleanup may remove (dirs.go).
+	// place, which decide what a cleanup may remove (see Store.prune).
 	book dirstore.Book
 	// madeRoot lists the directories this store created for its root,
 	// the root first (see RemoveCreatedRoot).
@@ -85,7 +85,7 @@ type Store struct {
 	// Sync flushes the whole file system (syncfs).
 	unsyncedFiles bool
 
-	// dirs caches the directories staged writes work in (dircache.go).
+	// dirs caches the directories staged writes work in (see dirCache).
 	dirs dirCache
 	bufs sync.Pool // *[]byte of stageBuf bytes, for copyExact
 	// umaskKeeps: the umask clears no bit of fileMode (read once, on

@@ -136,26 +136,6 @@ func fill(src io.Reader, buf []byte) (int, error) {
 // stageBuf is the copy buffer of a staged write.
 const stageBuf = 256 << 10
 
-// Backend describes the local backend (see storage.Backend): a directory on
-// this machine, with no configuration block.
-func Backend() storage.Backend {
-	return storage.Backend{
-		Name:       "local",
-		Title:      "local disk",
-		Summary:    "local disk",
-		Path:       storage.PathLocal,
-		Jobs:       4,
-		Properties: properties,
-		Open:       openStore,
-	}
-}
-
-// openStore opens the directory root; its Puts defer their directory fsyncs to
-// Sync, which the executor calls before the catalog (see NewDeferred).
-func openStore(_ context.Context, _ any, root string, _ func(string) string) (storage.Store, error) {
-	return NewDeferred(root)
-}
-
 // hintError says what went wrong in the operator's terms (which directory,
 // which user, what to do) instead of the failed system call, to which it
 // unwraps, so errors.Is(err, fs.ErrPermission) and the like hold.
