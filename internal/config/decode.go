@@ -160,15 +160,6 @@ func (d *decoder) resolve(n *yaml.Node) *yaml.Node {
 	return n
 }
 
-// yamlError reports a YAML syntax error at syntaxErrorLine's line, not the parser's.
-func (d *decoder) yamlError(data []byte, err error) {
-	line, msg := yamlProblem(err)
-	if l := syntaxErrorLine(data, msg); l > 0 {
-		line = l
-	}
-	d.add(line, "", "invalid YAML: %s", msg)
-}
-
 func (d *decoder) document(data []byte) *Config {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
@@ -209,7 +200,7 @@ func (d *decoder) document(data []byte) *Config {
 
 	// Destinations first, so that pipelines can check their references.
 	destLines := map[string]int{}
-	items, _, _ := d.list(o, "destinations", false)
+	items, _, _ := d.list(o, "destinations")
 	cfg.Destinations = decodeAll(items, "destinations", destLines, d.destination)
 	var destIDs []string
 	for _, dst := range cfg.Destinations {
@@ -220,7 +211,7 @@ func (d *decoder) document(data []byte) *Config {
 
 	d.indexOwners(cfg.Destinations)
 
-	items, n, ok := d.list(o, "pipelines", false)
+	items, n, ok := d.list(o, "pipelines")
 	switch {
 	case n == nil:
 		d.add(root.Line, "pipelines", "at least one pipeline is required")
@@ -231,7 +222,7 @@ func (d *decoder) document(data []byte) *Config {
 		return d.pipeline(n, f, seen, destLines, destIDs)
 	})
 
-	items, _, _ = d.list(o, "notifications", false)
+	items, _, _ = d.list(o, "notifications")
 	cfg.Notifications = decodeAll(items, "notifications", map[string]int{}, d.notification)
 	if s, v, ok := d.str(o, "metrics_file", false); ok && d.noPlaceholder(s, v, "metrics_file") {
 		cfg.MetricsFile, _ = d.localPath(s, v, "metrics_file")
@@ -277,7 +268,7 @@ func (d *decoder) pipeline(n *yaml.Node, field string, seen, destLines map[strin
 // distinct decodes field name, a required non-empty list of strings listed once
 // (required, empty, kind word the messages); check vets non-repeats, false drops.
 func (d *decoder) distinct(o *object, name, kind, required, empty string, check func(s string, it *yaml.Node, f string) bool) []string {
-	items, v, ok := d.list(o, name, false)
+	items, v, ok := d.list(o, name)
 	switch {
 	case v == nil:
 		d.required(o, name, required)

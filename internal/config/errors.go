@@ -55,49 +55,40 @@ func yamlProblem(err error) (int, string) {
 	return 0, strings.TrimPrefix(msg, "yaml: ")
 }
 
-// parseProblem returns the first syntax error of data's YAML documents, or "" when they parse.
-func parseProblem(data []byte) string {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	for {
-		var n yaml.Node
-		switch err := dec.Decode(&n); {
-		case errors.Is(err, io.EOF):
-			return ""
-		case err != nil:
-			_, msg := yamlProblem(err)
-			return msg
-		}
-	}
-}
-
 // maxSyntaxLines bounds the search for a syntax error's line.
 const maxSyntaxLines = 1 << 16
 
-// syntaxErrorLine returns the 1-based line where the YAML syntax error with
-// message problem occurs in data, or 0 when it cannot tell.
+// yamlError reports data's YAML syntax error err at the line where it is.
 //
 // The parser reports the line where the failed construct started (counted
 // from 0 or 1), often one early and sometimes several: a "[" on line 4
 // missing its "]" as line 3. The line that matters is where the smallest
 // prefix of whole lines that fails with the same message ends; the parser
 // reads a stream, so every longer prefix fails the same way, and a binary
-// search finds it.
-func syntaxErrorLine(data []byte, problem string) int {
-	var ends []int // ends[i]: the offset just after line i+1
-	for i, c := range data {
-		if c == '\n' {
-			ends = append(ends, i+1)
+// search finds it. When it cannot, the parser's line stays.
+func (d *decoder) yamlError(data []byte, err error) {
+	line, msg := yamlProblem(err)
+	ends, end := []int{}, 0 // ends[i]: the offset just after line i+1
+	for l := range bytes.Lines(data) {
+		end += len(l)
+		ends = append(ends, end)
+	}
+	fails := func(i int) bool { // whether the first i+1 lines fail with msg
+		dec := yaml.NewDecoder(bytes.NewReader(data[:ends[i]]))
+		for {
+			var n yaml.Node
+			if err := dec.Decode(&n); errors.Is(err, io.EOF) {
+				return msg == ""
+			} else if err != nil {
+				_, m := yamlProblem(err)
+				return m == msg
+			}
 		}
 	}
-	if len(data) > 0 && data[len(data)-1] != '\n' {
-		ends = append(ends, len(data))
+	if len(ends) <= maxSyntaxLines {
+		if k := sort.Search(len(ends), fails); k < len(ends) {
+			line = k + 1
+		}
 	}
-	if len(ends) == 0 || len(ends) > maxSyntaxLines {
-		return 0
-	}
-	k := sort.Search(len(ends), func(i int) bool { return parseProblem(data[:ends[i]]) == problem })
-	if k == len(ends) {
-		return 0
-	}
-	return k + 1
+	d.add(line, "", "invalid YAML: %s", msg)
 }

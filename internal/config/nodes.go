@@ -132,19 +132,13 @@ func (d *decoder) required(o *object, name, what string) {
 	d.add(o.line, join(o.path, name), "%s", msg)
 }
 
-// present is value, reporting an absent or null field that is required.
-func (d *decoder) present(o *object, name string, required bool) *yaml.Node {
-	n := d.value(o, name)
-	if n == nil && required && o != nil {
-		d.required(o, name, "")
-	}
-	return n
-}
-
 // str returns field name as written (any scalar); n is nil when absent or
 // null (reported when required); ok is false unless n is a scalar.
 func (d *decoder) str(o *object, name string, required bool) (s string, n *yaml.Node, ok bool) {
-	if n = d.present(o, name, required); n == nil {
+	if n = d.value(o, name); n == nil {
+		if required && o != nil {
+			d.required(o, name, "")
+		}
 		return "", nil, false
 	}
 	if n.Kind != yaml.ScalarNode {
@@ -186,8 +180,8 @@ func (d *decoder) integer(o *object, name string) (v int64, n *yaml.Node, ok boo
 }
 
 // list returns field name's items (aliases resolved); n is nil when absent or null.
-func (d *decoder) list(o *object, name string, required bool) (items []*yaml.Node, n *yaml.Node, ok bool) {
-	if n = d.present(o, name, required); n == nil {
+func (d *decoder) list(o *object, name string) (items []*yaml.Node, n *yaml.Node, ok bool) {
+	if n = d.value(o, name); n == nil {
 		return nil, nil, false
 	}
 	if n.Kind != yaml.SequenceNode {

@@ -22,7 +22,7 @@ var (
 const maxFeedEntries = 1000
 
 func (d *decoder) globs(o *object, name string) []string {
-	items, _, ok := d.list(o, name, false)
+	items, _, ok := d.list(o, name)
 	if !ok {
 		return nil
 	}
@@ -63,7 +63,7 @@ func (d *decoder) headerValue(o *object, name string) string {
 
 // headers decodes a destination's headers list for backend be (when known).
 func (d *decoder) headers(o *object, be storage.Backend, known bool) []HeaderRule {
-	items, n, ok := d.list(o, "headers", false)
+	items, n, ok := d.list(o, "headers")
 	if n == nil {
 		return nil
 	}
