@@ -437,12 +437,10 @@ func list(c *conn, dir string) ([]*ftplib.Entry, error) {
 	return entries, c.do(err)
 }
 
-// Sub implements dirstore.TreeDir.
 func (d dir) Sub(_ context.Context, name string) (dirstore.TreeDir, error) {
 	return dir{d.s, path.Join(d.path, name)}, nil
 }
 
-// Remove implements dirstore.TreeDir.
 func (d dir) Remove(ctx context.Context, name string) error {
 	c, err := d.s.acquire(ctx)
 	if err != nil {
@@ -455,7 +453,6 @@ func (d dir) Remove(ctx context.Context, name string) error {
 	return nil
 }
 
-// Close implements dirstore.TreeDir.
 func (dir) Close() {}
 
 // info is a listed entry as an fs.FileInfo.

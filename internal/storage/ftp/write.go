@@ -21,7 +21,6 @@ import (
 // dirFS is the store as dirstore.Writer writes to it.
 type dirFS struct{ *Store }
 
-// Wrap implements dirstore.FS.
 func (d dirFS) Wrap(op, p string, err error) error { return fmt.Errorf("%s: %s %s: %w", d, op, p, err) }
 
 // CanLink implements dirstore.FS: FTP has no hard links.

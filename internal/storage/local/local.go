@@ -398,7 +398,6 @@ type dir struct {
 	owned bool // r was opened by Sub and is closed with the dir
 }
 
-// Entries implements dirstore.TreeDir.
 func (d *dir) Entries(_ context.Context, prefix string) ([]fs.FileInfo, error) {
 	f, err := d.r.Open(".")
 	if err != nil {
@@ -426,7 +425,6 @@ func (d *dir) Entries(_ context.Context, prefix string) ([]fs.FileInfo, error) {
 	return fis, nil
 }
 
-// Sub implements dirstore.TreeDir.
 func (d *dir) Sub(_ context.Context, name string) (dirstore.TreeDir, error) {
 	r, err := d.r.OpenRoot(name)
 	if err != nil {
@@ -435,10 +433,8 @@ func (d *dir) Sub(_ context.Context, name string) (dirstore.TreeDir, error) {
 	return &dir{r: r, owned: true}, nil
 }
 
-// Remove implements dirstore.TreeDir.
 func (d *dir) Remove(_ context.Context, name string) error { return d.r.Remove(name) }
 
-// Close implements dirstore.TreeDir.
 func (d *dir) Close() {
 	switch {
 	case d.c != nil:

@@ -19,7 +19,6 @@ import (
 // dirFS is the store as dirstore.Writer writes to it.
 type dirFS struct{ *Store }
 
-// Wrap implements dirstore.FS.
 func (d dirFS) Wrap(op, p string, err error) error { return d.errorf(op, p, err) }
 
 // String names the store in the kit's messages, as errorf does.
@@ -159,7 +158,6 @@ func (w *tempWriter) Close(newName bool) error {
 	return err
 }
 
-// Rename implements dirstore.Temp.
 func (w *tempWriter) Rename(context.Context) error {
 	if err := w.c.parent().Rename(w.tmp, w.c.base()); err != nil {
 		return w.vanished(err)
@@ -207,7 +205,6 @@ func (w *tempWriter) Link(context.Context) error {
 	return w.vanished(err)
 }
 
-// Exists implements dirstore.Temp.
 func (w *tempWriter) Exists(context.Context) (bool, error) {
 	_, err := w.c.parent().Lstat(w.c.base())
 	return err == nil, nil

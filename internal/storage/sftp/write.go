@@ -23,7 +23,6 @@ import (
 // current connection (reconnecting if it broke) and watches its context.
 type dirFS struct{ *Store }
 
-// Wrap implements dirstore.FS.
 func (d dirFS) Wrap(op, p string, err error) error { return fmt.Errorf("%s: %s %s: %w", d, op, p, err) }
 
 // CanLink implements dirstore.FS (see conn.canLink). Without a connection it
@@ -62,7 +61,6 @@ type tempWriter struct {
 	published bool          // tmp no longer exists under its name
 }
 
-// Write implements dirstore.Temp.
 func (w *tempWriter) Write(b []byte) (int, error) { return w.f.Write(b) }
 
 // ReadFrom lets io.Copy upload with the client's concurrent writes.
@@ -130,7 +128,6 @@ func (w *tempWriter) Link(ctx context.Context) error {
 	}
 }
 
-// Exists implements dirstore.Temp.
 func (w *tempWriter) Exists(context.Context) (bool, error) {
 	_, err := w.c.sftp.Lstat(w.target)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -397,15 +394,12 @@ func (d dir) Entries(ctx context.Context, prefix string) ([]fs.FileInfo, error) 
 	}), nil
 }
 
-// Sub implements dirstore.TreeDir.
 func (d dir) Sub(_ context.Context, name string) (dirstore.TreeDir, error) {
 	return dir{d.s, d.c, path.Join(d.path, name)}, nil
 }
 
-// Remove implements dirstore.TreeDir.
 func (d dir) Remove(_ context.Context, name string) error {
 	return d.c.sftp.Remove(path.Join(d.path, name))
 }
 
-// Close implements dirstore.TreeDir.
 func (dir) Close() {}
