@@ -2,8 +2,11 @@ package storage
 
 import (
 	"context"
+	"net"
 	"net/url"
+	"strings"
 	"time"
+	"unicode"
 )
 
 // Backend describes one storage family (local disk, SFTP, an object store) to
@@ -107,4 +110,36 @@ type Block interface {
 	Require(name, why string)
 	// Errorf reports a problem with the member name, at its line.
 	Errorf(name, format string, args ...any)
+}
+
+// CheckServer is the check (see DecodeBlock) of a server block's host and
+// user members beyond their patterns: no Unicode space or control character
+// in either, a host without user, port or path (block, "sftp", names the
+// block in the messages). A valid host comes out of an IPv6 address's brackets.
+func CheckServer(b Block, name, block string, host *string, user string) bool {
+	bad := func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }
+	h := *host
+	if strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]") {
+		h = h[1 : len(h)-1]
+	}
+	switch {
+	case name == "user" && (user == "" || strings.IndexFunc(user, bad) >= 0):
+		b.Errorf("user", "%q is not a user name", user)
+	case name != "host":
+		return true
+	case h == "":
+		b.Errorf("host", "must not be empty")
+	case strings.IndexFunc(h, bad) >= 0:
+		b.Errorf("host", "%q must not contain spaces or control characters", *host)
+	case strings.Contains(h, "/"):
+		b.Errorf("host", "%q must be a host name or IP address, not a URL or path", *host)
+	case strings.Contains(h, "@"):
+		b.Errorf("host", "%q must be a host name or IP address; put the user name in %s.user", *host, block)
+	case strings.Contains(h, ":") && net.ParseIP(h) == nil:
+		b.Errorf("host", "%q must be a host name or IP address; put the port in %s.port", *host, block)
+	default:
+		*host = h
+		return true
+	}
+	return false
 }

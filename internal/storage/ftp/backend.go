@@ -5,9 +5,7 @@ import (
 	_ "embed"
 	"fmt"
 	"net"
-	"strings"
 	"time"
-	"unicode"
 
 	"github.com/distributor-dev/distributor/internal/storage"
 )
@@ -88,7 +86,9 @@ const (
 // decode reads an ftp block; timeouts not set stay 0, New's defaults.
 func decode(b storage.Block) any {
 	k := &Block{}
-	storage.DecodeBlock(b, k, k.check)
+	storage.DecodeBlock(b, k, func(b storage.Block, name string) bool {
+		return storage.CheckServer(b, name, "ftp", &k.Host, k.User)
+	})
 	if k.TLS == "" {
 		k.TLS = TLSExplicit
 	}
@@ -100,28 +100,6 @@ func decode(b storage.Block) any {
 	}
 	return &Options{Host: k.Host, Port: k.Port, User: k.User, Password: k.Password, TLS: k.TLS, CAFile: k.CAFile,
 		ServerName: k.ServerName, Connections: k.Connections, DialTimeout: k.DialTimeout, IdleTimeout: k.IdleTimeout}
-}
-
-// check checks the user and host names more strictly than their patterns
-// (no Unicode space or control character; a host without user, port or
-// path), and takes an IPv6 address out of its brackets.
-func (k *Block) check(b storage.Block, name string) bool {
-	host := strings.TrimSuffix(strings.TrimPrefix(k.Host, "["), "]")
-	bad := func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }
-	switch {
-	case name == "user" && strings.IndexFunc(k.User, bad) >= 0:
-		b.Errorf("user", "%q is not a user name", k.User)
-	case name != "host":
-		return true
-	case host == "" || strings.IndexFunc(host, bad) >= 0 || strings.ContainsAny(host, "/@"):
-		b.Errorf("host", "%q must be a host name or IP address (no user, port or path)", k.Host)
-	case strings.Contains(host, ":") && net.ParseIP(host) == nil:
-		b.Errorf("host", "%q must be a host name or IP address; put the port in ftp.port", k.Host)
-	default:
-		k.Host = host
-		return true
-	}
-	return false
 }
 
 // openStore connects to the settings' server at root, with the password

@@ -5,10 +5,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"net"
-	"strings"
 	"time"
-	"unicode"
 
 	sftplib "github.com/pkg/sftp"
 	"golang.org/x/crypto/ssh/knownhosts"
@@ -53,42 +50,12 @@ type Block struct {
 // decode reads an sftp block; timeouts not set stay 0, New's defaults.
 func decode(b storage.Block) any {
 	k := &Block{}
-	storage.DecodeBlock(b, k, k.check)
+	storage.DecodeBlock(b, k, func(b storage.Block, name string) bool {
+		return storage.CheckServer(b, name, "sftp", &k.Host, k.User)
+	})
 	return &Options{Host: k.Host, Port: k.Port, User: k.User, IdentityFile: k.IdentityFile, KnownHostsFile: k.KnownHostsFile,
 		DialTimeout: k.DialTimeout, KeepaliveInterval: k.KeepaliveInterval, KeepaliveTimeout: k.KeepaliveTimeout}
 }
-
-// check checks the user and host names more strictly than their patterns
-// (no Unicode space or control character; a host without user, port or
-// path), and takes an IPv6 address out of its brackets.
-func (k *Block) check(b storage.Block, name string) bool {
-	h, host := k.Host, k.Host
-	if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
-		host = host[1 : len(host)-1]
-	}
-	switch {
-	case name == "user" && (k.User == "" || strings.IndexFunc(k.User, spaceOrControl) >= 0):
-		b.Errorf("user", "%q is not a user name", k.User)
-	case name != "host":
-		return true
-	case host == "":
-		b.Errorf("host", "must not be empty")
-	case strings.IndexFunc(host, spaceOrControl) >= 0:
-		b.Errorf("host", "%q must not contain spaces or control characters", h)
-	case strings.Contains(host, "/"):
-		b.Errorf("host", "%q must be a host name or IP address, not a URL or path", h)
-	case strings.Contains(host, "@"):
-		b.Errorf("host", "%q must be a host name or IP address; put the user name in sftp.user", h)
-	case strings.Contains(host, ":") && net.ParseIP(host) == nil:
-		b.Errorf("host", "%q must be a host name or IP address; put the port in sftp.port", h)
-	default:
-		k.Host = host
-		return true
-	}
-	return false
-}
-
-func spaceOrControl(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }
 
 // openStore connects to the settings' server at root, with the agent at SSH_AUTH_SOCK.
 func openStore(ctx context.Context, settings any, root string, env func(string) string) (storage.Store, error) {
