@@ -88,30 +88,26 @@ func condition(b storage.Backend, all []storage.Backend) string {
 
 // pathKinds says how each backend reads a destination's path.
 func pathKinds(all []storage.Backend) string {
-	kinds := []struct {
-		kind   storage.PathKind
-		format string
-	}{
-		{storage.PathLocal, "a directory (%s; relative to the configuration file)"},
-		{storage.PathServer, "an absolute server path (%s)"},
-		{storage.PathKey, "a key prefix inside the bucket without a leading / (%s, may be empty)"},
-	}
 	var parts []string
-	for _, k := range kinds {
+	for kind, format := range []string{
+		storage.PathLocal:  "a directory (%s; relative to the configuration file)",
+		storage.PathServer: "an absolute server path (%s)",
+		storage.PathKey:    "a key prefix inside the bucket without a leading / (%s, may be empty)",
+	} {
 		var names []string
 		for _, b := range all {
-			if b.Path == k.kind {
+			if b.Path == storage.PathKind(kind) {
 				names = append(names, b.Name)
 			}
 		}
 		if len(names) > 0 {
-			parts = append(parts, fmt.Sprintf(k.format, strings.Join(names, ", ")))
+			parts = append(parts, fmt.Sprintf(format, strings.Join(names, ", ")))
 		}
 	}
 	if len(parts) > 2 {
-		return strings.Join(parts[:len(parts)-1], ", ") + ", or " + parts[len(parts)-1]
+		parts[len(parts)-2] += "," // a serial comma: each part has commas of its own
 	}
-	return strings.Join(parts, " or ")
+	return registry.List(parts, "or")
 }
 
 func compactJSON(b []byte) string {

@@ -134,8 +134,7 @@ func (d *decoder) duration(o *object, name string, required bool) time.Duration 
 }
 
 func reason(err error) string {
-	var ce *cleanpath.Error
-	if errors.As(err, &ce) {
+	if ce, ok := errors.AsType[*cleanpath.Error](err); ok {
 		return ce.Reason
 	}
 	return err.Error()
@@ -157,24 +156,9 @@ type charPattern struct {
 
 // MatchString reports whether s matches the pattern.
 func (p charPattern) MatchString(s string) bool {
-	if len(s) == 0 || !inClass(p.first, s[0]) {
-		return false
-	}
-	mid := s[1:]
-	if len(mid) < p.min || (p.max >= 0 && len(mid) > p.max) {
-		return false
-	}
-	for i := 0; i < len(mid); i++ {
-		if !inClass(p.rest, mid[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// inClass reports whether c is one of class's (ASCII) characters.
-func inClass(class string, c byte) bool {
-	return c < 0x80 && strings.IndexByte(class, c) >= 0
+	n := len(s) - 1 // the count of rest characters
+	return len(s) > 0 && n >= p.min && (p.max < 0 || n <= p.max) &&
+		strings.IndexByte(p.first, s[0]) >= 0 && strings.Trim(s[1:], p.rest) == ""
 }
 
 // durationUnits are ParseDuration's units, largest first; unitSizes their sizes.
@@ -191,36 +175,27 @@ func ParseDuration(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("invalid duration %q: empty (write e.g. 30d, 1d12h or 90m)", s)
 	}
 	var total time.Duration
-	next := 0 // index in durationUnits of the largest unit still allowed
-	i := 0
-	for i < len(s) {
-		start := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
+	for rest, next := s, 0; rest != ""; { // next: the index in durationUnits of the largest unit still allowed
+		unit := strings.TrimLeft(rest, digits)
+		num := rest[:len(rest)-len(unit)]
+		if num == "" {
+			return 0, fmt.Errorf("invalid duration %q: expected a number at %q (write e.g. 30d, 1d12h or 90m)", s, rest)
+		} else if unit == "" {
+			return 0, fmt.Errorf("invalid duration %q: missing unit after %s (use s, m, h or d)", s, num)
 		}
-		if i == start {
-			return 0, fmt.Errorf("invalid duration %q: expected a number at %q (write e.g. 30d, 1d12h or 90m)", s, s[start:])
-		}
-		digits := s[start:i]
-		if i == len(s) {
-			return 0, fmt.Errorf("invalid duration %q: missing unit after %s (use s, m, h or d)", s, digits)
-		}
-		u := s[i]
-		i++
-		idx := strings.IndexByte(durationUnits, u)
+		idx := strings.IndexByte(durationUnits, unit[0])
 		if idx < 0 {
-			return 0, fmt.Errorf("invalid duration %q: unknown unit %q (use s, m, h or d)", s, string(u))
-		}
-		if idx < next {
+			return 0, fmt.Errorf("invalid duration %q: unknown unit %q (use s, m, h or d)", s, string(rune(unit[0])))
+		} else if idx < next {
 			return 0, fmt.Errorf("invalid duration %q: units must go from largest to smallest (d, h, m, s), each at most once", s)
 		}
-		next = idx + 1
 		size := unitSizes[idx]
-		n, err := strconv.ParseInt(digits, 10, 64) // digits only: fails only out of range
+		n, err := strconv.ParseInt(num, 10, 64) // digits only: fails only out of range
 		if err != nil || n > int64(math.MaxInt64/size) || total > math.MaxInt64-time.Duration(n)*size {
 			return 0, fmt.Errorf("invalid duration %q: too large", s)
 		}
 		total += time.Duration(n) * size
+		next, rest = idx+1, unit[1:]
 	}
 	return total, nil
 }
