@@ -38,10 +38,6 @@ type cachedDir struct {
 	dev, ino uint64
 }
 
-func newFileOpener(dir string) *fileOpener {
-	return &fileOpener{dir: dir, dirs: map[string]*cachedDir{}}
-}
-
 // open opens the clean bundle path p; ok false: the caller uses openRegular.
 func (o *fileOpener) open(p string) (f *os.File, ok bool) {
 	o.mu.Lock()
@@ -60,6 +56,7 @@ func (o *fileOpener) open(p string) (f *os.File, ok bool) {
 			return nil, false
 		}
 		o.root = &cachedDir{f: os.NewFile(uintptr(fd), o.dir), fd: fd, dev: st.Dev, ino: st.Ino}
+		o.dirs = map[string]*cachedDir{}
 	}
 	parent := o.root
 	var temp []*cachedDir // opened beyond maxOpenDirs: closed on return

@@ -8,9 +8,7 @@ import (
 )
 
 // fileOpener is Bundle.open's Linux fast path (open_linux.go); elsewhere openRegular opens every file.
-type fileOpener struct{}
-
-func newFileOpener(string) *fileOpener { return &fileOpener{} }
+type fileOpener struct{ dir string }
 
 func (*fileOpener) open(string) (*os.File, bool) { return nil, false }
 
