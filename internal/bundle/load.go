@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -178,7 +177,7 @@ func load(ctx context.Context, dir string, hash bool) (*Bundle, error) {
 		return nil, &ValidationError{Dir: abs, Problems: problems, Unlisted: unlisted, Err: merr,
 			Hint: sealHint(abs, m.ID, "reseal after an intended edit")}
 	}
-	return &Bundle{Dir: abs, Manifest: *m, Unlisted: unlisted, opener: newFileOpener(abs)}, nil
+	return &Bundle{Dir: abs, Manifest: *m, Unlisted: unlisted, opener: &fileOpener{dir: abs}}, nil
 }
 
 // loadManifest parses manifest.json below root, returning its problems as the
@@ -355,33 +354,20 @@ func (b *Bundle) OpenVerified(path string) (io.ReadCloser, error) {
 // hand-off would cost more than it saves (bench/run big, P6).
 const parallelDigest = 4 << 20
 
-// digest is the sha256 of a verifying reader's bytes.
-type digest interface {
-	io.Writer
-	Sum() []byte // the digest of everything written; ends the hashing
-	Close()      // stops the hashing (a parhash's goroutine)
-}
-
-// newDigest hashes a size-byte file as bytes pass or, if large, on another core (parhash).
-func newDigest(size int64) digest {
+// newDigest hashes a size-byte file as bytes pass or, if large, on another core.
+func newDigest(size int64) *parhash.Hash {
 	if size >= parallelDigest {
 		return parhash.New(sha256.New())
 	}
-	return inlineDigest{sha256.New()}
+	return parhash.Inline(sha256.New())
 }
-
-// inlineDigest is a digest computed as the bytes are written.
-type inlineDigest struct{ hash.Hash }
-
-func (d inlineDigest) Sum() []byte { return d.Hash.Sum(nil) }
-func (d inlineDigest) Close()      {}
 
 type verifyingReader struct {
 	f       *os.File
 	want    File
 	dir     string
 	id      string // the manifest's, for the hint
-	h       digest
+	h       *parhash.Hash
 	n       int64
 	err     error // sticky
 	checked bool  // the full content was hashed and matched

@@ -41,10 +41,17 @@ func New(h hash.Hash) *Hash {
 	return p
 }
 
+// Inline is a Hash that hashes as the bytes are written, on the caller's
+// goroutine: for streams too small to gain from a hand-off.
+func Inline(h hash.Hash) *Hash { return &Hash{h: h} }
+
 // Write implements io.Writer; it fails only after Sum or Close.
 func (p *Hash) Write(b []byte) (int, error) {
 	if p.ended {
 		return 0, errors.New("parhash: write after Sum or Close")
+	}
+	if p.work == nil {
+		return p.h.Write(b)
 	}
 	buf := <-p.free
 	buf = append(buf[:0], b...)
@@ -64,7 +71,9 @@ func (p *Hash) Close() {
 		return
 	}
 	p.ended = true
-	close(p.work)
-	<-p.done
+	if p.work != nil {
+		close(p.work)
+		<-p.done
+	}
 	p.sum = p.h.Sum(nil)
 }

@@ -8,11 +8,14 @@ import (
 )
 
 // TestHashIsSha256: writes of any sizes, the buffers reused between
-// them, hash to the digest of their concatenation.
+// them, hash to the digest of their concatenation, on a goroutine or inline.
 func TestHashIsSha256(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	for range 20 {
+	for i := range 20 {
 		p := New(sha256.New())
+		if i%2 == 1 {
+			p = Inline(sha256.New())
+		}
 		want := sha256.New()
 		chunk := make([]byte, 300<<10)
 		for range r.IntN(40) {
@@ -34,7 +37,13 @@ func TestHashIsSha256(t *testing.T) {
 // with an error (it would otherwise be lost, or end the process), and the
 // digest stays that of what came before.
 func TestWriteAfterSumFails(t *testing.T) {
-	p := New(sha256.New())
+	for _, p := range []*Hash{New(sha256.New()), Inline(sha256.New())} {
+		writeAfterSum(t, p)
+	}
+}
+
+func writeAfterSum(t *testing.T, p *Hash) {
+	t.Helper()
 	p.Write([]byte("abc"))
 	sum := hex.EncodeToString(p.Sum())
 	if n, err := p.Write([]byte("more")); err == nil || n != 0 {
