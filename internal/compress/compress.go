@@ -82,35 +82,24 @@ func (e Encoding) Transform() string {
 //   - br: 14 MiB (the 1 MiB ring buffer, the quality's hash tables, a block),
 //   - zstd: 7 MiB (the 1 MiB window twice, the level's tables, a block).
 func NewWriter(e Encoding, dst io.Writer) (io.WriteCloser, error) {
-	return newWriter(e, dst, settings{GzipLevel, BrotliQuality, BrotliLGWin, ZstdLevel, ZstdWindow})
-}
-
-// settings are the knobs the level benchmark varies; NewWriter fixes them.
-type settings struct {
-	gzipLevel, brotliQuality, brotliLGWin int
-	zstdLevel                             zstd.EncoderLevel
-	zstdWindow                            int
-}
-
-func newWriter(e Encoding, dst io.Writer, s settings) (io.WriteCloser, error) {
 	switch e {
 	case Gzip:
-		w, err := gzip.NewWriterLevel(dst, s.gzipLevel)
+		w, err := gzip.NewWriterLevel(dst, GzipLevel)
 		if err != nil {
-			return nil, fmt.Errorf("gzip level %d: %w", s.gzipLevel, err)
+			return nil, fmt.Errorf("gzip level %d: %w", GzipLevel, err)
 		}
 		w.Header = gzip.Header{OS: gzipOS} // no name, no time
 		return w, nil
 	case Brotli:
-		return brotli.NewWriterOptions(dst, brotli.WriterOptions{Quality: s.brotliQuality, LGWin: s.brotliLGWin}), nil
+		return brotli.NewWriterOptions(dst, brotli.WriterOptions{Quality: BrotliQuality, LGWin: BrotliLGWin}), nil
 	case Zstd:
 		w, err := zstd.NewWriter(dst,
-			zstd.WithEncoderLevel(s.zstdLevel),
-			zstd.WithWindowSize(s.zstdWindow),
+			zstd.WithEncoderLevel(ZstdLevel),
+			zstd.WithWindowSize(ZstdWindow),
 			zstd.WithEncoderConcurrency(1), // synchronous: one goroutine, one order
 			zstd.WithEncoderCRC(true))
 		if err != nil {
-			return nil, fmt.Errorf("zstd level %v: %w", s.zstdLevel, err)
+			return nil, fmt.Errorf("zstd level %v: %w", ZstdLevel, err)
 		}
 		return w, nil
 	}

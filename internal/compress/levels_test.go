@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/andybalholm/brotli"
+	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/distributor-dev/distributor/internal/compress/compresstest"
@@ -250,4 +252,27 @@ func BenchmarkP1(b *testing.B) {
 			b.ReportMetric(float64(in)*float64(b.N)/1e6/(cpuTime()-start).Seconds(), "MB/cpu-s")
 		})
 	}
+}
+
+// settings are the knobs the level table varies (NewWriter fixes them).
+type settings struct {
+	gzipLevel, brotliQuality, brotliLGWin int
+	zstdLevel                             zstd.EncoderLevel
+	zstdWindow                            int
+}
+
+// newWriter is NewWriter with settings s.
+func newWriter(e Encoding, dst io.Writer, s settings) (io.WriteCloser, error) {
+	switch e {
+	case Gzip:
+		w, err := gzip.NewWriterLevel(dst, s.gzipLevel)
+		if err == nil {
+			w.Header = gzip.Header{OS: gzipOS}
+		}
+		return w, err
+	case Brotli:
+		return brotli.NewWriterOptions(dst, brotli.WriterOptions{Quality: s.brotliQuality, LGWin: s.brotliLGWin}), nil
+	}
+	return zstd.NewWriter(dst, zstd.WithEncoderLevel(s.zstdLevel), zstd.WithWindowSize(s.zstdWindow),
+		zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(true))
 }
