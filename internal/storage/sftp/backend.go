@@ -90,9 +90,7 @@ var schema string // the block's JSON Schema (storage.Backend.Schema)
 // host key known_hosts does not vouch for, a refused SSH authentication.
 // Transient: SFTP "no connection" or "connection lost" (any other status, even
 // "failure", is final) and storage.IsTransient's (a handshake cut by EOF).
-func (s *Store) IsTransient(err error) bool { return isTransient(err) }
-
-func isTransient(err error) bool {
+func (s *Store) IsTransient(err error) bool {
 	if err == nil || storage.IsPermanent(err) || sshRefused(err) {
 		return false
 	}

@@ -36,5 +36,5 @@ func TestIsTransient(t *testing.T) {
 	for _, c := range own {
 		cases = append(cases, storagetest.TransientCase{Name: c.name, Err: c.err, Want: c.want})
 	}
-	storagetest.Classify(t, isTransient, cases)
+	storagetest.Classify(t, (*Store)(nil).IsTransient, cases)
 }
