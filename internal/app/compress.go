@@ -70,10 +70,9 @@ func compressPlan(c *config.Compress, objects bool, outs []render.Output) ([]ren
 // the lock): the digest always, the bytes up to cacheBudget in all, so that a
 // new output is compressed once, not once to plan and once to write.
 type compressed struct {
-	pool   sync.Pool // of *compress.Compressor
-	mu     sync.Mutex
-	done   map[string]*digested // by output path and plain sha256 (key)
-	budget atomic.Int64         // bytes held in done, at most cacheBudget
+	pool   sync.Pool    // of *compress.Compressor
+	done   sync.Map     // of *digested, by output path and plain sha256 (key)
+	budget atomic.Int64 // bytes held in done, at most cacheBudget
 }
 
 // cacheBudget bounds the compressed bytes a destination run holds between
@@ -137,20 +136,15 @@ func (z *compressed) digest(ctx context.Context, in plan.Input, outs []render.Ou
 			d.bytes = bytes.Clone(buf.Bytes())
 			z.budget.Add(int64(len(d.bytes)) - o.Plain.Size)
 		}
-		z.mu.Lock()
-		defer z.mu.Unlock()
-		if z.done == nil {
-			z.done = map[string]*digested{}
-		}
-		z.done[key(o)] = d
+		z.done.Store(key(o), d)
 		return nil
 	})
 }
 
 func (z *compressed) lookup(o *render.Output) *digested {
-	z.mu.Lock()
-	defer z.mu.Unlock()
-	return z.done[key(o)]
+	d, _ := z.done.Load(key(o))
+	dd, _ := d.(*digested) // nil when not there
+	return dd
 }
 
 func (z *compressed) compressor() *compress.Compressor {
