@@ -2,9 +2,19 @@ package storage
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"io"
+	"io/fs"
 	"net"
 	"net/url"
+	"os"
+	"reflect"
+	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 	"unicode"
 )
@@ -142,4 +152,177 @@ func CheckServer(b Block, name, block string, host *string, user string) bool {
 		return true
 	}
 	return false
+}
+
+// IsPermanent reports whether err is a failure that no repetition can
+// cure, whatever else it wraps: ErrNotExist, ErrNotObject,
+// ErrPrecondition and ErrInvalidPath; os.ErrClosed (a closed store);
+// fs.ErrPermission and fs.ErrExist; errors.ErrUnsupported;
+// context.Canceled; TLS and certificate failures (a TLS alert from the
+// server included); a DNS name that does not exist. An adapter's
+// Store.IsTransient checks it first, so that these win in an error that
+// also wraps a network failure.
+func IsPermanent(err error) bool {
+	for _, target := range permanentErrors {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	var (
+		authority x509.UnknownAuthorityError
+		invalid   x509.CertificateInvalidError
+		hostname  x509.HostnameError
+		verify    *tls.CertificateVerificationError
+		header    tls.RecordHeaderError
+		alert     tls.AlertError
+		dns       *net.DNSError
+		op        *net.OpError
+	)
+	switch {
+	case errors.As(err, &authority), errors.As(err, &invalid), errors.As(err, &hostname),
+		errors.As(err, &verify), errors.As(err, &header), errors.As(err, &alert):
+		return true
+	case errors.As(err, &dns) && dns.IsNotFound:
+		return true
+	case errors.As(err, &op) && op.Op == "remote error":
+		return true // crypto/tls: the server sent a TLS alert
+	}
+	return false
+}
+
+// IsTransient is the part of Store.IsTransient that every adapter shares:
+// it reports whether err, not IsPermanent, is a network-level failure that
+// sending the same request again may cure: a connection that broke or could
+// not be made (transientErrors, any *net.OpError), a timeout (including
+// context.DeadlineExceeded of an internal deadline such as a dial timeout),
+// a DNS lookup that timed out or failed temporarily. When unsure, do not
+// retry. An adapter checks its protocol's statuses before falling back to this.
+func IsTransient(err error) bool {
+	if err == nil || IsPermanent(err) {
+		return false
+	}
+	for _, target := range transientErrors {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return dns.IsTimeout || dns.IsTemporary
+	}
+	var op *net.OpError
+	if errors.As(err, &op) {
+		return true // a socket operation failed (TLS refusals are permanent, above)
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// permanentErrors are never transient, whatever else an error wraps.
+var permanentErrors = []error{
+	ErrNotObject, ErrNotExist, ErrPrecondition, ErrInvalidPath,
+	os.ErrClosed, fs.ErrPermission, fs.ErrExist, errors.ErrUnsupported, context.Canceled,
+}
+
+// transientErrors mean that the connection broke, could not be made or timed out.
+var transientErrors = []error{
+	io.EOF, io.ErrUnexpectedEOF, net.ErrClosed, os.ErrDeadlineExceeded, context.DeadlineExceeded,
+	syscall.ECONNRESET, syscall.ECONNREFUSED, syscall.ECONNABORTED, syscall.EPIPE, syscall.ETIMEDOUT,
+	syscall.EHOSTUNREACH, syscall.ENETUNREACH, syscall.ENETDOWN, syscall.ENETRESET,
+}
+
+// A backend states its block once, as a block struct: a field per member
+// in the documented order, tagged block:"NAME[,required][,file][,url]"
+// (file: a local file's path; url: an http(s) URL without credentials,
+// query or fragment) and as needed why:"a required member's purpose",
+// default:"22", min:"1" and max:"65535" (an int's range, a string's least
+// length), pattern:"^...$", invalid:"what a value out of range or pattern
+// is not" (without it, the schema's only: the backend checks the value),
+// creds:"where a url's credentials come from", query:"where its query
+// goes". The Go type (string, bool, int, time.Duration) says how a member
+// is read. Backend.Fields and Decode derive from it. schema.json stays a
+// file for its descriptions and key order (`config schema` prints its
+// bytes); tests check the rest against the struct, -update rewrites it.
+
+// BlockFields returns the member names of block struct v, in field order.
+func BlockFields(v any) (names []string) {
+	for f := range reflect.TypeOf(v).Fields() {
+		if name, _, _ := strings.Cut(f.Tag.Get("block"), ","); name != "" {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// DecodeBlock reads b into the block struct dst points to, through b's
+// methods, which report each problem. check, if not nil, gets each member
+// whose value passed its tags, to check or rewrite it; false zeroes the
+// field, refused with its invalid tag's message or as check reported. A
+// pattern compiles only when a block has its member, not at every start.
+func DecodeBlock(b Block, dst any, check func(b Block, name string) bool) {
+	for f, v := range reflect.ValueOf(dst).Elem().Fields() {
+		name, flags, _ := strings.Cut(f.Tag.Get("block"), ",")
+		if name == "" || !readMember(b, f, v, name, ","+flags+",") {
+			continue
+		}
+		invalid := f.Tag.Get("invalid")
+		if v.Kind() == reflect.String && invalid != "" && !regexp.MustCompile(f.Tag.Get("pattern")).MatchString(v.String()) ||
+			check != nil && !check(b, name) {
+			if invalid != "" {
+				b.Errorf(name, "%q is not a valid %s", v.String(), invalid)
+			}
+			v.SetZero()
+		}
+	}
+}
+
+// readMember reads member name into field f's value v (flags: its block
+// tag's, within commas); it reports whether it set a value.
+func readMember(b Block, f reflect.StructField, v reflect.Value, name, flags string) bool {
+	switch {
+	case f.Type == reflect.TypeFor[time.Duration]():
+		v.SetInt(int64(b.Duration(name)))
+		return v.Int() != 0
+	case v.Kind() == reflect.Bool:
+		v.SetBool(b.Bool(name, f.Tag.Get("default") == "true"))
+		return true
+	case v.Kind() == reflect.Int:
+		lo, _ := strconv.ParseInt(f.Tag.Get("min"), 10, 64)
+		hi, err := strconv.ParseInt(f.Tag.Get("max"), 10, 64)
+		n, ok := b.Int(name)
+		if ok && err == nil && (n < lo || n > hi) {
+			b.Errorf(name, "%d is not %s (%d to %d)", n, f.Tag.Get("invalid"), lo, hi)
+			ok = false
+		}
+		if !ok {
+			n, _ = strconv.ParseInt(f.Tag.Get("default"), 10, 64)
+		}
+		v.SetInt(n)
+		return ok
+	}
+	required := strings.Contains(flags, ",required,")
+	if why := f.Tag.Get("why"); why != "" && !b.Has(name) {
+		b.Require(name, why)
+		return false
+	}
+	s, ok := b.String(name, required)
+	switch {
+	case !ok || s == "" && !required:
+		return false
+	case strings.Contains(flags, ",file,"):
+		s = b.LocalPath(name, s)
+		ok = s != ""
+	case strings.Contains(flags, ",url,"):
+		u, isURL := b.URL(name, s)
+		ok = isURL && u.User == nil && u.RawQuery == "" && !u.ForceQuery && u.Fragment == ""
+		if isURL && u.User != nil {
+			b.Errorf(name, "%q must not contain credentials (they come from %s)", s, f.Tag.Get("creds"))
+		} else if isURL && !ok {
+			b.Errorf(name, "%q must not have a query or fragment%s", s, strings.TrimSuffix(" ("+f.Tag.Get("query")+")", " ()"))
+		}
+	}
+	if ok {
+		v.SetString(s)
+	}
+	return ok
 }
