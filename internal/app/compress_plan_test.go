@@ -50,7 +50,7 @@ func TestCompressPlanAndPhases(t *testing.T) {
 		{"index.html.br", catalog.TransformBrotli, PhaseSidecars, ""}, {"x.css.gz", catalog.TransformGzip, PhaseSidecars, ""},
 		{"c.txt.gz", "", PhaseAssets, ""}, // a bundle file named like a sidecar is none
 	} {
-		w := txn.Write{Path: tc.path, Record: catalog.Output{Transform: tc.transform}}
+		w := txn.Write{Path: tc.path, Record: &catalog.Output{Transform: tc.transform}}
 		shape(&w)
 		if w.Phase != tc.phase || w.Metadata.ContentEncoding != tc.encoding {
 			t.Errorf("%s: phase %d, Content-Encoding %q; want %d, %q", tc.path, w.Phase, w.Metadata.ContentEncoding, tc.phase, tc.encoding)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/bundle"
@@ -115,7 +117,7 @@ func (dr *destinationRun) prepare(ctx context.Context) (storage.Store, error) {
 	if err != nil {
 		return st, err
 	}
-	req := planRequest{outputs: planOutputs(planned), owner: catalog.Owner{PipelineID: p.ID, DestinationID: d.ID},
+	req := planRequest{outputs: planned, owner: catalog.Owner{PipelineID: p.ID, DestinationID: d.ID},
 		workflow: d.Workflow, force: opts.Force, props: st.Properties(), jobs: dr.jobs}
 	dr.reports = &reportCollector{dest: d.ID}
 	if d.Index != nil { // the index and feed paths are planned too, from d's records
@@ -154,7 +156,7 @@ func (dr *destinationRun) makePlan(ctx context.Context, r *RootState) (plan.Inpu
 	if err != nil {
 		return plan.Input{}, nil, err
 	}
-	dr.outs, in.Outputs = outs, planOutputs(outs)
+	dr.outs, in.Outputs = outs, outs
 	pl, err := plan.Make(in)
 	if err == nil {
 		refuseForeignIndex(d, r.Known, pl)
@@ -340,14 +342,19 @@ func (dr *destinationRun) change(r *RootState, in plan.Input, pl *plan.Plan) *tx
 	for i := range dr.outs {
 		outs[dr.outs[i].Path] = &dr.outs[i]
 	}
-	items := make(map[string]plan.Item, len(pl.Items))
-	for _, it := range pl.Items {
-		items[it.Path] = it
+	k := 0 // pl.Edit.Put holds the records of the items not deleted, in order
+	for i := range pl.Items {
+		it := &pl.Items[i]
 		switch it.Op {
 		case plan.OpCreate, plan.OpOverwrite:
-			o := outs[it.Path]
+			o, rec := outs[it.Path], (*catalog.Output)(nil)
+			if pl.Edit != nil {
+				rec = &pl.Edit.Put[k]
+			} else { // a refused plan has no edit
+				rec = new(plan.Record(in, *it, now))
+			}
 			w := txn.Write{Path: it.Path, Existed: it.Op == plan.OpOverwrite, SHA256: it.Output.SHA256, Size: it.Output.Size,
-				Record: plan.Record(in, it, now),
+				Record: rec,
 				Open: func(ctx context.Context) (io.ReadCloser, error) {
 					if o == nil {
 						return nil, fmt.Errorf("no content planned for %s", it.Path)
@@ -361,12 +368,16 @@ func (dr *destinationRun) change(r *RootState, in plan.Input, pl *plan.Plan) *tx
 			ch.Writes = append(ch.Writes, w)
 		case plan.OpDelete:
 			ch.Deletes = append(ch.Deletes, it.Path)
+			k--
 		}
+		k++
 	}
 	ch.Partial = func(done []string) *catalog.Edit {
 		di := make([]plan.Item, 0, len(done))
 		for _, path := range done {
-			di = append(di, items[path])
+			if i, ok := slices.BinarySearchFunc(pl.Items, path, func(it plan.Item, p string) int { return strings.Compare(it.Path, p) }); ok {
+				di = append(di, pl.Items[i])
+			}
 		}
 		return plan.Settle(in, pl, di)
 	}

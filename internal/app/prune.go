@@ -188,7 +188,7 @@ func (a *App) Prune(ctx context.Context, cfg *config.Config, opts PruneOptions) 
 		e := a.dropping(h, slices.DeleteFunc(slices.Clone(paths), func(p string) bool { return done != nil && !done[p] }))
 		for _, w := range writes {
 			if done == nil || done[w.Path] {
-				e.Put = append(e.Put, w.Record)
+				e.Put = append(e.Put, *w.Record)
 			}
 		}
 		return e
@@ -274,7 +274,7 @@ func rebuildIndex(ctx context.Context, d *config.Destination, props storage.Prop
 		rec := *prev
 		rec.SHA256, rec.Size, rec.URL, rec.UpdatedAt = out.SHA256, out.Size, out.URL, now.UTC().Truncate(time.Second)
 		w := txn.Write{Path: out.Path, Existed: true, Previous: &txn.Digest{SHA256: prev.SHA256, Size: prev.Size},
-			SHA256: out.SHA256, Size: out.Size, Record: rec,
+			SHA256: out.SHA256, Size: out.Size, Record: &rec,
 			Open: func(ctx context.Context) (io.ReadCloser, error) { return openOutput(ctx, nil, &out, &z) }}
 		shape(&w)
 		writes = append(writes, w)

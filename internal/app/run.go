@@ -418,15 +418,6 @@ func deleteGuard(d *config.Destination, opts RunOptions, pl *plan.Plan, outputs 
 	return nil
 }
 
-func planOutputs(outs []render.Output) []plan.Output {
-	po := make([]plan.Output, len(outs))
-	for i, o := range outs {
-		po[i] = plan.Output{Path: o.Path, Kind: o.Kind, SourcePath: o.SourcePath, Transform: o.Transform,
-			URL: o.URL, SHA256: o.SHA256, Size: o.Size}
-	}
-	return po
-}
-
 // openOutput opens o's bytes: compressed as they stream (z), or from memory,
 // or copied from the bundle and verified against the manifest.
 func openOutput(ctx context.Context, b *bundle.Bundle, o *render.Output, z *compressed) (io.ReadCloser, error) {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -135,8 +136,11 @@ type Edit struct {
 
 // sorted returns e's puts and deletes by path, refusing a path put twice or deleted.
 func (e *Edit) sorted() ([]Output, []string, error) {
-	put := append([]Output(nil), e.Put...)
-	sort.Slice(put, func(i, j int) bool { return put[i].Path < put[j].Path })
+	byPath := func(a, b Output) int { return strings.Compare(a.Path, b.Path) }
+	put := e.Put // a plan's edit is sorted: no copy of a million records
+	if !slices.IsSortedFunc(put, byPath) {
+		put = slices.SortedFunc(slices.Values(e.Put), byPath)
+	}
 	del := slices.Sorted(slices.Values(e.Delete))
 	for i := range put {
 		if i > 0 && put[i].Path == put[i-1].Path {

@@ -8,6 +8,7 @@ package journal
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/distributor-dev/distributor/internal/bundle"
@@ -54,12 +55,68 @@ type Op struct {
 
 // Encode serialises j.
 func Encode(j *Journal) ([]byte, error) {
-	j.FormatVersion = FormatVersion
-	data, err := json.Marshal(j)
+	s, err := NewStream(j, len(j.Ops), func(i int) *Op { return &j.Ops[i] })
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(s)
+}
+
+// Stream is a journal's encoding (Encode's bytes), made op by op as it is
+// read: it holds one op's bytes whatever the journal's size (a first
+// publish of a million files journals a million records). Seek rewinds it,
+// as a compare-and-swap Put may.
+type Stream struct {
+	head []byte
+	n, i int
+	op   func(i int) *Op
+	buf  []byte
+}
+
+// NewStream streams j's header with the n ops op returns in place of j.Ops.
+func NewStream(j *Journal, n int, op func(i int) *Op) (*Stream, error) {
+	h := *j
+	h.FormatVersion, h.Ops = FormatVersion, []Op{}
+	head, err := json.Marshal(&h)
 	if err != nil {
 		return nil, fmt.Errorf("encode journal: %w", err)
 	}
-	return data, nil
+	return &Stream{head: head[:len(head)-2], n: n, op: op, i: -1}, nil // without "]}"
+}
+
+// Read implements io.Reader.
+func (s *Stream) Read(p []byte) (int, error) {
+	for len(s.buf) == 0 {
+		switch s.i++; {
+		case s.i == 0:
+			s.buf = s.head
+		case s.i <= s.n:
+			b, err := json.Marshal(s.op(s.i - 1))
+			if err != nil {
+				return 0, fmt.Errorf("encode journal: %w", err)
+			}
+			if s.i > 1 {
+				b = append([]byte{','}, b...)
+			}
+			s.buf = b
+		case s.i == s.n+1:
+			s.buf = []byte("]}")
+		default:
+			return 0, io.EOF
+		}
+	}
+	n := copy(p, s.buf)
+	s.buf = s.buf[n:]
+	return n, nil
+}
+
+// Seek supports only rewinding: Seek(0, io.SeekStart).
+func (s *Stream) Seek(offset int64, whence int) (int64, error) {
+	if offset != 0 || whence != io.SeekStart {
+		return 0, fmt.Errorf("journal stream: seek %d/%d: only a rewind is supported", offset, whence)
+	}
+	s.i, s.buf = -1, nil
+	return 0, nil
 }
 
 // Decode parses a journal strictly, refusing a journal_version not

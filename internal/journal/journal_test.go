@@ -1,6 +1,9 @@
 package journal
 
 import (
+	"bytes"
+	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +39,38 @@ func TestRoundTripAndRejects(t *testing.T) {
 	} {
 		if _, err := Decode([]byte(doc)); err == nil {
 			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// TestStreamIsTheDocument: the stream's bytes are the journal marshaled
+// whole (what recovery decodes), for no op, one and several, and again
+// after a rewind.
+func TestStreamIsTheDocument(t *testing.T) {
+	now := time.Date(2026, 6, 19, 12, 0, 0, 0, time.UTC)
+	rec := catalog.Output{Path: "a\u2028.txt", Kind: catalog.KindSource, SHA256: "sha256:" + strings.Repeat("a", 64), CreatedAt: now}
+	ops := []Op{{Op: OpWrite, Path: "a\u2028.txt", SHA256: rec.SHA256, Size: 3, Record: &rec}, {Op: OpDelete, Path: "b"}, {Op: OpDelete, Path: "<c>"}}
+	for n := range len(ops) + 1 {
+		j := &Journal{FormatVersion: FormatVersion, RunID: "r", Command: "run", Started: now, BaseVersion: "v", Ops: ops[:n]}
+		want, err := json.Marshal(j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := NewStream(j, n, func(i int) *Op { return &ops[i] })
+		if err != nil {
+			t.Fatal(err)
+		}
+		for round := range 2 {
+			var got bytes.Buffer
+			if _, err := io.CopyBuffer(&got, s, make([]byte, 7)); err != nil {
+				t.Fatal(err)
+			}
+			if got.String() != string(want) {
+				t.Fatalf("%d ops, round %d:\n got %s\nwant %s", n, round, got.Bytes(), want)
+			}
+			if _, err := s.Seek(0, io.SeekStart); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 }

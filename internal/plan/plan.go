@@ -52,15 +52,25 @@ const (
 	Replacement = "replacement"
 )
 
-// Output is one output the run wants at the root.
+// Output is one output the run wants at the root (render.Output).
 type Output struct {
+	// Path is relative to the destination root (clean, prefix applied).
 	Path       string
-	Kind       string // catalog.KindSource or catalog.KindGenerated
+	Kind       string // catalog.KindSource (a copied bundle file) or catalog.KindGenerated
 	SourcePath string // bundle path it derives from
-	Transform  string // "" or catalog.TransformMarkdown
-	URL        string
-	SHA256     string
+	Transform  string // "" or a catalog transform (catalog.TransformMarkdown, ...)
+	URL        string // the public URL, or "" without links.base_url
+	SHA256     string // "sha256:<64 lowercase hex>"
 	Size       int64
+	// The bytes, for the writer (the planner does not look): Content holds
+	// a generated output's (nil for copies, streamed from the bundle file
+	// SourcePath). Encoding names the compression (compress.Encoding) of
+	// the output Plain that this output's bytes are: a sidecar, or an
+	// object stored compressed (spec 3.4); SHA256 and Size are the
+	// compressed bytes'.
+	Content  []byte
+	Encoding string
+	Plain    *Output
 }
 
 // Input is everything Make decides from.

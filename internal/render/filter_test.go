@@ -68,7 +68,7 @@ func TestPlanFilters(t *testing.T) {
 			d := dest()
 			d.Publish.Include, d.Publish.Exclude = tt.include, tt.exclude
 			d.Paths.Rename = tt.rename
-			res := plan(t, files, d, tt.prefix)
+			res := planFor(t, files, d, tt.prefix)
 			if diff := cmp.Diff(tt.want, briefs(res)); diff != "" {
 				t.Errorf("outputs (-want +got):\n%s", diff)
 			}
@@ -87,7 +87,7 @@ func TestPlanFilters(t *testing.T) {
 func TestFilteredLinkNotRewritten(t *testing.T) {
 	d := dest()
 	d.Publish = config.Publish{HTML: true, Source: config.SourceAssets, Exclude: []string{"drafts/**"}}
-	res := plan(t, map[string]string{"report.md": "[n](drafts/next.md)\n", "drafts/next.md": "# N\n"}, d, "")
+	res := planFor(t, map[string]string{"report.md": "[n](drafts/next.md)\n", "drafts/next.md": "# N\n"}, d, "")
 	if got := string(output(t, res, "report.html").Content); !strings.Contains(got, `href="drafts/next.md"`) {
 		t.Errorf("link to an excluded page was rewritten:\n%s", got)
 	}

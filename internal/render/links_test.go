@@ -77,7 +77,7 @@ func linkDest() *config.Destination {
 // at.
 func TestBrokenLinks(t *testing.T) {
 	d := linkDest()
-	res := plan(t, linkBundle, d, "2026-06-19/")
+	res := planFor(t, linkBundle, d, "2026-06-19/")
 	if diff := cmp.Diff(linkWarnings, res.Warnings); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
@@ -97,13 +97,13 @@ func TestBrokenLinksRoot(t *testing.T) {
 	files := map[string]string{"report.md": "[archive](index.html) [feed](feed.xml)\n[other](2026-06-18/index.html)\n"}
 	d := linkDest()
 	d.Publish.Exclude = nil
-	res := plan(t, files, d, "")
+	res := planFor(t, files, d, "")
 	want := []string{`report.md:2: link to "2026-06-18/index.html": no file 2026-06-18/index.html in the bundle`}
 	if diff := cmp.Diff(want, res.Warnings); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
 	d.Index = nil
-	res = plan(t, files, d, "")
+	res = planFor(t, files, d, "")
 	want = []string{
 		`report.md:1: link to "index.html": no file index.html in the bundle`,
 		`report.md:1: link to "feed.xml": no file feed.xml in the bundle`,
@@ -122,20 +122,20 @@ func TestBrokenLinksMoved(t *testing.T) {
 	files := map[string]string{"docs/report.md": "# R\n\n![chart](img/chart.svg)\n", "docs/img/chart.svg": "<svg/>"}
 	d := dest()
 	d.Paths.Rename = map[string]string{"docs/report.md": "index.md"}
-	res := plan(t, files, d, "")
+	res := planFor(t, files, d, "")
 	want := []string{`docs/report.md:3: image "img/chart.svg": the bundle has docs/img/chart.svg, but this destination publishes nothing at img/chart.svg`}
 	if diff := cmp.Diff(want, res.Warnings); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
 	d = dest()
 	d.Publish.Source = config.SourceNone
-	res = plan(t, files, d, "")
+	res = planFor(t, files, d, "")
 	want = []string{`docs/report.md:3: image "img/chart.svg": this destination does not publish the bundle's docs/img/chart.svg`}
 	if diff := cmp.Diff(want, res.Warnings); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
 	d.Publish = config.Publish{HTML: false, Source: config.SourceAll}
-	if res = plan(t, files, d, ""); len(res.Warnings) != 0 {
+	if res = planFor(t, files, d, ""); len(res.Warnings) != 0 {
 		t.Errorf("warnings without publish.html: %q", res.Warnings)
 	}
 }
@@ -157,7 +157,7 @@ func TestBrokenLinksFail(t *testing.T) {
 	}
 	d.Publish.Exclude = nil
 	good := map[string]string{"report.md": "[m](methods.md) ![c](img/chart.svg)\n", "methods.md": "# M\n", "img/chart.svg": "<svg/>"}
-	if res := plan(t, good, d, ""); len(res.Warnings) != 0 {
+	if res := planFor(t, good, d, ""); len(res.Warnings) != 0 {
 		t.Errorf("warnings %q", res.Warnings)
 	}
 }

@@ -82,7 +82,7 @@ func TestLinkRewriting(t *testing.T) {
 			d := dest()
 			d.Markdown.Template = writeFile(t, "t.tmpl", "{{.Content}}")
 			d.Paths.Rename = tt.rename
-			res := plan(t, files, d, tt.prefix)
+			res := planFor(t, files, d, tt.prefix)
 			var page string
 			for _, o := range res.Outputs {
 				if o.SourcePath == tt.from && o.Kind == KindGenerated {

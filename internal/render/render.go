@@ -21,6 +21,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/cleanpath"
 	"github.com/distributor-dev/distributor/internal/config"
 	"github.com/distributor-dev/distributor/internal/glob"
+	"github.com/distributor-dev/distributor/internal/plan"
 )
 
 // ErrSourceMismatch: a Markdown source read from the bundle does not have
@@ -369,26 +370,9 @@ const (
 	TransformMarkdown = "markdown_to_html"
 )
 
-// Output is one planned output of a destination.
-type Output struct {
-	// Path is relative to the destination root (clean, prefix applied).
-	Path       string
-	Kind       string // KindSource (a copied bundle file) or KindGenerated
-	SourcePath string
-	Transform  string
-	SHA256     string // "sha256:<64 lowercase hex>"
-	Size       int64
-	// URL is the public URL, or "" without links.base_url.
-	URL string
-	// Content holds a generated output's bytes (nil for copies, streamed
-	// from the bundle file SourcePath).
-	Content []byte
-	// Encoding names the compression (compress.Encoding) of the output
-	// Plain that this output's bytes are: a sidecar, or an object stored
-	// compressed (spec 3.4). SHA256 and Size are the compressed bytes'.
-	Encoding string
-	Plain    *Output
-}
+// Output is one planned output of a destination (plan.Output: render
+// plans what the planner decides on).
+type Output = plan.Output
 
 // Result is everything a destination publishes from one bundle.
 type Result struct {

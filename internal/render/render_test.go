@@ -32,7 +32,7 @@ func briefs(res *Result) []brief {
 	return out
 }
 
-func plan(t *testing.T, files map[string]string, d *config.Destination, prefix string) *Result {
+func planFor(t *testing.T, files map[string]string, d *config.Destination, prefix string) *Result {
 	t.Helper()
 	res, err := Plan(context.Background(), newBundle(t, files), d, prefix)
 	if err != nil {
@@ -108,7 +108,7 @@ func TestPlanSelection(t *testing.T) {
 		t.Run(fmt.Sprintf("html=%v,source=%q", tt.html, tt.source), func(t *testing.T) {
 			d := dest()
 			d.Publish = config.Publish{HTML: tt.html, Source: tt.source}
-			res := plan(t, files, d, "")
+			res := planFor(t, files, d, "")
 			if diff := cmp.Diff(tt.want, briefs(res)); diff != "" {
 				t.Errorf("outputs (-want +got):\n%s", diff)
 			}
@@ -170,7 +170,7 @@ func TestPlanRenameAndPrefix(t *testing.T) {
 			d := dest()
 			d.Publish.Source = tt.source
 			d.Paths.Rename = tt.rename
-			res := plan(t, files, d, tt.prefix)
+			res := planFor(t, files, d, tt.prefix)
 			if diff := cmp.Diff(tt.want, briefs(res)); diff != "" {
 				t.Errorf("outputs (-want +got):\n%s", diff)
 			}
@@ -242,7 +242,7 @@ func TestPlanURLs(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			d := dest()
 			d.Links = tt.links
-			res := plan(t, files, d, "")
+			res := planFor(t, files, d, "")
 			got := map[string]string{}
 			for _, o := range res.Outputs {
 				got[o.Path] = o.URL
@@ -286,7 +286,7 @@ func TestPlanPrimaryURL(t *testing.T) {
 			d := dest()
 			d.Publish.HTML = tt.html
 			d.Links = tt.links
-			if got := plan(t, files, d, tt.prefix).PrimaryURL; got != tt.want {
+			if got := planFor(t, files, d, tt.prefix).PrimaryURL; got != tt.want {
 				t.Errorf("PrimaryURL = %q, want %q", got, tt.want)
 			}
 		})
@@ -444,11 +444,11 @@ func TestPlanDeterministic(t *testing.T) {
 	d.Publish.Source = config.SourceAll
 	d.Links = config.Links{BaseURL: "https://example.com/", Pretty: true}
 	d.Paths.Rename = map[string]string{"chart.png": "img/chart.png", "sub/details.md": "details.md"}
-	first := plan(t, files, d, "daily/")
+	first := planFor(t, files, d, "daily/")
 	for range 3 {
 		// A fresh bundle directory each time: the bundle's location must
 		// not leak into outputs either.
-		again := plan(t, files, d, "daily/")
+		again := planFor(t, files, d, "daily/")
 		if diff := cmp.Diff(first, again, cmpopts.EquateEmpty()); diff != "" {
 			t.Fatalf("second Plan differs (-first +again):\n%s", diff)
 		}
@@ -456,7 +456,7 @@ func TestPlanDeterministic(t *testing.T) {
 }
 
 func TestBuiltinPage(t *testing.T) {
-	res := plan(t, map[string]string{"r.md": "# Fish & <Chips>\n\ntext\n"}, dest(), "")
+	res := planFor(t, map[string]string{"r.md": "# Fish & <Chips>\n\ntext\n"}, dest(), "")
 	page := string(output(t, res, "r.html").Content)
 	for _, want := range []string{
 		"<!doctype html>\n",
@@ -527,7 +527,7 @@ func TestTitle(t *testing.T) {
 			d := dest()
 			d.Markdown.Template = writeFile(t, "t.tmpl", "{{.Title}}")
 			d.Markdown.RawHTML = tt.rawHTML
-			res := plan(t, map[string]string{tt.file: tt.src}, d, "")
+			res := planFor(t, map[string]string{tt.file: tt.src}, d, "")
 			if got := html.UnescapeString(string(res.Outputs[0].Content)); got != tt.want {
 				t.Errorf("title = %q, want %q", got, tt.want)
 			}

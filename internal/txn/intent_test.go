@@ -161,8 +161,8 @@ func TestLargeIntentGoesToTheJournal(t *testing.T) {
 		files[fmt.Sprintf("d/f%04d.txt", i)] = fmt.Sprint(i)
 	}
 	ch := change(files)
-	if data, _ := encodeJournal(ch, "r", "run", now); len(data) <= IntentCap {
-		t.Fatalf("the intent is %d bytes, not over the cap", len(data))
+	if data, _, err := intentOf(ch, "r", "run", now); data != nil || err != nil {
+		t.Fatalf("the intent fits the cap (%d bytes), or %v", len(data), err)
 	}
 	journaled := false
 	h := &hooked{Store: st, before: func(op, p string) error {
@@ -244,14 +244,14 @@ func TestExistingJournalWins(t *testing.T) {
 func TestTakeoverKeepsAnExistingJournal(t *testing.T) {
 	dir, st := newRoot(t)
 	ctx := context.Background()
-	earlier, err := encodeJournal(change(map[string]string{"x.txt": "x"}), "earlier", "run", now)
+	earlier, _, err := intentOf(change(map[string]string{"x.txt": "x"}), "earlier", "run", now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := storage.PutIf(ctx, st, journal.Name, earlier, ""); err != nil {
 		t.Fatal(err)
 	}
-	own, err := encodeJournal(change(map[string]string{"y.txt": "y"}), "dead", "run", now)
+	own, _, err := intentOf(change(map[string]string{"y.txt": "y"}), "dead", "run", now)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -144,9 +144,7 @@ func Begin(ctx context.Context, opts Options) (*Txn, error) {
 		opts.Intent = nil // see Intent
 	}
 	if opts.Intent != nil && len(opts.Intent.Writes)+len(opts.Intent.Deletes) > 0 {
-		if data, err := encodeJournal(opts.Intent, runID, opts.Command, started); err == nil && len(data) <= IntentCap {
-			l.Intent = data
-		}
+		l.Intent, _, _ = intentOf(opts.Intent, runID, opts.Command, started)
 	}
 	k, err := l.Acquire(ctx, opts.Command)
 	if err != nil {
@@ -291,7 +289,7 @@ type Write struct {
 	Size   int64
 	// Record is the catalog record the write stands for (journaled, so
 	// that recovery can roll the write forward).
-	Record catalog.Output
+	Record *catalog.Output
 	Open   func(ctx context.Context) (io.ReadCloser, error) // the bytes to write
 	// Phase orders the writes of a Change: all writes of a lower phase
 	// complete before any write of a higher phase starts.
@@ -465,12 +463,12 @@ func (t *Txn) writeJournal(ctx context.Context, ch *Change) error {
 	if err := t.lk.Fence(); err != nil {
 		return err
 	}
-	data, err := encodeJournal(ch, t.runID, t.opts.Command, t.started)
+	data, s, err := intentOf(ch, t.runID, t.opts.Command, t.started)
 	if err != nil {
 		return err
 	}
 	inRecord := t.lk.Info().Intent
-	if t.opts.Intent != nil && len(data) <= IntentCap {
+	if t.opts.Intent != nil && data != nil {
 		if !bytes.Equal(data, inRecord) {
 			if err := t.lk.SetIntent(ctx, data); err != nil {
 				return fmt.Errorf("write the intent to %s: %w", lock.Name, err)
@@ -484,22 +482,50 @@ func (t *Txn) writeJournal(ctx context.Context, ch *Change) error {
 			return fmt.Errorf("remove the intent from %s: %w", lock.Name, err)
 		}
 	}
-	if _, err := storage.PutIf(ctx, t.st, journal.Name, data, ""); err != nil {
+	size, err := s.Seek(0, io.SeekStart)
+	if err == nil {
+		size, err = io.Copy(io.Discard, s)
+	}
+	if err == nil {
+		_, err = s.Seek(0, io.SeekStart)
+	}
+	if err == nil {
+		_, err = t.st.Put(ctx, journal.Name, s, size, storage.IfVersion(""))
+	}
+	if err != nil {
 		return fmt.Errorf("write %s: %w", journal.Name, err)
 	}
 	return nil
 }
 
-func encodeJournal(ch *Change, runID, command string, started time.Time) ([]byte, error) {
+// encodeJournal streams ch's journal (journal.Stream), each write's op and
+// record taken from ch as it is read.
+func encodeJournal(ch *Change, runID, command string, started time.Time) (*journal.Stream, error) {
 	j := &journal.Journal{RunID: runID, Command: command, Started: started, BaseVersion: string(ch.Base)}
-	for _, w := range ch.Writes { // (w is a copy: each op its own Record)
-		j.Ops = append(j.Ops, journal.Op{Op: journal.OpWrite, Path: w.Path, Existed: w.Existed,
-			SHA256: w.SHA256, Size: w.Size, Record: &w.Record})
+	var op journal.Op
+	return journal.NewStream(j, len(ch.Writes)+len(ch.Deletes), func(i int) *journal.Op {
+		if i >= len(ch.Writes) {
+			op = journal.Op{Op: journal.OpDelete, Path: ch.Deletes[i-len(ch.Writes)]}
+			return &op
+		}
+		w := &ch.Writes[i]
+		op = journal.Op{Op: journal.OpWrite, Path: w.Path, Existed: w.Existed, SHA256: w.SHA256, Size: w.Size, Record: w.Record}
+		return &op
+	})
+}
+
+// intentOf is ch's journal when it fits a lock record (IntentCap), else nil;
+// a larger one is not encoded beyond the cap.
+func intentOf(ch *Change, runID, command string, started time.Time) ([]byte, *journal.Stream, error) {
+	s, err := encodeJournal(ch, runID, command, started)
+	if err != nil {
+		return nil, nil, err
 	}
-	for _, p := range ch.Deletes {
-		j.Ops = append(j.Ops, journal.Op{Op: journal.OpDelete, Path: p})
+	data, err := io.ReadAll(io.LimitReader(s, IntentCap+1))
+	if err != nil || len(data) > IntentCap {
+		return nil, s, err
 	}
-	return journal.Encode(j)
+	return data, s, nil
 }
 
 // dropJournal removes the journal once the root is settled; if that fails

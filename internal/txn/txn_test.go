@@ -108,7 +108,7 @@ func record(p, data string) catalog.Output {
 }
 
 func write(p, data string) Write {
-	return Write{Path: p, SHA256: digest(data), Size: int64(len(data)), Record: record(p, data),
+	return Write{Path: p, SHA256: digest(data), Size: int64(len(data)), Record: new(record(p, data)),
 		Open: func(context.Context) (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(data)), nil }}
 }
 
