@@ -27,10 +27,11 @@ type reader struct {
 	eof  bool
 	rerr error // the source's read error, if any
 
-	dec  *jsontext.Decoder // reads one value at a time, from feed
-	opts jsontext.Options
-	feed feeder
-	memo canonMemo
+	dec   *jsontext.Decoder // reads one value at a time, from feed
+	opts  jsontext.Options
+	feed  feeder
+	memo  canonMemo
+	owner ownerMemo // validateOutput's
 
 	whole   bool   // read like Parse: records in any order, every value problem collected
 	copy    bool   // hand records in Encode's layout to fn undecoded (ApplyTo splicing)
@@ -237,7 +238,7 @@ func (r *reader) record() error {
 		o.CreatedAt = parseTime(w.CreatedAt, "created_at", add)
 		o.UpdatedAt = parseTime(w.UpdatedAt, "updated_at", add)
 	}
-	validateOutput(o, f, func(format string, args ...any) { probs = append(probs, fmt.Errorf(format, args...)) })
+	validateOutput(o, f, func(format string, args ...any) { probs = append(probs, fmt.Errorf(format, args...)) }, &r.owner)
 	if err := order(r, o.Path, f); err != nil {
 		return err
 	}

@@ -53,32 +53,47 @@ func Validate(c *Catalog) error {
 		} else {
 			seen[c.Outputs[i].Path] = i
 		}
-		validateOutput(&c.Outputs[i], field(i), add)
+		validateOutput(&c.Outputs[i], field(i), add, nil)
 	}
 	return errors.Join(errs...)
 }
 
+// ownerMemo is the owner and source of the last record a reader found
+// valid: the records of one publication share them, checked once.
+type ownerMemo struct {
+	pipeline, destination string
+	source                Source
+}
+
 // validateOutput checks one record's rules but uniqueness, naming f in
 // every problem it adds; a field, not an interface, so that a valid record
-// costs no allocation for its name.
-func validateOutput(o *Output, f field, add func(string, ...any)) {
+// costs no allocation for its name. m (nil: none) skips the owner and
+// source checks of a record with the same as the last one found valid.
+func validateOutput(o *Output, f field, add func(string, ...any), m *ownerMemo) {
 	if err := cleanpath.CheckUnreserved(o.Path); err != nil {
 		add("%s.path: %w", f, err)
 	}
-	if !isSlug(o.PipelineID) {
-		add("%s.pipeline_id: %q is not a slug ([a-z0-9][a-z0-9._-]{0,63})", f, o.PipelineID)
-	}
-	if !isSlug(o.DestinationID) {
-		add("%s.destination_id: %q is not a slug ([a-z0-9][a-z0-9._-]{0,63})", f, o.DestinationID)
-	}
-	if bundle.ValidateID(o.Source.ID) != nil {
-		add("%s.source.id: %q is not a source id", f, o.Source.ID)
-	}
-	if bundle.CheckSHA256(o.Source.Digest) != nil {
-		add("%s.source.digest: %q is not sha256:<64 lowercase hex>", f, o.Source.Digest)
-	}
-	if o.Source.Created.IsZero() {
-		add("%s.source.created: missing", f)
+	if owner := (ownerMemo{o.PipelineID, o.DestinationID, o.Source}); m == nil || *m != owner {
+		ok := true
+		fail := func(format string, args ...any) { ok = false; add(format, args...) }
+		if !isSlug(o.PipelineID) {
+			fail("%s.pipeline_id: %q is not a slug ([a-z0-9][a-z0-9._-]{0,63})", f, o.PipelineID)
+		}
+		if !isSlug(o.DestinationID) {
+			fail("%s.destination_id: %q is not a slug ([a-z0-9][a-z0-9._-]{0,63})", f, o.DestinationID)
+		}
+		if bundle.ValidateID(o.Source.ID) != nil {
+			fail("%s.source.id: %q is not a source id", f, o.Source.ID)
+		}
+		if bundle.CheckSHA256(o.Source.Digest) != nil {
+			fail("%s.source.digest: %q is not sha256:<64 lowercase hex>", f, o.Source.Digest)
+		}
+		if o.Source.Created.IsZero() {
+			fail("%s.source.created: missing", f)
+		}
+		if ok && m != nil {
+			*m = owner
+		}
 	}
 	switch o.Kind {
 	case KindSource:

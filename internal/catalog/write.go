@@ -71,7 +71,7 @@ func NewEncoder(w io.Writer, h Header) (*Encoder, error) {
 // Add validates o and writes it. Paths must increase strictly.
 func (e *Encoder) Add(o *Output) error {
 	var errs []error
-	validateOutput(o, field(e.n), func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) })
+	validateOutput(o, field(e.n), func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }, nil)
 	return put(e, o.Path, o, nil, errs)
 }
 
