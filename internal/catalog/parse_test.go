@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -146,5 +147,41 @@ func TestReadNamesTheLineOfAWrongValue(t *testing.T) {
 	want := `decode catalog: line 4, column 14: outputs[0].size: must be an integer, got a string`
 	if s.Status != StatusInvalid || s.Problem == nil || s.Problem.Error() != want {
 		t.Errorf("Read = %s, %v\nwant invalid, %s", s.Status, s.Problem, want)
+	}
+}
+
+// TestOwnerCheckedForEveryRecordThatDiffers: the reader checks an owner
+// and source once for the records that repeat one found valid, never for
+// one that differs or one found invalid (each record's problem is named).
+func TestOwnerCheckedForEveryRecordThatDiffers(t *testing.T) {
+	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	src := Source{ID: "s", Digest: "sha256:" + strings.Repeat("0", 64), Created: now}
+	c := &Catalog{SchemaVersion: SchemaVersion, CreatedAt: now, UpdatedAt: now}
+	for i := range 5 {
+		c.Outputs = append(c.Outputs, Output{Path: fmt.Sprintf("f%d", i), PipelineID: "p", DestinationID: "d", Source: src,
+			Kind: KindSource, SHA256: "sha256:" + strings.Repeat("1", 64), CreatedAt: now, UpdatedAt: now})
+	}
+	data, err := Encode(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// f1 and f2 share one bad digest, f3 a bad pipeline; f0 and f4 are valid.
+	bad := strings.Repeat("0", 63) + "X"
+	doc := string(data)
+	for _, p := range []string{"f1", "f2"} {
+		i := strings.Index(doc, `"path": "`+p+`"`)
+		j := i + strings.Index(doc[i:], strings.Repeat("0", 64))
+		doc = doc[:j] + bad + doc[j+64:]
+	}
+	i := strings.Index(doc, `"path": "f3"`)
+	doc = doc[:i] + strings.Replace(doc[i:], `"pipeline_id": "p"`, `"pipeline_id": "P"`, 1)
+	_, err = Parse([]byte(doc))
+	for _, want := range []string{"outputs[1].source.digest", "outputs[2].source.digest", "outputs[3].pipeline_id"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse: %v\nwant a problem at %s", err, want)
+		}
+	}
+	if err != nil && (strings.Contains(err.Error(), "outputs[0]") || strings.Contains(err.Error(), "outputs[4]")) {
+		t.Errorf("Parse: %v\nnames a valid record", err)
 	}
 }
