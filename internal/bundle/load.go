@@ -347,7 +347,7 @@ func (b *Bundle) OpenVerified(path string) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &verifyingReader{f: f, want: want, dir: b.Dir, id: b.Manifest.ID, h: newDigest(want.Size)}, nil
+	return &verifyingReader{f: f, src: f, want: want, dir: b.Dir, id: b.Manifest.ID, h: newDigest(want.Size)}, nil
 }
 
 // parallelDigest is the size from which a file's sha256 is computed on a
@@ -365,6 +365,7 @@ func newDigest(size int64) *parhash.Hash {
 
 type verifyingReader struct {
 	f       *os.File
+	src     io.Reader // what Read verifies: f, or a copy of it (CopiedBy)
 	want    File
 	dir     string
 	id      string // the manifest's, for the hint
@@ -378,7 +379,7 @@ func (v *verifyingReader) Read(p []byte) (int, error) {
 	if v.err != nil {
 		return 0, v.err
 	}
-	n, err := v.f.Read(p)
+	n, err := v.src.Read(p)
 	v.n += int64(n)
 	if v.n > v.want.Size {
 		v.err = v.mismatch(fmt.Sprintf("size exceeds manifest size %d", v.want.Size))
@@ -408,6 +409,11 @@ func (v *verifyingReader) Read(p []byte) (int, error) {
 	}
 	return n, v.err
 }
+
+// CopiedBy lets a writer copy the file by other means (in the kernel, P1):
+// it returns the file, at the reader's offset, and Read verifies copy, the
+// copy's own bytes read back, in its place: the bytes hashed are those written.
+func (v *verifyingReader) CopiedBy(copy io.Reader) *os.File { v.src = copy; return v.f }
 
 func (v *verifyingReader) Close() error {
 	v.h.Close()
@@ -447,7 +453,7 @@ func (v *verifyingReader) Seek(offset int64, whence int) (int64, error) {
 		}
 		v.h.Close()
 		v.h = newDigest(v.want.Size)
-		v.n, v.err, v.checked = 0, nil, false
+		v.src, v.n, v.err, v.checked = v.f, 0, nil, false
 		return 0, nil
 	}
 	return 0, fmt.Errorf("bundle %s: %s: only a rewind to the start is supported", v.dir, v.want.Path)

@@ -2,6 +2,7 @@ package bundle
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -108,5 +109,39 @@ func TestWalkBundleFastMatchesWalk(t *testing.T) {
 	}
 	if _, ok := fastSizes["sub/manifest.json"]; !ok {
 		t.Error("a nested manifest.json is a bundle file like any other")
+	}
+}
+
+// TestCopiedByVerifiesTheCopy: a reader whose file a writer copied by other
+// means (CopiedBy) verifies the copy's bytes, not the file's: a copy that
+// differs fails with a *MismatchError though the file is intact, and a
+// rewind verifies the file again.
+func TestCopiedByVerifiesTheCopy(t *testing.T) {
+	b, err := Load(context.Background(), newBundle(t, sample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	r, err := b.OpenVerified("a/b/c.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	v := r.(interface {
+		io.ReadSeeker
+		CopiedBy(io.Reader) *os.File
+	})
+	if f := v.CopiedBy(strings.NewReader("DEEP")); f == nil {
+		t.Fatal("CopiedBy returned no file")
+	}
+	var mm *MismatchError
+	if _, err := io.ReadAll(v); !errors.As(err, &mm) || !strings.Contains(mm.Reason, "sha256 mismatch") {
+		t.Errorf("a copy that differs: got %v, want a sha256 mismatch", err)
+	}
+	if _, err := v.Seek(0, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := io.ReadAll(v); err != nil || string(got) != "deep" {
+		t.Errorf("after a rewind: %q, %v; want the file's bytes", got, err)
 	}
 }
