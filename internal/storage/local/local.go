@@ -39,6 +39,7 @@
 package local
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -160,11 +161,7 @@ func (s *Store) Sync(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		name := d
-		if name == "" {
-			name = "."
-		}
-		err := syncAt(root, name, (*os.File).Sync)
+		err := syncAt(root, cmp.Or(d, "."), (*os.File).Sync)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // removed since (a Delete pruned it)
 		}

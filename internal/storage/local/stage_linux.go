@@ -24,7 +24,7 @@ const canCreateAt = true
 // the fchmod undoing the umask when the umask leaves 0644 as it is.
 func (s *Store) createTempAt(dirfd int) (*os.File, string, error) {
 	return dirstore.NewTemp(func(name string) (*os.File, error) {
-		fd, err := openat(dirfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(fileMode))
+		fd, err := openat(dirfd, name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(fileMode))
 		if err != nil {
 			return nil, &fs.PathError{Op: "openat", Path: name, Err: err}
 		}

@@ -55,6 +55,7 @@ type tempWriter struct {
 	// written is how many bytes were written; flushed how many of them
 	// the kernel was asked to start writing to disk (startWriteback).
 	written, flushed int64
+	src              *os.File // what Read copies in the kernel (copyExact)
 }
 
 // writebackChunk is how many bytes a temporary file's writer lets the
@@ -101,7 +102,7 @@ func (s *Store) begin(p string) (*tempWriter, error) {
 // createTemp creates a new temporary file with mode 0644 in dir.
 func createTemp(dir *os.Root) (*os.File, string, error) {
 	return dirstore.NewTemp(func(name string) (*os.File, error) {
-		f, err := dir.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
+		f, err := dir.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, fileMode)
 		if err != nil {
 			return nil, err
 		}
@@ -118,12 +119,34 @@ func createTemp(dir *os.Root) (*os.File, string, error) {
 // their write-out (startWriteback), without waiting for it.
 func (w *tempWriter) Write(b []byte) (int, error) {
 	n, err := w.f.Write(b)
-	w.written += int64(n)
+	return n, w.wrote(int64(n), err)
+}
+
+func (w *tempWriter) wrote(n int64, err error) error {
+	w.written += n
 	if w.written-w.flushed >= writebackChunk {
 		startWriteback(w.f, w.flushed, w.written-w.flushed)
 		w.flushed = w.written
 	}
-	return n, err
+	return err
+}
+
+// Read copies the next len(b) bytes of w.src into the file in the kernel
+// (os.File.ReadFrom: copy_file_range, as cp does; where the file systems
+// refuse, a copy through user space) and reads them back into b: a source
+// copied so (copyExact, P1) verifies the bytes written. A short copy is
+// the end of w.src.
+func (w *tempWriter) Read(b []byte) (int, error) {
+	off := w.written
+	n, err := w.f.ReadFrom(io.LimitReader(w.src, int64(len(b))))
+	if err = w.wrote(n, err); err != nil {
+		return 0, err
+	}
+	m, err := w.f.ReadAt(b[:n], off)
+	if err == nil && m < len(b) {
+		err = io.EOF
+	}
+	return m, err
 }
 
 // Close implements dirstore.Temp. A deferred store skips the file's own
