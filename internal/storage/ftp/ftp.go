@@ -150,15 +150,9 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 			opts.Port = 990
 		}
 	}
-	if opts.Connections <= 0 {
-		opts.Connections = 4
-	}
-	if opts.DialTimeout <= 0 {
-		opts.DialTimeout = 30 * time.Second
-	}
-	if opts.IdleTimeout <= 0 {
-		opts.IdleTimeout = 30 * time.Second
-	}
+	opts.Connections = cmp.Or(max(opts.Connections, 0), 4) // (zero or negative: the default)
+	opts.DialTimeout = cmp.Or(max(opts.DialTimeout, 0), 30*time.Second)
+	opts.IdleTimeout = cmp.Or(max(opts.IdleTimeout, 0), 30*time.Second)
 	s := &Store{opts: opts, addr: net.JoinHostPort(opts.Host, strconv.Itoa(opts.Port)), root: path.Clean(opts.Root),
 		pool: pool{slots: make(chan struct{}, opts.Connections)}}
 	s.dirs.Root = s.root
