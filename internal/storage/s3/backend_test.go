@@ -13,7 +13,7 @@ import (
 
 // TestBlockSchema: schema.json says what the Block struct says.
 func TestBlockSchema(t *testing.T) {
-	blocktest.CheckSchema(t, Block{}, Backend().Schema, "backend.go")
+	blocktest.CheckSchema(t, Block{}, Backend().Schema, "s3.go")
 }
 
 // TestBlockChecksMatchTheSchema: decoding accepts exactly the bucket and
