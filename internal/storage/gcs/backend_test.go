@@ -99,5 +99,5 @@ func TestDecode(t *testing.T) {
 
 // TestBlockSchema: schema.json says what the Block struct says.
 func TestBlockSchema(t *testing.T) {
-	blocktest.CheckSchema(t, gcs.Block{}, gcs.Backend().Schema, "backend.go")
+	blocktest.CheckSchema(t, gcs.Block{}, gcs.Backend().Schema, "gcs.go")
 }
