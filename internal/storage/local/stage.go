@@ -112,6 +112,7 @@ func (s *Store) copyExact(ctx context.Context, dst io.Writer, src io.Reader, siz
 	c, ok := src.(copiedBy)
 	if w, wok := dst.(*tempWriter); ok && wok && w.dirfd >= 0 {
 		w.src, dst = c.CopiedBy(w), io.Discard
+		defer func() { w.src = nil }() // a staged write outlives its source
 	}
 	bp, _ := s.bufs.Get().(*[]byte)
 	if bp == nil {
