@@ -259,20 +259,10 @@ func outputsOf(pl *plan.Plan) []Output {
 	return out
 }
 
-// AppliedCounts counts the creates, overwrites and deletes of p in done.
+// AppliedCounts counts the creates, overwrites and deletes of p in done
+// (only writes and deletes take effect: done holds no other item).
 func AppliedCounts(p *plan.Plan, done []string) plan.Counts {
-	var c plan.Counts
-	for _, it := range doneItems(p, done) {
-		switch it.Op {
-		case plan.OpCreate:
-			c.Created++
-		case plan.OpOverwrite:
-			c.Overwritten++
-		case plan.OpDelete:
-			c.Deleted++
-		}
-	}
-	return c
+	return (&plan.Plan{Items: doneItems(p, done)}).Counts()
 }
 
 // ChangedURLs returns the sorted URLs of the outputs d wrote and deleted
