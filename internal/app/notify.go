@@ -43,17 +43,18 @@ func (a *App) notifyPipelineFailed(ctx context.Context, cfg *config.Config, p *c
 		if d, ok := cfg.Destination(id); ok {
 			root = d.Path // unexpanded: placeholders need the manifest
 		}
-		for _, n := range a.deliver(ctx, cfg, notify.PipelineFailed(op, id, root)) {
-			if n.Status != notify.StatusSent {
-				op.Warnings = append(op.Warnings, notificationWarning(n, id))
-			}
-		}
+		warnUndelivered(op, a.deliver(ctx, cfg, notify.PipelineFailed(op, id, root)), id)
 	}
 }
 
-// notificationWarning is the pipeline warning for an unlisted undelivered n.
-func notificationWarning(n report.Notification, id string) string {
-	return fmt.Sprintf("notification %s (%s) for destination %s %s: %s", n.ID, n.Event, id, n.Status, n.Error)
+// warnUndelivered warns in op of each notification of ns (for destination
+// id, which op does not list) that was not sent.
+func warnUndelivered(op *report.Pipeline, ns []report.Notification, id string) {
+	for _, n := range ns {
+		if n.Status != notify.StatusSent {
+			op.Warnings = append(op.Warnings, fmt.Sprintf("notification %s (%s) for destination %s %s: %s", n.ID, n.Event, id, n.Status, n.Error))
+		}
+	}
 }
 
 // deliver sends ev to every subscribed notification, in configuration order.

@@ -246,11 +246,7 @@ func reportBundle(op *report.Pipeline, runs []*destinationRun, bad error) {
 			op.Warnings = append(op.Warnings, fmt.Sprintf("destination %s: %d file(s) created before the mismatch was found were removed again",
 				rd.DestinationID, dr.rolledBack))
 		}
-		for _, n := range rd.Notifications {
-			if n.Status != notify.StatusSent {
-				op.Warnings = append(op.Warnings, notificationWarning(n, rd.DestinationID))
-			}
-		}
+		warnUndelivered(op, rd.Notifications, rd.DestinationID)
 	}
 }
 
