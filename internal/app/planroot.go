@@ -149,7 +149,7 @@ func (r *RootState) scanCatalog(ctx context.Context, req planRequest) error {
 	if !req.props.Directories {
 		candidates, recordedDirs = map[string]bool{}, map[string]bool{}
 		for i := range req.outputs {
-			for d := parentDir(req.outputs[i].Path); d != "" && !candidates[d]; d = parentDir(d) {
+			for d := plan.Parent(req.outputs[i].Path); d != "" && !candidates[d]; d = plan.Parent(d) {
 				candidates[d] = true
 			}
 		}
@@ -162,7 +162,7 @@ func (r *RootState) scanCatalog(ctx context.Context, req planRequest) error {
 			known.Records[o.Path] = &kept
 		}
 		if len(candidates) > 0 {
-			for d := parentDir(o.Path); d != "" && !recordedDirs[d]; d = parentDir(d) {
+			for d := plan.Parent(o.Path); d != "" && !recordedDirs[d]; d = plan.Parent(d) {
 				if candidates[d] {
 					recordedDirs[d] = true
 				}
@@ -287,7 +287,7 @@ func (r *RootState) cover(ctx context.Context, jobs int, paths []string, found f
 	var prefixes []string
 	for _, p := range paths {
 		c := p
-		for d := parentDir(p); d != "" && !r.recordedDirs[d]; d = parentDir(d) {
+		for d := plan.Parent(p); d != "" && !r.recordedDirs[d]; d = plan.Parent(d) {
 			c = d
 		}
 		if groups[c] == nil {
@@ -303,7 +303,7 @@ func (r *RootState) cover(ctx context.Context, jobs int, paths []string, found f
 			want := map[string]bool{}
 			for _, p := range groups[c] {
 				want[p] = true
-				for d := parentDir(p); d != "" && !r.recordedDirs[d]; d = parentDir(d) {
+				for d := plan.Parent(p); d != "" && !r.recordedDirs[d]; d = plan.Parent(d) {
 					want[d] = true
 				}
 			}
@@ -331,7 +331,7 @@ func (r *RootState) cover(ctx context.Context, jobs int, paths []string, found f
 	}
 	seen := map[string]bool{} // their parent keys not in r.recordedDirs, sorted, once
 	for _, p := range restPaths {
-		for d := parentDir(p); d != "" && !seen[d]; d = parentDir(d) {
+		for d := plan.Parent(p); d != "" && !seen[d]; d = plan.Parent(d) {
 			seen[d] = true
 			if !r.recordedDirs[d] {
 				restParents = append(restParents, d)
@@ -340,13 +340,6 @@ func (r *RootState) cover(ctx context.Context, jobs int, paths []string, found f
 	}
 	slices.Sort(restParents)
 	return restPaths, restParents
-}
-
-func parentDir(p string) string {
-	if i := strings.LastIndexByte(p, '/'); i >= 0 {
-		return p[:i]
-	}
-	return ""
 }
 
 // parallel runs fn for 0..n-1 on up to jobs goroutines; after the first error,

@@ -167,7 +167,7 @@ func Wants(outputs []Output, owner catalog.Owner, workflow string) func(*catalog
 	dirs := map[string]bool{}
 	for i := range outputs {
 		planned[outputs[i].Path] = true
-		for d := parent(outputs[i].Path); d != "" && !dirs[d]; d = parent(d) {
+		for d := Parent(outputs[i].Path); d != "" && !dirs[d]; d = Parent(d) {
 			dirs[d] = true
 		}
 	}
@@ -178,7 +178,7 @@ func Wants(outputs []Output, owner catalog.Owner, workflow string) func(*catalog
 		if p, ok := catalog.SidecarOf(o.Path, o.Transform); ok && planned[p] {
 			return true // a sidecar of a planned output (staleSidecars)
 		}
-		for d := parent(o.Path); d != ""; d = parent(d) {
+		for d := Parent(o.Path); d != ""; d = Parent(d) {
 			if planned[d] {
 				return true
 			}
@@ -198,7 +198,7 @@ func Lookups(outputs []Output, known *Known) (paths, parents []string) {
 			continue
 		}
 		paths = append(paths, p)
-		for d := parent(p); d != "" && !seen[d]; d = parent(d) {
+		for d := Parent(p); d != "" && !seen[d]; d = Parent(d) {
 			seen[d] = true
 			parents = append(parents, d)
 		}
@@ -459,7 +459,7 @@ func collisions(planned map[string]*Output, listing map[string]int64, records ma
 		if records[path] != nil {
 			continue
 		}
-		for d := parent(path); d != ""; d = parent(d) {
+		for d := Parent(path); d != ""; d = Parent(d) {
 			dirs[d] = true
 		}
 	}
@@ -467,7 +467,7 @@ func collisions(planned map[string]*Output, listing map[string]int64, records ma
 	for path := range planned {
 		_, present := listing[path]
 		blocked := (present && records[path] == nil) || dirs[path]
-		for d := parent(path); d != "" && !blocked; d = parent(d) {
+		for d := Parent(path); d != "" && !blocked; d = Parent(d) {
 			if _, isFile := listing[d]; isFile && records[d] == nil {
 				blocked = true
 			}
@@ -483,7 +483,8 @@ func collisions(planned map[string]*Output, listing map[string]int64, records ma
 // isDir reports whether listing path p is not an object (see Input.Listing).
 func isDir(p string) bool { return strings.HasSuffix(p, "/") }
 
-func parent(p string) string {
+// Parent is the directory of path p, "" at the root.
+func Parent(p string) string {
 	if i := strings.LastIndexByte(p, '/'); i >= 0 {
 		return p[:i]
 	}
