@@ -20,6 +20,7 @@ import (
 	"github.com/distributor-dev/distributor/internal/report"
 	"github.com/distributor-dev/distributor/internal/storage"
 	"github.com/distributor-dev/distributor/internal/storage/registry"
+	"github.com/distributor-dev/distributor/internal/txn"
 )
 
 // ValidateOptions are the inputs of Validate.
@@ -326,11 +327,7 @@ func sameRoot(p *config.Pipeline, x, y *config.Destination, root, px, py string,
 			return
 		}
 		slices.Sort(both)
-		some := strings.Join(both[:min(3, len(both))], ", ") // a few examples
-		if len(both) > 3 {
-			some = fmt.Sprintf("%s and %d more", some, len(both)-3)
-		}
-		problem(rep, fmt.Sprintf("%s and both plan %d of the same output path(s) (%s): %s", lead, len(both), some, fix))
+		problem(rep, fmt.Sprintf("%s and both plan %d of the same output path(s) (%s): %s", lead, len(both), txn.Summarise(both, 3), fix))
 		return
 	}
 	switch {

@@ -47,7 +47,7 @@ func (r *Recovery) LogAttrs(root string) []any {
 		paths []string
 	}{{"rolled_forward", r.RolledForward}, {"removed", r.Removed}, {"dropped", r.Dropped}} {
 		if len(l.paths) > 0 {
-			attrs = append(attrs, l.name, fmt.Sprintf("%d (%s)", len(l.paths), summarise(l.paths, 3)))
+			attrs = append(attrs, l.name, fmt.Sprintf("%d (%s)", len(l.paths), Summarise(l.paths, 3)))
 		}
 	}
 	if len(r.Left) > 0 {

@@ -260,8 +260,8 @@ func dirsOf(ws []Write) []string {
 	return slices.Sorted(maps.Keys(seen))
 }
 
-// summarise writes at most max paths of a list, then a count of the rest.
-func summarise(paths []string, max int) string {
+// Summarise writes at most max paths of a list, then a count of the rest.
+func Summarise(paths []string, max int) string {
 	if len(paths) <= max {
 		return strings.Join(paths, ", ")
 	}
@@ -340,7 +340,7 @@ func (a *attempt) settle(cause error) (*Result, error) {
 		t.dropJournal()
 	} else {
 		res.JournalKept = true
-		msg += "; the root keeps its intent journal (" + summarise(doubts, 3) +
+		msg += "; the root keeps its intent journal (" + Summarise(doubts, 3) +
 			"): the next run, prune --apply or reconcile-state on it recovers it"
 	}
 	return res, fmt.Errorf("%w; %s", cause, msg)
@@ -435,7 +435,7 @@ func (a *attempt) outcome(res *Result) string {
 		for i, l := range res.Left {
 			paths[i] = l.Path
 		}
-		s += fmt.Sprintf(", left %d in place (%s: %s)", len(res.Left), summarise(paths, 3), res.Left[0].Reason)
+		s += fmt.Sprintf(", left %d in place (%s: %s)", len(res.Left), Summarise(paths, 3), res.Left[0].Reason)
 	}
 	return s
 }
