@@ -21,6 +21,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/distributor-dev/distributor/internal/cli"
+	"github.com/distributor-dev/distributor/internal/storage/azure/azuretest"
 )
 
 var updateDocs = flag.Bool("update", false, "TestDocs: write the real output of the documents' sessions into them")
@@ -44,6 +45,9 @@ func TestDocs(t *testing.T) {
 	readmes, _ := filepath.Glob("../../examples/*/README.md")
 	for _, r := range readmes {
 		files = append(files, strings.TrimPrefix(r, "../../"))
+	}
+	if os.Getenv("DISTRIBUTOR_TEST_AZURE_ENDPOINT") != "" {
+		azuretest.Azurite(t) // creates the container docs-server azure publishes to
 	}
 	dir := t.TempDir()
 	var scripts []string
