@@ -81,17 +81,21 @@ func CheckSHA256(s string) error {
 		return fmt.Errorf("must have 64 hex digits after \"sha256:\", has %d characters", len(h))
 	}
 	for i := 0; i < len(h); i++ {
-		c := h[i]
-		switch {
-		case '0' <= c && c <= '9', 'a' <= c && c <= 'f':
-		case 'A' <= c && c <= 'F':
-			return errors.New("must use lowercase hex digits")
-		default:
+		// One predictable branch a digit: a switch on digits and letters
+		// mispredicts on random hex (P5: 13% of an additive run's CPU).
+		if c := h[i]; !lowerHex[c] {
+			if 'A' <= c && c <= 'F' {
+				return errors.New("must use lowercase hex digits")
+			}
 			return fmt.Errorf("has a non-hex character %q", rune(c))
 		}
 	}
 	return nil
 }
+
+// lowerHex marks the lowercase hex digits.
+var lowerHex = [256]bool{'0': true, '1': true, '2': true, '3': true, '4': true, '5': true, '6': true, '7': true,
+	'8': true, '9': true, 'a': true, 'b': true, 'c': true, 'd': true, 'e': true, 'f': true}
 
 // ValidateID reports whether id is a valid bundle id: 1 to 128 characters of
 // [A-Za-z0-9._-], starting with a letter or a digit.
