@@ -486,8 +486,7 @@ func (s *Store) client(ctx context.Context) (*conn, error) {
 		return s.conn, nil
 	}
 	if s.conn != nil {
-		s.conn.close()
-		s.conn = nil
+		s.conn.close() // dead; a failed dial leaves it there, closed
 	}
 	c, err := s.dial(ctx)
 	if err != nil {

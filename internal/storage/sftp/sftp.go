@@ -61,7 +61,6 @@ import (
 	"io"
 	"io/fs"
 	"net"
-	"os"
 	"path"
 	"strconv"
 	"strings"
@@ -192,16 +191,12 @@ func (s *Store) String() string {
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
+	c := s.conn
+	s.closed, s.conn = true, nil
+	if c == nil {
 		return nil
 	}
-	s.closed = true
-	if s.conn == nil {
-		return nil
-	}
-	err := s.conn.close()
-	s.conn = nil
-	return err
+	return c.close()
 }
 
 // full returns the server path of the store path p ("" is the root).
@@ -212,25 +207,21 @@ func (s *Store) full(p string) string {
 	return path.Join(s.root, p)
 }
 
-// notExist is the error for a missing path, matching storage.ErrNotExist.
-func notExist(p, why string) error {
-	err := storage.ErrNotExist
-	if why != "" {
-		err = fmt.Errorf("%w (%s)", err, why)
+// missing is err, or if it matches storage.ErrNotExist that error for the store path p.
+func missing(p string, err error) error {
+	if errors.Is(err, storage.ErrNotExist) {
+		return &fs.PathError{Op: "stat", Path: p, Err: storage.ErrNotExist}
 	}
-	return &fs.PathError{Op: "stat", Path: p, Err: err}
+	return err
 }
 
 func (s *Store) openSized(c *conn, p string) (*sftplib.File, int64, error) {
-	if _, err := s.lstat(c, p); err != nil {
+	if _, err := s.lstat(c, p, true); err != nil {
 		return nil, 0, err
 	}
 	f, err := c.sftp.Open(s.full(p))
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, 0, notExist(p, "")
-		}
-		return nil, 0, err
+		return nil, 0, missing(p, err)
 	}
 	// Lstat and Open are two steps: check what was opened.
 	fi, err := f.Stat()
@@ -244,10 +235,11 @@ func (s *Store) openSized(c *conn, p string) (*sftplib.File, int64, error) {
 	return f, fi.Size(), nil
 }
 
-// lstat validates p and returns the Lstat of the regular file there; a path
-// missing, not a regular file, or below something that is not a plain directory
-// (a symbolic link, a file) yields an error matching storage.ErrNotExist.
-func (s *Store) lstat(c *conn, p string) (fs.FileInfo, error) {
+// lstat validates p and returns the Lstat of the entry there (with regular,
+// only of a regular file); a path missing, not a regular file, or below
+// something that is not a plain directory (a symbolic link, a file) yields an
+// error matching storage.ErrNotExist.
+func (s *Store) lstat(c *conn, p string, regular bool) (fs.FileInfo, error) {
 	if err := storage.CheckPath(p); err != nil {
 		return nil, err
 	}
@@ -256,22 +248,15 @@ func (s *Store) lstat(c *conn, p string) (fs.FileInfo, error) {
 		if h := (*dirstore.HiddenError)(nil); errors.As(err, &h) {
 			return nil, h.Missing("stat")
 		}
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, notExist(p, "")
-		}
-		return nil, err
+		return nil, missing(p, err)
 	}
 	fi, err := c.sftp.Lstat(s.full(p))
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, notExist(p, "")
-		}
-		if s.belowFile(c, p, err) {
-			return nil, notExist(p, "a parent is not a directory")
-		}
-		return nil, err
+	if s.belowFile(c, p, err) {
+		return nil, &fs.PathError{Op: "stat", Path: p, Err: fmt.Errorf("%w (a parent is not a directory)", storage.ErrNotExist)}
+	} else if err != nil {
+		return nil, missing(p, err)
 	}
-	if !fi.Mode().IsRegular() {
+	if regular && !fi.Mode().IsRegular() {
 		return nil, dirstore.NotObject("stat", p, fi)
 	}
 	return fi, nil
@@ -306,7 +291,7 @@ func (s *Store) Stat(ctx context.Context, p string) (_ storage.Info, err error) 
 		return storage.Info{}, err
 	}
 	defer watch(ctx, c)()
-	fi, err := s.lstat(c, p)
+	fi, err := s.lstat(c, p, true)
 	if err != nil {
 		return storage.Info{}, err
 	}
@@ -326,30 +311,19 @@ func (s *Store) Delete(ctx context.Context, p string) (err error) {
 		return err
 	}
 	defer watch(ctx, c)()
-	if _, err := s.walkParents(c, p, false); err != nil {
-		if h := (*dirstore.HiddenError)(nil); errors.As(err, &h) || errors.Is(err, fs.ErrNotExist) {
-			return nil // nothing below a link (or a file) is touched
-		}
+	switch fi, err := s.lstat(c, p, false); {
+	case errors.Is(err, fs.ErrNotExist), err == nil && fi.IsDir():
+		return nil // nothing below a link (or a file) is touched
+	case err != nil:
 		return err
-	}
-	full := s.full(p)
-	fi, err := c.sftp.Lstat(full)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || s.belowFile(c, p, err) {
-			return nil
-		}
-		return err
-	}
-	if fi.IsDir() {
-		return nil
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := c.sftp.Remove(full); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := c.sftp.Remove(s.full(p)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	s.dirs.Prune(path.Dir(full), true, false, c.sftp.RemoveDirectory)
+	s.dirs.Prune(path.Dir(s.full(p)), true, false, c.sftp.RemoveDirectory)
 	return nil
 }
 
@@ -413,24 +387,16 @@ func (d dirFS) CreateNew(ctx context.Context, p string, src *dirstore.DigestSour
 		return err
 	}
 	target := s.full(p)
-	var f *sftplib.File
-	for attempt := 1; ; attempt++ {
-		if f, err = c.sftp.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL); err == nil {
-			break
+	f, err := createExcl(c.sftp, target)
+	// A name not there at the look (its holder released it between the create
+	// and the look, as a lock is) lost a race: try again.
+	for attempt := 1; err != nil && attempt < 5 && !errors.Is(err, fs.ErrExist) && !errors.Is(err, fs.ErrPermission); attempt++ {
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
 		}
-		// SFTP v3 reports a taken name as a generic failure: look. If the
-		// name is gone again (its holder released it between the create
-		// and the look, as a lock is), the create lost a race: try again.
-		_, serr := c.sftp.Lstat(target)
-		if serr == nil {
-			return fmt.Errorf("%w (%v)", fs.ErrExist, err)
-		}
-		if errors.Is(serr, fs.ErrNotExist) && attempt < 5 && !errors.Is(err, fs.ErrPermission) {
-			if cerr := ctx.Err(); cerr != nil {
-				return cerr
-			}
-			continue
-		}
+		f, err = createExcl(c.sftp, target)
+	}
+	if err != nil {
 		s.dirs.Undo(created, c.sftp.RemoveDirectory)
 		return err
 	}

@@ -178,9 +178,9 @@ func (s *Store) begin(c *conn, p string) (*tempWriter, error) {
 			s.dirs.Undo(created, c.sftp.RemoveDirectory)
 			return nil, err
 		}
-		f, tmp, err := createTemp(c, dir)
+		f, name, err := dirstore.NewTemp(func(name string) (*sftplib.File, error) { return createExcl(c.sftp, path.Join(dir, name)) })
 		if err == nil {
-			return &tempWriter{s: s, c: c, f: f, tmp: tmp, target: target, created: created}, nil
+			return &tempWriter{s: s, c: c, f: f, tmp: path.Join(dir, name), target: target, created: created}, nil
 		}
 		s.dirs.Forget(s.root) // one may have been removed behind our back
 		if !errors.Is(err, fs.ErrNotExist) || attempt == 10 {
@@ -190,20 +190,17 @@ func (s *Store) begin(c *conn, p string) (*tempWriter, error) {
 	}
 }
 
-func createTemp(c *conn, dir string) (*sftplib.File, string, error) {
-	f, name, err := dirstore.NewTemp(func(name string) (*sftplib.File, error) {
-		tmp := path.Join(dir, name)
-		f, err := c.sftp.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
-		if err == nil || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
-			return f, err
-		}
-		// SFTP v3 reports an existing name as a generic failure: look.
-		if _, serr := c.sftp.Lstat(tmp); serr == nil {
-			return nil, fmt.Errorf("%w (%v)", fs.ErrExist, err)
-		}
-		return nil, err
-	})
-	return f, path.Join(dir, name), err
+// createExcl creates the file p with O_EXCL. SFTP v3 reports a taken name as a
+// generic failure: it looks, and a name there fails with fs.ErrExist.
+func createExcl(sc *sftplib.Client, p string) (*sftplib.File, error) {
+	f, err := sc.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
+	if err == nil {
+		return f, nil
+	}
+	if _, serr := sc.Lstat(p); serr == nil {
+		return nil, fmt.Errorf("%w (%v)", fs.ErrExist, err)
+	}
+	return nil, err
 }
 
 // cleanupTimeout bounds the removal of a failed write's temporary file on
