@@ -33,17 +33,55 @@ const (
 // answer with a failure, which proves them alive just as well.
 const keepaliveRequest = "keepalive@openssh.com"
 
-// conn is one SSH connection with its SFTP session.
+// conn is one SSH connection with its SFTP sessions.
 type conn struct {
 	ssh      *ssh.Client
-	sftp     *sftplib.Client
-	net      *progressConn // the TCP connection under ssh
-	hardlink bool          // the server offers hardlink@openssh.com (set before c is shared; see canLink)
-	fsync    bool          // the server offers fsync@openssh.com
-	noLink   atomic.Bool   // hardlink@openssh.com answered SSH_FX_OP_UNSUPPORTED: offered, but not usable
+	sftp     *sftplib.Client // the first session: every request but those of writes (see session)
+	net      *progressConn   // the TCP connection under ssh
+	hardlink bool            // the server offers hardlink@openssh.com (set before c is shared; see canLink)
+	fsync    bool            // the server offers fsync@openssh.com
+	noLink   atomic.Bool     // hardlink@openssh.com answered SSH_FX_OP_UNSUPPORTED: offered, but not usable
 	dead     atomic.Bool
 	once     sync.Once
-	done     chan struct{} // closed by close
+	done     chan struct{}     // closed by close
+	mu       sync.Mutex        // guards sessions and busy; held while a session opens
+	sessions []*sftplib.Client // sftp, then those session opened
+	busy     []int             // the writes in flight on each session
+}
+
+// writeSessions bounds the SFTP sessions of a connection to OpenSSH, which
+// serves each in a process of its own, one request at a time: on one session
+// each write's fsync waits for the previous one, on several the server's disk
+// and cores take them together. (Other servers get one: ProFTPD's mod_sftp
+// serves all in one process, and mixes up their handles.)
+const writeSessions = 4
+
+// session returns the session for a new write and the func that releases it:
+// the least busy one, or while all are busy a new one, up to writeSessions (one
+// the server refuses is sftp again). Opening it is bounded as every request on
+// c is (keepalive, watch).
+func (c *conn) session() (*sftplib.Client, func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	i := slices.Index(c.busy, slices.Min(c.busy))
+	if c.busy[i] > 0 && len(c.sessions) < writeSessions && strings.HasPrefix(string(c.ssh.ServerVersion()), "SSH-2.0-OpenSSH") {
+		sc, err := c.open()
+		if err != nil {
+			sc = c.sftp
+		}
+		c.sessions, c.busy, i = append(c.sessions, sc), append(c.busy, 0), len(c.sessions)
+	}
+	c.busy[i]++
+	return c.sessions[i], func() { c.mu.Lock(); c.busy[i]--; c.mu.Unlock() }
+}
+
+// open starts an SFTP session on c; its end (a server that kills it) marks c dead.
+func (c *conn) open() (*sftplib.Client, error) {
+	sc, err := sftplib.NewClient(c.ssh, sftplib.UseConcurrentWrites(true))
+	if err == nil {
+		go func() { sc.Wait(); c.dead.Store(true) }()
+	}
+	return sc, err
 }
 
 // canLink reports whether exclusive creates on c may use hardlink@openssh.com:
@@ -75,11 +113,10 @@ func (c *conn) close() error {
 		close(c.done)
 		// The SSH connection first: closing the SFTP session alone waits for
 		// the server to confirm, which a stalled server never does. Closing
-		// the transport ends the session and every request in flight at once.
+		// the transport ends the sessions and every request in flight at once.
 		if err = c.ssh.Close(); errors.Is(err, net.ErrClosed) {
 			err = nil
 		}
-		c.sftp.Close() // fails: its channel went with the connection
 	})
 	return err
 }
@@ -324,10 +361,6 @@ func (s *Store) dial(ctx context.Context) (*conn, error) {
 	}
 	// From here on the keepalive bounds the wait for the server.
 	nc.SetDeadline(time.Time{})
-	go func() {
-		c.sftp.Wait()
-		c.dead.Store(true)
-	}()
 	go c.keepalive(s.opts.KeepaliveInterval, s.opts.KeepaliveTimeout)
 	return c, nil
 }
@@ -456,13 +489,13 @@ func (s *Store) handshake(nc *progressConn, l *login) (*conn, error) {
 	} else if err != nil {
 		return nil, err
 	}
-	client := ssh.NewClient(cc, chans, reqs)
-	sc, err := sftplib.NewClient(client, sftplib.UseConcurrentWrites(true))
+	c := &conn{ssh: ssh.NewClient(cc, chans, reqs), net: nc, done: make(chan struct{}), busy: []int{0}}
+	sc, err := c.open()
 	if err != nil {
-		client.Close()
+		c.ssh.Close()
 		return nil, fmt.Errorf("start the sftp subsystem: %w", err)
 	}
-	c := &conn{ssh: client, sftp: sc, net: nc, done: make(chan struct{})}
+	c.sftp, c.sessions = sc, []*sftplib.Client{sc}
 	if _, ok := sc.HasExtension(extPosixRename); !ok {
 		c.close()
 		return nil, fmt.Errorf("the server lacks the %s extension, needed for atomic replacement (OpenSSH's sftp-server and internal-sftp have it)", extPosixRename)

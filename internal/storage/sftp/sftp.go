@@ -1,11 +1,13 @@
 // Package sftp implements storage.Store on a directory of an SFTP server,
 // over SSH (golang.org/x/crypto/ssh and github.com/pkg/sftp).
 //
-// Connection: one SSH connection and SFTP session per Store, opened by New and
-// shared by every call (the Store is safe for concurrent use); after a break
-// the next call reconnects. Options.DialTimeout bounds a connection attempt; a
-// keepalive (Options.KeepaliveInterval, KeepaliveTimeout) closes a connection
-// to a dead, stalled or partitioned server, so no request waits forever on it.
+// Connection: one SSH connection per Store, opened by New and shared by every
+// call (the Store is safe for concurrent use), with one SFTP session, and more
+// while writes overlap (up to 4, which the server serves in parallel: see
+// conn.session); after a break the next call reconnects. Options.DialTimeout
+// bounds a connection attempt; a keepalive (Options.KeepaliveInterval,
+// KeepaliveTimeout) closes a connection to a dead, stalled or partitioned
+// server, so no request waits forever on it.
 //
 // The server's host key is always checked against Options.KnownHostsFile:
 // an unknown, changed or revoked key fails with a *HostKeyError naming the

@@ -38,8 +38,10 @@ func (d dirFS) Temp(ctx context.Context, p string, _ bool) (dirstore.Temp, error
 	if err != nil {
 		return nil, err
 	}
-	stop := watch(ctx, c)
-	w, err := d.begin(c, p)
+	unwatch := watch(ctx, c)
+	sc, release := c.session()
+	stop := func() { unwatch(); release() }
+	w, err := d.begin(c, sc, p)
 	if err != nil {
 		stop()
 		return nil, err
@@ -52,13 +54,14 @@ func (d dirFS) Temp(ctx context.Context, p string, _ bool) (dirstore.Temp, error
 type tempWriter struct {
 	s         *Store
 	c         *conn
-	stop      func()        // stops watching the context on c; nil while detached
-	f         *sftplib.File // nil once closed
-	tmp       string        // server path of the temporary file
-	target    string        // server path of the target
-	created   []string      // directories begin made, outermost first
-	staged    bool          // detached once: its cleanup prunes (see Detach)
-	published bool          // tmp no longer exists under its name
+	sc        *sftplib.Client // the session of f and the write's requests (see conn.session)
+	stop      func()          // stops watching the context on c (and releases sc); nil while detached
+	f         *sftplib.File   // nil once closed
+	tmp       string          // server path of the temporary file
+	target    string          // server path of the target
+	created   []string        // directories begin made, outermost first
+	staged    bool            // detached once: its cleanup prunes (see Detach)
+	published bool            // tmp no longer exists under its name
 }
 
 func (w *tempWriter) Write(b []byte) (int, error) { return w.f.Write(b) }
@@ -81,7 +84,7 @@ func (w *tempWriter) Close(bool) error {
 
 // Rename implements dirstore.Temp: posix-rename@openssh.com replaces the target.
 func (w *tempWriter) Rename(context.Context) error {
-	if err := w.c.sftp.PosixRename(w.tmp, w.target); err != nil {
+	if err := w.sc.PosixRename(w.tmp, w.target); err != nil {
 		return fmt.Errorf("rename into place: %w", err)
 	}
 	w.published = true
@@ -99,23 +102,23 @@ func (w *tempWriter) Link(ctx context.Context) error {
 		return fmt.Errorf("no %s: %w", extHardlink, errors.ErrUnsupported)
 	}
 	for attempt := 1; ; attempt++ {
-		err := c.sftp.Link(w.tmp, w.target)
+		err := w.sc.Link(w.tmp, w.target)
 		if err == nil {
 			w.published = true
-			c.sftp.Remove(w.tmp)
+			w.sc.Remove(w.tmp)
 			return nil
 		}
 		if c.linkUnsupported(err) {
 			return fmt.Errorf("the server announces %s but does not support it: %w (%w)", extHardlink, errors.ErrUnsupported, err)
 		}
-		_, serr := c.sftp.Lstat(w.target)
+		_, serr := w.sc.Lstat(w.target)
 		switch {
 		case serr == nil:
 			return fmt.Errorf("%w (%v)", fs.ErrExist, err)
 		case !errors.Is(serr, fs.ErrNotExist):
 			return fmt.Errorf("hard-link into place failed (%v), then looking at the target: %w", err, serr)
 		}
-		if _, terr := c.sftp.Lstat(w.tmp); errors.Is(terr, fs.ErrNotExist) {
+		if _, terr := w.sc.Lstat(w.tmp); errors.Is(terr, fs.ErrNotExist) {
 			w.s.dirs.Forget(w.s.root) // the sweep may have pruned the directories too
 			return fmt.Errorf("%w (%v)", dirstore.ErrTempVanished, err)
 		}
@@ -129,7 +132,7 @@ func (w *tempWriter) Link(ctx context.Context) error {
 }
 
 func (w *tempWriter) Exists(context.Context) (bool, error) {
-	_, err := w.c.sftp.Lstat(w.target)
+	_, err := w.sc.Lstat(w.target)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
@@ -150,7 +153,7 @@ func (w *tempWriter) Attach(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	w.c, w.stop = c, watch(ctx, c)
+	w.c, w.sc, w.stop = c, c.sftp, watch(ctx, c)
 	return nil
 }
 
@@ -167,7 +170,7 @@ func (w *tempWriter) Done(ctx context.Context) error {
 // begin creates the target's missing parent directories and a temporary
 // file next to it. A concurrent Delete may prune a directory just made or
 // checked; begin then starts over.
-func (s *Store) begin(c *conn, p string) (*tempWriter, error) {
+func (s *Store) begin(c *conn, sc *sftplib.Client, p string) (*tempWriter, error) {
 	target := s.full(p)
 	dir := path.Dir(target)
 	var created []string
@@ -178,9 +181,9 @@ func (s *Store) begin(c *conn, p string) (*tempWriter, error) {
 			s.dirs.Undo(created, c.sftp.RemoveDirectory)
 			return nil, err
 		}
-		f, name, err := dirstore.NewTemp(func(name string) (*sftplib.File, error) { return createExcl(c.sftp, path.Join(dir, name)) })
+		f, name, err := dirstore.NewTemp(func(name string) (*sftplib.File, error) { return createExcl(sc, path.Join(dir, name)) })
 		if err == nil {
-			return &tempWriter{s: s, c: c, f: f, tmp: path.Join(dir, name), target: target, created: created}, nil
+			return &tempWriter{s: s, c: c, sc: sc, f: f, tmp: path.Join(dir, name), target: target, created: created}, nil
 		}
 		s.dirs.Forget(s.root) // one may have been removed behind our back
 		if !errors.Is(err, fs.ErrNotExist) || attempt == 10 {
@@ -220,7 +223,7 @@ func (w *tempWriter) cleanup(ctx context.Context) {
 		return
 	}
 	c := w.c
-	err := c.sftp.Remove(w.tmp)
+	err := w.sc.Remove(w.tmp)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) && connLost(c, err) {
 		c.close() // mark it dead, so that client reconnects
 		if ctx.Err() != nil {
