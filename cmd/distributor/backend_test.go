@@ -606,3 +606,34 @@ func TestRemoteExamples(t *testing.T) {
 		})
 	}
 }
+
+// TestLargeIntentOnEveryBackend: a change whose intent is over the lock
+// record's 64 KiB goes to .distributor.journal, streamed op by op
+// (journal.Stream: rewound, measured, signed or retried by each adapter's
+// compare-and-swap Put); the run publishes every file, records them all and
+// leaves no journal.
+func TestLargeIntentOnEveryBackend(t *testing.T) {
+	const n = 240 // about 450 bytes an op: over 64 KiB
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			be := b.open(t)
+			dir := t.TempDir()
+			files := map[string]string{"distributor.yaml": "pipelines:\n  - id: many\n    source: m\n    destinations: [d]\ndestinations:\n  - id: d\n" + be.yaml}
+			for i := range n {
+				files[fmt.Sprintf("m/f/%04d.txt", i)] = fmt.Sprint(i)
+			}
+			writeFiles(t, dir, files)
+			if res := distributor(t, dir, "bundle", "seal", filepath.Join(dir, "m"), "--id", "bundle.many", "--created", "2026-06-19T12:00:00Z"); res.code != 0 {
+				t.Fatalf("seal: %s", res.stderr)
+			}
+			d := runOne(t, dir, 0).Pipelines[0].Destinations[0]
+			if d.Action != "publish_new" || d.Status != "ok" || d.Counts.Created != n {
+				t.Fatalf("run: %+v", d)
+			}
+			got := be.objects(t)
+			if _, ok := got[".distributor.journal"]; ok || len(got) != n+1 {
+				t.Errorf("%d objects (want %d files and the catalog, no journal): %v", len(got), n, keys(got)[:min(5, len(got))])
+			}
+		})
+	}
+}

@@ -71,6 +71,7 @@ type Stream struct {
 	n, i int
 	op   func(i int) *Op
 	buf  []byte
+	off  int64 // bytes read since the start
 }
 
 // NewStream streams j's header with the n ops op returns in place of j.Ops.
@@ -106,16 +107,20 @@ func (s *Stream) Read(p []byte) (int, error) {
 		}
 	}
 	n := copy(p, s.buf)
-	s.buf = s.buf[n:]
+	s.buf, s.off = s.buf[n:], s.off+int64(n)
 	return n, nil
 }
 
-// Seek supports only rewinding: Seek(0, io.SeekStart).
+// Seek rewinds (Seek(0, io.SeekStart)) or tells where the stream is
+// (Seek(0, io.SeekCurrent)), nothing else.
 func (s *Stream) Seek(offset int64, whence int) (int64, error) {
-	if offset != 0 || whence != io.SeekStart {
+	switch {
+	case offset == 0 && whence == io.SeekCurrent:
+		return s.off, nil
+	case offset != 0 || whence != io.SeekStart:
 		return 0, fmt.Errorf("journal stream: seek %d/%d: only a rewind is supported", offset, whence)
 	}
-	s.i, s.buf = -1, nil
+	s.i, s.buf, s.off = -1, nil, 0
 	return 0, nil
 }
 

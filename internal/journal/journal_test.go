@@ -68,6 +68,9 @@ func TestStreamIsTheDocument(t *testing.T) {
 			if got.String() != string(want) {
 				t.Fatalf("%d ops, round %d:\n got %s\nwant %s", n, round, got.Bytes(), want)
 			}
+			if pos, err := s.Seek(0, io.SeekCurrent); pos != int64(len(want)) || err != nil {
+				t.Fatalf("at the end the stream says it is at %d (%v), not %d", pos, err, len(want))
+			}
 			if _, err := s.Seek(0, io.SeekStart); err != nil {
 				t.Fatal(err)
 			}
