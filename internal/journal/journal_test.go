@@ -60,6 +60,17 @@ func TestStreamIsTheDocument(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// A retried Put rewinds a stream it read part of.
+		part := make([]byte, min(100, len(want)))
+		if _, err := io.ReadFull(s, part); err != nil {
+			t.Fatal(err)
+		}
+		if pos, err := s.Seek(0, io.SeekCurrent); pos != int64(len(part)) || err != nil {
+			t.Fatalf("after %d bytes the stream says it is at %d (%v)", len(part), pos, err)
+		}
+		if _, err := s.Seek(0, io.SeekStart); err != nil {
+			t.Fatal(err)
+		}
 		for round := range 2 {
 			var got bytes.Buffer
 			if _, err := io.CopyBuffer(&got, s, make([]byte, 7)); err != nil {
