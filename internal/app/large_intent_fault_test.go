@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"reflect"
 	"slices"
@@ -338,18 +339,19 @@ func TestLargeIntentFaultInjection(t *testing.T) {
 }
 
 // tornJournal sits below the retry wrapper, above a store whose connection
-// goes through the proxy p: the first attempt of the journal's Put has its
-// connection dropped after cut bytes (p.CutAfter, lifted once the attempt
-// returned). After every attempt, and right before the journal's delete,
+// goes through the proxy p: the first attempt of the journal's Put (every
+// attempt, with every set) has its connection dropped after cut bytes
+// (p.CutAfter, lifted once the attempt returned). After every attempt, and right before the journal's delete,
 // it reads the journal on the server (read, not through the proxy): absent,
 // or exactly the bytes the Put was given, never a partial or doubled
 // journal.
 type tornJournal struct {
 	storage.Store
-	t    *testing.T
-	p    *faultproxy.Proxy
-	cut  int64
-	read func() ([]byte, error) // the journal on the server
+	t     *testing.T
+	p     *faultproxy.Proxy
+	cut   int64
+	every bool
+	read  func() ([]byte, error) // the journal on the server
 
 	mu       sync.Mutex
 	want     []byte  // the bytes the first attempt was given
@@ -382,14 +384,12 @@ func (j *tornJournal) Put(ctx context.Context, path string, r io.Reader, size in
 		j.t.Errorf("attempt %d of the journal's Put was given %d bytes other than the first's %d", len(j.attempts)+1, len(body), len(j.want))
 	}
 	j.mu.Unlock()
-	if first {
+	if first || j.every {
 		j.p.CutAfter(j.cut)
 	}
 	before := j.p.Forwarded()
 	v, err := j.Store.Put(ctx, path, r, size, opts)
-	if first {
-		j.p.CutAfter(0)
-	}
+	j.p.CutAfter(0)
 	j.mu.Lock()
 	j.attempts = append(j.attempts, err)
 	j.sent = append(j.sent, j.p.Forwarded()-before)
@@ -424,21 +424,30 @@ func (j *tornJournal) check(when string) {
 // TestLargeIntentTornJournalPut: the connection of the journal's Put (a
 // streamed intent of about 72 KB) drops after 32 KiB, part way through the
 // body, on S3 (gofakes3) and SFTP (the in-process server), through
-// faultproxy. The store's retry wrapper rewinds the journal.Stream and
-// sends it again: the attempt gets the same bytes; the journal, whenever it
-// is on the server (after each attempt, before its delete), is exactly
-// those bytes, never a partial or doubled one; and the run publishes the
-// change and leaves no journal or temporary file. (A run that failed
-// instead would have to leave nothing unrecorded, and recovery and a rerun
-// converge: checked too, so the test says which happened.)
+// faultproxy. The journal, whenever it is on the server (after each
+// attempt, before its delete), is exactly the bytes the Put was given,
+// never a partial or doubled one.
+//   - once: the store's retry wrapper rewinds the journal.Stream and sends
+//     it again, each attempt the same bytes; the run publishes the change
+//     and leaves no journal and no temporary file.
+//   - every attempt: the run fails before its first change (the root is
+//     as it was: no journal, and on SFTP no temporary file), and recovery
+//     and a rerun converge.
 func TestLargeIntentTornJournalPut(t *testing.T) {
 	const cut = 32 << 10
-	for _, b := range []struct {
+	type backend struct {
 		name string
 		// open returns the root opened directly and through a proxy, and
 		// the proxy, and the root's directory on this machine ("" for S3).
 		open func(t *testing.T) (direct, via storage.Store, p *faultproxy.Proxy, dir string)
-	}{
+	}
+	type tornCase struct {
+		name  string
+		b     backend
+		every bool
+	}
+	var cases []tornCase
+	for _, b := range []backend{
 		{"s3-inprocess", func(t *testing.T) (storage.Store, storage.Store, *faultproxy.Proxy, string) {
 			srv := s3test.Start(t, s3test.TLS())
 			p := faultproxy.New(t, srv.Addr)
@@ -472,11 +481,14 @@ func TestLargeIntentTornJournalPut(t *testing.T) {
 			return direct, via, p, l.Root
 		}},
 	} {
-		t.Run(b.name, func(t *testing.T) {
-			direct, via, p, dir := b.open(t)
+		cases = append(cases, tornCase{b.name + "/once", b, false}, tornCase{b.name + "/every-attempt", b, true})
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			direct, via, p, dir := c.b.open(t)
 			r := newLargeIntentRoot(t, direct)
 			ctx := context.Background()
-			torn := &tornJournal{Store: keepOpen{via}, t: t, p: p, cut: cut, read: func() ([]byte, error) {
+			torn := &tornJournal{Store: keepOpen{via}, t: t, p: p, cut: cut, every: c.every, read: func() ([]byte, error) {
 				data, _, err := direct.Get(ctx, journal.Name)
 				return data, err
 			}}
@@ -503,13 +515,27 @@ func TestLargeIntentTornJournalPut(t *testing.T) {
 				t.Fatalf("the cut (%d bytes forwarded) was not part way through the journal's %d bytes", sent[0], len(want))
 			}
 			decodeLargeJournal(t, want)
-			if d.Status == report.StatusOK {
+			if !c.every {
 				// The retry completed the journal: its last attempt succeeded,
 				// the journal was on the server, whole, until its delete.
-				if len(attempts) < 2 || attempts[len(attempts)-1] != nil || seen < 2 || d.Retries == 0 {
-					t.Fatalf("run ok, but the journal's Put attempts %v, found whole %d times, %d retries", attempts, seen, d.Retries)
+				if d.Status != report.StatusOK || len(attempts) != 2 || attempts[1] != nil || seen != 2 || d.Retries == 0 {
+					t.Fatalf("run %s %s: the journal's Put attempts %v, found whole %d times, %d retries", d.Status, str(d.Error), attempts, seen, d.Retries)
 				}
 			} else {
+				// Every attempt cut: the run failed before its first change.
+				if d.Status == report.StatusOK || len(attempts) < 2 || slices.Contains(attempts, nil) || seen != 0 {
+					t.Fatalf("run %s %s: the journal's Put attempts %v, found %d times", d.Status, str(d.Error), attempts, seen)
+				}
+				if got := storagetest.Snapshot(t, direct); !maps.Equal(got, r.pristine) {
+					t.Fatalf("the failed run changed the root: %d objects, was %d", len(got), len(r.pristine))
+				}
+				if dir != "" {
+					for p := range storagetest.DirSnapshot(t, dir) {
+						if strings.Contains(p, storage.TempPrefix) {
+							t.Errorf("temporary file left by the failed run: %s", p)
+						}
+					}
+				}
 				takeOverDeadRun(t, direct)
 				if _, err := txn.Recover(ctx, direct, nil, time.Now()); err != nil {
 					t.Fatalf("recover: %v", err)
