@@ -336,7 +336,8 @@ func (dr *destinationRun) lockedApply(ctx context.Context, in plan.Input, pl *pl
 // a partial one (plan.Settle).
 func (dr *destinationRun) change(r *RootState, in plan.Input, pl *plan.Plan) *txn.Change {
 	now := in.Now.UTC().Truncate(time.Second)
-	ch := &txn.Change{Base: r.Version, Final: pl.Edit, BaseCopy: r.CatalogCopy, BaseCanonical: r.CatalogCanonical, Staged: dr.staging}
+	ch := &txn.Change{Base: r.Version, Final: pl.Edit, BaseCopy: r.CatalogCopy, BaseCanonical: r.CatalogCanonical, Staged: dr.staging,
+		Writes: make([]txn.Write, 0, len(pl.Items))}
 	shape := webWrites(dr.d, dr.res.PrimaryPath, dr.outs)
 	outs := make(map[string]*render.Output, len(dr.outs))
 	for i := range dr.outs {

@@ -415,7 +415,7 @@ func (o *Output) recorded() (sourcePath, transform string) {
 // or to start fresh) into the one that records every item applied.
 func nextCatalog(in Input, cat *Known, items []Item) *catalog.Edit {
 	now := in.Now.UTC().Truncate(time.Second)
-	e := &catalog.Edit{Fresh: cat == nil,
+	e := &catalog.Edit{Fresh: cat == nil, Put: make([]catalog.Output, 0, len(items)),
 		Header: catalog.Header{DistributorVersion: in.DistributorVersion, CreatedAt: now, UpdatedAt: now}}
 	if cat != nil {
 		e.Header.CreatedAt = cat.Header.CreatedAt
