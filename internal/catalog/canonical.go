@@ -3,6 +3,7 @@ package catalog
 import (
 	"bytes"
 	"encoding/binary"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -23,16 +24,16 @@ func parseCanonical(b []byte, o *Output, memo *canonMemo) int {
 		p.lit(",\n"+in+"\"source\": {\n") &&
 		p.str(in+`  "id": `, &o.Source.ID, &memo.sourceID) &&
 		p.str(",\n"+in+`  "digest": `, &o.Source.Digest, &memo.sourceDigest) &&
-		p.time(",\n"+in+`  "created": `, &o.Source.Created) &&
+		p.lit(",\n"+in+`  "created": `) && p.time(&o.Source.Created) &&
 		p.lit("\n"+in+"},\n") &&
 		p.str(in+`"kind": `, &o.Kind, &memo.kind) &&
 		p.optStr(",\n"+in+`"source_path": `, &o.SourcePath) &&
 		p.optStr(",\n"+in+`"transform": `, &o.Transform) &&
 		p.optStr(",\n"+in+`"url": `, &o.URL) &&
 		p.str(",\n"+in+`"sha256": `, &o.SHA256, nil) &&
-		p.size(",\n"+in+`"size": `, &o.Size) &&
-		p.time(",\n"+in+`"created_at": `, &o.CreatedAt) &&
-		p.time(",\n"+in+`"updated_at": `, &o.UpdatedAt) &&
+		p.lit(",\n"+in+`"size": `) && p.size(&o.Size) &&
+		p.lit(",\n"+in+`"created_at": `) && p.time(&o.CreatedAt) &&
+		p.lit(",\n"+in+`"updated_at": `) && p.time(&o.UpdatedAt) &&
 		p.lit(recordClose)
 	if !ok {
 		return 0
@@ -106,7 +107,8 @@ type canonMemo struct {
 		raw [20]byte
 		t   time.Time
 	}
-	next int // the times slot to fill next
+	next  int             // the times slot to fill next
+	arena strings.Builder // str's text (its String, appended to, never changes)
 }
 
 // canonParser consumes the front of b.
@@ -162,8 +164,13 @@ func (p *canonParser) str(name string, dst, memo *string) bool {
 			return false
 		}
 		p.b = p.b[2+i:]
-		if memo == nil {
-			*dst = string(raw)
+		if a := &p.memo.arena; memo == nil { // carved from a block shared by many records, not allocated each
+			if a.Cap()-a.Len() < len(raw) {
+				a.Reset()
+				a.Grow(max(2<<10, len(raw)))
+			}
+			a.Write(raw)
+			*dst = a.String()[a.Len()-len(raw):]
 			return true
 		}
 		if *memo != string(raw) {
@@ -190,17 +197,11 @@ func (p *canonParser) str(name string, dst, memo *string) bool {
 
 // optStr parses an optional member: absent is "", present non-empty (Encode omits empty).
 func (p *canonParser) optStr(name string, dst *string) bool {
-	if !bytes.HasPrefix(p.b, []byte(name)) {
-		*dst = ""
-		return true
-	}
-	return p.str(name, dst, nil) && *dst != ""
+	*dst = ""
+	return !bytes.HasPrefix(p.b, []byte(name)) || p.str(name, dst, nil) && *dst != ""
 }
 
-func (p *canonParser) size(name string, dst *int64) bool {
-	if !p.lit(name) {
-		return false
-	}
+func (p *canonParser) size(dst *int64) bool {
 	n, i := int64(0), 0
 	for ; i < len(p.b) && p.b[i] >= '0' && p.b[i] <= '9'; i++ {
 		if i == 19 { // more digits than any int64 has
@@ -217,10 +218,7 @@ func (p *canonParser) size(name string, dst *int64) bool {
 }
 
 // time parses "YYYY-MM-DDTHH:MM:SSZ", the only form FormatTime writes.
-func (p *canonParser) time(name string, dst *time.Time) bool {
-	if !p.lit(name) {
-		return false
-	}
+func (p *canonParser) time(dst *time.Time) bool {
 	const form = `"0000-00-00T00:00:00Z"`
 	if len(p.b) < len(form) || p.b[0] != '"' || p.b[len(form)-1] != '"' {
 		return false
