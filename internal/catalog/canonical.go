@@ -3,7 +3,6 @@ package catalog
 import (
 	"bytes"
 	"encoding/binary"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -107,8 +106,7 @@ type canonMemo struct {
 		raw [20]byte
 		t   time.Time
 	}
-	next  int             // the times slot to fill next
-	arena strings.Builder // str's text (its String, appended to, never changes)
+	next int // the times slot to fill next
 }
 
 // canonParser consumes the front of b.
@@ -164,13 +162,8 @@ func (p *canonParser) str(name string, dst, memo *string) bool {
 			return false
 		}
 		p.b = p.b[2+i:]
-		if a := &p.memo.arena; memo == nil { // carved from a block shared by many records, not allocated each
-			if a.Cap()-a.Len() < len(raw) {
-				a.Reset()
-				a.Grow(max(2<<10, len(raw)))
-			}
-			a.Write(raw)
-			*dst = a.String()[a.Len()-len(raw):]
+		if memo == nil {
+			*dst = string(raw)
 			return true
 		}
 		if *memo != string(raw) {
