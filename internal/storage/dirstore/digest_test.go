@@ -19,7 +19,7 @@ func TestReadDigestedReadsWholeBuffers(t *testing.T) {
 	data := bytes.Repeat([]byte("0123456789abcdef"), 1<<16+7) // 1 MiB + 112 bytes
 	src := &iocount.Reader{R: bytes.NewReader(data)}
 	ctx := &iocount.Ctx{Context: t.Context()}
-	v, err := dirstore.ReadDigested(ctx, src, "", func(r io.Reader) error {
+	v, err := dirstore.ReadDigested(ctx, src, func(r io.Reader) error {
 		var small [100]byte
 		for range 10 {
 			if _, err := io.ReadFull(r, small[:]); err != nil {
@@ -52,7 +52,7 @@ func BenchmarkReadDigested(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
 		ctx := &iocount.Ctx{Context: b.Context()}
-		if _, err := dirstore.ReadDigested(ctx, bytes.NewReader(data), "", func(io.Reader) error { return nil },
+		if _, err := dirstore.ReadDigested(ctx, bytes.NewReader(data), func(io.Reader) error { return nil },
 			func(err error) error { return err }); err != nil {
 			b.Fatal(err)
 		}

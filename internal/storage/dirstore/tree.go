@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"io"
 	"io/fs"
 	"slices"
@@ -451,24 +450,14 @@ func ContentVersion(data []byte) storage.Version {
 	return SumVersion(sum[:])
 }
 
-// keyed maps each Version ReadDigested computed to a keyed hash of its bytes.
-var keyed, keySeed = new(sync.Map), maphash.MakeSeed()
-
 // ReadDigested is ReadVersioned on a content-versioned store: fn reads r
 // (failing once ctx is done) while another core hashes it (a large catalog
 // is decoded and hashed at once); what fn leaves is drained. An error of fn
-// is returned as is; a read error after fn is wrapped by wrap. Bytes not of
-// Version expect ("" for any) fail with storage.ErrPrecondition, proven by a
-// keyed hash if this process computed expect (a catalog its plan read).
-func ReadDigested(ctx context.Context, r io.Reader, expect storage.Version, fn func(io.Reader) error, wrap func(error) error) (storage.Version, error) {
-	h, k := parhash.New(sha256.New()), new(maphash.Hash)
+// is returned as is; a read error after fn is wrapped by wrap.
+func ReadDigested(ctx context.Context, r io.Reader, fn func(io.Reader) error, wrap func(error) error) (storage.Version, error) {
+	h := parhash.New(sha256.New())
 	defer h.Close()
-	k.SetSeed(keySeed)
-	sum, known := keyed.Load(expect)
-	if !known {
-		r = io.TeeReader(r, h)
-	}
-	cr := bufio.NewReaderSize(storage.ContextReader(ctx, io.TeeReader(r, k)), storage.HashBuffer)
+	cr := bufio.NewReaderSize(storage.ContextReader(ctx, io.TeeReader(r, h)), storage.HashBuffer)
 	if err := fn(cr); err != nil {
 		return "", err
 	}
@@ -481,14 +470,7 @@ func ReadDigested(ctx context.Context, r io.Reader, expect storage.Version, fn f
 			return "", wrap(err)
 		}
 	}
-	if known && sum != k.Sum64() {
-		return "", fmt.Errorf("%w: the bytes read are not those of version %s", storage.ErrPrecondition, expect)
-	} else if known {
-		return expect, nil
-	}
-	v := SumVersion(h.Sum())
-	keyed.Store(v, k.Sum64())
-	return v, CheckVersion(v, cmp.Or(expect, v))
+	return SumVersion(h.Sum()), nil
 }
 
 // CopyChunk is how many bytes CopyExact copies between context checks.

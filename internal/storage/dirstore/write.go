@@ -452,7 +452,7 @@ func (d *Writer) ReadVersioned(ctx context.Context, p string, fn func(io.Reader)
 		return "", d.FS.Wrap("read", p, err)
 	}
 	defer f.Close()
-	return ReadDigested(ctx, f, "", fn, func(err error) error { return d.FS.Wrap("read", p, err) })
+	return ReadDigested(ctx, f, fn, func(err error) error { return d.FS.Wrap("read", p, err) })
 }
 
 func (d *Writer) current(ctx context.Context, p string) (storage.Version, error) {
@@ -466,7 +466,7 @@ func (d *Writer) current(ctx context.Context, p string) (storage.Version, error)
 	defer f.Close()
 	// Streamed: a large catalog is hashed without holding a second copy,
 	// on another core while the next bytes arrive.
-	return ReadDigested(ctx, f, "", func(io.Reader) error { return nil }, func(err error) error { return err })
+	return ReadDigested(ctx, f, func(io.Reader) error { return nil }, func(err error) error { return err })
 }
 
 // Stage is storage.Store.Stage: the temporary file is written, closed and

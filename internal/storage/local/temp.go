@@ -299,10 +299,10 @@ func (w *tempWriter) Done(context.Context) error {
 	return err
 }
 
-// RewriteIf implements storage.Store: it proves the current file's Version
-// (dirstore.ReadDigested) while fn writes the new one to a temporary file
-// beside it, renamed over the target only if the current bytes had
-// ifVersion, under the same lock and durability as PutIfVersion's CAS.
+// RewriteIf implements storage.Store: it hashes the current file while fn
+// writes the new one to a temporary file beside it, renamed over the target only
+// if the current bytes had ifVersion, under the same lock and with the same
+// durability as PutIfVersion's compare-and-swap.
 func (s *Store) RewriteIf(ctx context.Context, p string, ifVersion storage.Version, fn func(cur io.Reader, w io.Writer) error) error {
 	// fn's own error comes back as it is, as a List callback's does.
 	return storage.ListResult(s.rewriteIf(ctx, p, ifVersion, fn), func(err error) error {
@@ -331,15 +331,18 @@ func (s *Store) rewriteIf(ctx context.Context, p string, ifVersion storage.Versi
 		return err
 	}
 	defer w.Done(ctx)
-	// The current bytes are proven to be ifVersion's while fn works: by a
-	// keyed hash when this process read them before, else by their digest.
-	_, err = dirstore.ReadDigested(ctx, cur, ifVersion, func(r io.Reader) error {
+	// The digest of the current bytes is computed on another core while
+	// fn works.
+	v, err := dirstore.ReadDigested(ctx, cur, func(r io.Reader) error {
 		if err := fn(r, w.f); err != nil {
 			return &storage.CallbackError{Err: err}
 		}
 		return nil
 	}, func(err error) error { return err })
 	if err != nil {
+		return err
+	}
+	if err := dirstore.CheckVersion(v, ifVersion); err != nil {
 		return err
 	}
 	if err := w.Close(false); err != nil {

@@ -13,8 +13,8 @@ import (
 
 // TestRewriteIfRefusesBytesChangedSinceRead: a rewrite against the Version
 // ReadVersioned read (the plan's read of the catalog) proves the bytes it
-// splices by the keyed hash taken then, not by SHA-256 again, and still
-// refuses a file changed since in place, same size, one byte different,
+// splices are that Version's: it refuses a file changed since in place,
+// same size, one byte different,
 // wherever the byte is: in what fn reads, or in what it leaves for the
 // drain. The unchanged bytes, written again, are accepted.
 func TestRewriteIfRefusesBytesChangedSinceRead(t *testing.T) {

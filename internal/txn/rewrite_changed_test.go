@@ -14,8 +14,8 @@ import (
 )
 
 // TestCatalogRewriteRefusesByteChangedSincePlanRead: the local rewrite
-// proves the catalog it splices by a keyed hash taken when the plan read
-// it (StreamCatalog), not by SHA-256 again; a catalog changed in place
+// proves the catalog it splices is the one the plan read (StreamCatalog):
+// a catalog changed in place
 // after that read, same size, one byte of a record's digest different (still
 // a valid catalog the splice could edit), is refused and left as it is.
 // The bytes the plan read, put back, are rewritten.
