@@ -233,7 +233,7 @@ func TestLargeIntentFaultInjection(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			base := b.open(t)
 			r := newLargeIntentRoot(t, base)
-			f, app, ctx := r.f, r.app, context.Background()
+			f, app := r.f, r.app
 
 			// The clean run: where its journal goes, and its calls.
 			tap := &journalTap{}
@@ -270,72 +270,91 @@ func TestLargeIntentFaultInjection(t *testing.T) {
 			t.Logf("%d calls; journal Put %d (%d bytes), outputs %d..%d, catalog %d, journal delete %d; crash points %v",
 				n, jPut, len(bodies[0]), outputs[0], outputs[len(outputs)-1], cat, jDel, ks)
 
+			c := &cleanRun{log: log, jPut: jPut, jDel: jDel, clean: clean}
 			for _, k := range ks {
 				for _, crash := range []bool{false, true} {
-					storeRestore(t, base, r.pristine)
-					// (The restore rewrote the catalog: a new version on some servers.)
-					_, baseVersion, err := base.Get(ctx, catalog.FileName)
-					if err != nil {
-						t.Fatal(err)
-					}
-					fs := &faultstore.Store{FailAt: k, Sticky: crash, Ignore: faultstore.IgnoreLock}
-					d := f.run(app(func(s storage.Store) storage.Store { fs.Store = s; return fs }), "mine")
-					flog := fs.Log()
-					if len(flog) < k {
-						t.Fatalf("k=%d crash=%v: the run made only %d calls: %q", k, crash, len(flog), flog)
-					}
-					op := flog[k-1]
-					if op != log[k-1] && (!isOutput(op) || !isOutput(log[k-1])) {
-						t.Fatalf("k=%d crash=%v: call %d is %q, in the clean run %q", k, crash, k, op, log[k-1])
-					}
-					if d.Status == report.StatusOK && op != logJournalDelete {
-						t.Fatalf("k=%d crash=%v: run with %q failing succeeded", k, crash, op)
-					}
-					// Nothing is written unless the journal is on the root.
-					put := slices.Index(flog, logJournalPut) + 1
-					for i, e := range flog {
-						if isOutput(e) && (put == 0 || put > i+1 || put == k) {
-							t.Fatalf("k=%d crash=%v: call %d %q, with the journal's Put at %d (failed: %v): %q",
-								k, crash, i+1, e, put, put == k, flog)
-						}
-					}
-					_, _, jerr := base.Get(ctx, journal.Name)
-					switch {
-					case k == jDel || crash && k > jPut && k < jDel:
-						if jerr != nil {
-							t.Fatalf("k=%d crash=%v: %q failed after the journal's Put, and no journal is left: %v", k, crash, op, jerr)
-						}
-						data, _, _ := base.Get(ctx, journal.Name)
-						if j := decodeLargeJournal(t, data); j.BaseVersion != string(baseVersion) || !reflect.DeepEqual(j.Ops, clean.Ops) {
-							t.Fatalf("k=%d crash=%v: the journal left is not the change's (base version %q, want %q)", k, crash, j.BaseVersion, baseVersion)
-						}
-					case !errors.Is(jerr, storage.ErrNotExist):
-						t.Fatalf("k=%d crash=%v: %q failed; journal left: %v", k, crash, op, jerr)
-					case !crash:
-						// A failed run settled the root by itself.
-						r.invariants(t)
-					}
-					// What the next writer does first.
-					takeOverDeadRun(t, base)
-					rec, err := txn.Recover(ctx, base, nil, time.Now())
-					if err != nil {
-						t.Fatalf("k=%d crash=%v: recover: %v", k, crash, err)
-					}
-					if rec != nil && len(rec.Left) > 0 {
-						t.Errorf("k=%d crash=%v: recovery left files it journaled: %+v", k, crash, rec.Left)
-					}
-					if rec != nil || crash { // (else checked above, and recovery found nothing)
-						r.invariants(t)
-					}
-					if d := f.run(app(nil), "mine"); d.Status != report.StatusOK {
-						t.Fatalf("k=%d crash=%v: rerun: %s %s", k, crash, d.Status, str(d.Error))
-					}
-					r.converged(t, fmt.Sprintf("k=%d crash=%v", k, crash))
+					r.crashAt(t, c, k, crash)
 				}
 			}
 		})
 	}
 	t.Logf("crash points per backend (each failed once and crashed once): %v", points)
+}
+
+// cleanRun is what the clean run of TestLargeIntentFaultInjection showed:
+// its calls, the journal's Put and delete among them (1-based), its journal.
+type cleanRun struct {
+	log        []string
+	jPut, jDel int
+	clean      *journal.Journal
+}
+
+// crashAt fails (crash: and every later call) call k of a run of the large
+// change on r's pristine root, then checks what TestLargeIntentFaultInjection
+// promises of it, recovers as the next writer would and reruns.
+func (r *largeIntentRoot) crashAt(t *testing.T, c *cleanRun, k int, crash bool) {
+	t.Helper()
+	base, f, app, ctx := r.base, r.f, r.app, context.Background()
+	log, jPut, jDel, clean := c.log, c.jPut, c.jDel, c.clean
+	storeRestore(t, base, r.pristine)
+	// (The restore rewrote the catalog: a new version on some servers.)
+	_, baseVersion, err := base.Get(ctx, catalog.FileName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := &faultstore.Store{FailAt: k, Sticky: crash, Ignore: faultstore.IgnoreLock}
+	d := f.run(app(func(s storage.Store) storage.Store { fs.Store = s; return fs }), "mine")
+	flog := fs.Log()
+	if len(flog) < k {
+		t.Fatalf("k=%d crash=%v: the run made only %d calls: %q", k, crash, len(flog), flog)
+	}
+	op := flog[k-1]
+	if op != log[k-1] && (!isOutput(op) || !isOutput(log[k-1])) {
+		t.Fatalf("k=%d crash=%v: call %d is %q, in the clean run %q", k, crash, k, op, log[k-1])
+	}
+	if d.Status == report.StatusOK && op != logJournalDelete {
+		t.Fatalf("k=%d crash=%v: run with %q failing succeeded", k, crash, op)
+	}
+	// Nothing is written unless the journal is on the root.
+	put := slices.Index(flog, logJournalPut) + 1
+	for i, e := range flog {
+		if isOutput(e) && (put == 0 || put > i+1 || put == k) {
+			t.Fatalf("k=%d crash=%v: call %d %q, with the journal's Put at %d (failed: %v): %q",
+				k, crash, i+1, e, put, put == k, flog)
+		}
+	}
+	_, _, jerr := base.Get(ctx, journal.Name)
+	switch {
+	case k == jDel || crash && k > jPut && k < jDel:
+		if jerr != nil {
+			t.Fatalf("k=%d crash=%v: %q failed after the journal's Put, and no journal is left: %v", k, crash, op, jerr)
+		}
+		data, _, _ := base.Get(ctx, journal.Name)
+		if j := decodeLargeJournal(t, data); j.BaseVersion != string(baseVersion) || !reflect.DeepEqual(j.Ops, clean.Ops) {
+			t.Fatalf("k=%d crash=%v: the journal left is not the change's (base version %q, want %q)", k, crash, j.BaseVersion, baseVersion)
+		}
+	case !errors.Is(jerr, storage.ErrNotExist):
+		t.Fatalf("k=%d crash=%v: %q failed; journal left: %v", k, crash, op, jerr)
+	case !crash:
+		// A failed run settled the root by itself.
+		r.invariants(t)
+	}
+	// What the next writer does first.
+	takeOverDeadRun(t, base)
+	rec, err := txn.Recover(ctx, base, nil, time.Now())
+	if err != nil {
+		t.Fatalf("k=%d crash=%v: recover: %v", k, crash, err)
+	}
+	if rec != nil && len(rec.Left) > 0 {
+		t.Errorf("k=%d crash=%v: recovery left files it journaled: %+v", k, crash, rec.Left)
+	}
+	if rec != nil || crash { // (else checked above, and recovery found nothing)
+		r.invariants(t)
+	}
+	if d := f.run(app(nil), "mine"); d.Status != report.StatusOK {
+		t.Fatalf("k=%d crash=%v: rerun: %s %s", k, crash, d.Status, str(d.Error))
+	}
+	r.converged(t, fmt.Sprintf("k=%d crash=%v", k, crash))
 }
 
 // tornJournal sits below the retry wrapper, above a store whose connection
@@ -435,57 +454,19 @@ func (j *tornJournal) check(when string) {
 //     and a rerun converge.
 func TestLargeIntentTornJournalPut(t *testing.T) {
 	const cut = 32 << 10
-	type backend struct {
-		name string
-		// open returns the root opened directly and through a proxy, and
-		// the proxy, and the root's directory on this machine ("" for S3).
-		open func(t *testing.T) (direct, via storage.Store, p *faultproxy.Proxy, dir string)
-	}
 	type tornCase struct {
 		name  string
-		b     backend
+		open  func(t *testing.T) (direct, via storage.Store, p *faultproxy.Proxy, dir string)
 		every bool
 	}
 	var cases []tornCase
-	for _, b := range []backend{
-		{"s3-inprocess", func(t *testing.T) (storage.Store, storage.Store, *faultproxy.Proxy, string) {
-			srv := s3test.Start(t, s3test.TLS())
-			p := faultproxy.New(t, srv.Addr)
-			opts := srv.Options("site").ForRoot("site", srv.Getenv) // as a destination opens it: minio-go sends once
-			opts.Endpoint = "https://" + p.Addr()
-			opts.DialTimeout, opts.ResponseTimeout, opts.IdleTimeout = 2*time.Second, 5*time.Second, 5*time.Second
-			via, err := s3.New(context.Background(), opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { via.Close() })
-			return srv.Open(t, "site"), via, p, ""
-		}},
-		{"sftp-inprocess", func(t *testing.T) (storage.Store, storage.Store, *faultproxy.Proxy, string) {
-			l := sftptest.Start(t).Login()
-			direct, err := sftp.New(context.Background(), sftpOptions(l))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { direct.Close() })
-			p := faultproxy.New(t, net.JoinHostPort(l.Host, strconv.Itoa(l.Port)))
-			opts := sftpOptions(l)
-			opts.Host, opts.Port = "127.0.0.1", p.Port()
-			opts.KnownHostsFile = sftptest.KnownHostsFor(t, l.KnownHosts, p.Addr())
-			opts.DialTimeout, opts.KeepaliveInterval, opts.KeepaliveTimeout = 2*time.Second, time.Second, 2*time.Second
-			via, err := sftp.New(context.Background(), opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { via.Close() })
-			return direct, via, p, l.Root
-		}},
-	} {
-		cases = append(cases, tornCase{b.name + "/once", b, false}, tornCase{b.name + "/every-attempt", b, true})
+	for name, open := range map[string]func(t *testing.T) (storage.Store, storage.Store, *faultproxy.Proxy, string){
+		"s3-inprocess": openTornS3, "sftp-inprocess": openTornSFTP} {
+		cases = append(cases, tornCase{name + "/once", open, false}, tornCase{name + "/every-attempt", open, true})
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			direct, via, p, dir := c.b.open(t)
+			direct, via, p, dir := c.open(t)
 			r := newLargeIntentRoot(t, direct)
 			ctx := context.Background()
 			torn := &tornJournal{Store: keepOpen{via}, t: t, p: p, cut: cut, every: c.every, read: func() ([]byte, error) {
@@ -529,13 +510,7 @@ func TestLargeIntentTornJournalPut(t *testing.T) {
 				if got := storagetest.Snapshot(t, direct); !maps.Equal(got, r.pristine) {
 					t.Fatalf("the failed run changed the root: %d objects, was %d", len(got), len(r.pristine))
 				}
-				if dir != "" {
-					for p := range storagetest.DirSnapshot(t, dir) {
-						if strings.Contains(p, storage.TempPrefix) {
-							t.Errorf("temporary file left by the failed run: %s", p)
-						}
-					}
-				}
+				noTempFile(t, dir, "by the failed run")
 				takeOverDeadRun(t, direct)
 				if _, err := txn.Recover(ctx, direct, nil, time.Now()); err != nil {
 					t.Fatalf("recover: %v", err)
@@ -546,13 +521,59 @@ func TestLargeIntentTornJournalPut(t *testing.T) {
 				}
 			}
 			r.converged(t, "after the torn journal")
-			if dir != "" {
-				for p := range storagetest.DirSnapshot(t, dir) {
-					if strings.Contains(p, storage.TempPrefix) {
-						t.Errorf("temporary file left: %s", p)
-					}
-				}
-			}
+			noTempFile(t, dir, "after the run")
 		})
 	}
+}
+
+// noTempFile fails t for a temporary file under dir ("": none to look at).
+func noTempFile(t *testing.T, dir, when string) {
+	t.Helper()
+	if dir == "" {
+		return
+	}
+	for p := range storagetest.DirSnapshot(t, dir) {
+		if strings.Contains(p, storage.TempPrefix) {
+			t.Errorf("temporary file left %s: %s", when, p)
+		}
+	}
+}
+
+// openTornS3 is an in-process S3 root opened directly, and through a fault
+// proxy as a destination opens it (minio-go sends once: the retry wrapper
+// is the only one).
+func openTornS3(t *testing.T) (direct, via storage.Store, p *faultproxy.Proxy, dir string) {
+	srv := s3test.Start(t, s3test.TLS())
+	p = faultproxy.New(t, srv.Addr)
+	opts := srv.Options("site").ForRoot("site", srv.Getenv)
+	opts.Endpoint = "https://" + p.Addr()
+	opts.DialTimeout, opts.ResponseTimeout, opts.IdleTimeout = 2*time.Second, 5*time.Second, 5*time.Second
+	via, err := s3.New(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { via.Close() })
+	return srv.Open(t, "site"), via, p, ""
+}
+
+// openTornSFTP is an in-process SFTP root opened directly, and through a
+// fault proxy; dir is the root's directory on this machine.
+func openTornSFTP(t *testing.T) (direct, via storage.Store, p *faultproxy.Proxy, dir string) {
+	l := sftptest.Start(t).Login()
+	direct, err := sftp.New(context.Background(), sftpOptions(l))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { direct.Close() })
+	p = faultproxy.New(t, net.JoinHostPort(l.Host, strconv.Itoa(l.Port)))
+	opts := sftpOptions(l)
+	opts.Host, opts.Port = "127.0.0.1", p.Port()
+	opts.KnownHostsFile = sftptest.KnownHostsFor(t, l.KnownHosts, p.Addr())
+	opts.DialTimeout, opts.KeepaliveInterval, opts.KeepaliveTimeout = 2*time.Second, time.Second, 2*time.Second
+	via, err = sftp.New(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { via.Close() })
+	return direct, via, p, l.Root
 }
