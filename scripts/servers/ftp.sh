@@ -9,7 +9,7 @@
 # _CA is the CA that signed the servers' certificate (subjectAltName
 # IP:127.0.0.1 and DNS:localhost, generated once per state directory with
 # openssl), _ROOT the local directory the login sees as "/" (chrooted),
-# owned by the login's uid, _PASV the first of the 100 passive data ports
+# owned by the login's uid, _PASV the first of the 1,000 passive data ports
 # (tests proxy them, ftptest.Proxy).
 #
 #   vsftpd               vsftpd 3.0.3: local system user $ftp_user through a
@@ -160,9 +160,19 @@ ftp_prepare() {
   [ "$ftp_prepared" = ok ]
 }
 
-# ftp_port_range: the first of 100 consecutive ports for passive data
-# connections (the servers skip a port in use).
-ftp_port_range() { echo $((20000 + RANDOM % 39900)); }
+# ftp_port_range: the first of ftp_pasv_ports consecutive ports for
+# passive data connections, below the kernel's ephemeral ports
+# (net.ipv4.ip_local_port_range). ProFTPD picks one at random per PASV and
+# answers "425 Address already in use" when another session's data
+# connection still holds it (it does not try another): with 100 ports that
+# happened in CI under the fault tests' load; 1,000 make it ten times rarer.
+ftp_pasv_ports=1000
+ftp_port_range() {
+  local low
+  low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)
+  [ "${low:-0}" -gt 12000 ] 2>/dev/null || low=32768
+  echo $((10000 + RANDOM % (low - 10000 - ftp_pasv_ports)))
+}
 
 # ftp_config_vsftpd DIR PORT PASV: writes DIR/vsftpd.conf and sets cmd.
 ftp_config_vsftpd() {
@@ -195,7 +205,7 @@ utf8_filesystem=YES
 pasv_enable=YES
 pasv_address=127.0.0.1
 pasv_min_port=$3
-pasv_max_port=$(($3 + 99))
+pasv_max_port=$(($3 + ftp_pasv_ports - 1))
 port_enable=NO
 ssl_enable=YES
 ssl_ciphers=HIGH
@@ -230,9 +240,9 @@ ftp_config_pureftpd() {
   }
   # -Y 3: TLS required on the control and the data connections; -D: list
   # dotfiles; -E: no anonymous login; -A: chroot everyone (to the home);
-  # -f none: no syslog; -c: as many clients as 100 passive ports allow.
+  # -f none: no syslog; -c: at most 50 clients.
   cmd=("$bin/usr/sbin/pure-ftpd" -S "127.0.0.1,$port" -4 -H -f none -l "puredb:$d/pureftpd.pdb"
-    -Y 3 -2 "$state/ftp-server.pem,$state/ftp-server.key" -D -E -A -c 50 -p "$pasv:$((pasv + 99))"
+    -Y 3 -2 "$state/ftp-server.pem,$state/ftp-server.key" -D -E -A -c 50 -p "$pasv:$((pasv + ftp_pasv_ports - 1))"
     -O "clf:$d/transfer.log" "$@")
 }
 
@@ -271,7 +281,7 @@ UseFtpUsers off
 DefaultRoot ~
 Umask 022
 AllowOverwrite $4
-PassivePorts $3 $(($3 + 99))
+PassivePorts $3 $(($3 + ftp_pasv_ports - 1))
 SystemLog "$d/system.log"
 TransferLog "$d/transfer.log"
 # One line per command the server handled (its name, %m): bench/run counts

@@ -44,7 +44,7 @@ type Login struct {
 	// ServerName is the name the certificate is checked for, "" for Host
 	// (a Proxy's login: "localhost").
 	ServerName string
-	// Pasv is the first of the server's 100 passive data ports (0: not
+	// Pasv is the first of the server's 1,000 passive data ports (0: not
 	// known, and no Proxy).
 	Pasv int
 }

@@ -13,7 +13,7 @@ import (
 
 // pasvPorts is how many passive data ports each test server has
 // (scripts/servers/ftp.sh).
-const pasvPorts = 100
+const pasvPorts = 1000
 
 // Proxy puts faultproxy's faults between a client and an FTP test server
 // on every connection, control and data: one proxy in front of the
