@@ -89,7 +89,11 @@ var backend = objstore.Backend(storage.Backend{
 	Schema:  schema,
 	Decode:  decode,
 	Open: func(ctx context.Context, settings any, root string, env func(string) string) (storage.Store, error) {
-		opts := *settings.(*Options)
+		o, ok := settings.(*Options)
+		if !ok {
+			return nil, fmt.Errorf("gcs: no gcs block (settings %T)", settings)
+		}
+		opts := *o
 		opts.Prefix, opts.Getenv = root, env
 		// Every command's first request (a run's: the catalog read) checks
 		// endpoint, bucket and credentials: no separate request for it.
@@ -97,8 +101,10 @@ var backend = objstore.Backend(storage.Backend{
 		return New(ctx, opts)
 	},
 	Location: func(settings any) string {
-		o := settings.(*Options)
-		return "gs://" + o.Bucket + " at " + strings.TrimSuffix(cmp.Or(o.Endpoint, defaultEndpoint), "/")
+		if o, _ := settings.(*Options); o != nil {
+			return "gs://" + o.Bucket + " at " + strings.TrimSuffix(cmp.Or(o.Endpoint, defaultEndpoint), "/")
+		}
+		return "gs://"
 	},
 })
 

@@ -1,6 +1,7 @@
 package registry_test
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 	"testing"
@@ -62,6 +63,26 @@ func TestBackendsAreComplete(t *testing.T) {
 	}
 	if got := List([]string{"a", "b", "c"}, "or"); got != "a, b or c" {
 		t.Errorf("List = %q", got)
+	}
+}
+
+// TestForeignSettingsRefused: a backend with a block, given settings that
+// are not its own (a library caller's mistake), says so from Open and names
+// no location, without a panic and without a request.
+func TestForeignSettingsRefused(t *testing.T) {
+	type foreign struct{}
+	for _, b := range All() {
+		if len(b.Fields) == 0 {
+			continue
+		}
+		t.Run(b.Name, func(t *testing.T) {
+			if st, err := b.Open(context.Background(), foreign{}, "root", func(string) string { return "" }); err == nil {
+				st.Close()
+				t.Errorf("Open with foreign settings: no error")
+			}
+			b.Location(foreign{})
+			b.Location(nil)
+		})
 	}
 }
 
