@@ -46,7 +46,8 @@ type backend struct {
 	azure *azure.Options
 	ftp   *ftp.Options
 	// disk, where set, is the root's directory on this machine (the FTP
-	// test servers keep it here): a test may look there, at disk speed.
+	// test servers and sshd keep it here): a test may look there, at disk
+	// speed.
 	disk string
 	// list, where set, lists the root with a client independent of
 	// distributor: each object's name below the root with its content.
@@ -103,7 +104,12 @@ func inProcessSFTP(t *testing.T) backend {
 }
 
 func realSFTP(t *testing.T) backend {
-	return sftpBackend(t, sftpOptions(sftptest.SSHD(t).FreshRoot(t)))
+	b := sftpBackend(t, sftpOptions(sftptest.SSHD(t).FreshRoot(t)))
+	// sshd serves this machine's file system unchrooted: the root's path
+	// is its directory here (a paused writer's test looks there, as fast as
+	// a writer that commits staged renames back to back).
+	b.disk = b.sftp.Root
+	return b
 }
 
 // realProFTPD is ProFTPD's mod_sftp of scripts/test-servers.

@@ -241,8 +241,9 @@ func (w *pausedRun) startAndPauseA(t *testing.T) (*proc, time.Time) {
 	ctx, st, dir, cfg := t.Context(), w.st, w.dir, w.cfg
 	fast := w.local // a look takes no round trip: wait between looks
 	if w.disk != "" {
-		// On FTP, A commits its renames faster than a look through the
-		// server sees the first: look at the server's disk, opened
+		// On FTP and sshd, A commits its staged renames faster than a
+		// look through the server sees the first: look at the server's
+		// disk, opened
 		// afresh for each look (A's proofs may remove the root directory
 		// they made, and A makes it again).
 		fast = true
