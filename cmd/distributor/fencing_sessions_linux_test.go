@@ -48,35 +48,33 @@ func TestPausedWriterWithSessionsMidUpload(t *testing.T) {
 
 	a := startProc(t, command(t, "run", "--config", cfg, "--pipeline", "p", "--source", filepath.Join(dir, "b2"),
 		"--jobs", "8", "--lock-lease", w.lease, "--lock-skew-allowance", w.skew))
+	// Pause A once two uploads are partial; one may complete between the
+	// look and the signal: then A goes on, and the next moment is taken.
 	deadline := time.Now().Add(15 * time.Second)
+	var paused time.Time
 	for {
-		temps, outputs := uploads(disk)
-		if len(temps) >= 2 && outputs == 0 {
-			break
+		if temps, outputs := uploads(disk); partialOf(temps, size) >= 2 && outputs == 0 {
+			if err := a.cmd.Process.Signal(sigStop); err != nil {
+				t.Fatalf("SIGSTOP A: %v\n%s", err, a.output())
+			}
+			paused = time.Now()
+			temps, outputs := uploads(disk)
+			partial, sessions := partialOf(temps, size), holders(t, disk)
+			t.Logf("A paused with %d temporary files (%d partial) held open by %d server sessions, %d outputs", len(temps), partial, sessions, outputs)
+			if sessions >= 2 && partial >= 2 && outputs == 0 {
+				break
+			}
+			if err := a.cmd.Process.Signal(sigCont); err != nil {
+				t.Fatalf("SIGCONT A: %v\n%s", err, a.output())
+			}
 		}
-		if a.exited() || outputs > 0 {
-			t.Fatalf("A staged its uploads before two were seen in flight together (exit %v, %d outputs): the scenario needs larger files\n%s", a.exited(), outputs, a.kill())
+		if _, outputs := uploads(disk); a.exited() || outputs > 0 {
+			t.Fatalf("A was never paused with several sessions mid-upload and nothing published (exit %v, %d outputs): the scenario needs larger files\n%s", a.exited(), outputs, a.kill())
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no two uploads in flight 15s after A started\n%s", a.kill())
+			t.Fatalf("no two partial uploads in flight 15s after A started\n%s", a.kill())
 		}
 		time.Sleep(100 * time.Microsecond)
-	}
-	if err := a.cmd.Process.Signal(sigStop); err != nil {
-		t.Fatalf("SIGSTOP A: %v\n%s", err, a.output())
-	}
-	paused := time.Now()
-	temps, outputs := uploads(disk)
-	partial := 0
-	for _, n := range temps {
-		if n < size {
-			partial++
-		}
-	}
-	sessions := holders(t, disk)
-	t.Logf("A paused with %d temporary files (%d partial) held open by %d server sessions, %d outputs", len(temps), partial, sessions, outputs)
-	if sessions < 2 || partial < 2 || outputs > 0 {
-		t.Fatalf("A paused with %d sessions holding %d partial uploads and %d outputs: want several sessions mid-upload and nothing published\n%s", sessions, partial, outputs, a.kill())
 	}
 
 	outB := w.takeOverWithB(t, paused)
@@ -109,6 +107,17 @@ func TestPausedWriterWithSessionsMidUpload(t *testing.T) {
 	if c := auditCatalog(t, be.store, false); len(c.Outputs) != files {
 		t.Errorf("the catalog records %d outputs, want %d", len(c.Outputs), files)
 	}
+}
+
+// partialOf counts the temporary files smaller than size.
+func partialOf(temps map[string]int64, size int64) int {
+	n := 0
+	for _, got := range temps {
+		if got < size {
+			n++
+		}
+	}
+	return n
 }
 
 // uploads looks at the root on the server's disk: the temporary files with
